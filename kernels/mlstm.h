@@ -227,6 +227,11 @@ int mlstm_cuda_backward_step(mlstm_cuda *m, int t);
 int mlstm_cuda_weight_grads(mlstm_cuda *m, mlstm_grad_ready_fn on_grad_ready, void *user);
 int mlstm_cuda_embedding_grad(mlstm_cuda *m, mlstm_grad_ready_fn on_grad_ready, void *user);
 
+/* Event timing on the model's stream: start records an event, stop records a second one, waits
+ * for it and writes the elapsed seconds between the two. */
+int mlstm_cuda_timer_start(mlstm_cuda *m);
+int mlstm_cuda_timer_stop(mlstm_cuda *m, double *seconds);
+
 /* A plain GEMM C(m,n) = A(m,k) B(k,n) in the model's precision on its stream, `reps` times, for
  * the benchmark's reference FLOP/s. *seconds gets the mean time of one GEMM (CUDA events). */
 int mlstm_cuda_bench_gemm(mlstm_cuda *m, int M, int N, int K, int reps, double *seconds);
