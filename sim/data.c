@@ -1,0 +1,71 @@
+#include "data.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#ifndef DDPSIM_DATA_DIR
+#define DDPSIM_DATA_DIR "."
+#endif
+
+static const char *const kind_dir[] = {"models", "topologies", "profiles"};
+static const char *const kind_ext[] = {".model", ".topo", ".json"};
+static const char *const kind_word[] = {"model", "topology", "profile"};
+
+const char *data_dir(void) {
+  const char *d = getenv("DDPSIM_DATA_DIR");
+  return d && *d ? d : DDPSIM_DATA_DIR;
+}
+
+static int is_file(const char *p) {
+  struct stat st;
+  return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+void data_list(data_kind kind, char *out, size_t len) {
+  char dir[1024];
+  snprintf(dir, sizeof dir, "%s/%s", data_dir(), kind_dir[kind]);
+  out[0] = '\0';
+  DIR *d = opendir(dir);
+  if (!d) return;
+  char *names[256];
+  int n = 0;
+  size_t el = strlen(kind_ext[kind]);
+  struct dirent *de;
+  while ((de = readdir(d)) && n < 256) {
+    size_t l = strlen(de->d_name);
+    if (l > el && strcmp(de->d_name + l - el, kind_ext[kind]) == 0) names[n++] = strndup(de->d_name, l - el);
+  }
+  closedir(d);
+  qsort(names, (size_t)n, sizeof *names, cmp_str);
+  for (int i = 0; i < n; i++) {
+    if (names[i] && strlen(out) + strlen(names[i]) + 3 < len) {
+      if (out[0]) strcat(out, ", ");
+      strcat(out, names[i]);
+    }
+    free(names[i]);
+  }
+}
+
+int data_resolve(data_kind kind, const char *value, char *out, size_t len, err_t *e) {
+  if (!value || !*value) return err_set(e, ERR_INPUT, "empty %s name", kind_word[kind]);
+  if (strchr(value, '/') || is_file(value)) {
+    if (!is_file(value)) return err_set(e, ERR_INPUT, "%s: no such %s file", value, kind_word[kind]);
+    snprintf(out, len, "%s", value);
+    return ERR_OK;
+  }
+  char path[1024];
+  snprintf(path, sizeof path, "%s/%s/%s%s", data_dir(), kind_dir[kind], value, kind_ext[kind]);
+  if (is_file(path)) {
+    snprintf(out, len, "%s", path);
+    return ERR_OK;
+  }
+  char names[2048];
+  data_list(kind, names, sizeof names);
+  return err_set(e, ERR_INPUT, "unknown %s '%s' (bundled: %s; or give a file path)", kind_word[kind], value,
+                 names[0] ? names : "none found");
+}

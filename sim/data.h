@@ -1,0 +1,25 @@
+/* data: where bundled models, topologies and profiles are, and resolving a user's `--model NAME`.
+ *
+ * A value that names an existing file (or contains a '/') is a path. Anything else is a bundled
+ * name, looked up as <data dir>/<kind dir>/<name><ext>, where the data dir is $DDPSIM_DATA_DIR if
+ * set, else the source tree ddpsim was built from. */
+#ifndef DDPSIM_DATA_H
+#define DDPSIM_DATA_H
+
+#include <stddef.h>
+
+#include "err.h"
+
+typedef enum { DATA_MODEL = 0, DATA_TOPOLOGY = 1, DATA_PROFILE = 2 } data_kind;
+
+/* The data dir in use. */
+const char *data_dir(void);
+
+/* Resolves value to a file path in out (len bytes). ERR_INPUT if it is neither an existing file nor
+ * a bundled name; the message lists the bundled names of that kind. */
+int data_resolve(data_kind kind, const char *value, char *out, size_t len, err_t *e);
+
+/* Writes the bundled names of a kind, comma-separated, into out. */
+void data_list(data_kind kind, char *out, size_t len);
+
+#endif

@@ -1,0 +1,541 @@
+/* ddpsim: predict how fast a data-parallel (PyTorch DDP) training job runs on many GPUs.
+ * A thin front end: flags in, library calls, output; exit 0 ok, 1 failure, 2 misuse. */
+#include <errno.h>
+#include <getopt.h>
+#include <gsl/gsl_errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bucket.h"
+#include "data.h"
+#include "model.h"
+#include "modelgen.h"
+#include "predict.h"
+#include "profile.h"
+#include "report.h"
+#include "sim.h"
+#include "topo.h"
+
+#define EXIT_MISUSE 2
+#define MAX_LIST 64
+
+static const char *prog = "ddpsim";
+
+static void usage_main(FILE *f) {
+  fprintf(f,
+          "usage: ddpsim COMMAND [options]\n"
+          "\n"
+          "Predicts the throughput of PyTorch DistributedDataParallel training with a SimGrid\n"
+          "simulation of every GPU, from a model, a topology and a hardware profile.\n"
+          "\n"
+          "commands:\n"
+          "  predict    throughput, scaling efficiency and time breakdown for one configuration\n"
+          "  sweep      predictions over lists of node counts, bucket caps and topologies\n"
+          "  buckets    DDP's gradient bucket assignment for a model\n"
+          "  genmodel   write a model file (mlstm) from its sizes\n"
+          "\n"
+          "`ddpsim COMMAND --help` describes each. Bundled data: %s\n",
+          data_dir());
+}
+
+static const char *common_help =
+    "  --model M            model file or bundled name (default mlstm-4k)\n"
+    "  --topology T         topology file or bundled name (default dgx1v-ib)\n"
+    "  --profile P          profile file or bundled name (default v100-dgx1v)\n"
+    "  --gpus-per-node G    GPUs per node (default: the topology's)\n"
+    "  --batch B            per-GPU batch (default: the model's)\n"
+    "  --precision fp32|fp16  run precision (default: the model's)\n"
+    "  --first-bucket-mb Y  first bucket cap in MB (default 1)\n"
+    "  --rebuilt            buckets rebuilt in gradient-ready order (after DDP's first iteration)\n"
+    "  --mode ddp|flat      ddp: bucketed all-reduces overlapping backward (default);\n"
+    "                       flat: one all-reduce of all gradients after backward\n"
+    "  --fidelity flow|step flow: one flow per ring edge (default, fast); step: every ring step\n"
+    "  --iterations K       iterations simulated, steady state from the 2nd on (default 3)\n";
+
+static void usage_predict(FILE *f) {
+  fprintf(f,
+          "usage: ddpsim predict [--nodes N] [--bucket-cap-mb X] [options] [--json]\n"
+          "\n"
+          "Simulates DDP training on N nodes and prints throughput (samples/s and tokens/s),\n"
+          "scaling efficiency against one GPU, the time breakdown and every bucket's timeline.\n"
+          "\n"
+          "  --nodes N            number of nodes (default 1)\n"
+          "  --bucket-cap-mb X    DDP's bucket_cap_mb (default 25)\n"
+          "%s"
+          "  --json               print one JSON object instead of the table\n",
+          common_help);
+}
+
+static void usage_sweep(FILE *f) {
+  fprintf(f,
+          "usage: ddpsim sweep [--nodes LIST] [--bucket-cap-mb LIST] [--topology LIST] [options] [--csv]\n"
+          "\n"
+          "Predicts every combination of the comma-separated lists (e.g. --nodes 1,2,4,8,16\n"
+          "--bucket-cap-mb 1,25,100 --topology dgx1v-ib,dgx1v-10gbe) and prints a table, or CSV.\n"
+          "\n"
+          "%s"
+          "  --csv                comma-separated output with a header line\n",
+          common_help);
+}
+
+static void usage_buckets(FILE *f) {
+  fprintf(f,
+          "usage: ddpsim buckets [--model M] [--bucket-cap-mb X] [--first-bucket-mb Y]\n"
+          "                      [--precision fp32|fp16] [--rebuilt] [--mode ddp|flat] [--json]\n"
+          "\n"
+          "Prints DDP's gradient buckets in reduction order, with bytes and parameter names and\n"
+          "registration indices (0-based), exactly as PyTorch's Reducer assigns them.\n");
+}
+
+static void usage_genmodel(FILE *f) {
+  fprintf(f,
+          "usage: ddpsim genmodel mlstm --hidden H [--embed E] [--vocab V] [--seq T] [--batch B]\n"
+          "                       [--precision fp32|fp16] [--name NAME] [-o FILE]\n"
+          "\n"
+          "Writes a multiplicative-LSTM model file (defaults: embed 64, vocab 256, seq 256,\n"
+          "batch 256, fp16) to FILE (atomically) or to standard output.\n");
+}
+
+static int misuse(void (*usage)(FILE *), const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int misuse(void (*usage)(FILE *), const char *fmt, ...) {
+  va_list ap;
+  fprintf(stderr, "%s: ", prog);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "\n");
+  (void)usage;
+  fprintf(stderr, "(see '%s --help')\n", prog);
+  return EXIT_MISUSE;
+}
+
+static int fail(const err_t *e) {
+  fprintf(stderr, "%s: %s\n", prog, e->msg);
+  return EXIT_FAILURE;
+}
+
+static int parse_int(const char *s, int *out) {
+  char *end;
+  long v = strtol(s, &end, 10);
+  if (!*s || *end || v < -2147483647L || v > 2147483647L) return -1;
+  *out = (int)v;
+  return 0;
+}
+
+static int parse_pos_double(const char *s, double *out) {
+  char *end;
+  double v = strtod(s, &end);
+  if (!*s || *end || !isfinite(v) || v <= 0) return -1;
+  *out = v;
+  return 0;
+}
+
+/* Splits a comma-separated list in place. */
+static int split_list(char *s, char **items, int max) {
+  int n = 0;
+  for (char *save = NULL, *t = strtok_r(s, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    if (n == max) return -1;
+    items[n++] = t;
+  }
+  return n;
+}
+
+typedef struct {
+  const char *model, *topology, *profile;
+  char *nodes, *cap; /* lists for sweep */
+  int gpus_per_node, iterations, rebuilt, json, csv;
+  long batch;
+  int precision;
+  double first_mb;
+  sim_mode mode;
+  sim_fidelity fidelity;
+} opts;
+
+enum {
+  O_MODEL = 256, O_TOPO, O_PROFILE, O_NODES, O_GPN, O_BATCH, O_CAP, O_FIRST, O_PREC, O_MODE, O_FID,
+  O_ITER, O_REBUILT, O_JSON, O_CSV, O_HELP
+};
+
+static const struct option long_opts[] = {
+    {"model", required_argument, 0, O_MODEL},     {"topology", required_argument, 0, O_TOPO},
+    {"profile", required_argument, 0, O_PROFILE}, {"nodes", required_argument, 0, O_NODES},
+    {"gpus-per-node", required_argument, 0, O_GPN}, {"batch", required_argument, 0, O_BATCH},
+    {"bucket-cap-mb", required_argument, 0, O_CAP}, {"first-bucket-mb", required_argument, 0, O_FIRST},
+    {"precision", required_argument, 0, O_PREC},  {"mode", required_argument, 0, O_MODE},
+    {"fidelity", required_argument, 0, O_FID},    {"iterations", required_argument, 0, O_ITER},
+    {"rebuilt", no_argument, 0, O_REBUILT},       {"json", no_argument, 0, O_JSON},
+    {"csv", no_argument, 0, O_CSV},               {"help", no_argument, 0, O_HELP},
+    {0, 0, 0, 0}};
+
+/* Parses the options a command accepts (`allowed` lists their ids). Returns 0, 1 for --help, or
+ * EXIT_MISUSE after printing why. */
+static int parse_opts(int argc, char **argv, const int *allowed, void (*usage)(FILE *), opts *o) {
+  memset(o, 0, sizeof *o);
+  o->model = "mlstm-4k";
+  o->topology = "dgx1v-ib";
+  o->profile = "v100-dgx1v";
+  o->nodes = "1";
+  o->cap = "25";
+  o->first_mb = 1.0;
+  o->iterations = 3;
+  o->precision = -1;
+  o->mode = SIM_MODE_DDP;
+  o->fidelity = SIM_FIDELITY_FLOW;
+  optind = 1;
+  opterr = 0;
+  for (;;) {
+    int idx = 0;
+    int c = getopt_long(argc, argv, "", long_opts, &idx);
+    if (c == -1) break;
+    if (c == O_HELP) {
+      usage(stdout);
+      return 1;
+    }
+    if (c == '?' || c == ':') {
+      const char *bad = argv[optind - 1];
+      return misuse(usage, "%s: unknown option or missing value: '%s'", argv[0], bad);
+    }
+    int ok = 0;
+    for (const int *a = allowed; *a; a++) ok |= *a == c;
+    if (!ok) return misuse(usage, "%s: option '%s' does not apply here", argv[0], argv[optind - 1]);
+    switch (c) {
+    case O_MODEL: o->model = optarg; break;
+    case O_TOPO: o->topology = optarg; break;
+    case O_PROFILE: o->profile = optarg; break;
+    case O_NODES: o->nodes = optarg; break;
+    case O_CAP: o->cap = optarg; break;
+    case O_GPN:
+      if (parse_int(optarg, &o->gpus_per_node) || o->gpus_per_node < 1)
+        return misuse(usage, "--gpus-per-node must be a positive integer, got '%s'", optarg);
+      break;
+    case O_BATCH: {
+      int b;
+      if (parse_int(optarg, &b) || b < 1) return misuse(usage, "--batch must be a positive integer, got '%s'", optarg);
+      o->batch = b;
+      break;
+    }
+    case O_FIRST:
+      if (parse_pos_double(optarg, &o->first_mb)) return misuse(usage, "--first-bucket-mb must be a positive number, got '%s'", optarg);
+      break;
+    case O_PREC: {
+      model_dtype d;
+      if (model_dtype_parse(optarg, &d)) return misuse(usage, "--precision must be fp32 or fp16, got '%s'", optarg);
+      o->precision = (int)d;
+      break;
+    }
+    case O_MODE:
+      if (strcmp(optarg, "ddp") == 0) o->mode = SIM_MODE_DDP;
+      else if (strcmp(optarg, "flat") == 0) o->mode = SIM_MODE_FLAT;
+      else return misuse(usage, "--mode must be ddp or flat, got '%s'", optarg);
+      break;
+    case O_FID:
+      if (strcmp(optarg, "flow") == 0) o->fidelity = SIM_FIDELITY_FLOW;
+      else if (strcmp(optarg, "step") == 0) o->fidelity = SIM_FIDELITY_STEP;
+      else return misuse(usage, "--fidelity must be flow or step, got '%s'", optarg);
+      break;
+    case O_ITER:
+      if (parse_int(optarg, &o->iterations) || o->iterations < 1 || o->iterations > 1000)
+        return misuse(usage, "--iterations must be an integer from 1 to 1000, got '%s'", optarg);
+      break;
+    case O_REBUILT: o->rebuilt = 1; break;
+    case O_JSON: o->json = 1; break;
+    case O_CSV: o->csv = 1; break;
+    }
+  }
+  if (optind < argc) return misuse(usage, "%s: unexpected argument '%s'", argv[0], argv[optind]);
+  return 0;
+}
+
+/* Loaded inputs. */
+typedef struct {
+  model_t *model;
+  topo_t *topo;
+  profile_t *profile;
+} inputs;
+
+static void inputs_free(inputs *in) {
+  model_destroy(in->model);
+  topo_destroy(in->topo);
+  profile_destroy(in->profile);
+  memset(in, 0, sizeof *in);
+}
+
+static int load_model(const char *name, model_t **m, err_t *e) {
+  char path[1024];
+  int rc = data_resolve(DATA_MODEL, name, path, sizeof path, e);
+  return rc ? rc : model_load(path, m, e);
+}
+
+static int load_topo(const char *name, topo_t **t, err_t *e) {
+  char path[1024];
+  int rc = data_resolve(DATA_TOPOLOGY, name, path, sizeof path, e);
+  return rc ? rc : topo_load(path, t, e);
+}
+
+static int load_profile(const char *name, profile_t **p, err_t *e) {
+  char path[1024];
+  int rc = data_resolve(DATA_PROFILE, name, path, sizeof path, e);
+  return rc ? rc : profile_load(path, p, e);
+}
+
+static void config_from(const opts *o, const inputs *in, sim_config *c) {
+  sim_config_defaults(c);
+  c->model = in->model;
+  c->topo = in->topo;
+  c->profile = in->profile;
+  c->gpus_per_node = o->gpus_per_node;
+  c->batch = o->batch;
+  c->precision = o->precision;
+  c->first_bucket_mb = o->first_mb;
+  c->rebuilt = o->rebuilt;
+  c->mode = o->mode;
+  c->fidelity = o->fidelity;
+  c->iterations = o->iterations;
+}
+
+static const int sim_opts[] = {O_MODEL, O_TOPO, O_PROFILE, O_NODES, O_GPN, O_BATCH, O_CAP, O_FIRST, O_PREC,
+                               O_MODE,  O_FID,  O_ITER,    O_REBUILT, 0};
+
+static int cmd_predict(int argc, char **argv) {
+  int allowed[32], k = 0;
+  for (const int *a = sim_opts; *a; a++) allowed[k++] = *a;
+  allowed[k++] = O_JSON;
+  allowed[k] = 0;
+  opts o;
+  int rc = parse_opts(argc, argv, allowed, usage_predict, &o);
+  if (rc) return rc == 1 ? 0 : rc;
+  int nodes;
+  double cap;
+  if (parse_int(o.nodes, &nodes) || nodes < 1) return misuse(usage_predict, "--nodes must be a positive integer, got '%s'", o.nodes);
+  if (parse_pos_double(o.cap, &cap)) return misuse(usage_predict, "--bucket-cap-mb must be a positive number, got '%s'", o.cap);
+  inputs in = {0};
+  err_t e;
+  if ((rc = load_model(o.model, &in.model, &e)) || (rc = load_topo(o.topology, &in.topo, &e)) ||
+      (rc = load_profile(o.profile, &in.profile, &e))) {
+    inputs_free(&in);
+    return fail(&e);
+  }
+  sim_config c;
+  config_from(&o, &in, &c);
+  c.nodes = nodes;
+  c.bucket_cap_mb = cap;
+  predict_result p;
+  if ((rc = predict_run(&c, &p, &e))) {
+    inputs_free(&in);
+    return fail(&e);
+  }
+  int status = 0;
+  if (o.json) {
+    cJSON *j = report_predict_json(&c, &p);
+    char *s = j ? cJSON_Print(j) : NULL;
+    if (s) printf("%s\n", s);
+    else status = 1;
+    free(s);
+    cJSON_Delete(j);
+  } else {
+    char *s = report_predict_table(&c, &p);
+    if (s) fputs(s, stdout);
+    else status = 1;
+    free(s);
+  }
+  if (status) fprintf(stderr, "%s: out of memory while formatting the report\n", prog);
+  predict_result_free(&p);
+  inputs_free(&in);
+  return status;
+}
+
+static int cmd_sweep(int argc, char **argv) {
+  int allowed[32], k = 0;
+  for (const int *a = sim_opts; *a; a++) allowed[k++] = *a;
+  allowed[k++] = O_CSV;
+  allowed[k] = 0;
+  opts o;
+  int rc = parse_opts(argc, argv, allowed, usage_sweep, &o);
+  if (rc) return rc == 1 ? 0 : rc;
+  char nodes_buf[1024], caps_buf[1024], topo_buf[4096];
+  char *node_s[MAX_LIST], *cap_s[MAX_LIST], *topo_s[MAX_LIST];
+  snprintf(nodes_buf, sizeof nodes_buf, "%s", o.nodes);
+  snprintf(caps_buf, sizeof caps_buf, "%s", o.cap);
+  snprintf(topo_buf, sizeof topo_buf, "%s", o.topology);
+  int nn = split_list(nodes_buf, node_s, MAX_LIST), nc = split_list(caps_buf, cap_s, MAX_LIST),
+      nt = split_list(topo_buf, topo_s, MAX_LIST);
+  if (nn < 1 || nc < 1 || nt < 1) return misuse(usage_sweep, "lists must have 1 to %d comma-separated items", MAX_LIST);
+  int nodes[MAX_LIST];
+  double caps[MAX_LIST];
+  for (int i = 0; i < nn; i++)
+    if (parse_int(node_s[i], &nodes[i]) || nodes[i] < 1) return misuse(usage_sweep, "--nodes: '%s' is not a positive integer", node_s[i]);
+  for (int i = 0; i < nc; i++)
+    if (parse_pos_double(cap_s[i], &caps[i])) return misuse(usage_sweep, "--bucket-cap-mb: '%s' is not a positive number", cap_s[i]);
+  inputs in = {0};
+  err_t e;
+  topo_t *topos[MAX_LIST] = {0};
+  if ((rc = load_model(o.model, &in.model, &e)) || (rc = load_profile(o.profile, &in.profile, &e))) goto fail;
+  for (int t = 0; t < nt; t++)
+    if ((rc = load_topo(topo_s[t], &topos[t], &e))) goto fail;
+  char *h = report_sweep_header(o.csv);
+  if (h) fputs(h, stdout);
+  free(h);
+  for (int t = 0; t < nt; t++) {
+    in.topo = topos[t];
+    for (int i = 0; i < nn; i++)
+      for (int j = 0; j < nc; j++) {
+        sim_config c;
+        config_from(&o, &in, &c);
+        c.nodes = nodes[i];
+        c.bucket_cap_mb = caps[j];
+        predict_result p;
+        if ((rc = predict_run(&c, &p, &e))) goto fail;
+        char *row = report_sweep_row(o.csv, topos[t]->name, nodes[i], caps[j], &c, &p);
+        if (row) fputs(row, stdout);
+        free(row);
+        fflush(stdout);
+        predict_result_free(&p);
+      }
+  }
+  in.topo = NULL;
+  for (int t = 0; t < nt; t++) topo_destroy(topos[t]);
+  inputs_free(&in);
+  return 0;
+fail:
+  in.topo = NULL;
+  for (int t = 0; t < nt; t++) topo_destroy(topos[t]);
+  inputs_free(&in);
+  return fail(&e);
+}
+
+static int cmd_buckets(int argc, char **argv) {
+  static const int allowed[] = {O_MODEL, O_CAP, O_FIRST, O_PREC, O_REBUILT, O_MODE, O_JSON, 0};
+  opts o;
+  int rc = parse_opts(argc, argv, allowed, usage_buckets, &o);
+  if (rc) return rc == 1 ? 0 : rc;
+  double cap;
+  if (parse_pos_double(o.cap, &cap)) return misuse(usage_buckets, "--bucket-cap-mb must be a positive number, got '%s'", o.cap);
+  err_t e;
+  model_t *m = NULL;
+  if ((rc = load_model(o.model, &m, &e))) return fail(&e);
+  model_dtype prec = o.precision >= 0 ? (model_dtype)o.precision : m->precision;
+  bucket_plan plan;
+  rc = o.mode == SIM_MODE_FLAT ? bucket_plan_flat(m, prec, &plan, &e)
+                               : bucket_plan_for_model(m, prec, o.first_mb, cap, o.rebuilt, &plan, &e);
+  if (rc) {
+    model_destroy(m);
+    return fail(&e);
+  }
+  int status = 0;
+  if (o.json) {
+    cJSON *j = report_buckets_json(m, prec, &plan);
+    char *s = j ? cJSON_Print(j) : NULL;
+    if (s) printf("%s\n", s);
+    else status = 1;
+    free(s);
+    cJSON_Delete(j);
+  } else {
+    char *s = report_buckets_table(m, prec, &plan);
+    if (s) fputs(s, stdout);
+    else status = 1;
+    free(s);
+  }
+  if (status) fprintf(stderr, "%s: out of memory while formatting the report\n", prog);
+  bucket_plan_free(&plan);
+  model_destroy(m);
+  return status;
+}
+
+/* Writes text to path atomically: a temporary file beside it, then rename. */
+static int write_atomic(const char *path, const char *text, err_t *e) {
+  char tmp[1100];
+  snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path);
+  int fd = mkstemp(tmp);
+  if (fd < 0) return err_set(e, ERR_IO, "%s: cannot create a temporary file: %s", tmp, strerror(errno));
+  FILE *f = fdopen(fd, "w");
+  if (!f) {
+    close(fd);
+    unlink(tmp);
+    return err_set(e, ERR_IO, "%s: %s", tmp, strerror(errno));
+  }
+  int bad = fputs(text, f) < 0;
+  bad |= fclose(f) != 0;
+  if (bad || rename(tmp, path) != 0) {
+    int saved = errno;
+    unlink(tmp);
+    return err_set(e, ERR_IO, "%s: cannot write: %s", path, strerror(saved));
+  }
+  return ERR_OK;
+}
+
+static int cmd_genmodel(int argc, char **argv) {
+  if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+    usage_genmodel(stdout);
+    return 0;
+  }
+  if (argc < 2 || strcmp(argv[1], "mlstm") != 0)
+    return misuse(usage_genmodel, "genmodel: the model family must be given first; known: mlstm");
+  static const struct option gopts[] = {{"hidden", required_argument, 0, 'H'}, {"embed", required_argument, 0, 'E'},
+                                        {"vocab", required_argument, 0, 'V'},  {"seq", required_argument, 0, 'T'},
+                                        {"batch", required_argument, 0, 'B'},  {"precision", required_argument, 0, 'p'},
+                                        {"name", required_argument, 0, 'n'},   {"help", no_argument, 0, 'h'},
+                                        {0, 0, 0, 0}};
+  modelgen_mlstm spec = {.name = NULL, .hidden = 0, .embed = 64, .vocab = 256, .seq = 256, .batch = 256,
+                         .precision = MODEL_FP16};
+  const char *out = NULL;
+  optind = 2;
+  opterr = 0;
+  for (;;) {
+    int c = getopt_long(argc, argv, "o:", gopts, NULL);
+    if (c == -1) break;
+    int v = 0;
+    switch (c) {
+    case 'h': usage_genmodel(stdout); return 0;
+    case 'o': out = optarg; break;
+    case 'n': spec.name = optarg; break;
+    case 'p':
+      if (model_dtype_parse(optarg, &spec.precision)) return misuse(usage_genmodel, "--precision must be fp32 or fp16");
+      break;
+    case 'H': case 'E': case 'V': case 'T': case 'B':
+      if (parse_int(optarg, &v) || v < 1) return misuse(usage_genmodel, "sizes must be positive integers, got '%s'", optarg);
+      if (c == 'H') spec.hidden = v;
+      if (c == 'E') spec.embed = v;
+      if (c == 'V') spec.vocab = v;
+      if (c == 'T') spec.seq = v;
+      if (c == 'B') spec.batch = v;
+      break;
+    default: return misuse(usage_genmodel, "genmodel: unknown option or missing value: '%s'", argv[optind - 1]);
+    }
+  }
+  if (optind < argc) return misuse(usage_genmodel, "genmodel: unexpected argument '%s'", argv[optind]);
+  if (spec.hidden < 1) return misuse(usage_genmodel, "genmodel mlstm needs --hidden H");
+  err_t e;
+  char *text;
+  if (modelgen_mlstm_text(&spec, &text, &e)) return fail(&e);
+  int rc = 0;
+  if (out) {
+    if (write_atomic(out, text, &e)) rc = fail(&e);
+  } else {
+    fputs(text, stdout);
+  }
+  free(text);
+  return rc;
+}
+
+int main(int argc, char **argv) {
+  gsl_set_error_handler_off();
+  if (argc < 2) {
+    usage_main(stderr);
+    return EXIT_MISUSE;
+  }
+  const char *cmd = argv[1];
+  if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+    usage_main(stdout);
+    return 0;
+  }
+  if (strcmp(cmd, "predict") == 0) return cmd_predict(argc - 1, argv + 1);
+  if (strcmp(cmd, "sweep") == 0) return cmd_sweep(argc - 1, argv + 1);
+  if (strcmp(cmd, "buckets") == 0) return cmd_buckets(argc - 1, argv + 1);
+  if (strcmp(cmd, "genmodel") == 0) return cmd_genmodel(argc - 1, argv + 1);
+  fprintf(stderr, "%s: unknown command '%s' (predict, sweep, buckets, genmodel; see --help)\n", prog, cmd);
+  return EXIT_MISUSE;
+}

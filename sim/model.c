@@ -1,0 +1,396 @@
+#include "model.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "txt.h"
+
+#define MAX_TOKENS 32
+#define FORMAT_TAG "ddpsim-model"
+#define FORMAT_VERSION 1
+
+const char *model_dtype_name(model_dtype d) { return d == MODEL_FP16 ? "fp16" : "fp32"; }
+size_t model_dtype_size(model_dtype d) { return d == MODEL_FP16 ? 2 : 4; }
+
+int model_dtype_parse(const char *s, model_dtype *out) {
+  if (strcmp(s, "fp32") == 0) *out = MODEL_FP32;
+  else if (strcmp(s, "fp16") == 0) *out = MODEL_FP16;
+  else return -1;
+  return 0;
+}
+
+long model_dim_value(model_dim d, long batch) { return d.per_batch ? d.v * batch : d.v; }
+
+model_dtype model_param_dtype(const model_param *p, model_dtype run) {
+  return p->follows_run ? run : p->dtype;
+}
+
+model_dtype model_op_dtype(const model_op *op, model_dtype run) {
+  return op->follows_run ? run : op->dtype;
+}
+
+size_t model_param_bytes(const model_t *m, int i, model_dtype run) {
+  const model_param *p = &m->params[i];
+  return (size_t)p->numel * model_dtype_size(model_param_dtype(p, run));
+}
+
+long model_total_params(const model_t *m) {
+  long n = 0;
+  for (int i = 0; i < m->nparams; i++) n += m->params[i].numel;
+  return n;
+}
+
+size_t model_total_bytes(const model_t *m, model_dtype run) {
+  size_t n = 0;
+  for (int i = 0; i < m->nparams; i++) n += model_param_bytes(m, i, run);
+  return n;
+}
+
+double model_op_flops(const model_op *op, long batch) {
+  if (op->kind != MODEL_OP_GEMM) return 0.0;
+  return 2.0 * (double)model_dim_value(op->m, batch) * (double)model_dim_value(op->n, batch) *
+         (double)model_dim_value(op->k, batch);
+}
+
+double model_op_bytes(const model_op *op, long batch, model_dtype run) {
+  double es = (double)model_dtype_size(model_op_dtype(op, run));
+  if (op->kind == MODEL_OP_GEMM) {
+    double M = (double)model_dim_value(op->m, batch), N = (double)model_dim_value(op->n, batch),
+           K = (double)model_dim_value(op->k, batch);
+    return es * (M * K + K * N + M * N);
+  }
+  return es * (double)model_dim_value(op->elems, batch) * (double)op->arrays;
+}
+
+void model_ready_order(const model_t *m, int *order) {
+  int n = 0;
+  for (int o = 0; o < m->nops; o++)
+    for (int r = 0; r < m->ops[o].ready_count; r++) order[n++] = m->ready[m->ops[o].ready_first + r];
+}
+
+void model_destroy(model_t *m) {
+  if (!m) return;
+  free(m->params);
+  free(m->ops);
+  free(m->ready);
+  free(m);
+}
+
+/* ---- parsing ---- */
+
+typedef struct {
+  const char *origin;
+  int line;
+  err_t *e;
+  int pcap, ocap, rcap;
+} parser;
+
+#define FAIL(P, ...) \
+  (err_set((P)->e, ERR_INPUT, "%s:%d: ", (P)->origin, (P)->line), append((P)->e, __VA_ARGS__), ERR_INPUT)
+
+static void append(err_t *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void append(err_t *e, const char *fmt, ...) {
+  if (!e) return;
+  size_t n = strlen(e->msg);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(e->msg + n, sizeof e->msg - n, fmt, ap);
+  va_end(ap);
+}
+
+static int grow(void **p, int *cap, int need, size_t elem) {
+  if (need <= *cap) return 0;
+  int nc = *cap ? *cap * 2 : 16;
+  while (nc < need) nc *= 2;
+  void *np = realloc(*p, (size_t)nc * elem);
+  if (!np) return -1;
+  *p = np;
+  *cap = nc;
+  return 0;
+}
+
+static int parse_name(parser *P, const char *s, char *dst, const char *what) {
+  size_t n = strlen(s);
+  if (n == 0 || n >= MODEL_NAME_MAX) return FAIL(P, "%s '%s' must be 1 to %d characters", what, s, MODEL_NAME_MAX - 1);
+  memcpy(dst, s, n + 1);
+  return 0;
+}
+
+static int parse_positive(parser *P, const char *s, long *out, const char *what) {
+  if (txt_parse_long(s, out) || *out <= 0) return FAIL(P, "%s must be a positive integer, got '%s'", what, s);
+  return 0;
+}
+
+/* "4096", "B", "256*B", "B*256" */
+static int parse_dim(parser *P, const char *s, model_dim *d, const char *what) {
+  char buf[64];
+  if (strlen(s) >= sizeof buf) return FAIL(P, "%s: value '%s' too long", what, s);
+  strcpy(buf, s);
+  d->per_batch = 0;
+  d->v = 0;
+  if (strcmp(buf, "B") == 0) {
+    d->per_batch = 1;
+    d->v = 1;
+    return 0;
+  }
+  char *star = strchr(buf, '*');
+  const char *num = buf;
+  if (star) {
+    *star = '\0';
+    if (strcmp(star + 1, "B") == 0) num = buf;
+    else if (strcmp(buf, "B") == 0) num = star + 1;
+    else return FAIL(P, "%s: '%s' is not N, B or N*B", what, s);
+    d->per_batch = 1;
+  }
+  if (txt_parse_long(num, &d->v) || d->v <= 0)
+    return FAIL(P, "%s: '%s' is not a positive integer, B or N*B", what, s);
+  return 0;
+}
+
+static int parse_shape(parser *P, const char *s, model_param *p) {
+  char buf[128];
+  if (strlen(s) >= sizeof buf) return FAIL(P, "shape '%s' too long", s);
+  strcpy(buf, s);
+  p->ndim = 0;
+  p->numel = 1;
+  char *save = NULL;
+  for (char *t = strtok_r(buf, "x", &save); t; t = strtok_r(NULL, "x", &save)) {
+    long v;
+    if (p->ndim == MODEL_MAX_DIMS) return FAIL(P, "shape '%s' has more than %d dimensions", s, MODEL_MAX_DIMS);
+    if (txt_parse_long(t, &v) || v <= 0) return FAIL(P, "shape '%s': '%s' is not a positive integer", s, t);
+    if (p->numel > (long)(1L << 50) / v) return FAIL(P, "shape '%s' is too large", s);
+    p->shape[p->ndim++] = v;
+    p->numel *= v;
+  }
+  if (p->ndim == 0 || s[strlen(s) - 1] == 'x' || s[0] == 'x') return FAIL(P, "shape '%s' is not like 256x64", s);
+  return 0;
+}
+
+static int find_param(const model_t *m, const char *name) {
+  for (int i = 0; i < m->nparams; i++)
+    if (strcmp(m->params[i].name, name) == 0) return i;
+  return -1;
+}
+
+static int parse_param(parser *P, model_t *m, char **tok, int n) {
+  if (n < 3 || n > 4) return FAIL(P, "expected 'param NAME SHAPE [fp32|fp16|run]'");
+  if (grow((void **)&m->params, &P->pcap, m->nparams + 1, sizeof *m->params))
+    return err_set(P->e, ERR_NOMEM, "%s: out of memory", P->origin);
+  model_param *p = &m->params[m->nparams];
+  memset(p, 0, sizeof *p);
+  if (parse_name(P, tok[1], p->name, "parameter name")) return ERR_INPUT;
+  if (find_param(m, p->name) >= 0) return FAIL(P, "parameter '%s' is declared twice", p->name);
+  if (parse_shape(P, tok[2], p)) return ERR_INPUT;
+  p->follows_run = 1;
+  if (n == 4 && strcmp(tok[3], "run") != 0) {
+    if (model_dtype_parse(tok[3], &p->dtype)) return FAIL(P, "dtype '%s' is not fp32, fp16 or run", tok[3]);
+    p->follows_run = 0;
+  }
+  m->nparams++;
+  return 0;
+}
+
+static int parse_op(parser *P, model_t *m, model_phase phase, char **tok, int n) {
+  model_op op;
+  memset(&op, 0, sizeof op);
+  op.phase = phase;
+  op.count = 1;
+  op.follows_run = 1;
+  op.line = P->line;
+  op.ready_first = m->nready;
+  if (strcmp(tok[0], "gemm") == 0) op.kind = MODEL_OP_GEMM;
+  else if (strcmp(tok[0], "ewise") == 0) op.kind = MODEL_OP_EWISE;
+  else return FAIL(P, "unknown op kind '%s' (expected gemm or ewise)", tok[0]);
+  if (n < 2 || strchr(tok[1], '=')) return FAIL(P, "op needs a name: '%s NAME key=value ...'", tok[0]);
+  if (parse_name(P, tok[1], op.name, "op name")) return ERR_INPUT;
+  int have_m = 0, have_n = 0, have_k = 0, have_e = 0, have_a = 0;
+  for (int i = 2; i < n; i++) {
+    const char *v;
+    if (op.kind == MODEL_OP_GEMM && (v = txt_kv(tok[i], "m"))) {
+      if (parse_dim(P, v, &op.m, "m")) return ERR_INPUT;
+      have_m = 1;
+    } else if (op.kind == MODEL_OP_GEMM && (v = txt_kv(tok[i], "n"))) {
+      if (parse_dim(P, v, &op.n, "n")) return ERR_INPUT;
+      have_n = 1;
+    } else if (op.kind == MODEL_OP_GEMM && (v = txt_kv(tok[i], "k"))) {
+      if (parse_dim(P, v, &op.k, "k")) return ERR_INPUT;
+      have_k = 1;
+    } else if (op.kind == MODEL_OP_EWISE && (v = txt_kv(tok[i], "elems"))) {
+      if (parse_dim(P, v, &op.elems, "elems")) return ERR_INPUT;
+      have_e = 1;
+    } else if (op.kind == MODEL_OP_EWISE && (v = txt_kv(tok[i], "arrays"))) {
+      if (parse_positive(P, v, &op.arrays, "arrays")) return ERR_INPUT;
+      have_a = 1;
+    } else if ((v = txt_kv(tok[i], "count"))) {
+      if (parse_positive(P, v, &op.count, "count")) return ERR_INPUT;
+    } else if ((v = txt_kv(tok[i], "dtype"))) {
+      if (strcmp(v, "run") != 0) {
+        if (model_dtype_parse(v, &op.dtype)) return FAIL(P, "dtype '%s' is not fp32, fp16 or run", v);
+        op.follows_run = 0;
+      }
+    } else if ((v = txt_kv(tok[i], "ready"))) {
+      if (phase != MODEL_PHASE_BACKWARD) return FAIL(P, "ready= is only allowed on backward ops");
+      char buf[4096];
+      if (strlen(v) >= sizeof buf) return FAIL(P, "ready= list too long");
+      strcpy(buf, v);
+      char *save = NULL;
+      for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        int idx = find_param(m, t);
+        if (idx < 0) return FAIL(P, "ready= names unknown parameter '%s'", t);
+        if (grow((void **)&m->ready, &P->rcap, m->nready + 1, sizeof *m->ready))
+          return err_set(P->e, ERR_NOMEM, "%s: out of memory", P->origin);
+        m->ready[m->nready++] = idx;
+      }
+    } else {
+      return FAIL(P, "unknown or misplaced key '%s' for a %s op", tok[i], tok[0]);
+    }
+  }
+  if (op.kind == MODEL_OP_GEMM && !(have_m && have_n && have_k)) return FAIL(P, "gemm op needs m=, n= and k=");
+  if (op.kind == MODEL_OP_EWISE && !(have_e && have_a)) return FAIL(P, "ewise op needs elems= and arrays=");
+  op.ready_count = m->nready - op.ready_first;
+  if (grow((void **)&m->ops, &P->ocap, m->nops + 1, sizeof *m->ops))
+    return err_set(P->e, ERR_NOMEM, "%s: out of memory", P->origin);
+  m->ops[m->nops++] = op;
+  return 0;
+}
+
+int model_parse(const char *text, const char *origin, model_t **out, err_t *e) {
+  *out = NULL;
+  model_t *m = calloc(1, sizeof *m);
+  char *buf = strdup(text);
+  if (!m || !buf) {
+    free(m);
+    free(buf);
+    return err_set(e, ERR_NOMEM, "%s: out of memory", origin);
+  }
+  snprintf(m->path, sizeof m->path, "%s", origin);
+  strcpy(m->token_unit, "tokens");
+  parser P = {.origin = origin, .line = 0, .e = e};
+  int rc = ERR_OK;
+  int have_header = 0, have_name = 0, have_batch = 0, have_tokens = 0, have_prec = 0;
+  int section = -1; /* -1: header, else model_phase */
+  char *save = NULL;
+  char *line = buf;
+  while (line) {
+    char *nl = strchr(line, '\n');
+    if (nl) *nl = '\0';
+    P.line++;
+    char *tok[MAX_TOKENS];
+    int n = txt_split(line, tok, MAX_TOKENS);
+    line = nl ? nl + 1 : NULL;
+    if (n < 0) {
+      rc = FAIL(&P, "more than %d words on one line", MAX_TOKENS);
+      goto fail;
+    }
+    if (n == 0) continue;
+    if (!have_header) {
+      long v;
+      if (strcmp(tok[0], FORMAT_TAG) != 0 || n != 2) {
+        rc = FAIL(&P, "first line must be '%s %d'", FORMAT_TAG, FORMAT_VERSION);
+        goto fail;
+      }
+      if (txt_parse_long(tok[1], &v) || v != FORMAT_VERSION) {
+        rc = FAIL(&P, "unsupported model format version '%s' (this ddpsim reads version %d)", tok[1], FORMAT_VERSION);
+        goto fail;
+      }
+      have_header = 1;
+      continue;
+    }
+    if (strcmp(tok[0], "forward") == 0 || strcmp(tok[0], "backward") == 0 || strcmp(tok[0], "optimizer") == 0) {
+      int next = tok[0][0] == 'f' ? MODEL_PHASE_FORWARD : tok[0][0] == 'b' ? MODEL_PHASE_BACKWARD : MODEL_PHASE_OPTIMIZER;
+      if (n != 1) {
+        rc = FAIL(&P, "section line '%s' takes no arguments", tok[0]);
+        goto fail;
+      }
+      if (next <= section) {
+        rc = FAIL(&P, "section '%s' out of order (forward, backward, optimizer, each once)", tok[0]);
+        goto fail;
+      }
+      section = next;
+      continue;
+    }
+    if (section >= 0) {
+      if ((rc = parse_op(&P, m, (model_phase)section, tok, n))) goto fail;
+      continue;
+    }
+    if (strcmp(tok[0], "name") == 0) {
+      if (n != 2) { rc = FAIL(&P, "expected 'name NAME'"); goto fail; }
+      if ((rc = parse_name(&P, tok[1], m->name, "model name"))) goto fail;
+      have_name = 1;
+    } else if (strcmp(tok[0], "batch") == 0) {
+      if (n != 2) { rc = FAIL(&P, "expected 'batch N'"); goto fail; }
+      if ((rc = parse_positive(&P, tok[1], &m->batch, "batch"))) goto fail;
+      have_batch = 1;
+    } else if (strcmp(tok[0], "tokens") == 0) {
+      if (n != 3) { rc = FAIL(&P, "expected 'tokens N UNIT' (tokens per sample, e.g. 'tokens 256 chars')"); goto fail; }
+      if ((rc = parse_positive(&P, tok[1], &m->tokens_per_sample, "tokens"))) goto fail;
+      if (strlen(tok[2]) >= sizeof m->token_unit) { rc = FAIL(&P, "token unit '%s' too long", tok[2]); goto fail; }
+      strcpy(m->token_unit, tok[2]);
+      have_tokens = 1;
+    } else if (strcmp(tok[0], "precision") == 0) {
+      if (n != 2 || model_dtype_parse(tok[1], &m->precision)) { rc = FAIL(&P, "expected 'precision fp32|fp16'"); goto fail; }
+      have_prec = 1;
+    } else if (strcmp(tok[0], "param") == 0) {
+      if ((rc = parse_param(&P, m, tok, n))) goto fail;
+    } else {
+      rc = FAIL(&P, "unknown line '%s' (expected name, batch, tokens, precision, param, or a section)", tok[0]);
+      goto fail;
+    }
+  }
+  (void)save;
+  P.line = 0;
+  if (!have_header) { rc = err_set(e, ERR_INPUT, "%s: empty file, expected '%s %d'", origin, FORMAT_TAG, FORMAT_VERSION); goto fail; }
+  if (!have_name || !have_batch || !have_tokens || !have_prec) {
+    rc = err_set(e, ERR_INPUT, "%s: missing %s line", origin,
+                 !have_name ? "'name'" : !have_batch ? "'batch'" : !have_tokens ? "'tokens'" : "'precision'");
+    goto fail;
+  }
+  if (m->nparams == 0) { rc = err_set(e, ERR_INPUT, "%s: no 'param' lines", origin); goto fail; }
+  int nb = 0;
+  for (int i = 0; i < m->nops; i++) nb += m->ops[i].phase == MODEL_PHASE_BACKWARD;
+  if (nb == 0) { rc = err_set(e, ERR_INPUT, "%s: no backward ops", origin); goto fail; }
+  /* Every parameter must become ready exactly once. */
+  int *seen = calloc((size_t)m->nparams, sizeof *seen);
+  if (!seen) { rc = err_set(e, ERR_NOMEM, "%s: out of memory", origin); goto fail; }
+  for (int o = 0; o < m->nops; o++) {
+    const model_op *op = &m->ops[o];
+    for (int r = 0; r < op->ready_count; r++) {
+      int idx = m->ready[op->ready_first + r];
+      if (seen[idx]) {
+        rc = err_set(e, ERR_INPUT, "%s:%d: parameter '%s' already became ready at line %d", origin, op->line,
+                     m->params[idx].name, seen[idx]);
+        free(seen);
+        goto fail;
+      }
+      seen[idx] = op->line;
+    }
+  }
+  for (int i = 0; i < m->nparams; i++) {
+    if (!seen[i]) {
+      rc = err_set(e, ERR_INPUT, "%s: parameter '%s' never becomes ready (name it in a backward op's ready=)",
+                   origin, m->params[i].name);
+      free(seen);
+      goto fail;
+    }
+  }
+  free(seen);
+  free(buf);
+  *out = m;
+  return ERR_OK;
+fail:
+  free(buf);
+  model_destroy(m);
+  return rc;
+}
+
+int model_load(const char *path, model_t **out, err_t *e) {
+  *out = NULL;
+  char *text = txt_read_file(path, NULL);
+  if (!text) return err_set(e, ERR_IO, "%s: cannot read: %s", path, strerror(errno));
+  int rc = model_parse(text, path, out, e);
+  free(text);
+  return rc;
+}

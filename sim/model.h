@@ -1,0 +1,108 @@
+/* model: what is trained, as ddpsim sees it.
+ *
+ * A model is its parameters in registration order (this decides DDP's buckets) and its work:
+ * forward ops, backward ops (each naming the parameters whose gradients are final after it), and
+ * optimizer ops. The text format is documented in models/README.md. Op dimensions may scale with
+ * the per-GPU batch B; element sizes follow the run precision unless an op or a parameter fixes its
+ * dtype. */
+#ifndef DDPSIM_MODEL_H
+#define DDPSIM_MODEL_H
+
+#include <stddef.h>
+
+#include "err.h"
+
+typedef enum { MODEL_FP32 = 0, MODEL_FP16 = 1, MODEL_DTYPE_COUNT = 2 } model_dtype;
+
+/* "fp32" or "fp16". */
+const char *model_dtype_name(model_dtype d);
+/* Bytes per element: 4 or 2. */
+size_t model_dtype_size(model_dtype d);
+/* Parses "fp32"/"fp16"; returns 0, or -1 for anything else. */
+int model_dtype_parse(const char *s, model_dtype *out);
+
+#define MODEL_NAME_MAX 64
+#define MODEL_MAX_DIMS 4
+
+typedef struct {
+  char name[MODEL_NAME_MAX];
+  int ndim;
+  long shape[MODEL_MAX_DIMS];
+  long numel;
+  int follows_run;   /* 1: dtype is the run precision; 0: fixed to `dtype` */
+  model_dtype dtype; /* meaningful when !follows_run */
+} model_param;
+
+/* A dimension that is either a constant or a multiple of the per-GPU batch B. */
+typedef struct {
+  long v;
+  int per_batch; /* value = per_batch ? v * B : v */
+} model_dim;
+
+typedef enum { MODEL_OP_GEMM = 0, MODEL_OP_EWISE = 1, MODEL_OP_KIND_COUNT = 2 } model_op_kind;
+
+typedef enum { MODEL_PHASE_FORWARD = 0, MODEL_PHASE_BACKWARD = 1, MODEL_PHASE_OPTIMIZER = 2 } model_phase;
+
+typedef struct {
+  char name[MODEL_NAME_MAX];
+  model_op_kind kind;
+  model_phase phase;
+  model_dim m, n, k;   /* gemm: C[m,n] = A[m,k] B[k,n] */
+  model_dim elems;     /* ewise: elements touched */
+  long arrays;         /* ewise: arrays of `elems` elements read or written */
+  long count;          /* the op runs this many times in a row (e.g. T time steps) */
+  int follows_run;     /* 1: element size of the run precision; 0: of `dtype` */
+  model_dtype dtype;
+  int ready_first;     /* this op's gradient-ready parameters: ready[ready_first ...] */
+  int ready_count;
+  int line;            /* line in the source file, for messages */
+} model_op;
+
+typedef struct {
+  char name[MODEL_NAME_MAX];
+  char path[512];              /* where it was loaded from (or "<text>") */
+  long batch;                  /* default per-GPU batch, samples */
+  long tokens_per_sample;      /* e.g. sequence length T */
+  char token_unit[16];         /* what a token is: "chars", "tokens", "images" */
+  model_dtype precision;       /* default run precision */
+  int nparams;
+  model_param *params;         /* (nparams) in registration order */
+  int nops;
+  model_op *ops;               /* (nops) forward ops, then backward, then optimizer, in order */
+  int *ready;                  /* parameter indices, referenced by ops */
+  int nready;
+} model_t;
+
+/* Loads a model file. On success *out is a model the caller frees with model_destroy. On failure
+ * returns ERR_IO (unreadable) or ERR_INPUT with `path:line: reason`; nothing is allocated. */
+int model_load(const char *path, model_t **out, err_t *e);
+
+/* Same, from text in memory; `origin` names it in messages. */
+int model_parse(const char *text, const char *origin, model_t **out, err_t *e);
+
+void model_destroy(model_t *m); /* NULL is a no-op */
+
+/* Value of a dimension at per-GPU batch B. */
+long model_dim_value(model_dim d, long batch);
+
+/* The element type a parameter (or an op) has in a run at precision `run`. */
+model_dtype model_param_dtype(const model_param *p, model_dtype run);
+model_dtype model_op_dtype(const model_op *op, model_dtype run);
+
+/* Gradient bytes of parameter i at run precision `run`. */
+size_t model_param_bytes(const model_t *m, int i, model_dtype run);
+
+/* Total parameter count and gradient bytes at run precision. */
+long model_total_params(const model_t *m);
+size_t model_total_bytes(const model_t *m, model_dtype run);
+
+/* FLOPs and bytes moved by ONE launch of op at batch B and run precision (not times count). */
+double model_op_flops(const model_op *op, long batch);
+double model_op_bytes(const model_op *op, long batch, model_dtype run);
+
+/* Writes into order[0 .. nparams-1] the parameter indices in the order their gradients become
+ * ready during backward. Always succeeds for a loaded model (loading checks every parameter
+ * becomes ready exactly once). */
+void model_ready_order(const model_t *m, int *order);
+
+#endif

@@ -1,0 +1,24 @@
+/* modelgen: model files generated from a few numbers.
+ *
+ * The multiplicative LSTM of sentiment-discovery (DESIGN.md): embedding E, hidden H, vocabulary V,
+ * sequence length T, per-GPU batch B. Parameters in PyTorch's registration order with weight norm
+ * on the four matrices; forward and backward as the GEMMs and elementwise passes kernels/ runs
+ * (input projections for all T steps at once, one GEMM per matrix per step, the weight gradients
+ * as large GEMMs over all T steps after backpropagation through time, so the recurrent weights'
+ * gradients are ready only at the very end). docs/models.md derives every op. */
+#ifndef DDPSIM_MODELGEN_H
+#define DDPSIM_MODELGEN_H
+
+#include "err.h"
+#include "model.h"
+
+typedef struct {
+  const char *name; /* NULL: "mlstm-<H>" */
+  long hidden, embed, vocab, seq, batch;
+  model_dtype precision;
+} modelgen_mlstm;
+
+/* Writes the model file text into *text (caller frees). ERR_INPUT for non-positive sizes. */
+int modelgen_mlstm_text(const modelgen_mlstm *spec, char **text, err_t *e);
+
+#endif

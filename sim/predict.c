@@ -1,0 +1,35 @@
+#include "predict.h"
+
+#include <string.h>
+
+int predict_run(const sim_config *c, predict_result *out, err_t *e) {
+  memset(out, 0, sizeof *out);
+  int rc = sim_run(c, &out->sim, e);
+  if (rc) return rc;
+  sim_config one = *c;
+  one.nodes = 1;
+  one.gpus_per_node = 1;
+  one.iterations = 1;
+  one.fidelity = SIM_FIDELITY_FLOW;
+  sim_result base;
+  if (out->sim.gpus == 1) {
+    out->single_gpu_iteration_s = out->sim.iteration_s;
+  } else {
+    if ((rc = sim_run(&one, &base, e))) {
+      predict_result_free(out);
+      return rc;
+    }
+    out->single_gpu_iteration_s = base.iteration_s;
+    sim_result_free(&base);
+  }
+  const sim_result *r = &out->sim;
+  out->samples_per_s = (double)r->gpus * (double)r->batch / r->iteration_s;
+  out->tokens_per_s = out->samples_per_s * (double)c->model->tokens_per_sample;
+  double single = (double)r->batch / out->single_gpu_iteration_s;
+  out->scaling_efficiency = out->samples_per_s / ((double)r->gpus * single);
+  return ERR_OK;
+}
+
+void predict_result_free(predict_result *p) {
+  if (p) sim_result_free(&p->sim);
+}

@@ -1,0 +1,381 @@
+#include "profile.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_interp.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "txt.h"
+
+#define FORMAT_TAG "ddpsim-profile"
+#define FORMAT_VERSION 1
+
+typedef struct {
+  double launch_s, peak_flops, efficiency, mem_bw_Bps, mem_efficiency;
+} roofline;
+
+typedef struct {
+  int present;
+  int is_table;
+  roofline roof; /* the model, or the table's fallback */
+  /* table: measured points */
+  int npts;
+  double *pm, *pn, *pk; /* gemm shapes (npts) */
+  double *pbytes;       /* ewise sizes (npts) */
+  double *ptime;        /* (npts) */
+  /* interpolation of log(rate) ... over log(size), distinct sizes sorted */
+  int nuniq;
+  double *logsize, *rate; /* (nuniq) */
+  gsl_interp *interp;     /* NULL when nuniq < 2 */
+} costmodel;
+
+typedef struct {
+  char name[64];
+  double lat_s, bw_Bps, efficiency; /* bw_Bps == 0: use efficiency * nominal */
+} linkcost;
+
+struct profile {
+  char name[128];
+  char path[512];
+  costmodel cost[MODEL_DTYPE_COUNT][MODEL_OP_KIND_COUNT];
+  int nlinks;
+  linkcost *links;
+};
+
+static void cost_free(costmodel *c) {
+  free(c->pm);
+  free(c->pn);
+  free(c->pk);
+  free(c->pbytes);
+  free(c->ptime);
+  free(c->logsize);
+  free(c->rate);
+  if (c->interp) gsl_interp_free(c->interp);
+}
+
+void profile_destroy(profile_t *p) {
+  if (!p) return;
+  for (int d = 0; d < MODEL_DTYPE_COUNT; d++)
+    for (int k = 0; k < MODEL_OP_KIND_COUNT; k++) cost_free(&p->cost[d][k]);
+  free(p->links);
+  free(p);
+}
+
+const char *profile_name(const profile_t *p) { return p->name; }
+
+/* ---- loading ---- */
+
+static int get_num(const cJSON *obj, const char *key, const char *path, const char *origin, int required,
+                   double def, double min_excl, double *out, err_t *e) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+  if (!v) {
+    if (required) return err_set(e, ERR_INPUT, "%s: %s.%s is missing", origin, path, key);
+    *out = def;
+    return 0;
+  }
+  if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
+    return err_set(e, ERR_INPUT, "%s: %s.%s must be a number", origin, path, key);
+  if (!(v->valuedouble > min_excl))
+    return err_set(e, ERR_INPUT, "%s: %s.%s must be > %g, got %g", origin, path, key, min_excl, v->valuedouble);
+  *out = v->valuedouble;
+  return 0;
+}
+
+static int load_roofline(const cJSON *o, int gemm, const char *path, const char *origin, roofline *r, err_t *e) {
+  int rc;
+  if ((rc = get_num(o, "launch_s", path, origin, 1, 0, -1e-300, &r->launch_s, e))) return rc;
+  if ((rc = get_num(o, "mem_bw_Bps", path, origin, 1, 0, 0, &r->mem_bw_Bps, e))) return rc;
+  if ((rc = get_num(o, "mem_efficiency", path, origin, 0, 1.0, 0, &r->mem_efficiency, e))) return rc;
+  if (gemm) {
+    if ((rc = get_num(o, "peak_flops", path, origin, 1, 0, 0, &r->peak_flops, e))) return rc;
+    if ((rc = get_num(o, "efficiency", path, origin, 1, 0, 0, &r->efficiency, e))) return rc;
+  }
+  if (r->mem_efficiency > 1.0 || (gemm && r->efficiency > 1.0))
+    return err_set(e, ERR_INPUT, "%s: %s: efficiencies are fractions and must be <= 1", origin, path);
+  return 0;
+}
+
+static int cmp_double_pair(const void *a, const void *b) {
+  const double *x = a, *y = b;
+  return (x[0] > y[0]) - (x[0] < y[0]);
+}
+
+static int load_table(const cJSON *o, int gemm, const char *path, const char *origin, costmodel *c, err_t *e) {
+  char sub[256];
+  const cJSON *fb = cJSON_GetObjectItemCaseSensitive(o, "fallback");
+  snprintf(sub, sizeof sub, "%s.fallback", path);
+  if (!cJSON_IsObject(fb)) return err_set(e, ERR_INPUT, "%s: %s is missing (a roofline object)", origin, sub);
+  const cJSON *fm = cJSON_GetObjectItemCaseSensitive(fb, "model");
+  if (!cJSON_IsString(fm) || strcmp(fm->valuestring, "roofline") != 0)
+    return err_set(e, ERR_INPUT, "%s: %s.model must be \"roofline\"", origin, sub);
+  int rc = load_roofline(fb, gemm, sub, origin, &c->roof, e);
+  if (rc) return rc;
+  const cJSON *pts = cJSON_GetObjectItemCaseSensitive(o, "points");
+  if (!cJSON_IsArray(pts) || cJSON_GetArraySize(pts) < 1)
+    return err_set(e, ERR_INPUT, "%s: %s.points must be a non-empty array", origin, path);
+  int n = cJSON_GetArraySize(pts);
+  c->npts = n;
+  c->ptime = calloc((size_t)n, sizeof(double));
+  c->logsize = calloc((size_t)n, sizeof(double));
+  c->rate = calloc((size_t)n, sizeof(double));
+  double *pairs = calloc((size_t)n * 2, sizeof(double));
+  if (gemm) {
+    c->pm = calloc((size_t)n, sizeof(double));
+    c->pn = calloc((size_t)n, sizeof(double));
+    c->pk = calloc((size_t)n, sizeof(double));
+  } else {
+    c->pbytes = calloc((size_t)n, sizeof(double));
+  }
+  if (!c->ptime || !c->logsize || !c->rate || !pairs || (gemm ? !c->pm || !c->pn || !c->pk : !c->pbytes)) {
+    free(pairs);
+    return err_set(e, ERR_NOMEM, "%s: out of memory", origin);
+  }
+  int i = 0;
+  const cJSON *pt;
+  cJSON_ArrayForEach(pt, pts) {
+    snprintf(sub, sizeof sub, "%s.points[%d]", path, i);
+    double size;
+    if (!cJSON_IsObject(pt)) {
+      free(pairs);
+      return err_set(e, ERR_INPUT, "%s: %s must be an object", origin, sub);
+    }
+    if ((rc = get_num(pt, "time_s", sub, origin, 1, 0, 0, &c->ptime[i], e))) goto fail;
+    if (gemm) {
+      if ((rc = get_num(pt, "m", sub, origin, 1, 0, 0, &c->pm[i], e))) goto fail;
+      if ((rc = get_num(pt, "n", sub, origin, 1, 0, 0, &c->pn[i], e))) goto fail;
+      if ((rc = get_num(pt, "k", sub, origin, 1, 0, 0, &c->pk[i], e))) goto fail;
+      size = 2.0 * c->pm[i] * c->pn[i] * c->pk[i];
+    } else {
+      if ((rc = get_num(pt, "bytes", sub, origin, 1, 0, 0, &c->pbytes[i], e))) goto fail;
+      size = c->pbytes[i];
+    }
+    pairs[2 * i] = size;
+    pairs[2 * i + 1] = size / c->ptime[i];
+    i++;
+  }
+  /* Distinct sizes, sorted, rates of equal sizes averaged. */
+  qsort(pairs, (size_t)n, 2 * sizeof(double), cmp_double_pair);
+  int u = 0;
+  for (int j = 0; j < n;) {
+    int k = j;
+    double sum = 0;
+    while (k < n && pairs[2 * k] == pairs[2 * j]) sum += pairs[2 * k++ + 1];
+    c->logsize[u] = log(pairs[2 * j]);
+    c->rate[u] = sum / (k - j);
+    u++;
+    j = k;
+  }
+  free(pairs);
+  c->nuniq = u;
+  if (u >= 2) {
+    c->interp = gsl_interp_alloc(gsl_interp_linear, (size_t)u);
+    if (!c->interp || gsl_interp_init(c->interp, c->logsize, c->rate, (size_t)u) != GSL_SUCCESS)
+      return err_set(e, ERR_NOMEM, "%s: %s: cannot set up interpolation", origin, path);
+  }
+  c->is_table = 1;
+  return 0;
+fail:
+  free(pairs);
+  return rc;
+}
+
+static int load_cost(const cJSON *o, int gemm, const char *path, const char *origin, costmodel *c, err_t *e) {
+  if (!cJSON_IsObject(o)) return err_set(e, ERR_INPUT, "%s: %s must be an object", origin, path);
+  const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, "model");
+  if (!cJSON_IsString(m)) return err_set(e, ERR_INPUT, "%s: %s.model is missing (\"roofline\" or \"table\")", origin, path);
+  int rc;
+  if (strcmp(m->valuestring, "roofline") == 0) rc = load_roofline(o, gemm, path, origin, &c->roof, e);
+  else if (strcmp(m->valuestring, "table") == 0) rc = load_table(o, gemm, path, origin, c, e);
+  else return err_set(e, ERR_INPUT, "%s: %s.model '%s' is not \"roofline\" or \"table\"", origin, path, m->valuestring);
+  if (rc == 0) c->present = 1;
+  return rc;
+}
+
+int profile_parse(const char *text, const char *origin, profile_t **out, err_t *e) {
+  *out = NULL;
+  int rc = ERR_OK;
+  cJSON *root = cJSON_Parse(text);
+  if (!root) {
+    /* cJSON gives the position where parsing stopped; turn it into a line number. */
+    const char *where = cJSON_GetErrorPtr();
+    int line = 1;
+    if (where)
+      for (const char *s = text; s < where && *s; s++) line += *s == '\n';
+    return err_set(e, ERR_INPUT, "%s:%d: not valid JSON", origin, line);
+  }
+  profile_t *p = calloc(1, sizeof *p);
+  if (!p) {
+    cJSON_Delete(root);
+    return err_set(e, ERR_NOMEM, "%s: out of memory", origin);
+  }
+  snprintf(p->path, sizeof p->path, "%s", origin);
+  const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
+  const cJSON *ver = cJSON_GetObjectItemCaseSensitive(root, "version");
+  if (!cJSON_IsObject(root) || !cJSON_IsString(fmt) || strcmp(fmt->valuestring, FORMAT_TAG) != 0) {
+    rc = err_set(e, ERR_INPUT, "%s: not a ddpsim profile (\"format\" must be \"%s\")", origin, FORMAT_TAG);
+    goto fail;
+  }
+  if (!cJSON_IsNumber(ver)) {
+    rc = err_set(e, ERR_INPUT, "%s: \"version\" is missing (this ddpsim reads version %d)", origin, FORMAT_VERSION);
+    goto fail;
+  }
+  if (ver->valuedouble != FORMAT_VERSION) {
+    rc = err_set(e, ERR_INPUT, "%s: unsupported profile version %g (this ddpsim reads version %d)", origin,
+                 ver->valuedouble, FORMAT_VERSION);
+    goto fail;
+  }
+  const cJSON *name = cJSON_GetObjectItemCaseSensitive(root, "name");
+  snprintf(p->name, sizeof p->name, "%s", cJSON_IsString(name) ? name->valuestring : origin);
+
+  const cJSON *compute = cJSON_GetObjectItemCaseSensitive(root, "compute");
+  if (!cJSON_IsObject(compute)) {
+    rc = err_set(e, ERR_INPUT, "%s: \"compute\" is missing or not an object", origin);
+    goto fail;
+  }
+  int any = 0;
+  for (int d = 0; d < MODEL_DTYPE_COUNT; d++) {
+    const char *dn = model_dtype_name((model_dtype)d);
+    const cJSON *prec = cJSON_GetObjectItemCaseSensitive(compute, dn);
+    if (!prec) continue;
+    static const char *kinds[MODEL_OP_KIND_COUNT] = {"gemm", "ewise"};
+    for (int k = 0; k < MODEL_OP_KIND_COUNT; k++) {
+      char path[128];
+      snprintf(path, sizeof path, "compute.%s.%s", dn, kinds[k]);
+      const cJSON *o = cJSON_GetObjectItemCaseSensitive(prec, kinds[k]);
+      if (!o) {
+        rc = err_set(e, ERR_INPUT, "%s: %s is missing", origin, path);
+        goto fail;
+      }
+      if ((rc = load_cost(o, k == MODEL_OP_GEMM, path, origin, &p->cost[d][k], e))) goto fail;
+    }
+    any = 1;
+  }
+  if (!any) {
+    rc = err_set(e, ERR_INPUT, "%s: \"compute\" has neither \"fp32\" nor \"fp16\"", origin);
+    goto fail;
+  }
+
+  const cJSON *comm = cJSON_GetObjectItemCaseSensitive(root, "comm");
+  const cJSON *links = comm ? cJSON_GetObjectItemCaseSensitive(comm, "links") : NULL;
+  if (!cJSON_IsObject(links)) {
+    rc = err_set(e, ERR_INPUT, "%s: \"comm.links\" is missing or not an object", origin);
+    goto fail;
+  }
+  int nl = cJSON_GetArraySize(links);
+  p->links = calloc((size_t)(nl ? nl : 1), sizeof *p->links);
+  if (!p->links) {
+    rc = err_set(e, ERR_NOMEM, "%s: out of memory", origin);
+    goto fail;
+  }
+  const cJSON *l;
+  cJSON_ArrayForEach(l, links) {
+    char path[160];
+    linkcost *lc = &p->links[p->nlinks];
+    snprintf(path, sizeof path, "comm.links.%s", l->string);
+    if (!cJSON_IsObject(l)) {
+      rc = err_set(e, ERR_INPUT, "%s: %s must be an object", origin, path);
+      goto fail;
+    }
+    if (strlen(l->string) >= sizeof lc->name) {
+      rc = err_set(e, ERR_INPUT, "%s: %s: link class name too long", origin, path);
+      goto fail;
+    }
+    strcpy(lc->name, l->string);
+    if ((rc = get_num(l, "lat_s", path, origin, 1, 0, -1e-300, &lc->lat_s, e))) goto fail;
+    if ((rc = get_num(l, "bw_Bps", path, origin, 0, 0, -1e-300, &lc->bw_Bps, e))) goto fail;
+    if ((rc = get_num(l, "efficiency", path, origin, 0, 0, -1e-300, &lc->efficiency, e))) goto fail;
+    if (lc->bw_Bps <= 0 && (lc->efficiency <= 0 || lc->efficiency > 1)) {
+      rc = err_set(e, ERR_INPUT, "%s: %s needs bw_Bps > 0 or 0 < efficiency <= 1", origin, path);
+      goto fail;
+    }
+    p->nlinks++;
+  }
+  cJSON_Delete(root);
+  *out = p;
+  return ERR_OK;
+fail:
+  cJSON_Delete(root);
+  profile_destroy(p);
+  return rc;
+}
+
+int profile_load(const char *path, profile_t **out, err_t *e) {
+  *out = NULL;
+  char *text = txt_read_file(path, NULL);
+  if (!text) return err_set(e, ERR_IO, "%s: cannot read: %s", path, strerror(errno));
+  int rc = profile_parse(text, path, out, e);
+  free(text);
+  return rc;
+}
+
+/* ---- queries ---- */
+
+static double roof_time(const roofline *r, int gemm, double flops, double bytes) {
+  double t_mem = bytes / (r->mem_bw_Bps * r->mem_efficiency);
+  double t_flop = gemm ? flops / (r->peak_flops * r->efficiency) : 0.0;
+  return r->launch_s + (t_flop > t_mem ? t_flop : t_mem);
+}
+
+int profile_op_time(const profile_t *p, const model_op *op, long batch, model_dtype run, double *time_s,
+                    int *extrapolated, err_t *e) {
+  model_dtype d = model_op_dtype(op, run);
+  int gemm = op->kind == MODEL_OP_GEMM;
+  const costmodel *c = &p->cost[d][op->kind];
+  if (extrapolated) *extrapolated = 0;
+  if (!c->present)
+    return err_set(e, ERR_INPUT, "%s: no %s cost model for %s (op '%s')", p->path, gemm ? "gemm" : "ewise",
+                   model_dtype_name(d), op->name);
+  double flops = model_op_flops(op, batch), bytes = model_op_bytes(op, batch, run);
+  if (!c->is_table) {
+    *time_s = roof_time(&c->roof, gemm, flops, bytes);
+    return ERR_OK;
+  }
+  /* An exactly measured shape costs what was measured (the mean of its samples). */
+  double sum = 0;
+  int hits = 0;
+  for (int i = 0; i < c->npts; i++) {
+    int same = gemm ? c->pm[i] == (double)model_dim_value(op->m, batch) && c->pn[i] == (double)model_dim_value(op->n, batch) &&
+                          c->pk[i] == (double)model_dim_value(op->k, batch)
+                    : c->pbytes[i] == bytes;
+    if (same) {
+      sum += c->ptime[i];
+      hits++;
+    }
+  }
+  if (hits) {
+    *time_s = sum / hits;
+    return ERR_OK;
+  }
+  double size = gemm ? flops : bytes;
+  double ls = log(size);
+  if (c->interp && ls >= c->logsize[0] && ls <= c->logsize[c->nuniq - 1]) {
+    double rate = gsl_interp_eval(c->interp, c->logsize, c->rate, ls, NULL);
+    *time_s = size / rate;
+    return ERR_OK;
+  }
+  if (extrapolated) *extrapolated = 1;
+  *time_s = roof_time(&c->roof, gemm, flops, bytes);
+  return ERR_OK;
+}
+
+int profile_link(const profile_t *p, const char *cls, double nominal_bw_Bps, double *bw_Bps, double *lat_s,
+                 err_t *e) {
+  for (int i = 0; i < p->nlinks; i++) {
+    const linkcost *l = &p->links[i];
+    if (strcmp(l->name, cls) != 0) continue;
+    *bw_Bps = l->bw_Bps > 0 ? l->bw_Bps : l->efficiency * nominal_bw_Bps;
+    *lat_s = l->lat_s;
+    return ERR_OK;
+  }
+  char known[512] = "";
+  for (int i = 0; i < p->nlinks; i++) {
+    if (i) strncat(known, ", ", sizeof known - strlen(known) - 1);
+    strncat(known, p->links[i].name, sizeof known - strlen(known) - 1);
+  }
+  return err_set(e, ERR_INPUT, "%s: no comm.links entry for link class '%s' (it has: %s)", p->path, cls,
+                 known[0] ? known : "none");
+}

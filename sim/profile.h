@@ -1,0 +1,34 @@
+/* profile: what things cost on one kind of hardware (format: docs/profile.md).
+ *
+ * Compute: the time of one launch of a model op at a shape and precision, from a roofline or from
+ * measured points (interpolated inside their range, a fitted roofline outside it). Communication:
+ * the effective bandwidth and per-hop latency of each link class. */
+#ifndef DDPSIM_PROFILE_H
+#define DDPSIM_PROFILE_H
+
+#include "err.h"
+#include "model.h"
+
+typedef struct profile profile_t;
+
+/* Loads a profile JSON file into *out (caller frees with profile_destroy). ERR_IO if unreadable,
+ * ERR_INPUT with `path: what is wrong` (naming the JSON path of the bad field) otherwise. Every
+ * field is validated here, so later queries fail only for things the profile lacks. */
+int profile_load(const char *path, profile_t **out, err_t *e);
+int profile_parse(const char *text, const char *origin, profile_t **out, err_t *e);
+void profile_destroy(profile_t *p); /* NULL is a no-op */
+
+const char *profile_name(const profile_t *p);
+
+/* Time of ONE launch of op at per-GPU batch `batch` and run precision `run`. *extrapolated (may be
+ * NULL) is set to 1 when a measured table had to fall back to its roofline outside the measured
+ * range. ERR_INPUT if the profile has no cost model for that precision and op kind. */
+int profile_op_time(const profile_t *p, const model_op *op, long batch, model_dtype run, double *time_s,
+                    int *extrapolated, err_t *e);
+
+/* Effective bandwidth of one link of class `cls` whose nominal bandwidth is nominal_bw_Bps, and the
+ * latency of one ring hop over it. ERR_INPUT naming the profile if the class is absent. */
+int profile_link(const profile_t *p, const char *cls, double nominal_bw_Bps, double *bw_Bps, double *lat_s,
+                 err_t *e);
+
+#endif

@@ -1,0 +1,232 @@
+#include "report.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+  char *buf;
+  size_t len, cap;
+  int failed;
+} sb;
+
+static void put(sb *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(sb *s, const char *fmt, ...) {
+  if (s->failed) return;
+  for (;;) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(s->buf ? s->buf + s->len : NULL, s->buf ? s->cap - s->len : 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+      s->failed = 1;
+      return;
+    }
+    if (s->buf && (size_t)n < s->cap - s->len) {
+      s->len += (size_t)n;
+      return;
+    }
+    size_t nc = (s->cap + (size_t)n + 64) * 2;
+    char *nb = realloc(s->buf, nc);
+    if (!nb) {
+      s->failed = 1;
+      return;
+    }
+    s->buf = nb;
+    s->cap = nc;
+  }
+}
+
+static char *done(sb *s) {
+  if (s->failed) {
+    free(s->buf);
+    return NULL;
+  }
+  return s->buf;
+}
+
+static const char *mode_name(sim_mode m) { return m == SIM_MODE_FLAT ? "flat" : "ddp"; }
+static const char *fid_name(sim_fidelity f) { return f == SIM_FIDELITY_STEP ? "step" : "flow"; }
+
+static cJSON *bucket_params(const model_t *m, const bucket_t *b, int names) {
+  cJSON *a = cJSON_CreateArray();
+  for (int k = 0; a && k < b->ntensors; k++) {
+    cJSON *v = names ? cJSON_CreateString(m->params[b->tensors[k]].name) : cJSON_CreateNumber(b->tensors[k]);
+    if (!v || !cJSON_AddItemToArray(a, v)) {
+      cJSON_Delete(v);
+      cJSON_Delete(a);
+      return NULL;
+    }
+  }
+  return a;
+}
+
+cJSON *report_predict_json(const sim_config *c, const predict_result *p) {
+  const sim_result *r = &p->sim;
+  const model_t *m = c->model;
+  cJSON *o = cJSON_CreateObject();
+  if (!o) return NULL;
+  cJSON_AddStringToObject(o, "model", m->name);
+  cJSON_AddStringToObject(o, "topology", c->topo->name);
+  cJSON_AddStringToObject(o, "profile", profile_name(c->profile));
+  cJSON_AddNumberToObject(o, "nodes", c->nodes);
+  cJSON_AddNumberToObject(o, "gpus_per_node", r->gpus / c->nodes);
+  cJSON_AddNumberToObject(o, "gpus", r->gpus);
+  cJSON_AddNumberToObject(o, "batch_per_gpu", (double)r->batch);
+  cJSON_AddStringToObject(o, "precision", model_dtype_name(r->precision));
+  cJSON_AddStringToObject(o, "mode", mode_name(c->mode));
+  cJSON_AddStringToObject(o, "fidelity", fid_name(c->fidelity));
+  cJSON_AddNumberToObject(o, "bucket_cap_mb", c->bucket_cap_mb);
+  cJSON_AddNumberToObject(o, "first_bucket_mb", c->first_bucket_mb);
+  cJSON_AddBoolToObject(o, "rebuilt", c->rebuilt);
+  cJSON_AddNumberToObject(o, "iterations", c->iterations);
+  cJSON_AddNumberToObject(o, "iteration_s", r->iteration_s);
+  cJSON_AddNumberToObject(o, "samples_per_s", p->samples_per_s);
+  cJSON_AddNumberToObject(o, "tokens_per_s", p->tokens_per_s);
+  cJSON_AddStringToObject(o, "token_unit", m->token_unit);
+  cJSON_AddNumberToObject(o, "compute_s", r->compute_s);
+  cJSON_AddNumberToObject(o, "forward_s", r->forward_s);
+  cJSON_AddNumberToObject(o, "backward_s", r->backward_s);
+  cJSON_AddNumberToObject(o, "optimizer_s", r->optimizer_s);
+  cJSON_AddNumberToObject(o, "exposed_comm_s", r->exposed_comm_s);
+  cJSON_AddNumberToObject(o, "comm_busy_s", r->comm_busy_s);
+  cJSON_AddNumberToObject(o, "single_gpu_iteration_s", p->single_gpu_iteration_s);
+  cJSON_AddNumberToObject(o, "scaling_efficiency", p->scaling_efficiency);
+  cJSON_AddNumberToObject(o, "gradient_bytes", (double)model_total_bytes(m, r->precision));
+  cJSON_AddNumberToObject(o, "extrapolated_ops", r->extrapolated_ops);
+  cJSON *links = cJSON_AddObjectToObject(o, "links");
+  if (links) {
+    cJSON_AddNumberToObject(links, "intra_bw_Bps", r->intra_bw_Bps);
+    cJSON_AddNumberToObject(links, "intra_lat_s", r->intra_lat_s);
+    cJSON_AddNumberToObject(links, "nic_bw_Bps", r->nic_bw_Bps);
+    cJSON_AddNumberToObject(links, "nic_lat_s", r->nic_lat_s);
+  }
+  cJSON *bs = cJSON_AddArrayToObject(o, "buckets");
+  for (int b = 0; bs && b < r->plan.n; b++) {
+    const sim_bucket_time *t = &r->buckets[b];
+    cJSON *j = cJSON_CreateObject();
+    if (!j || !cJSON_AddItemToArray(bs, j)) {
+      cJSON_Delete(j);
+      cJSON_Delete(o);
+      return NULL;
+    }
+    cJSON_AddNumberToObject(j, "index", t->index);
+    cJSON_AddNumberToObject(j, "bytes", (double)t->bytes);
+    cJSON_AddItemToObject(j, "params", bucket_params(m, &r->plan.b[b], 1));
+    cJSON_AddItemToObject(j, "param_indices", bucket_params(m, &r->plan.b[b], 0));
+    cJSON_AddNumberToObject(j, "ready_s", t->ready_s);
+    cJSON_AddNumberToObject(j, "comm_start_s", t->comm_start_s);
+    cJSON_AddNumberToObject(j, "comm_end_s", t->comm_end_s);
+    cJSON_AddNumberToObject(j, "wait_s", t->comm_start_s - t->ready_s);
+  }
+  cJSON *sim = cJSON_AddObjectToObject(o, "simulation");
+  if (sim) {
+    cJSON_AddNumberToObject(sim, "messages", (double)r->messages);
+    cJSON_AddNumberToObject(sim, "wall_s", r->wall_s);
+  }
+  return o;
+}
+
+static void fmt_bytes(char *buf, size_t len, double b) {
+  if (b >= 1024.0 * 1024.0) snprintf(buf, len, "%.2f MiB", b / (1024.0 * 1024.0));
+  else if (b >= 1024.0) snprintf(buf, len, "%.1f KiB", b / 1024.0);
+  else snprintf(buf, len, "%.0f B", b);
+}
+
+char *report_predict_table(const sim_config *c, const predict_result *p) {
+  const sim_result *r = &p->sim;
+  const model_t *m = c->model;
+  sb s = {0};
+  char gb[32];
+  fmt_bytes(gb, sizeof gb, (double)model_total_bytes(m, r->precision));
+  put(&s, "# %s on %d x %d GPUs (%s, profile %s)\n", m->name, c->nodes, r->gpus / c->nodes, c->topo->name,
+      profile_name(c->profile));
+  put(&s, "# batch %ld/GPU, %s, mode %s, bucket cap %g MB (first %g MB)%s, %s fidelity\n", r->batch,
+      model_dtype_name(r->precision), mode_name(c->mode), c->bucket_cap_mb, c->first_bucket_mb,
+      c->rebuilt ? ", rebuilt" : "", fid_name(c->fidelity));
+  put(&s, "%-24s %14.6f s\n", "iteration", r->iteration_s);
+  put(&s, "%-24s %14.1f\n", "samples/s", p->samples_per_s);
+  char unit[40];
+  snprintf(unit, sizeof unit, "%s/s", m->token_unit);
+  put(&s, "%-24s %14.0f\n", unit, p->tokens_per_s);
+  put(&s, "%-24s %14.1f %%\n", "scaling efficiency", 100.0 * p->scaling_efficiency);
+  put(&s, "%-24s %14.6f s\n", "  forward", r->forward_s);
+  put(&s, "%-24s %14.6f s\n", "  backward", r->backward_s);
+  put(&s, "%-24s %14.6f s\n", "  optimizer", r->optimizer_s);
+  put(&s, "%-24s %14.6f s\n", "  exposed communication", r->exposed_comm_s);
+  put(&s, "%-24s %14.6f s\n", "communication busy", r->comm_busy_s);
+  put(&s, "%-24s %14s\n", "gradients", gb);
+  if (r->extrapolated_ops) put(&s, "# note: %d op cost(s) extrapolated outside the profile's measured range\n", r->extrapolated_ops);
+  put(&s, "#\n# %-4s %12s %9s %12s %12s %12s %12s\n", "bkt", "bytes", "params", "ready_s", "start_s", "end_s", "wait_s");
+  for (int b = 0; b < r->plan.n; b++) {
+    const sim_bucket_time *t = &r->buckets[b];
+    char bb[32];
+    fmt_bytes(bb, sizeof bb, (double)t->bytes);
+    put(&s, "  %-4d %12s %9d %12.6f %12.6f %12.6f %12.6f\n", b, bb, r->plan.b[b].ntensors, t->ready_s, t->comm_start_s,
+        t->comm_end_s, t->comm_start_s - t->ready_s);
+  }
+  return done(&s);
+}
+
+cJSON *report_buckets_json(const model_t *m, model_dtype run, const bucket_plan *plan) {
+  cJSON *o = cJSON_CreateObject();
+  if (!o) return NULL;
+  cJSON_AddStringToObject(o, "model", m->name);
+  cJSON_AddStringToObject(o, "precision", model_dtype_name(run));
+  cJSON_AddNumberToObject(o, "gradient_bytes", (double)model_total_bytes(m, run));
+  cJSON *bs = cJSON_AddArrayToObject(o, "buckets");
+  for (int b = 0; bs && b < plan->n; b++) {
+    cJSON *j = cJSON_CreateObject();
+    if (!j || !cJSON_AddItemToArray(bs, j)) {
+      cJSON_Delete(j);
+      cJSON_Delete(o);
+      return NULL;
+    }
+    cJSON_AddNumberToObject(j, "index", b);
+    cJSON_AddNumberToObject(j, "bytes", (double)plan->b[b].bytes);
+    cJSON_AddStringToObject(j, "dtype", model_dtype_name((model_dtype)plan->b[b].dtype_key));
+    cJSON_AddItemToObject(j, "params", bucket_params(m, &plan->b[b], 1));
+    cJSON_AddItemToObject(j, "param_indices", bucket_params(m, &plan->b[b], 0));
+  }
+  return o;
+}
+
+char *report_buckets_table(const model_t *m, model_dtype run, const bucket_plan *plan) {
+  sb s = {0};
+  put(&s, "# %s, %s gradients, %d buckets in reduction order\n", m->name, model_dtype_name(run), plan->n);
+  put(&s, "# %-4s %14s %5s  params (registration index)\n", "bkt", "bytes", "dtype");
+  for (int b = 0; b < plan->n; b++) {
+    put(&s, "  %-4d %14zu %5s ", b, plan->b[b].bytes, model_dtype_name((model_dtype)plan->b[b].dtype_key));
+    for (int k = 0; k < plan->b[b].ntensors; k++) {
+      int t = plan->b[b].tensors[k];
+      put(&s, " %s(%d)", m->params[t].name, t);
+    }
+    put(&s, "\n");
+  }
+  return done(&s);
+}
+
+char *report_sweep_header(int csv) {
+  sb s = {0};
+  if (csv)
+    put(&s, "topology,nodes,gpus,bucket_cap_mb,iteration_s,samples_per_s,tokens_per_s,scaling_efficiency,compute_s,exposed_comm_s\n");
+  else
+    put(&s, "# %-16s %6s %6s %8s %12s %12s %14s %8s %12s\n", "topology", "nodes", "gpus", "cap_MB", "iteration_s",
+        "samples/s", "tokens/s", "eff_%", "exposed_s");
+  return done(&s);
+}
+
+char *report_sweep_row(int csv, const char *topology, int nodes, double cap_mb, const sim_config *c,
+                       const predict_result *p) {
+  (void)c;
+  const sim_result *r = &p->sim;
+  sb s = {0};
+  if (csv)
+    put(&s, "%s,%d,%d,%.17g,%.9g,%.9g,%.9g,%.6f,%.9g,%.9g\n", topology, nodes, r->gpus, cap_mb, r->iteration_s,
+        p->samples_per_s, p->tokens_per_s, p->scaling_efficiency, r->compute_s, r->exposed_comm_s);
+  else
+    put(&s, "  %-16s %6d %6d %8g %12.6f %12.1f %14.0f %8.1f %12.6f\n", topology, nodes, r->gpus, cap_mb, r->iteration_s,
+        p->samples_per_s, p->tokens_per_s, 100.0 * p->scaling_efficiency, r->exposed_comm_s);
+  return done(&s);
+}

@@ -1,0 +1,27 @@
+/* report: predictions and bucket plans as JSON (cJSON) and as text tables.
+ *
+ * Builders return new objects or malloc'd strings the caller frees (cJSON_Delete / free), or NULL
+ * when out of memory. Nothing here prints. */
+#ifndef DDPSIM_REPORT_H
+#define DDPSIM_REPORT_H
+
+#include <cjson/cJSON.h>
+
+#include "predict.h"
+
+/* The `ddpsim predict --json` object (fields documented in docs/cli.md). */
+cJSON *report_predict_json(const sim_config *c, const predict_result *p);
+/* The human table of `ddpsim predict`. */
+char *report_predict_table(const sim_config *c, const predict_result *p);
+
+/* The `ddpsim buckets --json` object: buckets in reduction order with bytes, parameter names and
+ * registration indices. */
+cJSON *report_buckets_json(const model_t *m, model_dtype run, const bucket_plan *plan);
+char *report_buckets_table(const model_t *m, model_dtype run, const bucket_plan *plan);
+
+/* One sweep row (and its header), as an aligned table line or a CSV line. */
+char *report_sweep_header(int csv);
+char *report_sweep_row(int csv, const char *topology, int nodes, double cap_mb, const sim_config *c,
+                       const predict_result *p);
+
+#endif

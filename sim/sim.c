@@ -1,0 +1,475 @@
+#include "sim.h"
+
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <simgrid/actor.h>
+#include <simgrid/comm.h>
+#include <simgrid/engine.h>
+#include <simgrid/host.h>
+#include <simgrid/mailbox.h>
+#include <simgrid/semaphore.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "platform.h"
+
+void sim_config_defaults(sim_config *c) {
+  memset(c, 0, sizeof *c);
+  c->nodes = 1;
+  c->gpus_per_node = 0;
+  c->batch = 0;
+  c->precision = -1;
+  c->bucket_cap_mb = 25.0;
+  c->first_bucket_mb = 1.0;
+  c->mode = SIM_MODE_DDP;
+  c->fidelity = SIM_FIDELITY_FLOW;
+  c->iterations = 3;
+}
+
+void sim_result_free(sim_result *r) {
+  if (!r) return;
+  bucket_plan_free(&r->plan);
+  free(r->buckets);
+  r->buckets = NULL;
+}
+
+double sim_ring_time(int n, double bytes, double lat_s, double bw_Bps) {
+  if (n <= 1) return 0.0;
+  return 2.0 * (n - 1) * (lat_s + bytes / ((double)n * bw_Bps));
+}
+
+/* ---- what the child process simulates: everything precomputed by the parent ---- */
+
+typedef struct {
+  int n;              /* ranks */
+  int iterations;
+  sim_fidelity fidelity;
+  double forward_s, optimizer_s;
+  int nseg;
+  double *seg_s;      /* (nseg) backward segments: compute time up to a gradient-ready event */
+  int nb;
+  long *chunk_bytes;  /* (nb) bytes each rank sends per ring step: ceil(bucket / n) */
+  int *ready_seg;     /* (nb) segment after which the bucket is ready */
+  int gpus_per_node;
+  double intra_lat_s, nic_lat_s;
+  double chain_lat_s; /* latency of one all-reduce: the sum over its 2(n-1) steps' hops */
+  sg_comm_t *send_buf; /* (n * 2(n-1)) step fidelity: pending sends, set up in the child */
+} runplan;
+
+typedef struct {
+  int *ready_iter; /* (nb) iteration in which the bucket last became ready */
+  sg_sem_t ready_sem;
+  sg_sem_t done_sem;
+  sg_mailbox_t inbox;
+} rank_state;
+
+/* Child-process globals: one simulation per process. */
+static const runplan *G;
+static rank_state *S;
+static int g_finished;
+static long g_messages;
+static double *g_iter_start, *g_iter_end; /* (iterations), rank 0 */
+static double *g_ready, *g_start, *g_end; /* (nb), rank 0, last iteration, absolute */
+static char g_dummy;
+
+static void sleep_for(double s) {
+  if (s > 0) sg_actor_sleep_for(s);
+}
+
+static void compute_actor(int argc, char *argv[]) {
+  (void)argc;
+  int r = atoi(argv[1]);
+  rank_state *me = &S[r];
+  for (int it = 0; it < G->iterations; it++) {
+    double t0 = simgrid_get_clock();
+    if (r == 0) g_iter_start[it] = t0;
+    sleep_for(G->forward_s);
+    for (int s = 0; s < G->nseg; s++) {
+      sleep_for(G->seg_s[s]);
+      for (int b = 0; b < G->nb; b++) {
+        if (G->ready_seg[b] != s) continue;
+        if (r == 0 && it == G->iterations - 1) g_ready[b] = simgrid_get_clock();
+        if (G->n == 1) {
+          if (r == 0 && it == G->iterations - 1) g_start[b] = g_end[b] = g_ready[b];
+          continue;
+        }
+        me->ready_iter[b] = it;
+        sg_sem_release(me->ready_sem);
+      }
+    }
+    if (G->n > 1) sg_sem_acquire(me->done_sem); /* DDP's final wait for all buckets */
+    sleep_for(G->optimizer_s);
+    if (r == 0) g_iter_end[it] = simgrid_get_clock();
+  }
+  g_finished++;
+}
+
+/* One ring all-reduce of a bucket, seen from rank r. */
+static void ring_allreduce(int r, long chunk) {
+  int steps = 2 * (G->n - 1);
+  sg_mailbox_t out = S[(r + 1) % G->n].inbox, in = S[r].inbox;
+  void *got;
+  if (G->fidelity == SIM_FIDELITY_STEP) {
+    /* Every ring step as a message. The inbox is this actor's permanent receiver, so a send starts
+     * at once (NCCL keeps buffers at the receiver); step s+1's send waits only for step s's chunk
+     * to arrive, as the reduction needs it (docs/simulation.md). */
+    sg_comm_t *sends = G->send_buf + (size_t)r * (size_t)steps;
+    for (int s = 0; s < steps; s++) {
+      sends[s] = sg_mailbox_put_async(out, &g_dummy, chunk);
+      sg_comm_t rc = sg_mailbox_get_async(in, &got);
+      sg_comm_wait(rc);
+      g_messages++;
+    }
+    sg_comm_wait_all(sends, (size_t)steps);
+  } else {
+    /* One flow per ring edge carrying all 2(n-1) chunks. Its route latency is the incoming hop's;
+     * the rest of the chain's latency is waited out after it (docs/simulation.md). */
+    int prev = (r + G->n - 1) % G->n;
+    double in_lat = prev / G->gpus_per_node == r / G->gpus_per_node ? G->intra_lat_s : G->nic_lat_s;
+    sg_comm_t c[2];
+    c[0] = sg_mailbox_put_async(out, &g_dummy, chunk * steps);
+    c[1] = sg_mailbox_get_async(in, &got);
+    sg_comm_wait_all(c, 2);
+    g_messages++;
+    sleep_for(G->chain_lat_s - in_lat);
+  }
+}
+
+static void comm_actor(int argc, char *argv[]) {
+  (void)argc;
+  int r = atoi(argv[1]);
+  rank_state *me = &S[r];
+  if (G->fidelity == SIM_FIDELITY_STEP) {
+    char name[32];
+    snprintf(name, sizeof name, "inbox%d", r);
+    sg_mailbox_set_receiver(name);
+  }
+  for (int it = 0; it < G->iterations; it++) {
+    for (int b = 0; b < G->nb; b++) {
+      while (me->ready_iter[b] != it) sg_sem_acquire(me->ready_sem);
+      int last = r == 0 && it == G->iterations - 1;
+      if (last) g_start[b] = simgrid_get_clock();
+      ring_allreduce(r, G->chunk_bytes[b]);
+      if (last) g_end[b] = simgrid_get_clock();
+    }
+    sg_sem_release(me->done_sem);
+  }
+  g_finished++;
+}
+
+typedef struct {
+  int status; /* 0 ok, 1 deadlock */
+  int finished;
+  long messages;
+} wire_head;
+
+static int write_all(int fd, const void *buf, size_t len) {
+  const char *p = buf;
+  while (len) {
+    ssize_t w = write(fd, p, len);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return -1;
+    p += w;
+    len -= (size_t)w;
+  }
+  return 0;
+}
+
+static int read_all(int fd, void *buf, size_t len) {
+  char *p = buf;
+  while (len) {
+    ssize_t got = read(fd, p, len);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return -1;
+    p += got;
+    len -= (size_t)got;
+  }
+  return 0;
+}
+
+/* Runs in the child: never returns. */
+static void child_main(runplan *plan, const char *platform_path, int fd) {
+  G = plan;
+  if (plan->fidelity == SIM_FIDELITY_STEP && plan->n > 1) {
+    plan->send_buf = calloc((size_t)plan->n * 2 * (size_t)(plan->n - 1), sizeof *plan->send_buf);
+    if (!plan->send_buf) _exit(3);
+  }
+  int K = plan->iterations, nb = plan->nb;
+  S = calloc((size_t)plan->n, sizeof *S);
+  g_iter_start = calloc((size_t)K, sizeof(double));
+  g_iter_end = calloc((size_t)K, sizeof(double));
+  g_ready = calloc((size_t)nb + 1, sizeof(double));
+  g_start = calloc((size_t)nb + 1, sizeof(double));
+  g_end = calloc((size_t)nb + 1, sizeof(double));
+  if (!S || !g_iter_start || !g_iter_end || !g_ready || !g_start || !g_end) _exit(3);
+
+  /* CM02 without cross-traffic or TCP window: a lone transfer takes exactly latency + size/bandwidth
+   * (docs/simulation.md). SimGrid's own log is silenced: the front end reports. */
+  char *args[] = {"ddpsim",
+                  "--cfg=network/model:CM02",
+                  "--cfg=network/crosstraffic:0",
+                  "--cfg=network/TCP-gamma:0",
+                  "--cfg=contexts/factory:raw",
+                  "--cfg=contexts/stack-size:256",
+                  "--log=root.thres:critical",
+                  NULL};
+  int argc = (int)(sizeof args / sizeof *args) - 1;
+  simgrid_init(&argc, args);
+  simgrid_load_platform(platform_path);
+
+  for (int r = 0; r < plan->n; r++) {
+    char name[32], host[32], rank[16];
+    S[r].ready_iter = malloc((size_t)(nb ? nb : 1) * sizeof(int));
+    if (!S[r].ready_iter) _exit(3);
+    for (int b = 0; b < nb; b++) S[r].ready_iter[b] = -1;
+    S[r].ready_sem = sg_sem_init(0);
+    S[r].done_sem = sg_sem_init(0);
+    snprintf(name, sizeof name, "inbox%d", r);
+    S[r].inbox = sg_mailbox_by_name(name);
+    platform_host_name(r, host, sizeof host);
+    snprintf(rank, sizeof rank, "%d", r);
+    sg_host_t h = sg_host_by_name(host);
+    if (!h) _exit(4);
+    const char *argv[] = {"compute", rank, NULL};
+    snprintf(name, sizeof name, "compute%d", r);
+    sg_actor_create_(name, h, compute_actor, 2, argv);
+    if (plan->n > 1) {
+      const char *cargv[] = {"comm", rank, NULL};
+      snprintf(name, sizeof name, "comm%d", r);
+      sg_actor_create_(name, h, comm_actor, 2, cargv);
+    }
+  }
+  simgrid_run();
+
+  int expected = plan->n * (plan->n > 1 ? 2 : 1);
+  wire_head head = {.status = g_finished == expected ? 0 : 1, .finished = g_finished, .messages = g_messages};
+  if (write_all(fd, &head, sizeof head) || write_all(fd, g_iter_start, (size_t)K * sizeof(double)) ||
+      write_all(fd, g_iter_end, (size_t)K * sizeof(double)) || write_all(fd, g_ready, (size_t)nb * sizeof(double)) ||
+      write_all(fd, g_start, (size_t)nb * sizeof(double)) || write_all(fd, g_end, (size_t)nb * sizeof(double)))
+    _exit(5);
+  _exit(0);
+}
+
+/* ---- the parent: validate, precompute, fork, collect ---- */
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int op_phase_time(const sim_config *c, const model_op *op, long batch, model_dtype prec, double *t,
+                         int *extrap, err_t *e) {
+  double one;
+  int x = 0;
+  int rc = profile_op_time(c->profile, op, batch, prec, &one, &x, e);
+  if (rc) return rc;
+  *extrap += x;
+  *t = one * (double)op->count;
+  return ERR_OK;
+}
+
+static int links(const sim_config *c, int gpn, platform_spec *spec, err_t *e) {
+  const topo_t *t = c->topo;
+  int rc;
+  double bw, lat;
+  memset(spec, 0, sizeof *spec);
+  spec->nodes = c->nodes;
+  spec->gpus_per_node = gpn;
+  if (gpn > 1) {
+    if ((rc = profile_link(c->profile, t->intra_class, t->intra_bw_Bps, &bw, &lat, e))) return rc;
+    spec->intra_bw_Bps = bw * t->intra_links;
+    spec->intra_lat_s = lat;
+  }
+  if (c->nodes > 1) {
+    if (!t->has_nic)
+      return err_set(e, ERR_INPUT, "%s: topology '%s' has no NIC ('nic none'), so it cannot span %d nodes", t->path,
+                     t->name, c->nodes);
+    if ((rc = profile_link(c->profile, t->nic_class, t->nic_bw_Bps, &bw, &lat, e))) return rc;
+    spec->nic_bw_Bps = bw * t->nic_count;
+    spec->nic_lat_s = lat;
+    spec->backbone_bw_Bps = t->switch_bw_Bps;
+  }
+  return ERR_OK;
+}
+
+int sim_run(const sim_config *c, sim_result *r, err_t *e) {
+  memset(r, 0, sizeof *r);
+  double wall0 = now_s();
+  const model_t *m = c->model;
+  if (!m || !c->topo || !c->profile) return err_set(e, ERR_INPUT, "a model, a topology and a profile are needed");
+  int gpn = c->gpus_per_node > 0 ? c->gpus_per_node : c->topo->gpus_per_node;
+  long batch = c->batch > 0 ? c->batch : m->batch;
+  model_dtype prec = c->precision >= 0 ? (model_dtype)c->precision : m->precision;
+  if (c->nodes < 1 || c->nodes > 65536) return err_set(e, ERR_INPUT, "node count must be between 1 and 65536, got %d", c->nodes);
+  if (gpn > 4096) return err_set(e, ERR_INPUT, "GPUs per node must be at most 4096, got %d", gpn);
+  if ((long)c->nodes * gpn > 65536) return err_set(e, ERR_INPUT, "at most 65536 GPUs can be simulated");
+  if (c->iterations < 1 || c->iterations > 1000) return err_set(e, ERR_INPUT, "iterations must be between 1 and 1000, got %d", c->iterations);
+  if (batch > 1L << 30) return err_set(e, ERR_INPUT, "batch %ld is too large", batch);
+  int n = c->nodes * gpn;
+
+  platform_spec spec;
+  int rc = links(c, gpn, &spec, e);
+  if (rc) return rc;
+
+  /* Buckets. */
+  if (c->mode == SIM_MODE_FLAT) rc = bucket_plan_flat(m, prec, &r->plan, e);
+  else rc = bucket_plan_for_model(m, prec, c->first_bucket_mb, c->bucket_cap_mb, c->rebuilt, &r->plan, e);
+  if (rc) return rc;
+  int nb = r->plan.n;
+
+  /* Compute times and the gradient-ready segments of backward. */
+  runplan plan;
+  memset(&plan, 0, sizeof plan);
+  plan.n = n;
+  plan.iterations = c->iterations;
+  plan.fidelity = c->fidelity;
+  plan.nb = nb;
+  int *param_seg = malloc((size_t)m->nparams * sizeof *param_seg);
+  plan.seg_s = malloc((size_t)(m->nops + 1) * sizeof *plan.seg_s);
+  plan.chunk_bytes = malloc((size_t)nb * sizeof *plan.chunk_bytes);
+  plan.ready_seg = malloc((size_t)nb * sizeof *plan.ready_seg);
+  r->buckets = calloc((size_t)nb, sizeof *r->buckets);
+  char platform_path[512];
+  int have_platform = 0, pfd = -1, pipefd[2] = {-1, -1};
+  double *wire = NULL;
+  if (!param_seg || !plan.seg_s || !plan.chunk_bytes || !plan.ready_seg || !r->buckets) {
+    rc = err_set(e, ERR_NOMEM, "out of memory");
+    goto done;
+  }
+  double pending = 0;
+  for (int o = 0; o < m->nops; o++) {
+    const model_op *op = &m->ops[o];
+    double t;
+    if ((rc = op_phase_time(c, op, batch, prec, &t, &r->extrapolated_ops, e))) goto done;
+    if (op->phase == MODEL_PHASE_FORWARD) {
+      r->forward_s += t;
+    } else if (op->phase == MODEL_PHASE_OPTIMIZER) {
+      r->optimizer_s += t;
+    } else {
+      r->backward_s += t;
+      pending += t;
+      if (op->ready_count) {
+        for (int k = 0; k < op->ready_count; k++) param_seg[m->ready[op->ready_first + k]] = plan.nseg;
+        plan.seg_s[plan.nseg++] = pending;
+        pending = 0;
+      }
+    }
+  }
+  if (pending > 0) plan.seg_s[plan.nseg++] = pending; /* backward work after the last gradient */
+  plan.forward_s = r->forward_s;
+  plan.optimizer_s = r->optimizer_s;
+  for (int b = 0; b < nb; b++) {
+    const bucket_t *bk = &r->plan.b[b];
+    int seg = 0;
+    for (int k = 0; k < bk->ntensors; k++)
+      if (param_seg[bk->tensors[k]] > seg) seg = param_seg[bk->tensors[k]];
+    plan.ready_seg[b] = seg;
+    plan.chunk_bytes[b] = (long)((bk->bytes + (size_t)n - 1) / (size_t)n);
+    if (plan.chunk_bytes[b] < 1) plan.chunk_bytes[b] = 1;
+  }
+  /* As NCCL's tuning model: 2(nodes-1) of the 2(n-1) steps cross the network, the rest NVLink. */
+  plan.gpus_per_node = gpn;
+  plan.intra_lat_s = spec.intra_lat_s;
+  plan.nic_lat_s = spec.nic_lat_s;
+  int inter_steps = 2 * (c->nodes - 1);
+  plan.chain_lat_s = (double)(2 * (n - 1) - inter_steps) * spec.intra_lat_s + (double)inter_steps * spec.nic_lat_s;
+
+  r->gpus = n;
+  r->batch = batch;
+  r->precision = prec;
+  r->compute_s = r->forward_s + r->backward_s + r->optimizer_s;
+  r->intra_bw_Bps = spec.intra_bw_Bps;
+  r->intra_lat_s = spec.intra_lat_s;
+  r->nic_bw_Bps = spec.nic_bw_Bps;
+  r->nic_lat_s = spec.nic_lat_s;
+
+  /* The platform file, then the engine in a child process. */
+  const char *tmpdir = getenv("TMPDIR");
+  snprintf(platform_path, sizeof platform_path, "%s/ddpsim-platform-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
+  pfd = mkstemp(platform_path);
+  if (pfd < 0) {
+    rc = err_set(e, ERR_IO, "%s: cannot create the platform file: %s", platform_path, strerror(errno));
+    goto done;
+  }
+  have_platform = 1;
+  FILE *pf = fdopen(pfd, "w");
+  if (!pf) {
+    rc = err_set(e, ERR_IO, "%s: cannot write the platform file: %s", platform_path, strerror(errno));
+    goto done;
+  }
+  pfd = -1;
+  rc = platform_write(pf, &spec, e);
+  if (fclose(pf) != 0 && rc == 0) rc = err_set(e, ERR_IO, "%s: cannot write the platform file", platform_path);
+  if (rc) goto done;
+
+  if (pipe(pipefd) != 0) {
+    rc = err_set(e, ERR_IO, "cannot create a pipe: %s", strerror(errno));
+    goto done;
+  }
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid < 0) {
+    rc = err_set(e, ERR_SIM, "cannot fork the simulation: %s", strerror(errno));
+    goto done;
+  }
+  if (pid == 0) {
+    close(pipefd[0]);
+    child_main(&plan, platform_path, pipefd[1]);
+  }
+  close(pipefd[1]);
+  pipefd[1] = -1;
+  int K = c->iterations;
+  wire_head head;
+  size_t nd = (size_t)(2 * K + 3 * nb);
+  wire = malloc(nd * sizeof *wire);
+  int read_ok = wire && read_all(pipefd[0], &head, sizeof head) == 0 && read_all(pipefd[0], wire, nd * sizeof *wire) == 0;
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!read_ok || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    if (WIFSIGNALED(status))
+      rc = err_set(e, ERR_SIM, "the simulation engine died (signal %d)", WTERMSIG(status));
+    else
+      rc = err_set(e, ERR_SIM, "the simulation engine failed (exit status %d)", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    goto done;
+  }
+  if (head.status != 0) {
+    rc = err_set(e, ERR_SIM, "the simulation deadlocked: %d of %d actors finished", head.finished, n * (n > 1 ? 2 : 1));
+    goto done;
+  }
+  const double *is = wire, *ie = wire + K, *rd = wire + 2 * K, *st = rd + nb, *en = st + nb;
+  /* Steady state: iterations 2..K (every one starts where the previous ended). */
+  r->iteration_s = K == 1 ? ie[0] - is[0] : (ie[K - 1] - is[1]) / (K - 1);
+  r->exposed_comm_s = r->iteration_s - r->compute_s;
+  if (r->exposed_comm_s < 0 && r->exposed_comm_s > -1e-9 * r->iteration_s) r->exposed_comm_s = 0;
+  double base = is[K - 1];
+  for (int b = 0; b < nb; b++) {
+    r->buckets[b].index = b;
+    r->buckets[b].bytes = r->plan.b[b].bytes;
+    r->buckets[b].ready_s = rd[b] - base;
+    r->buckets[b].comm_start_s = st[b] - base;
+    r->buckets[b].comm_end_s = en[b] - base;
+    r->comm_busy_s += en[b] - st[b];
+  }
+  r->messages = head.messages;
+  rc = ERR_OK;
+done:
+  if (pipefd[0] >= 0) close(pipefd[0]);
+  if (pipefd[1] >= 0) close(pipefd[1]);
+  if (pfd >= 0) close(pfd);
+  if (have_platform) unlink(platform_path);
+  free(wire);
+  free(param_seg);
+  free(plan.seg_s);
+  free(plan.chunk_bytes);
+  free(plan.ready_seg);
+  if (rc) sim_result_free(r);
+  r->wall_s = now_s() - wall0;
+  return rc;
+}

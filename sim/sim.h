@@ -1,0 +1,81 @@
+/* sim: the SimGrid model of DDP's iteration.
+ *
+ * Every GPU is two actors: a compute actor playing forward, backward op by op (gradients becoming
+ * ready, buckets filling) and the optimizer step; and a communication actor playing the NCCL stream:
+ * it all-reduces the buckets strictly in bucket order, each as soon as it is ready and the previous
+ * one is done, over a ring through the GPUs of a node and then over the NICs. The compute actor
+ * waits for the last all-reduce before its optimizer step. The model and its derivation are in
+ * docs/simulation.md.
+ *
+ * Each simulation runs in a child process (SimGrid's engine lives once per process), so sim_run can
+ * be called any number of times from one program. */
+#ifndef DDPSIM_SIM_H
+#define DDPSIM_SIM_H
+
+#include "bucket.h"
+#include "err.h"
+#include "model.h"
+#include "profile.h"
+#include "topo.h"
+
+typedef enum { SIM_MODE_DDP = 0, SIM_MODE_FLAT = 1 } sim_mode;
+typedef enum { SIM_FIDELITY_FLOW = 0, SIM_FIDELITY_STEP = 1 } sim_fidelity;
+
+typedef struct {
+  const model_t *model;
+  const topo_t *topo;
+  const profile_t *profile;
+  int nodes;
+  int gpus_per_node;       /* <= 0: the topology's */
+  long batch;              /* per GPU; <= 0: the model's */
+  int precision;           /* model_dtype, or -1: the model's */
+  double bucket_cap_mb;    /* DDP's bucket_cap_mb (25 in PyTorch) */
+  double first_bucket_mb;  /* the first bucket's cap (1 in PyTorch) */
+  int rebuilt;             /* buckets rebuilt in gradient-ready order */
+  sim_mode mode;
+  sim_fidelity fidelity;
+  int iterations;          /* >= 1; the steady state is the mean of iterations 2..K (1 if K == 1) */
+} sim_config;
+
+typedef struct {
+  int index;             /* position in reduction order */
+  size_t bytes;
+  double ready_s;        /* relative to the start of the reported iteration (rank 0) */
+  double comm_start_s;
+  double comm_end_s;
+} sim_bucket_time;
+
+typedef struct {
+  int gpus;
+  long batch;
+  model_dtype precision;
+  double iteration_s;      /* steady-state iteration time */
+  double forward_s, backward_s, optimizer_s;
+  double compute_s;        /* forward + backward + optimizer */
+  double exposed_comm_s;   /* iteration_s - compute_s: communication not hidden behind backward */
+  double comm_busy_s;      /* time the communication stream was busy in the reported iteration */
+  int extrapolated_ops;    /* ops whose cost fell outside a measured table */
+  double intra_bw_Bps, intra_lat_s, nic_bw_Bps, nic_lat_s; /* effective, as simulated */
+  bucket_plan plan;        /* reduction order (owned; freed by sim_result_free) */
+  sim_bucket_time *buckets; /* (plan.n) for the reported iteration */
+  long messages;           /* network messages simulated */
+  double wall_s;           /* wall-clock time of the simulation */
+} sim_result;
+
+/* Fills a config with the documented defaults (bucket caps 25 and 1 MB, ddp, flow, 3 iterations);
+ * model, topo, profile and nodes are the caller's to set. */
+void sim_config_defaults(sim_config *c);
+
+/* Runs one simulation. Every input is validated before the engine starts: ERR_INPUT with a message
+ * for bad values (a node count below 1, a link class missing from the profile, ...). ERR_SIM if the
+ * engine failed or an actor did not finish (a deadlock). On success the caller frees *r with
+ * sim_result_free. */
+int sim_run(const sim_config *c, sim_result *r, err_t *e);
+
+void sim_result_free(sim_result *r); /* frees the contents; NULL is a no-op */
+
+/* The analytic time of one ring all-reduce of `bytes` over n ranks whose slowest hop has latency
+ * lat_s and bandwidth bw_Bps: 2(n-1) (lat + bytes / (n bw)). 0 for n == 1. */
+double sim_ring_time(int n, double bytes, double lat_s, double bw_Bps);
+
+#endif

@@ -1,0 +1,34 @@
+/* topo: what the job runs on.
+ *
+ * A topology describes one kind of node (GPUs per node, the links a GPU uses inside the node, the
+ * NICs) and the switch between nodes; the node count comes from the command line. Numbers here are
+ * nominal hardware figures; the profile says what fraction of them is achieved and what a hop costs
+ * in latency. The text format is documented in topologies/README.md. */
+#ifndef DDPSIM_TOPO_H
+#define DDPSIM_TOPO_H
+
+#include "err.h"
+
+#define TOPO_NAME_MAX 64
+
+typedef struct {
+  char name[TOPO_NAME_MAX];
+  char path[512];
+  int gpus_per_node;
+  char intra_class[TOPO_NAME_MAX]; /* link class inside a node: "nvlink", "pcie", "shm" */
+  int intra_links;                 /* links of that class a GPU drives ring traffic over, per direction */
+  double intra_bw_Bps;             /* nominal bandwidth of one such link, per direction */
+  int has_nic;                     /* 0: single-node only ("nic none") */
+  char nic_class[TOPO_NAME_MAX];   /* "ib-edr", "10gbe", ... */
+  int nic_count;                   /* NICs per node */
+  double nic_bw_Bps;               /* nominal bandwidth of one NIC, per direction */
+  double switch_bw_Bps;            /* 0: non-blocking switch; else a backbone shared by all traffic */
+} topo_t;
+
+/* Loads a topology file into *out (caller frees with topo_destroy). ERR_IO if unreadable,
+ * ERR_INPUT with `path:line: reason` if malformed; nothing allocated on failure. */
+int topo_load(const char *path, topo_t **out, err_t *e);
+int topo_parse(const char *text, const char *origin, topo_t **out, err_t *e);
+void topo_destroy(topo_t *t); /* NULL is a no-op */
+
+#endif
