@@ -1,0 +1,395 @@
+/* ddpcalib: calibrates this machine and writes the profile ddpsim reads.
+ *
+ * A thin front end: parses flags, calls the calib library, prints, and maps status to exit code
+ * (0 success, 2 usage error, 1 runtime failure). Commands and flags: docs/calib.md. */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <gsl/gsl_errno.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cerr.h"
+#include "commbench.h"
+#include "comm_mpi.h"
+#include "fit.h"
+#include "parse.h"
+#include "profilew.h"
+#include "record.h"
+#ifdef DDPCALIB_HAVE_CUDA
+#include "comm_nccl.h"
+#endif
+
+static const char *usage_main =
+    "usage: ddpcalib COMMAND [flags]   (ddpcalib COMMAND --help for each)\n"
+    "\n"
+    "Calibrates this machine with real kernels and real all-reduces, fits cost models, and writes\n"
+    "the profile JSON that `ddpsim predict --profile FILE` reads (docs/calib.md, docs/profile.md).\n"
+    "\n"
+    "commands:\n"
+    "  comm      all-reduce sweep (MPI between processes, or NCCL between GPUs); fits the link\n"
+    "  compute   times the mLSTM kernels, a GEMM grid and elementwise copies; fits the ops\n"
+    "  h2d       host-to-device copy bandwidth (CUDA only)\n"
+    "  merge     merges two profiles (the second wins on conflicts)\n"
+    "  validate  checks a profile against the schema\n"
+    "\n"
+    "exit status: 0 success, 1 runtime failure, 2 usage error\n";
+
+static const char *usage_comm =
+    "usage: [mpirun -np N] ddpcalib comm --backend mpi|nccl -b MIN -e MAX -f FACTOR [-g GPUS]\n"
+    "                      [-n ITERS] [-w WARMUPS] [-c] [--link-class NAME] [-o PROFILE]\n"
+    "\n"
+    "All-reduce (float, sum, out of place) sweep at sizes MIN, MIN*FACTOR, ... <= MAX, printed as\n"
+    "nccl-tests prints it; then fits the ring model t(S) = 2(n-1)(lat + S/(n bw)) per size regime\n"
+    "and writes it as comm.links.NAME.\n"
+    "\n"
+    "  --backend mpi|nccl  mpi: MPI_Allreduce between the processes of mpirun (CPU);\n"
+    "                      nccl: all -g local GPUs in one process, or one GPU per mpirun process\n"
+    "  -b, --minbytes MIN  smallest size in bytes, K/M/G suffixes (1024-based)   [8]\n"
+    "  -e, --maxbytes MAX  largest size                                          [32M]\n"
+    "  -f, --stepfactor F  size factor between steps, > 1                        [2]\n"
+    "  -g, --ngpus GPUS    nccl: GPUs driven by this process                     [1]\n"
+    "  -n, --iters N       timed iterations per size                             [20]\n"
+    "  -w, --warmup_iters W  untimed warm-up iterations per size                 [5]\n"
+    "  -c, --check         check every element of the result (#wrong column)\n"
+    "  --link-class NAME   the link class written (must match the topology's name)\n"
+    "                      [mpi: shm on one host, net across hosts;\n"
+    "                       nccl: nvlink on one host, net across hosts]\n"
+    "  --regimes K         at most K size regimes in the fit, 1..4               [3]\n"
+    "  -o, --output FILE   profile to write (atomically); without it, only print\n"
+    "  -h, --help          this text\n";
+
+static const char *usage_compute =
+    "usage: ddpcalib compute --backend cpu|cuda [--hidden LIST] [--batch LIST] [--seq T]\n"
+    "                        [--precision fp32|fp16] [-n ITERS] [-w WARMUPS] [-o PROFILE]\n"
+    "\n"
+    "Times, with the real kernels (kernels/mlstm.h), the mLSTM forward and backward per step, the\n"
+    "weight-gradient GEMMs, the decoder and loss at each hidden size x batch; then a GEMM grid\n"
+    "(cblas_sgemm on cpu, cuBLAS on cuda) and elementwise copies of several sizes. Keeps every\n"
+    "per-iteration time, fits compute.<precision>.gemm and .ewise as \"model\": \"table\" with a\n"
+    "fitted roofline fallback.\n"
+    "\n"
+    "  --backend cpu|cuda    cpu: CBLAS reference kernels, monotonic clock; cuda: CUDA events\n"
+    "  --hidden LIST         hidden sizes H, comma-separated                      [256]\n"
+    "  --batch LIST          batch sizes B, comma-separated                       [8]\n"
+    "  --seq T               sequence length of the timed mLSTM pass              [8]\n"
+    "  --precision P         fp32 or fp16 (fp16: cuda only)                       [fp32]\n"
+    "  -n, --iters N         timed iterations of each measurement                 [10]\n"
+    "  -w, --warmup_iters W  untimed warm-up iterations                           [2]\n"
+    "  --gemm-max D          largest GEMM dimension of the plain grid             [512]\n"
+    "  -o, --output FILE     profile to write (atomically); without it, only print\n"
+    "  -h, --help            this text\n";
+
+static const char *usage_h2d =
+    "usage: ddpcalib h2d --backend cuda [-b MIN] [-e MAX] [-f FACTOR] [-n ITERS] [-w WARMUPS]\n"
+    "                    [-o PROFILE]\n"
+    "\n"
+    "Host-to-device copy bandwidth with cudaMemcpy (pageable and pinned host memory, synchronous)\n"
+    "and cudaMemcpyAsync (pinned, on a stream), timed with CUDA events; fits latency and bandwidth\n"
+    "of each and writes them under h2d.<mode>. CUDA only: --backend cpu is a usage error.\n"
+    "\n"
+    "  --backend cuda       the only backend with a host-device copy\n"
+    "  -b, -e, -f           sizes as in comm                                   [4K, 64M, 4]\n"
+    "  -n, -w               timed and warm-up iterations                       [10, 2]\n"
+    "  -o, --output FILE    profile to write (atomically)\n"
+    "  -h, --help           this text\n";
+
+static const char *usage_merge =
+    "usage: ddpcalib merge A.json B.json -o OUT.json\n"
+    "\n"
+    "Merges two profiles, e.g. compute from one run and comm from another. Objects merge key by key\n"
+    "down to compute.<precision>.<kind>, comm.links.<class> and samples.<section>.<name>, which B\n"
+    "replaces whole when both have them; the merged provenance lists both sources and every path\n"
+    "B replaced.\n";
+
+static const char *usage_validate =
+    "usage: ddpcalib validate PROFILE.json\n"
+    "\n"
+    "Checks a profile against docs/profile.md (format, version, every field ddpsim reads present\n"
+    "and positive); prints `FILE: ok` or `FILE: what is wrong` and exits 1.\n";
+
+/* Under mpirun every rank would repeat a usage message; only rank 0 (or a plain run) prints. */
+/* The whole command line as typed, for the profile's provenance. */
+static int g_argc;
+static char **g_argv;
+
+static int quiet_rank(void) {
+  const char *r = getenv("OMPI_COMM_WORLD_RANK");
+  if (!r) r = getenv("PMI_RANK");
+  return r && strcmp(r, "0") != 0;
+}
+
+static int fail(int code, const cerr *e) {
+  if (!quiet_rank() || code != CERR_USAGE) fprintf(stderr, "ddpcalib: %s\n", e->msg);
+  return code == CERR_USAGE ? 2 : 1;
+}
+
+static int usage_error(const char *cmd, const char *fmt, const char *arg) {
+  if (!quiet_rank()) {
+    fprintf(stderr, "ddpcalib %s: ", cmd);
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\n(ddpcalib %s --help for usage)\n", cmd);
+  }
+  return 2;
+}
+
+/* getopt_long's '?' and ':' into a message naming the offending flag. */
+static int bad_flag(const char *cmd, int c, int argc, char **argv) {
+  const char *arg = optind - 1 < argc ? argv[optind - 1] : "?";
+  return usage_error(cmd, c == ':' ? "flag '%s' needs a value" : "unknown flag '%s'", arg);
+}
+
+/* ---------------------------------------------------------------- comm */
+
+static void print_row(const commbench_row *row, void *arg) {
+  const commbench_backend *b = arg;
+  if (!b->is_root) return;
+  char line[256];
+  commbench_format_row(row, line, sizeof line);
+  printf("%s\n", line);
+  fflush(stdout);
+}
+
+static int cmd_comm(int argc, char **argv) {
+  commbench_cfg cfg = {.min_bytes = 8, .max_bytes = 32u << 20, .factor = 2, .iters = 20, .warmups = 5};
+  const char *backend = NULL, *link_class = NULL, *output = NULL;
+  long ngpus = 1, regimes = 3, v;
+  cerr e = {{0}};
+  int rc;
+  enum { OPT_BACKEND = 256, OPT_LINK, OPT_REGIMES };
+  static const struct option opts[] = {
+      {"backend", required_argument, 0, OPT_BACKEND}, {"minbytes", required_argument, 0, 'b'},
+      {"maxbytes", required_argument, 0, 'e'},        {"stepfactor", required_argument, 0, 'f'},
+      {"ngpus", required_argument, 0, 'g'},           {"iters", required_argument, 0, 'n'},
+      {"warmup_iters", required_argument, 0, 'w'},    {"check", no_argument, 0, 'c'},
+      {"link-class", required_argument, 0, OPT_LINK}, {"regimes", required_argument, 0, OPT_REGIMES},
+      {"output", required_argument, 0, 'o'},          {"help", no_argument, 0, 'h'},
+      {0, 0, 0, 0}};
+  opterr = 0;
+  int c;
+  while ((c = getopt_long(argc, argv, ":b:e:f:g:n:w:co:h", opts, NULL)) != -1) {
+    rc = CERR_OK;
+    switch (c) {
+    case OPT_BACKEND: backend = optarg; break;
+    case OPT_LINK: link_class = optarg; break;
+    case OPT_REGIMES: rc = parse_int(optarg, "--regimes", 1, FIT_MAX_REGIMES, &regimes, &e); break;
+    case 'b': rc = parse_bytes(optarg, "-b", &cfg.min_bytes, &e); break;
+    case 'e': rc = parse_bytes(optarg, "-e", &cfg.max_bytes, &e); break;
+    case 'f': rc = parse_double(optarg, "-f", &cfg.factor, &e); break;
+    case 'g': rc = parse_int(optarg, "-g", 1, 64, &ngpus, &e); break;
+    case 'n': rc = parse_int(optarg, "-n", 1, 1000000, &v, &e), cfg.iters = (int)v; break;
+    case 'w': rc = parse_int(optarg, "-w", 0, 1000000, &v, &e), cfg.warmups = (int)v; break;
+    case 'c': cfg.check = 1; break;
+    case 'o': output = optarg; break;
+    case 'h': fputs(usage_comm, stdout); return 0;
+    default: return bad_flag("comm", c, argc, argv);
+    }
+    if (rc) return fail(rc, &e);
+  }
+  if (optind < argc) return usage_error("comm", "unexpected argument '%s'", argv[optind]);
+  if (!backend) return usage_error("comm", "%s", "--backend mpi|nccl is required");
+  int nccl = strcmp(backend, "nccl") == 0;
+  if (!nccl && strcmp(backend, "mpi") != 0)
+    return usage_error("comm", "--backend: '%s' is not mpi or nccl", backend);
+  if (!nccl && ngpus != 1) return usage_error("comm", "%s", "-g applies to --backend nccl only");
+  if (link_class && (!*link_class || strpbrk(link_class, ". \t\"\\")))
+    return usage_error("comm", "--link-class: '%s' must be a plain name (no dots, spaces, quotes)", link_class);
+  if ((rc = commbench_check_cfg(&cfg, &e))) return fail(rc, &e);
+#ifndef DDPCALIB_HAVE_CUDA
+  if (nccl) {
+    fprintf(stderr, "ddpcalib: comm --backend nccl: this ddpcalib was built without CUDA/NCCL\n");
+    return 1;
+  }
+#endif
+
+  if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
+    fprintf(stderr, "ddpcalib: MPI_Init failed\n");
+    return 1;
+  }
+  commbench_backend b;
+  commbench_result res = {0};
+  cJSON *doc = NULL;
+  int status = 0;
+#ifdef DDPCALIB_HAVE_CUDA
+  if (nccl)
+    rc = comm_nccl_open(&b, (int)ngpus, &e);
+  else
+#endif
+    rc = comm_mpi_open(&b, &e);
+  if (rc) {
+    status = fail(rc, &e);
+    goto done;
+  }
+  if (!link_class) link_class = b.nhosts > 1 ? "net" : nccl ? "nvlink" : "shm";
+  if (b.is_root) {
+    char hdr[512];
+    printf("# ddpcalib comm: backend %s (%s), %d ranks on %d host(s): %s\n", b.name, b.library,
+           b.nranks, b.nhosts, b.hosts);
+    printf("# link class %s; %d warm-up + %d timed iterations per size; time = mean per "
+           "iteration, max over ranks\n#\n", link_class, cfg.warmups, cfg.iters);
+    commbench_format_header(hdr, sizeof hdr);
+    printf("%s\n", hdr);
+    fflush(stdout);
+  }
+  rc = commbench_run(&cfg, &b, print_row, &b, &res, &e);
+  if (rc) {
+    status = fail(rc, &e);
+    goto done;
+  }
+  if (!b.is_root) goto done;
+  char foot[256];
+  commbench_format_footer(&res, foot, sizeof foot);
+  printf("%s\n#\n", foot);
+  if (res.wrong > 0) {
+    fprintf(stderr, "ddpcalib: comm: %lld wrong elements in the all-reduce results\n", res.wrong);
+    status = 1;
+    goto done;
+  }
+  if (res.nrows < 2 && !output) {
+    printf("# fit: skipped (one size; give -e > -b to fit latency and bandwidth)\n");
+    goto done;
+  }
+  double *bytes = malloc(res.nrows * sizeof *bytes), *t = malloc(res.nrows * sizeof *t);
+  fit_ring_result fit;
+  fit_ring_opts fo = fit_ring_defaults();
+  fo.max_regimes = (size_t)regimes;
+  if (!bytes || !t) {
+    rc = cerr_set(&e, CERR_NOMEM, "out of memory");
+  } else {
+    for (size_t i = 0; i < res.nrows; i++) {
+      bytes[i] = (double)res.rows[i].bytes;
+      t[i] = res.rows[i].median_s;
+    }
+    rc = fit_ring(bytes, t, res.nrows, b.nranks, &fo, &fit, &e);
+  }
+  free(bytes);
+  free(t);
+  if (rc) {
+    status = fail(rc, &e);
+    goto done;
+  }
+  printf("# fit (ring model on median times, %zu regime(s)):\n", fit.nregimes);
+  for (size_t i = 0; i < fit.nregimes; i++) {
+    const fit_regime *g = &fit.regime[i];
+    printf("#   %10.0f .. %10.0f B: lat %.3f us/hop, bw %.3f GB/s/link, residual rms %.1f%% max %.1f%%\n",
+           g->min_bytes, g->max_bytes, g->lat_s * 1e6, g->bw_Bps / 1e9, g->rms_rel * 100,
+           g->max_rel * 100);
+  }
+  printf("# comm.links.%s: lat_s %.4g, bw_Bps %.4g (residual over the sweep: rms %.1f%%, max %.1f%%)\n",
+         link_class, fit.lat_s, fit.bw_Bps, fit.rms_rel * 100, fit.max_rel * 100);
+  if (output) {
+    char libs[256];
+    snprintf(libs, sizeof libs, "%s", b.library);
+    profilew_prov p = {.subcommand = "comm", .argc = g_argc, .argv = g_argv, .devices = b.devices,
+                       .hosts = b.hosts, .libraries = libs};
+    doc = profilew_new("measured", &p);
+    if (!doc) rc = cerr_set(&e, CERR_NOMEM, "out of memory");
+    if (!rc) rc = record_comm(doc, link_class, &b, &cfg, &res, &fit, &e);
+    if (!rc) rc = profilew_write(doc, output, &e);
+    if (rc) {
+      status = fail(rc, &e);
+      goto done;
+    }
+    printf("# wrote %s\n", output);
+  }
+done:
+  fflush(stdout);
+  cJSON_Delete(doc);
+  commbench_result_free(&res);
+#ifdef DDPCALIB_HAVE_CUDA
+  if (nccl)
+    comm_nccl_close(&b);
+  else
+#endif
+    comm_mpi_close(&b);
+  MPI_Finalize();
+  return status;
+}
+
+/* ---------------------------------------------------------------- merge, validate */
+
+static int cmd_merge(int argc, char **argv) {
+  static const struct option opts[] = {{"output", required_argument, 0, 'o'},
+                                       {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+  const char *output = NULL;
+  opterr = 0;
+  int c;
+  while ((c = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
+    if (c == 'o') output = optarg;
+    else if (c == 'h') return fputs(usage_merge, stdout), 0;
+    else return bad_flag("merge", c, argc, argv);
+  }
+  if (argc - optind != 2) return usage_error("merge", "%s", "needs exactly two input profiles");
+  if (!output) return usage_error("merge", "%s", "-o OUT.json is required");
+  const char *fa = argv[optind], *fb = argv[optind + 1];
+  cerr e = {{0}};
+  cJSON *a = NULL, *b = NULL, *m = NULL;
+  int rc = profilew_load(fa, &a, &e);
+  if (!rc) rc = profilew_load(fb, &b, &e);
+  profilew_prov p = {.subcommand = "merge", .argc = g_argc, .argv = g_argv};
+  if (!rc) rc = profilew_merge(a, fa, b, fb, &p, &m, &e);
+  if (!rc) rc = profilew_write(m, output, &e);
+  cJSON_Delete(a);
+  cJSON_Delete(b);
+  cJSON_Delete(m);
+  if (rc) return fail(rc, &e);
+  printf("merged %s and %s (the latter wins on conflicts) into %s\n", fa, fb, output);
+  return 0;
+}
+
+static int cmd_validate(int argc, char **argv) {
+  static const struct option opts[] = {{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+  opterr = 0;
+  int c;
+  while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    if (c == 'h') return fputs(usage_validate, stdout), 0;
+    return bad_flag("validate", c, argc, argv);
+  }
+  if (argc - optind != 1) return usage_error("validate", "%s", "needs exactly one profile");
+  cerr e = {{0}};
+  cJSON *d = NULL;
+  int rc = profilew_load(argv[optind], &d, &e);
+  if (!rc) rc = profilew_validate(d, argv[optind], &e);
+  cJSON_Delete(d);
+  if (rc) return fail(rc, &e);
+  printf("%s: ok\n", argv[optind]);
+  return 0;
+}
+
+static int cmd_compute(int argc, char **argv) {
+  for (int i = 1; i < argc; i++)
+    if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) return fputs(usage_compute, stdout), 0;
+  fprintf(stderr, "ddpcalib: compute: not yet built\n");
+  return 1;
+}
+
+static int cmd_h2d(int argc, char **argv) {
+  for (int i = 1; i < argc; i++)
+    if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) return fputs(usage_h2d, stdout), 0;
+  fprintf(stderr, "ddpcalib: h2d: not yet built\n");
+  return 1;
+}
+
+int main(int argc, char **argv) {
+  gsl_set_error_handler_off();
+  g_argc = argc;
+  g_argv = argv;
+  if (argc < 2) {
+    fputs(usage_main, stderr);
+    return 2;
+  }
+  const char *cmd = argv[1];
+  if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
+    fputs(usage_main, stdout);
+    return 0;
+  }
+  /* Each command parses argv[1..]: its own name stands where the program name was. */
+  if (strcmp(cmd, "comm") == 0) return cmd_comm(argc - 1, argv + 1);
+  if (strcmp(cmd, "merge") == 0) return cmd_merge(argc - 1, argv + 1);
+  if (strcmp(cmd, "validate") == 0) return cmd_validate(argc - 1, argv + 1);
+  if (strcmp(cmd, "compute") == 0) return cmd_compute(argc - 1, argv + 1);
+  if (strcmp(cmd, "h2d") == 0) return cmd_h2d(argc - 1, argv + 1);
+  if (!quiet_rank()) fprintf(stderr, "ddpcalib: unknown command '%s'\n%s", cmd, usage_main);
+  return 2;
+}

@@ -1,0 +1,420 @@
+/* profilew: profile JSON: build, validate, merge, load, write atomically. */
+#define _POSIX_C_SOURCE 200809L
+#include "profilew.h"
+
+#include <errno.h>
+#include <gsl/gsl_version.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+int profilew_num(cJSON *obj, const char *key, double v, cerr *e) {
+  cJSON *n = cJSON_CreateNumber(v);
+  if (!n) return cerr_set(e, CERR_NOMEM, "out of memory");
+  if (cJSON_GetObjectItemCaseSensitive(obj, key))
+    cJSON_ReplaceItemInObjectCaseSensitive(obj, key, n);
+  else
+    cJSON_AddItemToObject(obj, key, n);
+  return CERR_OK;
+}
+
+int profilew_str(cJSON *obj, const char *key, const char *v, cerr *e) {
+  cJSON *n = cJSON_CreateString(v ? v : "");
+  if (!n) return cerr_set(e, CERR_NOMEM, "out of memory");
+  if (cJSON_GetObjectItemCaseSensitive(obj, key))
+    cJSON_ReplaceItemInObjectCaseSensitive(obj, key, n);
+  else
+    cJSON_AddItemToObject(obj, key, n);
+  return CERR_OK;
+}
+
+cJSON *profilew_obj(cJSON *obj, const char *key) {
+  cJSON *o = cJSON_GetObjectItemCaseSensitive(obj, key);
+  if (o) return cJSON_IsObject(o) ? o : NULL;
+  return cJSON_AddObjectToObject(obj, key);
+}
+
+/* The command line, each argument quoted for a POSIX shell when it needs it. */
+static char *join_argv(int argc, char **argv) {
+  size_t len = 1;
+  for (int i = 0; i < argc; i++) len += 4 * strlen(argv[i]) + 3;
+  char *s = malloc(len), *p = s;
+  if (!s) return NULL;
+  for (int i = 0; i < argc; i++) {
+    const char *a = argv[i];
+    int plain = *a != '\0';
+    for (const char *c = a; *c; c++)
+      if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_=.,/:+@%", *c))
+        plain = 0;
+    if (i) *p++ = ' ';
+    if (plain) {
+      p += sprintf(p, "%s", a);
+      continue;
+    }
+    *p++ = '\'';
+    for (const char *c = a; *c; c++) {
+      if (*c == '\'') {
+        memcpy(p, "'\\''", 4);
+        p += 4;
+      } else {
+        *p++ = *c;
+      }
+    }
+    *p++ = '\'';
+  }
+  *p = '\0';
+  return s;
+}
+
+cJSON *profilew_new(const char *name, const profilew_prov *p) {
+  cJSON *d = cJSON_CreateObject();
+  if (!d) return NULL;
+  char host[256] = "unknown", date[64] = "", kernel[512] = "";
+  gethostname(host, sizeof host - 1);
+  time_t now = time(NULL);
+  struct tm tm;
+  if (gmtime_r(&now, &tm)) strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  struct utsname u;
+  if (uname(&u) == 0) snprintf(kernel, sizeof kernel, "%s %s %s", u.sysname, u.release, u.machine);
+  char libs[512];
+  snprintf(libs, sizeof libs, "GSL %s; cJSON %s%s%s", GSL_VERSION, cJSON_Version(),
+           p && p->libraries && *p->libraries ? "; " : "", p && p->libraries ? p->libraries : "");
+  char *cmd = p && p->argv ? join_argv(p->argc, p->argv) : NULL;
+
+  cJSON *prov;
+  int ok = cJSON_AddStringToObject(d, "format", "ddpsim-profile") &&
+           cJSON_AddNumberToObject(d, "version", 1) && cJSON_AddStringToObject(d, "name", name) &&
+           (prov = cJSON_AddObjectToObject(d, "provenance")) &&
+           cJSON_AddStringToObject(prov, "kind", "measured") &&
+           cJSON_AddStringToObject(prov, "tool", "ddpcalib") &&
+           cJSON_AddStringToObject(prov, "subcommand", p && p->subcommand ? p->subcommand : "") &&
+           cJSON_AddStringToObject(prov, "host", p && p->hosts && *p->hosts ? p->hosts : host) &&
+           cJSON_AddStringToObject(prov, "os", kernel) &&
+           cJSON_AddStringToObject(prov, "devices", p && p->devices ? p->devices : "") &&
+           cJSON_AddStringToObject(prov, "driver", p && p->driver ? p->driver : "none") &&
+           cJSON_AddStringToObject(prov, "libraries", libs) &&
+           cJSON_AddStringToObject(prov, "date", date) &&
+           cJSON_AddStringToObject(prov, "command", cmd ? cmd : "") &&
+           cJSON_AddObjectToObject(d, "compute") && profilew_obj(profilew_obj(d, "comm"), "links") &&
+           cJSON_AddObjectToObject(d, "samples");
+  free(cmd);
+  if (!ok) {
+    cJSON_Delete(d);
+    return NULL;
+  }
+  return d;
+}
+
+/* ---- load ---- */
+
+int profilew_load(const char *path, cJSON **out, cerr *e) {
+  *out = NULL;
+  FILE *f = fopen(path, "rb");
+  if (!f) return cerr_set(e, CERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
+  size_t cap = 1 << 16, len = 0;
+  char *buf = malloc(cap);
+  while (buf) {
+    len += fread(buf + len, 1, cap - len, f);
+    if (len < cap) break;
+    char *nb = realloc(buf, cap * 2);
+    if (!nb) {
+      free(buf);
+      buf = NULL;
+      break;
+    }
+    buf = nb;
+    cap *= 2;
+  }
+  int err = ferror(f);
+  fclose(f);
+  if (!buf) return cerr_set(e, CERR_NOMEM, "%s: out of memory", path);
+  if (err) {
+    free(buf);
+    return cerr_set(e, CERR_INPUT, "%s: read error (is it a directory?)", path);
+  }
+  if (len == 0) {
+    free(buf);
+    return cerr_set(e, CERR_INPUT, "%s: empty file, expected a JSON profile", path);
+  }
+  const char *end = NULL;
+  cJSON *d = cJSON_ParseWithLengthOpts(buf, len, &end, 0);
+  if (!d) {
+    size_t off = end && end >= buf && end <= buf + len ? (size_t)(end - buf) : 0;
+    int line = 1;
+    for (size_t i = 0; i < off; i++) line += buf[i] == '\n';
+    free(buf);
+    return cerr_set(e, CERR_INPUT, "%s:%d: malformed JSON", path, line);
+  }
+  free(buf);
+  if (!cJSON_IsObject(d)) {
+    cJSON_Delete(d);
+    return cerr_set(e, CERR_INPUT, "%s: the top level is not a JSON object", path);
+  }
+  *out = d;
+  return CERR_OK;
+}
+
+/* ---- validate ---- */
+
+/* A required number at obj[key] (path names it); positive unless zero_ok. */
+static int need_num(const cJSON *obj, const char *key, const char *file, const char *path, int zero_ok,
+                    double *v, cerr *e) {
+  const cJSON *n = cJSON_GetObjectItemCaseSensitive(obj, key);
+  if (!n) return cerr_set(e, CERR_INPUT, "%s: %s.%s is missing", file, path, key);
+  if (!cJSON_IsNumber(n) || !isfinite(n->valuedouble))
+    return cerr_set(e, CERR_INPUT, "%s: %s.%s is not a number", file, path, key);
+  if (zero_ok ? n->valuedouble < 0 : !(n->valuedouble > 0))
+    return cerr_set(e, CERR_INPUT, "%s: %s.%s is %g, must be %s", file, path, key, n->valuedouble,
+                    zero_ok ? ">= 0" : "> 0");
+  if (v) *v = n->valuedouble;
+  return CERR_OK;
+}
+
+static int opt_num(const cJSON *obj, const char *key, const char *file, const char *path, cerr *e) {
+  if (!cJSON_GetObjectItemCaseSensitive(obj, key)) return CERR_OK;
+  return need_num(obj, key, file, path, 0, NULL, e);
+}
+
+static int check_roofline(const cJSON *m, const char *kind, const char *file, const char *path,
+                          cerr *e) {
+  int rc;
+  if ((rc = need_num(m, "launch_s", file, path, 1, NULL, e))) return rc;
+  if (strcmp(kind, "gemm") == 0) {
+    if ((rc = need_num(m, "peak_flops", file, path, 0, NULL, e))) return rc;
+    if ((rc = need_num(m, "efficiency", file, path, 0, NULL, e))) return rc;
+  }
+  if ((rc = need_num(m, "mem_bw_Bps", file, path, 0, NULL, e))) return rc;
+  return opt_num(m, "mem_efficiency", file, path, e);
+}
+
+static int check_model(const cJSON *m, const char *kind, const char *file, const char *path, cerr *e) {
+  if (!cJSON_IsObject(m)) return cerr_set(e, CERR_INPUT, "%s: %s is not an object", file, path);
+  const cJSON *model = cJSON_GetObjectItemCaseSensitive(m, "model");
+  if (!cJSON_IsString(model)) return cerr_set(e, CERR_INPUT, "%s: %s.model is missing", file, path);
+  if (strcmp(model->valuestring, "roofline") == 0) return check_roofline(m, kind, file, path, e);
+  if (strcmp(model->valuestring, "table") != 0)
+    return cerr_set(e, CERR_INPUT, "%s: %s.model is \"%s\", expected \"roofline\" or \"table\"", file,
+                    path, model->valuestring);
+  const cJSON *pts = cJSON_GetObjectItemCaseSensitive(m, "points");
+  if (!cJSON_IsArray(pts) || cJSON_GetArraySize(pts) < 1)
+    return cerr_set(e, CERR_INPUT, "%s: %s.points must be an array of at least one point", file, path);
+  int i = 0, rc;
+  const cJSON *pt;
+  cJSON_ArrayForEach(pt, pts) {
+    char p[256];
+    snprintf(p, sizeof p, "%s.points[%d]", path, i++);
+    if (!cJSON_IsObject(pt)) return cerr_set(e, CERR_INPUT, "%s: %s is not an object", file, p);
+    if (strcmp(kind, "gemm") == 0) {
+      if ((rc = need_num(pt, "m", file, p, 0, NULL, e)) || (rc = need_num(pt, "n", file, p, 0, NULL, e)) ||
+          (rc = need_num(pt, "k", file, p, 0, NULL, e)))
+        return rc;
+    } else if ((rc = need_num(pt, "bytes", file, p, 0, NULL, e))) {
+      return rc;
+    }
+    if ((rc = need_num(pt, "time_s", file, p, 0, NULL, e))) return rc;
+  }
+  const cJSON *fb = cJSON_GetObjectItemCaseSensitive(m, "fallback");
+  char p[256];
+  snprintf(p, sizeof p, "%s.fallback", path);
+  if (!cJSON_IsObject(fb)) return cerr_set(e, CERR_INPUT, "%s: %s is missing", file, p);
+  const cJSON *fm = cJSON_GetObjectItemCaseSensitive(fb, "model");
+  if (!cJSON_IsString(fm) || strcmp(fm->valuestring, "roofline") != 0)
+    return cerr_set(e, CERR_INPUT, "%s: %s.model must be \"roofline\"", file, p);
+  return check_roofline(fb, kind, file, p, e);
+}
+
+int profilew_validate(const cJSON *d, const char *file, cerr *e) {
+  if (!cJSON_IsObject(d)) return cerr_set(e, CERR_INPUT, "%s: not a JSON object", file);
+  const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(d, "format");
+  if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, "ddpsim-profile") != 0)
+    return cerr_set(e, CERR_INPUT, "%s: format must be \"ddpsim-profile\"", file);
+  const cJSON *ver = cJSON_GetObjectItemCaseSensitive(d, "version");
+  if (!cJSON_IsNumber(ver) || ver->valuedouble != 1)
+    return cerr_set(e, CERR_INPUT, "%s: version must be 1 (this ddpcalib writes and reads version 1)", file);
+  if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(d, "name")))
+    return cerr_set(e, CERR_INPUT, "%s: name is missing", file);
+  if (!cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(d, "provenance")))
+    return cerr_set(e, CERR_INPUT, "%s: provenance is missing", file);
+  const cJSON *compute = cJSON_GetObjectItemCaseSensitive(d, "compute");
+  if (compute && !cJSON_IsObject(compute)) return cerr_set(e, CERR_INPUT, "%s: compute is not an object", file);
+  const cJSON *prec;
+  cJSON_ArrayForEach(prec, compute) {
+    if (strcmp(prec->string, "fp32") != 0 && strcmp(prec->string, "fp16") != 0)
+      return cerr_set(e, CERR_INPUT, "%s: compute.%s: unknown precision (fp32, fp16)", file, prec->string);
+    if (!cJSON_IsObject(prec)) return cerr_set(e, CERR_INPUT, "%s: compute.%s is not an object", file, prec->string);
+    for (int k = 0; k < 2; k++) {
+      const char *kind = k ? "ewise" : "gemm";
+      char p[128];
+      snprintf(p, sizeof p, "compute.%s.%s", prec->string, kind);
+      const cJSON *m = cJSON_GetObjectItemCaseSensitive(prec, kind);
+      if (!m) return cerr_set(e, CERR_INPUT, "%s: %s is missing", file, p);
+      int rc = check_model(m, kind, file, p, e);
+      if (rc) return rc;
+    }
+  }
+  const cJSON *comm = cJSON_GetObjectItemCaseSensitive(d, "comm");
+  if (comm && !cJSON_IsObject(comm)) return cerr_set(e, CERR_INPUT, "%s: comm is not an object", file);
+  const cJSON *links = cJSON_GetObjectItemCaseSensitive(comm, "links");
+  if (comm && links && !cJSON_IsObject(links))
+    return cerr_set(e, CERR_INPUT, "%s: comm.links is not an object", file);
+  const cJSON *l;
+  cJSON_ArrayForEach(l, links) {
+    char p[160];
+    snprintf(p, sizeof p, "comm.links.%s", l->string);
+    if (!cJSON_IsObject(l)) return cerr_set(e, CERR_INPUT, "%s: %s is not an object", file, p);
+    int rc = need_num(l, "lat_s", file, p, 0, NULL, e);
+    if (rc) return rc;
+    if (!cJSON_GetObjectItemCaseSensitive(l, "bw_Bps") && !cJSON_GetObjectItemCaseSensitive(l, "efficiency"))
+      return cerr_set(e, CERR_INPUT, "%s: %s needs bw_Bps or efficiency", file, p);
+    if ((rc = opt_num(l, "bw_Bps", file, p, e)) || (rc = opt_num(l, "efficiency", file, p, e))) return rc;
+  }
+  if (!compute && !comm) return cerr_set(e, CERR_INPUT, "%s: neither compute nor comm is present", file);
+  return CERR_OK;
+}
+
+/* ---- write ---- */
+
+int profilew_write(const cJSON *doc, const char *path, cerr *e) {
+  int rc = profilew_validate(doc, path, e);
+  if (rc) return cerr_set(e, CERR_RUNTIME, "internal: the profile to write is invalid: %s", e->msg);
+  char *text = cJSON_Print(doc);
+  if (!text) return cerr_set(e, CERR_NOMEM, "%s: out of memory", path);
+  size_t plen = strlen(path);
+  char *tmp = malloc(plen + 16);
+  if (!tmp) {
+    free(text);
+    return cerr_set(e, CERR_NOMEM, "%s: out of memory", path);
+  }
+  /* Same directory as the target, so rename() is atomic (never across file systems). */
+  snprintf(tmp, plen + 16, "%s.tmp.XXXXXX", path);
+  int fd = mkstemp(tmp);
+  if (fd < 0) {
+    rc = cerr_set(e, CERR_IO, "%s: cannot create a temporary file beside it: %s", path, strerror(errno));
+    goto done;
+  }
+  FILE *f = fdopen(fd, "w");
+  if (!f) {
+    close(fd);
+    unlink(tmp);
+    rc = cerr_set(e, CERR_IO, "%s: %s", tmp, strerror(errno));
+    goto done;
+  }
+  int bad = fputs(text, f) < 0 || fputc('\n', f) == EOF || fflush(f) != 0 || fsync(fileno(f)) != 0;
+  bad |= fclose(f) != 0;
+  if (bad) {
+    unlink(tmp);
+    rc = cerr_set(e, CERR_IO, "%s: write failed: %s", path, strerror(errno));
+    goto done;
+  }
+  if (rename(tmp, path) != 0) {
+    int err = errno;
+    unlink(tmp);
+    rc = cerr_set(e, CERR_IO, "%s: cannot rename the temporary file into place: %s", path, strerror(err));
+    goto done;
+  }
+  rc = CERR_OK;
+done:
+  free(tmp);
+  free(text);
+  return rc;
+}
+
+/* ---- merge ---- */
+
+/* Merges src into dst (both objects) at depth `depth` (1 = top level). At depth 3 a member of src
+ * replaces dst's whole; `replaced` collects the paths where src overrode something. */
+static int merge_into(cJSON *dst, const cJSON *src, int depth, const char *path, cJSON *replaced,
+                      const char *src_file, cerr *e) {
+  const cJSON *s;
+  cJSON_ArrayForEach(s, src) {
+    if (depth == 1 && (strcmp(s->string, "provenance") == 0)) continue;
+    char p[512];
+    snprintf(p, sizeof p, "%s%s%s", path, *path ? "." : "", s->string);
+    cJSON *d = cJSON_GetObjectItemCaseSensitive(dst, s->string);
+    if (d && cJSON_IsObject(d) && cJSON_IsObject(s) && depth < 3) {
+      int rc = merge_into(d, s, depth + 1, p, replaced, src_file, e);
+      if (rc) return rc;
+      continue;
+    }
+    cJSON *copy = cJSON_Duplicate(s, 1);
+    if (!copy) return cerr_set(e, CERR_NOMEM, "out of memory");
+    if (d) {
+      if (!cJSON_Compare(d, s, 1)) {
+        char note[640];
+        snprintf(note, sizeof note, "%s from %s", p, src_file);
+        cJSON *n = cJSON_CreateString(note);
+        if (!n) {
+          cJSON_Delete(copy);
+          return cerr_set(e, CERR_NOMEM, "out of memory");
+        }
+        cJSON_AddItemToArray(replaced, n);
+      }
+      cJSON_ReplaceItemInObjectCaseSensitive(dst, s->string, copy);
+    } else {
+      cJSON_AddItemToObject(dst, s->string, copy);
+    }
+  }
+  return CERR_OK;
+}
+
+int profilew_merge(const cJSON *a, const char *a_file, const cJSON *b, const char *b_file,
+                   const profilew_prov *p, cJSON **out, cerr *e) {
+  *out = NULL;
+  int rc;
+  if ((rc = profilew_validate(a, a_file, e)) || (rc = profilew_validate(b, b_file, e))) return rc;
+  cJSON *m = cJSON_Duplicate(a, 1);
+  cJSON *prov = cJSON_CreateObject();
+  cJSON *sources = cJSON_CreateArray();
+  cJSON *replaced = cJSON_CreateArray();
+  cJSON *fresh = profilew_new("", p);
+  if (!m || !prov || !sources || !replaced || !fresh) {
+    rc = cerr_set(e, CERR_NOMEM, "out of memory");
+    goto fail;
+  }
+  if ((rc = merge_into(m, b, 1, "", replaced, b_file, e))) goto fail;
+  /* The merged provenance: this merge's own record, then each source's provenance untouched. */
+  cJSON *own = cJSON_DetachItemFromObjectCaseSensitive(fresh, "provenance");
+  cJSON_Delete(fresh);
+  fresh = NULL;
+  if (!own) {
+    rc = cerr_set(e, CERR_NOMEM, "out of memory");
+    goto fail;
+  }
+  cJSON_ReplaceItemInObjectCaseSensitive(own, "kind", cJSON_CreateString("merged"));
+  cJSON_AddItemToObject(own, "sources", sources);
+  sources = NULL;
+  cJSON *srcs = cJSON_GetObjectItemCaseSensitive(own, "sources");
+  const cJSON *docs[2] = {a, b};
+  const char *files[2] = {a_file, b_file};
+  for (int i = 0; i < 2; i++) {
+    cJSON *s = cJSON_CreateObject();
+    cJSON *pv = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(docs[i], "provenance"), 1);
+    if (!s || !pv || !cJSON_AddStringToObject(s, "file", files[i])) {
+      cJSON_Delete(s);
+      cJSON_Delete(pv);
+      cJSON_Delete(own);
+      rc = cerr_set(e, CERR_NOMEM, "out of memory");
+      goto fail;
+    }
+    cJSON_AddItemToObject(s, "provenance", pv);
+    cJSON_AddItemToArray(srcs, s);
+  }
+  cJSON_AddStringToObject(own, "conflicts", "the later file (the second) wins; see replaced");
+  cJSON_AddItemToObject(own, "replaced", replaced);
+  replaced = NULL;
+  cJSON_ReplaceItemInObjectCaseSensitive(m, "provenance", own);
+  cJSON_Delete(prov);
+  *out = m;
+  return CERR_OK;
+fail:
+  cJSON_Delete(m);
+  cJSON_Delete(prov);
+  cJSON_Delete(sources);
+  cJSON_Delete(replaced);
+  cJSON_Delete(fresh);
+  return rc;
+}

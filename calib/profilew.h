@@ -1,0 +1,56 @@
+/* profilew: builds, checks, merges, reads and writes profile JSON (docs/profile.md, with the
+ * additions documented in docs/calib.md).
+ *
+ * A profile is a cJSON tree owned by the caller (free with cJSON_Delete). Messages about files
+ * start with `file: ` (`file:line: ` for JSON syntax errors); messages about content name the JSON
+ * path, e.g. `compute.fp32.gemm.points[3].time_s`. */
+#ifndef DDPCALIB_PROFILEW_H
+#define DDPCALIB_PROFILEW_H
+
+#include <cjson/cJSON.h>
+
+#include "cerr.h"
+
+/* What a measured profile records about where it comes from. Any field may be NULL or empty. */
+typedef struct {
+  const char *subcommand; /* "comm", "compute", "h2d" */
+  int argc;
+  char **argv;            /* the exact command line, recorded shell-quoted */
+  const char *devices;    /* e.g. "cpu (one rank per process)", "NVIDIA A100-SXM4-40GB x 8" */
+  const char *hosts;      /* comma-separated; NULL = this host */
+  const char *driver;     /* e.g. "CUDA driver 12040, runtime 12040" */
+  const char *libraries;  /* e.g. "Open MPI v4.1.4; OpenBLAS 0.3.21" */
+} profilew_prov;
+
+/* A new empty profile: format, version 1, name, provenance (kind "measured", host, kernel,
+ * date in UTC, the command, GSL and cJSON versions, plus p's fields), and empty "compute",
+ * "comm": {"links": {}} and "samples". NULL when out of memory. */
+cJSON *profilew_new(const char *name, const profilew_prov *p);
+
+/* Adds a number / string member, replacing any member of that name. CERR_NOMEM on failure. */
+int profilew_num(cJSON *obj, const char *key, double v, cerr *e);
+int profilew_str(cJSON *obj, const char *key, const char *v, cerr *e);
+/* Returns obj[key], creating an empty object there if absent (NULL when out of memory or when
+ * obj[key] exists and is not an object). */
+cJSON *profilew_obj(cJSON *obj, const char *key);
+
+/* Reads and parses `path` (does not validate). */
+int profilew_load(const char *path, cJSON **out, cerr *e);
+
+/* Checks the tree against docs/profile.md: everything ddpsim reads must be present and positive.
+ * `file` prefixes the message. */
+int profilew_validate(const cJSON *doc, const char *file, cerr *e);
+
+/* Validates, then writes `doc` to `path` atomically: a temporary file in the same directory,
+ * flushed to disk, then renamed over `path`. On failure `path` is untouched. */
+int profilew_write(const cJSON *doc, const char *path, cerr *e);
+
+/* Merges b over a into a new tree (*out; caller frees): objects merge key by key down to the
+ * units `compute.<precision>.<kind>`, `comm.links.<class>` and `samples.<section>.<name>`, which
+ * the later profile (b) replaces whole; top-level scalars come from b. The provenance becomes
+ * {kind: "merged", sources: [{file, provenance}...], replaced: ["path from b_file", ...]}. Both
+ * inputs must have the same format and version. */
+int profilew_merge(const cJSON *a, const char *a_file, const cJSON *b, const char *b_file,
+                   const profilew_prov *p, cJSON **out, cerr *e);
+
+#endif

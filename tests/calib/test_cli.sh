@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# The ddpcalib front end: help exits 0, every usage error exits 2, every runtime error exits 1 with
+# a message, and a real CPU calibration (mpirun -np 2, MPI backend) writes a profile that
+# validates and merges. One line per check; exits 1 if any check fails.
+# Usage: test_cli.sh DDPCALIB WORKDIR
+set -u
+calib=$1
+work=$2
+rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1
+mpirun=(mpirun -np 2 --oversubscribe)
+passed=0 failed=0
+
+ok() { echo "ok   $1"; passed=$((passed + 1)); }
+bad() { echo "FAIL $1"; failed=$((failed + 1)); }
+
+# expect CODE PATTERN DESCRIPTION -- command...: exit code CODE and PATTERN (grep -E, may be empty)
+# somewhere in stdout+stderr.
+expect() {
+  local code=$1 pattern=$2 what=$3
+  shift 4
+  "$@" >out.txt 2>&1
+  local rc=$?
+  if [[ $rc -ne $code ]]; then
+    bad "$what: exit $rc, want $code"; sed 's/^/     | /' out.txt | head -8; return
+  fi
+  if [[ -n $pattern ]] && ! grep -Eq -- "$pattern" out.txt; then
+    bad "$what: output lacks /$pattern/"; sed 's/^/     | /' out.txt | head -8; return
+  fi
+  ok "$what (exit $code)"
+}
+
+# ---- help
+expect 0 "usage: ddpcalib COMMAND" "--help" -- "$calib" --help
+for c in comm compute h2d merge validate; do
+  expect 0 "usage:" "$c --help" -- "$calib" $c --help
+done
+
+# ---- usage errors: exit 2
+expect 2 "usage" "no command" -- "$calib"
+expect 2 "unknown command" "unknown command" -- "$calib" frobnicate
+expect 2 "--backend" "comm without --backend" -- "$calib" comm -b 8 -e 64
+expect 2 "not mpi or nccl" "comm --backend bogus" -- "$calib" comm --backend bogus
+expect 2 "-b" "comm -b 0" -- "$calib" comm --backend mpi -b 0
+expect 2 "unknown suffix" "comm -b 12X" -- "$calib" comm --backend mpi -b 12X
+expect 2 "trailing" "comm -b 12KB" -- "$calib" comm --backend mpi -b 12KB
+expect 2 "negative" "comm -e -5" -- "$calib" comm --backend mpi -e -5
+expect 2 "below min" "comm -e < -b" -- "$calib" comm --backend mpi -b 1M -e 1K
+expect 2 "-f" "comm -f 1" -- "$calib" comm --backend mpi -b 8 -e 64 -f 1
+expect 2 "-f" "comm -f abc" -- "$calib" comm --backend mpi -f abc
+expect 2 "-n" "comm -n 0" -- "$calib" comm --backend mpi -n 0
+expect 2 "-w" "comm -w x" -- "$calib" comm --backend mpi -w x
+expect 2 "-g applies" "comm -g with mpi" -- "$calib" comm --backend mpi -g 2
+expect 2 "unknown flag '--frob'" "comm unknown long flag" -- "$calib" comm --backend mpi --frob
+expect 2 "unknown flag" "comm unknown short flag" -- "$calib" comm --backend mpi -z
+expect 2 "needs a value" "comm flag without value" -- "$calib" comm --backend mpi -o
+expect 2 "plain name" "comm --link-class with a dot" -- "$calib" comm --backend mpi --link-class a.b
+expect 2 "--regimes" "comm --regimes 9" -- "$calib" comm --backend mpi --regimes 9
+expect 2 "unexpected argument" "comm stray argument" -- "$calib" comm --backend mpi stray
+expect 2 "" "comm usage error under mpirun" -- "${mpirun[@]}" "$calib" comm --backend mpi -n 0
+expect 2 "two input" "merge with one input" -- "$calib" merge a.json -o c.json
+expect 2 "-o" "merge without -o" -- "$calib" merge a.json b.json
+expect 2 "unknown flag" "merge unknown flag" -- "$calib" merge --frob a b -o c
+expect 2 "one profile" "validate without a file" -- "$calib" validate
+
+# ---- runtime errors: exit 1 with `file: what is wrong`
+expect 1 "2" "comm with one process (no ring)" -- "$calib" comm --backend mpi -b 8 -e 64
+expect 1 "nope.json: cannot open" "validate a missing file" -- "$calib" validate nope.json
+printf '{"format": "ddpsim-profile",\n "version": 1,\n "name": oops}\n' >malformed.json
+expect 1 "malformed.json:3: malformed JSON" "validate malformed JSON (line named)" -- "$calib" validate malformed.json
+: >empty.json
+expect 1 "empty.json: empty file" "validate an empty file" -- "$calib" validate empty.json
+printf '{"format": "ddpsim-profile", "version": 2, "name": "x", "provenance": {}}\n' >v2.json
+expect 1 "v2.json: version must be 1" "validate a wrong version" -- "$calib" validate v2.json
+printf '{"format": "other", "version": 1}\n' >fmt.json
+expect 1 "fmt.json: format" "validate a wrong format" -- "$calib" validate fmt.json
+printf '{"format":"ddpsim-profile","version":1,"name":"x","provenance":{},"comm":{"links":{"shm":{"lat_s":-1,"bw_Bps":1e9}}}}\n' >neg.json
+expect 1 "neg.json: comm.links.shm.lat_s is -1" "validate a negative latency (path named)" -- "$calib" validate neg.json
+expect 1 "" "validate a directory" -- "$calib" validate .
+expect 1 "nope.json: cannot open" "merge a missing file" -- "$calib" merge nope.json v2.json -o m.json
+expect 1 "malformed.json:3" "merge a malformed file" -- "$calib" merge malformed.json neg.json -o m.json
+
+# ---- a real CPU calibration: MPI all-reduce between 2 processes
+expect 0 "# Avg bus bandwidth" "comm: mpirun -np 2 sweep 8 B..1 MiB with -c" -- \
+  "${mpirun[@]}" "$calib" comm --backend mpi -b 8 -e 1M -f 4 -n 5 -w 2 -c -o comm.json
+cp out.txt comm.out
+if grep -Eq '^ +[0-9]+ +[0-9]+ +float +sum +[0-9.]+ +[0-9.]+ +[0-9.]+ +0$' comm.out; then
+  ok "comm: data rows have size count type redop time algbw busbw #wrong=0"
+else
+  bad "comm: no well-formed data row"; sed 's/^/     | /' comm.out | head -20
+fi
+nrows=$(grep -Ec '^ +[0-9]' comm.out)
+[[ $nrows -eq 9 ]] && ok "comm: one row per size (9 sizes: 8, 32, ... 512 KiB)" || bad "comm: $nrows rows, want 9"
+if grep -v '^#' comm.out | grep -Ev '^ +[0-9]' | grep -q .; then
+  bad "comm: a non-data line lacks '#'"; grep -v '^#' comm.out | grep -Ev '^ +[0-9]' | head -3
+else
+  ok "comm: every non-data line starts with '#'"
+fi
+grep -q '(B) *(elements) *(us) *(GB/s) *(GB/s)' comm.out && ok "comm: units row" || bad "comm: units row missing"
+# busbw = algbw * 2(n-1)/n = algbw for n = 2
+awk '/^ +[0-9]/ { if ($6 != $7) exit 1 }' comm.out && ok "comm: busbw = algbw * 2(n-1)/n (n=2)" || bad "comm: busbw != algbw at n=2"
+expect 0 "comm.json: ok" "comm: the written profile validates" -- "$calib" validate comm.json
+grep -q '"shm":' comm.json && ok "comm: default link class on one host is shm" || bad "comm: no comm.links.shm"
+for key in lat_s bw_Bps regimes rms_rel_resid times_s command date host libraries; do
+  grep -q "\"$key\":" comm.json && ok "comm: profile has $key" || bad "comm: profile lacks $key"
+done
+ls comm.json.tmp.* >/dev/null 2>&1 && bad "comm: a temporary file was left behind" || ok "comm: no temporary file left"
+
+mkdir -p adir
+expect 1 "adir: cannot rename" "comm: -o naming a directory fails at the write" -- \
+  "${mpirun[@]}" "$calib" comm --backend mpi -b 8 -e 64K -f 8 -n 3 -w 1 -o adir
+ls adir.tmp.* >/dev/null 2>&1 && bad "comm: failed write left a temporary file" || ok "comm: failed write cleaned up"
+expect 1 "cannot create" "comm: -o into a missing directory" -- \
+  "${mpirun[@]}" "$calib" comm --backend mpi -b 8 -e 64K -f 8 -n 3 -w 1 -o no/such/dir/p.json
+
+expect 0 "" "comm: a second link class (--link-class net-test)" -- \
+  "${mpirun[@]}" "$calib" comm --backend mpi -b 1K -e 256K -f 4 -n 3 -w 1 --link-class net-test -o comm2.json
+
+# ---- merge
+expect 0 "merged" "merge comm.json comm2.json" -- "$calib" merge comm.json comm2.json -o merged.json
+expect 0 "merged.json: ok" "merge: the result validates" -- "$calib" validate merged.json
+grep -q '"shm":' merged.json && grep -q '"net-test":' merged.json && ok "merge: both link classes kept" \
+  || bad "merge: a link class was lost"
+grep -q '"kind":.*"merged"' merged.json && ok "merge: provenance kind merged" || bad "merge: provenance kind"
+expect 0 "" "merge a profile with itself" -- "$calib" merge comm.json comm.json -o self.json
+expect 0 "" "merge comm2 over comm (conflict on name)" -- "$calib" merge comm2.json comm.json -o m2.json
+grep -q '"replaced"' m2.json && ok "merge: conflicts listed in provenance.replaced" || bad "merge: no replaced list"
+
+echo "$passed passed, $failed failed"
+[[ $failed -eq 0 ]]

@@ -1,0 +1,153 @@
+/* Fits recover known coefficients from synthetic data with noise (fixed seed, uneven values):
+ * the ring model with and without a bend, the roofline for ewise and gemm, and the table's
+ * interpolation rule. One line per check; exits 1 if any check fails. */
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "fit.h"
+
+static int failures, checks;
+
+static void near(const char *what, double got, double want, double rtol) {
+  double rel = fabs(got - want) / fabs(want);
+  int ok = rel <= rtol;
+  checks++;
+  failures += !ok;
+  printf("%s %s: got %.6g, want %.6g (rel err %.2e, tol %.0e)\n", ok ? "ok  " : "FAIL", what, got,
+         want, rel, rtol);
+}
+
+static void truth(const char *what, int cond) {
+  checks++;
+  failures += !cond;
+  printf("%s %s\n", cond ? "ok  " : "FAIL", what);
+}
+
+static double ring_t(int n, double lat, double bw, double s) {
+  return 2.0 * (n - 1) * (lat + s / (n * bw));
+}
+
+int main(void) {
+  gsl_set_error_handler_off();
+  gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+  gsl_rng_set(rng, 20240917);
+  cerr e = {{0}};
+  enum { N = 24 };
+  double bytes[N], t[N];
+
+  /* 1. One regime: lat 2.385 us, bw 9.7 GB/s, 4 ranks, 1% multiplicative noise. */
+  for (int i = 0; i < N; i++) {
+    bytes[i] = 8.0 * pow(2.0, i);
+    t[i] = ring_t(4, 2.385e-6, 9.7e9, bytes[i]) * (1 + gsl_ran_gaussian(rng, 0.01));
+  }
+  fit_ring_result r;
+  int rc = fit_ring(bytes, t, N, 4, NULL, &r, &e);
+  truth("ring, one regime: fit succeeds", rc == 0);
+  truth("ring, one regime: no bend found in a straight line", r.nregimes == 1);
+  near("ring, one regime: lat_s", r.lat_s, 2.385e-6, 0.02);
+  near("ring, one regime: bw_Bps", r.bw_Bps, 9.7e9, 0.02);
+  truth("ring, one regime: rms residual near the 1% noise", r.rms_rel < 0.02);
+
+  /* 2. A bend at 64 KiB (eager -> rendezvous): below, lat 1.3 us and bw 3.1 GB/s; above,
+   *    lat 17.9 us and bw 9.7 GB/s. 2% noise. */
+  for (int i = 0; i < N; i++) {
+    bytes[i] = 8.0 * pow(2.0, i);
+    double lat = bytes[i] <= 65536 ? 1.3e-6 : 1.79e-5, bw = bytes[i] <= 65536 ? 3.1e9 : 9.7e9;
+    t[i] = ring_t(8, lat, bw, bytes[i]) * (1 + gsl_ran_gaussian(rng, 0.02));
+  }
+  rc = fit_ring(bytes, t, N, 8, NULL, &r, &e);
+  truth("ring, bend: fit succeeds", rc == 0);
+  truth("ring, bend: two regimes found", r.nregimes == 2);
+  if (r.nregimes == 2) {
+    near("ring, bend: breakpoint (last size of the first regime)", r.regime[0].max_bytes, 65536, 1e-9);
+    near("ring, bend: small-size lat_s", r.regime[0].lat_s, 1.3e-6, 0.05);
+    near("ring, bend: small-size bw_Bps", r.regime[0].bw_Bps, 3.1e9, 0.10);
+    near("ring, bend: large-size lat_s", r.regime[1].lat_s, 1.79e-5, 0.25);
+    near("ring, bend: large-size bw_Bps", r.regime[1].bw_Bps, 9.7e9, 0.03);
+  }
+  near("ring, bend: summary lat_s is the small-size latency", r.lat_s, 1.3e-6, 0.05);
+  near("ring, bend: summary bw_Bps is the large-size bandwidth", r.bw_Bps, 9.7e9, 0.03);
+  fit_ring_opts one = fit_ring_defaults();
+  one.max_regimes = 1;
+  fit_ring_result r1;
+  rc = fit_ring(bytes, t, N, 8, &one, &r1, &e);
+  truth("ring, bend: a single line fits it worse", rc == 0 && r1.regime[0].rms_rel > 3 * r.regime[1].rms_rel);
+
+  /* 2b. Latency-bound small sizes whose noise tilts the slope negative, then a bandwidth regime
+   *     after a jump (lat 4.7 us -> 31.3 us, bw 2.3 GB/s): the first regime is a constant, not an
+   *     error, and the summary takes its latency. */
+  for (int i = 0; i < N; i++) {
+    bytes[i] = 8.0 * pow(2.0, i);
+    t[i] = i < 8 ? 2 * 4.7e-6 * (1.03 - 0.01 * i) : ring_t(2, 3.13e-5, 2.3e9, bytes[i]);
+  }
+  rc = fit_ring(bytes, t, N, 2, NULL, &r, &e);
+  truth("ring, latency-bound start: fit succeeds", rc == 0);
+  truth("ring, latency-bound start: the first regime has unbounded bandwidth",
+        r.nregimes >= 2 && isinf(r.regime[0].bw_Bps));
+  near("ring, latency-bound start: summary lat_s", r.lat_s, 4.7e-6, 0.03);
+  near("ring, latency-bound start: summary bw_Bps", r.bw_Bps, 2.3e9, 0.01);
+
+  /* 3. Errors. */
+  rc = fit_ring(bytes, t, N, 1, NULL, &r, &e);
+  truth("ring: one rank is refused", rc == CERR_RUNTIME && strstr(e.msg, "2 ranks"));
+  double flat[4] = {1e-5, 1e-5, 1e-5, 1e-5};
+  rc = fit_ring(bytes, flat, 4, 2, NULL, &r, &e);
+  truth("ring: time not growing with size is refused", rc == CERR_RUNTIME && strstr(e.msg, "bandwidth"));
+  double down[3] = {8, 4, 16};
+  rc = fit_ring(down, flat, 3, 2, NULL, &r, &e);
+  truth("ring: sizes out of order are refused", rc == CERR_RUNTIME);
+
+  /* 4. Roofline: ewise copies at 11.3 GB/s with 1.7 us launch; gemm at 87.4 GFLOP/s, 3.1 us. */
+  enum { M = 12 };
+  double eb[M], et[M];
+  for (int i = 0; i < M; i++) {
+    eb[i] = 4096.0 * pow(2.0, i);
+    et[i] = (1.7e-6 + eb[i] / 1.13e10) * (1 + gsl_ran_gaussian(rng, 0.01));
+  }
+  fit_roofline ew;
+  rc = fit_roofline_ewise(eb, et, M, &ew, &e);
+  truth("roofline ewise: fit succeeds", rc == 0);
+  near("roofline ewise: mem_bw_Bps", ew.mem_bw_Bps, 1.13e10, 0.02);
+  near("roofline ewise: launch_s", ew.launch_s, 1.7e-6, 0.15);
+  double gf[M], gb[M], gt[M];
+  fit_roofline want = {.launch_s = 3.1e-6, .rate_flops = 8.74e10, .mem_bw_Bps = 1.13e10};
+  int dims[M][3] = {{8, 8, 8},       {16, 16, 16},    {32, 32, 32},      {64, 64, 64},
+                    {128, 128, 128}, {256, 256, 256}, {512, 512, 512},   {1024, 32, 1024},
+                    {4096, 1, 4096}, {4096, 8, 64},   {2048, 2048, 128}, {768, 256, 1536}};
+  for (int i = 0; i < M; i++) {
+    double m = dims[i][0], n = dims[i][1], k = dims[i][2];
+    gf[i] = 2 * m * n * k;
+    gb[i] = 4 * (m * k + k * n + m * n);
+    gt[i] = fit_roofline_time(&want, gf[i], gb[i]) * (1 + gsl_ran_gaussian(rng, 0.01));
+  }
+  fit_roofline g;
+  rc = fit_roofline_gemm(gf, gb, gt, M, 1.13e10, &g, &e);
+  truth("roofline gemm: fit succeeds", rc == 0);
+  near("roofline gemm: rate (peak_flops * efficiency)", g.rate_flops, 8.74e10, 0.03);
+  near("roofline gemm: launch_s", g.launch_s, 3.1e-6, 0.3);
+  truth("roofline gemm: the matrix-vector shape is found memory-bound", g.compute_bound < M);
+  truth("roofline gemm: rms residual near the 1% noise", g.rms_rel < 0.03);
+
+  /* 5. Table: exact at measured sizes, rate interpolated in log(size), fallback outside. */
+  double ts[4] = {1e3, 1e6, 1e6, 1e9}, tt[4] = {2e-6, 1.1e-4, 0.9e-4, 2.5e-2};
+  double sb[4], tb[4];
+  fit_table tab = {.size = sb, .time_s = tb};
+  rc = fit_table_build(ts, tt, 4, &tab, &e);
+  truth("table: built, equal sizes merged", rc == 0 && tab.n == 3);
+  int ex;
+  near("table: a measured size costs its (mean) measured time", fit_table_time(&tab, 1e6, 1.0, &ex), 1e-4, 1e-12);
+  truth("table: ... and is not extrapolated", !ex);
+  /* Half-way in log between 1e6 (rate 1e10) and 1e9 (rate 4e10): rate 2.5e10. */
+  near("table: rate interpolated linearly in log(size)", fit_table_time(&tab, sqrt(1e15), 1.0, &ex),
+       sqrt(1e15) / 2.5e10, 1e-12);
+  near("table: outside the range the fallback is used", fit_table_time(&tab, 1e10, 0.37, &ex), 0.37, 0);
+  truth("table: ... and reported as extrapolated", ex == 1);
+
+  gsl_rng_free(rng);
+  printf("%d passed, %d failed\n", checks - failures, failures);
+  return failures ? 1 : 0;
+}

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The CUDA and NCCL paths at run time. Skipped (exit 77) where ddpcalib was built without CUDA or
+# where CUDA finds no GPU; where a GPU is, runs a small NCCL sweep and checks the profile.
+# Usage: test_gpu.sh DDPCALIB HAVE_CUDA WORKDIR
+set -u
+calib=$1
+have_cuda=$2
+work=$3
+if [[ $have_cuda != 1 ]]; then
+  echo "skip: ddpcalib built without CUDA"
+  exit 77
+fi
+rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
+"$calib" comm --backend nccl -g 1 -b 8 -e 64K -f 4 -n 2 -w 1 >probe.txt 2>&1
+rc=$?
+if [[ $rc -ne 0 ]] && grep -q "no CUDA device" probe.txt; then
+  echo "skip: $(grep -o 'no CUDA device.*' probe.txt)"
+  exit 77
+fi
+passed=0 failed=0
+ok() { echo "ok   $1"; passed=$((passed + 1)); }
+bad() { echo "FAIL $1"; failed=$((failed + 1)); }
+# One GPU alone is no ring: the probe must fail cleanly with exit 1.
+[[ $rc -eq 1 ]] && ok "nccl -g 1: refused (one participant), exit 1" || bad "nccl -g 1: exit $rc"
+ngpu=$(nvidia-smi -L 2>/dev/null | wc -l)
+if [[ $ngpu -ge 2 ]]; then
+  if "$calib" comm --backend nccl -g 2 -b 8 -e 4M -f 4 -n 5 -w 2 -c -o nccl.json >nccl.txt 2>&1 &&
+     grep -q "Out of bounds values : 0 OK" nccl.txt; then
+    ok "nccl -g 2: sweep with -c, no wrong element"
+  else
+    bad "nccl -g 2"; sed 's/^/     | /' nccl.txt | head -20
+  fi
+  "$calib" validate nccl.json && ok "nccl: profile validates" || bad "nccl: profile invalid"
+fi
+"$calib" h2d --backend cuda -o h2d.json >h2d.txt 2>&1 && ok "h2d runs" || { bad "h2d"; head h2d.txt; }
+"$calib" compute --backend cuda --hidden 64 --batch 2 --seq 2 -n 3 -w 1 -o gpu.json >gpu.txt 2>&1 &&
+  ok "compute --backend cuda runs" || { bad "compute --backend cuda"; head gpu.txt; }
+echo "$passed passed, $failed failed"
+[[ $failed -eq 0 ]]
