@@ -2,10 +2,13 @@
 # The ddpcalib front end: help exits 0, every usage error exits 2, every runtime error exits 1 with
 # a message, and a real CPU calibration (mpirun -np 2, MPI backend) writes a profile that
 # validates and merges. One line per check; exits 1 if any check fails.
-# Usage: test_cli.sh DDPCALIB WORKDIR
+# Usage: test_cli.sh DDPCALIB WORKDIR PART
+#   PART errors: help and every error path that starts no MPI process (run under LeakSanitizer);
+#   PART mpi:    everything that runs MPI (comm under mpirun, then validate and merge its output).
 set -u
 calib=$1
 work=$2
+part=$3
 rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1
 mpirun=(mpirun -np 2 --oversubscribe)
@@ -30,6 +33,7 @@ expect() {
   ok "$what (exit $code)"
 }
 
+if [[ $part == errors ]]; then
 # ---- help
 expect 0 "usage: ddpcalib COMMAND" "--help" -- "$calib" --help
 for c in comm compute h2d merge validate; do
@@ -57,14 +61,12 @@ expect 2 "needs a value" "comm flag without value" -- "$calib" comm --backend mp
 expect 2 "plain name" "comm --link-class with a dot" -- "$calib" comm --backend mpi --link-class a.b
 expect 2 "--regimes" "comm --regimes 9" -- "$calib" comm --backend mpi --regimes 9
 expect 2 "unexpected argument" "comm stray argument" -- "$calib" comm --backend mpi stray
-expect 2 "" "comm usage error under mpirun" -- "${mpirun[@]}" "$calib" comm --backend mpi -n 0
 expect 2 "two input" "merge with one input" -- "$calib" merge a.json -o c.json
 expect 2 "-o" "merge without -o" -- "$calib" merge a.json b.json
 expect 2 "unknown flag" "merge unknown flag" -- "$calib" merge --frob a b -o c
 expect 2 "one profile" "validate without a file" -- "$calib" validate
 
 # ---- runtime errors: exit 1 with `file: what is wrong`
-expect 1 "2" "comm with one process (no ring)" -- "$calib" comm --backend mpi -b 8 -e 64
 expect 1 "nope.json: cannot open" "validate a missing file" -- "$calib" validate nope.json
 printf '{"format": "ddpsim-profile",\n "version": 1,\n "name": oops}\n' >malformed.json
 expect 1 "malformed.json:3: malformed JSON" "validate malformed JSON (line named)" -- "$calib" validate malformed.json
@@ -79,6 +81,12 @@ expect 1 "neg.json: comm.links.shm.lat_s is -1" "validate a negative latency (pa
 expect 1 "" "validate a directory" -- "$calib" validate .
 expect 1 "nope.json: cannot open" "merge a missing file" -- "$calib" merge nope.json v2.json -o m.json
 expect 1 "malformed.json:3" "merge a malformed file" -- "$calib" merge malformed.json neg.json -o m.json
+
+fi
+
+if [[ $part == mpi ]]; then
+expect 2 "" "comm usage error under mpirun" -- "${mpirun[@]}" "$calib" comm --backend mpi -n 0
+expect 1 "2" "comm with one process (no ring)" -- "$calib" comm --backend mpi -b 8 -e 64
 
 # ---- a real CPU calibration: MPI all-reduce between 2 processes
 expect 0 "# Avg bus bandwidth" "comm: mpirun -np 2 sweep 8 B..1 MiB with -c" -- \
@@ -125,6 +133,7 @@ grep -q '"kind":.*"merged"' merged.json && ok "merge: provenance kind merged" ||
 expect 0 "" "merge a profile with itself" -- "$calib" merge comm.json comm.json -o self.json
 expect 0 "" "merge comm2 over comm (conflict on name)" -- "$calib" merge comm2.json comm.json -o m2.json
 grep -q '"replaced"' m2.json && ok "merge: conflicts listed in provenance.replaced" || bad "merge: no replaced list"
+fi
 
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

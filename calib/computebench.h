@@ -1,0 +1,72 @@
+/* computebench: times the compute a DDP step runs, with the real kernels (kernels/mlstm.h).
+ *
+ * For each hidden size H x batch B of the grid (E = 64, V = 256, T = seq):
+ *   - the mLSTM phases, each timed alone, every iteration: prepare, fwd_step (each of the T
+ *     steps is one sample), decoder_fwd (decoder + loss), decoder_bwd, bwd_step (each step one
+ *     sample), wgrad (the weight-gradient GEMMs over all steps), embed_grad, and the whole
+ *     iteration (their sum);
+ *   - the model's own GEMM shapes at (H, B, T), in the convention of models/*.model:
+ *     C[m,n] = A[m,k] B[k,n] with m the weight rows and n the batch columns.
+ * Then a plain GEMM grid m, n, k in {16, 64, 256, ..., gemm_max} and elementwise copies of
+ * 4 KiB .. 64 MiB (bytes moved = 2 x copy size: one read, one write).
+ * CPU: CBLAS (cblas_sgemm) and memcpy, CLOCK_MONOTONIC. CUDA: cuBLAS (mlstm_cuda_bench_gemm) and
+ * cudaMemcpy device to device, CUDA events. Every measurement has `warmups` untimed runs, then
+ * `iters` timed ones kept one by one. */
+#ifndef DDPCALIB_COMPUTEBENCH_H
+#define DDPCALIB_COMPUTEBENCH_H
+
+#include <stddef.h>
+
+#include "cerr.h"
+
+enum { COMPUTEBENCH_CPU = 0, COMPUTEBENCH_CUDA = 1 };
+enum { COMPUTEBENCH_FP32 = 0, COMPUTEBENCH_FP16 = 1 };
+enum { COMPUTEBENCH_MAX_LIST = 16 };
+
+typedef struct {
+  int backend;   /* COMPUTEBENCH_CPU or _CUDA */
+  int precision; /* COMPUTEBENCH_FP32 or _FP16 (CUDA only) */
+  long hidden[COMPUTEBENCH_MAX_LIST];
+  size_t nhidden;
+  long batch[COMPUTEBENCH_MAX_LIST];
+  size_t nbatch;
+  int seq;             /* T >= 1 */
+  int iters, warmups;  /* >= 1, >= 0 */
+  long gemm_max;       /* largest dimension of the plain GEMM grid, >= 16 */
+  long copy_max_bytes; /* largest elementwise copy */
+} computebench_cfg;
+
+/* Kinds of measurement. */
+enum { COMPUTEBENCH_MLSTM = 0, COMPUTEBENCH_GEMM = 1, COMPUTEBENCH_EWISE = 2 };
+
+typedef struct {
+  int kind;
+  char name[32];     /* mLSTM phase ("fwd_step"...), GEMM op name ("hh_m", "grid"), "copy" */
+  int H, B, T;       /* the mLSTM shape it belongs to (0 for the grid and the copies) */
+  long m, n, k;      /* GEMM dimensions (0 otherwise) */
+  double flops;      /* matrix-product FLOPs of one sample (0 for copies) */
+  double bytes;      /* GEMM: 4-or-2 x (mk + kn + mn); copy: 2 x size */
+  size_t nsamples;
+  double *samples_s; /* [nsamples], one per timed run (per step for fwd_step / bwd_step) */
+  double mean_s, median_s, min_s, max_s, stdev_s;
+} computebench_meas;
+
+typedef struct {
+  size_t n, cap;
+  computebench_meas *m;
+  char device[256];  /* CPU model or GPU name */
+  char library[256]; /* OpenBLAS config, or CUDA runtime/driver versions */
+} computebench_result;
+
+/* CERR_USAGE with a message naming the flag when cfg is out of range (fp16 on CPU included). */
+int computebench_check_cfg(const computebench_cfg *cfg, cerr *e);
+
+/* Runs everything. on_meas (may be NULL) sees each finished measurement. The caller owns `out`
+ * and frees it with computebench_result_free, also on failure. CERR_NODEV for CUDA without a GPU. */
+int computebench_run(const computebench_cfg *cfg,
+                     void (*on_meas)(const computebench_meas *m, void *arg), void *arg,
+                     computebench_result *out, cerr *e);
+
+void computebench_result_free(computebench_result *r);
+
+#endif

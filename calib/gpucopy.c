@@ -1,0 +1,112 @@
+/* gpucopy: CUDA copies timed with events; CERR_NODEV stubs without CUDA. */
+#include "gpucopy.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *gpucopy_mode_name(int mode) {
+  static const char *names[GPUCOPY_NMODES] = {"d2d", "pageable_sync", "pinned_sync", "pinned_async"};
+  return mode >= 0 && mode < GPUCOPY_NMODES ? names[mode] : "?";
+}
+
+#ifndef DDPCALIB_HAVE_CUDA
+
+int gpucopy_probe(char *name, size_t namelen, char *versions, size_t verlen, cerr *e) {
+  (void)name, (void)namelen, (void)versions, (void)verlen;
+  return cerr_set(e, CERR_NODEV, "no CUDA device (ddpcalib was built without CUDA)");
+}
+
+int gpucopy_time(int mode, size_t bytes, int warmups, int iters, double *samples_s, cerr *e) {
+  (void)mode, (void)bytes, (void)warmups, (void)iters, (void)samples_s;
+  return cerr_set(e, CERR_NODEV, "no CUDA device (ddpcalib was built without CUDA)");
+}
+
+#else
+
+#include <cuda_runtime.h>
+
+#define TRY(call)                                                                               \
+  do {                                                                                          \
+    cudaError_t err_ = (call);                                                                  \
+    if (err_ != cudaSuccess) {                                                                  \
+      rc = cerr_set(e, CERR_RUNTIME, "cuda: %s: %s", #call, cudaGetErrorString(err_));          \
+      goto done;                                                                                \
+    }                                                                                           \
+  } while (0)
+
+int gpucopy_probe(char *name, size_t namelen, char *versions, size_t verlen, cerr *e) {
+  int n = 0;
+  cudaError_t ce = cudaGetDeviceCount(&n);
+  if (ce != cudaSuccess || n < 1)
+    return cerr_set(e, CERR_NODEV, "no CUDA device (cudaGetDeviceCount: %s)",
+                    ce != cudaSuccess ? cudaGetErrorString(ce) : "0 devices");
+  struct cudaDeviceProp p;
+  if (cudaGetDeviceProperties(&p, 0) != cudaSuccess)
+    return cerr_set(e, CERR_RUNTIME, "cuda: cudaGetDeviceProperties failed");
+  int drv = 0, rt = 0;
+  cudaDriverGetVersion(&drv);
+  cudaRuntimeGetVersion(&rt);
+  snprintf(name, namelen, "%.200s (%d device(s))", p.name, n);
+  snprintf(versions, verlen, "CUDA runtime %d, driver %d", rt, drv);
+  return CERR_OK;
+}
+
+int gpucopy_time(int mode, size_t bytes, int warmups, int iters, double *samples_s, cerr *e) {
+  int rc = CERR_OK, n = 0;
+  cudaError_t ce = cudaGetDeviceCount(&n);
+  if (ce != cudaSuccess || n < 1) return cerr_set(e, CERR_NODEV, "no CUDA device");
+  void *dst = NULL, *src_dev = NULL, *host = NULL;
+  int pinned = mode == GPUCOPY_H2D_PINNED || mode == GPUCOPY_H2D_ASYNC;
+  cudaStream_t s = NULL;
+  cudaEvent_t a = NULL, b = NULL;
+  TRY(cudaMalloc(&dst, bytes));
+  if (mode == GPUCOPY_D2D) {
+    TRY(cudaMalloc(&src_dev, bytes));
+    TRY(cudaMemset(src_dev, 1, bytes));
+  } else if (pinned) {
+    TRY(cudaMallocHost(&host, bytes));
+    memset(host, 1, bytes);
+  } else {
+    host = malloc(bytes);
+    if (!host) {
+      rc = cerr_set(e, CERR_NOMEM, "cannot allocate %zu host bytes", bytes);
+      goto done;
+    }
+    memset(host, 1, bytes);
+  }
+  TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  TRY(cudaEventCreate(&a));
+  TRY(cudaEventCreate(&b));
+  /* Synchronous copies run on the legacy default stream: their events go there too. */
+  int sync = mode == GPUCOPY_H2D_PAGEABLE || mode == GPUCOPY_H2D_PINNED;
+  cudaStream_t es = sync ? (cudaStream_t)0 : s;
+  for (int i = -warmups; i < iters; i++) {
+    TRY(cudaEventRecord(a, es));
+    if (mode == GPUCOPY_D2D)
+      TRY(cudaMemcpyAsync(dst, src_dev, bytes, cudaMemcpyDeviceToDevice, s));
+    else if (mode == GPUCOPY_H2D_ASYNC)
+      TRY(cudaMemcpyAsync(dst, host, bytes, cudaMemcpyHostToDevice, s));
+    else
+      TRY(cudaMemcpy(dst, host, bytes, cudaMemcpyHostToDevice));
+    TRY(cudaEventRecord(b, es));
+    TRY(cudaEventSynchronize(b));
+    float ms = 0;
+    TRY(cudaEventElapsedTime(&ms, a, b));
+    if (i >= 0) samples_s[i] = ms * 1e-3;
+  }
+done:
+  if (a) cudaEventDestroy(a);
+  if (b) cudaEventDestroy(b);
+  if (s) cudaStreamDestroy(s);
+  if (dst) cudaFree(dst);
+  if (src_dev) cudaFree(src_dev);
+  if (host) {
+    if (pinned)
+      cudaFreeHost(host);
+    else
+      free(host);
+  }
+  return rc;
+}
+#endif
