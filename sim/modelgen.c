@@ -95,8 +95,8 @@ int modelgen_mlstm_text(const modelgen_mlstm *p, char **text, err_t *e) {
   put(&s, "gemm  d_m          m=%ld n=B k=%ld count=%ld      # W_hh^T dgates\n", H, H4, T);
   put(&s, "ewise d_m_mul      elems=%ld*B arrays=4 count=%ld\n", H, T);
   put(&s, "gemm  d_h          m=%ld n=B k=%ld count=%ld      # W_mhh^T d(W_mhh h)\n", H, H, T);
-  put(&s, "# Weight gradients over all T steps at once: the recurrent weights are ready only now.\n");
-  put(&s, "ewise d_bias       elems=%ld*B arrays=1 ready=b_ih,b_hh\n", H4 * T);
+  put(&s, "# Weight gradients over all T steps at once: the recurrent weights are ready only now,\n");
+  put(&s, "# in the order kernels/ computes them (then the biases, by reduction, and the embedding).\n");
   put(&s, "gemm  d_w_hh       m=%ld n=%ld k=%ld*B\n", H4, H, T);
   put(&s, "ewise wn_hh_bwd    elems=%ld arrays=4 ready=w_hh_g,w_hh_v\n", H4 * H);
   put(&s, "gemm  d_w_mhh      m=%ld n=%ld k=%ld*B\n", H, H, T);
@@ -105,6 +105,7 @@ int modelgen_mlstm_text(const modelgen_mlstm *p, char **text, err_t *e) {
   put(&s, "ewise wn_ih_bwd    elems=%ld arrays=4 ready=w_ih_g,w_ih_v\n", H4 * E);
   put(&s, "gemm  d_w_mih      m=%ld n=%ld k=%ld*B\n", H, E, T);
   put(&s, "ewise wn_mih_bwd   elems=%ld arrays=4 ready=w_mih_g,w_mih_v\n", H * E);
+  put(&s, "ewise d_bias       elems=%ld*B arrays=1 ready=b_ih,b_hh\n", H4 * T);
   put(&s, "gemm  d_x_ih       m=%ld n=%ld*B k=%ld            # into the embedding, through W_ih\n", E, T, H4);
   put(&s, "gemm  d_x_mih      m=%ld n=%ld*B k=%ld            # and through W_mih\n", E, T, H);
   put(&s, "ewise d_embed      elems=%ld*B arrays=2 ready=encoder.weight\n", T * E);

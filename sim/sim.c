@@ -4,6 +4,7 @@
 #include <math.h>
 #include <signal.h>
 #include <simgrid/actor.h>
+#include <simgrid/barrier.h>
 #include <simgrid/comm.h>
 #include <simgrid/engine.h>
 #include <simgrid/host.h>
@@ -58,6 +59,7 @@ typedef struct {
   int gpus_per_node;
   double intra_lat_s, nic_lat_s;
   double chain_lat_s; /* latency of one all-reduce: the sum over its 2(n-1) steps' hops */
+  double max_hop_lat_s;
   sg_comm_t *send_buf; /* (n * 2(n-1)) step fidelity: pending sends, set up in the child */
 } runplan;
 
@@ -76,6 +78,7 @@ static long g_messages;
 static double *g_iter_start, *g_iter_end; /* (iterations), rank 0 */
 static double *g_ready, *g_start, *g_end; /* (nb), rank 0, last iteration, absolute */
 static char g_dummy;
+static sg_bar_t g_ring_barrier; /* flow fidelity: the end of one all-reduce on every rank */
 
 static void sleep_for(double s) {
   if (s > 0) sg_actor_sleep_for(s);
@@ -127,16 +130,16 @@ static void ring_allreduce(int r, long chunk) {
     }
     sg_comm_wait_all(sends, (size_t)steps);
   } else {
-    /* One flow per ring edge carrying all 2(n-1) chunks. Its route latency is the incoming hop's;
-     * the rest of the chain's latency is waited out after it (docs/simulation.md). */
-    int prev = (r + G->n - 1) % G->n;
-    double in_lat = prev / G->gpus_per_node == r / G->gpus_per_node ? G->intra_lat_s : G->nic_lat_s;
+    /* One flow per ring edge carrying all 2(n-1) chunks. The ring is one pipeline: it ends when its
+     * slowest edge has delivered (the barrier), plus the latency of the chain of 2(n-1) hops that
+     * NCCL's model adds, less the one hop the flow itself already paid (docs/simulation.md). */
     sg_comm_t c[2];
     c[0] = sg_mailbox_put_async(out, &g_dummy, chunk * steps);
     c[1] = sg_mailbox_get_async(in, &got);
     sg_comm_wait_all(c, 2);
     g_messages++;
-    sleep_for(G->chain_lat_s - in_lat);
+    sg_barrier_wait(g_ring_barrier);
+    sleep_for(G->chain_lat_s - G->max_hop_lat_s);
   }
 }
 
@@ -221,6 +224,7 @@ static void child_main(runplan *plan, const char *platform_path, int fd) {
   int argc = (int)(sizeof args / sizeof *args) - 1;
   simgrid_init(&argc, args);
   simgrid_load_platform(platform_path);
+  if (plan->n > 1) g_ring_barrier = sg_barrier_init((unsigned)plan->n);
 
   for (int r = 0; r < plan->n; r++) {
     char name[32], host[32], rank[16];
@@ -379,6 +383,8 @@ int sim_run(const sim_config *c, sim_result *r, err_t *e) {
   plan.nic_lat_s = spec.nic_lat_s;
   int inter_steps = 2 * (c->nodes - 1);
   plan.chain_lat_s = (double)(2 * (n - 1) - inter_steps) * spec.intra_lat_s + (double)inter_steps * spec.nic_lat_s;
+  plan.max_hop_lat_s = gpn > 1 ? spec.intra_lat_s : 0;
+  if (c->nodes > 1 && spec.nic_lat_s > plan.max_hop_lat_s) plan.max_hop_lat_s = spec.nic_lat_s;
 
   r->gpus = n;
   r->batch = batch;

@@ -1,0 +1,116 @@
+/* Bucket assignment against hand-derived cases and the full mLSTM-4k. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bucket.h"
+#include "check.h"
+#include "data.h"
+#include "model.h"
+
+#define MB (1024u * 1024u)
+
+/* "0,1|2|3,4" style rendering of a plan: tensors of each bucket in reduction order. */
+static void render(const bucket_plan *p, char *buf, size_t len) {
+  buf[0] = '\0';
+  for (int b = 0; b < p->n; b++) {
+    if (b) strncat(buf, "|", len - strlen(buf) - 1);
+    for (int k = 0; k < p->b[b].ntensors; k++) {
+      char t[16];
+      snprintf(t, sizeof t, "%s%d", k ? "," : "", p->b[b].tensors[k]);
+      strncat(buf, t, len - strlen(buf) - 1);
+    }
+  }
+}
+
+static void expect(const char *what, int n, const size_t *bytes, const int *keys, const int *order, size_t first,
+                   size_t cap, const char *want) {
+  bucket_plan p;
+  err_t e;
+  char got[512] = "";
+  int rc = bucket_assign(n, bytes, keys, order, first, cap, &p, &e);
+  if (rc == 0) render(&p, got, sizeof got);
+  CHECK(rc == 0 && strcmp(got, want) == 0, "%s: got %s, want %s", what, rc ? e.msg : got, want);
+  bucket_plan_free(&p);
+}
+
+int main(void) {
+  int one[8] = {0};
+  /* Caps: first 1 MiB, then 4 MiB. Sizes in registration order. */
+  {
+    /* 0.5 MiB + 0.6 MiB closes the first bucket (>= 1 MiB); then 3 + 2 MiB closes a 4 MiB bucket
+     * exceeding the cap by its last tensor; the 1 MiB leftover is a bucket of its own. Sorted by
+     * smallest index then reversed: last-registered reduce first. */
+    size_t b[] = {MB / 2, MB / 2 + MB / 10, 3 * MB, 2 * MB, MB};
+    expect("first-bucket limit, overflow by last tensor, leftover", 5, b, one, NULL, MB, 4 * MB, "4|2,3|0,1");
+  }
+  {
+    /* A tensor larger than the cap is a bucket alone once it arrives with an empty bucket. */
+    size_t b[] = {10 * MB, 100, 200, 9 * MB};
+    expect("tensor larger than the cap", 4, b, one, NULL, MB, 4 * MB, "1,2,3|0");
+  }
+  {
+    /* Exactly the limit closes the bucket (>=). */
+    size_t b[] = {MB, 4 * MB, 1};
+    expect("size equal to the limit closes", 3, b, one, NULL, MB, 4 * MB, "2|1|0");
+  }
+  {
+    /* Two dtypes: each has its own open bucket and its own limit sequence [first, cap, ...]. */
+    size_t b[] = {MB / 2, MB / 2, MB / 2, MB / 2, 3 * MB, 3 * MB};
+    int k[] = {0, 1, 0, 1, 0, 1};
+    expect("two dtypes, own buckets and limits", 6, b, k, NULL, MB, 4 * MB, "5|4|1,3|0,2");
+  }
+  {
+    /* Rebuilt: walk in gradient-ready order, no sort, no reversal. */
+    size_t b[] = {MB / 2, MB / 2 + MB / 10, 3 * MB, 2 * MB, MB};
+    int order[] = {4, 3, 2, 1, 0};
+    expect("rebuilt in ready order", 5, b, one, order, MB, 4 * MB, "4|3,2|1,0");
+    int order2[] = {2, 0, 4, 1, 3};
+    expect("rebuilt, interleaved ready order", 5, b, one, order2, MB, 4 * MB, "2|0,4,1,3");
+  }
+  {
+    size_t b[] = {1, 2};
+    int bad[] = {0, 0};
+    bucket_plan p;
+    err_t e;
+    CHECK(bucket_assign(2, b, one, bad, MB, MB, &p, &e) == ERR_INPUT, "a ready order that is not a permutation is refused");
+    CHECK(bucket_assign(2, b, one, NULL, 0, MB, &p, &e) == ERR_INPUT, "a zero cap is refused");
+    CHECK(bucket_mb_to_bytes(25) == 26214400u && bucket_mb_to_bytes(0.3) == 314572u,
+          "MB converted as int(mb * 1024 * 1024)");
+  }
+
+  /* The full mLSTM-4k, fp32, 25 MB: hand-derived from the registration order. encoder (64 KiB) +
+   * decoder.weight (4 MiB) reach the 1 MiB first limit; decoder.bias ... w_hh_v (256 MiB) reach 25 MB;
+   * the rest is the leftover. Reversed: [w_mih_g .. w_mhh_v], [decoder.bias .. w_hh_v], [encoder,
+   * decoder.weight]. */
+  {
+    char path[1024];
+    err_t e;
+    model_t *m = NULL;
+    int rc = data_resolve(DATA_MODEL, "mlstm-4k", path, sizeof path, &e);
+    if (rc == 0) rc = model_load(path, &m, &e);
+    CHECK(rc == 0, "load bundled mlstm-4k: %s", rc ? e.msg : "ok");
+    if (m) {
+      CHECK(model_total_params(m) == 86335744L, "mlstm-4k has 86,335,744 parameters (got %ld)", model_total_params(m));
+      bucket_plan p;
+      char got[512] = "";
+      rc = bucket_plan_for_model(m, MODEL_FP32, 1, 25, 0, &p, &e);
+      if (rc == 0) render(&p, got, sizeof got);
+      CHECK(rc == 0 && strcmp(got, "9,10,11,12|2,3,4,5,6,7,8|0,1") == 0, "mlstm-4k fp32 25 MB: %s", got);
+      CHECK(rc == 0 && p.b[0].bytes == 4u * (4096 + 4096 * 64 + 4096 + 4096u * 4096),
+            "mlstm-4k first reduced bucket holds %zu bytes", rc ? 0 : p.b[0].bytes);
+      bucket_plan_free(&p);
+      /* Rebuilt in ready order (kernels/ order): decoder.weight, decoder.bias, w_hh_g, w_hh_v (closes
+       * 25 MB), w_mhh_g, w_mhh_v (closes), w_ih_g, w_ih_v, w_mih_g, w_mih_v, b_ih, b_hh, encoder
+       * (leftover). The first bucket (1 MiB) closes with decoder.weight alone. */
+      rc = bucket_plan_for_model(m, MODEL_FP32, 1, 25, 1, &p, &e);
+      if (rc == 0) render(&p, got, sizeof got);
+      CHECK(rc == 0 && strcmp(got, "1|2,7,8|11,12|5,6,9,10,3,4,0") == 0, "mlstm-4k fp32 25 MB rebuilt: %s", got);
+      bucket_plan_free(&p);
+      rc = bucket_plan_flat(m, MODEL_FP16, &p, &e);
+      CHECK(rc == 0 && p.n == 1 && p.b[0].bytes == 2u * 86335744u, "flat: one fp16 bucket of every gradient");
+      bucket_plan_free(&p);
+      model_destroy(m);
+    }
+  }
+  return check_status();
+}

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# ddpsim's command line: help, defaults, JSON fields, and every misuse and bad-input path
+# (exit 2 for misuse, 1 for failure, with a message naming the problem).
+set -u
+ddpsim=$1
+src=$2
+pass=0 fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+check() { # check DESCRIPTION CONDITION...
+  local what=$1
+  shift
+  if "$@"; then echo "ok    $what"; pass=$((pass + 1)); else echo "FAIL  $what"; fail=$((fail + 1)); fi
+}
+
+# expect CODE PATTERN -- ddpsim args...: exit code and a message matching PATTERN on stderr.
+expect() {
+  local code=$1 pattern=$2
+  shift 3
+  "$ddpsim" "$@" >"$tmp/out" 2>"$tmp/err"
+  local got=$?
+  local msg
+  msg=$(head -c 300 "$tmp/err" | tr '\n' ' ')
+  check "ddpsim $* -> exit $got ($msg)" test "$got" -eq "$code" -a -n "$(grep -E -- "$pattern" "$tmp/err")"
+}
+
+for c in "" predict sweep buckets "genmodel"; do
+  "$ddpsim" $c --help >"$tmp/out" 2>&1
+  check "ddpsim $c --help exits 0 and prints usage" test $? -eq 0 -a -n "$(grep usage "$tmp/out")"
+done
+
+"$ddpsim" predict --json >"$tmp/p.json" 2>"$tmp/err"
+check "predict with every default succeeds" test $? -eq 0
+for f in gpus iteration_s samples_per_s tokens_per_s compute_s exposed_comm_s scaling_efficiency buckets \
+         index bytes params ready_s comm_start_s comm_end_s; do
+  check "predict --json has \"$f\"" grep -q "\"$f\":" "$tmp/p.json"
+done
+check "defaults: mlstm-4k on dgx1v-ib, 8 GPUs, cap 25" grep -q '"bucket_cap_mb":	25' "$tmp/p.json"
+
+"$ddpsim" buckets --json --precision fp32 >"$tmp/b.json"
+check "buckets --json lists w_hh_v at index 8" grep -q '"w_hh_v"' "$tmp/b.json"
+
+"$ddpsim" sweep --nodes 1,2 --bucket-cap-mb 1,25 --topology dgx1v-ib,dgx1v-10gbe --csv >"$tmp/s.csv"
+check "sweep --csv: header and 8 rows" test "$(wc -l <"$tmp/s.csv")" -eq 9
+
+# The bundled models are what the generator writes.
+for h in 4k:4096 8k:8192; do
+  "$ddpsim" genmodel mlstm --hidden "${h#*:}" --name "mlstm-${h%%:*}" -o "$tmp/m.model"
+  check "models/mlstm-${h%%:*}.model is the generator's output" cmp -s "$tmp/m.model" "$src/models/mlstm-${h%%:*}.model"
+done
+
+# Misuse: exit 2.
+expect 2 "unknown command" -- bogus
+expect 2 "unknown option" -- predict --frobnicate
+expect 2 "--nodes must be a positive integer" -- predict --nodes 0
+expect 2 "--nodes must be a positive integer" -- predict --nodes two
+expect 2 "--bucket-cap-mb must be a positive number" -- predict --bucket-cap-mb -3
+expect 2 "--precision must be fp32 or fp16" -- predict --precision fp8
+expect 2 "--mode must be ddp or flat" -- predict --mode ring
+expect 2 "--fidelity must be flow or step" -- predict --fidelity exact
+expect 2 "--iterations must be" -- predict --iterations 0
+expect 2 "does not apply here" -- buckets --nodes 4
+expect 2 "unexpected argument" -- predict extra
+expect 2 "'x' is not a positive integer" -- sweep --nodes 1,x
+expect 2 "needs --hidden" -- genmodel mlstm
+expect 2 "known: mlstm" -- genmodel lstm
+
+# Bad input: exit 1 with the file and line, or the list of bundled names.
+expect 1 "unknown model 'nope' \(bundled: mlstm-4k, mlstm-8k" -- predict --model nope
+expect 1 "unknown topology 'nope' \(bundled: dgx1v-10gbe, dgx1v-ib" -- predict --topology nope
+expect 1 "unknown profile 'nope' \(bundled: v100-dgx1v" -- predict --profile nope
+printf 'ddpsim-model 1\nname x\nbatch 2\nbogus line\n' >"$tmp/bad.model"
+expect 1 "bad.model:4: unknown line 'bogus'" -- predict --model "$tmp/bad.model"
+printf 'ddpsim-topology 1\nname x\ngpus_per_node 8\nintra nvlink links=6 bw=fast\n' >"$tmp/bad.topo"
+expect 1 "bad.topo:4: bw 'fast'" -- predict --topology "$tmp/bad.topo"
+printf '{"format": "ddpsim-profile",\n "version": 1,\n "compute": [}\n' >"$tmp/bad.json"
+expect 1 "bad.json:3: not valid JSON" -- predict --profile "$tmp/bad.json"
+printf '{"format": "ddpsim-profile", "version": 9}' >"$tmp/v9.json"
+expect 1 "v9.json: unsupported profile version 9" -- predict --profile "$tmp/v9.json"
+sed 's/"ib-edr"/"ib-hdr"/' "$src/profiles/v100-dgx1v.json" >"$tmp/noib.json"
+expect 1 "no comm.links entry for link class 'ib-edr'" -- predict --profile "$tmp/noib.json" --nodes 2
+printf 'ddpsim-topology 1\nname solo\ngpus_per_node 2\nintra nvlink links=1 bw=25GBps\nnic none\n' >"$tmp/solo.topo"
+expect 1 "has no NIC" -- predict --topology "$tmp/solo.topo" --nodes 2
+expect 1 "no such model file" -- predict --model ./missing.model
+"$ddpsim" predict --topology "$tmp/solo.topo" --nodes 1 >/dev/null 2>&1
+check "a NIC-less topology still runs on one node" test $? -eq 0
+
+# genmodel -o writes atomically: a failure leaves no file behind.
+"$ddpsim" genmodel mlstm --hidden 64 -o "$tmp/nodir/x.model" 2>/dev/null
+check "genmodel into a missing directory fails with exit 1" test $? -eq 1
+check "... and leaves nothing behind" test ! -e "$tmp/nodir/x.model"
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

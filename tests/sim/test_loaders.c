@@ -1,0 +1,216 @@
+/* Model, topology and profile loaders: good files load; every bad one gives `file:line: reason`. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "model.h"
+#include "modelgen.h"
+#include "profile.h"
+#include "topo.h"
+#include "txt.h"
+
+static const char *good_model =
+    "ddpsim-model 1\n"
+    "# a comment\n"
+    "name tiny\nbatch 4\ntokens 16 chars\nprecision fp32\n"
+    "param a 3x5\nparam b 7 fp16\n"
+    "forward\n"
+    "gemm f1 m=3 n=16*B k=5 count=2\n"
+    "backward\n"
+    "ewise g1 elems=B*8 arrays=3 ready=b\n"
+    "gemm g2 m=3 n=5 k=B ready=a   # trailing comment\n"
+    "optimizer\n"
+    "ewise adam elems=22 arrays=7 dtype=fp32\n";
+
+static void model_err(const char *what, const char *text, const char *want) {
+  model_t *m = NULL;
+  err_t e = {{0}};
+  int rc = model_parse(text, "x.model", &m, &e);
+  CHECK(rc == ERR_INPUT && m == NULL && strstr(e.msg, want) != NULL, "model %s -> %s", what, e.msg);
+  model_destroy(m);
+}
+
+static void topo_err(const char *what, const char *text, const char *want) {
+  topo_t *t = NULL;
+  err_t e = {{0}};
+  int rc = topo_parse(text, "x.topo", &t, &e);
+  CHECK(rc == ERR_INPUT && t == NULL && strstr(e.msg, want) != NULL, "topology %s -> %s", what, e.msg);
+  topo_destroy(t);
+}
+
+static void profile_err(const char *what, const char *text, const char *want) {
+  profile_t *p = NULL;
+  err_t e = {{0}};
+  int rc = profile_parse(text, "x.json", &p, &e);
+  CHECK(rc == ERR_INPUT && p == NULL && strstr(e.msg, want) != NULL, "profile %s -> %s", what, e.msg);
+  profile_destroy(p);
+}
+
+#define HDR "ddpsim-model 1\nname t\nbatch 2\ntokens 3 chars\nprecision fp32\n"
+
+static const char *roof =
+    "{\"model\":\"roofline\",\"launch_s\":1e-6,\"peak_flops\":1e12,\"efficiency\":0.5,\"mem_bw_Bps\":1e11}";
+
+int main(void) {
+  /* ---- models ---- */
+  model_t *m = NULL;
+  err_t e;
+  int rc = model_parse(good_model, "good.model", &m, &e);
+  CHECK(rc == 0, "a good model loads: %s", rc ? e.msg : "ok");
+  if (m) {
+    CHECK(m->nparams == 2 && m->params[0].numel == 15 && m->params[1].numel == 7, "parameter shapes");
+    CHECK(model_param_bytes(m, 0, MODEL_FP16) == 30 && model_param_bytes(m, 1, MODEL_FP32) == 14,
+          "run-precision and fixed dtypes give the gradient bytes");
+    CHECK(m->nops == 4 && m->ops[0].count == 2 && model_dim_value(m->ops[0].n, 4) == 64, "ops, counts and N*B dims");
+    CHECK(model_op_flops(&m->ops[2], 4) == 2.0 * 3 * 5 * 4, "gemm flops at batch 4");
+    CHECK(model_op_bytes(&m->ops[1], 4, MODEL_FP16) == 2.0 * 32 * 3, "ewise bytes at batch 4, fp16");
+    CHECK(model_op_bytes(&m->ops[3], 4, MODEL_FP16) == 4.0 * 22 * 7, "a dtype=fp32 op ignores the run precision");
+    int order[2];
+    model_ready_order(m, order);
+    CHECK(order[0] == 1 && order[1] == 0, "ready order follows backward");
+    model_destroy(m);
+  }
+  model_err("empty", "", "x.model: empty file");
+  model_err("wrong header", "ddpsim-topology 1\n", "x.model:1: first line must be 'ddpsim-model 1'");
+  model_err("wrong version", "ddpsim-model 7\n", "x.model:1: unsupported model format version '7'");
+  model_err("unknown line", HDR "colour blue\n", "x.model:6: unknown line 'colour'");
+  model_err("bad shape", HDR "param a 3xq\n", "x.model:6: shape '3xq'");
+  model_err("zero dimension", HDR "param a 0x5\n", "x.model:6: shape '0x5'");
+  model_err("duplicate parameter", HDR "param a 3\nparam a 4\n", "x.model:7: parameter 'a' is declared twice");
+  model_err("bad dtype", HDR "param a 3 fp8\n", "x.model:6: dtype 'fp8'");
+  model_err("unknown op", HDR "param a 3\nbackward\nconv c1 m=1\n", "x.model:8: unknown op kind 'conv'");
+  model_err("gemm missing k", HDR "param a 3\nbackward\ngemm g m=1 n=2 ready=a\n", "x.model:8: gemm op needs m=, n= and k=");
+  model_err("bad dim", HDR "param a 3\nbackward\ngemm g m=1 n=C k=2 ready=a\n", "x.model:8: n: 'C'");
+  model_err("unknown ready", HDR "param a 3\nbackward\newise g elems=1 arrays=1 ready=zz\n",
+            "x.model:8: ready= names unknown parameter 'zz'");
+  model_err("ready twice", HDR "param a 3\nbackward\newise g elems=1 arrays=1 ready=a\newise h elems=1 arrays=1 ready=a\n",
+            "x.model:9: parameter 'a' already became ready at line 8");
+  model_err("never ready", HDR "param a 3\nparam b 3\nbackward\newise g elems=1 arrays=1 ready=a\n",
+            "x.model: parameter 'b' never becomes ready");
+  model_err("ready in forward", HDR "param a 3\nforward\newise g elems=1 arrays=1 ready=a\n",
+            "x.model:8: ready= is only allowed on backward ops");
+  model_err("sections out of order", HDR "param a 3\nbackward\newise g elems=1 arrays=1 ready=a\nforward\n",
+            "x.model:9: section 'forward' out of order");
+  model_err("missing precision", "ddpsim-model 1\nname t\nbatch 2\ntokens 3 chars\nparam a 3\nbackward\newise g elems=1 arrays=1 ready=a\n",
+            "x.model: missing 'precision' line");
+  model_err("negative count", HDR "param a 3\nbackward\newise g elems=1 arrays=1 count=-2 ready=a\n",
+            "x.model:8: count must be a positive integer");
+  {
+    model_t *mm = NULL;
+    err_t ee;
+    CHECK(model_load("/nonexistent/x.model", &mm, &ee) == ERR_IO && strstr(ee.msg, "/nonexistent/x.model: cannot read"),
+          "an unreadable model file -> %s", ee.msg);
+  }
+
+  /* ---- the generator: parameter count and a consistent file ---- */
+  {
+    modelgen_mlstm spec = {.name = NULL, .hidden = 4096, .embed = 64, .vocab = 256, .seq = 256, .batch = 32,
+                           .precision = MODEL_FP32};
+    char *text = NULL;
+    rc = modelgen_mlstm_text(&spec, &text, &e);
+    m = NULL;
+    if (rc == 0) rc = model_parse(text, "gen", &m, &e);
+    CHECK(rc == 0 && model_total_params(m) == 86335744L, "generated mLSTM-4k parses, 86,335,744 parameters");
+    if (m) {
+      double f = 0;
+      for (int i = 0; i < m->nops; i++)
+        if (m->ops[i].phase != MODEL_PHASE_OPTIMIZER) f += model_op_flops(&m->ops[i], 32) * (double)m->ops[i].count;
+      /* Recurrent GEMMs dominate: forward 2*(H*H + 4H*H) per token, backward twice that. */
+      double per_token = f / (32.0 * 256.0), expect = 3.0 * 2.0 * 5.0 * 4096.0 * 4096.0;
+      CHECK(per_token > expect && per_token < 1.1 * expect, "GEMM flops per char %.4g within 10%% of 30 H^2 = %.4g", per_token, expect);
+    }
+    model_destroy(m);
+    free(text);
+    spec.hidden = 0;
+    CHECK(modelgen_mlstm_text(&spec, &text, &e) == ERR_INPUT, "generator refuses hidden 0");
+  }
+
+  /* ---- topologies ---- */
+  {
+    topo_t *t = NULL;
+    rc = topo_parse("ddpsim-topology 1\nname a\ngpus_per_node 4\nintra pcie links=1 bw=12GBps\nnic 25gbe count=1 bw=25Gbps\n"
+                    "switch bw=100Gbps\n", "t.topo", &t, &e);
+    CHECK(rc == 0 && t->gpus_per_node == 4 && t->intra_bw_Bps == 12e9 && t->nic_bw_Bps == 25e9 / 8 &&
+              t->switch_bw_Bps == 100e9 / 8 && strcmp(t->nic_class, "25gbe") == 0,
+          "a good topology loads with units converted");
+    topo_destroy(t);
+  }
+  topo_err("wrong header", "ddpsim-model 1\n", "x.topo:1: first line must be 'ddpsim-topology 1'");
+  topo_err("bad bandwidth", "ddpsim-topology 1\nname a\ngpus_per_node 8\nintra nvlink links=6 bw=25GB\n",
+           "x.topo:4: bw '25GB' is not a bandwidth");
+  topo_err("zero GPUs", "ddpsim-topology 1\nname a\ngpus_per_node 0\n", "x.topo:3: expected 'gpus_per_node N'");
+  topo_err("unknown key", "ddpsim-topology 1\nname a\ngpus_per_node 8\nnic ib count=4 speed=1Gbps\n",
+           "x.topo:4: unknown key 'speed=1Gbps'");
+  topo_err("missing nic", "ddpsim-topology 1\nname a\ngpus_per_node 8\nintra nvlink links=6 bw=25GBps\n",
+           "x.topo: missing 'nic' line");
+  topo_err("unknown line", "ddpsim-topology 1\nname a\nracks 3\n", "x.topo:3: unknown line 'racks'");
+
+  /* ---- profiles ---- */
+  {
+    char text[2048];
+    snprintf(text, sizeof text,
+             "{\"format\":\"ddpsim-profile\",\"version\":1,\"name\":\"p\",\"compute\":{\"fp32\":{\"gemm\":%s,"
+             "\"ewise\":{\"model\":\"table\",\"points\":[{\"bytes\":1000,\"time_s\":1e-6},{\"bytes\":4000,\"time_s\":2e-6},"
+             "{\"bytes\":4000,\"time_s\":2e-6}],\"fallback\":{\"model\":\"roofline\",\"launch_s\":0,\"mem_bw_Bps\":1e9}}}},"
+             "\"comm\":{\"links\":{\"nvlink\":{\"lat_s\":1e-6,\"efficiency\":0.8},\"ib\":{\"lat_s\":5e-6,\"bw_Bps\":12e9}}}}",
+             roof);
+    profile_t *p = NULL;
+    rc = profile_parse(text, "p.json", &p, &e);
+    CHECK(rc == 0, "a good profile loads: %s", rc ? e.msg : "ok");
+    if (p) {
+      model_op op = {.kind = MODEL_OP_GEMM, .m = {1000, 0}, .n = {1000, 0}, .k = {1000, 0}, .count = 1, .follows_run = 1};
+      double t;
+      int x;
+      rc = profile_op_time(p, &op, 1, MODEL_FP32, &t, &x, &e);
+      CHECK(rc == 0 && check_close(1e-6 + 2e9 / 0.5e12, t, 0, 1e-12), "roofline gemm time %.6g", t);
+      model_op ew = {.kind = MODEL_OP_EWISE, .elems = {500, 0}, .arrays = 1, .count = 1, .follows_run = 0, .dtype = MODEL_FP32};
+      rc = profile_op_time(p, &ew, 1, MODEL_FP32, &t, &x, &e); /* 2000 bytes: between 1000 and 4000 */
+      /* Rates 1e9 and 2e9 B/s, interpolated in log(size): halfway in log is 2000 -> 1.5e9 B/s. */
+      CHECK(rc == 0 && x == 0 && check_close(2000.0 / 1.5e9, t, 0, 1e-9), "table ewise interpolated: %.6g s", t);
+      ew.elems.v = 1000; /* 4000 bytes: measured twice, exactly */
+      rc = profile_op_time(p, &ew, 1, MODEL_FP32, &t, &x, &e);
+      CHECK(rc == 0 && x == 0 && check_close(2e-6, t, 0, 1e-12), "a measured size costs what was measured");
+      ew.elems.v = 100000; /* 400 kB: outside, fallback roofline */
+      rc = profile_op_time(p, &ew, 1, MODEL_FP32, &t, &x, &e);
+      CHECK(rc == 0 && x == 1 && check_close(4e5 / 1e9, t, 0, 1e-12), "outside the table: fallback, flagged extrapolated");
+      ew.follows_run = 1;
+      rc = profile_op_time(p, &ew, 1, MODEL_FP16, &t, &x, &e);
+      CHECK(rc == ERR_INPUT && strstr(e.msg, "no ewise cost model for fp16"), "a missing precision -> %s", e.msg);
+      double bw, lat;
+      rc = profile_link(p, "nvlink", 25e9, &bw, &lat, &e);
+      CHECK(rc == 0 && bw == 20e9 && lat == 1e-6, "link efficiency applies to the nominal bandwidth");
+      rc = profile_link(p, "ib", 12.5e9, &bw, &lat, &e);
+      CHECK(rc == 0 && bw == 12e9, "an absolute link bandwidth wins");
+      rc = profile_link(p, "10gbe", 1.25e9, &bw, &lat, &e);
+      CHECK(rc == ERR_INPUT && strstr(e.msg, "no comm.links entry for link class '10gbe' (it has: nvlink, ib)"),
+            "a missing link class -> %s", e.msg);
+      profile_destroy(p);
+    }
+  }
+  profile_err("not JSON", "{\n\"format\": \"ddpsim-profile\",\n  oops\n}", "x.json:3: not valid JSON");
+  profile_err("wrong format", "{\"format\":\"other\",\"version\":1}", "not a ddpsim profile");
+  profile_err("wrong version", "{\"format\":\"ddpsim-profile\",\"version\":2}", "unsupported profile version 2");
+  profile_err("no compute", "{\"format\":\"ddpsim-profile\",\"version\":1}", "\"compute\" is missing");
+  {
+    char text[1024];
+    snprintf(text, sizeof text,
+             "{\"format\":\"ddpsim-profile\",\"version\":1,\"compute\":{\"fp32\":{\"gemm\":{\"model\":\"roofline\","
+             "\"launch_s\":0,\"peak_flops\":-1,\"efficiency\":0.5,\"mem_bw_Bps\":1}}}}");
+    profile_err("negative peak", text, "compute.fp32.gemm.peak_flops must be > 0");
+    snprintf(text, sizeof text,
+             "{\"format\":\"ddpsim-profile\",\"version\":1,\"compute\":{\"fp32\":{\"gemm\":%s,\"ewise\":%s}},"
+             "\"comm\":{\"links\":{\"x\":{\"lat_s\":1e-6}}}}", roof, roof);
+    profile_err("link without bandwidth", text, "comm.links.x needs bw_Bps > 0 or 0 < efficiency <= 1");
+    snprintf(text, sizeof text,
+             "{\"format\":\"ddpsim-profile\",\"version\":1,\"compute\":{\"fp32\":{\"gemm\":%s,\"ewise\":{\"model\":\"table\","
+             "\"points\":[]}}},\"comm\":{\"links\":{}}}", roof);
+    profile_err("table without fallback", text, "compute.fp32.ewise.fallback is missing");
+  }
+
+  /* ---- units ---- */
+  double v;
+  CHECK(txt_parse_bw("100Gbps", &v) == 0 && v == 12.5e9, "100Gbps is 12.5e9 B/s");
+  CHECK(txt_parse_time("0.7us", &v) == 0 && check_close(7e-7, v, 0, 1e-15), "0.7us");
+  CHECK(txt_parse_bw("12", &v) == -1 && txt_parse_time("3 s", &v) == -1, "numbers without or with spaced units are refused");
+  return check_status();
+}

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# End to end: predictions for 1 to 128 GPUs on both bundled fabrics. InfiniBand is never slower
+# than Ethernet; throughput grows with the node count; efficiencies are fractions.
+set -u
+ddpsim=$1
+pass=0 fail=0
+check() {
+  local what=$1
+  shift
+  if "$@"; then echo "ok    $what"; pass=$((pass + 1)); else echo "FAIL  $what"; fail=$((fail + 1)); fi
+}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+for t in dgx1v-ib dgx1v-10gbe; do
+  "$ddpsim" sweep --topology "$t" --nodes 1,2,4,8,16 --csv >"$tmp/$t.csv"
+  check "sweep over 1..16 nodes (8..128 GPUs) on $t" test $? -eq 0 -a "$(wc -l <"$tmp/$t.csv")" -eq 6
+  for g in 1 2 4; do
+    "$ddpsim" predict --topology "$t" --gpus-per-node "$g" --json >"$tmp/$t-$g.json"
+    check "predict on $g GPU(s) of one node on $t" test $? -eq 0
+  done
+done
+# Columns: topology,nodes,gpus,cap,iteration_s,samples_per_s,tokens_per_s,eff,compute_s,exposed_s
+paste -d, "$tmp/dgx1v-ib.csv" "$tmp/dgx1v-10gbe.csv" | tail -n +2 >"$tmp/both"
+while IFS=, read -r _ n g _ it_ib _ tok_ib eff_ib _ _ _ _ _ _ it_e _ tok_e eff_e _ _; do
+  check "$g GPUs: InfiniBand ($it_ib s) never slower than 10GbE ($it_e s)" awk -v a="$it_ib" -v b="$it_e" 'BEGIN { exit !(a <= b * (1 + 1e-12)) }'
+  check "$g GPUs: efficiencies in (0, 1]: ib $eff_ib, 10gbe $eff_e" awk -v a="$eff_ib" -v b="$eff_e" 'BEGIN { exit !(a > 0 && a <= 1 + 1e-9 && b > 0 && b <= 1 + 1e-9) }'
+done <"$tmp/both"
+for t in dgx1v-ib dgx1v-10gbe; do
+  check "$t: chars/s grows with every doubling of nodes" awk -F, 'NR > 1 { if (NR > 2 && $7 <= prev) bad = 1; prev = $7 } END { exit bad }' "$tmp/$t.csv"
+done
+one=$(awk -F, 'NR == 2 { print $5 }' "$tmp/dgx1v-ib.csv")
+check "one node is the same on both fabrics (no NIC used)" awk -v a="$one" -v b="$(awk -F, 'NR == 2 { print $5 }' "$tmp/dgx1v-10gbe.csv")" 'BEGIN { exit !(a == b) }'
+"$ddpsim" predict --nodes 16 --fidelity step --json >"$tmp/step.json" && "$ddpsim" predict --nodes 16 --json >"$tmp/flow.json"
+s=$(awk -F'[:,]' '/"iteration_s"/ { gsub(/[ \t]/, "", $2); print $2 }' "$tmp/step.json")
+f=$(awk -F'[:,]' '/"iteration_s"/ { gsub(/[ \t]/, "", $2); print $2 }' "$tmp/flow.json")
+check "mlstm-4k on 128 GPUs: step ($s s) and flow ($f s) agree within 0.5%" awk -v a="$s" -v b="$f" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 0.005 * b) }'
+"$ddpsim" predict --nodes 128 --json >"$tmp/1024.json"
+check "1024 GPUs (128 nodes) predict in flow fidelity" test $? -eq 0
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
