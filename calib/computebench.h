@@ -5,7 +5,7 @@
  *     steps is one sample), decoder_fwd (decoder + loss), decoder_bwd, bwd_step (each step one
  *     sample), wgrad (the weight-gradient GEMMs over all steps), embed_grad, and the whole
  *     iteration (their sum);
- *   - the model's own GEMM shapes at (H, B, T), in the convention of models/*.model:
+ *   - the model's own GEMM shapes at (H, B, T), in the convention of the models/ files:
  *     C[m,n] = A[m,k] B[k,n] with m the weight rows and n the batch columns.
  * Then a plain GEMM grid m, n, k in {16, 64, 256, ..., gemm_max} and elementwise copies of
  * 4 KiB .. 64 MiB (bytes moved = 2 x copy size: one read, one write).

@@ -12,6 +12,8 @@
 
 #include "cerr.h"
 #include "commbench.h"
+#include "computebench.h"
+#include "gpucopy.h"
 #include "comm_mpi.h"
 #include "fit.h"
 #include "parse.h"
@@ -357,18 +359,223 @@ static int cmd_validate(int argc, char **argv) {
   return 0;
 }
 
-static int cmd_compute(int argc, char **argv) {
-  for (int i = 1; i < argc; i++)
-    if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) return fputs(usage_compute, stdout), 0;
-  fprintf(stderr, "ddpcalib: compute: not yet built\n");
-  return 1;
+/* ---------------------------------------------------------------- compute */
+
+static void print_meas(const computebench_meas *m, void *arg) {
+  (void)arg;
+  char shape[64] = "", rate[32] = "";
+  if (m->m)
+    snprintf(shape, sizeof shape, "%ldx%ldx%ld", m->m, m->n, m->k);
+  else if (m->kind == COMPUTEBENCH_EWISE)
+    snprintf(shape, sizeof shape, "%.0f B", m->bytes);
+  if (m->flops > 0) snprintf(rate, sizeof rate, "%.2f", m->flops / m->median_s / 1e9);
+  else if (m->bytes > 0) snprintf(rate, sizeof rate, "%.2f GB/s", m->bytes / m->median_s / 1e9);
+  printf("%-12s %5d %4d %4d  %-18s %6zu %11.2f %11.2f %9.2f  %s\n", m->name, m->H, m->B, m->T, shape,
+         m->nsamples, m->median_s * 1e6, m->mean_s * 1e6, m->stdev_s * 1e6, rate);
+  fflush(stdout);
 }
 
+static int cmd_compute(int argc, char **argv) {
+  computebench_cfg cfg = {.hidden = {256}, .nhidden = 1, .batch = {8}, .nbatch = 1, .seq = 8,
+                          .iters = 10, .warmups = 2, .gemm_max = 512, .copy_max_bytes = 16 << 20};
+  const char *output = NULL, *backend = NULL, *prec = "fp32";
+  long v;
+  cerr e = {{0}};
+  int rc;
+  enum { OPT_BACKEND = 256, OPT_HIDDEN, OPT_BATCH, OPT_SEQ, OPT_PREC, OPT_GEMM_MAX };
+  static const struct option opts[] = {
+      {"backend", required_argument, 0, OPT_BACKEND}, {"hidden", required_argument, 0, OPT_HIDDEN},
+      {"batch", required_argument, 0, OPT_BATCH},     {"seq", required_argument, 0, OPT_SEQ},
+      {"precision", required_argument, 0, OPT_PREC},  {"gemm-max", required_argument, 0, OPT_GEMM_MAX},
+      {"iters", required_argument, 0, 'n'},           {"warmup_iters", required_argument, 0, 'w'},
+      {"output", required_argument, 0, 'o'},          {"help", no_argument, 0, 'h'},
+      {0, 0, 0, 0}};
+  opterr = 0;
+  int c;
+  while ((c = getopt_long(argc, argv, ":n:w:o:h", opts, NULL)) != -1) {
+    rc = CERR_OK;
+    switch (c) {
+    case OPT_BACKEND: backend = optarg; break;
+    case OPT_HIDDEN:
+      rc = parse_int_list(optarg, "--hidden", 1, 65536, cfg.hidden, COMPUTEBENCH_MAX_LIST, &cfg.nhidden, &e);
+      break;
+    case OPT_BATCH:
+      rc = parse_int_list(optarg, "--batch", 1, 65536, cfg.batch, COMPUTEBENCH_MAX_LIST, &cfg.nbatch, &e);
+      break;
+    case OPT_SEQ: rc = parse_int(optarg, "--seq", 1, 100000, &v, &e), cfg.seq = (int)v; break;
+    case OPT_PREC: prec = optarg; break;
+    case OPT_GEMM_MAX: rc = parse_int(optarg, "--gemm-max", 16, 65536, &cfg.gemm_max, &e); break;
+    case 'n': rc = parse_int(optarg, "-n", 1, 1000000, &v, &e), cfg.iters = (int)v; break;
+    case 'w': rc = parse_int(optarg, "-w", 0, 1000000, &v, &e), cfg.warmups = (int)v; break;
+    case 'o': output = optarg; break;
+    case 'h': fputs(usage_compute, stdout); return 0;
+    default: return bad_flag("compute", c, argc, argv);
+    }
+    if (rc) return fail(rc, &e);
+  }
+  if (optind < argc) return usage_error("compute", "unexpected argument '%s'", argv[optind]);
+  if (!backend) return usage_error("compute", "%s", "--backend cpu|cuda is required");
+  if (strcmp(backend, "cpu") == 0) cfg.backend = COMPUTEBENCH_CPU;
+  else if (strcmp(backend, "cuda") == 0) cfg.backend = COMPUTEBENCH_CUDA;
+  else return usage_error("compute", "--backend: '%s' is not cpu or cuda", backend);
+  if (strcmp(prec, "fp32") == 0) cfg.precision = COMPUTEBENCH_FP32;
+  else if (strcmp(prec, "fp16") == 0) cfg.precision = COMPUTEBENCH_FP16;
+  else return usage_error("compute", "--precision: '%s' is not fp32 or fp16", prec);
+  if ((rc = computebench_check_cfg(&cfg, &e))) return fail(rc, &e);
+
+  printf("# ddpcalib compute: backend %s, %s, %d warm-up + %d timed runs per measurement\n", backend,
+         prec, cfg.warmups, cfg.iters);
+  printf("# %-10s %5s %4s %4s  %-18s %6s %11s %11s %9s  %s\n", "op", "H", "B", "T", "m x n x k | size",
+         "runs", "median(us)", "mean(us)", "sd(us)", "GFLOP/s | GB/s");
+  computebench_result res = {0};
+  cJSON *doc = NULL;
+  int status = 0;
+  record_compute_fit fit;
+  rc = computebench_run(&cfg, print_meas, NULL, &res, &e);
+  if (!rc) {
+    profilew_prov p = {.subcommand = "compute", .argc = g_argc, .argv = g_argv,
+                       .devices = res.device, .libraries = res.library};
+    doc = profilew_new("measured", &p);
+    rc = doc ? record_compute(doc, &cfg, &res, &fit, &e) : cerr_set(&e, CERR_NOMEM, "out of memory");
+  }
+  if (rc) {
+    status = fail(rc, &e);
+    goto done;
+  }
+  printf("# fit compute.%s.gemm: table of %zu shapes (leave-one-out error rms %.1f%%, max %.1f%%);\n"
+         "#   fallback roofline launch %.2f us, %.2f GFLOP/s, %zu compute-bound; residual rms %.1f%% max %.1f%%\n",
+         prec, fit.gemm_points, fit.gemm_loo_rms * 100, fit.gemm_loo_max * 100, fit.gemm.launch_s * 1e6,
+         fit.gemm.rate_flops / 1e9, fit.gemm.compute_bound, fit.gemm.rms_rel * 100, fit.gemm.max_rel * 100);
+  printf("# fit compute.%s.ewise: table of %zu sizes (leave-one-out error rms %.1f%%, max %.1f%%);\n"
+         "#   fallback roofline launch %.2f us, %.2f GB/s; residual rms %.1f%% max %.1f%%\n",
+         prec, fit.ewise_points, fit.ewise_loo_rms * 100, fit.ewise_loo_max * 100, fit.ewise.launch_s * 1e6,
+         fit.ewise.mem_bw_Bps / 1e9, fit.ewise.rms_rel * 100, fit.ewise.max_rel * 100);
+  if (output) {
+    if ((rc = profilew_write(doc, output, &e))) {
+      status = fail(rc, &e);
+      goto done;
+    }
+    printf("# wrote %s\n", output);
+  }
+done:
+  cJSON_Delete(doc);
+  computebench_result_free(&res);
+  return status;
+}
+
+/* ---------------------------------------------------------------- h2d */
+
 static int cmd_h2d(int argc, char **argv) {
-  for (int i = 1; i < argc; i++)
-    if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) return fputs(usage_h2d, stdout), 0;
-  fprintf(stderr, "ddpcalib: h2d: not yet built\n");
-  return 1;
+  size_t minb = 4096, maxb = 64u << 20;
+  double factor = 4;
+  long iters = 10, warmups = 2;
+  const char *output = NULL, *backend = NULL;
+  cerr e = {{0}};
+  int rc;
+  enum { OPT_BACKEND = 256 };
+  static const struct option opts[] = {
+      {"backend", required_argument, 0, OPT_BACKEND}, {"minbytes", required_argument, 0, 'b'},
+      {"maxbytes", required_argument, 0, 'e'},        {"stepfactor", required_argument, 0, 'f'},
+      {"iters", required_argument, 0, 'n'},           {"warmup_iters", required_argument, 0, 'w'},
+      {"output", required_argument, 0, 'o'},          {"help", no_argument, 0, 'h'},
+      {0, 0, 0, 0}};
+  opterr = 0;
+  int c;
+  while ((c = getopt_long(argc, argv, ":b:e:f:n:w:o:h", opts, NULL)) != -1) {
+    rc = CERR_OK;
+    switch (c) {
+    case OPT_BACKEND: backend = optarg; break;
+    case 'b': rc = parse_bytes(optarg, "-b", &minb, &e); break;
+    case 'e': rc = parse_bytes(optarg, "-e", &maxb, &e); break;
+    case 'f': rc = parse_double(optarg, "-f", &factor, &e); break;
+    case 'n': rc = parse_int(optarg, "-n", 1, 1000000, &iters, &e); break;
+    case 'w': rc = parse_int(optarg, "-w", 0, 1000000, &warmups, &e); break;
+    case 'o': output = optarg; break;
+    case 'h': fputs(usage_h2d, stdout); return 0;
+    default: return bad_flag("h2d", c, argc, argv);
+    }
+    if (rc) return fail(rc, &e);
+  }
+  if (optind < argc) return usage_error("h2d", "unexpected argument '%s'", argv[optind]);
+  if (!backend) return usage_error("h2d", "%s", "--backend cuda is required");
+  if (strcmp(backend, "cpu") == 0)
+    return usage_error("h2d", "%s", "--backend cpu: a host-to-device copy needs a GPU; use --backend cuda");
+  if (strcmp(backend, "cuda") != 0) return usage_error("h2d", "--backend: '%s' is not cuda", backend);
+  if (maxb < minb) return usage_error("h2d", "%s", "-e: max size is below min size");
+  if (!(factor > 1)) return usage_error("h2d", "%s", "-f: the factor must be > 1");
+
+  char dev[256], ver[128];
+  if ((rc = gpucopy_probe(dev, sizeof dev, ver, sizeof ver, &e))) return fail(rc, &e);
+  size_t nsizes = 0;
+  for (double s = (double)minb; s <= (double)maxb; s *= factor) nsizes++;
+  double *bytes = calloc(nsizes, sizeof *bytes), *med = calloc(nsizes, sizeof *med);
+  double *t = calloc((size_t)iters, sizeof *t);
+  profilew_prov p = {.subcommand = "h2d", .argc = g_argc, .argv = g_argv, .devices = dev, .libraries = ver};
+  cJSON *doc = profilew_new("measured", &p);
+  cJSON *h2d = doc ? profilew_obj(doc, "h2d") : NULL;
+  cJSON *samples = doc ? profilew_obj(profilew_obj(doc, "samples"), "h2d") : NULL;
+  int status = 0;
+  if (!bytes || !med || !t || !h2d || !samples) {
+    rc = cerr_set(&e, CERR_NOMEM, "out of memory");
+    goto done;
+  }
+  printf("# ddpcalib h2d: %s, %s; median of %ld timed copies (CUDA events)\n", dev, ver, iters);
+  printf("# %-14s %12s %12s %10s\n", "mode", "size(B)", "median(us)", "GB/s");
+  for (int mode = GPUCOPY_H2D_PAGEABLE; mode < GPUCOPY_NMODES; mode++) {
+    cJSON *sm = profilew_obj(samples, gpucopy_mode_name(mode)), *arr = cJSON_AddArrayToObject(sm, "sizes");
+    if (!arr) {
+      rc = cerr_set(&e, CERR_NOMEM, "out of memory");
+      goto done;
+    }
+    size_t k = 0;
+    for (double s = (double)minb; k < nsizes; s *= factor, k++) {
+      bytes[k] = (double)(size_t)s;
+      if ((rc = gpucopy_time(mode, (size_t)s, (int)warmups, (int)iters, t, &e))) goto done;
+      double *sorted = malloc((size_t)iters * sizeof *sorted);
+      if (!sorted) {
+        rc = cerr_set(&e, CERR_NOMEM, "out of memory");
+        goto done;
+      }
+      memcpy(sorted, t, (size_t)iters * sizeof *t);
+      for (long i = 1; i < iters; i++)
+        for (long j = i; j > 0 && sorted[j - 1] > sorted[j]; j--) {
+          double x = sorted[j];
+          sorted[j] = sorted[j - 1];
+          sorted[j - 1] = x;
+        }
+      med[k] = iters % 2 ? sorted[iters / 2] : 0.5 * (sorted[iters / 2 - 1] + sorted[iters / 2]);
+      free(sorted);
+      printf("  %-14s %12.0f %12.2f %10.2f\n", gpucopy_mode_name(mode), bytes[k], med[k] * 1e6,
+             bytes[k] / med[k] / 1e9);
+      cJSON *o = cJSON_CreateObject();
+      if (!o) {
+        rc = cerr_set(&e, CERR_NOMEM, "out of memory");
+        goto done;
+      }
+      cJSON_AddItemToArray(arr, o);
+      cJSON_AddNumberToObject(o, "bytes", bytes[k]);
+      cJSON_AddNumberToObject(o, "median_s", med[k]);
+      cJSON_AddItemToObject(o, "times_s", cJSON_CreateDoubleArray(t, (int)iters));
+    }
+    fit_line l;
+    if (nsizes < 2) continue;
+    if ((rc = fit_line_rel(bytes, med, nsizes, &l, &e))) goto done;
+    cJSON *m = profilew_obj(h2d, gpucopy_mode_name(mode));
+    if (!m || (rc = profilew_num(m, "lat_s", l.c0 > 0 ? l.c0 : 0, &e)) ||
+        (rc = profilew_num(m, "bw_Bps", l.c1 > 0 ? 1.0 / l.c1 : 0, &e)) ||
+        (rc = profilew_num(m, "rms_rel_resid", l.rms_rel, &e)) ||
+        (rc = profilew_num(m, "max_rel_resid", l.max_rel, &e)))
+      goto done;
+    printf("# fit %s: lat %.2f us, bw %.2f GB/s, residual rms %.1f%% max %.1f%%\n", gpucopy_mode_name(mode),
+           l.c0 * 1e6, l.c1 > 0 ? 1e-9 / l.c1 : 0, l.rms_rel * 100, l.max_rel * 100);
+  }
+  if (output && (rc = profilew_write(doc, output, &e))) goto done;
+  if (output) printf("# wrote %s\n", output);
+done:
+  if (rc) status = fail(rc, &e);
+  free(bytes), free(med), free(t);
+  cJSON_Delete(doc);
+  return status;
 }
 
 int main(int argc, char **argv) {

@@ -3,6 +3,8 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "profilew.h"
 
@@ -95,4 +97,198 @@ nomem:
   cJSON_Delete(l);
   cJSON_Delete(s);
   return NOMEM(e);
+}
+
+/* Leave-one-out error of the table rule: each interior point predicted from the others. */
+static void table_loo(const double *size, const double *t, size_t n, double *rms, double *max) {
+  double s = 0, m = 0;
+  size_t used = 0;
+  double *xs = malloc(n * sizeof *xs), *ts = malloc(n * sizeof *ts);
+  double *bs = malloc(n * sizeof *bs), *bt = malloc(n * sizeof *bt);
+  if (xs && ts && bs && bt) {
+    for (size_t i = 0; i < n; i++) {
+      size_t k = 0;
+      for (size_t j = 0; j < n; j++)
+        if (size[j] != size[i]) xs[k] = size[j], ts[k++] = t[j];
+      if (k < 2) continue;
+      fit_table tab = {.size = bs, .time_s = bt};
+      if (fit_table_build(xs, ts, k, &tab, NULL)) continue;
+      int ex;
+      double p = fit_table_time(&tab, size[i], 0, &ex);
+      if (ex) continue;
+      double r = fabs(p - t[i]) / t[i];
+      s += r * r;
+      if (r > m) m = r;
+      used++;
+    }
+  }
+  *rms = used ? sqrt(s / (double)used) : 0;
+  *max = m;
+  free(xs), free(ts), free(bs), free(bt);
+}
+
+static cJSON *meas_json(const computebench_meas *m) {
+  cJSON *o = cJSON_CreateObject();
+  if (!o) return NULL;
+  cJSON *t = cJSON_CreateDoubleArray(m->samples_s, (int)m->nsamples);
+  if (!t) {
+    cJSON_Delete(o);
+    return NULL;
+  }
+  int ok = cJSON_AddStringToObject(o, "op", m->name) != NULL;
+  if (m->H) ok = ok && cJSON_AddNumberToObject(o, "H", m->H) && cJSON_AddNumberToObject(o, "B", m->B) &&
+                 cJSON_AddNumberToObject(o, "T", m->T);
+  if (m->m) ok = ok && cJSON_AddNumberToObject(o, "m", (double)m->m) &&
+                 cJSON_AddNumberToObject(o, "n", (double)m->n) && cJSON_AddNumberToObject(o, "k", (double)m->k);
+  if (m->flops > 0) ok = ok && cJSON_AddNumberToObject(o, "flops", m->flops);
+  if (m->bytes > 0) ok = ok && cJSON_AddNumberToObject(o, "bytes", m->bytes);
+  ok = ok && cJSON_AddNumberToObject(o, "mean_s", m->mean_s) &&
+       cJSON_AddNumberToObject(o, "median_s", m->median_s) && cJSON_AddNumberToObject(o, "min_s", m->min_s) &&
+       cJSON_AddNumberToObject(o, "max_s", m->max_s) && cJSON_AddNumberToObject(o, "stdev_s", m->stdev_s);
+  cJSON_AddItemToObject(o, "times_s", t);
+  if (!ok) {
+    cJSON_Delete(o);
+    return NULL;
+  }
+  return o;
+}
+
+static cJSON *roofline_json(const fit_roofline *f, int gemm, const char *src) {
+  cJSON *o = cJSON_CreateObject();
+  if (!o) return NULL;
+  int ok = cJSON_AddStringToObject(o, "model", "roofline") && cJSON_AddNumberToObject(o, "launch_s", f->launch_s);
+  if (gemm)
+    ok = ok && cJSON_AddNumberToObject(o, "peak_flops", f->rate_flops) &&
+         cJSON_AddNumberToObject(o, "efficiency", 1.0) &&
+         cJSON_AddNumberToObject(o, "compute_bound_points", (double)f->compute_bound);
+  ok = ok && cJSON_AddNumberToObject(o, "mem_bw_Bps", f->mem_bw_Bps) &&
+       cJSON_AddNumberToObject(o, "mem_efficiency", 1.0) &&
+       cJSON_AddNumberToObject(o, "rms_rel_resid", f->rms_rel) &&
+       cJSON_AddNumberToObject(o, "max_rel_resid", f->max_rel) && cJSON_AddStringToObject(o, "source", src);
+  if (!ok) {
+    cJSON_Delete(o);
+    return NULL;
+  }
+  return o;
+}
+
+int record_compute(cJSON *doc, const computebench_cfg *cfg, const computebench_result *res,
+                   record_compute_fit *fit, cerr *e) {
+  const char *prec = cfg->precision == COMPUTEBENCH_FP16 ? "fp16" : "fp32";
+  memset(fit, 0, sizeof *fit);
+  size_t n = res->n;
+  /* Distinct gemm shapes (averaged) and copy sizes. */
+  double *gm = calloc(n, sizeof *gm), *gn = calloc(n, sizeof *gn), *gk = calloc(n, sizeof *gk);
+  double *gt = calloc(n, sizeof *gt), *gf = calloc(n, sizeof *gf), *gb = calloc(n, sizeof *gb);
+  double *eb = calloc(n, sizeof *eb), *et = calloc(n, sizeof *et);
+  int *cnt = calloc(n, sizeof *cnt);
+  cJSON *prec_obj = NULL, *samp = NULL;
+  int rc = CERR_OK;
+  if (!gm || !gn || !gk || !gt || !gf || !gb || !eb || !et || !cnt) {
+    rc = NOMEM(e);
+    goto done;
+  }
+  size_t ng = 0, ne = 0;
+  for (size_t i = 0; i < n; i++) {
+    const computebench_meas *m = &res->m[i];
+    if (m->kind == COMPUTEBENCH_EWISE) {
+      eb[ne] = m->bytes;
+      et[ne++] = m->median_s;
+    } else if (m->kind == COMPUTEBENCH_GEMM) {
+      size_t j = 0;
+      while (j < ng && !(gm[j] == m->m && gn[j] == m->n && gk[j] == m->k)) j++;
+      if (j == ng) {
+        gm[j] = (double)m->m, gn[j] = (double)m->n, gk[j] = (double)m->k;
+        gf[j] = m->flops, gb[j] = m->bytes, ng++;
+      }
+      gt[j] += m->median_s;
+      cnt[j]++;
+    }
+  }
+  for (size_t j = 0; j < ng; j++) gt[j] /= cnt[j];
+  if (ng < 2 || ne < 2) {
+    rc = cerr_set(e, CERR_RUNTIME, "compute: %zu GEMM shapes and %zu copy sizes; need 2 of each to fit", ng, ne);
+    goto done;
+  }
+  if ((rc = fit_roofline_ewise(eb, et, ne, &fit->ewise, e))) goto done;
+  if ((rc = fit_roofline_gemm(gf, gb, gt, ng, fit->ewise.mem_bw_Bps, &fit->gemm, e))) goto done;
+  fit->gemm_points = ng;
+  fit->ewise_points = ne;
+  table_loo(gf, gt, ng, &fit->gemm_loo_rms, &fit->gemm_loo_max);
+  table_loo(eb, et, ne, &fit->ewise_loo_rms, &fit->ewise_loo_max);
+
+  prec_obj = cJSON_CreateObject();
+  samp = cJSON_CreateObject();
+  if (!prec_obj || !samp) goto nomem;
+  for (int kind = 0; kind < 2; kind++) {
+    int gemm = kind == 0;
+    cJSON *k = cJSON_AddObjectToObject(prec_obj, gemm ? "gemm" : "ewise"), *pts;
+    if (!k || !cJSON_AddStringToObject(k, "model", "table") || !(pts = cJSON_AddArrayToObject(k, "points")))
+      goto nomem;
+    size_t np = gemm ? ng : ne;
+    for (size_t j = 0; j < np; j++) {
+      cJSON *p = cJSON_CreateObject();
+      if (!p) goto nomem;
+      cJSON_AddItemToArray(pts, p);
+      int ok = gemm ? cJSON_AddNumberToObject(p, "m", gm[j]) && cJSON_AddNumberToObject(p, "n", gn[j]) &&
+                          cJSON_AddNumberToObject(p, "k", gk[j])
+                    : cJSON_AddNumberToObject(p, "bytes", eb[j]) != NULL;
+      if (!ok || !cJSON_AddNumberToObject(p, "time_s", gemm ? gt[j] : et[j])) goto nomem;
+    }
+    char src[512];
+    snprintf(src, sizeof src,
+             "ddpcalib compute --backend %s: %s on %s; median of %d timed runs per point; "
+             "fallback fitted by weighted least squares (docs/calib.md)",
+             cfg->backend == COMPUTEBENCH_CUDA ? "cuda" : "cpu",
+             gemm ? (cfg->backend == COMPUTEBENCH_CUDA ? "cuBLAS GEMM" : "cblas_sgemm")
+                  : (cfg->backend == COMPUTEBENCH_CUDA ? "cudaMemcpy device to device" : "memcpy"),
+             res->device, cfg->iters);
+    cJSON *fb = roofline_json(gemm ? &fit->gemm : &fit->ewise, gemm, "fitted to the points above");
+    if (!fb) goto nomem;
+    cJSON_AddItemToObject(k, "fallback", fb);
+    if (!cJSON_AddStringToObject(k, "source", src) ||
+        !cJSON_AddNumberToObject(k, "loo_rms_rel_resid", gemm ? fit->gemm_loo_rms : fit->ewise_loo_rms) ||
+        !cJSON_AddNumberToObject(k, "loo_max_rel_resid", gemm ? fit->gemm_loo_max : fit->ewise_loo_max))
+      goto nomem;
+    if (gemm) {
+      double lo = INFINITY, hi = 0;
+      for (size_t j = 0; j < ng; j++) lo = fmin(lo, gf[j]), hi = fmax(hi, gf[j]);
+      if (!cJSON_AddNumberToObject(k, "min_flops", lo) || !cJSON_AddNumberToObject(k, "max_flops", hi)) goto nomem;
+    } else {
+      double lo = INFINITY, hi = 0;
+      for (size_t j = 0; j < ne; j++) lo = fmin(lo, eb[j]), hi = fmax(hi, eb[j]);
+      if (!cJSON_AddNumberToObject(k, "min_bytes", lo) || !cJSON_AddNumberToObject(k, "max_bytes", hi)) goto nomem;
+    }
+  }
+  cJSON *ml, *gs, *es;
+  if (!cJSON_AddStringToObject(samp, "backend", cfg->backend == COMPUTEBENCH_CUDA ? "cuda" : "cpu") ||
+      !cJSON_AddStringToObject(samp, "device", res->device) ||
+      !cJSON_AddNumberToObject(samp, "iters", cfg->iters) ||
+      !cJSON_AddNumberToObject(samp, "warmups", cfg->warmups) ||
+      !cJSON_AddStringToObject(samp, "time",
+                               "seconds per run; fwd_step and bwd_step: one sample per step") ||
+      !(ml = cJSON_AddArrayToObject(samp, "mlstm")) || !(gs = cJSON_AddArrayToObject(samp, "gemm")) ||
+      !(es = cJSON_AddArrayToObject(samp, "ewise")))
+    goto nomem;
+  for (size_t i = 0; i < n; i++) {
+    const computebench_meas *m = &res->m[i];
+    cJSON *o = meas_json(m);
+    if (!o) goto nomem;
+    cJSON_AddItemToArray(m->kind == COMPUTEBENCH_MLSTM ? ml : m->kind == COMPUTEBENCH_GEMM ? gs : es, o);
+  }
+  cJSON *compute = profilew_obj(doc, "compute"), *sc = profilew_obj(profilew_obj(doc, "samples"), "compute");
+  if (!compute || !sc) goto nomem;
+  cJSON_DeleteItemFromObjectCaseSensitive(compute, prec);
+  cJSON_DeleteItemFromObjectCaseSensitive(sc, prec);
+  cJSON_AddItemToObject(compute, prec, prec_obj);
+  cJSON_AddItemToObject(sc, prec, samp);
+  prec_obj = samp = NULL;
+  goto done;
+nomem:
+  rc = NOMEM(e);
+done:
+  cJSON_Delete(prec_obj);
+  cJSON_Delete(samp);
+  free(gm), free(gn), free(gk), free(gt), free(gf), free(gb), free(eb), free(et), free(cnt);
+  return rc;
 }

@@ -15,4 +15,21 @@ int record_comm(cJSON *doc, const char *link_class, const commbench_backend *b,
                 const commbench_cfg *cfg, const commbench_result *res, const fit_ring_result *fit,
                 cerr *e);
 
+
+
+#include "computebench.h"
+
+/* What record_compute fitted, for the front end to print. */
+typedef struct {
+  fit_roofline gemm, ewise;
+  size_t gemm_points, ewise_points;       /* distinct shapes / sizes in the tables */
+  double gemm_loo_rms, gemm_loo_max;      /* leave-one-out error of the table inside its range */
+  double ewise_loo_rms, ewise_loo_max;
+} record_compute_fit;
+
+/* Fits and writes compute.<precision>.gemm and .ewise ("model": "table" with the measured points
+ * (median time per shape; shapes measured twice are averaged) and a fitted roofline fallback)
+ * and samples.compute.<precision> (every measurement with its per-iteration times). */
+int record_compute(cJSON *doc, const computebench_cfg *cfg, const computebench_result *res,
+                   record_compute_fit *fit, cerr *e);
 #endif

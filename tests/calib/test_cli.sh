@@ -65,6 +65,19 @@ expect 2 "two input" "merge with one input" -- "$calib" merge a.json -o c.json
 expect 2 "-o" "merge without -o" -- "$calib" merge a.json b.json
 expect 2 "unknown flag" "merge unknown flag" -- "$calib" merge --frob a b -o c
 expect 2 "one profile" "validate without a file" -- "$calib" validate
+expect 2 "--backend" "compute without --backend" -- "$calib" compute
+expect 2 "not cpu or cuda" "compute --backend gpu" -- "$calib" compute --backend gpu
+expect 2 "fp16 needs" "compute fp16 on cpu" -- "$calib" compute --backend cpu --precision fp16
+expect 2 "not fp32 or fp16" "compute --precision fp8" -- "$calib" compute --backend cpu --precision fp8
+expect 2 "--hidden" "compute --hidden 0" -- "$calib" compute --backend cpu --hidden 0
+expect 2 "--hidden" "compute --hidden 64,,128" -- "$calib" compute --backend cpu --hidden 64,,128
+expect 2 "--batch" "compute --batch x" -- "$calib" compute --backend cpu --batch x
+expect 2 "--seq" "compute --seq 0" -- "$calib" compute --backend cpu --seq 0
+expect 2 "--gemm-max" "compute --gemm-max 8" -- "$calib" compute --backend cpu --gemm-max 8
+expect 2 "unknown flag" "compute unknown flag" -- "$calib" compute --backend cpu --frob
+expect 2 "needs a GPU" "h2d --backend cpu" -- "$calib" h2d --backend cpu
+expect 2 "--backend" "h2d without --backend" -- "$calib" h2d
+expect 2 "-f" "h2d -f 0.5" -- "$calib" h2d --backend cuda -f 0.5
 
 # ---- runtime errors: exit 1 with `file: what is wrong`
 expect 1 "nope.json: cannot open" "validate a missing file" -- "$calib" validate nope.json
@@ -123,6 +136,23 @@ expect 1 "cannot create" "comm: -o into a missing directory" -- \
 
 expect 0 "" "comm: a second link class (--link-class net-test)" -- \
   "${mpirun[@]}" "$calib" comm --backend mpi -b 1K -e 256K -f 4 -n 3 -w 1 --link-class net-test -o comm2.json
+
+# ---- compute at a tiny size (CPU kernels, CBLAS), then merged with comm
+expect 0 "wrote compute.json" "compute --backend cpu at H=32, B=2, T=3" -- \
+  "$calib" compute --backend cpu --hidden 32 --batch 2 --seq 3 -n 3 -w 1 --gemm-max 64 -o compute.json
+cp out.txt compute.out
+for op in prepare fwd_step decoder_fwd decoder_bwd bwd_step wgrad embed_grad iteration hh_m d_w_hh grid copy; do
+  grep -q "^$op " compute.out && ok "compute: timed $op" || bad "compute: $op missing"
+done
+grep -Eq '^fwd_step +32 +2 +3 .* 9 ' compute.out && ok "compute: fwd_step keeps one sample per step (3 steps x 3 runs)" \
+  || bad "compute: fwd_step sample count"
+expect 0 "compute.json: ok" "compute: the written profile validates" -- "$calib" validate compute.json
+grep -q '"model":.*"table"' compute.json && grep -q '"fallback"' compute.json && ok "compute: table with fallback" \
+  || bad "compute: no table model"
+expect 0 "merged" "merge compute.json comm.json" -- "$calib" merge compute.json comm.json -o both.json
+expect 0 "both.json: ok" "merge: compute + comm validates" -- "$calib" validate both.json
+grep -q '"fp32":' both.json && grep -q '"shm":' both.json && ok "merge: has compute.fp32 and comm.links.shm" \
+  || bad "merge: lost a section"
 
 # ---- merge
 expect 0 "merged" "merge comm.json comm2.json" -- "$calib" merge comm.json comm2.json -o merged.json

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# ddpsim accepts a calibrated profile: a CPU calibration (compute at a small size, comm between
+# 2 MPI processes written under the link classes the bundled dgx1v-ib topology names) is merged
+# and given to `ddpsim predict --profile`. Skipped (77) when ddpsim is not built.
+# The numbers are a CPU stand-in for GPU links: the test is that the file is accepted.
+# Usage: test_ddpsim.sh DDPCALIB DDPSIM|none WORKDIR
+set -u
+calib=$1
+ddpsim=$2
+work=$3
+if [[ $ddpsim == none || ! -x $ddpsim ]]; then
+  echo "skip: the ddpsim target is not built"
+  exit 77
+fi
+rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1
+passed=0 failed=0
+ok() { echo "ok   $1"; passed=$((passed + 1)); }
+bad() { echo "FAIL $1"; failed=$((failed + 1)); }
+run() { # DESCRIPTION -- command...
+  local what=$1; shift 2
+  if "$@" >out.txt 2>&1; then ok "$what"; else bad "$what (exit $?)"; sed 's/^/     | /' out.txt | head -12; fi
+}
+run "compute --backend cpu" -- "$calib" compute --backend cpu --hidden 32 --batch 2 --seq 3 -n 3 -w 1 \
+  --gemm-max 64 -o compute.json
+for cls in nvlink ib-edr; do
+  run "comm --link-class $cls" -- mpirun -np 2 --oversubscribe "$calib" comm --backend mpi -b 1K -e 4M -f 4 \
+    -n 5 -w 2 --link-class $cls -o $cls.json
+done
+run "merge" -- "$calib" merge nvlink.json ib-edr.json -o comm.json
+run "merge" -- "$calib" merge compute.json comm.json -o calibrated.json
+run "ddpsim predict --profile calibrated.json" -- "$ddpsim" predict --profile calibrated.json \
+  --topology dgx1v-ib --precision fp32 --batch 2 --nodes 2
+echo "$passed passed, $failed failed"
+[[ $failed -eq 0 ]]
