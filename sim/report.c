@@ -124,6 +124,7 @@ cJSON *report_predict_json(const sim_config *c, const predict_result *p) {
   if (sim) {
     cJSON_AddNumberToObject(sim, "messages", (double)r->messages);
     cJSON_AddNumberToObject(sim, "wall_s", r->wall_s);
+    cJSON_AddNumberToObject(sim, "peak_rss_kb", (double)r->peak_rss_kb);
   }
   return o;
 }

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -464,6 +465,8 @@ int sim_run(const sim_config *c, sim_result *r, err_t *e) {
     r->comm_busy_s += en[b] - st[b];
   }
   r->messages = head.messages;
+  struct rusage ru;
+  if (getrusage(RUSAGE_CHILDREN, &ru) == 0) r->peak_rss_kb = ru.ru_maxrss;
   rc = ERR_OK;
 done:
   if (pipefd[0] >= 0) close(pipefd[0]);

@@ -60,6 +60,7 @@ typedef struct {
   sim_bucket_time *buckets; /* (plan.n) for the reported iteration */
   long messages;           /* network messages simulated */
   double wall_s;           /* wall-clock time of the simulation */
+  long peak_rss_kb;        /* largest resident set of any simulation child so far, KiB */
 } sim_result;
 
 /* Fills a config with the documented defaults (bucket caps 25 and 1 MB, ddp, flow, 3 iterations);
