@@ -54,7 +54,9 @@ static const char *common_help =
     "  --mode ddp|flat      ddp: bucketed all-reduces overlapping backward (default);\n"
     "                       flat: one all-reduce of all gradients after backward\n"
     "  --fidelity flow|step flow: one flow per ring edge (default, fast); step: every ring step\n"
-    "  --iterations K       iterations simulated, steady state from the 2nd on (default 3)\n";
+    "  --iterations K       iterations simulated, steady state from the 2nd on (default 3)\n"
+    "  --no-sync K          all-reduce every K-th iteration only (DDP's no_sync(); default 1)\n"
+    "  --comm-hook none|fp16  fp16: DDP's fp16_compress_hook (half the bytes, two casts)\n";
 
 static void usage_predict(FILE *f) {
   fprintf(f,
@@ -147,7 +149,8 @@ static int split_list(char *s, char **items, int max) {
 typedef struct {
   const char *model, *topology, *profile;
   char *nodes, *cap; /* lists for sweep */
-  int gpus_per_node, iterations, rebuilt, json, csv;
+  int gpus_per_node, iterations, rebuilt, json, csv, no_sync;
+  sim_comm_hook hook;
   long batch;
   int precision;
   double first_mb;
@@ -157,7 +160,7 @@ typedef struct {
 
 enum {
   O_MODEL = 256, O_TOPO, O_PROFILE, O_NODES, O_GPN, O_BATCH, O_CAP, O_FIRST, O_PREC, O_MODE, O_FID,
-  O_ITER, O_REBUILT, O_JSON, O_CSV, O_HELP
+  O_ITER, O_REBUILT, O_JSON, O_CSV, O_HELP, O_NOSYNC, O_HOOK
 };
 
 static const struct option long_opts[] = {
@@ -169,6 +172,7 @@ static const struct option long_opts[] = {
     {"fidelity", required_argument, 0, O_FID},    {"iterations", required_argument, 0, O_ITER},
     {"rebuilt", no_argument, 0, O_REBUILT},       {"json", no_argument, 0, O_JSON},
     {"csv", no_argument, 0, O_CSV},               {"help", no_argument, 0, O_HELP},
+    {"no-sync", required_argument, 0, O_NOSYNC},  {"comm-hook", required_argument, 0, O_HOOK},
     {0, 0, 0, 0}};
 
 /* Parses the options a command accepts (`allowed` lists their ids). Returns 0, 1 for --help, or
@@ -182,6 +186,8 @@ static int parse_opts(int argc, char **argv, const int *allowed, void (*usage)(F
   o->cap = "25";
   o->first_mb = 1.0;
   o->iterations = 3;
+  o->no_sync = 1;
+  o->hook = SIM_HOOK_NONE;
   o->precision = -1;
   o->mode = SIM_MODE_DDP;
   o->fidelity = SIM_FIDELITY_FLOW;
@@ -241,6 +247,15 @@ static int parse_opts(int argc, char **argv, const int *allowed, void (*usage)(F
       if (parse_int(optarg, &o->iterations) || o->iterations < 1 || o->iterations > 1000)
         return misuse(usage, "--iterations must be an integer from 1 to 1000, got '%s'", optarg);
       break;
+    case O_NOSYNC:
+      if (parse_int(optarg, &o->no_sync) || o->no_sync < 1 || o->no_sync > 1000)
+        return misuse(usage, "--no-sync must be an integer from 1 to 1000, got '%s'", optarg);
+      break;
+    case O_HOOK:
+      if (strcmp(optarg, "none") == 0) o->hook = SIM_HOOK_NONE;
+      else if (strcmp(optarg, "fp16") == 0) o->hook = SIM_HOOK_FP16;
+      else return misuse(usage, "--comm-hook must be none or fp16, got '%s'", optarg);
+      break;
     case O_REBUILT: o->rebuilt = 1; break;
     case O_JSON: o->json = 1; break;
     case O_CSV: o->csv = 1; break;
@@ -295,10 +310,12 @@ static void config_from(const opts *o, const inputs *in, sim_config *c) {
   c->mode = o->mode;
   c->fidelity = o->fidelity;
   c->iterations = o->iterations;
+  c->no_sync = o->no_sync;
+  c->comm_hook = o->hook;
 }
 
 static const int sim_opts[] = {O_MODEL, O_TOPO, O_PROFILE, O_NODES, O_GPN, O_BATCH, O_CAP, O_FIRST, O_PREC,
-                               O_MODE,  O_FID,  O_ITER,    O_REBUILT, 0};
+                               O_MODE,  O_FID,  O_ITER,    O_REBUILT, O_NOSYNC, O_HOOK, 0};
 
 static int cmd_predict(int argc, char **argv) {
   int allowed[32], k = 0;

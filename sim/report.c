@@ -81,6 +81,8 @@ cJSON *report_predict_json(const sim_config *c, const predict_result *p) {
   cJSON_AddNumberToObject(o, "first_bucket_mb", c->first_bucket_mb);
   cJSON_AddBoolToObject(o, "rebuilt", c->rebuilt);
   cJSON_AddNumberToObject(o, "iterations", c->iterations);
+  cJSON_AddNumberToObject(o, "no_sync", c->no_sync);
+  cJSON_AddStringToObject(o, "comm_hook", c->comm_hook == SIM_HOOK_FP16 ? "fp16" : "none");
   cJSON_AddNumberToObject(o, "iteration_s", r->iteration_s);
   cJSON_AddNumberToObject(o, "samples_per_s", p->samples_per_s);
   cJSON_AddNumberToObject(o, "tokens_per_s", p->tokens_per_s);
@@ -113,6 +115,7 @@ cJSON *report_predict_json(const sim_config *c, const predict_result *p) {
     }
     cJSON_AddNumberToObject(j, "index", t->index);
     cJSON_AddNumberToObject(j, "bytes", (double)t->bytes);
+    cJSON_AddNumberToObject(j, "wire_bytes", (double)t->wire_bytes);
     cJSON_AddItemToObject(j, "params", bucket_params(m, &r->plan.b[b], 1));
     cJSON_AddItemToObject(j, "param_indices", bucket_params(m, &r->plan.b[b], 0));
     cJSON_AddNumberToObject(j, "ready_s", t->ready_s);
@@ -143,9 +146,12 @@ char *report_predict_table(const sim_config *c, const predict_result *p) {
   fmt_bytes(gb, sizeof gb, (double)model_total_bytes(m, r->precision));
   put(&s, "# %s on %d x %d GPUs (%s, profile %s)\n", m->name, c->nodes, r->gpus / c->nodes, c->topo->name,
       profile_name(c->profile));
-  put(&s, "# batch %ld/GPU, %s, mode %s, bucket cap %g MB (first %g MB)%s, %s fidelity\n", r->batch,
+  put(&s, "# batch %ld/GPU, %s, mode %s, bucket cap %g MB (first %g MB)%s, %s fidelity", r->batch,
       model_dtype_name(r->precision), mode_name(c->mode), c->bucket_cap_mb, c->first_bucket_mb,
       c->rebuilt ? ", rebuilt" : "", fid_name(c->fidelity));
+  if (c->no_sync > 1) put(&s, ", all-reduce every %d iterations", c->no_sync);
+  if (c->comm_hook == SIM_HOOK_FP16) put(&s, ", fp16 compression hook");
+  put(&s, "\n");
   put(&s, "%-24s %14.6f s\n", "iteration", r->iteration_s);
   put(&s, "%-24s %14.1f\n", "samples/s", p->samples_per_s);
   char unit[40];

@@ -31,6 +31,8 @@ void sim_config_defaults(sim_config *c) {
   c->mode = SIM_MODE_DDP;
   c->fidelity = SIM_FIDELITY_FLOW;
   c->iterations = 3;
+  c->no_sync = 1;
+  c->comm_hook = SIM_HOOK_NONE;
 }
 
 void sim_result_free(sim_result *r) {
@@ -49,7 +51,8 @@ double sim_ring_time(int n, double bytes, double lat_s, double bw_Bps) {
 
 typedef struct {
   int n;              /* ranks */
-  int iterations;
+  int iterations;     /* in all: cycles x no_sync */
+  int no_sync;        /* gradients are all-reduced in every no_sync-th iteration only */
   sim_fidelity fidelity;
   double forward_s, optimizer_s;
   int nseg;
@@ -57,6 +60,7 @@ typedef struct {
   int nb;
   long *chunk_bytes;  /* (nb) bytes each rank sends per ring step: ceil(bucket / n) */
   int *ready_seg;     /* (nb) segment after which the bucket is ready */
+  double *hook_pre_s, *hook_post_s; /* (nb) communication hook work before and after the all-reduce */
   int gpus_per_node;
   double intra_lat_s, nic_lat_s;
   double chain_lat_s; /* latency of one all-reduce: the sum over its 2(n-1) steps' hops */
@@ -90,23 +94,25 @@ static void compute_actor(int argc, char *argv[]) {
   int r = atoi(argv[1]);
   rank_state *me = &S[r];
   for (int it = 0; it < G->iterations; it++) {
-    double t0 = simgrid_get_clock();
-    if (r == 0) g_iter_start[it] = t0;
+    /* Under no_sync(), only the last iteration of each cycle all-reduces (and waits). */
+    int sync = G->n > 1 && it % G->no_sync == G->no_sync - 1;
+    int last = r == 0 && it == G->iterations - 1;
+    if (r == 0) g_iter_start[it] = simgrid_get_clock();
     sleep_for(G->forward_s);
     for (int s = 0; s < G->nseg; s++) {
       sleep_for(G->seg_s[s]);
       for (int b = 0; b < G->nb; b++) {
         if (G->ready_seg[b] != s) continue;
-        if (r == 0 && it == G->iterations - 1) g_ready[b] = simgrid_get_clock();
-        if (G->n == 1) {
-          if (r == 0 && it == G->iterations - 1) g_start[b] = g_end[b] = g_ready[b];
+        if (last) g_ready[b] = simgrid_get_clock();
+        if (!sync) {
+          if (last) g_start[b] = g_end[b] = g_ready[b];
           continue;
         }
         me->ready_iter[b] = it;
         sg_sem_release(me->ready_sem);
       }
     }
-    if (G->n > 1) sg_sem_acquire(me->done_sem); /* DDP's final wait for all buckets */
+    if (sync) sg_sem_acquire(me->done_sem); /* DDP's final wait for all buckets */
     sleep_for(G->optimizer_s);
     if (r == 0) g_iter_end[it] = simgrid_get_clock();
   }
@@ -153,12 +159,14 @@ static void comm_actor(int argc, char *argv[]) {
     snprintf(name, sizeof name, "inbox%d", r);
     sg_mailbox_set_receiver(name);
   }
-  for (int it = 0; it < G->iterations; it++) {
+  for (int it = G->no_sync - 1; it < G->iterations; it += G->no_sync) {
     for (int b = 0; b < G->nb; b++) {
       while (me->ready_iter[b] != it) sg_sem_acquire(me->ready_sem);
       int last = r == 0 && it == G->iterations - 1;
       if (last) g_start[b] = simgrid_get_clock();
+      sleep_for(G->hook_pre_s[b]);
       ring_allreduce(r, G->chunk_bytes[b]);
+      sleep_for(G->hook_post_s[b]);
       if (last) g_end[b] = simgrid_get_clock();
     }
     sg_sem_release(me->done_sem);
@@ -315,6 +323,7 @@ int sim_run(const sim_config *c, sim_result *r, err_t *e) {
   if (gpn > 4096) return err_set(e, ERR_INPUT, "GPUs per node must be at most 4096, got %d", gpn);
   if ((long)c->nodes * gpn > 65536) return err_set(e, ERR_INPUT, "at most 65536 GPUs can be simulated");
   if (c->iterations < 1 || c->iterations > 1000) return err_set(e, ERR_INPUT, "iterations must be between 1 and 1000, got %d", c->iterations);
+  if (c->no_sync < 1 || c->no_sync > 1000) return err_set(e, ERR_INPUT, "no-sync cycle must be between 1 and 1000, got %d", c->no_sync);
   if (batch > 1L << 30) return err_set(e, ERR_INPUT, "batch %ld is too large", batch);
   int n = c->nodes * gpn;
 
@@ -332,18 +341,22 @@ int sim_run(const sim_config *c, sim_result *r, err_t *e) {
   runplan plan;
   memset(&plan, 0, sizeof plan);
   plan.n = n;
-  plan.iterations = c->iterations;
+  plan.no_sync = c->no_sync;
+  plan.iterations = c->iterations * c->no_sync;
   plan.fidelity = c->fidelity;
   plan.nb = nb;
   int *param_seg = malloc((size_t)m->nparams * sizeof *param_seg);
   plan.seg_s = malloc((size_t)(m->nops + 1) * sizeof *plan.seg_s);
   plan.chunk_bytes = malloc((size_t)nb * sizeof *plan.chunk_bytes);
   plan.ready_seg = malloc((size_t)nb * sizeof *plan.ready_seg);
+  plan.hook_pre_s = calloc((size_t)nb, sizeof *plan.hook_pre_s);
+  plan.hook_post_s = calloc((size_t)nb, sizeof *plan.hook_post_s);
   r->buckets = calloc((size_t)nb, sizeof *r->buckets);
   char platform_path[512];
   int have_platform = 0, pfd = -1, pipefd[2] = {-1, -1};
   double *wire = NULL;
-  if (!param_seg || !plan.seg_s || !plan.chunk_bytes || !plan.ready_seg || !r->buckets) {
+  if (!param_seg || !plan.seg_s || !plan.chunk_bytes || !plan.ready_seg || !plan.hook_pre_s || !plan.hook_post_s ||
+      !r->buckets) {
     rc = err_set(e, ERR_NOMEM, "out of memory");
     goto done;
   }
@@ -375,7 +388,20 @@ int sim_run(const sim_config *c, sim_result *r, err_t *e) {
     for (int k = 0; k < bk->ntensors; k++)
       if (param_seg[bk->tensors[k]] > seg) seg = param_seg[bk->tensors[k]];
     plan.ready_seg[b] = seg;
-    plan.chunk_bytes[b] = (long)((bk->bytes + (size_t)n - 1) / (size_t)n);
+    size_t wire_bytes = bk->bytes;
+    if (c->comm_hook == SIM_HOOK_FP16 && bk->dtype_key == MODEL_FP32) {
+      /* fp16_compress_hook: cast the bucket to fp16 (read 4, write 2 bytes per element), all-reduce
+       * half the bytes, cast back (read 2, write 4). Each cast costs an ewise pass of the profile. */
+      model_op cast = {.kind = MODEL_OP_EWISE, .elems = {(long)(bk->bytes / 4), 0}, .arrays = 3, .count = 1,
+                       .follows_run = 0, .dtype = MODEL_FP16};
+      snprintf(cast.name, sizeof cast.name, "fp16_compress_cast");
+      double t;
+      if ((rc = op_phase_time(c, &cast, batch, prec, &t, &r->extrapolated_ops, e))) goto done;
+      plan.hook_pre_s[b] = plan.hook_post_s[b] = t;
+      wire_bytes = bk->bytes / 2;
+    }
+    r->buckets[b].wire_bytes = wire_bytes;
+    plan.chunk_bytes[b] = (long)((wire_bytes + (size_t)n - 1) / (size_t)n);
     if (plan.chunk_bytes[b] < 1) plan.chunk_bytes[b] = 1;
   }
   /* As NCCL's tuning model: 2(nodes-1) of the 2(n-1) steps cross the network, the rest NVLink. */
@@ -431,7 +457,7 @@ int sim_run(const sim_config *c, sim_result *r, err_t *e) {
   }
   close(pipefd[1]);
   pipefd[1] = -1;
-  int K = c->iterations;
+  int K = plan.iterations;
   wire_head head;
   size_t nd = (size_t)(2 * K + 3 * nb);
   wire = malloc(nd * sizeof *wire);
@@ -451,8 +477,10 @@ int sim_run(const sim_config *c, sim_result *r, err_t *e) {
     goto done;
   }
   const double *is = wire, *ie = wire + K, *rd = wire + 2 * K, *st = rd + nb, *en = st + nb;
-  /* Steady state: iterations 2..K (every one starts where the previous ended). */
-  r->iteration_s = K == 1 ? ie[0] - is[0] : (ie[K - 1] - is[1]) / (K - 1);
+  /* Steady state: the mean over cycles 2..C of no_sync iterations (every iteration starts where the
+   * previous ended); with one cycle, that cycle. */
+  int cyc = c->no_sync;
+  r->iteration_s = K == cyc ? (ie[K - 1] - is[0]) / K : (ie[K - 1] - is[cyc]) / (K - cyc);
   r->exposed_comm_s = r->iteration_s - r->compute_s;
   if (r->exposed_comm_s < 0 && r->exposed_comm_s > -1e-9 * r->iteration_s) r->exposed_comm_s = 0;
   double base = is[K - 1];
@@ -478,6 +506,8 @@ done:
   free(plan.seg_s);
   free(plan.chunk_bytes);
   free(plan.ready_seg);
+  free(plan.hook_pre_s);
+  free(plan.hook_post_s);
   if (rc) sim_result_free(r);
   r->wall_s = now_s() - wall0;
   return rc;

@@ -20,6 +20,7 @@
 
 typedef enum { SIM_MODE_DDP = 0, SIM_MODE_FLAT = 1 } sim_mode;
 typedef enum { SIM_FIDELITY_FLOW = 0, SIM_FIDELITY_STEP = 1 } sim_fidelity;
+typedef enum { SIM_HOOK_NONE = 0, SIM_HOOK_FP16 = 1 } sim_comm_hook;
 
 typedef struct {
   const model_t *model;
@@ -34,12 +35,17 @@ typedef struct {
   int rebuilt;             /* buckets rebuilt in gradient-ready order */
   sim_mode mode;
   sim_fidelity fidelity;
-  int iterations;          /* >= 1; the steady state is the mean of iterations 2..K (1 if K == 1) */
+  int iterations;          /* >= 1 cycles of no_sync iterations; the steady state is the mean
+                              iteration over cycles 2..K (cycle 1 if K == 1) */
+  int no_sync;             /* >= 1: gradients are all-reduced every no_sync-th iteration only
+                              (DDP's no_sync() for the others) */
+  sim_comm_hook comm_hook; /* SIM_HOOK_FP16: DDP's fp16_compress_hook on fp32 buckets */
 } sim_config;
 
 typedef struct {
   int index;             /* position in reduction order */
   size_t bytes;
+  size_t wire_bytes;     /* bytes all-reduced (half of `bytes` for fp32 under the fp16 hook) */
   double ready_s;        /* relative to the start of the reported iteration (rank 0) */
   double comm_start_s;
   double comm_end_s;
@@ -63,7 +69,8 @@ typedef struct {
   long peak_rss_kb;        /* largest resident set of any simulation child so far, KiB */
 } sim_result;
 
-/* Fills a config with the documented defaults (bucket caps 25 and 1 MB, ddp, flow, 3 iterations);
+/* Fills a config with the documented defaults (bucket caps 25 and 1 MB, ddp, flow, 3 iterations,
+ * no_sync 1, no hook);
  * model, topo, profile and nodes are the caller's to set. */
 void sim_config_defaults(sim_config *c);
 

@@ -1,0 +1,137 @@
+/* DDP scenarios on the bundled mLSTM-4k, DGX-1V profile: no_sync, the fp16 compression hook, flat
+ * mode, one GPU, and what must hold between them. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "data.h"
+#include "predict.h"
+
+static model_t *M;
+static topo_t *T_IB, *T_ETH;
+static profile_t *P;
+
+static int load(void) {
+  char path[1024];
+  err_t e;
+  if (data_resolve(DATA_MODEL, "mlstm-4k", path, sizeof path, &e) || model_load(path, &M, &e) ||
+      data_resolve(DATA_TOPOLOGY, "dgx1v-ib", path, sizeof path, &e) || topo_load(path, &T_IB, &e) ||
+      data_resolve(DATA_TOPOLOGY, "dgx1v-10gbe", path, sizeof path, &e) || topo_load(path, &T_ETH, &e) ||
+      data_resolve(DATA_PROFILE, "v100-dgx1v", path, sizeof path, &e) || profile_load(path, &P, &e)) {
+    printf("FAIL  loading bundled inputs: %s\n", e.msg);
+    return -1;
+  }
+  return 0;
+}
+
+static void config(sim_config *c, const topo_t *t, int nodes) {
+  sim_config_defaults(c);
+  c->model = M;
+  c->topo = t;
+  c->profile = P;
+  c->nodes = nodes;
+}
+
+static int run(const sim_config *c, sim_result *r) {
+  err_t e;
+  int rc = sim_run(c, r, &e);
+  if (rc) printf("      sim_run: %s\n", e.msg);
+  return rc;
+}
+
+int main(void) {
+  if (load()) return 1;
+  sim_config c;
+  sim_result base, r;
+
+  /* no_sync(K): K-1 iterations without communication, then one that all-reduces and waits. The
+   * model is deterministic, so the mean iteration is compute + exposed(synced) / K exactly. */
+  config(&c, T_ETH, 4);
+  if (run(&c, &base) == 0) {
+    CHECK(base.exposed_comm_s > 0.01, "10GbE, 4 nodes: %.4f s of communication exposed", base.exposed_comm_s);
+    for (int k = 2; k <= 8; k *= 2) {
+      c.no_sync = k;
+      if (run(&c, &r)) continue;
+      double want = base.compute_s + base.exposed_comm_s / k;
+      CHECK(check_close(want, r.iteration_s, 0, 1e-9), "no_sync %d: iteration %.6f s = compute + exposed / %d = %.6f s", k,
+            r.iteration_s, k, want);
+      sim_result_free(&r);
+    }
+    c.no_sync = 1;
+
+    /* fp16_compress_hook on fp32 gradients: half the bytes on the wire, two casts around each. */
+    c.precision = MODEL_FP32;
+    sim_result f32;
+    if (run(&c, &f32) == 0) {
+      c.comm_hook = SIM_HOOK_FP16;
+      if (run(&c, &r) == 0) {
+        for (int b = 0; b < r.plan.n; b++) {
+          double d0 = f32.buckets[b].comm_end_s - f32.buckets[b].comm_start_s;
+          double d1 = r.buckets[b].comm_end_s - r.buckets[b].comm_start_s;
+          CHECK(r.buckets[b].wire_bytes == r.buckets[b].bytes / 2 && d1 > d0 / 2 && d1 < d0,
+                "fp16 hook, bucket %d: %zu of %zu bytes on the wire, %.4f s vs %.4f s without", b, r.buckets[b].wire_bytes,
+                r.buckets[b].bytes, d1, d0);
+        }
+        CHECK(r.iteration_s < f32.iteration_s, "fp16 hook: %.4f s per iteration vs %.4f s", r.iteration_s, f32.iteration_s);
+        sim_result_free(&r);
+      }
+      c.comm_hook = SIM_HOOK_NONE;
+      sim_result_free(&f32);
+    }
+    c.precision = -1;
+
+    /* Flat: one all-reduce of every gradient after backward, no overlap: never faster than DDP. */
+    c.mode = SIM_MODE_FLAT;
+    if (run(&c, &r) == 0) {
+      CHECK(r.plan.n == 1, "flat: one bucket");
+      double bwd_end = r.forward_s + r.backward_s;
+      CHECK(check_close(bwd_end, r.buckets[0].ready_s, 0, 1e-9) && r.buckets[0].comm_start_s >= bwd_end - 1e-12,
+            "flat: the all-reduce starts when backward ends (%.6f s)", bwd_end);
+      CHECK(check_close(r.exposed_comm_s, r.buckets[0].comm_end_s - r.buckets[0].comm_start_s, 0, 1e-9),
+            "flat: all of it is exposed (%.4f s)", r.exposed_comm_s);
+      CHECK(r.iteration_s >= base.iteration_s - 1e-12, "flat %.4f s is never faster than ddp %.4f s", r.iteration_s,
+            base.iteration_s);
+      sim_result_free(&r);
+    }
+    sim_result_free(&base);
+  }
+
+  /* One GPU: no communication at all. */
+  config(&c, T_IB, 1);
+  c.gpus_per_node = 1;
+  if (run(&c, &r) == 0) {
+    CHECK(r.exposed_comm_s == 0 && r.comm_busy_s == 0 && check_close(r.compute_s, r.iteration_s, 0, 1e-12),
+          "one GPU: iteration = compute = %.6f s", r.iteration_s);
+    sim_result_free(&r);
+  }
+
+  /* Scaling: more nodes never speed an iteration up; efficiency in (0, 1]. */
+  double prev = 0;
+  for (int nodes = 1; nodes <= 32; nodes *= 2) {
+    config(&c, T_ETH, nodes);
+    predict_result p;
+    err_t e;
+    if (predict_run(&c, &p, &e)) {
+      CHECK(0, "predict: %s", e.msg);
+      continue;
+    }
+    CHECK(p.sim.iteration_s >= prev - 1e-12 && p.scaling_efficiency > 0 && p.scaling_efficiency <= 1 + 1e-9,
+          "10GbE, %2d nodes: iteration %.4f s, efficiency %.3f", nodes, p.sim.iteration_s, p.scaling_efficiency);
+    prev = p.sim.iteration_s;
+    predict_result_free(&p);
+  }
+
+  /* Bad configurations are refused before the engine starts. */
+  config(&c, T_IB, 0);
+  err_t e;
+  CHECK(sim_run(&c, &r, &e) == ERR_INPUT, "0 nodes -> %s", e.msg);
+  config(&c, T_IB, 1);
+  c.no_sync = 0;
+  CHECK(sim_run(&c, &r, &e) == ERR_INPUT, "no_sync 0 -> %s", e.msg);
+
+  model_destroy(M);
+  topo_destroy(T_IB);
+  topo_destroy(T_ETH);
+  profile_destroy(P);
+  return check_status();
+}
