@@ -19,6 +19,7 @@
 #include "parse.h"
 #include "profilew.h"
 #include "record.h"
+#include "train.h"
 #ifdef DDPCALIB_HAVE_CUDA
 #include "comm_nccl.h"
 #endif
@@ -35,6 +36,7 @@ static const char *usage_main =
     "  h2d       host-to-device copy bandwidth (CUDA only)\n"
     "  merge     merges two profiles (the second wins on conflicts)\n"
     "  validate  checks a profile against the schema\n"
+    "  train     a real data-parallel training run (DDP buckets over MPI), timed\n"
     "\n"
     "exit status: 0 success, 1 runtime failure, 2 usage error\n";
 
@@ -597,6 +599,7 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "validate") == 0) return cmd_validate(argc - 1, argv + 1);
   if (strcmp(cmd, "compute") == 0) return cmd_compute(argc - 1, argv + 1);
   if (strcmp(cmd, "h2d") == 0) return cmd_h2d(argc - 1, argv + 1);
+  if (strcmp(cmd, "train") == 0) return train_main(argc - 1, argv + 1);
   if (!quiet_rank()) fprintf(stderr, "ddpcalib: unknown command '%s'\n%s", cmd, usage_main);
   return 2;
 }
