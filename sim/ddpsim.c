@@ -56,7 +56,10 @@ static const char *common_help =
     "  --fidelity flow|step flow: one flow per ring edge (default, fast); step: every ring step\n"
     "  --iterations K       iterations simulated, steady state from the 2nd on (default 3)\n"
     "  --no-sync K          all-reduce every K-th iteration only (DDP's no_sync(); default 1)\n"
-    "  --comm-hook none|fp16  fp16: DDP's fp16_compress_hook (half the bytes, two casts)\n";
+    "  --comm-hook none|fp16  fp16: DDP's fp16_compress_hook (half the bytes, two casts)\n"
+    "  --jitter-cv X        each GPU's compute per iteration varies (lognormal, this coefficient\n"
+    "                       of variation; 0: none); default: the profile's compute.jitter, if any\n"
+    "  --seed N             seed of the jitter draws (default 1)\n";
 
 static void usage_predict(FILE *f) {
   fprintf(f,
@@ -150,6 +153,8 @@ typedef struct {
   const char *model, *topology, *profile;
   char *nodes, *cap; /* lists for sweep */
   int gpus_per_node, iterations, rebuilt, json, csv, no_sync;
+  double jitter_cv;
+  unsigned long seed;
   sim_comm_hook hook;
   long batch;
   int precision;
@@ -160,7 +165,7 @@ typedef struct {
 
 enum {
   O_MODEL = 256, O_TOPO, O_PROFILE, O_NODES, O_GPN, O_BATCH, O_CAP, O_FIRST, O_PREC, O_MODE, O_FID,
-  O_ITER, O_REBUILT, O_JSON, O_CSV, O_HELP, O_NOSYNC, O_HOOK
+  O_ITER, O_REBUILT, O_JSON, O_CSV, O_HELP, O_NOSYNC, O_HOOK, O_JITTER, O_SEED
 };
 
 static const struct option long_opts[] = {
@@ -173,6 +178,7 @@ static const struct option long_opts[] = {
     {"rebuilt", no_argument, 0, O_REBUILT},       {"json", no_argument, 0, O_JSON},
     {"csv", no_argument, 0, O_CSV},               {"help", no_argument, 0, O_HELP},
     {"no-sync", required_argument, 0, O_NOSYNC},  {"comm-hook", required_argument, 0, O_HOOK},
+    {"jitter-cv", required_argument, 0, O_JITTER}, {"seed", required_argument, 0, O_SEED},
     {0, 0, 0, 0}};
 
 /* Parses the options a command accepts (`allowed` lists their ids). Returns 0, 1 for --help, or
@@ -188,6 +194,8 @@ static int parse_opts(int argc, char **argv, const int *allowed, void (*usage)(F
   o->iterations = 3;
   o->no_sync = 1;
   o->hook = SIM_HOOK_NONE;
+  o->jitter_cv = -1;
+  o->seed = 1;
   o->precision = -1;
   o->mode = SIM_MODE_DDP;
   o->fidelity = SIM_FIDELITY_FLOW;
@@ -256,6 +264,20 @@ static int parse_opts(int argc, char **argv, const int *allowed, void (*usage)(F
       else if (strcmp(optarg, "fp16") == 0) o->hook = SIM_HOOK_FP16;
       else return misuse(usage, "--comm-hook must be none or fp16, got '%s'", optarg);
       break;
+    case O_JITTER: {
+      char *end;
+      o->jitter_cv = strtod(optarg, &end);
+      if (!*optarg || *end || !(o->jitter_cv >= 0 && o->jitter_cv < 1))
+        return misuse(usage, "--jitter-cv must be a number from 0 to below 1, got '%s'", optarg);
+      break;
+    }
+    case O_SEED: {
+      char *end;
+      errno = 0;
+      o->seed = strtoul(optarg, &end, 10);
+      if (!*optarg || *end || errno || optarg[0] == '-') return misuse(usage, "--seed must be a non-negative integer, got '%s'", optarg);
+      break;
+    }
     case O_REBUILT: o->rebuilt = 1; break;
     case O_JSON: o->json = 1; break;
     case O_CSV: o->csv = 1; break;
@@ -312,10 +334,12 @@ static void config_from(const opts *o, const inputs *in, sim_config *c) {
   c->iterations = o->iterations;
   c->no_sync = o->no_sync;
   c->comm_hook = o->hook;
+  c->jitter_cv = o->jitter_cv;
+  c->seed = o->seed;
 }
 
 static const int sim_opts[] = {O_MODEL, O_TOPO, O_PROFILE, O_NODES, O_GPN, O_BATCH, O_CAP, O_FIRST, O_PREC,
-                               O_MODE,  O_FID,  O_ITER,    O_REBUILT, O_NOSYNC, O_HOOK, 0};
+                               O_MODE,  O_FID,  O_ITER,    O_REBUILT, O_NOSYNC, O_HOOK, O_JITTER, O_SEED, 0};
 
 static int cmd_predict(int argc, char **argv) {
   int allowed[32], k = 0;

@@ -11,6 +11,7 @@ int predict_run(const sim_config *c, predict_result *out, err_t *e) {
   one.gpus_per_node = 1;
   one.iterations = 1;
   one.fidelity = SIM_FIDELITY_FLOW;
+  one.jitter_cv = 0; /* the reference is the expected single-GPU time, not one noisy draw */
   sim_result base;
   if (out->sim.gpus == 1) {
     out->single_gpu_iteration_s = out->sim.iteration_s;

@@ -1,6 +1,7 @@
 /* predict: a simulation turned into what a user asks for: throughput and scaling.
  *
- * Runs the configured simulation and the same model on one GPU (no communication), and derives
+ * Runs the configured simulation and the same model on one GPU (no communication, no jitter: the
+ * expected single-GPU time), and derives
  * samples/s, tokens/s and scaling efficiency = throughput(N) / (N * throughput(1)). */
 #ifndef DDPSIM_PREDICT_H
 #define DDPSIM_PREDICT_H

@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_interp.h>
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +41,8 @@ typedef struct {
 } linkcost;
 
 struct profile {
+  profile_jitter jitter;
+  double *jitter_ratios;
   char name[128];
   char path[512];
   costmodel cost[MODEL_DTYPE_COUNT][MODEL_OP_KIND_COUNT];
@@ -62,6 +66,7 @@ void profile_destroy(profile_t *p) {
   for (int d = 0; d < MODEL_DTYPE_COUNT; d++)
     for (int k = 0; k < MODEL_OP_KIND_COUNT; k++) cost_free(&p->cost[d][k]);
   free(p->links);
+  free(p->jitter_ratios);
   free(p);
 }
 
@@ -195,6 +200,39 @@ static int load_cost(const cJSON *o, int gemm, const char *path, const char *ori
   return rc;
 }
 
+/* compute.jitter: {"model": "lognormal", "cv": 0.02} or {"model": "empirical", "ratios": [...]}. */
+static int load_jitter(const cJSON *j, const char *origin, profile_t *p, err_t *e) {
+  if (!j) return 0;
+  const cJSON *m = cJSON_IsObject(j) ? cJSON_GetObjectItemCaseSensitive(j, "model") : NULL;
+  if (!cJSON_IsString(m))
+    return err_set(e, ERR_INPUT, "%s: compute.jitter.model must be \"lognormal\" or \"empirical\"", origin);
+  if (strcmp(m->valuestring, "lognormal") == 0) {
+    int rc = get_num(j, "cv", "compute.jitter", origin, 1, 0, -1e-300, &p->jitter.cv, e);
+    if (rc) return rc;
+    if (p->jitter.cv >= 1) return err_set(e, ERR_INPUT, "%s: compute.jitter.cv must be below 1", origin);
+    p->jitter.kind = p->jitter.cv > 0 ? PROFILE_JITTER_LOGNORMAL : PROFILE_JITTER_NONE;
+    return 0;
+  }
+  if (strcmp(m->valuestring, "empirical") != 0)
+    return err_set(e, ERR_INPUT, "%s: compute.jitter.model '%s' is not \"lognormal\" or \"empirical\"", origin, m->valuestring);
+  const cJSON *r = cJSON_GetObjectItemCaseSensitive(j, "ratios");
+  int n = cJSON_IsArray(r) ? cJSON_GetArraySize(r) : 0;
+  if (n < 1) return err_set(e, ERR_INPUT, "%s: compute.jitter.ratios must be a non-empty array", origin);
+  p->jitter_ratios = malloc((size_t)n * sizeof *p->jitter_ratios);
+  if (!p->jitter_ratios) return err_set(e, ERR_NOMEM, "%s: out of memory", origin);
+  int i = 0;
+  const cJSON *v;
+  cJSON_ArrayForEach(v, r) {
+    if (!cJSON_IsNumber(v) || !(v->valuedouble > 0) || !isfinite(v->valuedouble))
+      return err_set(e, ERR_INPUT, "%s: compute.jitter.ratios[%d] must be a positive number", origin, i);
+    p->jitter_ratios[i++] = v->valuedouble;
+  }
+  p->jitter.kind = PROFILE_JITTER_EMPIRICAL;
+  p->jitter.ratios = p->jitter_ratios;
+  p->jitter.nratios = n;
+  return 0;
+}
+
 int profile_parse(const char *text, const char *origin, profile_t **out, err_t *e) {
   *out = NULL;
   int rc = ERR_OK;
@@ -258,6 +296,8 @@ int profile_parse(const char *text, const char *origin, profile_t **out, err_t *
     rc = err_set(e, ERR_INPUT, "%s: \"compute\" has neither \"fp32\" nor \"fp16\"", origin);
     goto fail;
   }
+
+  if ((rc = load_jitter(cJSON_GetObjectItemCaseSensitive(compute, "jitter"), origin, p, e))) goto fail;
 
   const cJSON *comm = cJSON_GetObjectItemCaseSensitive(root, "comm");
   const cJSON *links = comm ? cJSON_GetObjectItemCaseSensitive(comm, "links") : NULL;
@@ -378,4 +418,20 @@ int profile_link(const profile_t *p, const char *cls, double nominal_bw_Bps, dou
   }
   return err_set(e, ERR_INPUT, "%s: no comm.links entry for link class '%s' (it has: %s)", p->path, cls,
                  known[0] ? known : "none");
+}
+
+int profile_get_jitter(const profile_t *p, profile_jitter *out, err_t *e) {
+  (void)e;
+  *out = p->jitter;
+  return ERR_OK;
+}
+
+double profile_jitter_draw(const profile_jitter *j, const gsl_rng *rng) {
+  if (j->kind == PROFILE_JITTER_LOGNORMAL) {
+    /* Mean 1, coefficient of variation cv: sigma^2 = ln(1 + cv^2), mu = -sigma^2 / 2. */
+    double s2 = log1p(j->cv * j->cv);
+    return gsl_ran_lognormal(rng, -s2 / 2, sqrt(s2));
+  }
+  if (j->kind == PROFILE_JITTER_EMPIRICAL) return j->ratios[gsl_rng_uniform_int(rng, (unsigned long)j->nratios)];
+  return 1.0;
 }

@@ -6,10 +6,23 @@
 #ifndef DDPSIM_PROFILE_H
 #define DDPSIM_PROFILE_H
 
+#include <gsl/gsl_rng.h>
+
 #include "err.h"
 #include "model.h"
 
 typedef struct profile profile_t;
+
+/* Run-to-run variation of a GPU's compute time (docs/profile.md, `compute.jitter`): each GPU's
+ * compute in each iteration is multiplied by a draw with mean 1. */
+typedef enum { PROFILE_JITTER_NONE = 0, PROFILE_JITTER_LOGNORMAL = 1, PROFILE_JITTER_EMPIRICAL = 2 } profile_jitter_kind;
+
+typedef struct {
+  profile_jitter_kind kind;
+  double cv;             /* lognormal: coefficient of variation */
+  const double *ratios;  /* empirical: measured time / mean time, owned by the profile */
+  int nratios;
+} profile_jitter;
 
 /* Loads a profile JSON file into *out (caller frees with profile_destroy). ERR_IO if unreadable,
  * ERR_INPUT with `path: what is wrong` (naming the JSON path of the bad field) otherwise. Every
@@ -30,5 +43,12 @@ int profile_op_time(const profile_t *p, const model_op *op, long batch, model_dt
  * latency of one ring hop over it. ERR_INPUT naming the profile if the class is absent. */
 int profile_link(const profile_t *p, const char *cls, double nominal_bw_Bps, double *bw_Bps, double *lat_s,
                  err_t *e);
+
+/* The profile's compute jitter (kind NONE if it has none). Never fails for a loaded profile. */
+int profile_get_jitter(const profile_t *p, profile_jitter *out, err_t *e);
+
+/* One multiplier drawn from j (1 for NONE): lognormal with mean 1 and j->cv, or a uniformly chosen
+ * measured ratio. rng is a gsl_rng; the caller seeds it. */
+double profile_jitter_draw(const profile_jitter *j, const gsl_rng *rng);
 
 #endif

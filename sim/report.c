@@ -92,6 +92,11 @@ cJSON *report_predict_json(const sim_config *c, const predict_result *p) {
   cJSON_AddNumberToObject(o, "backward_s", r->backward_s);
   cJSON_AddNumberToObject(o, "optimizer_s", r->optimizer_s);
   cJSON_AddNumberToObject(o, "exposed_comm_s", r->exposed_comm_s);
+  cJSON_AddNumberToObject(o, "straggler_s", r->straggler_s);
+  cJSON_AddStringToObject(o, "jitter", r->jitter_kind == PROFILE_JITTER_LOGNORMAL ? "lognormal"
+                                       : r->jitter_kind == PROFILE_JITTER_EMPIRICAL ? "empirical" : "none");
+  cJSON_AddNumberToObject(o, "jitter_cv", r->jitter_cv);
+  cJSON_AddNumberToObject(o, "seed", (double)c->seed);
   cJSON_AddNumberToObject(o, "comm_busy_s", r->comm_busy_s);
   cJSON_AddNumberToObject(o, "single_gpu_iteration_s", p->single_gpu_iteration_s);
   cJSON_AddNumberToObject(o, "scaling_efficiency", p->scaling_efficiency);
@@ -162,6 +167,8 @@ char *report_predict_table(const sim_config *c, const predict_result *p) {
   put(&s, "%-24s %14.6f s\n", "  backward", r->backward_s);
   put(&s, "%-24s %14.6f s\n", "  optimizer", r->optimizer_s);
   put(&s, "%-24s %14.6f s\n", "  exposed communication", r->exposed_comm_s);
+  if (r->jitter_kind != PROFILE_JITTER_NONE)
+    put(&s, "%-24s %14.6f s   (slowest GPU - mean, within the above)\n", "  stragglers", r->straggler_s);
   put(&s, "%-24s %14.6f s\n", "communication busy", r->comm_busy_s);
   put(&s, "%-24s %14s\n", "gradients", gb);
   if (r->extrapolated_ops) put(&s, "# note: %d op cost(s) extrapolated outside the profile's measured range\n", r->extrapolated_ops);

@@ -1,6 +1,7 @@
 #include "sim.h"
 
 #include <errno.h>
+#include <gsl/gsl_rng.h>
 #include <math.h>
 #include <signal.h>
 #include <simgrid/actor.h>
@@ -33,6 +34,8 @@ void sim_config_defaults(sim_config *c) {
   c->iterations = 3;
   c->no_sync = 1;
   c->comm_hook = SIM_HOOK_NONE;
+  c->jitter_cv = -1;
+  c->seed = 1;
 }
 
 void sim_result_free(sim_result *r) {
@@ -61,6 +64,7 @@ typedef struct {
   long *chunk_bytes;  /* (nb) bytes each rank sends per ring step: ceil(bucket / n) */
   int *ready_seg;     /* (nb) segment after which the bucket is ready */
   double *hook_pre_s, *hook_post_s; /* (nb) communication hook work before and after the all-reduce */
+  double *jitter;     /* (iterations x n) compute time multipliers per iteration and rank, or NULL */
   int gpus_per_node;
   double intra_lat_s, nic_lat_s;
   double chain_lat_s; /* latency of one all-reduce: the sum over its 2(n-1) steps' hops */
@@ -98,9 +102,11 @@ static void compute_actor(int argc, char *argv[]) {
     int sync = G->n > 1 && it % G->no_sync == G->no_sync - 1;
     int last = r == 0 && it == G->iterations - 1;
     if (r == 0) g_iter_start[it] = simgrid_get_clock();
-    sleep_for(G->forward_s);
+    /* This GPU's compute speed in this iteration (1 without jitter): stragglers. */
+    double slow = G->jitter ? G->jitter[(size_t)it * (size_t)G->n + (size_t)r] : 1.0;
+    sleep_for(G->forward_s * slow);
     for (int s = 0; s < G->nseg; s++) {
-      sleep_for(G->seg_s[s]);
+      sleep_for(G->seg_s[s] * slow);
       for (int b = 0; b < G->nb; b++) {
         if (G->ready_seg[b] != s) continue;
         if (last) g_ready[b] = simgrid_get_clock();
@@ -113,7 +119,7 @@ static void compute_actor(int argc, char *argv[]) {
       }
     }
     if (sync) sg_sem_acquire(me->done_sem); /* DDP's final wait for all buckets */
-    sleep_for(G->optimizer_s);
+    sleep_for(G->optimizer_s * slow);
     if (r == 0) g_iter_end[it] = simgrid_get_clock();
   }
   g_finished++;
@@ -311,6 +317,45 @@ static int links(const sim_config *c, int gpn, platform_spec *spec, err_t *e) {
   return ERR_OK;
 }
 
+/* Fills plan->jitter (NULL when there is no jitter) and the straggler summary in r. */
+static int draw_jitter(const sim_config *c, int n, runplan *plan, sim_result *r, err_t *e) {
+  profile_jitter j;
+  int rc = profile_get_jitter(c->profile, &j, e);
+  if (rc) return rc;
+  if (c->jitter_cv >= 0) {
+    j.kind = c->jitter_cv > 0 ? PROFILE_JITTER_LOGNORMAL : PROFILE_JITTER_NONE;
+    j.cv = c->jitter_cv;
+  }
+  r->jitter_kind = j.kind;
+  r->jitter_cv = j.kind == PROFILE_JITTER_LOGNORMAL ? j.cv : 0;
+  if (j.kind == PROFILE_JITTER_NONE) return ERR_OK;
+  size_t count = (size_t)plan->iterations * (size_t)n;
+  plan->jitter = malloc(count * sizeof *plan->jitter);
+  gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+  if (!plan->jitter || !rng) {
+    gsl_rng_free(rng);
+    return err_set(e, ERR_NOMEM, "out of memory");
+  }
+  gsl_rng_set(rng, c->seed);
+  for (size_t i = 0; i < count; i++) plan->jitter[i] = profile_jitter_draw(&j, rng);
+  gsl_rng_free(rng);
+  /* What synchronising costs: in each iteration every GPU waits for the slowest one's compute.
+   * Reported as the mean over the steady-state iterations of (slowest - mean) compute. */
+  int first = plan->iterations > c->no_sync ? c->no_sync : 0;
+  double sum = 0;
+  for (int it = first; it < plan->iterations; it++) {
+    const double *row = plan->jitter + (size_t)it * (size_t)n;
+    double mx = row[0], mean = 0;
+    for (int k = 0; k < n; k++) {
+      if (row[k] > mx) mx = row[k];
+      mean += row[k] / n;
+    }
+    sum += mx - mean;
+  }
+  r->straggler_s = r->compute_s * sum / (plan->iterations - first);
+  return ERR_OK;
+}
+
 int sim_run(const sim_config *c, sim_result *r, err_t *e) {
   memset(r, 0, sizeof *r);
   double wall0 = now_s();
@@ -323,6 +368,7 @@ int sim_run(const sim_config *c, sim_result *r, err_t *e) {
   if (gpn > 4096) return err_set(e, ERR_INPUT, "GPUs per node must be at most 4096, got %d", gpn);
   if ((long)c->nodes * gpn > 65536) return err_set(e, ERR_INPUT, "at most 65536 GPUs can be simulated");
   if (c->iterations < 1 || c->iterations > 1000) return err_set(e, ERR_INPUT, "iterations must be between 1 and 1000, got %d", c->iterations);
+  if (!(c->jitter_cv < 1.0) || isnan(c->jitter_cv)) return err_set(e, ERR_INPUT, "jitter cv must be below 1, got %g", c->jitter_cv);
   if (c->no_sync < 1 || c->no_sync > 1000) return err_set(e, ERR_INPUT, "no-sync cycle must be between 1 and 1000, got %d", c->no_sync);
   if (batch > 1L << 30) return err_set(e, ERR_INPUT, "batch %ld is too large", batch);
   int n = c->nodes * gpn;
@@ -417,6 +463,9 @@ int sim_run(const sim_config *c, sim_result *r, err_t *e) {
   r->batch = batch;
   r->precision = prec;
   r->compute_s = r->forward_s + r->backward_s + r->optimizer_s;
+  /* Stragglers: every GPU's compute in every iteration scaled by a draw from the profile's
+   * distribution (or --jitter-cv), seeded, so runs are reproducible. */
+  if ((rc = draw_jitter(c, n, &plan, r, e))) goto done;
   r->intra_bw_Bps = spec.intra_bw_Bps;
   r->intra_lat_s = spec.intra_lat_s;
   r->nic_bw_Bps = spec.nic_bw_Bps;
@@ -508,6 +557,7 @@ done:
   free(plan.ready_seg);
   free(plan.hook_pre_s);
   free(plan.hook_post_s);
+  free(plan.jitter);
   if (rc) sim_result_free(r);
   r->wall_s = now_s() - wall0;
   return rc;

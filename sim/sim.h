@@ -40,6 +40,9 @@ typedef struct {
   int no_sync;             /* >= 1: gradients are all-reduced every no_sync-th iteration only
                               (DDP's no_sync() for the others) */
   sim_comm_hook comm_hook; /* SIM_HOOK_FP16: DDP's fp16_compress_hook on fp32 buckets */
+  double jitter_cv;        /* < 0: compute jitter from the profile (if any); 0: none; > 0:
+                              lognormal with this coefficient of variation */
+  unsigned long seed;      /* for the jitter draws */
 } sim_config;
 
 typedef struct {
@@ -61,6 +64,9 @@ typedef struct {
   double exposed_comm_s;   /* iteration_s - compute_s: communication not hidden behind backward */
   double comm_busy_s;      /* time the communication stream was busy in the reported iteration */
   int extrapolated_ops;    /* ops whose cost fell outside a measured table */
+  profile_jitter_kind jitter_kind; /* the compute jitter simulated */
+  double jitter_cv;        /* its coefficient of variation (lognormal) */
+  double straggler_s;      /* mean over steady iterations of (slowest - mean GPU compute) */
   double intra_bw_Bps, intra_lat_s, nic_bw_Bps, nic_lat_s; /* effective, as simulated */
   bucket_plan plan;        /* reduction order (owned; freed by sim_result_free) */
   sim_bucket_time *buckets; /* (plan.n) for the reported iteration */
@@ -70,7 +76,7 @@ typedef struct {
 } sim_result;
 
 /* Fills a config with the documented defaults (bucket caps 25 and 1 MB, ddp, flow, 3 iterations,
- * no_sync 1, no hook);
+ * no_sync 1, no hook, jitter from the profile, seed 1);
  * model, topo, profile and nodes are the caller's to set. */
 void sim_config_defaults(sim_config *c);
 

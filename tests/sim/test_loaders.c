@@ -207,6 +207,47 @@ int main(void) {
     profile_err("table without fallback", text, "compute.fp32.ewise.fallback is missing");
   }
 
+  /* ---- compute jitter ---- */
+  {
+    char text[2048];
+    snprintf(text, sizeof text,
+             "{\"format\":\"ddpsim-profile\",\"version\":1,\"compute\":{\"jitter\":{\"model\":\"empirical\","
+             "\"ratios\":[0.9,1.1]},\"fp32\":{\"gemm\":%s,\"ewise\":%s}},\"comm\":{\"links\":{}}}", roof, roof);
+    profile_t *p = NULL;
+    rc = profile_parse(text, "j.json", &p, &e);
+    CHECK(rc == 0, "a profile with empirical jitter loads: %s", rc ? e.msg : "ok");
+    if (p) {
+      profile_jitter j;
+      profile_get_jitter(p, &j, &e);
+      gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+      int only = 1, lo = 0, hi = 0;
+      for (int i = 0; i < 1000; i++) {
+        double d = profile_jitter_draw(&j, rng);
+        only &= d == 0.9 || d == 1.1;
+        lo += d == 0.9;
+        hi += d == 1.1;
+      }
+      CHECK(j.kind == PROFILE_JITTER_EMPIRICAL && only && lo > 400 && hi > 400, "empirical draws are measured ratios (%d, %d)", lo, hi);
+      /* Lognormal with mean 1 and cv 0.05: sample mean and spread over 200,000 draws. */
+      profile_jitter ln = {.kind = PROFILE_JITTER_LOGNORMAL, .cv = 0.05};
+      double s1 = 0, s2 = 0;
+      int N = 200000;
+      for (int i = 0; i < N; i++) {
+        double d = profile_jitter_draw(&ln, rng);
+        s1 += d;
+        s2 += d * d;
+      }
+      double mean = s1 / N, sd = sqrt(s2 / N - mean * mean);
+      CHECK(check_close(1.0, mean, 1e-3, 0) && check_close(0.05, sd, 0, 0.02), "lognormal draws: mean %.5f, sd %.5f", mean, sd);
+      gsl_rng_free(rng);
+      profile_destroy(p);
+    }
+    snprintf(text, sizeof text,
+             "{\"format\":\"ddpsim-profile\",\"version\":1,\"compute\":{\"jitter\":{\"model\":\"gauss\"},"
+             "\"fp32\":{\"gemm\":%s,\"ewise\":%s}},\"comm\":{\"links\":{}}}", roof, roof);
+    profile_err("unknown jitter model", text, "compute.jitter.model 'gauss'");
+  }
+
   /* ---- units ---- */
   double v;
   CHECK(txt_parse_bw("100Gbps", &v) == 0 && v == 12.5e9, "100Gbps is 12.5e9 B/s");

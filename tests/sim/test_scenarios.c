@@ -121,6 +121,45 @@ int main(void) {
     predict_result_free(&p);
   }
 
+  /* Stragglers: every GPU's compute per iteration drawn (lognormal, cv 2%), seeded. */
+  {
+    sim_result a, b, z, none;
+    config(&c, T_IB, 2);
+    if (run(&c, &none) == 0) {
+      c.jitter_cv = 0;
+      if (run(&c, &z) == 0) {
+        CHECK(z.iteration_s == none.iteration_s && z.straggler_s == 0, "jitter cv 0 is no jitter");
+        sim_result_free(&z);
+      }
+      c.jitter_cv = 0.02;
+      c.iterations = 6;
+      if (run(&c, &a) == 0 && run(&c, &b) == 0) {
+        CHECK(a.iteration_s == b.iteration_s, "the same seed gives the same prediction (%.6f s)", a.iteration_s);
+        CHECK(a.straggler_s > 0 && a.iteration_s > none.iteration_s,
+              "16 GPUs wait for the slowest: %.4f s of straggling, iteration %.4f s vs %.4f s without jitter", a.straggler_s,
+              a.iteration_s, none.iteration_s);
+        sim_result_free(&b);
+        c.seed = 7;
+        if (run(&c, &b) == 0) {
+          CHECK(a.iteration_s != b.iteration_s, "another seed, another draw (%.6f s)", b.iteration_s);
+          sim_result_free(&b);
+        }
+        c.seed = 1;
+        c.nodes = 32;
+        if (run(&c, &b) == 0) {
+          /* The expected maximum of n draws grows with n: for 256 lognormal draws of cv 2% it is about
+           * 1 + 2.8 cv; the mean over 5 iterations stays near it. */
+          double rel = b.straggler_s / b.compute_s;
+          CHECK(b.straggler_s > a.straggler_s && rel > 0.03 && rel < 0.09,
+                "256 GPUs straggle more than 16: %.4f s (%.1f%% of compute)", b.straggler_s, 100 * rel);
+          sim_result_free(&b);
+        }
+        sim_result_free(&a);
+      }
+      sim_result_free(&none);
+    }
+  }
+
   /* Bad configurations are refused before the engine starts. */
   config(&c, T_IB, 0);
   err_t e;

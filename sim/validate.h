@@ -1,0 +1,98 @@
+/* validate: ddpsim's predictions against a real data-parallel training run on this machine.
+ *
+ * Drives `ddpcalib` (and `mpirun`) as subprocesses: calibrates the CPU (ddpcalib compute at the
+ * model's own shapes, ddpcalib comm between 2 MPI processes, merged into one profile), describes
+ * the machine as a topology (N processes on one host over link class `shm`), then for each
+ * configuration predicts with sim_run and runs `mpirun -np N ddpcalib train --json` with the same
+ * model, batch, buckets and mode, and compares iteration times and per-bucket all-reduce times.
+ * What is compared, and the known sources of error: docs/validation.md.
+ *
+ * The library never prints: progress lines go to a caller's callback. Subprocess output is kept
+ * in the work directory (one .out/.err pair per command). */
+#ifndef DDPSIM_VALIDATE_H
+#define DDPSIM_VALIDATE_H
+
+#include <cjson/cJSON.h>
+#include <stddef.h>
+
+#include "err.h"
+#include "sim.h"
+
+#define VALIDATE_MAX_CONFIGS 64
+
+typedef struct {
+  int nprocs;
+  sim_mode mode;
+  double cap_mb;   /* ddp: bucket_cap_mb */
+  double first_mb; /* ddp: first bucket cap */
+} validate_config;
+
+typedef struct {
+  const char *ddpcalib;  /* path of the ddpcalib binary */
+  const char *mpirun;    /* "mpirun" or a path */
+  const char *workdir;   /* existing directory for profiles, models, outputs */
+  const char *profile;   /* NULL: calibrate into workdir/profile.json; else use this profile */
+  long hidden, embed, vocab, seq, batch; /* the mLSTM; batch per process */
+  int iters, warmups;    /* of each real run */
+  int repeats;           /* real runs per configuration (run-to-run noise), >= 1 */
+  int optimizer_sgd;     /* 0: Adam (the model file's optimizer), 1: SGD */
+  int rebuilt;           /* buckets rebuilt in gradient-ready order (DDP's steady state) */
+  int nconfigs;
+  validate_config configs[VALIDATE_MAX_CONFIGS];
+} validate_opts;
+
+typedef struct {
+  int index;
+  size_t bytes;
+  double pred_ready_s, pred_start_s, pred_end_s; /* relative to the iteration start */
+  double meas_ready_s, meas_start_s, meas_end_s; /* medians over iterations and repeats */
+  double pred_comm_s, meas_comm_s;               /* end - start */
+  double comm_rel_err;                           /* (pred - meas) / meas */
+} validate_bucket;
+
+typedef struct {
+  validate_config cfg;
+  double pred_s, meas_s; /* steady-state iteration time */
+  double rel_err;        /* (pred - meas) / meas */
+  double noise;          /* run-to-run spread of meas: (max - min) / median over repeats, or the
+                            interquartile range over iterations / median for one repeat */
+  double pred_forward_s, pred_backward_s, pred_optimizer_s, pred_exposed_comm_s;
+  double meas_forward_s, meas_backward_s, meas_wait_s, meas_step_s; /* medians (rank 0) */
+  double meas_chars_per_s;
+  int nbuckets;
+  validate_bucket *buckets; /* (nbuckets) reduction order */
+} validate_row;
+
+typedef struct {
+  char profile[1024];  /* the profile used */
+  int nrows;
+  validate_row *rows;
+  double median_abs_err, max_abs_err;         /* over rows, of |rel_err| (fractions) */
+  double median_abs_comm_err, max_abs_comm_err; /* over buckets of multi-process rows */
+  int rank_pairs, rank_resolved, rank_agree;  /* same nprocs and mode ddp, differing caps: pairs;
+                                                 measured difference > noise; predicted order agrees */
+} validate_report;
+
+/* Fills the defaults: mLSTM H 256, E 64, V 256, T 8, B 4; 30 iterations, 5 warm-ups, 1 repeat;
+ * Adam; rebuilt buckets; configurations 1 process (ddp at 25 MB, flat) and 2 processes (ddp at
+ * 0.05, 0.25, 1, 4, 25 MB with the first bucket equal to the cap, flat). Paths are the caller's. */
+void validate_opts_defaults(validate_opts *o);
+
+typedef void (*validate_progress_fn)(const char *line, void *user);
+
+/* Runs the whole comparison. ERR_INPUT for bad options or a missing ddpcalib (the message says
+ * where it was looked for), ERR_IO/ERR_SIM when a subprocess or a simulation fails (the message
+ * names the command and its last line of error output). On success the caller frees *out with
+ * validate_report_free. */
+int validate_run(const validate_opts *o, validate_progress_fn progress, void *user, validate_report *out, err_t *e);
+void validate_report_free(validate_report *r); /* NULL is a no-op */
+
+/* "2p ddp 0.25MB", "1p flat": the configuration's label (static buffer of the caller). */
+void validate_config_label(const validate_config *c, char *buf, size_t len);
+
+/* The table (caller frees) and the JSON report (caller frees with cJSON_Delete); NULL when out of
+ * memory. */
+char *validate_table(const validate_opts *o, const validate_report *r);
+cJSON *validate_json(const validate_opts *o, const validate_report *r);
+
+#endif
