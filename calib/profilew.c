@@ -227,6 +227,26 @@ static int check_model(const cJSON *m, const char *kind, const char *file, const
   return check_roofline(fb, kind, file, p, e);
 }
 
+/* compute.jitter as ddpsim reads it (docs/profile.md). */
+static int check_jitter(const cJSON *j, const char *file, cerr *e) {
+  const cJSON *m = cJSON_IsObject(j) ? cJSON_GetObjectItemCaseSensitive(j, "model") : NULL;
+  if (cJSON_IsString(m) && strcmp(m->valuestring, "lognormal") == 0) {
+    const cJSON *cv = cJSON_GetObjectItemCaseSensitive(j, "cv");
+    if (!cJSON_IsNumber(cv) || !(cv->valuedouble >= 0 && cv->valuedouble < 1))
+      return cerr_set(e, CERR_INPUT, "%s: compute.jitter.cv must be a number from 0 to below 1", file);
+    return CERR_OK;
+  }
+  if (cJSON_IsString(m) && strcmp(m->valuestring, "empirical") == 0) {
+    const cJSON *r = cJSON_GetObjectItemCaseSensitive(j, "ratios"), *v;
+    if (!cJSON_IsArray(r) || cJSON_GetArraySize(r) < 1)
+      return cerr_set(e, CERR_INPUT, "%s: compute.jitter.ratios must be a non-empty array", file);
+    cJSON_ArrayForEach(v, r) if (!cJSON_IsNumber(v) || !(v->valuedouble > 0))
+      return cerr_set(e, CERR_INPUT, "%s: compute.jitter.ratios must hold positive numbers", file);
+    return CERR_OK;
+  }
+  return cerr_set(e, CERR_INPUT, "%s: compute.jitter.model must be \"lognormal\" or \"empirical\"", file);
+}
+
 int profilew_validate(const cJSON *d, const char *file, cerr *e) {
   if (!cJSON_IsObject(d)) return cerr_set(e, CERR_INPUT, "%s: not a JSON object", file);
   const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(d, "format");
@@ -243,6 +263,11 @@ int profilew_validate(const cJSON *d, const char *file, cerr *e) {
   if (compute && !cJSON_IsObject(compute)) return cerr_set(e, CERR_INPUT, "%s: compute is not an object", file);
   const cJSON *prec;
   cJSON_ArrayForEach(prec, compute) {
+    if (strcmp(prec->string, "jitter") == 0) {
+      int rc = check_jitter(prec, file, e);
+      if (rc) return rc;
+      continue;
+    }
     if (strcmp(prec->string, "fp32") != 0 && strcmp(prec->string, "fp16") != 0)
       return cerr_set(e, CERR_INPUT, "%s: compute.%s: unknown precision (fp32, fp16)", file, prec->string);
     if (!cJSON_IsObject(prec)) return cerr_set(e, CERR_INPUT, "%s: compute.%s is not an object", file, prec->string);
@@ -280,7 +305,11 @@ int profilew_validate(const cJSON *d, const char *file, cerr *e) {
 
 int profilew_write(const cJSON *doc, const char *path, cerr *e) {
   int rc = profilew_validate(doc, path, e);
-  if (rc) return cerr_set(e, CERR_RUNTIME, "internal: the profile to write is invalid: %s", e->msg);
+  if (rc) {
+    char why[sizeof e->msg];
+    snprintf(why, sizeof why, "%s", e->msg); /* cerr_set writes into e->msg: no aliasing */
+    return cerr_set(e, CERR_RUNTIME, "internal: the profile to write is invalid: %s", why);
+  }
   char *text = cJSON_Print(doc);
   if (!text) return cerr_set(e, CERR_NOMEM, "%s: out of memory", path);
   size_t plen = strlen(path);

@@ -172,6 +172,39 @@ static cJSON *roofline_json(const fit_roofline *f, int gemm, const char *src) {
   return o;
 }
 
+/* compute.jitter (docs/profile.md): every timed whole iteration of the real mLSTM divided by the
+ * mean of its shape's runs; ddpsim draws from these ratios to make GPUs straggle. Written only when
+ * some shape has at least two timed iterations. */
+static int record_jitter(cJSON *compute, const computebench_result *res, cerr *e) {
+  size_t total = 0;
+  for (size_t i = 0; i < res->n; i++)
+    if (res->m[i].kind == COMPUTEBENCH_MLSTM && strcmp(res->m[i].name, "iteration") == 0 && res->m[i].nsamples >= 2)
+      total += res->m[i].nsamples;
+  if (total == 0) return CERR_OK;
+  double *ratios = malloc(total * sizeof *ratios);
+  if (!ratios) return NOMEM(e);
+  size_t k = 0;
+  for (size_t i = 0; i < res->n; i++) {
+    const computebench_meas *m = &res->m[i];
+    if (m->kind != COMPUTEBENCH_MLSTM || strcmp(m->name, "iteration") != 0 || m->nsamples < 2 || !(m->mean_s > 0)) continue;
+    for (size_t j = 0; j < m->nsamples; j++) ratios[k++] = m->samples_s[j] / m->mean_s;
+  }
+  cJSON *j = cJSON_CreateObject();
+  cJSON *arr = cJSON_CreateDoubleArray(ratios, (int)k);
+  free(ratios);
+  if (!j || !arr || !cJSON_AddStringToObject(j, "model", "empirical") ||
+      !cJSON_AddStringToObject(j, "source",
+                               "ddpcalib compute: each timed whole iteration of the real mLSTM / the mean of its shape's runs")) {
+    cJSON_Delete(j);
+    cJSON_Delete(arr);
+    return NOMEM(e);
+  }
+  cJSON_AddItemToObject(j, "ratios", arr);
+  cJSON_DeleteItemFromObjectCaseSensitive(compute, "jitter");
+  cJSON_AddItemToObject(compute, "jitter", j);
+  return CERR_OK;
+}
+
 int record_compute(cJSON *doc, const computebench_cfg *cfg, const computebench_result *res,
                    record_compute_fit *fit, cerr *e) {
   const char *prec = cfg->precision == COMPUTEBENCH_FP16 ? "fp16" : "fp32";
@@ -278,6 +311,7 @@ int record_compute(cJSON *doc, const computebench_cfg *cfg, const computebench_r
   }
   cJSON *compute = profilew_obj(doc, "compute"), *sc = profilew_obj(profilew_obj(doc, "samples"), "compute");
   if (!compute || !sc) goto nomem;
+  if ((rc = record_jitter(compute, res, e))) goto done;
   cJSON_DeleteItemFromObjectCaseSensitive(compute, prec);
   cJSON_DeleteItemFromObjectCaseSensitive(sc, prec);
   cJSON_AddItemToObject(compute, prec, prec_obj);

@@ -31,5 +31,12 @@ run "merge" -- "$calib" merge nvlink.json ib-edr.json -o comm.json
 run "merge" -- "$calib" merge compute.json comm.json -o calibrated.json
 run "ddpsim predict --profile calibrated.json" -- "$ddpsim" predict --profile calibrated.json \
   --topology dgx1v-ib --precision fp32 --batch 2 --nodes 2
+# The calibration's whole-iteration times become compute.jitter; ddpsim makes 16 GPUs straggle with it.
+if grep -q '"jitter"' calibrated.json; then ok "compute.jitter recorded from the timed iterations"; else bad "no compute.jitter in the profile"; fi
+"$ddpsim" predict --profile calibrated.json --topology dgx1v-ib --precision fp32 --batch 2 --nodes 2 --json >p.json 2>&1
+s=$(awk -F'[:,]' '/"straggler_s"/ { gsub(/[ \t]/, "", $2); print $2 }' p.json)
+j=$(awk -F'[:,]' '/"jitter"/ { gsub(/[ \t"]/, "", $2); print $2 }' p.json)
+if [[ $j == empirical ]] && awk -v s="$s" 'BEGIN { exit !(s > 0) }'; then ok "ddpsim draws the measured ratios: $s s of straggling on 16 GPUs"
+else bad "ddpsim did not use the measured jitter (jitter '$j', straggler_s '$s')"; fi
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]
