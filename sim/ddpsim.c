@@ -422,7 +422,8 @@ static int cmd_sweep(int argc, char **argv) {
   free(h);
   for (int t = 0; t < nt; t++) {
     in.topo = topos[t];
-    for (int i = 0; i < nn; i++)
+    for (int i = 0; i < nn; i++) {
+      double iter_s[MAX_LIST];
       for (int j = 0; j < nc; j++) {
         sim_config c;
         config_from(&o, &in, &c);
@@ -430,12 +431,19 @@ static int cmd_sweep(int argc, char **argv) {
         c.bucket_cap_mb = caps[j];
         predict_result p;
         if ((rc = predict_run(&c, &p, &e))) goto fail;
+        iter_s[j] = p.sim.iteration_s;
         char *row = report_sweep_row(o.csv, topos[t]->name, nodes[i], caps[j], &c, &p);
         if (row) fputs(row, stdout);
         free(row);
         fflush(stdout);
         predict_result_free(&p);
       }
+      if (nc > 1 && !o.csv) {
+        char *best = report_sweep_best(caps, iter_s, nc);
+        if (best) fputs(best, stdout);
+        free(best);
+      }
+    }
   }
   in.topo = NULL;
   for (int t = 0; t < nt; t++) topo_destroy(topos[t]);

@@ -244,3 +244,20 @@ char *report_sweep_row(int csv, const char *topology, int nodes, double cap_mb, 
         p->samples_per_s, p->tokens_per_s, 100.0 * p->scaling_efficiency, r->exposed_comm_s);
   return done(&s);
 }
+
+char *report_sweep_best(const double *caps_mb, const double *iteration_s, int n) {
+  int best = 0, second = -1;
+  for (int i = 1; i < n; i++)
+    if (iteration_s[i] < iteration_s[best]) best = i;
+  for (int i = 0; i < n; i++)
+    if (i != best && (second < 0 || iteration_s[i] < iteration_s[second])) second = i;
+  sb s = {0};
+  double margin = (iteration_s[second] - iteration_s[best]) / iteration_s[best];
+  if (margin <= 1e-9)
+    put(&s, "# best bucket cap: %g MB and %g MB tie (%.6f s per iteration)\n", caps_mb[best], caps_mb[second],
+        iteration_s[best]);
+  else
+    put(&s, "# best bucket cap: %g MB, %.2f%% faster than the next best (%g MB)\n", caps_mb[best], 100.0 * margin,
+        caps_mb[second]);
+  return done(&s);
+}

@@ -44,6 +44,9 @@ check "buckets --json lists w_hh_v at index 8" grep -q '"w_hh_v"' "$tmp/b.json"
 "$ddpsim" sweep --nodes 1,2 --bucket-cap-mb 1,25 --topology dgx1v-ib,dgx1v-10gbe --csv >"$tmp/s.csv"
 check "sweep --csv: header and 8 rows" test "$(wc -l <"$tmp/s.csv")" -eq 9
 
+"$ddpsim" sweep --nodes 2 --bucket-cap-mb 1,25 --topology dgx1v-10gbe --precision fp32 >"$tmp/s.txt"
+check "sweep over caps names the best one" grep -q "^# best bucket cap: 1 MB, .*% faster than the next best (25 MB)" "$tmp/s.txt"
+
 # The bundled models are what the generator writes.
 for h in 4k:4096 8k:8192; do
   "$ddpsim" genmodel mlstm --hidden "${h#*:}" --name "mlstm-${h%%:*}" -o "$tmp/m.model"
