@@ -1,0 +1,575 @@
+#include "modelzoo.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- text building ---- */
+
+typedef struct {
+  char *buf;
+  size_t len, cap;
+  int failed;   /* out of memory */
+  int too_long; /* a name did not fit its buffer (cannot happen within the validated sizes) */
+} sbuf;
+
+static void put(sbuf *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(sbuf *s, const char *fmt, ...) {
+  if (s->failed) return;
+  for (;;) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(s->buf + s->len, s->cap - s->len, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+      s->failed = 1;
+      return;
+    }
+    if ((size_t)n < s->cap - s->len) {
+      s->len += (size_t)n;
+      return;
+    }
+    size_t nc = (s->cap + (size_t)n + 1) * 2;
+    char *nb = realloc(s->buf, nc);
+    if (!nb) {
+      s->failed = 1;
+      return;
+    }
+    s->buf = nb;
+    s->cap = nc;
+  }
+}
+
+static int finish(sbuf *s, char **text, err_t *e) {
+  if (s->failed || s->too_long) {
+    free(s->buf);
+    return s->failed ? err_set(e, ERR_NOMEM, "out of memory") : err_set(e, ERR_INPUT, "a generated name is too long");
+  }
+  *text = s->buf;
+  return ERR_OK;
+}
+
+/* An op dimension: a constant, or v per sample of the batch (written v*B). */
+typedef struct {
+  long v;
+  int per_batch;
+} dim;
+
+static dim C(long v) { return (dim){v, 0}; }
+static dim PB(long v) { return (dim){v, 1}; }
+
+static const char *dimstr(char *buf, size_t n, dim d) {
+  if (d.per_batch && d.v == 1) snprintf(buf, n, "B");
+  else if (d.per_batch) snprintf(buf, n, "%ld*B", d.v);
+  else snprintf(buf, n, "%ld", d.v);
+  return buf;
+}
+
+/* Ops are written one per line with aligned columns; `ready` and `note` may be NULL. */
+static void gemm(sbuf *s, const char *name, dim m, dim n, dim k, const char *ready, const char *note) {
+  char a[32], b[32], c[32];
+  put(s, "gemm  %-40s m=%s n=%s k=%s", name, dimstr(a, sizeof a, m), dimstr(b, sizeof b, n), dimstr(c, sizeof c, k));
+  if (ready) put(s, " ready=%s", ready);
+  if (note) put(s, "  # %s", note);
+  put(s, "\n");
+}
+
+static void ewise_dt(sbuf *s, const char *name, dim elems, long arrays, long count, const char *dtype, const char *ready,
+                     const char *note) {
+  char a[32];
+  put(s, "ewise %-40s elems=%s arrays=%ld", name, dimstr(a, sizeof a, elems), arrays);
+  if (count > 1) put(s, " count=%ld", count);
+  if (dtype) put(s, " dtype=%s", dtype);
+  if (ready) put(s, " ready=%s", ready);
+  if (note) put(s, "  # %s", note);
+  put(s, "\n");
+}
+
+static void ewise(sbuf *s, const char *name, dim elems, long arrays, long count, const char *ready, const char *note) {
+  ewise_dt(s, name, elems, arrays, count, NULL, ready, note);
+}
+
+/* "P.a,P.b": the parameters of one module, ready together after its autograd node. */
+static const char *pair(sbuf *s, char *buf, size_t n, const char *module, const char *a, const char *b) {
+  int k = snprintf(buf, n, "%s.%s,%s.%s", module, a, module, b);
+  if (k < 0 || (size_t)k >= n) s->too_long = 1;
+  return buf;
+}
+
+/* "a.b" */
+static const char *cat(sbuf *s, char *buf, size_t n, const char *a, const char *b) {
+  int k = snprintf(buf, n, "%s.%s", a, b);
+  if (k < 0 || (size_t)k >= n) s->too_long = 1;
+  return buf;
+}
+
+/* ======================================================================================
+ * ResNet (torchvision)
+ *
+ * Convolutions as im2col GEMMs: forward m = out channels, n = H_out W_out per sample,
+ * k = in channels * kh * kw; the weight gradient m = out, n = in*kh*kw, k = H_out W_out B; the
+ * input gradient m = in*kh*kw, n = H_out W_out B, k = out. Batch norm, ReLU, pooling and the
+ * residual add are elementwise passes over the activations.
+ * ====================================================================================== */
+
+#define RESNET_MAX_BLOCKS 64
+
+typedef struct {
+  char prefix[32]; /* "layer3.5" */
+  long cin, width, cout, stride, hin, hout;
+  int downsample;
+} rblock;
+
+static long conv_out(long h, long stride) { return (h - 1) / stride + 1; } /* k3/p1, k1/p0, k7/p3 */
+
+int modelzoo_resnet_defaults(int depth, modelzoo_resnet *spec, err_t *e) {
+  static char names[5][16] = {"resnet18", "resnet34", "resnet50", "resnet101", "resnet152"};
+  static const int depths[5] = {18, 34, 50, 101, 152};
+  for (int i = 0; i < 5; i++) {
+    if (depths[i] != depth) continue;
+    spec->name = names[i];
+    spec->depth = depth;
+    spec->image = 224;
+    spec->classes = 1000;
+    spec->batch = 64;
+    spec->precision = MODEL_FP16;
+    return ERR_OK;
+  }
+  return err_set(e, ERR_INPUT, "ResNet depth %d is not one of torchvision's 18, 34, 50, 101, 152", depth);
+}
+
+static void conv_param(sbuf *s, const char *module, long cout, long cin, long k) {
+  put(s, "param %s.weight %ldx%ldx%ldx%ld\n", module, cout, cin, k, k);
+}
+
+static void bn_param(sbuf *s, const char *module, long c) {
+  put(s, "param %s.weight %ld\nparam %s.bias %ld\n", module, c, module, c);
+}
+
+/* Forward of one convolution (no bias) as a GEMM. */
+static void conv_fwd(sbuf *s, const char *module, long cin, long cout, long k, long stride, long hin, long hout) {
+  char note[96];
+  snprintf(note, sizeof note, "%ldx%ld/%ld conv, %ldx%ld -> %ldx%ld", k, k, stride, hin, hin, hout, hout);
+  gemm(s, module, C(cout), PB(hout * hout), C(cin * k * k), NULL, note);
+}
+
+/* Backward of one convolution: the input gradient (unless first), then the weight gradient, after
+ * which the autograd node is done and the weight's gradient is ready. */
+static void conv_bwd(sbuf *s, const char *module, long cin, long cout, long k, long hout, int first) {
+  char name[80], ready[80];
+  if (!first) gemm(s, cat(s, name, sizeof name, module, "dgrad"), C(cin * k * k), PB(hout * hout), C(cout), NULL, NULL);
+  snprintf(ready, sizeof ready, "%s.weight", module);
+  gemm(s, cat(s, name, sizeof name, module, "wgrad"), C(cout), C(cin * k * k), PB(hout * hout), ready, NULL);
+}
+
+/* Batch norm in training: statistics (1 read) then normalise (1 read, 1 write); backward: the
+ * reductions for dgamma, dbeta (read dy, x) then dx (read dy, x, write dx). */
+static void bn_fwd(sbuf *s, const char *module, long c, long h) { ewise(s, module, PB(c * h * h), 3, 1, NULL, NULL); }
+
+static void bn_bwd(sbuf *s, const char *module, long c, long h) {
+  char name[80], ready[160];
+  ewise(s, cat(s, name, sizeof name, module, "bwd"), PB(c * h * h), 5, 1, pair(s, ready, sizeof ready, module, "weight", "bias"),
+        NULL);
+}
+
+int modelzoo_resnet_text(const modelzoo_resnet *p, char **text, err_t *e) {
+  *text = NULL;
+  int bottleneck;
+  int nb[4];
+  switch (p->depth) {
+  case 18: bottleneck = 0; memcpy(nb, (int[4]){2, 2, 2, 2}, sizeof nb); break;
+  case 34: bottleneck = 0; memcpy(nb, (int[4]){3, 4, 6, 3}, sizeof nb); break;
+  case 50: bottleneck = 1; memcpy(nb, (int[4]){3, 4, 6, 3}, sizeof nb); break;
+  case 101: bottleneck = 1; memcpy(nb, (int[4]){3, 4, 23, 3}, sizeof nb); break;
+  case 152: bottleneck = 1; memcpy(nb, (int[4]){3, 8, 36, 3}, sizeof nb); break;
+  default: return err_set(e, ERR_INPUT, "ResNet depth %d is not one of torchvision's 18, 34, 50, 101, 152", p->depth);
+  }
+  if (p->image < 1 || p->classes < 1 || p->batch < 1)
+    return err_set(e, ERR_INPUT, "ResNet sizes must be positive (image %ld, classes %ld, batch %ld)", p->image,
+                   p->classes, p->batch);
+  if (p->image > 16384 || p->classes > 1L << 24)
+    return err_set(e, ERR_INPUT, "ResNet sizes are unreasonably large (image %ld, classes %ld)", p->image, p->classes);
+  if (p->precision != MODEL_FP32 && p->precision != MODEL_FP16)
+    return err_set(e, ERR_INPUT, "ResNet precision must be fp32 or fp16");
+
+  /* The blocks, as torchvision's _make_layer builds them. */
+  long exp = bottleneck ? 4 : 1;
+  long h1 = conv_out(p->image, 2), h2 = conv_out(h1, 2); /* conv1 output, maxpool output */
+  rblock blk[RESNET_MAX_BLOCKS];
+  int n = 0;
+  long cin = 64, h = h2;
+  for (int st = 0; st < 4; st++) {
+    long planes = 64L << st;
+    for (int j = 0; j < nb[st]; j++) {
+      rblock *b = &blk[n++];
+      snprintf(b->prefix, sizeof b->prefix, "layer%d.%d", st + 1, j);
+      b->stride = st > 0 && j == 0 ? 2 : 1;
+      b->cin = cin;
+      b->width = planes;
+      b->cout = planes * exp;
+      b->hin = h;
+      b->hout = conv_out(h, b->stride);
+      b->downsample = b->stride != 1 || cin != b->cout;
+      cin = b->cout;
+      h = b->hout;
+    }
+  }
+  long cfin = cin, hfin = h;
+
+  sbuf s = {0};
+  char name[96], mod[96], mname[64];
+  if (p->name) snprintf(mname, sizeof mname, "%s", p->name);
+  else snprintf(mname, sizeof mname, "resnet%d", p->depth);
+
+  /* Parameters, counted as they are written. */
+  long P = 64 * 3 * 49 + 2 * 64;
+  for (int i = 0; i < n; i++) {
+    const rblock *b = &blk[i];
+    if (bottleneck)
+      P += b->width * b->cin + 2 * b->width + b->width * b->width * 9 + 2 * b->width + b->cout * b->width + 2 * b->cout;
+    else P += b->width * b->cin * 9 + 2 * b->width + b->cout * b->width * 9 + 2 * b->cout;
+    if (b->downsample) P += b->cout * b->cin + 2 * b->cout;
+  }
+  P += p->classes * cfin + p->classes;
+
+  put(&s, "ddpsim-model 1\n");
+  put(&s, "# ResNet-%d (torchvision resnet%d, v1.5), generated by `ddpsim genmodel resnet`:\n", p->depth, p->depth);
+  put(&s, "#   %ldx%ld images, %ld classes; %ld parameters. Derivation: docs/models.md.\n", p->image, p->image,
+      p->classes, P);
+  put(&s, "name %s\nbatch %ld\ntokens 1 images\nprecision %s\n\n", mname, p->batch, model_dtype_name(p->precision));
+
+  put(&s, "# Parameters in registration order (model.named_parameters(); BatchNorm running stats are buffers).\n");
+  conv_param(&s, "conv1", 64, 3, 7);
+  bn_param(&s, "bn1", 64);
+  for (int i = 0; i < n; i++) {
+    const rblock *b = &blk[i];
+    if (bottleneck) {
+      conv_param(&s, cat(&s, mod, sizeof mod, b->prefix, "conv1"), b->width, b->cin, 1);
+      bn_param(&s, cat(&s, mod, sizeof mod, b->prefix, "bn1"), b->width);
+      conv_param(&s, cat(&s, mod, sizeof mod, b->prefix, "conv2"), b->width, b->width, 3);
+      bn_param(&s, cat(&s, mod, sizeof mod, b->prefix, "bn2"), b->width);
+      conv_param(&s, cat(&s, mod, sizeof mod, b->prefix, "conv3"), b->cout, b->width, 1);
+      bn_param(&s, cat(&s, mod, sizeof mod, b->prefix, "bn3"), b->cout);
+    } else {
+      conv_param(&s, cat(&s, mod, sizeof mod, b->prefix, "conv1"), b->width, b->cin, 3);
+      bn_param(&s, cat(&s, mod, sizeof mod, b->prefix, "bn1"), b->width);
+      conv_param(&s, cat(&s, mod, sizeof mod, b->prefix, "conv2"), b->cout, b->width, 3);
+      bn_param(&s, cat(&s, mod, sizeof mod, b->prefix, "bn2"), b->cout);
+    }
+    if (b->downsample) {
+      conv_param(&s, cat(&s, mod, sizeof mod, b->prefix, "downsample.0"), b->cout, b->cin, 1);
+      bn_param(&s, cat(&s, mod, sizeof mod, b->prefix, "downsample.1"), b->cout);
+    }
+  }
+  put(&s, "param fc.weight %ldx%ld\nparam fc.bias %ld\n", p->classes, cfin, p->classes);
+
+  /* ---- forward ---- */
+  put(&s, "\nforward\n");
+  conv_fwd(&s, "conv1", 3, 64, 7, 2, p->image, h1);
+  bn_fwd(&s, "bn1", 64, h1);
+  ewise(&s, "relu", PB(64 * h1 * h1), 2, 1, NULL, NULL);
+  snprintf(name, sizeof name, "3x3/2 max pool: read %ldx%ld, write %ldx%ld and the argmax indices", h1, h1, h2, h2);
+  ewise(&s, "maxpool", PB(64 * (h1 * h1 + 2 * h2 * h2)), 1, 1, NULL, name);
+  for (int i = 0; i < n; i++) {
+    const rblock *b = &blk[i];
+    const char *x = b->prefix;
+    long ho2 = b->hout * b->hout;
+    if (bottleneck) {
+      conv_fwd(&s, cat(&s, mod, sizeof mod, x, "conv1"), b->cin, b->width, 1, 1, b->hin, b->hin);
+      bn_fwd(&s, cat(&s, mod, sizeof mod, x, "bn1"), b->width, b->hin);
+      ewise(&s, cat(&s, name, sizeof name, x, "relu1"), PB(b->width * b->hin * b->hin), 2, 1, NULL, NULL);
+      conv_fwd(&s, cat(&s, mod, sizeof mod, x, "conv2"), b->width, b->width, 3, b->stride, b->hin, b->hout);
+      bn_fwd(&s, cat(&s, mod, sizeof mod, x, "bn2"), b->width, b->hout);
+      ewise(&s, cat(&s, name, sizeof name, x, "relu2"), PB(b->width * ho2), 2, 1, NULL, NULL);
+      conv_fwd(&s, cat(&s, mod, sizeof mod, x, "conv3"), b->width, b->cout, 1, 1, b->hout, b->hout);
+      bn_fwd(&s, cat(&s, mod, sizeof mod, x, "bn3"), b->cout, b->hout);
+    } else {
+      conv_fwd(&s, cat(&s, mod, sizeof mod, x, "conv1"), b->cin, b->width, 3, b->stride, b->hin, b->hout);
+      bn_fwd(&s, cat(&s, mod, sizeof mod, x, "bn1"), b->width, b->hout);
+      ewise(&s, cat(&s, name, sizeof name, x, "relu1"), PB(b->width * ho2), 2, 1, NULL, NULL);
+      conv_fwd(&s, cat(&s, mod, sizeof mod, x, "conv2"), b->width, b->cout, 3, 1, b->hout, b->hout);
+      bn_fwd(&s, cat(&s, mod, sizeof mod, x, "bn2"), b->cout, b->hout);
+    }
+    if (b->downsample) {
+      conv_fwd(&s, cat(&s, mod, sizeof mod, x, "downsample.0"), b->cin, b->cout, 1, b->stride, b->hin, b->hout);
+      bn_fwd(&s, cat(&s, mod, sizeof mod, x, "downsample.1"), b->cout, b->hout);
+    }
+    ewise(&s, cat(&s, name, sizeof name, x, "add"), PB(b->cout * ho2), 3, 1, NULL, "out += identity");
+    ewise(&s, cat(&s, name, sizeof name, x, "relu"), PB(b->cout * ho2), 2, 1, NULL, NULL);
+  }
+  snprintf(name, sizeof name, "adaptive average pool: read %ldx%ld, write 1x1", hfin, hfin);
+  ewise(&s, "avgpool", PB(cfin * (hfin * hfin + 1)), 1, 1, NULL, name);
+  gemm(&s, "fc", C(p->classes), PB(1), C(cfin), NULL, NULL);
+  ewise(&s, "loss", PB(p->classes), 2, 1, NULL, "cross-entropy: log-softmax reads the logits, writes log-probabilities");
+
+  /* ---- backward: reverse layer order; ready after each autograd node ---- */
+  put(&s, "\nbackward\n");
+  ewise(&s, "loss.bwd", PB(p->classes), 4, 1, NULL, "NLL gradient into zeros (1), log-softmax backward (3)");
+  gemm(&s, "fc.dgrad", C(cfin), PB(1), C(p->classes), NULL, NULL);
+  gemm(&s, "fc.wgrad", C(p->classes), C(cfin), PB(1), NULL, NULL);
+  ewise(&s, "fc.dbias", PB(p->classes), 1, 1, "fc.weight,fc.bias", "bias gradient: sum over the batch");
+  ewise(&s, "avgpool.bwd", PB(cfin * (hfin * hfin + 1)), 1, 1, NULL, NULL);
+  for (int i = n - 1; i >= 0; i--) {
+    const rblock *b = &blk[i];
+    const char *x = b->prefix;
+    long ho2 = b->hout * b->hout;
+    put(&s, "# %s\n", x);
+    ewise(&s, cat(&s, name, sizeof name, x, "relu.bwd"), PB(b->cout * ho2), 3, 1, NULL, NULL);
+    /* Autograd runs the node created last first: the shortcut, computed after bn3 in forward. */
+    if (b->downsample) {
+      bn_bwd(&s, cat(&s, mod, sizeof mod, x, "downsample.1"), b->cout, b->hout);
+      conv_bwd(&s, cat(&s, mod, sizeof mod, x, "downsample.0"), b->cin, b->cout, 1, b->hout, 0);
+    }
+    if (bottleneck) {
+      bn_bwd(&s, cat(&s, mod, sizeof mod, x, "bn3"), b->cout, b->hout);
+      conv_bwd(&s, cat(&s, mod, sizeof mod, x, "conv3"), b->width, b->cout, 1, b->hout, 0);
+      ewise(&s, cat(&s, name, sizeof name, x, "relu2.bwd"), PB(b->width * ho2), 3, 1, NULL, NULL);
+      bn_bwd(&s, cat(&s, mod, sizeof mod, x, "bn2"), b->width, b->hout);
+      conv_bwd(&s, cat(&s, mod, sizeof mod, x, "conv2"), b->width, b->width, 3, b->hout, 0);
+      ewise(&s, cat(&s, name, sizeof name, x, "relu1.bwd"), PB(b->width * b->hin * b->hin), 3, 1, NULL, NULL);
+      bn_bwd(&s, cat(&s, mod, sizeof mod, x, "bn1"), b->width, b->hin);
+      conv_bwd(&s, cat(&s, mod, sizeof mod, x, "conv1"), b->cin, b->width, 1, b->hin, 0);
+    } else {
+      bn_bwd(&s, cat(&s, mod, sizeof mod, x, "bn2"), b->cout, b->hout);
+      conv_bwd(&s, cat(&s, mod, sizeof mod, x, "conv2"), b->width, b->cout, 3, b->hout, 0);
+      ewise(&s, cat(&s, name, sizeof name, x, "relu1.bwd"), PB(b->width * ho2), 3, 1, NULL, NULL);
+      bn_bwd(&s, cat(&s, mod, sizeof mod, x, "bn1"), b->width, b->hout);
+      conv_bwd(&s, cat(&s, mod, sizeof mod, x, "conv1"), b->cin, b->width, 3, b->hout, 0);
+    }
+    ewise(&s, cat(&s, name, sizeof name, x, "dx_sum"), PB(b->cin * b->hin * b->hin), 3, 1, NULL,
+          "the block input's gradient: shortcut plus branch");
+  }
+  put(&s, "# stem\n");
+  ewise(&s, "maxpool.bwd", PB(64 * (h1 * h1 + 4 * h2 * h2)), 1, 1, NULL,
+        "zero the input gradient, read dy and indices, scatter-add");
+  ewise(&s, "relu.bwd", PB(64 * h1 * h1), 3, 1, NULL, NULL);
+  bn_bwd(&s, "bn1", 64, h1);
+  conv_bwd(&s, "conv1", 3, 64, 7, h1, 1);
+
+  put(&s, "\noptimizer\n");
+  put(&s, "# SGD with momentum on fp32 weights: read param, grad, momentum; write param, momentum.\n");
+  ewise_dt(&s, "sgd", C(P), 5, 1, "fp32", NULL, NULL);
+  return finish(&s, text, e);
+}
+
+/* ======================================================================================
+ * BERT (Hugging Face BertForPreTraining)
+ *
+ * Tokens per step n = S*B. Every nn.Linear is one GEMM (bias fused into addmm) forward, and
+ * backward its input gradient, weight gradient and bias reduction, in that order, after which
+ * its autograd node is done. Attention runs as strided-batched GEMMs over the A heads and B
+ * sequences: one launch each, written as one GEMM with the heads and the batch folded into n.
+ * ====================================================================================== */
+
+int modelzoo_bert_defaults(const char *size, modelzoo_bert *spec, err_t *e) {
+  int large;
+  if (size && strcmp(size, "base") == 0) large = 0;
+  else if (size && strcmp(size, "large") == 0) large = 1;
+  else return err_set(e, ERR_INPUT, "BERT size '%s' is not base or large", size ? size : "(null)");
+  spec->name = large ? "bert-large" : "bert-base";
+  spec->hidden = large ? 1024 : 768;
+  spec->layers = large ? 24 : 12;
+  spec->heads = large ? 16 : 12;
+  spec->intermediate = large ? 4096 : 3072;
+  spec->vocab = 30522;
+  spec->max_position = 512;
+  spec->type_vocab = 2;
+  spec->seq = 128;
+  spec->batch = 32;
+  spec->precision = MODEL_FP16;
+  return ERR_OK;
+}
+
+/* One nn.Linear (out x in) over `rows` rows per sample: forward, or backward with ready=. */
+static void linear_fwd(sbuf *s, const char *name, long out, long in, long rows, const char *note) {
+  gemm(s, name, C(out), PB(rows), C(in), NULL, note);
+}
+
+static void linear_bwd(sbuf *s, const char *name, const char *module, long out, long in, long rows) {
+  char n1[96], r[256];
+  gemm(s, cat(s, n1, sizeof n1, name, "dgrad"), C(in), PB(rows), C(out), NULL, NULL);
+  gemm(s, cat(s, n1, sizeof n1, name, "wgrad"), C(out), C(in), PB(rows), NULL, NULL);
+  ewise(s, cat(s, n1, sizeof n1, name, "dbias"), PB(out * rows), 1, 1, pair(s, r, sizeof r, module, "weight", "bias"),
+        NULL);
+}
+
+/* LayerNorm: forward reads x and writes y (statistics kept per row); backward reads dy and x for
+ * dx (3 arrays) and again for dgamma, dbeta (2). */
+static void ln_bwd(sbuf *s, const char *name, const char *module, long elems_per_sample) {
+  char n1[96], r[256];
+  ewise(s, cat(s, n1, sizeof n1, name, "bwd"), PB(elems_per_sample), 5, 1, pair(s, r, sizeof r, module, "weight", "bias"),
+        NULL);
+}
+
+int modelzoo_bert_text(const modelzoo_bert *p, char **text, err_t *e) {
+  *text = NULL;
+  long H = p->hidden, L = p->layers, A = p->heads, I = p->intermediate, V = p->vocab, Pm = p->max_position,
+       T = p->type_vocab, S = p->seq;
+  if (H < 1 || L < 1 || A < 1 || I < 1 || V < 1 || Pm < 1 || T < 1 || S < 1 || p->batch < 1)
+    return err_set(e, ERR_INPUT,
+                   "BERT sizes must be positive (hidden %ld, layers %ld, heads %ld, intermediate %ld, vocab %ld, "
+                   "max_position %ld, type_vocab %ld, seq %ld, batch %ld)",
+                   H, L, A, I, V, Pm, T, S, p->batch);
+  if (H > 1L << 16 || L > 1024 || I > 1L << 20 || V > 1L << 24 || Pm > 1L << 20 || T > 1L << 20)
+    return err_set(e, ERR_INPUT, "BERT sizes are unreasonably large");
+  if (H % A != 0) return err_set(e, ERR_INPUT, "BERT hidden size %ld is not a multiple of the %ld heads", H, A);
+  if (S > Pm)
+    return err_set(e, ERR_INPUT, "BERT sequence %ld is longer than its %ld position embeddings", S, Pm);
+  if (p->precision != MODEL_FP32 && p->precision != MODEL_FP16)
+    return err_set(e, ERR_INPUT, "BERT precision must be fp32 or fp16");
+  long d = H / A;
+  long layerP = 4 * (H * H + H) + 2 * H + (I * H + I) + (H * I + H) + 2 * H;
+  long bertP = V * H + Pm * H + T * H + 2 * H + L * layerP + H * H + H;
+  long P = bertP + V + H * H + H + 2 * H + 2 * H + 2;
+
+  sbuf s = {0};
+  char mname[64], name[128], mod[128], pre[64], r[256];
+  if (p->name) snprintf(mname, sizeof mname, "%s", p->name);
+  else snprintf(mname, sizeof mname, "bert-%ldx%ld", L, H);
+
+  put(&s, "ddpsim-model 1\n");
+  put(&s, "# BERT (Hugging Face BertForPreTraining: BertModel + MLM and NSP heads), generated by\n");
+  put(&s, "#   `ddpsim genmodel bert`: hidden %ld, layers %ld, heads %ld, intermediate %ld, vocab %ld, seq %ld;\n",
+      H, L, A, I, V, S);
+  put(&s, "#   %ld parameters (BertModel %ld; the MLM decoder is tied to the word embeddings).\n", P, bertP);
+  put(&s, "#   Derivation: docs/models.md.\n");
+  put(&s, "name %s\nbatch %ld\ntokens %ld tokens\nprecision %s\n\n", mname, p->batch, S, model_dtype_name(p->precision));
+
+  put(&s, "# Parameters in registration order (model.named_parameters(); tied weights once).\n");
+  put(&s, "param bert.embeddings.word_embeddings.weight %ldx%ld\n", V, H);
+  put(&s, "param bert.embeddings.position_embeddings.weight %ldx%ld\n", Pm, H);
+  put(&s, "param bert.embeddings.token_type_embeddings.weight %ldx%ld\n", T, H);
+  put(&s, "param bert.embeddings.LayerNorm.weight %ld\nparam bert.embeddings.LayerNorm.bias %ld\n", H, H);
+  static const char *const qkv[3] = {"query", "key", "value"};
+  for (long l = 0; l < L; l++) {
+    snprintf(pre, sizeof pre, "bert.encoder.layer.%ld", l);
+    for (int j = 0; j < 3; j++)
+      put(&s, "param %s.attention.self.%s.weight %ldx%ld\nparam %s.attention.self.%s.bias %ld\n", pre, qkv[j], H, H,
+          pre, qkv[j], H);
+    put(&s, "param %s.attention.output.dense.weight %ldx%ld\nparam %s.attention.output.dense.bias %ld\n", pre, H, H,
+        pre, H);
+    put(&s, "param %s.attention.output.LayerNorm.weight %ld\nparam %s.attention.output.LayerNorm.bias %ld\n", pre, H,
+        pre, H);
+    put(&s, "param %s.intermediate.dense.weight %ldx%ld\nparam %s.intermediate.dense.bias %ld\n", pre, I, H, pre, I);
+    put(&s, "param %s.output.dense.weight %ldx%ld\nparam %s.output.dense.bias %ld\n", pre, H, I, pre, H);
+    put(&s, "param %s.output.LayerNorm.weight %ld\nparam %s.output.LayerNorm.bias %ld\n", pre, H, pre, H);
+  }
+  put(&s, "param bert.pooler.dense.weight %ldx%ld\nparam bert.pooler.dense.bias %ld\n", H, H, H);
+  put(&s, "# BertLMPredictionHead's own bias comes before its submodules; decoder.weight is the word embedding.\n");
+  put(&s, "param cls.predictions.bias %ld\n", V);
+  put(&s, "param cls.predictions.transform.dense.weight %ldx%ld\nparam cls.predictions.transform.dense.bias %ld\n", H,
+      H, H);
+  put(&s, "param cls.predictions.transform.LayerNorm.weight %ld\nparam cls.predictions.transform.LayerNorm.bias %ld\n",
+      H, H);
+  put(&s, "param cls.seq_relationship.weight 2x%ld\nparam cls.seq_relationship.bias 2\n", H);
+
+  long SH = S * H, SI = S * I, SSA = S * S * A;
+  /* ---- forward ---- */
+  put(&s, "\nforward\n");
+  ewise(&s, "embeddings.word", PB(SH), 2, 1, NULL, "gather: read rows, write");
+  ewise(&s, "embeddings.token_type", PB(SH), 2, 1, NULL, NULL);
+  ewise(&s, "embeddings.sum", PB(SH), 3, 1, NULL, NULL);
+  ewise(&s, "embeddings.position", PB(SH), 2, 1, NULL, "in-place add of the broadcast S x H table");
+  ewise(&s, "embeddings.LayerNorm", PB(SH), 2, 1, NULL, NULL);
+  ewise(&s, "embeddings.dropout", PB(SH), 3, 1, NULL, "read, write, and the mask counted as one array");
+  for (long l = 0; l < L; l++) {
+    snprintf(pre, sizeof pre, "layer.%ld", l);
+    put(&s, "# %s\n", pre);
+    for (int j = 0; j < 3; j++) linear_fwd(&s, cat(&s, name, sizeof name, pre, qkv[j]), H, H, S, NULL);
+    ewise(&s, cat(&s, name, sizeof name, pre, "qk_heads"), PB(SH), 2, 2, NULL, "Q, K made contiguous per head for bmm");
+    snprintf(r, sizeof r, "Q K^T: %ld heads x B of %ldx%ldx%ld", A, S, S, d);
+    gemm(&s, cat(&s, name, sizeof name, pre, "scores"), C(S), PB(S * A), C(d), NULL, r);
+    ewise(&s, cat(&s, name, sizeof name, pre, "scale"), PB(SSA), 2, 1, NULL, "/ sqrt(head size)");
+    ewise(&s, cat(&s, name, sizeof name, pre, "mask"), PB(SSA), 2, 1, NULL, "+ attention mask (broadcast)");
+    ewise(&s, cat(&s, name, sizeof name, pre, "softmax"), PB(SSA), 2, 1, NULL, NULL);
+    ewise(&s, cat(&s, name, sizeof name, pre, "attn_dropout"), PB(SSA), 3, 1, NULL, NULL);
+    ewise(&s, cat(&s, name, sizeof name, pre, "v_heads"), PB(SH), 2, 1, NULL, NULL);
+    snprintf(r, sizeof r, "(P V)^T: %ld heads x B of %ldx%ldx%ld", A, d, S, S);
+    gemm(&s, cat(&s, name, sizeof name, pre, "context"), C(d), PB(S * A), C(S), NULL, r);
+    ewise(&s, cat(&s, name, sizeof name, pre, "context_merge"), PB(SH), 2, 1, NULL, "permute back to B x S x H");
+    linear_fwd(&s, cat(&s, name, sizeof name, pre, "attention.output.dense"), H, H, S, NULL);
+    ewise(&s, cat(&s, name, sizeof name, pre, "attention.output.dropout"), PB(SH), 3, 1, NULL, NULL);
+    ewise(&s, cat(&s, name, sizeof name, pre, "attention.output.residual"), PB(SH), 3, 1, NULL, NULL);
+    ewise(&s, cat(&s, name, sizeof name, pre, "attention.output.LayerNorm"), PB(SH), 2, 1, NULL, NULL);
+    linear_fwd(&s, cat(&s, name, sizeof name, pre, "intermediate.dense"), I, H, S, NULL);
+    ewise(&s, cat(&s, name, sizeof name, pre, "gelu"), PB(SI), 2, 1, NULL, NULL);
+    linear_fwd(&s, cat(&s, name, sizeof name, pre, "output.dense"), H, I, S, NULL);
+    ewise(&s, cat(&s, name, sizeof name, pre, "output.dropout"), PB(SH), 3, 1, NULL, NULL);
+    ewise(&s, cat(&s, name, sizeof name, pre, "output.residual"), PB(SH), 3, 1, NULL, NULL);
+    ewise(&s, cat(&s, name, sizeof name, pre, "output.LayerNorm"), PB(SH), 2, 1, NULL, NULL);
+  }
+  put(&s, "# pooler (first token) and the pretraining heads\n");
+  linear_fwd(&s, "pooler.dense", H, H, 1, NULL);
+  ewise(&s, "pooler.tanh", PB(H), 2, 1, NULL, NULL);
+  linear_fwd(&s, "cls.transform.dense", H, H, S, NULL);
+  ewise(&s, "cls.transform.gelu", PB(SH), 2, 1, NULL, NULL);
+  ewise(&s, "cls.transform.LayerNorm", PB(SH), 2, 1, NULL, NULL);
+  linear_fwd(&s, "cls.decoder", V, H, S, "MLM logits for every token; weight = word embeddings");
+  linear_fwd(&s, "cls.seq_relationship", 2, H, 1, NULL);
+  ewise(&s, "mlm_loss", PB(S * V), 2, 1, NULL, "log-softmax: read logits, write log-probabilities");
+  ewise(&s, "nsp_loss", PB(2), 2, 1, NULL, NULL);
+
+  /* ---- backward: autograd's order (latest-created node first among the ready ones) ---- */
+  put(&s, "\nbackward\n");
+  ewise(&s, "nsp_loss.bwd", PB(2), 4, 1, NULL, NULL);
+  ewise(&s, "mlm_loss.bwd", PB(S * V), 4, 1, NULL, "NLL gradient into zeros (1), log-softmax backward (3)");
+  linear_bwd(&s, "cls.seq_relationship", "cls.seq_relationship", 2, H, 1);
+  gemm(&s, "cls.decoder.dgrad", C(H), PB(S), C(V), NULL, NULL);
+  gemm(&s, "cls.decoder.wgrad", C(V), C(H), PB(S), NULL, "into the word embeddings' gradient: final only at the end");
+  ewise(&s, "cls.decoder.dbias", PB(S * V), 1, 1, "cls.predictions.bias", NULL);
+  ln_bwd(&s, "cls.transform.LayerNorm", "cls.predictions.transform.LayerNorm", SH);
+  ewise(&s, "cls.transform.gelu.bwd", PB(SH), 3, 1, NULL, NULL);
+  linear_bwd(&s, "cls.transform.dense", "cls.predictions.transform.dense", H, H, S);
+  ewise(&s, "pooler.tanh.bwd", PB(H), 3, 1, NULL, NULL);
+  linear_bwd(&s, "pooler.dense", "bert.pooler.dense", H, H, 1);
+  ewise(&s, "sequence_output.grad", PB(SH), 4, 1, NULL, "first-token gradient into zeros (1), plus the MLM head's (3)");
+  for (long l = L - 1; l >= 0; l--) {
+    snprintf(pre, sizeof pre, "layer.%ld", l);
+    char mpre[64];
+    snprintf(mpre, sizeof mpre, "bert.encoder.layer.%ld", l);
+    put(&s, "# %s\n", pre);
+    ln_bwd(&s, cat(&s, name, sizeof name, pre, "output.LayerNorm"), cat(&s, mod, sizeof mod, mpre, "output.LayerNorm"), SH);
+    ewise(&s, cat(&s, name, sizeof name, pre, "output.dropout.bwd"), PB(SH), 3, 1, NULL, NULL);
+    linear_bwd(&s, cat(&s, name, sizeof name, pre, "output.dense"), cat(&s, mod, sizeof mod, mpre, "output.dense"), H, I, S);
+    ewise(&s, cat(&s, name, sizeof name, pre, "gelu.bwd"), PB(SI), 3, 1, NULL, NULL);
+    linear_bwd(&s, cat(&s, name, sizeof name, pre, "intermediate.dense"), cat(&s, mod, sizeof mod, mpre, "intermediate.dense"),
+               I, H, S);
+    ewise(&s, cat(&s, name, sizeof name, pre, "attention_output.grad_sum"), PB(SH), 3, 1, NULL, "FFN path plus residual");
+    ln_bwd(&s, cat(&s, name, sizeof name, pre, "attention.output.LayerNorm"),
+           cat(&s, mod, sizeof mod, mpre, "attention.output.LayerNorm"), SH);
+    ewise(&s, cat(&s, name, sizeof name, pre, "attention.output.dropout.bwd"), PB(SH), 3, 1, NULL, NULL);
+    linear_bwd(&s, cat(&s, name, sizeof name, pre, "attention.output.dense"),
+               cat(&s, mod, sizeof mod, mpre, "attention.output.dense"), H, H, S);
+    ewise(&s, cat(&s, name, sizeof name, pre, "context_merge.bwd"), PB(SH), 2, 1, NULL, NULL);
+    gemm(&s, cat(&s, name, sizeof name, pre, "context.dprobs"), C(S), PB(S * A), C(d), NULL, "dC V^T");
+    gemm(&s, cat(&s, name, sizeof name, pre, "context.dvalue"), C(d), PB(S * A), C(S), NULL, "(P^T dC)^T");
+    ewise(&s, cat(&s, name, sizeof name, pre, "attn_dropout.bwd"), PB(SSA), 3, 1, NULL, NULL);
+    ewise(&s, cat(&s, name, sizeof name, pre, "softmax.bwd"), PB(SSA), 3, 1, NULL, NULL);
+    ewise(&s, cat(&s, name, sizeof name, pre, "scale.bwd"), PB(SSA), 2, 1, NULL, NULL);
+    gemm(&s, cat(&s, name, sizeof name, pre, "scores.dquery"), C(d), PB(S * A), C(S), NULL, "(dS K)^T");
+    gemm(&s, cat(&s, name, sizeof name, pre, "scores.dkey"), C(d), PB(S * A), C(S), NULL, "(dS^T Q)^T");
+    ewise(&s, cat(&s, name, sizeof name, pre, "qkv_heads.bwd"), PB(SH), 2, 3, NULL, "per-head gradients back to B x S x H");
+    for (int j = 2; j >= 0; j--) {
+      char sub[64];
+      snprintf(sub, sizeof sub, "attention.self.%s", qkv[j]);
+      linear_bwd(&s, cat(&s, name, sizeof name, pre, qkv[j]), cat(&s, mod, sizeof mod, mpre, sub), H, H, S);
+    }
+    ewise(&s, cat(&s, name, sizeof name, pre, "input.grad_sum"), PB(SH), 3, 3, NULL,
+          "value, key and query input gradients plus the residual");
+  }
+  put(&s, "# embeddings\n");
+  ewise(&s, "embeddings.dropout.bwd", PB(SH), 3, 1, NULL, NULL);
+  ln_bwd(&s, "embeddings.LayerNorm", "bert.embeddings.LayerNorm", SH);
+  ewise(&s, "embeddings.position.bwd", PB(SH), 1, 1, "bert.embeddings.position_embeddings.weight",
+        "sum over the batch into S rows");
+  ewise(&s, "embeddings.token_type.bwd", PB(SH), 2, 1, "bert.embeddings.token_type_embeddings.weight", "scatter-add");
+  ewise(&s, "embeddings.word.bwd", PB(SH), 2, 1, NULL, "scatter-add into a zeroed V x H gradient");
+  ewise(&s, "embeddings.word.tied_sum", C(V * H), 4, 1, "bert.embeddings.word_embeddings.weight",
+        "zero-fill (1), then add the decoder's gradient (3)");
+
+  put(&s, "\noptimizer\n");
+  put(&s, "# AdamW on fp32 master weights: read param, grad, m, v; write param, m, v.\n");
+  ewise_dt(&s, "adamw", C(P), 7, 1, "fp32", NULL, NULL);
+  return finish(&s, text, e);
+}

@@ -1,0 +1,60 @@
+/* modelzoo: model files for well-known convolutional and transformer models.
+ *
+ * ResNet (torchvision's resnet18/34/50/101/152, v1.5: the bottleneck's stride is on its 3x3
+ * convolution) and BERT (Hugging Face's BertForPreTraining: BertModel with its pooler, plus the
+ * masked-LM and next-sentence heads, the MLM decoder tied to the word embeddings), written in the
+ * model format of models/README.md. Parameters come in PyTorch's registration order
+ * (model.named_parameters(), tied weights listed once) with their real names and shapes;
+ * forward ops layer by layer; backward in the order autograd runs it, every parameter named in
+ * ready= right after the op that ends its autograd node, so DDP can overlap the all-reduce of late
+ * layers with the backward of early ones. docs/models.md derives every op and states what is
+ * approximated.
+ *
+ * Both generators have the contract of modelgen_mlstm_text: they write the file text into *text
+ * (the caller frees it), return ERR_INPUT with a message for sizes they cannot describe, ERR_NOMEM,
+ * and never print or exit. */
+#ifndef DDPSIM_MODELZOO_H
+#define DDPSIM_MODELZOO_H
+
+#include "err.h"
+#include "model.h"
+
+typedef struct {
+  const char *name;      /* NULL: "resnet<depth>" */
+  int depth;             /* 18, 34 (basic blocks), 50, 101, 152 (bottlenecks) */
+  long image;            /* square input, pixels per side (224) */
+  long classes;          /* fc outputs (1000) */
+  long batch;            /* default per-GPU batch, images (64) */
+  model_dtype precision; /* default run precision (fp16: mixed precision) */
+} modelzoo_resnet;
+
+/* Fills *spec with torchvision's ResNet-<depth> at 224x224, 1000 classes, batch 64, fp16, name
+ * "resnet<depth>". ERR_INPUT for a depth other than 18, 34, 50, 101, 152. */
+int modelzoo_resnet_defaults(int depth, modelzoo_resnet *spec, err_t *e);
+
+/* ResNet model text. ERR_INPUT for an unknown depth or a non-positive or absurd size. */
+int modelzoo_resnet_text(const modelzoo_resnet *spec, char **text, err_t *e);
+
+typedef struct {
+  const char *name;      /* NULL: "bert-<layers>x<hidden>" */
+  long hidden;           /* H: 768 (base), 1024 (large) */
+  long layers;           /* L: 12, 24 */
+  long heads;            /* A: 12, 16; must divide H */
+  long intermediate;     /* I: 3072, 4096 */
+  long vocab;            /* V: 30522 */
+  long max_position;     /* 512: rows of the position embedding; seq may not exceed it */
+  long type_vocab;       /* 2 */
+  long seq;              /* S: tokens per sample (128) */
+  long batch;            /* default per-GPU batch, sequences (32) */
+  model_dtype precision; /* default run precision (fp16: mixed precision) */
+} modelzoo_bert;
+
+/* Fills *spec with "base" (bert-base-uncased's config) or "large" (bert-large-uncased's), seq 128,
+ * batch 32, fp16, name "bert-base" / "bert-large". ERR_INPUT for any other size name. */
+int modelzoo_bert_defaults(const char *size, modelzoo_bert *spec, err_t *e);
+
+/* BERT (BertForPreTraining) model text. ERR_INPUT for non-positive sizes, heads not dividing
+ * hidden, seq above max_position, or absurd sizes. */
+int modelzoo_bert_text(const modelzoo_bert *spec, char **text, err_t *e);
+
+#endif
