@@ -20,6 +20,8 @@
 #include "sim.h"
 #include "topo.h"
 
+int cmd_validate(int argc, char **argv); /* cmd_validate.c */
+
 #define EXIT_MISUSE 2
 #define MAX_LIST 64
 
@@ -37,6 +39,7 @@ static void usage_main(FILE *f) {
           "  sweep      predictions over lists of node counts, bucket caps and topologies\n"
           "  buckets    DDP's gradient bucket assignment for a model\n"
           "  genmodel   write a model file (mlstm) from its sizes\n"
+          "  validate   predictions against a real data-parallel run on this machine (ddpcalib train)\n"
           "\n"
           "`ddpsim COMMAND --help` describes each. Bundled data: %s\n",
           data_dir());
@@ -585,6 +588,7 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "sweep") == 0) return cmd_sweep(argc - 1, argv + 1);
   if (strcmp(cmd, "buckets") == 0) return cmd_buckets(argc - 1, argv + 1);
   if (strcmp(cmd, "genmodel") == 0) return cmd_genmodel(argc - 1, argv + 1);
+  if (strcmp(cmd, "validate") == 0) return cmd_validate(argc - 1, argv + 1);
   fprintf(stderr, "%s: unknown command '%s' (predict, sweep, buckets, genmodel; see --help)\n", prog, cmd);
   return EXIT_MISUSE;
 }

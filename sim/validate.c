@@ -1,0 +1,653 @@
+/* validate: predictions against real runs. Contracts in validate.h; docs/validation.md. */
+#include "validate.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "model.h"
+#include "modelgen.h"
+#include "profile.h"
+#include "topo.h"
+
+void validate_opts_defaults(validate_opts *o) {
+  memset(o, 0, sizeof *o);
+  o->mpirun = "mpirun";
+  o->hidden = 256, o->embed = 64, o->vocab = 256, o->seq = 8, o->batch = 4;
+  o->iters = 30, o->warmups = 5, o->repeats = 1;
+  o->rebuilt = 1;
+  static const double caps[] = {0.05, 0.25, 1, 4, 25};
+  int n = 0;
+  o->configs[n++] = (validate_config){1, SIM_MODE_DDP, 25, 25};
+  o->configs[n++] = (validate_config){1, SIM_MODE_FLAT, 0, 0};
+  for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++) o->configs[n++] = (validate_config){2, SIM_MODE_DDP, caps[i], caps[i]};
+  o->configs[n++] = (validate_config){2, SIM_MODE_FLAT, 0, 0};
+  o->nconfigs = n;
+}
+
+void validate_config_label(const validate_config *c, char *buf, size_t len) {
+  if (c->mode == SIM_MODE_FLAT) snprintf(buf, len, "%dp flat", c->nprocs);
+  else if (c->first_mb == c->cap_mb) snprintf(buf, len, "%dp ddp %gMB", c->nprocs, c->cap_mb);
+  else snprintf(buf, len, "%dp ddp %gMB/%gMB", c->nprocs, c->cap_mb, c->first_mb);
+}
+
+void validate_report_free(validate_report *r) {
+  if (!r) return;
+  for (int i = 0; i < r->nrows; i++) free(r->rows[i].buckets);
+  free(r->rows);
+  memset(r, 0, sizeof *r);
+}
+
+static void say(validate_progress_fn f, void *user, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void say(validate_progress_fn f, void *user, const char *fmt, ...) {
+  if (!f) return;
+  char line[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  f(line, user);
+}
+
+/* ---- subprocesses --------------------------------------------------------------------------- */
+
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  size_t cap = 4096, len = 0;
+  char *buf = malloc(cap);
+  for (size_t n; buf && (n = fread(buf + len, 1, cap - len - 1, f)) > 0;) {
+    len += n;
+    if (cap - len < 2) {
+      char *nb = realloc(buf, cap *= 2);
+      if (!nb) free(buf);
+      buf = nb;
+    }
+  }
+  fclose(f);
+  if (buf) buf[len] = 0;
+  return buf;
+}
+
+/* The last non-empty line of a file, for error messages. */
+static void last_line(const char *path, char *out, size_t len) {
+  char *t = slurp(path);
+  out[0] = 0;
+  if (!t) return;
+  size_t n = strlen(t);
+  while (n && (t[n - 1] == '\n' || t[n - 1] == '\r')) t[--n] = 0;
+  char *s = strrchr(t, '\n');
+  snprintf(out, len, "%s", s ? s + 1 : t);
+  free(t);
+}
+
+/* Runs argv with stdout and stderr to workdir/tag.out and .err, OPENBLAS_NUM_THREADS=1 (one BLAS
+ * thread per process, so processes do not fight over the cores). *out gets stdout (caller frees)
+ * if out is non-NULL. */
+static int run_cmd(const char *workdir, const char *tag, char *const argv[], char **out, err_t *e) {
+  char po[1200], pe[1200];
+  snprintf(po, sizeof po, "%s/%s.out", workdir, tag);
+  snprintf(pe, sizeof pe, "%s/%s.err", workdir, tag);
+  if (out) *out = NULL;
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid < 0) return err_set(e, ERR_IO, "cannot start %s: %s", argv[0], strerror(errno));
+  if (pid == 0) {
+    int fo = open(po, O_WRONLY | O_CREAT | O_TRUNC, 0644), fe = open(pe, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fo < 0 || fe < 0) _exit(126);
+    dup2(fo, 1), dup2(fe, 2);
+    close(fo), close(fe);
+    setenv("OPENBLAS_NUM_THREADS", "1", 1);
+    execvp(argv[0], argv);
+    fprintf(stderr, "cannot run %s: %s\n", argv[0], strerror(errno));
+    _exit(127);
+  }
+  int st;
+  while (waitpid(pid, &st, 0) < 0)
+    if (errno != EINTR) return err_set(e, ERR_IO, "waiting for %s: %s", argv[0], strerror(errno));
+  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+    char ll[400];
+    last_line(pe, ll, sizeof ll);
+    char cmd[600] = "";
+    for (int i = 0; argv[i] && strlen(cmd) < 400; i++) {
+      strncat(cmd, i ? " " : "", sizeof cmd - strlen(cmd) - 1);
+      strncat(cmd, argv[i], sizeof cmd - strlen(cmd) - 1);
+    }
+    if (WIFEXITED(st))
+      return err_set(e, ERR_IO, "`%s` exited with %d: %s (output in %s)", cmd, WEXITSTATUS(st), ll[0] ? ll : "no message", pe);
+    return err_set(e, ERR_IO, "`%s` was killed by signal %d (output in %s)", cmd, WTERMSIG(st), pe);
+  }
+  if (out && !(*out = slurp(po))) return err_set(e, ERR_IO, "%s: cannot read", po);
+  return ERR_OK;
+}
+
+/* ---- calibration ---------------------------------------------------------------------------- */
+
+static int calibrate(const validate_opts *o, int rep, validate_progress_fn pf, void *user, char *profile, size_t len,
+                     err_t *e) {
+  char H[32], B[32], T[32], compute[1100], comm[1100], tag[3][32];
+  snprintf(H, sizeof H, "%ld", o->hidden);
+  snprintf(B, sizeof B, "%ld", o->batch);
+  snprintf(T, sizeof T, "%ld", o->seq);
+  snprintf(compute, sizeof compute, "%s/compute_r%d.json", o->workdir, rep);
+  snprintf(comm, sizeof comm, "%s/comm_r%d.json", o->workdir, rep);
+  snprintf(profile, len, "%s/profile_r%d.json", o->workdir, rep);
+  snprintf(tag[0], sizeof tag[0], "calib_compute_r%d", rep);
+  snprintf(tag[1], sizeof tag[1], "calib_comm_r%d", rep);
+  snprintf(tag[2], sizeof tag[2], "calib_merge_r%d", rep);
+  /* The model's own GEMM shapes at (H, B, T), a GEMM grid and copies: seconds at these sizes. */
+  char *a1[] = {(char *)o->ddpcalib, "compute", "--backend", "cpu", "--hidden", H, "--batch", B, "--seq", T,
+                "-n", "10", "-w", "2", "--gemm-max", "256", "-o", compute, NULL};
+  say(pf, user, "calibrating compute: %s compute --backend cpu --hidden %s --batch %s --seq %s", o->ddpcalib, H, B, T);
+  int rc = run_cmd(o->workdir, tag[0], a1, NULL, e);
+  if (rc) return rc;
+  /* The all-reduce between two processes of this host, from below the smallest bucket to above
+   * the whole gradient. */
+  char *a2[] = {(char *)o->mpirun, "-np", "2", "--oversubscribe", (char *)o->ddpcalib, "comm", "--backend", "mpi",
+                "-b", "1K", "-e", "8M", "-f", "2", "-n", "20", "-w", "5", "--link-class", "shm", "-o", comm, NULL};
+  say(pf, user, "calibrating communication: %s -np 2 %s comm --backend mpi -b 1K -e 8M", o->mpirun, o->ddpcalib);
+  if ((rc = run_cmd(o->workdir, tag[1], a2, NULL, e))) return rc;
+  char *a3[] = {(char *)o->ddpcalib, "merge", compute, comm, "-o", profile, NULL};
+  return run_cmd(o->workdir, tag[2], a3, NULL, e);
+}
+
+/* ---- prediction ----------------------------------------------------------------------------- */
+
+/* The mLSTM as ddpsim sees it; with SGD the optimizer op is SGD's (read p, g; write p). */
+static int make_model(const validate_opts *o, model_t **m, err_t *e) {
+  modelgen_mlstm spec = {.name = "mlstm-validate", .hidden = o->hidden, .embed = o->embed, .vocab = o->vocab,
+                         .seq = o->seq, .batch = o->batch, .precision = MODEL_FP32};
+  char *text;
+  int rc = modelgen_mlstm_text(&spec, &text, e);
+  if (rc) return rc;
+  if (o->optimizer_sgd) {
+    char *adam = strstr(text, "ewise adam");
+    if (!adam) {
+      free(text);
+      return err_set(e, ERR_INPUT, "the generated model has no adam op to replace");
+    }
+    char *comment = strstr(text, "# Adam");
+    if (comment && comment < adam) adam = comment;
+    long H = o->hidden, E = o->embed, V = o->vocab;
+    long P = V * E + V * H + V + 8 * H + 4 * H * (E + 1) + 4 * H * (H + 1) + H * (E + 1) + H * (H + 1);
+    size_t n = (size_t)(adam - text) + 128;
+    char *t2 = malloc(n);
+    if (!t2) {
+      free(text);
+      return err_set(e, ERR_NOMEM, "out of memory");
+    }
+    snprintf(t2, n, "%.*sewise sgd elems=%ld arrays=3 dtype=fp32\n", (int)(adam - text), text, P);
+    free(text);
+    text = t2;
+  }
+  rc = model_parse(text, "<ddpsim validate model>", m, e);
+  free(text);
+  return rc;
+}
+
+static int make_topo(int nprocs, topo_t **t, err_t *e) {
+  char text[512];
+  /* N processes on one host; the profile's comm.links.shm gives the effective numbers (its bw_Bps
+   * wins over the nominal figure here). */
+  snprintf(text, sizeof text,
+           "ddpsim-topology 1\nname local-%dp\ngpus_per_node %d\nintra shm links=1 bw=10GBps\nnic none\n", nprocs,
+           nprocs);
+  return topo_parse(text, "<ddpsim validate topology>", t, e);
+}
+
+/* One prediction and one real run of a configuration (one repeat). */
+typedef struct {
+  double pred_s, pf, pb, po, pe; /* iteration, forward, backward, optimizer, exposed comm */
+  double *pbt;                   /* (nb * 3) predicted ready, start, end */
+  size_t *pbytes;                /* (nb) */
+  int pnb;
+  double iter_s, iqr_rel, fwd, bwd, wait, step, chars_per_s;
+  double *bt; /* (nb * 3) measured ready, start, end */
+  size_t *bytes;
+  int nb;
+} sample;
+
+static void sample_free(sample *s) {
+  free(s->pbt), free(s->pbytes), free(s->bt), free(s->bytes);
+}
+
+static int predict(const validate_config *vc, const validate_opts *o, const model_t *m, const profile_t *prof,
+                   sample *sm, err_t *e) {
+  topo_t *t = NULL;
+  int rc = make_topo(vc->nprocs, &t, e);
+  if (rc) return rc;
+  sim_config c;
+  sim_config_defaults(&c);
+  c.model = m;
+  c.topo = t;
+  c.profile = prof;
+  c.nodes = 1;
+  c.gpus_per_node = vc->nprocs;
+  c.batch = o->batch;
+  c.precision = MODEL_FP32;
+  c.mode = vc->mode;
+  c.bucket_cap_mb = vc->mode == SIM_MODE_DDP ? vc->cap_mb : 25;
+  c.first_bucket_mb = vc->mode == SIM_MODE_DDP ? vc->first_mb : 1;
+  c.rebuilt = o->rebuilt;
+  c.fidelity = SIM_FIDELITY_FLOW;
+  c.iterations = 3;
+  sim_result r;
+  if ((rc = sim_run(&c, &r, e))) {
+    topo_destroy(t);
+    return rc;
+  }
+  sm->pred_s = r.iteration_s;
+  sm->pf = r.forward_s, sm->pb = r.backward_s, sm->po = r.optimizer_s, sm->pe = r.exposed_comm_s;
+  sm->pnb = r.plan.n;
+  sm->pbt = calloc((size_t)r.plan.n * 3 + 1, sizeof *sm->pbt);
+  sm->pbytes = calloc((size_t)r.plan.n + 1, sizeof *sm->pbytes);
+  if (!sm->pbt || !sm->pbytes) rc = err_set(e, ERR_NOMEM, "out of memory");
+  for (int b = 0; !rc && b < r.plan.n; b++) {
+    sm->pbytes[b] = r.plan.b[b].bytes;
+    sm->pbt[3 * b] = r.buckets[b].ready_s;
+    sm->pbt[3 * b + 1] = r.buckets[b].comm_start_s;
+    sm->pbt[3 * b + 2] = r.buckets[b].comm_end_s;
+  }
+  sim_result_free(&r);
+  topo_destroy(t);
+  return rc;
+}
+
+/* ---- measurement ---------------------------------------------------------------------------- */
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n) {
+  if (n < 1) return 0;
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static double num(const cJSON *o, const char *key) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+static int parse_run(const char *text, const char *origin, sample *sm, err_t *e) {
+  cJSON *j = cJSON_Parse(text);
+  if (!j) return err_set(e, ERR_IO, "%s: not the JSON of ddpcalib train", origin);
+  int rc = ERR_OK;
+  const cJSON *it = cJSON_GetObjectItemCaseSensitive(j, "iteration_s");
+  const cJSON *ph = cJSON_GetObjectItemCaseSensitive(j, "phases_median_s");
+  const cJSON *bs = cJSON_GetObjectItemCaseSensitive(j, "buckets");
+  const cJSON *its = cJSON_GetObjectItemCaseSensitive(j, "iterations");
+  sm->iter_s = num(it, "median");
+  sm->fwd = num(ph, "forward"), sm->bwd = num(ph, "backward"), sm->wait = num(ph, "wait"), sm->step = num(ph, "step");
+  sm->chars_per_s = num(j, "chars_per_s");
+  if (!cJSON_IsArray(bs) || !cJSON_IsArray(its) || !(sm->iter_s > 0) || !isfinite(sm->fwd)) {
+    cJSON_Delete(j);
+    return err_set(e, ERR_IO, "%s: ddpcalib train's JSON lacks iteration_s, phases_median_s, buckets or iterations",
+                   origin);
+  }
+  int ni = cJSON_GetArraySize(its);
+  double *t = malloc((size_t)(ni > 0 ? ni : 1) * sizeof *t);
+  sm->nb = cJSON_GetArraySize(bs);
+  sm->bt = calloc((size_t)sm->nb * 3 + 1, sizeof *sm->bt);
+  sm->bytes = calloc((size_t)sm->nb + 1, sizeof *sm->bytes);
+  if (!t || !sm->bt || !sm->bytes) {
+    rc = err_set(e, ERR_NOMEM, "out of memory");
+  } else {
+    for (int i = 0; i < ni; i++) t[i] = num(cJSON_GetArrayItem(its, i), "time_s");
+    qsort(t, (size_t)ni, sizeof *t, cmp_double);
+    sm->iqr_rel = ni >= 4 ? (t[(3 * ni) / 4] - t[ni / 4]) / sm->iter_s : 0;
+    for (int b = 0; b < sm->nb; b++) {
+      const cJSON *bo = cJSON_GetArrayItem(bs, b);
+      sm->bytes[b] = (size_t)num(bo, "bytes");
+      sm->bt[3 * b] = num(bo, "ready_s"), sm->bt[3 * b + 1] = num(bo, "start_s"), sm->bt[3 * b + 2] = num(bo, "end_s");
+    }
+  }
+  free(t);
+  cJSON_Delete(j);
+  return rc;
+}
+
+static int measure(const validate_config *vc, const validate_opts *o, int ci, int rep, sample *sm, err_t *e) {
+  char np[16], H[32], E[32], V[32], T[32], B[32], cap[32], first[32], n[16], w[16], tag[64];
+  snprintf(np, sizeof np, "%d", vc->nprocs);
+  snprintf(H, sizeof H, "%ld", o->hidden), snprintf(E, sizeof E, "%ld", o->embed);
+  snprintf(V, sizeof V, "%ld", o->vocab), snprintf(T, sizeof T, "%ld", o->seq), snprintf(B, sizeof B, "%ld", o->batch);
+  snprintf(cap, sizeof cap, "%.17g", vc->mode == SIM_MODE_DDP ? vc->cap_mb : 25);
+  snprintf(first, sizeof first, "%.17g", vc->mode == SIM_MODE_DDP ? vc->first_mb : 1);
+  snprintf(n, sizeof n, "%d", o->iters), snprintf(w, sizeof w, "%d", o->warmups);
+  char *argv[48];
+  int k = 0;
+  argv[k++] = (char *)o->mpirun, argv[k++] = "-np", argv[k++] = np, argv[k++] = "--oversubscribe";
+  argv[k++] = (char *)o->ddpcalib, argv[k++] = "train", argv[k++] = "--json";
+  argv[k++] = "--hidden", argv[k++] = H, argv[k++] = "--embed", argv[k++] = E, argv[k++] = "--vocab", argv[k++] = V;
+  argv[k++] = "--seq", argv[k++] = T, argv[k++] = "--batch", argv[k++] = B;
+  argv[k++] = "--mode", argv[k++] = vc->mode == SIM_MODE_DDP ? "ddp" : "flat";
+  argv[k++] = "--bucket-cap-mb", argv[k++] = cap, argv[k++] = "--first-bucket-mb", argv[k++] = first;
+  if (o->rebuilt) argv[k++] = "--rebuilt";
+  argv[k++] = "--optimizer", argv[k++] = o->optimizer_sgd ? "sgd" : "adam";
+  argv[k++] = "-n", argv[k++] = n, argv[k++] = "-w", argv[k++] = w;
+  argv[k] = NULL;
+  char *out = NULL;
+  snprintf(tag, sizeof tag, "train_c%02d_r%d", ci, rep);
+  int rc = run_cmd(o->workdir, tag, argv, &out, e);
+  if (rc) return rc;
+  char origin[1200];
+  snprintf(origin, sizeof origin, "%s/%s.out", o->workdir, tag);
+  rc = parse_run(out, origin, sm, e);
+  free(out);
+  if (rc) return rc;
+  if (sm->nb != sm->pnb)
+    return err_set(e, ERR_SIM, "%s: %d buckets measured, %d simulated: the bucket plans differ", origin, sm->nb, sm->pnb);
+  for (int b = 0; b < sm->nb; b++)
+    if (sm->bytes[b] != sm->pbytes[b])
+      return err_set(e, ERR_SIM, "%s: bucket %d has %zu bytes, simulated %zu: the bucket plans differ", origin, b,
+                     sm->bytes[b], sm->pbytes[b]);
+  return ERR_OK;
+}
+
+/* Medians over the repeats of one configuration into its row. */
+static int aggregate(const sample *s, int R, validate_row *row, err_t *e) {
+  double *v = malloc((size_t)R * sizeof *v);
+  row->nbuckets = s[0].nb;
+  row->buckets = calloc((size_t)row->nbuckets + 1, sizeof *row->buckets);
+  if (!v || !row->buckets) {
+    free(v);
+    return err_set(e, ERR_NOMEM, "out of memory");
+  }
+#define MED(dst, expr)                                \
+  do {                                                \
+    for (int r = 0; r < R; r++) v[r] = s[r].expr;     \
+    dst = median(v, R);                               \
+  } while (0)
+  MED(row->pred_s, pred_s);
+  MED(row->pred_forward_s, pf);
+  MED(row->pred_backward_s, pb);
+  MED(row->pred_optimizer_s, po);
+  MED(row->pred_exposed_comm_s, pe);
+  MED(row->meas_forward_s, fwd);
+  MED(row->meas_backward_s, bwd);
+  MED(row->meas_wait_s, wait);
+  MED(row->meas_step_s, step);
+  MED(row->meas_chars_per_s, chars_per_s);
+  MED(row->meas_s, iter_s);
+  double lo = v[0], hi = v[R - 1]; /* sorted by median() */
+  row->noise = R >= 2 ? (hi - lo) / row->meas_s : s[0].iqr_rel;
+  for (int b = 0; b < row->nbuckets; b++) {
+    validate_bucket *vb = &row->buckets[b];
+    vb->index = b;
+    vb->bytes = s[0].bytes[b];
+    MED(vb->pred_ready_s, pbt[3 * b]);
+    MED(vb->pred_start_s, pbt[3 * b + 1]);
+    MED(vb->pred_end_s, pbt[3 * b + 2]);
+    MED(vb->meas_ready_s, bt[3 * b]);
+    MED(vb->meas_start_s, bt[3 * b + 1]);
+    MED(vb->meas_end_s, bt[3 * b + 2]);
+    MED(vb->pred_comm_s, pbt[3 * b + 2] - s[r].pbt[3 * b + 1]);
+    MED(vb->meas_comm_s, bt[3 * b + 2] - s[r].bt[3 * b + 1]);
+    vb->comm_rel_err = vb->meas_comm_s > 0 ? (vb->pred_comm_s - vb->meas_comm_s) / vb->meas_comm_s : NAN;
+  }
+#undef MED
+  row->rel_err = (row->pred_s - row->meas_s) / row->meas_s;
+  free(v);
+  return ERR_OK;
+}
+
+/* ---- the whole comparison ------------------------------------------------------------------- */
+
+int validate_run(const validate_opts *o, validate_progress_fn pf, void *user, validate_report *out, err_t *e) {
+  memset(out, 0, sizeof *out);
+  if (!o->ddpcalib || access(o->ddpcalib, X_OK) != 0)
+    return err_set(e, ERR_INPUT, "ddpcalib not found at '%s' (build the ddpcalib target, or pass --ddpcalib PATH)",
+                   o->ddpcalib ? o->ddpcalib : "(none)");
+  if (!o->workdir) return err_set(e, ERR_INPUT, "no work directory");
+  if (o->nconfigs < 1 || o->nconfigs > VALIDATE_MAX_CONFIGS || o->repeats < 1 || o->iters < 1 || o->warmups < 0)
+    return err_set(e, ERR_INPUT, "bad validation options (configurations, repeats, iterations)");
+  for (int i = 0; i < o->nconfigs; i++)
+    if (o->configs[i].nprocs < 1) return err_set(e, ERR_INPUT, "process counts must be >= 1");
+  int R = o->repeats, NC = o->nconfigs, rc = ERR_OK;
+  model_t *m = NULL;
+  profile_t *prof = NULL;
+  sample *smp = calloc((size_t)NC * (size_t)R, sizeof *smp);
+  out->rows = calloc((size_t)NC, sizeof *out->rows);
+  if (!smp || !out->rows) {
+    rc = err_set(e, ERR_NOMEM, "out of memory");
+    goto done;
+  }
+  if ((rc = make_model(o, &m, e))) goto done;
+  /* Each repeat calibrates afresh, then predicts and measures every configuration: on a machine
+   * shared with other work the speed drifts over minutes, and a calibration is a statement about
+   * the machine as it is when the real runs happen. */
+  for (int rep = 0; rep < R; rep++) {
+    if (o->profile) {
+      snprintf(out->profile, sizeof out->profile, "%s", o->profile);
+    } else {
+      say(pf, user, "repeat %d/%d: calibrating", rep + 1, R);
+      if ((rc = calibrate(o, rep, pf, user, out->profile, sizeof out->profile, e))) goto done;
+    }
+    profile_destroy(prof);
+    prof = NULL;
+    if ((rc = profile_load(out->profile, &prof, e))) goto done;
+    for (int i = 0; i < NC; i++) {
+      sample *sm = &smp[(size_t)i * (size_t)R + (size_t)rep];
+      char label[64];
+      validate_config_label(&o->configs[i], label, sizeof label);
+      if ((rc = predict(&o->configs[i], o, m, prof, sm, e))) goto done;
+      if ((rc = measure(&o->configs[i], o, i, rep, sm, e))) goto done;
+      say(pf, user, "repeat %d/%d %-16s predicted %.3f ms, measured %.3f ms", rep + 1, R, label, sm->pred_s * 1e3,
+          sm->iter_s * 1e3);
+    }
+  }
+  for (int i = 0; i < NC; i++) {
+    out->rows[i].cfg = o->configs[i];
+    out->nrows = i + 1;
+    if ((rc = aggregate(&smp[(size_t)i * (size_t)R], R, &out->rows[i], e))) goto done;
+  }
+  /* Summaries. */
+  int nv = 0;
+  for (int i = 0; i < out->nrows; i++) nv += out->rows[i].nbuckets + 1;
+  double *v = malloc((size_t)nv * sizeof *v);
+  if (!v) {
+    rc = err_set(e, ERR_NOMEM, "out of memory");
+    goto done;
+  }
+  int n = 0;
+  for (int i = 0; i < out->nrows; i++) {
+    v[n++] = fabs(out->rows[i].rel_err);
+    out->max_abs_err = fmax(out->max_abs_err, fabs(out->rows[i].rel_err));
+  }
+  out->median_abs_err = median(v, n);
+  n = 0;
+  for (int i = 0; i < out->nrows; i++) {
+    const validate_row *r = &out->rows[i];
+    if (r->cfg.nprocs < 2) continue;
+    for (int b = 0; b < r->nbuckets; b++)
+      if (isfinite(r->buckets[b].comm_rel_err)) {
+        v[n++] = fabs(r->buckets[b].comm_rel_err);
+        out->max_abs_comm_err = fmax(out->max_abs_comm_err, v[n - 1]);
+      }
+  }
+  out->median_abs_comm_err = median(v, n);
+  free(v);
+  /* Ranking of bucket caps: pairs of ddp rows with the same process count (> 1). */
+  for (int i = 0; i < out->nrows; i++)
+    for (int j = i + 1; j < out->nrows; j++) {
+      const validate_row *a = &out->rows[i], *b = &out->rows[j];
+      if (a->cfg.mode != SIM_MODE_DDP || b->cfg.mode != SIM_MODE_DDP || a->cfg.nprocs != b->cfg.nprocs ||
+          a->cfg.nprocs < 2)
+        continue;
+      out->rank_pairs++;
+      double dm = b->meas_s - a->meas_s, noise = fmax(a->noise * a->meas_s, b->noise * b->meas_s);
+      if (fabs(dm) <= noise) continue;
+      out->rank_resolved++;
+      double dp = b->pred_s - a->pred_s;
+      out->rank_agree += (dp > 0) == (dm > 0) && dp != 0;
+    }
+  rc = ERR_OK;
+done:
+  if (smp)
+    for (size_t i = 0; i < (size_t)NC * (size_t)R; i++) sample_free(&smp[i]);
+  free(smp);
+  model_destroy(m);
+  profile_destroy(prof);
+  if (rc) validate_report_free(out);
+  return rc;
+}
+
+/* ---- output --------------------------------------------------------------------------------- */
+
+typedef struct {
+  char *buf;
+  size_t len, cap;
+  int failed;
+} sb;
+
+static void put(sb *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(sb *s, const char *fmt, ...) {
+  if (s->failed) return;
+  for (;;) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(s->buf ? s->buf + s->len : NULL, s->buf ? s->cap - s->len : 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+      s->failed = 1;
+      return;
+    }
+    if (s->buf && (size_t)n < s->cap - s->len) {
+      s->len += (size_t)n;
+      return;
+    }
+    size_t nc = (s->cap + (size_t)n + 1) * 2;
+    char *nb = realloc(s->buf, nc);
+    if (!nb) {
+      s->failed = 1;
+      return;
+    }
+    s->buf = nb;
+    s->cap = nc;
+  }
+}
+
+char *validate_table(const validate_opts *o, const validate_report *r) {
+  sb s = {0};
+  put(&s, "# ddpsim validate: mLSTM H %ld E %ld V %ld T %ld, batch %ld per process, fp32, %s, %s buckets\n", o->hidden,
+      o->embed, o->vocab, o->seq, o->batch, o->optimizer_sgd ? "sgd" : "adam", o->rebuilt ? "rebuilt" : "construction-time");
+  put(&s, "# real runs: mpirun -np N ddpcalib train, %d warm-up + %d timed iterations, %d run(s) each\n", o->warmups,
+      o->iters, o->repeats);
+  put(&s, "# profile: %s\n#\n", r->profile);
+  put(&s, "# %-18s %9s %9s %8s %7s | %-29s | %s\n", "configuration", "predicted", "measured", "error", "noise",
+      "predicted fwd/bwd/opt/exposed", "measured fwd/bwd/wait/step");
+  put(&s, "# %-18s %9s %9s %8s %7s | %-29s | %s\n", "", "(ms)", "(ms)", "", "", "(ms)", "(ms)");
+  for (int i = 0; i < r->nrows; i++) {
+    const validate_row *w = &r->rows[i];
+    char label[64], pb[64], mb[64];
+    validate_config_label(&w->cfg, label, sizeof label);
+    snprintf(pb, sizeof pb, "%.2f/%.2f/%.2f/%.2f", w->pred_forward_s * 1e3, w->pred_backward_s * 1e3,
+             w->pred_optimizer_s * 1e3, w->pred_exposed_comm_s * 1e3);
+    snprintf(mb, sizeof mb, "%.2f/%.2f/%.2f/%.2f", w->meas_forward_s * 1e3, w->meas_backward_s * 1e3,
+             w->meas_wait_s * 1e3, w->meas_step_s * 1e3);
+    put(&s, "  %-18s %9.3f %9.3f %+7.1f%% %6.1f%% | %-29s | %s\n", label, w->pred_s * 1e3, w->meas_s * 1e3,
+        w->rel_err * 100, w->noise * 100, pb, mb);
+    if (w->cfg.nprocs < 2) continue;
+    for (int b = 0; b < w->nbuckets; b++) {
+      const validate_bucket *vb = &w->buckets[b];
+      put(&s, "      bucket %-2d %9zu B  all-reduce %7.3f %7.3f ms %+7.1f%%   ready %7.3f %7.3f   end %7.3f %7.3f ms\n",
+          b, vb->bytes, vb->pred_comm_s * 1e3, vb->meas_comm_s * 1e3, vb->comm_rel_err * 100, vb->pred_ready_s * 1e3,
+          vb->meas_ready_s * 1e3, vb->pred_end_s * 1e3, vb->meas_end_s * 1e3);
+    }
+  }
+  put(&s, "#\n# bucket lines: predicted then measured (all-reduce duration, error; ready; end), from the iteration start\n");
+  put(&s, "# iteration time: median |error| %.1f%%, max |error| %.1f%% over %d configurations\n",
+      r->median_abs_err * 100, r->max_abs_err * 100, r->nrows);
+  put(&s, "# bucket all-reduce time (multi-process): median |error| %.1f%%, max |error| %.1f%%\n",
+      r->median_abs_comm_err * 100, r->max_abs_comm_err * 100);
+  put(&s, "# bucket-cap ranking: %d pairs, %d differ by more than the noise, %d of those predicted in the same order\n",
+      r->rank_pairs, r->rank_resolved, r->rank_agree);
+  if (s.failed) {
+    free(s.buf);
+    return NULL;
+  }
+  return s.buf;
+}
+
+cJSON *validate_json(const validate_opts *o, const validate_report *r) {
+  cJSON *j = cJSON_CreateObject();
+  if (!j) return NULL;
+  cJSON *m = cJSON_AddObjectToObject(j, "model");
+  cJSON_AddNumberToObject(m, "hidden", (double)o->hidden);
+  cJSON_AddNumberToObject(m, "embed", (double)o->embed);
+  cJSON_AddNumberToObject(m, "vocab", (double)o->vocab);
+  cJSON_AddNumberToObject(m, "seq", (double)o->seq);
+  cJSON_AddNumberToObject(m, "batch", (double)o->batch);
+  cJSON_AddStringToObject(j, "optimizer", o->optimizer_sgd ? "sgd" : "adam");
+  cJSON_AddBoolToObject(j, "rebuilt", o->rebuilt);
+  cJSON_AddNumberToObject(j, "iters", o->iters);
+  cJSON_AddNumberToObject(j, "warmups", o->warmups);
+  cJSON_AddNumberToObject(j, "repeats", o->repeats);
+  cJSON_AddStringToObject(j, "profile", r->profile);
+  cJSON *rows = cJSON_AddArrayToObject(j, "rows");
+  for (int i = 0; i < r->nrows; i++) {
+    const validate_row *w = &r->rows[i];
+    cJSON *ro = cJSON_CreateObject();
+    cJSON_AddItemToArray(rows, ro);
+    char label[64];
+    validate_config_label(&w->cfg, label, sizeof label);
+    cJSON_AddStringToObject(ro, "config", label);
+    cJSON_AddNumberToObject(ro, "nprocs", w->cfg.nprocs);
+    cJSON_AddStringToObject(ro, "mode", w->cfg.mode == SIM_MODE_DDP ? "ddp" : "flat");
+    if (w->cfg.mode == SIM_MODE_DDP) {
+      cJSON_AddNumberToObject(ro, "bucket_cap_mb", w->cfg.cap_mb);
+      cJSON_AddNumberToObject(ro, "first_bucket_mb", w->cfg.first_mb);
+    }
+    cJSON_AddNumberToObject(ro, "predicted_s", w->pred_s);
+    cJSON_AddNumberToObject(ro, "measured_s", w->meas_s);
+    cJSON_AddNumberToObject(ro, "rel_error", w->rel_err);
+    cJSON_AddNumberToObject(ro, "noise", w->noise);
+    cJSON *p = cJSON_AddObjectToObject(ro, "predicted_phases_s");
+    cJSON_AddNumberToObject(p, "forward", w->pred_forward_s);
+    cJSON_AddNumberToObject(p, "backward", w->pred_backward_s);
+    cJSON_AddNumberToObject(p, "optimizer", w->pred_optimizer_s);
+    cJSON_AddNumberToObject(p, "exposed_comm", w->pred_exposed_comm_s);
+    p = cJSON_AddObjectToObject(ro, "measured_phases_s");
+    cJSON_AddNumberToObject(p, "forward", w->meas_forward_s);
+    cJSON_AddNumberToObject(p, "backward", w->meas_backward_s);
+    cJSON_AddNumberToObject(p, "wait", w->meas_wait_s);
+    cJSON_AddNumberToObject(p, "step", w->meas_step_s);
+    cJSON_AddNumberToObject(ro, "measured_chars_per_s", w->meas_chars_per_s);
+    cJSON *bs = cJSON_AddArrayToObject(ro, "buckets");
+    for (int b = 0; b < w->nbuckets; b++) {
+      const validate_bucket *vb = &w->buckets[b];
+      cJSON *bo = cJSON_CreateObject();
+      cJSON_AddItemToArray(bs, bo);
+      cJSON_AddNumberToObject(bo, "index", b);
+      cJSON_AddNumberToObject(bo, "bytes", (double)vb->bytes);
+      cJSON_AddNumberToObject(bo, "predicted_ready_s", vb->pred_ready_s);
+      cJSON_AddNumberToObject(bo, "predicted_start_s", vb->pred_start_s);
+      cJSON_AddNumberToObject(bo, "predicted_end_s", vb->pred_end_s);
+      cJSON_AddNumberToObject(bo, "measured_ready_s", vb->meas_ready_s);
+      cJSON_AddNumberToObject(bo, "measured_start_s", vb->meas_start_s);
+      cJSON_AddNumberToObject(bo, "measured_end_s", vb->meas_end_s);
+      cJSON_AddNumberToObject(bo, "predicted_comm_s", vb->pred_comm_s);
+      cJSON_AddNumberToObject(bo, "measured_comm_s", vb->meas_comm_s);
+      if (w->cfg.nprocs > 1 && isfinite(vb->comm_rel_err)) cJSON_AddNumberToObject(bo, "comm_rel_error", vb->comm_rel_err);
+      else cJSON_AddNullToObject(bo, "comm_rel_error");
+    }
+  }
+  cJSON_AddNumberToObject(j, "median_abs_error", r->median_abs_err);
+  cJSON_AddNumberToObject(j, "max_abs_error", r->max_abs_err);
+  cJSON_AddNumberToObject(j, "median_abs_comm_error", r->median_abs_comm_err);
+  cJSON_AddNumberToObject(j, "max_abs_comm_error", r->max_abs_comm_err);
+  cJSON *rk = cJSON_AddObjectToObject(j, "ranking");
+  cJSON_AddNumberToObject(rk, "pairs", r->rank_pairs);
+  cJSON_AddNumberToObject(rk, "resolved", r->rank_resolved);
+  cJSON_AddNumberToObject(rk, "agree", r->rank_agree);
+  return j;
+}
