@@ -14,6 +14,7 @@
 #include "data.h"
 #include "model.h"
 #include "modelgen.h"
+#include "nccl.h"
 #include "predict.h"
 #include "profile.h"
 #include "report.h"
@@ -62,7 +63,9 @@ static const char *common_help =
     "  --comm-hook none|fp16  fp16: DDP's fp16_compress_hook (half the bytes, two casts)\n"
     "  --jitter-cv X        each GPU's compute per iteration varies (lognormal, this coefficient\n"
     "                       of variation; 0: none); default: the profile's compute.jitter, if any\n"
-    "  --seed N             seed of the jitter draws (default 1)\n";
+    "  --seed N             seed of the jitter draws (default 1)\n"
+    "  --nccl-algo LIST     NCCL_ALGO: ring, tree or both (default auto: NCCL's fastest)\n"
+    "  --nccl-proto LIST    NCCL_PROTO: LL, LL128, Simple (default auto); needs the profile's comm.nccl\n";
 
 static void usage_predict(FILE *f) {
   fprintf(f,
@@ -158,6 +161,7 @@ typedef struct {
   int gpus_per_node, iterations, rebuilt, json, csv, no_sync;
   double jitter_cv;
   unsigned long seed;
+  unsigned nccl_algos, nccl_protos;
   sim_comm_hook hook;
   long batch;
   int precision;
@@ -168,7 +172,7 @@ typedef struct {
 
 enum {
   O_MODEL = 256, O_TOPO, O_PROFILE, O_NODES, O_GPN, O_BATCH, O_CAP, O_FIRST, O_PREC, O_MODE, O_FID,
-  O_ITER, O_REBUILT, O_JSON, O_CSV, O_HELP, O_NOSYNC, O_HOOK, O_JITTER, O_SEED
+  O_ITER, O_REBUILT, O_JSON, O_CSV, O_HELP, O_NOSYNC, O_HOOK, O_JITTER, O_SEED, O_ALGO, O_PROTO
 };
 
 static const struct option long_opts[] = {
@@ -182,6 +186,7 @@ static const struct option long_opts[] = {
     {"csv", no_argument, 0, O_CSV},               {"help", no_argument, 0, O_HELP},
     {"no-sync", required_argument, 0, O_NOSYNC},  {"comm-hook", required_argument, 0, O_HOOK},
     {"jitter-cv", required_argument, 0, O_JITTER}, {"seed", required_argument, 0, O_SEED},
+    {"nccl-algo", required_argument, 0, O_ALGO},  {"nccl-proto", required_argument, 0, O_PROTO},
     {0, 0, 0, 0}};
 
 /* Parses the options a command accepts (`allowed` lists their ids). Returns 0, 1 for --help, or
@@ -281,6 +286,13 @@ static int parse_opts(int argc, char **argv, const int *allowed, void (*usage)(F
       if (!*optarg || *end || errno || optarg[0] == '-') return misuse(usage, "--seed must be a non-negative integer, got '%s'", optarg);
       break;
     }
+    case O_ALGO:
+      if (nccl_parse_algos(optarg, &o->nccl_algos)) return misuse(usage, "--nccl-algo must list ring and/or tree (or auto), got '%s'", optarg);
+      break;
+    case O_PROTO:
+      if (nccl_parse_protos(optarg, &o->nccl_protos))
+        return misuse(usage, "--nccl-proto must list LL, LL128 and/or Simple (or auto), got '%s'", optarg);
+      break;
     case O_REBUILT: o->rebuilt = 1; break;
     case O_JSON: o->json = 1; break;
     case O_CSV: o->csv = 1; break;
@@ -339,10 +351,12 @@ static void config_from(const opts *o, const inputs *in, sim_config *c) {
   c->comm_hook = o->hook;
   c->jitter_cv = o->jitter_cv;
   c->seed = o->seed;
+  c->nccl_algos = o->nccl_algos;
+  c->nccl_protos = o->nccl_protos;
 }
 
 static const int sim_opts[] = {O_MODEL, O_TOPO, O_PROFILE, O_NODES, O_GPN, O_BATCH, O_CAP, O_FIRST, O_PREC,
-                               O_MODE,  O_FID,  O_ITER,    O_REBUILT, O_NOSYNC, O_HOOK, O_JITTER, O_SEED, 0};
+                               O_MODE,  O_FID,  O_ITER,    O_REBUILT, O_NOSYNC, O_HOOK, O_JITTER, O_SEED, O_ALGO, O_PROTO, 0};
 
 static int cmd_predict(int argc, char **argv) {
   int allowed[32], k = 0;

@@ -35,9 +35,16 @@ typedef struct {
   gsl_interp *interp;     /* NULL when nuniq < 2 */
 } costmodel;
 
+#define NALGO 2
+#define NPROTO 3
+static const char *const algo_names[NALGO] = {"ring", "tree"};
+static const char *const proto_names[NPROTO] = {"LL", "LL128", "Simple"};
+
 typedef struct {
   char name[64];
   double lat_s, bw_Bps, efficiency; /* bw_Bps == 0: use efficiency * nominal */
+  int has_hop[NALGO][NPROTO];
+  double hop_lat_s[NALGO][NPROTO]; /* hop_lat_s.<algo>.<proto> */
 } linkcost;
 
 struct profile {
@@ -48,6 +55,9 @@ struct profile {
   costmodel cost[MODEL_DTYPE_COUNT][MODEL_OP_KIND_COUNT];
   int nlinks;
   linkcost *links;
+  int has_nccl;                       /* comm.nccl present */
+  int nccl_on[NALGO][NPROTO];
+  double nccl_base_s[NALGO][NPROTO], nccl_bwf[NALGO][NPROTO];
 };
 
 static void cost_free(costmodel *c) {
@@ -200,6 +210,49 @@ static int load_cost(const cJSON *o, int gemm, const char *path, const char *ori
   return rc;
 }
 
+/* An {"ring": {"LL": ..., "Simple": ...}, "tree": {...}} table. With bwf == NULL (hop_lat_s) the
+ * leaves are latencies in seconds; otherwise (comm.nccl) objects {base_lat_s, bw_factor}. */
+static int load_algo_table(const cJSON *o, const char *origin, const char *path, int on[NALGO][NPROTO],
+                           double lat[NALGO][NPROTO], double bwf[NALGO][NPROTO], err_t *e) {
+  if (!o) return 0;
+  char where[256];
+  if (!cJSON_IsObject(o)) return err_set(e, ERR_INPUT, "%s: %s%s must be an object", origin, path, bwf ? "" : ".hop_lat_s");
+  const cJSON *a;
+  cJSON_ArrayForEach(a, o) {
+    int ai = -1;
+    for (int i = 0; i < NALGO; i++)
+      if (strcmp(a->string, algo_names[i]) == 0) ai = i;
+    snprintf(where, sizeof where, "%s%s.%s", path, bwf ? "" : ".hop_lat_s", a->string);
+    if (ai < 0) {
+      if (strcmp(a->string, "source") == 0) continue;
+      return err_set(e, ERR_INPUT, "%s: %s: unknown algorithm (ring, tree)", origin, where);
+    }
+    if (!cJSON_IsObject(a)) return err_set(e, ERR_INPUT, "%s: %s must be an object", origin, where);
+    const cJSON *q;
+    cJSON_ArrayForEach(q, a) {
+      int qi = -1;
+      for (int i = 0; i < NPROTO; i++)
+        if (strcmp(q->string, proto_names[i]) == 0) qi = i;
+      char leaf[300];
+      snprintf(leaf, sizeof leaf, "%s.%s", where, q->string);
+      if (qi < 0) return err_set(e, ERR_INPUT, "%s: %s: unknown protocol (LL, LL128, Simple)", origin, leaf);
+      int rc;
+      if (!bwf) {
+        if (!cJSON_IsNumber(q) || !(q->valuedouble >= 0) || !isfinite(q->valuedouble))
+          return err_set(e, ERR_INPUT, "%s: %s must be a latency >= 0 in seconds", origin, leaf);
+        lat[ai][qi] = q->valuedouble;
+      } else {
+        if (!cJSON_IsObject(q)) return err_set(e, ERR_INPUT, "%s: %s must be an object {base_lat_s, bw_factor}", origin, leaf);
+        if ((rc = get_num(q, "base_lat_s", leaf, origin, 1, 0, -1e-300, &lat[ai][qi], e))) return rc;
+        if ((rc = get_num(q, "bw_factor", leaf, origin, 1, 0, 0, &bwf[ai][qi], e))) return rc;
+        if (bwf[ai][qi] > 1) return err_set(e, ERR_INPUT, "%s: %s.bw_factor must be <= 1", origin, leaf);
+      }
+      on[ai][qi] = 1;
+    }
+  }
+  return 0;
+}
+
 /* compute.jitter: {"model": "lognormal", "cv": 0.02} or {"model": "empirical", "ratios": [...]}. */
 static int load_jitter(const cJSON *j, const char *origin, profile_t *p, err_t *e) {
   if (!j) return 0;
@@ -332,7 +385,15 @@ int profile_parse(const char *text, const char *origin, profile_t **out, err_t *
       rc = err_set(e, ERR_INPUT, "%s: %s needs bw_Bps > 0 or 0 < efficiency <= 1", origin, path);
       goto fail;
     }
+    if ((rc = load_algo_table(cJSON_GetObjectItemCaseSensitive(l, "hop_lat_s"), origin, path, lc->has_hop, lc->hop_lat_s,
+                              NULL, e)))
+      goto fail;
     p->nlinks++;
+  }
+  const cJSON *nccl = cJSON_GetObjectItemCaseSensitive(comm, "nccl");
+  if (nccl) {
+    p->has_nccl = 1;
+    if ((rc = load_algo_table(nccl, origin, "comm.nccl", p->nccl_on, p->nccl_base_s, p->nccl_bwf, e))) goto fail;
   }
   cJSON_Delete(root);
   *out = p;
@@ -434,4 +495,44 @@ double profile_jitter_draw(const profile_jitter *j, const gsl_rng *rng) {
   }
   if (j->kind == PROFILE_JITTER_EMPIRICAL) return j->ratios[gsl_rng_uniform_int(rng, (unsigned long)j->nratios)];
   return 1.0;
+}
+
+static int index_of(const char *const *names, int n, const char *s) {
+  for (int i = 0; i < n; i++)
+    if (strcmp(names[i], s) == 0) return i;
+  return -1;
+}
+
+int profile_nccl(const profile_t *p, const char *algo, const char *proto, int *enabled, double *base_lat_s,
+                 double *bw_factor, err_t *e) {
+  int a = index_of(algo_names, NALGO, algo), q = index_of(proto_names, NPROTO, proto);
+  if (a < 0 || q < 0) return err_set(e, ERR_INPUT, "unknown NCCL algorithm or protocol '%s/%s'", algo, proto);
+  if (!p->has_nccl) {
+    /* Without comm.nccl: ring/Simple only, no base latency, full bandwidth. */
+    *enabled = a == 0 && q == 2;
+    *base_lat_s = 0;
+    *bw_factor = 1;
+    return ERR_OK;
+  }
+  *enabled = p->nccl_on[a][q];
+  *base_lat_s = p->nccl_base_s[a][q];
+  *bw_factor = p->nccl_bwf[a][q];
+  return ERR_OK;
+}
+
+int profile_hop_lat(const profile_t *p, const char *cls, const char *algo, const char *proto, double *lat_s, err_t *e) {
+  int a = index_of(algo_names, NALGO, algo), q = index_of(proto_names, NPROTO, proto);
+  if (a < 0 || q < 0) return err_set(e, ERR_INPUT, "unknown NCCL algorithm or protocol '%s/%s'", algo, proto);
+  for (int i = 0; i < p->nlinks; i++) {
+    const linkcost *l = &p->links[i];
+    if (strcmp(l->name, cls) != 0) continue;
+    if (l->has_hop[a][q]) *lat_s = l->hop_lat_s[a][q];
+    else if (!p->has_nccl) *lat_s = l->lat_s;
+    else
+      return err_set(e, ERR_INPUT, "%s: comm.nccl enables %s/%s but comm.links.%s.hop_lat_s.%s.%s is missing", p->path, algo,
+                     proto, cls, algo, proto);
+    return ERR_OK;
+  }
+  double bw;
+  return profile_link(p, cls, 1, &bw, lat_s, e); /* reports the missing class */
 }

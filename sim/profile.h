@@ -44,6 +44,16 @@ int profile_op_time(const profile_t *p, const model_op *op, long batch, model_dt
 int profile_link(const profile_t *p, const char *cls, double nominal_bw_Bps, double *bw_Bps, double *lat_s,
                  err_t *e);
 
+/* NCCL's cost of one algorithm ("ring", "tree") and protocol ("LL", "LL128", "Simple"):
+ * comm.nccl.<algo>.<proto> {base_lat_s, bw_factor}. *enabled is 0 where the profile lacks it;
+ * without comm.nccl only ring/Simple is enabled, with base 0 and factor 1. */
+int profile_nccl(const profile_t *p, const char *algo, const char *proto, int *enabled, double *base_lat_s,
+                 double *bw_factor, err_t *e);
+
+/* Per-hop latency of link class `cls` for an algorithm and protocol: comm.links.<cls>.hop_lat_s,
+ * or lat_s when the profile has no comm.nccl. ERR_INPUT for a missing class or entry. */
+int profile_hop_lat(const profile_t *p, const char *cls, const char *algo, const char *proto, double *lat_s, err_t *e);
+
 /* The profile's compute jitter (kind NONE if it has none). Never fails for a loaded profile. */
 int profile_get_jitter(const profile_t *p, profile_jitter *out, err_t *e);
 

@@ -1,5 +1,7 @@
 #include "report.h"
 
+#include "nccl.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,6 +129,9 @@ cJSON *report_predict_json(const sim_config *c, const predict_result *p) {
     cJSON_AddNumberToObject(j, "comm_start_s", t->comm_start_s);
     cJSON_AddNumberToObject(j, "comm_end_s", t->comm_end_s);
     cJSON_AddNumberToObject(j, "wait_s", t->comm_start_s - t->ready_s);
+    cJSON_AddStringToObject(j, "algorithm", nccl_algo_name((nccl_algo)t->algo));
+    cJSON_AddStringToObject(j, "protocol", nccl_proto_name((nccl_proto)t->proto));
+    cJSON_AddNumberToObject(j, "nccl_estimate_s", t->nccl_estimate_s);
   }
   cJSON *sim = cJSON_AddObjectToObject(o, "simulation");
   if (sim) {
@@ -172,13 +177,14 @@ char *report_predict_table(const sim_config *c, const predict_result *p) {
   put(&s, "%-24s %14.6f s\n", "communication busy", r->comm_busy_s);
   put(&s, "%-24s %14s\n", "gradients", gb);
   if (r->extrapolated_ops) put(&s, "# note: %d op cost(s) extrapolated outside the profile's measured range\n", r->extrapolated_ops);
-  put(&s, "#\n# %-4s %12s %9s %12s %12s %12s %12s\n", "bkt", "bytes", "params", "ready_s", "start_s", "end_s", "wait_s");
+  put(&s, "#\n# %-4s %12s %9s %12s %12s %12s %12s  %s\n", "bkt", "bytes", "params", "ready_s", "start_s", "end_s", "wait_s",
+      "nccl");
   for (int b = 0; b < r->plan.n; b++) {
     const sim_bucket_time *t = &r->buckets[b];
     char bb[32];
     fmt_bytes(bb, sizeof bb, (double)t->bytes);
-    put(&s, "  %-4d %12s %9d %12.6f %12.6f %12.6f %12.6f\n", b, bb, r->plan.b[b].ntensors, t->ready_s, t->comm_start_s,
-        t->comm_end_s, t->comm_start_s - t->ready_s);
+    put(&s, "  %-4d %12s %9d %12.6f %12.6f %12.6f %12.6f  %s/%s\n", b, bb, r->plan.b[b].ntensors, t->ready_s, t->comm_start_s,
+        t->comm_end_s, t->comm_start_s - t->ready_s, nccl_algo_name((nccl_algo)t->algo), nccl_proto_name((nccl_proto)t->proto));
   }
   return done(&s);
 }

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "nccl.h"
 #include "platform.h"
 
 void sim_config_defaults(sim_config *c) {
@@ -65,10 +66,9 @@ typedef struct {
   int *ready_seg;     /* (nb) segment after which the bucket is ready */
   double *hook_pre_s, *hook_post_s; /* (nb) communication hook work before and after the all-reduce */
   double *jitter;     /* (iterations x n) compute time multipliers per iteration and rank, or NULL */
-  int gpus_per_node;
-  double intra_lat_s, nic_lat_s;
-  double chain_lat_s; /* latency of one all-reduce: the sum over its 2(n-1) steps' hops */
-  double max_hop_lat_s;
+  long *edge_bytes;   /* (nb) flow fidelity: bytes on each edge for the chosen algorithm/protocol */
+  double *lat_s;      /* (nb) flow fidelity: the latency term of NCCL's model */
+  double *base_lat_s; /* (nb) step fidelity: NCCL's base latency, before the first step */
   sg_comm_t *send_buf; /* (n * 2(n-1)) step fidelity: pending sends, set up in the child */
 } runplan;
 
@@ -125,8 +125,9 @@ static void compute_actor(int argc, char *argv[]) {
   g_finished++;
 }
 
-/* One ring all-reduce of a bucket, seen from rank r. */
-static void ring_allreduce(int r, long chunk) {
+/* One all-reduce of bucket b, seen from rank r. */
+static void allreduce(int r, int b) {
+  long chunk = G->chunk_bytes[b];
   int steps = 2 * (G->n - 1);
   sg_mailbox_t out = S[(r + 1) % G->n].inbox, in = S[r].inbox;
   void *got;
@@ -134,6 +135,7 @@ static void ring_allreduce(int r, long chunk) {
     /* Every ring step as a message. The inbox is this actor's permanent receiver, so a send starts
      * at once (NCCL keeps buffers at the receiver); step s+1's send waits only for step s's chunk
      * to arrive, as the reduction needs it (docs/simulation.md). */
+    sleep_for(G->base_lat_s[b]);
     sg_comm_t *sends = G->send_buf + (size_t)r * (size_t)steps;
     for (int s = 0; s < steps; s++) {
       sends[s] = sg_mailbox_put_async(out, &g_dummy, chunk);
@@ -143,16 +145,16 @@ static void ring_allreduce(int r, long chunk) {
     }
     sg_comm_wait_all(sends, (size_t)steps);
   } else {
-    /* One flow per ring edge carrying all 2(n-1) chunks. The ring is one pipeline: it ends when its
-     * slowest edge has delivered (the barrier), plus the latency of the chain of 2(n-1) hops that
-     * NCCL's model adds, less the one hop the flow itself already paid (docs/simulation.md). */
+    /* One flow per ring edge carrying what the chosen NCCL algorithm and protocol put on an edge
+     * (links have no latency in flow fidelity). The collective is one pipeline: it ends when its
+     * slowest edge has delivered (the barrier), plus NCCL's latency term (docs/simulation.md). */
     sg_comm_t c[2];
-    c[0] = sg_mailbox_put_async(out, &g_dummy, chunk * steps);
+    c[0] = sg_mailbox_put_async(out, &g_dummy, G->edge_bytes[b]);
     c[1] = sg_mailbox_get_async(in, &got);
     sg_comm_wait_all(c, 2);
     g_messages++;
     sg_barrier_wait(g_ring_barrier);
-    sleep_for(G->chain_lat_s - G->max_hop_lat_s);
+    sleep_for(G->lat_s[b]);
   }
 }
 
@@ -171,7 +173,7 @@ static void comm_actor(int argc, char *argv[]) {
       int last = r == 0 && it == G->iterations - 1;
       if (last) g_start[b] = simgrid_get_clock();
       sleep_for(G->hook_pre_s[b]);
-      ring_allreduce(r, G->chunk_bytes[b]);
+      allreduce(r, b);
       sleep_for(G->hook_post_s[b]);
       if (last) g_end[b] = simgrid_get_clock();
     }
@@ -302,6 +304,7 @@ static int links(const sim_config *c, int gpn, platform_spec *spec, err_t *e) {
   spec->gpus_per_node = gpn;
   if (gpn > 1) {
     if ((rc = profile_link(c->profile, t->intra_class, t->intra_bw_Bps, &bw, &lat, e))) return rc;
+    if ((rc = profile_hop_lat(c->profile, t->intra_class, "ring", "Simple", &lat, e))) return rc;
     spec->intra_bw_Bps = bw * t->intra_links;
     spec->intra_lat_s = lat;
   }
@@ -310,6 +313,7 @@ static int links(const sim_config *c, int gpn, platform_spec *spec, err_t *e) {
       return err_set(e, ERR_INPUT, "%s: topology '%s' has no NIC ('nic none'), so it cannot span %d nodes", t->path,
                      t->name, c->nodes);
     if ((rc = profile_link(c->profile, t->nic_class, t->nic_bw_Bps, &bw, &lat, e))) return rc;
+    if ((rc = profile_hop_lat(c->profile, t->nic_class, "ring", "Simple", &lat, e))) return rc;
     spec->nic_bw_Bps = bw * t->nic_count;
     spec->nic_lat_s = lat;
     spec->backbone_bw_Bps = t->switch_bw_Bps;
@@ -383,6 +387,19 @@ int sim_run(const sim_config *c, sim_result *r, err_t *e) {
   if (rc) return rc;
   int nb = r->plan.n;
 
+  /* NCCL: which algorithms and protocols may run. Step fidelity simulates ring/Simple messages. */
+  nccl_model nm;
+  if ((rc = nccl_model_init(&nm, c->profile, c->topo, c->nodes, gpn, spec.intra_bw_Bps, spec.nic_bw_Bps, e))) return rc;
+  unsigned algos = c->nccl_algos ? c->nccl_algos : NCCL_ALL_ALGOS;
+  unsigned protos = c->nccl_protos ? c->nccl_protos : NCCL_ALL_PROTOS;
+  if (c->fidelity == SIM_FIDELITY_STEP) {
+    if ((c->nccl_algos && !(c->nccl_algos & (1u << NCCL_ALGO_RING))) ||
+        (c->nccl_protos && !(c->nccl_protos & (1u << NCCL_PROTO_SIMPLE))))
+      return err_set(e, ERR_INPUT, "step fidelity simulates ring all-reduces with the Simple protocol only; use flow fidelity for others");
+    algos = 1u << NCCL_ALGO_RING;
+    protos = 1u << NCCL_PROTO_SIMPLE;
+  }
+
   /* Compute times and the gradient-ready segments of backward. */
   runplan plan;
   memset(&plan, 0, sizeof plan);
@@ -397,12 +414,15 @@ int sim_run(const sim_config *c, sim_result *r, err_t *e) {
   plan.ready_seg = malloc((size_t)nb * sizeof *plan.ready_seg);
   plan.hook_pre_s = calloc((size_t)nb, sizeof *plan.hook_pre_s);
   plan.hook_post_s = calloc((size_t)nb, sizeof *plan.hook_post_s);
+  plan.edge_bytes = calloc((size_t)nb, sizeof *plan.edge_bytes);
+  plan.lat_s = calloc((size_t)nb, sizeof *plan.lat_s);
+  plan.base_lat_s = calloc((size_t)nb, sizeof *plan.base_lat_s);
   r->buckets = calloc((size_t)nb, sizeof *r->buckets);
   char platform_path[512];
   int have_platform = 0, pfd = -1, pipefd[2] = {-1, -1};
   double *wire = NULL;
   if (!param_seg || !plan.seg_s || !plan.chunk_bytes || !plan.ready_seg || !plan.hook_pre_s || !plan.hook_post_s ||
-      !r->buckets) {
+      !plan.edge_bytes || !plan.lat_s || !plan.base_lat_s || !r->buckets) {
     rc = err_set(e, ERR_NOMEM, "out of memory");
     goto done;
   }
@@ -449,15 +469,17 @@ int sim_run(const sim_config *c, sim_result *r, err_t *e) {
     r->buckets[b].wire_bytes = wire_bytes;
     plan.chunk_bytes[b] = (long)((wire_bytes + (size_t)n - 1) / (size_t)n);
     if (plan.chunk_bytes[b] < 1) plan.chunk_bytes[b] = 1;
+    /* NCCL's choice for this bucket, and what it puts on each edge. */
+    nccl_choice ch;
+    if ((rc = nccl_choose(&nm, (double)wire_bytes, algos, protos, &ch, e))) goto done;
+    r->buckets[b].algo = ch.algo;
+    r->buckets[b].proto = ch.proto;
+    r->buckets[b].nccl_estimate_s = ch.time_s;
+    plan.edge_bytes[b] = (long)ceil(ch.edge_bytes);
+    if (plan.edge_bytes[b] < 1) plan.edge_bytes[b] = 1;
+    plan.lat_s[b] = ch.lat_s;
+    plan.base_lat_s[b] = nm.base_lat_s[ch.algo][ch.proto];
   }
-  /* As NCCL's tuning model: 2(nodes-1) of the 2(n-1) steps cross the network, the rest NVLink. */
-  plan.gpus_per_node = gpn;
-  plan.intra_lat_s = spec.intra_lat_s;
-  plan.nic_lat_s = spec.nic_lat_s;
-  int inter_steps = 2 * (c->nodes - 1);
-  plan.chain_lat_s = (double)(2 * (n - 1) - inter_steps) * spec.intra_lat_s + (double)inter_steps * spec.nic_lat_s;
-  plan.max_hop_lat_s = gpn > 1 ? spec.intra_lat_s : 0;
-  if (c->nodes > 1 && spec.nic_lat_s > plan.max_hop_lat_s) plan.max_hop_lat_s = spec.nic_lat_s;
 
   r->gpus = n;
   r->batch = batch;
@@ -486,7 +508,10 @@ int sim_run(const sim_config *c, sim_result *r, err_t *e) {
     goto done;
   }
   pfd = -1;
-  rc = platform_write(pf, &spec, e);
+  /* Flow fidelity adds NCCL's latency term itself: its links carry none (equal max-min shares). */
+  platform_spec pspec = spec;
+  if (c->fidelity == SIM_FIDELITY_FLOW) pspec.intra_lat_s = pspec.nic_lat_s = 0;
+  rc = platform_write(pf, &pspec, e);
   if (fclose(pf) != 0 && rc == 0) rc = err_set(e, ERR_IO, "%s: cannot write the platform file", platform_path);
   if (rc) goto done;
 
@@ -558,6 +583,9 @@ done:
   free(plan.hook_pre_s);
   free(plan.hook_post_s);
   free(plan.jitter);
+  free(plan.edge_bytes);
+  free(plan.lat_s);
+  free(plan.base_lat_s);
   if (rc) sim_result_free(r);
   r->wall_s = now_s() - wall0;
   return rc;

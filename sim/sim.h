@@ -43,12 +43,16 @@ typedef struct {
   double jitter_cv;        /* < 0: compute jitter from the profile (if any); 0: none; > 0:
                               lognormal with this coefficient of variation */
   unsigned long seed;      /* for the jitter draws */
+  unsigned nccl_algos;     /* NCCL_ALGO: bit mask of nccl_algo (nccl.h); 0: all */
+  unsigned nccl_protos;    /* NCCL_PROTO: bit mask of nccl_proto; 0: all */
 } sim_config;
 
 typedef struct {
   int index;             /* position in reduction order */
   size_t bytes;
   size_t wire_bytes;     /* bytes all-reduced (half of `bytes` for fp32 under the fp16 hook) */
+  int algo, proto;       /* NCCL's choice (nccl_algo, nccl_proto) */
+  double nccl_estimate_s; /* NCCL's own estimate of the all-reduce on an idle network */
   double ready_s;        /* relative to the start of the reported iteration (rank 0) */
   double comm_start_s;
   double comm_end_s;

@@ -40,6 +40,9 @@ check "defaults: mlstm-4k on dgx1v-ib, 8 GPUs, cap 25" grep -q '"bucket_cap_mb":
 
 "$ddpsim" buckets --json --precision fp32 >"$tmp/b.json"
 check "buckets --json lists w_hh_v at index 8" grep -q '"w_hh_v"' "$tmp/b.json"
+check "predict --json names NCCL's algorithm and protocol per bucket" grep -q '"protocol":' "$tmp/p.json"
+"$ddpsim" predict --nodes 4 --nccl-algo ring --nccl-proto simple --json >"$tmp/rs.json"
+check "--nccl-algo ring --nccl-proto simple forces ring/Simple" test "$(grep -c '"algorithm":	"ring"' "$tmp/rs.json")" -gt 0 -a "$(grep -c '"protocol":	"Simple"' "$tmp/rs.json")" -eq "$(grep -c '"protocol":' "$tmp/rs.json")"
 
 "$ddpsim" sweep --nodes 1,2 --bucket-cap-mb 1,25 --topology dgx1v-ib,dgx1v-10gbe --csv >"$tmp/s.csv"
 check "sweep --csv: header and 8 rows" test "$(wc -l <"$tmp/s.csv")" -eq 9
@@ -64,6 +67,9 @@ expect 2 "--mode must be ddp or flat" -- predict --mode ring
 expect 2 "--fidelity must be flow or step" -- predict --fidelity exact
 expect 2 "--iterations must be" -- predict --iterations 0
 expect 2 "does not apply here" -- buckets --nodes 4
+expect 2 "--nccl-algo must list ring and/or tree" -- predict --nccl-algo hypercube
+expect 2 "--nccl-proto must list LL, LL128 and/or Simple" -- predict --nccl-proto LL256
+expect 1 "step fidelity simulates ring all-reduces with the Simple protocol only" -- predict --fidelity step --nccl-algo tree
 expect 2 "unexpected argument" -- predict extra
 expect 2 "'x' is not a positive integer" -- sweep --nodes 1,x
 expect 2 "needs --hidden" -- genmodel mlstm

@@ -1,0 +1,106 @@
+#include "nccl.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+static const char *const algo_names[NCCL_NALGO] = {"ring", "tree"};
+static const char *const proto_names[NCCL_NPROTO] = {"LL", "LL128", "Simple"};
+
+const char *nccl_algo_name(nccl_algo a) { return algo_names[a]; }
+const char *nccl_proto_name(nccl_proto p) { return proto_names[p]; }
+
+static int parse_list(const char *s, const char *const *names, int count, unsigned *mask) {
+  if (strcasecmp(s, "auto") == 0) {
+    *mask = (1u << count) - 1;
+    return 0;
+  }
+  char buf[128];
+  if (strlen(s) >= sizeof buf) return -1;
+  strcpy(buf, s);
+  *mask = 0;
+  char *save = NULL;
+  for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    int found = -1;
+    for (int i = 0; i < count; i++)
+      if (strcasecmp(t, names[i]) == 0) found = i;
+    if (found < 0) return -1;
+    *mask |= 1u << found;
+  }
+  return *mask ? 0 : -1;
+}
+
+int nccl_parse_algos(const char *s, unsigned *mask) { return parse_list(s, algo_names, NCCL_NALGO, mask); }
+int nccl_parse_protos(const char *s, unsigned *mask) { return parse_list(s, proto_names, NCCL_NPROTO, mask); }
+
+int nccl_model_init(nccl_model *m, const profile_t *p, const topo_t *t, int nodes, int gpus_per_node,
+                    double intra_bw_Bps, double nic_bw_Bps, err_t *e) {
+  memset(m, 0, sizeof *m);
+  m->nodes = nodes;
+  m->gpus_per_node = gpus_per_node;
+  m->n = nodes * gpus_per_node;
+  m->bw_Bps = INFINITY;
+  if (gpus_per_node > 1) m->bw_Bps = intra_bw_Bps;
+  if (nodes > 1 && nic_bw_Bps < m->bw_Bps) m->bw_Bps = nic_bw_Bps;
+  for (int a = 0; a < NCCL_NALGO; a++)
+    for (int q = 0; q < NCCL_NPROTO; q++) {
+      int rc = profile_nccl(p, algo_names[a], proto_names[q], &m->enabled[a][q], &m->base_lat_s[a][q], &m->bw_factor[a][q], e);
+      if (rc) return rc;
+      if (!m->enabled[a][q]) continue;
+      if (gpus_per_node > 1 && (rc = profile_hop_lat(p, t->intra_class, algo_names[a], proto_names[q], &m->hop_intra_s[a][q], e)))
+        return rc;
+      if (nodes > 1 && (rc = profile_hop_lat(p, t->nic_class, algo_names[a], proto_names[q], &m->hop_net_s[a][q], e)))
+        return rc;
+    }
+  return ERR_OK;
+}
+
+/* log2 rounded down, as NCCL's log2i. */
+static int log2i(int v) {
+  int l = 0;
+  while (v >>= 1) l++;
+  return l;
+}
+
+int nccl_choose(const nccl_model *m, double bytes, unsigned algo_mask, unsigned proto_mask, nccl_choice *out,
+                err_t *e) {
+  int found = 0;
+  for (int a = 0; a < NCCL_NALGO; a++) {
+    if (!(algo_mask & (1u << a))) continue;
+    for (int q = 0; q < NCCL_NPROTO; q++) {
+      if (!(proto_mask & (1u << q)) || !m->enabled[a][q]) continue;
+      double lat, edge;
+      if (m->n <= 1) {
+        lat = 0;
+        edge = 0;
+      } else if (a == NCCL_ALGO_RING) {
+        int inter = 2 * (m->nodes - 1);
+        lat = m->base_lat_s[a][q] + (double)(2 * (m->n - 1) - inter) * m->hop_intra_s[a][q] + inter * m->hop_net_s[a][q];
+        edge = 2.0 * (m->n - 1) / m->n * bytes / m->bw_factor[a][q];
+      } else {
+        lat = m->base_lat_s[a][q] +
+              2.0 * ((m->gpus_per_node - 1) * m->hop_intra_s[a][q] + log2i(m->nodes) * m->hop_net_s[a][q]);
+        edge = 2.0 * bytes / m->bw_factor[a][q];
+      }
+      double t = lat + (m->n > 1 ? edge / m->bw_Bps : 0);
+      if (!found || t < out->time_s) {
+        out->algo = (nccl_algo)a;
+        out->proto = (nccl_proto)q;
+        out->time_s = t;
+        out->lat_s = lat;
+        out->edge_bytes = edge;
+        found = 1;
+      }
+    }
+  }
+  if (found) return ERR_OK;
+  char avail[256] = "";
+  for (int a = 0; a < NCCL_NALGO; a++)
+    for (int q = 0; q < NCCL_NPROTO; q++)
+      if (m->enabled[a][q]) {
+        size_t l = strlen(avail);
+        snprintf(avail + l, sizeof avail - l, "%s%s/%s", l ? ", " : "", algo_names[a], proto_names[q]);
+      }
+  return err_set(e, ERR_INPUT, "no NCCL algorithm and protocol left to choose from (the profile enables: %s)", avail);
+}

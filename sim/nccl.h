@@ -1,0 +1,63 @@
+/* nccl: NCCL's choice of all-reduce algorithm and protocol, and what the chosen one costs.
+ *
+ * The form of NCCL's own tuning model (src/graph/tuning.cc): for each algorithm (ring, tree) and
+ * protocol (LL, LL128, Simple),
+ *
+ *   ring: t = base + (2(n-1) - 2(nodes-1)) hop_intra + 2(nodes-1) hop_net + 2(n-1)/n S / (f bw)
+ *   tree: t = base + 2 ((G-1) hop_intra + log2(nodes) hop_net)            + 2 S / (f bw)
+ *
+ * with bw the bottleneck edge's bandwidth (a GPU's links inside a node, a node's NICs between
+ * nodes), f the protocol's bandwidth factor, and base and hop latencies per algorithm and protocol
+ * from the profile (comm.nccl and comm.links.<class>.hop_lat_s). NCCL runs the fastest enabled
+ * combination; NCCL_ALGO / NCCL_PROTO restrict the choice. Without comm.nccl in the profile only
+ * ring/Simple exists, with no base latency and the links' lat_s per hop. docs/simulation.md. */
+#ifndef DDPSIM_NCCL_H
+#define DDPSIM_NCCL_H
+
+#include "err.h"
+#include "profile.h"
+#include "topo.h"
+
+typedef enum { NCCL_ALGO_RING = 0, NCCL_ALGO_TREE = 1, NCCL_NALGO = 2 } nccl_algo;
+typedef enum { NCCL_PROTO_LL = 0, NCCL_PROTO_LL128 = 1, NCCL_PROTO_SIMPLE = 2, NCCL_NPROTO = 3 } nccl_proto;
+
+#define NCCL_ALL_ALGOS ((1u << NCCL_NALGO) - 1)
+#define NCCL_ALL_PROTOS ((1u << NCCL_NPROTO) - 1)
+
+const char *nccl_algo_name(nccl_algo a);   /* "ring", "tree" */
+const char *nccl_proto_name(nccl_proto p); /* "LL", "LL128", "Simple" */
+
+/* Parses an NCCL_ALGO / NCCL_PROTO style list ("ring", "Tree,Ring", case-insensitive) into a bit
+ * mask; "auto" is every one. 0 on success, -1 for an unknown name. */
+int nccl_parse_algos(const char *s, unsigned *mask);
+int nccl_parse_protos(const char *s, unsigned *mask);
+
+typedef struct {
+  int n, nodes, gpus_per_node;
+  double bw_Bps;                       /* the bottleneck edge: min over the edges in use */
+  int enabled[NCCL_NALGO][NCCL_NPROTO];
+  double base_lat_s[NCCL_NALGO][NCCL_NPROTO];
+  double bw_factor[NCCL_NALGO][NCCL_NPROTO];
+  double hop_intra_s[NCCL_NALGO][NCCL_NPROTO], hop_net_s[NCCL_NALGO][NCCL_NPROTO];
+} nccl_model;
+
+/* Builds the model for n = nodes x gpus_per_node ranks whose intra-node edges have intra_bw_Bps and
+ * inter-node edges nic_bw_Bps (effective, aggregated). ERR_INPUT if the profile lacks a link class
+ * the topology uses. */
+int nccl_model_init(nccl_model *m, const profile_t *p, const topo_t *t, int nodes, int gpus_per_node,
+                    double intra_bw_Bps, double nic_bw_Bps, err_t *e);
+
+typedef struct {
+  nccl_algo algo;
+  nccl_proto proto;
+  double time_s;     /* NCCL's estimate on an idle network */
+  double lat_s;      /* its latency part */
+  double edge_bytes; /* what each edge carries: 2(n-1)/n S / f (ring) or 2 S / f (tree) */
+} nccl_choice;
+
+/* The fastest enabled combination within the masks for an all-reduce of `bytes`. ERR_INPUT when the
+ * masks leave nothing the profile enables (the message says what is available). */
+int nccl_choose(const nccl_model *m, double bytes, unsigned algo_mask, unsigned proto_mask, nccl_choice *out,
+                err_t *e);
+
+#endif

@@ -1,0 +1,189 @@
+/* NCCL's algorithm and protocol choice (hand-computed from the tuning model's form) and the
+ * simulated all-reduce following it on an idle platform, ring and tree. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "model.h"
+#include "nccl.h"
+#include "profile.h"
+#include "sim.h"
+#include "topo.h"
+
+#define NIC_BW 11.3e9 /* per NIC; 2 NICs per node */
+#define NVL_BW 19.7e9 /* per link; 3 links per GPU */
+
+/* Hop latencies and base latencies, uneven on purpose; LL128 is left out (not enabled). */
+static const char *profile_text =
+    "{\"format\":\"ddpsim-profile\",\"version\":1,\"compute\":{\"fp32\":{"
+    "\"gemm\":{\"model\":\"roofline\",\"launch_s\":1e-7,\"peak_flops\":1e15,\"efficiency\":1,\"mem_bw_Bps\":1e15},"
+    "\"ewise\":{\"model\":\"roofline\",\"launch_s\":1e-7,\"mem_bw_Bps\":1e15}}},"
+    "\"comm\":{\"nccl\":{\"ring\":{\"LL\":{\"base_lat_s\":3.6e-6,\"bw_factor\":0.25},\"Simple\":{\"base_lat_s\":8.4e-6,\"bw_factor\":1}},"
+    "\"tree\":{\"LL\":{\"base_lat_s\":4.4e-6,\"bw_factor\":0.2368},\"Simple\":{\"base_lat_s\":0,\"bw_factor\":0.9}}},"
+    "\"links\":{"
+    "\"nvl\":{\"lat_s\":3.4e-6,\"bw_Bps\":19.7e9,\"hop_lat_s\":{\"ring\":{\"LL\":0.47e-6,\"Simple\":3.4e-6},\"tree\":{\"LL\":0.52e-6,\"Simple\":28e-6}}},"
+    "\"nic\":{\"lat_s\":9.6e-6,\"bw_Bps\":11.3e9,\"hop_lat_s\":{\"ring\":{\"LL\":2.7e-6,\"Simple\":9.6e-6},\"tree\":{\"LL\":5e-6,\"Simple\":50e-6}}}}}}";
+
+static topo_t *topology(int gpn) {
+  char text[512];
+  snprintf(text, sizeof text,
+           "ddpsim-topology 1\nname t\ngpus_per_node %d\nintra nvl links=3 bw=25GBps\nnic nic count=2 bw=100Gbps\n", gpn);
+  topo_t *t = NULL;
+  err_t e;
+  if (topo_parse(text, "nccl.topo", &t, &e)) {
+    printf("FAIL  %s\n", e.msg);
+    exit(1);
+  }
+  return t;
+}
+
+static model_t *model(long bytes) {
+  char text[512];
+  snprintf(text, sizeof text,
+           "ddpsim-model 1\nname m\nbatch 1\ntokens 1 tokens\nprecision fp32\nparam p %ld\nbackward\n"
+           "ewise g elems=1 arrays=1 ready=p\n", bytes / 4);
+  model_t *m = NULL;
+  err_t e;
+  if (model_parse(text, "nccl.model", &m, &e)) {
+    printf("FAIL  %s\n", e.msg);
+    exit(1);
+  }
+  return m;
+}
+
+int main(void) {
+  err_t e;
+  profile_t *p = NULL;
+  if (profile_parse(profile_text, "nccl.json", &p, &e)) {
+    printf("FAIL  %s\n", e.msg);
+    return 1;
+  }
+  unsigned mask;
+  CHECK(nccl_parse_algos("Tree,ring", &mask) == 0 && mask == 3u, "NCCL_ALGO=Tree,ring");
+  CHECK(nccl_parse_protos("simple", &mask) == 0 && mask == 4u, "NCCL_PROTO=simple");
+  CHECK(nccl_parse_protos("LL,bogus", &mask) == -1 && nccl_parse_algos("", &mask) == -1, "unknown names are refused");
+
+  /* 4 nodes x 4 GPUs: bottleneck bw = min(3 x NVL, 2 x NIC) = 22.6 GB/s. */
+  topo_t *t = topology(4);
+  nccl_model m;
+  int rc = nccl_model_init(&m, p, t, 4, 4, 3 * NVL_BW, 2 * NIC_BW, &e);
+  CHECK(rc == 0 && m.bw_Bps == 2 * NIC_BW && !m.enabled[NCCL_ALGO_RING][NCCL_PROTO_LL128], "model: bottleneck %.4g B/s, LL128 off",
+        m.bw_Bps);
+  double bw = 2 * NIC_BW;
+  struct {
+    double bytes;
+    unsigned algos, protos;
+    int algo, proto;
+    double want;
+  } cases[] = {
+      /* 1 KiB: tree/LL: 4.4 + 2 (3 x 0.52 + log2(4) x 5) us + 2 x 1024 / (0.2368 bw) = 27.9 us beats
+       * ring/LL: 3.6 + (30-6) 0.47 + 6 x 2.7 us + 30/16 x 1024 / (0.25 bw) = 31.4 us */
+      {1024, 0, 0, NCCL_ALGO_TREE, NCCL_PROTO_LL, 4.4e-6 + 2 * (3 * 0.52e-6 + 2 * 5e-6) + 2.0 * 1024 / (0.2368 * bw)},
+      {1024, 1u << NCCL_ALGO_RING, 0, NCCL_ALGO_RING, NCCL_PROTO_LL, 3.6e-6 + 24 * 0.47e-6 + 6 * 2.7e-6 + 30.0 / 16 * 1024 / (0.25 * bw)},
+      /* 64 MiB: ring/Simple: 8.4 + 24 x 3.4 + 6 x 9.6 us + 30/16 x S / bw (tree/Simple pays 2S/(0.9 bw)) */
+      {67108864, 0, 0, NCCL_ALGO_RING, NCCL_PROTO_SIMPLE, 8.4e-6 + 24 * 3.4e-6 + 6 * 9.6e-6 + 30.0 / 16 * 67108864 / bw},
+      /* Forced tree: tree/LL for 1 KiB: 4.4 + 2 (3 x 0.52 + log2(4) x 5) us + 2 x 1024 / (0.2368 bw) */
+      {1024, 1u << NCCL_ALGO_TREE, 0, NCCL_ALGO_TREE, NCCL_PROTO_LL, 4.4e-6 + 2 * (3 * 0.52e-6 + 2 * 5e-6) + 2.0 * 1024 / (0.2368 * bw)},
+      /* Forced Simple, 1 KiB: ring/Simple, the latency term dominates */
+      {1024, 0, 1u << NCCL_PROTO_SIMPLE, NCCL_ALGO_RING, NCCL_PROTO_SIMPLE, 8.4e-6 + 24 * 3.4e-6 + 6 * 9.6e-6 + 30.0 / 16 * 1024 / bw},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    nccl_choice ch;
+    rc = nccl_choose(&m, cases[i].bytes, cases[i].algos ? cases[i].algos : NCCL_ALL_ALGOS,
+                     cases[i].protos ? cases[i].protos : NCCL_ALL_PROTOS, &ch, &e);
+    CHECK(rc == 0 && (int)ch.algo == cases[i].algo && (int)ch.proto == cases[i].proto && check_close(cases[i].want, ch.time_s, 0, 1e-12),
+          "%.0f bytes: %s/%s in %.6g s (want %s/%s, %.6g s)", cases[i].bytes, rc ? "-" : nccl_algo_name(ch.algo),
+          rc ? "-" : nccl_proto_name(ch.proto), rc ? 0 : ch.time_s, nccl_algo_name(cases[i].algo),
+          nccl_proto_name(cases[i].proto), cases[i].want);
+  }
+  nccl_choice ch;
+  CHECK(nccl_choose(&m, 1024, NCCL_ALL_ALGOS, 1u << NCCL_PROTO_LL128, &ch, &e) == ERR_INPUT &&
+            strstr(e.msg, "ring/LL, ring/Simple, tree/LL, tree/Simple"),
+        "only LL128 allowed -> %s", e.msg);
+
+  /* The tree's log-depth latency beats the ring's linear one at 64 nodes of 1 GPU for small sizes. */
+  topo_t *t1 = topology(1);
+  rc = nccl_model_init(&m, p, t1, 64, 1, 0, 2 * NIC_BW, &e);
+  rc = rc ? rc : nccl_choose(&m, 4096, NCCL_ALL_ALGOS, NCCL_ALL_PROTOS, &ch, &e);
+  CHECK(rc == 0 && ch.algo == NCCL_ALGO_TREE && check_close(4.4e-6 + 2 * 6 * 5e-6 + 2.0 * 4096 / (0.2368 * 2 * NIC_BW), ch.time_s, 0, 1e-12),
+        "64 nodes, 4 KiB: %s/%s, %.6g s: log2(64) = 6 network hops each way", nccl_algo_name(ch.algo), nccl_proto_name(ch.proto),
+        ch.time_s);
+
+  /* The simulation follows the choice exactly on an idle platform (flow fidelity). */
+  static const long sizes[] = {1024, 262144, 67108864};
+  static const unsigned algos[] = {0, 1u << NCCL_ALGO_TREE};
+  for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
+    for (size_t a = 0; a < 2; a++) {
+      model_t *mm = model(sizes[i]);
+      sim_config c;
+      sim_config_defaults(&c);
+      c.model = mm;
+      c.topo = t;
+      c.profile = p;
+      c.nodes = 4;
+      c.bucket_cap_mb = c.first_bucket_mb = 1000;
+      c.nccl_algos = algos[a];
+      c.iterations = 2;
+      sim_result r;
+      if (sim_run(&c, &r, &e)) {
+        CHECK(0, "sim_run: %s", e.msg);
+        model_destroy(mm);
+        continue;
+      }
+      nccl_model mo;
+      nccl_model_init(&mo, p, t, 4, 4, 3 * NVL_BW, 2 * NIC_BW, &e);
+      nccl_choose(&mo, (double)sizes[i], algos[a] ? algos[a] : NCCL_ALL_ALGOS, NCCL_ALL_PROTOS, &ch, &e);
+      double got = r.buckets[0].comm_end_s - r.buckets[0].comm_start_s;
+      /* Edge bytes are rounded up to whole bytes in the simulation: allow that much. */
+      CHECK(r.buckets[0].algo == (int)ch.algo && r.buckets[0].proto == (int)ch.proto && check_close(ch.time_s, got, 2.0 / bw, 1e-9),
+            "4 x 4 GPUs, %8ld B%s: simulated %s/%s %.6g s, NCCL model %.6g s", sizes[i], a ? " (NCCL_ALGO=tree)" : "",
+            nccl_algo_name((nccl_algo)r.buckets[0].algo), nccl_proto_name((nccl_proto)r.buckets[0].proto), got, ch.time_s);
+      sim_result_free(&r);
+      model_destroy(mm);
+    }
+
+  /* Step fidelity simulates ring/Simple only, and says so when asked for more. */
+  {
+    model_t *mm = model(1024);
+    sim_config c;
+    sim_config_defaults(&c);
+    c.model = mm;
+    c.topo = t;
+    c.profile = p;
+    c.nodes = 2;
+    c.fidelity = SIM_FIDELITY_STEP;
+    c.nccl_algos = 1u << NCCL_ALGO_TREE;
+    sim_result r;
+    CHECK(sim_run(&c, &r, &e) == ERR_INPUT && strstr(e.msg, "step fidelity simulates ring"), "step + tree -> %s", e.msg);
+    c.nccl_algos = 0;
+    rc = sim_run(&c, &r, &e);
+    CHECK(rc == 0 && r.buckets[0].algo == NCCL_ALGO_RING && r.buckets[0].proto == NCCL_PROTO_SIMPLE,
+          "step fidelity runs ring/Simple, base latency included");
+    if (rc == 0) sim_result_free(&r);
+    model_destroy(mm);
+  }
+
+  /* A profile enabling a protocol must give its hop latency for every link class. */
+  {
+    const char *bad = "{\"format\":\"ddpsim-profile\",\"version\":1,\"compute\":{\"fp32\":{"
+                      "\"gemm\":{\"model\":\"roofline\",\"launch_s\":0,\"peak_flops\":1e12,\"efficiency\":1,\"mem_bw_Bps\":1e12},"
+                      "\"ewise\":{\"model\":\"roofline\",\"launch_s\":0,\"mem_bw_Bps\":1e12}}},"
+                      "\"comm\":{\"nccl\":{\"ring\":{\"LL\":{\"base_lat_s\":1e-6,\"bw_factor\":0.25}}},"
+                      "\"links\":{\"nvl\":{\"lat_s\":1e-6,\"bw_Bps\":1e10},\"nic\":{\"lat_s\":1e-6,\"bw_Bps\":1e10}}}}";
+    profile_t *q = NULL;
+    rc = profile_parse(bad, "bad.json", &q, &e);
+    rc = rc ? rc : nccl_model_init(&m, q, t, 2, 4, 1e10, 1e10, &e);
+    CHECK(rc == ERR_INPUT && strstr(e.msg, "comm.links.nvl.hop_lat_s.ring.LL is missing"), "missing hop latency -> %s", e.msg);
+    profile_destroy(q);
+    const char *bad2 = "{\"format\":\"ddpsim-profile\",\"version\":1,\"compute\":{\"fp32\":{"
+                       "\"gemm\":{\"model\":\"roofline\",\"launch_s\":0,\"peak_flops\":1e12,\"efficiency\":1,\"mem_bw_Bps\":1e12},"
+                       "\"ewise\":{\"model\":\"roofline\",\"launch_s\":0,\"mem_bw_Bps\":1e12}}},\"comm\":{\"nccl\":{\"ring\":{\"LL\":"
+                       "{\"base_lat_s\":1e-6,\"bw_factor\":2}}},\"links\":{}}}";
+    rc = profile_parse(bad2, "bad2.json", &q, &e);
+    CHECK(rc == ERR_INPUT && strstr(e.msg, "comm.nccl.ring.LL.bw_factor must be <= 1"), "bw_factor above 1 -> %s", e.msg);
+  }
+  topo_destroy(t);
+  topo_destroy(t1);
+  profile_destroy(p);
+  return check_status();
+}
