@@ -26,10 +26,12 @@ typedef struct {
   long classes;          /* fc outputs (1000) */
   long batch;            /* default per-GPU batch, images (64) */
   model_dtype precision; /* default run precision (fp16: mixed precision) */
+  int amp;               /* 1: torch.cuda.amp: parameters, gradients and buckets stay fp32 while ops
+                            follow the run precision; 0: the whole model at the run precision */
 } modelzoo_resnet;
 
-/* Fills *spec with torchvision's ResNet-<depth> at 224x224, 1000 classes, batch 64, fp16, name
- * "resnet<depth>". ERR_INPUT for a depth other than 18, 34, 50, 101, 152. */
+/* Fills *spec with torchvision's ResNet-<depth> at 224x224, 1000 classes, batch 64, fp16, amp 0,
+ * name "resnet<depth>". ERR_INPUT for a depth other than 18, 34, 50, 101, 152. */
 int modelzoo_resnet_defaults(int depth, modelzoo_resnet *spec, err_t *e);
 
 /* ResNet model text. ERR_INPUT for an unknown depth or a non-positive or absurd size. */
@@ -47,10 +49,11 @@ typedef struct {
   long seq;              /* S: tokens per sample (128) */
   long batch;            /* default per-GPU batch, sequences (32) */
   model_dtype precision; /* default run precision (fp16: mixed precision) */
+  int amp;               /* as in modelzoo_resnet */
 } modelzoo_bert;
 
 /* Fills *spec with "base" (bert-base-uncased's config) or "large" (bert-large-uncased's), seq 128,
- * batch 32, fp16, name "bert-base" / "bert-large". ERR_INPUT for any other size name. */
+ * batch 32, fp16, amp 0, name "bert-base" / "bert-large". ERR_INPUT for any other size name. */
 int modelzoo_bert_defaults(const char *size, modelzoo_bert *spec, err_t *e);
 
 /* BERT (BertForPreTraining) model text. ERR_INPUT for non-positive sizes, heads not dividing

@@ -237,6 +237,29 @@ static void check_options(void) {
   }
   free(text);
 
+  /* amp: fp32 parameters (so fp32 gradients and buckets) in an fp16 run; ops unchanged. */
+  modelzoo_resnet_defaults(50, &r, &e);
+  r.amp = 1;
+  CHECK(modelzoo_resnet_text(&r, &text, &e) == ERR_OK, "resnet50 with amp generates");
+  m = parse("resnet50 amp", text);
+  if (m) {
+    CHECK(model_total_bytes(m, MODEL_FP16) == 4 * 25557032UL && strstr(text, "param conv1.weight 64x3x7x7 fp32\n") &&
+              strstr(text, "param fc.bias 1000 fp32\n") && m->precision == MODEL_FP16,
+          "resnet50 amp: %zu gradient bytes in an fp16 run (4 per parameter)", model_total_bytes(m, MODEL_FP16));
+    model_destroy(m);
+  }
+  free(text);
+  modelzoo_bert_defaults("base", &b, &e);
+  b.amp = 1;
+  CHECK(modelzoo_bert_text(&b, &text, &e) == ERR_OK, "bert-base with amp generates");
+  m = parse("bert-base amp", text);
+  if (m) {
+    CHECK(model_total_bytes(m, MODEL_FP16) == 4 * 110106428UL, "bert-base amp: %zu gradient bytes in an fp16 run",
+          model_total_bytes(m, MODEL_FP16));
+    model_destroy(m);
+  }
+  free(text);
+
   /* Error paths: ERR_INPUT with a message, nothing allocated. */
   struct {
     const char *what;
