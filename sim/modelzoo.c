@@ -90,8 +90,8 @@ static void gemm(sbuf *s, const char *name, dim m, dim n, dim k, const char *rea
   put(s, "\n");
 }
 
-static void ewise_dt(sbuf *s, const char *name, dim elems, long arrays, long count, const char *dtype, const char *ready,
-                     const char *note) {
+static void ewise_dt(sbuf *s, const char *name, dim elems, long arrays, long count, const char *dtype,
+                     const char *ready, const char *note) {
   char a[32];
   put(s, "ewise %-40s elems=%s arrays=%ld", name, dimstr(a, sizeof a, elems), arrays);
   if (count > 1) put(s, " count=%ld", count);
@@ -139,7 +139,7 @@ typedef struct {
 static long conv_out(long h, long stride) { return (h - 1) / stride + 1; } /* k3/p1, k1/p0, k7/p3 */
 
 int modelzoo_resnet_defaults(int depth, modelzoo_resnet *spec, err_t *e) {
-  static char names[5][16] = {"resnet18", "resnet34", "resnet50", "resnet101", "resnet152"};
+  static const char *const names[5] = {"resnet18", "resnet34", "resnet50", "resnet101", "resnet152"};
   static const int depths[5] = {18, 34, 50, 101, 152};
   for (int i = 0; i < 5; i++) {
     if (depths[i] != depth) continue;
@@ -185,8 +185,8 @@ static void bn_fwd(sbuf *s, const char *module, long c, long h) { ewise(s, modul
 
 static void bn_bwd(sbuf *s, const char *module, long c, long h) {
   char name[80], ready[160];
-  ewise(s, cat(s, name, sizeof name, module, "bwd"), PB(c * h * h), 5, 1, pair(s, ready, sizeof ready, module, "weight", "bias"),
-        NULL);
+  ewise(s, cat(s, name, sizeof name, module, "bwd"), PB(c * h * h), 5, 1,
+        pair(s, ready, sizeof ready, module, "weight", "bias"), NULL);
 }
 
 int modelzoo_resnet_text(const modelzoo_resnet *p, char **text, err_t *e) {
@@ -318,7 +318,8 @@ int modelzoo_resnet_text(const modelzoo_resnet *p, char **text, err_t *e) {
   snprintf(name, sizeof name, "adaptive average pool: read %ldx%ld, write 1x1", hfin, hfin);
   ewise(&s, "avgpool", PB(cfin * (hfin * hfin + 1)), 1, 1, NULL, name);
   gemm(&s, "fc", C(p->classes), PB(1), C(cfin), NULL, NULL);
-  ewise(&s, "loss", PB(p->classes), 2, 1, NULL, "cross-entropy: log-softmax reads the logits, writes log-probabilities");
+  ewise(&s, "loss", PB(p->classes), 2, 1, NULL,
+        "cross-entropy: log-softmax reads the logits, writes log-probabilities");
 
   /* ---- backward: reverse layer order; ready after each autograd node ---- */
   put(&s, "\nbackward\n");
@@ -416,8 +417,8 @@ static void linear_bwd(sbuf *s, const char *name, const char *module, long out, 
  * dx (3 arrays) and again for dgamma, dbeta (2). */
 static void ln_bwd(sbuf *s, const char *name, const char *module, long elems_per_sample) {
   char n1[96], r[256];
-  ewise(s, cat(s, n1, sizeof n1, name, "bwd"), PB(elems_per_sample), 5, 1, pair(s, r, sizeof r, module, "weight", "bias"),
-        NULL);
+  ewise(s, cat(s, n1, sizeof n1, name, "bwd"), PB(elems_per_sample), 5, 1,
+        pair(s, r, sizeof r, module, "weight", "bias"), NULL);
 }
 
 int modelzoo_bert_text(const modelzoo_bert *p, char **text, err_t *e) {
@@ -453,7 +454,8 @@ int modelzoo_bert_text(const modelzoo_bert *p, char **text, err_t *e) {
   put(&s, "#   %ld parameters (BertModel %ld; the MLM decoder is tied to the word embeddings).\n", P, bertP);
   put(&s, "#   Derivation: docs/models.md.\n");
   if (p->amp) put(&s, "# torch.cuda.amp: parameters and gradients fp32, ops at the run precision.\n");
-  put(&s, "name %s\nbatch %ld\ntokens %ld tokens\nprecision %s\n\n", mname, p->batch, S, model_dtype_name(p->precision));
+  put(&s, "name %s\nbatch %ld\ntokens %ld tokens\nprecision %s\n\n", mname, p->batch, S,
+      model_dtype_name(p->precision));
 
   put(&s, "# Parameters in registration order (model.named_parameters(); tied weights once).\n");
   put(&s, "param bert.embeddings.word_embeddings.weight %ldx%ld\n", V, H);
@@ -548,13 +550,16 @@ int modelzoo_bert_text(const modelzoo_bert *p, char **text, err_t *e) {
     char mpre[64];
     snprintf(mpre, sizeof mpre, "bert.encoder.layer.%ld", l);
     put(&s, "# %s\n", pre);
-    ln_bwd(&s, cat(&s, name, sizeof name, pre, "output.LayerNorm"), cat(&s, mod, sizeof mod, mpre, "output.LayerNorm"), SH);
+    ln_bwd(&s, cat(&s, name, sizeof name, pre, "output.LayerNorm"), cat(&s, mod, sizeof mod, mpre, "output.LayerNorm"),
+           SH);
     ewise(&s, cat(&s, name, sizeof name, pre, "output.dropout.bwd"), PB(SH), 3, 1, NULL, NULL);
-    linear_bwd(&s, cat(&s, name, sizeof name, pre, "output.dense"), cat(&s, mod, sizeof mod, mpre, "output.dense"), H, I, S);
+    linear_bwd(&s, cat(&s, name, sizeof name, pre, "output.dense"), cat(&s, mod, sizeof mod, mpre, "output.dense"), H,
+               I, S);
     ewise(&s, cat(&s, name, sizeof name, pre, "gelu.bwd"), PB(SI), 3, 1, NULL, NULL);
-    linear_bwd(&s, cat(&s, name, sizeof name, pre, "intermediate.dense"), cat(&s, mod, sizeof mod, mpre, "intermediate.dense"),
-               I, H, S);
-    ewise(&s, cat(&s, name, sizeof name, pre, "attention_output.grad_sum"), PB(SH), 3, 1, NULL, "FFN path plus residual");
+    linear_bwd(&s, cat(&s, name, sizeof name, pre, "intermediate.dense"),
+               cat(&s, mod, sizeof mod, mpre, "intermediate.dense"), I, H, S);
+    ewise(&s, cat(&s, name, sizeof name, pre, "attention_output.grad_sum"), PB(SH), 3, 1, NULL,
+          "FFN path plus residual");
     ln_bwd(&s, cat(&s, name, sizeof name, pre, "attention.output.LayerNorm"),
            cat(&s, mod, sizeof mod, mpre, "attention.output.LayerNorm"), SH);
     ewise(&s, cat(&s, name, sizeof name, pre, "attention.output.dropout.bwd"), PB(SH), 3, 1, NULL, NULL);
@@ -568,7 +573,8 @@ int modelzoo_bert_text(const modelzoo_bert *p, char **text, err_t *e) {
     ewise(&s, cat(&s, name, sizeof name, pre, "scale.bwd"), PB(SSA), 2, 1, NULL, NULL);
     gemm(&s, cat(&s, name, sizeof name, pre, "scores.dquery"), C(d), PB(S * A), C(S), NULL, "(dS K)^T");
     gemm(&s, cat(&s, name, sizeof name, pre, "scores.dkey"), C(d), PB(S * A), C(S), NULL, "(dS^T Q)^T");
-    ewise(&s, cat(&s, name, sizeof name, pre, "qkv_heads.bwd"), PB(SH), 2, 3, NULL, "per-head gradients back to B x S x H");
+    ewise(&s, cat(&s, name, sizeof name, pre, "qkv_heads.bwd"), PB(SH), 2, 3, NULL,
+          "per-head gradients back to B x S x H");
     for (int j = 2; j >= 0; j--) {
       char sub[64];
       snprintf(sub, sizeof sub, "attention.self.%s", qkv[j]);
