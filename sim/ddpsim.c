@@ -14,6 +14,7 @@
 #include "data.h"
 #include "model.h"
 #include "modelgen.h"
+#include "modelzoo.h"
 #include "nccl.h"
 #include "predict.h"
 #include "profile.h"
@@ -104,11 +105,18 @@ static void usage_buckets(FILE *f) {
 
 static void usage_genmodel(FILE *f) {
   fprintf(f,
-          "usage: ddpsim genmodel mlstm --hidden H [--embed E] [--vocab V] [--seq T] [--batch B]\n"
-          "                       [--precision fp32|fp16] [--name NAME] [-o FILE]\n"
+          "usage: ddpsim genmodel mlstm --hidden H [--embed E] [--vocab V] [--seq T] [--batch B] [common]\n"
+          "       ddpsim genmodel resnet --depth 18|34|50|101|152 [--image PX] [--classes C] [--batch B]\n"
+          "                              [--amp] [common]\n"
+          "       ddpsim genmodel bert [--size base|large] [--seq S] [--batch B] [--amp] [common]\n"
+          "common: [--precision fp32|fp16] [--name NAME] [-o FILE]\n"
           "\n"
-          "Writes a multiplicative-LSTM model file (defaults: embed 64, vocab 256, seq 256,\n"
-          "batch 256, fp16) to FILE (atomically) or to standard output.\n");
+          "Writes a model file to FILE (atomically) or to standard output (docs/models.md):\n"
+          "  mlstm   sentiment-discovery's multiplicative LSTM; defaults embed 64, vocab 256, seq 256,\n"
+          "          batch 256, fp16\n"
+          "  resnet  torchvision's ResNet; defaults 224x224 images, 1000 classes, batch 64, fp16\n"
+          "  bert    Hugging Face's BertForPreTraining; defaults base, seq 128, batch 32, fp16\n"
+          "--amp keeps parameters and gradients fp32 (torch.cuda.amp) while ops run at --precision.\n");
 }
 
 static int misuse(void (*usage)(FILE *), const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -533,51 +541,93 @@ static int write_atomic(const char *path, const char *text, err_t *e) {
   return ERR_OK;
 }
 
+/* genmodel's options: every family's, each recorded as given or not. */
+enum { G_HIDDEN, G_EMBED, G_VOCAB, G_SEQ, G_BATCH, G_DEPTH, G_IMAGE, G_CLASSES, G_SIZE, G_AMP, G_PREC, G_NAME, G_COUNT };
+
 static int cmd_genmodel(int argc, char **argv) {
   if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
     usage_genmodel(stdout);
     return 0;
   }
-  if (argc < 2 || strcmp(argv[1], "mlstm") != 0)
-    return misuse(usage_genmodel, "genmodel: the model family must be given first; known: mlstm");
-  static const struct option gopts[] = {{"hidden", required_argument, 0, 'H'}, {"embed", required_argument, 0, 'E'},
-                                        {"vocab", required_argument, 0, 'V'},  {"seq", required_argument, 0, 'T'},
-                                        {"batch", required_argument, 0, 'B'},  {"precision", required_argument, 0, 'p'},
-                                        {"name", required_argument, 0, 'n'},   {"help", no_argument, 0, 'h'},
-                                        {0, 0, 0, 0}};
-  modelgen_mlstm spec = {.name = NULL, .hidden = 0, .embed = 64, .vocab = 256, .seq = 256, .batch = 256,
-                         .precision = MODEL_FP16};
-  const char *out = NULL;
+  const char *family = argc >= 2 ? argv[1] : "";
+  int fam = strcmp(family, "mlstm") == 0 ? 0 : strcmp(family, "resnet") == 0 ? 1 : strcmp(family, "bert") == 0 ? 2 : -1;
+  if (fam < 0) return misuse(usage_genmodel, "genmodel: the model family must be given first; known: mlstm, resnet, bert");
+  static const struct option gopts[] = {
+      {"hidden", required_argument, 0, G_HIDDEN}, {"embed", required_argument, 0, G_EMBED},
+      {"vocab", required_argument, 0, G_VOCAB},   {"seq", required_argument, 0, G_SEQ},
+      {"batch", required_argument, 0, G_BATCH},   {"depth", required_argument, 0, G_DEPTH},
+      {"image", required_argument, 0, G_IMAGE},   {"classes", required_argument, 0, G_CLASSES},
+      {"size", required_argument, 0, G_SIZE},     {"amp", no_argument, 0, G_AMP},
+      {"precision", required_argument, 0, G_PREC}, {"name", required_argument, 0, G_NAME},
+      {"help", no_argument, 0, 'h'},              {0, 0, 0, 0}};
+  /* Which options each family takes. */
+  static const char takes[3][G_COUNT] = {
+      [0] = {[G_HIDDEN] = 1, [G_EMBED] = 1, [G_VOCAB] = 1, [G_SEQ] = 1, [G_BATCH] = 1, [G_PREC] = 1, [G_NAME] = 1},
+      [1] = {[G_DEPTH] = 1, [G_IMAGE] = 1, [G_CLASSES] = 1, [G_BATCH] = 1, [G_AMP] = 1, [G_PREC] = 1, [G_NAME] = 1},
+      [2] = {[G_SIZE] = 1, [G_SEQ] = 1, [G_BATCH] = 1, [G_AMP] = 1, [G_PREC] = 1, [G_NAME] = 1}};
+  int num[G_COUNT] = {0}, given[G_COUNT] = {0};
+  const char *out = NULL, *name = NULL, *size = "base";
+  model_dtype prec = MODEL_FP16;
   optind = 2;
   opterr = 0;
   for (;;) {
     int c = getopt_long(argc, argv, "o:", gopts, NULL);
     if (c == -1) break;
-    int v = 0;
-    switch (c) {
-    case 'h': usage_genmodel(stdout); return 0;
-    case 'o': out = optarg; break;
-    case 'n': spec.name = optarg; break;
-    case 'p':
-      if (model_dtype_parse(optarg, &spec.precision)) return misuse(usage_genmodel, "--precision must be fp32 or fp16");
-      break;
-    case 'H': case 'E': case 'V': case 'T': case 'B':
-      if (parse_int(optarg, &v) || v < 1) return misuse(usage_genmodel, "sizes must be positive integers, got '%s'", optarg);
-      if (c == 'H') spec.hidden = v;
-      if (c == 'E') spec.embed = v;
-      if (c == 'V') spec.vocab = v;
-      if (c == 'T') spec.seq = v;
-      if (c == 'B') spec.batch = v;
-      break;
-    default: return misuse(usage_genmodel, "genmodel: unknown option or missing value: '%s'", argv[optind - 1]);
+    if (c == 'h') {
+      usage_genmodel(stdout);
+      return 0;
     }
+    if (c == 'o') {
+      out = optarg;
+      continue;
+    }
+    if (c < 0 || c >= G_COUNT) return misuse(usage_genmodel, "genmodel: unknown option or missing value: '%s'", argv[optind - 1]);
+    if (!takes[fam][c]) {
+      const char *opt = "?";
+      for (const struct option *g = gopts; g->name; g++)
+        if (g->val == c) opt = g->name;
+      return misuse(usage_genmodel, "genmodel %s: option '--%s' does not apply to it", family, opt);
+    }
+    given[c] = 1;
+    if (c == G_NAME) name = optarg;
+    else if (c == G_SIZE) size = optarg;
+    else if (c == G_PREC) {
+      if (model_dtype_parse(optarg, &prec)) return misuse(usage_genmodel, "--precision must be fp32 or fp16, got '%s'", optarg);
+    } else if (c != G_AMP && (parse_int(optarg, &num[c]) || num[c] < 1))
+      return misuse(usage_genmodel, "sizes must be positive integers, got '%s'", optarg);
   }
   if (optind < argc) return misuse(usage_genmodel, "genmodel: unexpected argument '%s'", argv[optind]);
-  if (spec.hidden < 1) return misuse(usage_genmodel, "genmodel mlstm needs --hidden H");
   err_t e;
-  char *text;
-  if (modelgen_mlstm_text(&spec, &text, &e)) return fail(&e);
-  int rc = 0;
+  char *text = NULL;
+  int rc;
+  if (fam == 0) {
+    if (!given[G_HIDDEN]) return misuse(usage_genmodel, "genmodel mlstm needs --hidden H");
+    modelgen_mlstm spec = {.name = name, .hidden = num[G_HIDDEN], .embed = given[G_EMBED] ? num[G_EMBED] : 64,
+                           .vocab = given[G_VOCAB] ? num[G_VOCAB] : 256, .seq = given[G_SEQ] ? num[G_SEQ] : 256,
+                           .batch = given[G_BATCH] ? num[G_BATCH] : 256, .precision = prec};
+    rc = modelgen_mlstm_text(&spec, &text, &e);
+  } else if (fam == 1) {
+    if (!given[G_DEPTH]) return misuse(usage_genmodel, "genmodel resnet needs --depth 18|34|50|101|152");
+    modelzoo_resnet spec;
+    if (modelzoo_resnet_defaults(num[G_DEPTH], &spec, &e)) return misuse(usage_genmodel, "%s", e.msg);
+    if (name) spec.name = name;
+    if (given[G_IMAGE]) spec.image = num[G_IMAGE];
+    if (given[G_CLASSES]) spec.classes = num[G_CLASSES];
+    if (given[G_BATCH]) spec.batch = num[G_BATCH];
+    spec.precision = prec;
+    spec.amp = given[G_AMP];
+    rc = modelzoo_resnet_text(&spec, &text, &e);
+  } else {
+    modelzoo_bert spec;
+    if (modelzoo_bert_defaults(size, &spec, &e)) return misuse(usage_genmodel, "%s", e.msg);
+    if (name) spec.name = name;
+    if (given[G_SEQ]) spec.seq = num[G_SEQ];
+    if (given[G_BATCH]) spec.batch = num[G_BATCH];
+    spec.precision = prec;
+    spec.amp = given[G_AMP];
+    rc = modelzoo_bert_text(&spec, &text, &e);
+  }
+  if (rc) return fail(&e);
   if (out) {
     if (write_atomic(out, text, &e)) rc = fail(&e);
   } else {

@@ -50,7 +50,11 @@ check "sweep --csv: header and 8 rows" test "$(wc -l <"$tmp/s.csv")" -eq 9
 "$ddpsim" sweep --nodes 2 --bucket-cap-mb 1,25 --topology dgx1v-10gbe --precision fp32 >"$tmp/s.txt"
 check "sweep over caps names the best one" grep -q "^# best bucket cap: 1 MB, .*% faster than the next best (25 MB)" "$tmp/s.txt"
 
-# The bundled models are what the generator writes.
+# The bundled models are what the generators write.
+for spec in "resnet --depth 18:resnet18" "resnet --depth 50:resnet50" "bert --size base:bert-base" "bert --size large:bert-large"; do
+  "$ddpsim" genmodel ${spec%%:*} -o "$tmp/z.model"
+  check "models/${spec#*:}.model is 'ddpsim genmodel ${spec%%:*}'" cmp -s "$tmp/z.model" "$src/models/${spec#*:}.model"
+done
 for h in 4k:4096 8k:8192; do
   "$ddpsim" genmodel mlstm --hidden "${h#*:}" --name "mlstm-${h%%:*}" -o "$tmp/m.model"
   check "models/mlstm-${h%%:*}.model is the generator's output" cmp -s "$tmp/m.model" "$src/models/mlstm-${h%%:*}.model"
@@ -73,7 +77,10 @@ expect 1 "step fidelity simulates ring all-reduces with the Simple protocol only
 expect 2 "unexpected argument" -- predict extra
 expect 2 "'x' is not a positive integer" -- sweep --nodes 1,x
 expect 2 "needs --hidden" -- genmodel mlstm
-expect 2 "known: mlstm" -- genmodel lstm
+expect 2 "known: mlstm, resnet, bert" -- genmodel lstm
+expect 2 "genmodel bert: option '--hidden' does not apply to it" -- genmodel bert --hidden 5
+expect 2 "ResNet depth 7 is not one of torchvision's" -- genmodel resnet --depth 7
+expect 2 "needs --depth" -- genmodel resnet
 
 # Bad input: exit 1 with the file and line, or the list of bundled names.
 expect 1 "unknown model 'nope' \(bundled: .*mlstm-4k, mlstm-8k" -- predict --model nope
