@@ -259,9 +259,14 @@ char *report_sweep_best(const double *caps_mb, const double *iteration_s, int n)
     if (i != best && (second < 0 || iteration_s[i] < iteration_s[second])) second = i;
   sb s = {0};
   double margin = (iteration_s[second] - iteration_s[best]) / iteration_s[best];
-  if (margin <= 1e-9)
-    put(&s, "# best bucket cap: %g MB and %g MB tie (%.6f s per iteration)\n", caps_mb[best], caps_mb[second],
+  int ties = 0;
+  for (int i = 0; i < n; i++) ties += (iteration_s[i] - iteration_s[best]) / iteration_s[best] <= 1e-9;
+  if (ties == n)
+    put(&s, "# best bucket cap: all %d caps tie (%.6f s per iteration): communication is hidden or insensitive\n", n,
         iteration_s[best]);
+  else if (margin <= 1e-9)
+    put(&s, "# best bucket cap: %d caps tie, e.g. %g MB and %g MB (%.6f s per iteration)\n", ties, caps_mb[best],
+        caps_mb[second], iteration_s[best]);
   else
     put(&s, "# best bucket cap: %g MB, %.2f%% faster than the next best (%g MB)\n", caps_mb[best], 100.0 * margin,
         caps_mb[second]);

@@ -25,7 +25,7 @@ char *report_sweep_row(int csv, const char *topology, int nodes, double cap_mb, 
                        const predict_result *p);
 
 /* "# best bucket cap: X MB, Y% faster than the next best (Z MB)" for n >= 2 caps with their
- * iteration times; says so when the caps tie (within 1e-9 relative). */
+ * iteration times; says so when caps tie with the best (within 1e-9 relative). */
 char *report_sweep_best(const double *caps_mb, const double *iteration_s, int n);
 
 #endif

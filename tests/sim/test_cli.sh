@@ -49,6 +49,8 @@ check "sweep --csv: header and 8 rows" test "$(wc -l <"$tmp/s.csv")" -eq 9
 
 "$ddpsim" sweep --nodes 2 --bucket-cap-mb 1,25 --topology dgx1v-10gbe --precision fp32 >"$tmp/s.txt"
 check "sweep over caps names the best one" grep -q "^# best bucket cap: 1 MB, .*% faster than the next best (25 MB)" "$tmp/s.txt"
+"$ddpsim" sweep --model resnet50 --nodes 4 --bucket-cap-mb 1,25 --topology dgx1v-ib >"$tmp/s2.txt"
+check "sweep says when every cap ties" grep -q "^# best bucket cap: all 2 caps tie" "$tmp/s2.txt"
 
 # The bundled models are what the generators write.
 for spec in "resnet --depth 18:resnet18" "resnet --depth 50:resnet50" "bert --size base:bert-base" "bert --size large:bert-large"; do
