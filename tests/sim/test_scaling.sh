@@ -36,6 +36,11 @@ check "one node is the same on both fabrics (no NIC used)" awk -v a="$one" -v b=
 s=$(awk -F'[:,]' '/"iteration_s"/ { gsub(/[ \t]/, "", $2); print $2 }' "$tmp/step.json")
 f=$(awk -F'[:,]' '/"iteration_s"/ { gsub(/[ \t]/, "", $2); print $2 }' "$tmp/flow.json")
 check "mlstm-4k on 128 GPUs: step ($s s) and flow ($f s) agree within 0.5%" awk -v a="$s" -v b="$f" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 0.005 * b) }'
+# ResNet-50 on 4 DGX-1V nodes over 10 GbE: tiny buckets lose to per-message latency, huge ones
+# lose the overlap with backward; a middle cap wins.
+"$ddpsim" sweep --model resnet50 --nodes 4 --topology dgx1v-10gbe --bucket-cap-mb 0.25,10,200 --csv >"$tmp/r50.csv"
+read -r small mid large < <(awk -F, 'NR > 1 { printf "%s ", $5 } END { print "" }' "$tmp/r50.csv")
+check "resnet50, 10GbE: 10 MB ($mid s) beats 0.25 MB ($small s) and 200 MB ($large s)" awk -v s="$small" -v m="$mid" -v l="$large" 'BEGIN { exit !(m < s && m < l) }'
 "$ddpsim" predict --nodes 128 --json >"$tmp/1024.json"
 check "1024 GPUs (128 nodes) predict in flow fidelity" test $? -eq 0
 echo "$pass passed, $fail failed"
