@@ -20,7 +20,8 @@ static void usage_validate(FILE *f) {
           "                       [--hidden H] [--embed E] [--vocab V] [--seq T] [--batch B]\n"
           "                       [--nprocs LIST] [--bucket-cap-mb LIST] [--first-bucket-mb Y]\n"
           "                       [--modes LIST] [-n ITERS] [-w WARMUPS] [--repeats R]\n"
-          "                       [--optimizer adam|sgd] [--no-rebuilt] [--max-error F] [--json]\n"
+          "                       [--optimizer adam|sgd] [--no-rebuilt] [--ewise kernels|memcpy]\n"
+          "                       [--max-error F] [--json]\n"
           "\n"
           "Checks ddpsim's predictions against a real data-parallel training run on this machine:\n"
           "calibrates it (ddpcalib compute and, under mpirun -np 2, ddpcalib comm, CPU backend),\n"
@@ -47,6 +48,8 @@ static void usage_validate(FILE *f) {
           "  --repeats R          real runs per configuration, for the noise (default 1)\n"
           "  --optimizer adam|sgd the optimizer of the real run and of the model (default adam)\n"
           "  --no-rebuilt         construction-time buckets (default: rebuilt, DDP's steady state)\n"
+          "  --ewise kernels|memcpy  elementwise op costs: derived from the calibration's timed\n"
+          "                       mLSTM phases minus their GEMMs (default), or ddpcalib's memcpy table\n"
           "  --max-error F        exit 1 if any configuration's |relative error| exceeds F\n"
           "  --json               print one JSON object: rows, median_abs_error, max_abs_error\n");
 }
@@ -89,7 +92,7 @@ int cmd_validate(int argc, char **argv) {
   char ddpcalib[PATH_MAX + 32] = "";
   enum {
     O_CALIB = 256, O_MPIRUN, O_WORK, O_PROFILE, O_H, O_E, O_V, O_T, O_B, O_NP, O_CAP, O_FIRST, O_MODES, O_REP,
-    O_OPT, O_NOREB, O_MAXERR, O_JSON, O_HELP
+    O_OPT, O_NOREB, O_MAXERR, O_JSON, O_HELP, O_EWISE
   };
   static const struct option opts[] = {
       {"ddpcalib", required_argument, 0, O_CALIB}, {"mpirun", required_argument, 0, O_MPIRUN},
@@ -101,7 +104,8 @@ int cmd_validate(int argc, char **argv) {
       {"modes", required_argument, 0, O_MODES},    {"repeats", required_argument, 0, O_REP},
       {"optimizer", required_argument, 0, O_OPT},  {"no-rebuilt", no_argument, 0, O_NOREB},
       {"max-error", required_argument, 0, O_MAXERR}, {"json", no_argument, 0, O_JSON},
-      {"help", no_argument, 0, O_HELP},            {0, 0, 0, 0}};
+      {"help", no_argument, 0, O_HELP},            {"ewise", required_argument, 0, O_EWISE},
+      {0, 0, 0, 0}};
   optind = 1;
   opterr = 0;
   for (;;) {
@@ -146,6 +150,11 @@ int cmd_validate(int argc, char **argv) {
       else return misuse("--optimizer must be adam or sgd, got '%s'", optarg);
       break;
     case O_NOREB: o.rebuilt = 0; break;
+    case O_EWISE:
+      if (strcmp(optarg, "kernels") == 0) o.ewise_memcpy = 0;
+      else if (strcmp(optarg, "memcpy") == 0) o.ewise_memcpy = 1;
+      else return misuse("--ewise must be kernels or memcpy, got '%s'", optarg);
+      break;
     case O_MAXERR:
       if (pos_double(optarg, &max_err)) return misuse("--max-error must be a positive fraction, got '%s'", optarg);
       break;

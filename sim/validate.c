@@ -13,6 +13,7 @@
 
 #include "model.h"
 #include "modelgen.h"
+#include "nccl.h"
 #include "profile.h"
 #include "topo.h"
 
@@ -201,6 +202,129 @@ static int make_topo(int nprocs, topo_t **t, err_t *e) {
   return topo_parse(text, "<ddpsim validate topology>", t, e);
 }
 
+static double num(const cJSON *o, const char *key);
+
+/* ---- elementwise costs from the timed mLSTM phases ------------------------------------------ */
+
+/* Which phase of kernels/ (ddpcalib compute's names) each op of the generated model runs in. Ops of
+ * fwd_step and bwd_step run once per time step (count T in the model), as the phases are timed. */
+static const struct {
+  const char *op, *phase;
+} op_phase[] = {
+    {"embed", "prepare"},         {"weight_norm", "prepare"},   {"x_ih", "prepare"},       {"x_mih", "prepare"},
+    {"mhh_h", "fwd_step"},        {"m_mul", "fwd_step"},        {"hh_m", "fwd_step"},      {"gates", "fwd_step"},
+    {"decoder", "decoder_fwd"},   {"softmax_xent", "decoder_fwd"},
+    {"d_logits", "decoder_bwd"},  {"d_dec_w", "decoder_bwd"},   {"d_dec_b", "decoder_bwd"}, {"d_h_dec", "decoder_bwd"},
+    {"d_gates", "bwd_step"},      {"d_m", "bwd_step"},          {"d_m_mul", "bwd_step"},   {"d_h", "bwd_step"},
+    {"d_w_hh", "wgrad"},          {"wn_hh_bwd", "wgrad"},       {"d_w_mhh", "wgrad"},      {"wn_mhh_bwd", "wgrad"},
+    {"d_w_ih", "wgrad"},          {"wn_ih_bwd", "wgrad"},       {"d_w_mih", "wgrad"},      {"wn_mih_bwd", "wgrad"},
+    {"d_bias", "wgrad"},          {"d_x_ih", "embed_grad"},     {"d_x_mih", "embed_grad"}, {"d_embed", "embed_grad"},
+};
+
+static const char *phase_of(const char *op) {
+  for (size_t i = 0; i < sizeof op_phase / sizeof op_phase[0]; i++)
+    if (strcmp(op_phase[i].op, op) == 0) return op_phase[i].phase;
+  return NULL;
+}
+
+/* Median time of the sample named `op` in a samples array whose H, B, T (and m, n, k for GEMMs,
+ * when m > 0) match; NAN if absent. */
+static double sample_time(const cJSON *arr, const char *op, long H, long B, long T, long m, long n, long k) {
+  const cJSON *x;
+  cJSON_ArrayForEach(x, arr) {
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(x, "op");
+    if (!cJSON_IsString(name) || strcmp(name->valuestring, op) != 0) continue;
+    if (num(x, "H") != H || num(x, "B") != B || num(x, "T") != T) continue;
+    if (m > 0 && (num(x, "m") != m || num(x, "n") != n || num(x, "k") != k)) continue;
+    return num(x, "median_s");
+  }
+  return NAN;
+}
+
+/* Writes to `out` the profile `in` with compute.fp32.ewise replaced by a roofline whose bandwidth is
+ * this CPU's effective elementwise rate, derived from the profile's own mLSTM phase samples
+ * (validate.h): the elementwise time of an iteration (every phase minus its GEMMs, the per-step
+ * phases T times) over the elementwise bytes of the same ops. One rate for every elementwise op:
+ * per-phase rates are noisy (a phase of 0.1 ms minus GEMMs timed at another moment), and a table
+ * keyed by bytes cannot tell apart ops of equal size in different phases. ERR_INPUT if the profile
+ * lacks the samples at this (H, B, T). *rate_Bps gets the rate. */
+static int derive_ewise(const char *in, const char *out, const validate_opts *o, const model_t *m, double *rate_Bps,
+                        err_t *e) {
+  char *text = slurp(in);
+  if (!text) return err_set(e, ERR_IO, "%s: cannot read", in);
+  cJSON *doc = cJSON_Parse(text);
+  free(text);
+  if (!doc) return err_set(e, ERR_INPUT, "%s: not JSON", in);
+  int rc = ERR_OK;
+  cJSON *samples = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(
+      cJSON_GetObjectItemCaseSensitive(doc, "samples"), "compute"), "fp32");
+  const cJSON *ph = cJSON_GetObjectItemCaseSensitive(samples, "mlstm"), *gm = cJSON_GetObjectItemCaseSensitive(samples, "gemm");
+  cJSON *fp32 = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "compute"), "fp32");
+  if (!cJSON_IsArray(ph) || !cJSON_IsArray(gm) || !cJSON_IsObject(fp32)) {
+    rc = err_set(e, ERR_INPUT, "%s: no samples.compute.fp32.mlstm/gemm to derive elementwise costs from (use --ewise memcpy)",
+                 in);
+    goto done;
+  }
+  static const char *phases[] = {"prepare", "fwd_step", "decoder_fwd", "decoder_bwd", "bwd_step", "wgrad", "embed_grad"};
+  double resid_s = 0, bytes = 0;
+  for (size_t p = 0; p < sizeof phases / sizeof phases[0]; p++) {
+    double tp = sample_time(ph, phases[p], o->hidden, o->batch, o->seq, 0, 0, 0);
+    if (!(tp > 0)) {
+      rc = err_set(e, ERR_INPUT, "%s: no timing of the mLSTM phase %s at H %ld, B %ld, T %ld (use --ewise memcpy)", in,
+                   phases[p], o->hidden, o->batch, o->seq);
+      goto done;
+    }
+    double reps = strcmp(phases[p], "fwd_step") == 0 || strcmp(phases[p], "bwd_step") == 0 ? (double)o->seq : 1;
+    double gemm = 0;
+    for (int i = 0; i < m->nops; i++) {
+      const model_op *op = &m->ops[i];
+      const char *opp = phase_of(op->name);
+      if (!opp || strcmp(opp, phases[p]) != 0) continue;
+      if (op->kind == MODEL_OP_GEMM) {
+        double t = sample_time(gm, op->name, o->hidden, o->batch, o->seq, model_dim_value(op->m, o->batch),
+                               model_dim_value(op->n, o->batch), model_dim_value(op->k, o->batch));
+        if (!(t > 0)) {
+          rc = err_set(e, ERR_INPUT, "%s: no timing of the GEMM %s at the model's shape (use --ewise memcpy)", in, op->name);
+          goto done;
+        }
+        gemm += t;
+      } else {
+        bytes += reps * model_op_bytes(op, o->batch, MODEL_FP32);
+      }
+    }
+    resid_s += reps * (tp - gemm);
+  }
+  if (!(resid_s > 0) || !(bytes > 0)) {
+    rc = err_set(e, ERR_INPUT, "%s: the timed GEMMs account for all of the mLSTM phases; no elementwise rate (use --ewise memcpy)",
+                 in);
+    goto done;
+  }
+  *rate_Bps = bytes / resid_s;
+  cJSON *ew = cJSON_CreateObject();
+  if (!ew) {
+    rc = err_set(e, ERR_NOMEM, "out of memory");
+    goto done;
+  }
+  cJSON_AddStringToObject(ew, "model", "roofline");
+  cJSON_AddNumberToObject(ew, "launch_s", 0);
+  cJSON_AddNumberToObject(ew, "mem_bw_Bps", *rate_Bps);
+  cJSON_AddNumberToObject(ew, "mem_efficiency", 1);
+  cJSON_AddStringToObject(ew, "source",
+                          "ddpsim validate: the timed mLSTM phases (samples.compute.fp32.mlstm) minus their timed GEMMs "
+                          "(samples.compute.fp32.gemm), over the bytes of the phases' elementwise ops");
+  if (cJSON_GetObjectItemCaseSensitive(fp32, "ewise")) cJSON_ReplaceItemInObjectCaseSensitive(fp32, "ewise", ew);
+  else cJSON_AddItemToObject(fp32, "ewise", ew);
+  char *js = cJSON_Print(doc);
+  FILE *f = js ? fopen(out, "w") : NULL;
+  if (!js) rc = err_set(e, ERR_NOMEM, "out of memory");
+  else if (!f || fputs(js, f) < 0) rc = err_set(e, ERR_IO, "%s: cannot write", out);
+  if (f && fclose(f) != 0 && !rc) rc = err_set(e, ERR_IO, "%s: cannot write", out);
+  free(js);
+done:
+  cJSON_Delete(doc);
+  return rc;
+}
+
 /* One prediction and one real run of a configuration (one repeat). */
 typedef struct {
   double pred_s, pf, pb, po, pe; /* iteration, forward, backward, optimizer, exposed comm */
@@ -237,6 +361,12 @@ static int predict(const validate_config *vc, const validate_opts *o, const mode
   c.rebuilt = o->rebuilt;
   c.fidelity = SIM_FIDELITY_FLOW;
   c.iterations = 3;
+  /* No compute jitter: ddpcalib's jitter ratios, from ten whole iterations on a machine shared with
+   * other work, mostly record that work; the comparison is of the expected iteration. */
+  c.jitter_cv = 0;
+  /* MPI is not NCCL: a plain ring (what ddpcalib comm fitted), whatever the profile carries. */
+  c.nccl_algos = 1u << NCCL_ALGO_RING;
+  c.nccl_protos = 1u << NCCL_PROTO_SIMPLE;
   sim_result r;
   if ((rc = sim_run(&c, &r, e))) {
     topo_destroy(t);
@@ -434,6 +564,14 @@ int validate_run(const validate_opts *o, validate_progress_fn pf, void *user, va
     }
     profile_destroy(prof);
     prof = NULL;
+    if (!o->ewise_memcpy) {
+      char derived[sizeof out->profile];
+      snprintf(derived, sizeof derived, "%s/profile_r%d_ewise.json", o->workdir, rep);
+      double rate = 0;
+      if ((rc = derive_ewise(out->profile, derived, o, m, &rate, e))) goto done;
+      say(pf, user, "repeat %d/%d: elementwise rate of the mLSTM's own passes %.2f GB/s", rep + 1, R, rate / 1e9);
+      snprintf(out->profile, sizeof out->profile, "%s", derived);
+    }
     if ((rc = profile_load(out->profile, &prof, e))) goto done;
     for (int i = 0; i < NC; i++) {
       sample *sm = &smp[(size_t)i * (size_t)R + (size_t)rep];
@@ -542,7 +680,8 @@ char *validate_table(const validate_opts *o, const validate_report *r) {
       o->embed, o->vocab, o->seq, o->batch, o->optimizer_sgd ? "sgd" : "adam", o->rebuilt ? "rebuilt" : "construction-time");
   put(&s, "# real runs: mpirun -np N ddpcalib train, %d warm-up + %d timed iterations, %d run(s) each\n", o->warmups,
       o->iters, o->repeats);
-  put(&s, "# profile: %s\n#\n", r->profile);
+  put(&s, "# profile: %s (elementwise ops: %s)\n#\n", r->profile,
+      o->ewise_memcpy ? "ddpcalib's memcpy table" : "derived from the timed mLSTM phases");
   put(&s, "# %-18s %9s %9s %8s %7s | %-29s | %s\n", "configuration", "predicted", "measured", "error", "noise",
       "predicted fwd/bwd/opt/exposed", "measured fwd/bwd/wait/step");
   put(&s, "# %-18s %9s %9s %8s %7s | %-29s | %s\n", "", "(ms)", "(ms)", "", "", "(ms)", "(ms)");
@@ -593,6 +732,7 @@ cJSON *validate_json(const validate_opts *o, const validate_report *r) {
   cJSON_AddNumberToObject(j, "warmups", o->warmups);
   cJSON_AddNumberToObject(j, "repeats", o->repeats);
   cJSON_AddStringToObject(j, "profile", r->profile);
+  cJSON_AddStringToObject(j, "ewise", o->ewise_memcpy ? "memcpy" : "kernels");
   cJSON *rows = cJSON_AddArrayToObject(j, "rows");
   for (int i = 0; i < r->nrows; i++) {
     const validate_row *w = &r->rows[i];

@@ -7,6 +7,14 @@
  * model, batch, buckets and mode, and compares iteration times and per-bucket all-reduce times.
  * What is compared, and the known sources of error: docs/validation.md.
  *
+ * Elementwise ops. ddpcalib's ewise table times memcpy; on a CPU the mLSTM's elementwise passes
+ * (sigmoid, tanh, exp, the weight norm's square roots and divisions) are compute-bound and several
+ * times slower per byte. Unless ewise_memcpy is set, the profile ddpsim is given here is the
+ * calibrated one with compute.fp32.ewise.points replaced by points derived from the same
+ * calibration run: each timed mLSTM phase (samples.compute.fp32.mlstm) minus the timed GEMMs of
+ * that phase (samples.compute.fp32.gemm) is the time of its elementwise ops, shared among them in
+ * proportion to their bytes. Only calibration data go in; nothing comes from the runs compared.
+ *
  * The library never prints: progress lines go to a caller's callback. Subprocess output is kept
  * in the work directory (one .out/.err pair per command). */
 #ifndef DDPSIM_VALIDATE_H
@@ -37,6 +45,8 @@ typedef struct {
   int repeats;           /* real runs per configuration (run-to-run noise), >= 1 */
   int optimizer_sgd;     /* 0: Adam (the model file's optimizer), 1: SGD */
   int rebuilt;           /* buckets rebuilt in gradient-ready order (DDP's steady state) */
+  int ewise_memcpy;      /* 0: elementwise costs derived from the timed mLSTM phases (below);
+                            1: the profile's own ewise table (memcpy) */
   int nconfigs;
   validate_config configs[VALIDATE_MAX_CONFIGS];
 } validate_opts;
