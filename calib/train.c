@@ -19,8 +19,8 @@ void train_cfg_defaults(train_cfg *c) {
   c->iters = 20;
   c->warmups = 3;
   c->seed = 1234;
-  c->optim = TRAIN_ADAM;
-  c->lr = 1e-3f;
+  c->optim = TRAIN_SGD;
+  c->lr = 0.01f;
   c->poll = 1;
 }
 

@@ -57,7 +57,7 @@ typedef struct {
 } train_cfg;
 
 /* The defaults: H 256, E 64, V 256, T 8, B 4, ddp, caps 25 / 1 MB, construction-time buckets,
- * no_sync 1, 20 iterations, 3 warm-ups, seed 1234, Adam lr 1e-3, polling on. */
+ * no_sync 1, 20 iterations, 3 warm-ups, seed 1234, SGD lr 0.01, polling on. */
 void train_cfg_defaults(train_cfg *c);
 
 /* Checks every field; CERR_USAGE with a message naming the flag. */

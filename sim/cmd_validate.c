@@ -21,7 +21,7 @@ static void usage_validate(FILE *f) {
           "                       [--nprocs LIST] [--bucket-cap-mb LIST] [--first-bucket-mb Y]\n"
           "                       [--modes LIST] [-n ITERS] [-w WARMUPS] [--repeats R]\n"
           "                       [--optimizer adam|sgd] [--no-rebuilt] [--ewise kernels|memcpy]\n"
-          "                       [--max-error F] [--json]\n"
+          "                       [--max-error F] [--json] [--json-out FILE]\n"
           "\n"
           "Checks ddpsim's predictions against a real data-parallel training run on this machine:\n"
           "calibrates it (ddpcalib compute and, under mpirun -np 2, ddpcalib comm, CPU backend),\n"
@@ -46,12 +46,13 @@ static void usage_validate(FILE *f) {
           "  --modes LIST         ddp, flat or both (default ddp,flat)\n"
           "  -n ITERS, -w WARMUPS timed and warm-up iterations of each real run (default 30, 5)\n"
           "  --repeats R          real runs per configuration, for the noise (default 1)\n"
-          "  --optimizer adam|sgd the optimizer of the real run and of the model (default adam)\n"
+          "  --optimizer sgd|adam the optimizer of the real run and of the model (default sgd)\n"
           "  --no-rebuilt         construction-time buckets (default: rebuilt, DDP's steady state)\n"
           "  --ewise kernels|memcpy  elementwise op costs: derived from the calibration's timed\n"
           "                       mLSTM phases minus their GEMMs (default), or ddpcalib's memcpy table\n"
           "  --max-error F        exit 1 if any configuration's |relative error| exceeds F\n"
-          "  --json               print one JSON object: rows, median_abs_error, max_abs_error\n");
+          "  --json               print one JSON object: rows, median_abs_error, max_abs_error\n"
+          "  --json-out FILE      also write that JSON object to FILE\n");
 }
 
 static int misuse(const char *fmt, const char *arg) {
@@ -89,10 +90,11 @@ int cmd_validate(int argc, char **argv) {
   const char *nprocs_s = "1,2", *caps_s = "0.05,0.25,1,4,25", *modes_s = "ddp,flat", *workdir = NULL;
   double first_mb = 0, max_err = 0;
   int json = 0;
+  const char *json_out = NULL;
   char ddpcalib[PATH_MAX + 32] = "";
   enum {
     O_CALIB = 256, O_MPIRUN, O_WORK, O_PROFILE, O_H, O_E, O_V, O_T, O_B, O_NP, O_CAP, O_FIRST, O_MODES, O_REP,
-    O_OPT, O_NOREB, O_MAXERR, O_JSON, O_HELP, O_EWISE
+    O_OPT, O_NOREB, O_MAXERR, O_JSON, O_HELP, O_EWISE, O_JSONOUT
   };
   static const struct option opts[] = {
       {"ddpcalib", required_argument, 0, O_CALIB}, {"mpirun", required_argument, 0, O_MPIRUN},
@@ -105,6 +107,7 @@ int cmd_validate(int argc, char **argv) {
       {"optimizer", required_argument, 0, O_OPT},  {"no-rebuilt", no_argument, 0, O_NOREB},
       {"max-error", required_argument, 0, O_MAXERR}, {"json", no_argument, 0, O_JSON},
       {"help", no_argument, 0, O_HELP},            {"ewise", required_argument, 0, O_EWISE},
+      {"json-out", required_argument, 0, O_JSONOUT},
       {0, 0, 0, 0}};
   optind = 1;
   opterr = 0;
@@ -159,6 +162,7 @@ int cmd_validate(int argc, char **argv) {
       if (pos_double(optarg, &max_err)) return misuse("--max-error must be a positive fraction, got '%s'", optarg);
       break;
     case O_JSON: json = 1; break;
+    case O_JSONOUT: json_out = optarg; break;
     default: return misuse(c == ':' ? "option '%s' needs a value" : "unknown option '%s'", argv[optind - 1]);
     }
   }
@@ -256,6 +260,16 @@ int cmd_validate(int argc, char **argv) {
     free(s);
   }
   if (status) fprintf(stderr, "ddpsim validate: out of memory while formatting the report\n");
+  if (!status && json_out) {
+    cJSON *j = validate_json(&o, &r);
+    char *s = j ? cJSON_Print(j) : NULL;
+    FILE *f = s ? fopen(json_out, "w") : NULL;
+    if (!f || fputs(s, f) < 0 || fputc('\n', f) < 0) status = 1;
+    if (f && fclose(f) != 0) status = 1;
+    if (status) fprintf(stderr, "ddpsim validate: %s: cannot write the JSON report\n", json_out);
+    free(s);
+    cJSON_Delete(j);
+  }
   if (!status && max_err > 0 && !(r.max_abs_err <= max_err)) {
     fprintf(stderr, "ddpsim validate: the largest |relative error| of the iteration time, %.1f%%, exceeds --max-error %.1f%%\n",
             r.max_abs_err * 100, max_err * 100);

@@ -23,6 +23,7 @@ void validate_opts_defaults(validate_opts *o) {
   o->hidden = 256, o->embed = 64, o->vocab = 256, o->seq = 8, o->batch = 4;
   o->iters = 30, o->warmups = 5, o->repeats = 1;
   o->rebuilt = 1;
+  o->optimizer_sgd = 1;
   static const double caps[] = {0.05, 0.25, 1, 4, 25};
   int n = 0;
   o->configs[n++] = (validate_config){1, SIM_MODE_DDP, 25, 25};

@@ -1,0 +1,70 @@
+/* check_report REPORT.json NROWS BOUND: checks the JSON of `ddpsim validate --json`, one line per
+ * check. Exit 0: well formed (NROWS rows, every predicted and measured time positive and finite,
+ * relative errors finite and equal to (pred - meas) / meas, median_abs_error <= max_abs_error as
+ * computed from the rows) and every |rel_error| <= BOUND. Exit 1: malformed. Exit 3: well formed
+ * but some configuration is beyond BOUND (the caller decides whether to measure again). */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static int fails = 0;
+static void check(int ok, const char *what) {
+  printf("%s %s\n", ok ? "ok  " : "FAIL", what);
+  fails += !ok;
+}
+
+static double num(const cJSON *o, const char *k) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+  return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+int main(int argc, char **argv) {
+  if (argc != 4) {
+    fprintf(stderr, "usage: check_report REPORT.json NROWS BOUND\n");
+    return 2;
+  }
+  FILE *f = fopen(argv[1], "rb");
+  if (!f) {
+    printf("FAIL cannot open %s\n", argv[1]);
+    return 1;
+  }
+  static char buf[1 << 22];
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = 0;
+  cJSON *j = cJSON_Parse(buf);
+  check(j != NULL, "report is JSON");
+  if (!j) return 1;
+  const cJSON *rows = cJSON_GetObjectItemCaseSensitive(j, "rows");
+  int nrows = cJSON_GetArraySize(rows);
+  check(cJSON_IsArray(rows) && nrows == atoi(argv[2]), "rows: one per configuration");
+  double bound = atof(argv[3]), worst = 0;
+  int beyond = 0, sane = 1;
+  const cJSON *r;
+  cJSON_ArrayForEach(r, rows) {
+    double p = num(r, "predicted_s"), m = num(r, "measured_s"), e = num(r, "rel_error");
+    const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(r, "config");
+    int ok = p > 0 && m > 0 && isfinite(p) && isfinite(m) && isfinite(e) && fabs(e - (p - m) / m) < 1e-9;
+    const cJSON *b, *bs = cJSON_GetObjectItemCaseSensitive(r, "buckets");
+    ok &= cJSON_IsArray(bs) && cJSON_GetArraySize(bs) >= 1;
+    cJSON_ArrayForEach(b, bs) ok &= num(b, "measured_end_s") >= num(b, "measured_start_s") &&
+                                    num(b, "predicted_end_s") >= num(b, "predicted_start_s");
+    sane &= ok;
+    printf("     %-18s predicted %.3f ms, measured %.3f ms, error %+.1f%%%s\n",
+           cJSON_IsString(cfg) ? cfg->valuestring : "?", p * 1e3, m * 1e3, e * 100, ok ? "" : "  (malformed)");
+    if (fabs(e) > worst) worst = fabs(e);
+    beyond += !(fabs(e) <= bound);
+  }
+  check(sane, "every row: positive finite times, error = (predicted - measured) / measured, bucket end >= start");
+  double med = num(j, "median_abs_error"), max = num(j, "max_abs_error");
+  check(isfinite(med) && isfinite(max) && med <= max + 1e-12 && fabs(max - worst) < 1e-9,
+        "median_abs_error <= max_abs_error = the largest |row error|");
+  const cJSON *rk = cJSON_GetObjectItemCaseSensitive(j, "ranking");
+  check(num(rk, "agree") <= num(rk, "resolved") && num(rk, "resolved") <= num(rk, "pairs"), "ranking counts consistent");
+  cJSON_Delete(j);
+  if (fails) return 1;
+  printf("%s every configuration within %.0f%% (largest %.1f%%, median %.1f%%)\n", beyond ? "MISS" : "ok  ", bound * 100,
+         worst * 100, med * 100);
+  return beyond ? 3 : 0;
+}

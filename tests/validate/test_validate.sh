@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# ddpsim validate: usage errors (exit 2), a missing ddpcalib (exit 1, saying where it looked), and
+# the whole comparison on this machine: calibration, predictions, real runs, a well-formed report,
+# and every configuration's iteration time within BOUND of the measurement. The machine is shared
+# (other builds and tests run on the same 2 cores), so a configuration beyond BOUND is measured
+# again, up to 3 attempts; a broken model misses every time, a burst of someone else's load does not.
+# Usage: test_validate.sh DDPSIM DDPCALIB CHECK_REPORT WORKDIR BOUND
+set -u
+ddpsim=$1 ddpcalib=$2 checker=$3 dir=$4 bound=$5
+rm -rf "$dir" && mkdir -p "$dir" && cd "$dir" || exit 1
+fails=0
+expect_exit() { # code name command...
+  local want=$1 name=$2; shift 2
+  "$@" >"$name.out" 2>"$name.err"; local got=$?
+  if [[ $got == "$want" ]]; then echo "ok   $name (exit $got)"; else echo "FAIL $name: exit $got, want $want"; cat "$name.err"; fails=$((fails + 1)); fi
+}
+expect_exit 0 help "$ddpsim" validate --help
+grep -q "usage: ddpsim validate" help.out && echo "ok   help text" || { echo "FAIL help text"; fails=$((fails + 1)); }
+expect_exit 2 bad_flag "$ddpsim" validate --bogus
+expect_exit 2 bad_nprocs "$ddpsim" validate --nprocs 1,x
+expect_exit 2 bad_caps "$ddpsim" validate --bucket-cap-mb 0.5,-1
+expect_exit 2 bad_modes "$ddpsim" validate --modes ring
+expect_exit 2 bad_opt "$ddpsim" validate --optimizer lamb
+expect_exit 2 bad_ewise "$ddpsim" validate --ewise gpu
+expect_exit 2 bad_repeats "$ddpsim" validate --repeats 0
+expect_exit 2 extra_arg "$ddpsim" validate extra
+expect_exit 1 no_ddpcalib "$ddpsim" validate --ddpcalib "$dir/nonexistent/ddpcalib"
+grep -q "ddpcalib not found at '$dir/nonexistent/ddpcalib'" no_ddpcalib.err && echo "ok   missing ddpcalib named" ||
+  { echo "FAIL missing ddpcalib message"; cat no_ddpcalib.err; fails=$((fails + 1)); }
+expect_exit 1 bad_profile "$ddpsim" validate --ddpcalib "$ddpcalib" --workdir "$dir/wbad" --profile "$dir/none.json" --nprocs 1 --modes flat
+
+# The comparison: 1 and 2 processes, ddp at caps from 0.05 MB to 25 MB (the gradient is 1.9 MB), flat.
+nrows=8
+for attempt in 1 2 3; do
+  "$ddpsim" validate --ddpcalib "$ddpcalib" --workdir "$dir/w$attempt" -n 20 -w 3 --json >report$attempt.json 2>run$attempt.err
+  rc=$?
+  if [[ $rc != 0 ]]; then echo "FAIL validate run (exit $rc)"; tail -5 run$attempt.err; fails=$((fails + 1)); break; fi
+  echo "ok   validate run $attempt (exit 0)"
+  "$checker" report$attempt.json $nrows "$bound"
+  crc=$?
+  if [[ $crc == 0 ]]; then break; fi
+  if [[ $crc != 3 ]]; then fails=$((fails + 1)); break; fi
+  if [[ $attempt == 3 ]]; then echo "FAIL a configuration beyond $bound in 3 attempts"; fails=$((fails + 1)); fi
+done
+echo "$fails failure(s)"
+[[ $fails == 0 ]]
