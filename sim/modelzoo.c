@@ -1,5 +1,7 @@
 #include "modelzoo.h"
 
+#include "strbuf.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,61 +10,40 @@
 /* ---- text building ---- */
 
 typedef struct {
-  char *buf;
-  size_t len, cap;
-  int failed;   /* out of memory */
+  strbuf text;
   int too_long; /* a name did not fit its buffer (cannot happen within the validated sizes) */
 } sbuf;
 
 static void put(sbuf *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void put(sbuf *s, const char *fmt, ...) {
-  if (s->failed) return;
-  for (;;) {
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(s->buf + s->len, s->cap - s->len, fmt, ap);
-    va_end(ap);
-    if (n < 0) {
-      s->failed = 1;
-      return;
-    }
-    if ((size_t)n < s->cap - s->len) {
-      s->len += (size_t)n;
-      return;
-    }
-    size_t nc = (s->cap + (size_t)n + 1) * 2;
-    char *nb = realloc(s->buf, nc);
-    if (!nb) {
-      s->failed = 1;
-      return;
-    }
-    s->buf = nb;
-    s->cap = nc;
-  }
+  va_list ap;
+  va_start(ap, fmt);
+  strbuf_vprintf(&s->text, fmt, ap);
+  va_end(ap);
 }
 
 /* With amp, every "param NAME SHAPE" line gets " fp32": the gradients keep the parameters' dtype. */
 static void amp_params(sbuf *s) {
-  if (s->failed || s->too_long) return;
+  if (s->text.failed || s->too_long || !s->text.buf) return;
   sbuf o = {0};
-  for (char *line = s->buf; *line;) {
+  for (char *line = s->text.buf; *line;) {
     char *nl = strchr(line, '\n');
     int len = nl ? (int)(nl - line) : (int)strlen(line);
     put(&o, "%.*s%s%s", len, line, strncmp(line, "param ", 6) == 0 ? " fp32" : "", nl ? "\n" : "");
     line += len + (nl ? 1 : 0);
   }
-  free(s->buf);
+  strbuf_free(&s->text);
   *s = o;
 }
 
 static int finish(sbuf *s, int amp, char **text, err_t *e) {
   if (amp) amp_params(s);
-  if (s->failed || s->too_long) {
-    free(s->buf);
-    return s->failed ? err_set(e, ERR_NOMEM, "out of memory") : err_set(e, ERR_INPUT, "a generated name is too long");
+  if (s->too_long) {
+    strbuf_free(&s->text);
+    return err_set(e, ERR_INPUT, "a generated name is too long");
   }
-  *text = s->buf;
-  return ERR_OK;
+  *text = strbuf_take(&s->text);
+  return *text ? ERR_OK : err_set(e, ERR_NOMEM, "out of memory");
 }
 
 /* An op dimension: a constant, or v per sample of the batch (written v*B). */

@@ -1,52 +1,11 @@
 #include "report.h"
 
 #include "nccl.h"
+#include "strbuf.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-typedef struct {
-  char *buf;
-  size_t len, cap;
-  int failed;
-} sb;
-
-static void put(sb *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put(sb *s, const char *fmt, ...) {
-  if (s->failed) return;
-  for (;;) {
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(s->buf ? s->buf + s->len : NULL, s->buf ? s->cap - s->len : 0, fmt, ap);
-    va_end(ap);
-    if (n < 0) {
-      s->failed = 1;
-      return;
-    }
-    if (s->buf && (size_t)n < s->cap - s->len) {
-      s->len += (size_t)n;
-      return;
-    }
-    size_t nc = (s->cap + (size_t)n + 64) * 2;
-    char *nb = realloc(s->buf, nc);
-    if (!nb) {
-      s->failed = 1;
-      return;
-    }
-    s->buf = nb;
-    s->cap = nc;
-  }
-}
-
-static char *done(sb *s) {
-  if (s->failed) {
-    free(s->buf);
-    return NULL;
-  }
-  return s->buf;
-}
 
 static const char *mode_name(sim_mode m) { return m == SIM_MODE_FLAT ? "flat" : "ddp"; }
 static const char *fid_name(sim_fidelity f) { return f == SIM_FIDELITY_STEP ? "step" : "flow"; }
@@ -151,42 +110,42 @@ static void fmt_bytes(char *buf, size_t len, double b) {
 char *report_predict_table(const sim_config *c, const predict_result *p) {
   const sim_result *r = &p->sim;
   const model_t *m = c->model;
-  sb s = {0};
+  strbuf s = {0};
   char gb[32];
   fmt_bytes(gb, sizeof gb, (double)model_total_bytes(m, r->precision));
-  put(&s, "# %s on %d x %d GPUs (%s, profile %s)\n", m->name, c->nodes, r->gpus / c->nodes, c->topo->name,
+  strbuf_printf(&s, "# %s on %d x %d GPUs (%s, profile %s)\n", m->name, c->nodes, r->gpus / c->nodes, c->topo->name,
       profile_name(c->profile));
-  put(&s, "# batch %ld/GPU, %s, mode %s, bucket cap %g MB (first %g MB)%s, %s fidelity", r->batch,
+  strbuf_printf(&s, "# batch %ld/GPU, %s, mode %s, bucket cap %g MB (first %g MB)%s, %s fidelity", r->batch,
       model_dtype_name(r->precision), mode_name(c->mode), c->bucket_cap_mb, c->first_bucket_mb,
       c->rebuilt ? ", rebuilt" : "", fid_name(c->fidelity));
-  if (c->no_sync > 1) put(&s, ", all-reduce every %d iterations", c->no_sync);
-  if (c->comm_hook == SIM_HOOK_FP16) put(&s, ", fp16 compression hook");
-  put(&s, "\n");
-  put(&s, "%-24s %14.6f s\n", "iteration", r->iteration_s);
-  put(&s, "%-24s %14.1f\n", "samples/s", p->samples_per_s);
+  if (c->no_sync > 1) strbuf_printf(&s, ", all-reduce every %d iterations", c->no_sync);
+  if (c->comm_hook == SIM_HOOK_FP16) strbuf_printf(&s, ", fp16 compression hook");
+  strbuf_printf(&s, "\n");
+  strbuf_printf(&s, "%-24s %14.6f s\n", "iteration", r->iteration_s);
+  strbuf_printf(&s, "%-24s %14.1f\n", "samples/s", p->samples_per_s);
   char unit[40];
   snprintf(unit, sizeof unit, "%s/s", m->token_unit);
-  put(&s, "%-24s %14.0f\n", unit, p->tokens_per_s);
-  put(&s, "%-24s %14.1f %%\n", "scaling efficiency", 100.0 * p->scaling_efficiency);
-  put(&s, "%-24s %14.6f s\n", "  forward", r->forward_s);
-  put(&s, "%-24s %14.6f s\n", "  backward", r->backward_s);
-  put(&s, "%-24s %14.6f s\n", "  optimizer", r->optimizer_s);
-  put(&s, "%-24s %14.6f s\n", "  exposed communication", r->exposed_comm_s);
+  strbuf_printf(&s, "%-24s %14.0f\n", unit, p->tokens_per_s);
+  strbuf_printf(&s, "%-24s %14.1f %%\n", "scaling efficiency", 100.0 * p->scaling_efficiency);
+  strbuf_printf(&s, "%-24s %14.6f s\n", "  forward", r->forward_s);
+  strbuf_printf(&s, "%-24s %14.6f s\n", "  backward", r->backward_s);
+  strbuf_printf(&s, "%-24s %14.6f s\n", "  optimizer", r->optimizer_s);
+  strbuf_printf(&s, "%-24s %14.6f s\n", "  exposed communication", r->exposed_comm_s);
   if (r->jitter_kind != PROFILE_JITTER_NONE)
-    put(&s, "%-24s %14.6f s   (slowest GPU - mean, within the above)\n", "  stragglers", r->straggler_s);
-  put(&s, "%-24s %14.6f s\n", "communication busy", r->comm_busy_s);
-  put(&s, "%-24s %14s\n", "gradients", gb);
-  if (r->extrapolated_ops) put(&s, "# note: %d op cost(s) extrapolated outside the profile's measured range\n", r->extrapolated_ops);
-  put(&s, "#\n# %-4s %12s %9s %12s %12s %12s %12s  %s\n", "bkt", "bytes", "params", "ready_s", "start_s", "end_s", "wait_s",
+    strbuf_printf(&s, "%-24s %14.6f s   (slowest GPU - mean, within the above)\n", "  stragglers", r->straggler_s);
+  strbuf_printf(&s, "%-24s %14.6f s\n", "communication busy", r->comm_busy_s);
+  strbuf_printf(&s, "%-24s %14s\n", "gradients", gb);
+  if (r->extrapolated_ops) strbuf_printf(&s, "# note: %d op cost(s) extrapolated outside the profile's measured range\n", r->extrapolated_ops);
+  strbuf_printf(&s, "#\n# %-4s %12s %9s %12s %12s %12s %12s  %s\n", "bkt", "bytes", "params", "ready_s", "start_s", "end_s", "wait_s",
       "nccl");
   for (int b = 0; b < r->plan.n; b++) {
     const sim_bucket_time *t = &r->buckets[b];
     char bb[32];
     fmt_bytes(bb, sizeof bb, (double)t->bytes);
-    put(&s, "  %-4d %12s %9d %12.6f %12.6f %12.6f %12.6f  %s/%s\n", b, bb, r->plan.b[b].ntensors, t->ready_s, t->comm_start_s,
+    strbuf_printf(&s, "  %-4d %12s %9d %12.6f %12.6f %12.6f %12.6f  %s/%s\n", b, bb, r->plan.b[b].ntensors, t->ready_s, t->comm_start_s,
         t->comm_end_s, t->comm_start_s - t->ready_s, nccl_algo_name((nccl_algo)t->algo), nccl_proto_name((nccl_proto)t->proto));
   }
-  return done(&s);
+  return strbuf_take(&s);
 }
 
 cJSON *report_buckets_json(const model_t *m, model_dtype run, const bucket_plan *plan) {
@@ -213,42 +172,42 @@ cJSON *report_buckets_json(const model_t *m, model_dtype run, const bucket_plan 
 }
 
 char *report_buckets_table(const model_t *m, model_dtype run, const bucket_plan *plan) {
-  sb s = {0};
-  put(&s, "# %s, %s gradients, %d buckets in reduction order\n", m->name, model_dtype_name(run), plan->n);
-  put(&s, "# %-4s %14s %5s  params (registration index)\n", "bkt", "bytes", "dtype");
+  strbuf s = {0};
+  strbuf_printf(&s, "# %s, %s gradients, %d buckets in reduction order\n", m->name, model_dtype_name(run), plan->n);
+  strbuf_printf(&s, "# %-4s %14s %5s  params (registration index)\n", "bkt", "bytes", "dtype");
   for (int b = 0; b < plan->n; b++) {
-    put(&s, "  %-4d %14zu %5s ", b, plan->b[b].bytes, model_dtype_name((model_dtype)plan->b[b].dtype_key));
+    strbuf_printf(&s, "  %-4d %14zu %5s ", b, plan->b[b].bytes, model_dtype_name((model_dtype)plan->b[b].dtype_key));
     for (int k = 0; k < plan->b[b].ntensors; k++) {
       int t = plan->b[b].tensors[k];
-      put(&s, " %s(%d)", m->params[t].name, t);
+      strbuf_printf(&s, " %s(%d)", m->params[t].name, t);
     }
-    put(&s, "\n");
+    strbuf_printf(&s, "\n");
   }
-  return done(&s);
+  return strbuf_take(&s);
 }
 
 char *report_sweep_header(int csv) {
-  sb s = {0};
+  strbuf s = {0};
   if (csv)
-    put(&s, "topology,nodes,gpus,bucket_cap_mb,iteration_s,samples_per_s,tokens_per_s,scaling_efficiency,compute_s,exposed_comm_s\n");
+    strbuf_printf(&s, "topology,nodes,gpus,bucket_cap_mb,iteration_s,samples_per_s,tokens_per_s,scaling_efficiency,compute_s,exposed_comm_s\n");
   else
-    put(&s, "# %-16s %6s %6s %8s %12s %12s %14s %8s %12s\n", "topology", "nodes", "gpus", "cap_MB", "iteration_s",
+    strbuf_printf(&s, "# %-16s %6s %6s %8s %12s %12s %14s %8s %12s\n", "topology", "nodes", "gpus", "cap_MB", "iteration_s",
         "samples/s", "tokens/s", "eff_%", "exposed_s");
-  return done(&s);
+  return strbuf_take(&s);
 }
 
 char *report_sweep_row(int csv, const char *topology, int nodes, double cap_mb, const sim_config *c,
                        const predict_result *p) {
   (void)c;
   const sim_result *r = &p->sim;
-  sb s = {0};
+  strbuf s = {0};
   if (csv)
-    put(&s, "%s,%d,%d,%.17g,%.9g,%.9g,%.9g,%.6f,%.9g,%.9g\n", topology, nodes, r->gpus, cap_mb, r->iteration_s,
+    strbuf_printf(&s, "%s,%d,%d,%.17g,%.9g,%.9g,%.9g,%.6f,%.9g,%.9g\n", topology, nodes, r->gpus, cap_mb, r->iteration_s,
         p->samples_per_s, p->tokens_per_s, p->scaling_efficiency, r->compute_s, r->exposed_comm_s);
   else
-    put(&s, "  %-16s %6d %6d %8g %12.6f %12.1f %14.0f %8.1f %12.6f\n", topology, nodes, r->gpus, cap_mb, r->iteration_s,
+    strbuf_printf(&s, "  %-16s %6d %6d %8g %12.6f %12.1f %14.0f %8.1f %12.6f\n", topology, nodes, r->gpus, cap_mb, r->iteration_s,
         p->samples_per_s, p->tokens_per_s, 100.0 * p->scaling_efficiency, r->exposed_comm_s);
-  return done(&s);
+  return strbuf_take(&s);
 }
 
 char *report_sweep_best(const double *caps_mb, const double *iteration_s, int n) {
@@ -257,18 +216,18 @@ char *report_sweep_best(const double *caps_mb, const double *iteration_s, int n)
     if (iteration_s[i] < iteration_s[best]) best = i;
   for (int i = 0; i < n; i++)
     if (i != best && (second < 0 || iteration_s[i] < iteration_s[second])) second = i;
-  sb s = {0};
+  strbuf s = {0};
   double margin = (iteration_s[second] - iteration_s[best]) / iteration_s[best];
   int ties = 0;
   for (int i = 0; i < n; i++) ties += (iteration_s[i] - iteration_s[best]) / iteration_s[best] <= 1e-9;
   if (ties == n)
-    put(&s, "# best bucket cap: all %d caps tie (%.6f s per iteration): communication is hidden or insensitive\n", n,
+    strbuf_printf(&s, "# best bucket cap: all %d caps tie (%.6f s per iteration): communication is hidden or insensitive\n", n,
         iteration_s[best]);
   else if (margin <= 1e-9)
-    put(&s, "# best bucket cap: %d caps tie, e.g. %g MB and %g MB (%.6f s per iteration)\n", ties, caps_mb[best],
+    strbuf_printf(&s, "# best bucket cap: %d caps tie, e.g. %g MB and %g MB (%.6f s per iteration)\n", ties, caps_mb[best],
         caps_mb[second], iteration_s[best]);
   else
-    put(&s, "# best bucket cap: %g MB, %.2f%% faster than the next best (%g MB)\n", caps_mb[best], 100.0 * margin,
+    strbuf_printf(&s, "# best bucket cap: %g MB, %.2f%% faster than the next best (%g MB)\n", caps_mb[best], 100.0 * margin,
         caps_mb[second]);
-  return done(&s);
+  return strbuf_take(&s);
 }
