@@ -145,7 +145,7 @@ static int calibrate(const validate_opts *o, int rep, validate_progress_fn pf, v
   snprintf(tag[2], sizeof tag[2], "calib_merge_r%d", rep);
   /* The model's own GEMM shapes at (H, B, T), a GEMM grid and copies: seconds at these sizes. */
   char *a1[] = {(char *)o->ddpcalib, "compute", "--backend", "cpu", "--hidden", H, "--batch", B, "--seq", T,
-                "-n", "10", "-w", "2", "--gemm-max", "256", "-o", compute, NULL};
+                "-n", "30", "-w", "3", "--gemm-max", "256", "-o", compute, NULL};
   say(pf, user, "calibrating compute: %s compute --backend cpu --hidden %s --batch %s --seq %s", o->ddpcalib, H, B, T);
   int rc = run_cmd(o->workdir, tag[0], a1, NULL, e);
   if (rc) return rc;
@@ -161,35 +161,102 @@ static int calibrate(const validate_opts *o, int rep, validate_progress_fn pf, v
 
 /* ---- prediction ----------------------------------------------------------------------------- */
 
-/* The mLSTM as ddpsim sees it; with SGD the optimizer op is SGD's (read p, g; write p). */
-static int make_model(const validate_opts *o, model_t **m, err_t *e) {
+typedef struct {
+  char *buf;
+  size_t len, cap;
+  int failed;
+} sb;
+static void put(sb *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Elements of an mLSTM parameter, by its name in the model file; 0 if unknown. */
+static long param_numel(const validate_opts *o, const char *name, size_t len) {
+  long H = o->hidden, E = o->embed, V = o->vocab;
+  const struct {
+    const char *n;
+    long v;
+  } t[] = {{"encoder.weight", V * E}, {"decoder.weight", V * H}, {"decoder.bias", V}, {"b_ih", 4 * H},
+           {"b_hh", 4 * H},           {"w_ih_g", 4 * H},        {"w_ih_v", 4 * H * E}, {"w_hh_g", 4 * H},
+           {"w_hh_v", 4 * H * H},     {"w_mih_g", H},           {"w_mih_v", H * E},  {"w_mhh_g", H},
+           {"w_mhh_v", H * H}};
+  for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+    if (strlen(t[i].n) == len && strncmp(t[i].n, name, len) == 0) return t[i].v;
+  return 0;
+}
+
+/* The mLSTM as ddpsim sees it (modelgen), plus the work the real run does that ddpsim does not
+ * model by itself (docs/simulation.md: the copies of gradients into buckets), written as ops so
+ * the profile prices them:
+ *   ddp:  each gradient-ready op's gradients are copied (and divided by the world size) into their
+ *         bucket before the bucket counts them: an ewise op of 2 arrays after the op, carrying its
+ *         ready= list; the reduced buckets copied back before the optimizer (2 arrays of P);
+ *   flat: the division of the whole gradient by the world size after the all-reduce (2 arrays of P).
+ * With SGD the optimizer op is SGD's: read p, g; write p (3 arrays of P). */
+static int make_model(const validate_opts *o, sim_mode mode, model_t **m, err_t *e) {
   modelgen_mlstm spec = {.name = "mlstm-validate", .hidden = o->hidden, .embed = o->embed, .vocab = o->vocab,
                          .seq = o->seq, .batch = o->batch, .precision = MODEL_FP32};
   char *text;
   int rc = modelgen_mlstm_text(&spec, &text, e);
   if (rc) return rc;
-  if (o->optimizer_sgd) {
-    char *adam = strstr(text, "ewise adam");
-    if (!adam) {
-      free(text);
-      return err_set(e, ERR_INPUT, "the generated model has no adam op to replace");
+  long H = o->hidden, E = o->embed, V = o->vocab;
+  long P = V * E + V * H + V + 8 * H + 4 * H * (E + 1) + 4 * H * (H + 1) + H * (E + 1) + H * (H + 1);
+  sb out = {0};
+  int section = 0; /* 1 forward, 2 backward, 3 optimizer */
+  for (char *line = text, *next; line && *line; line = next) {
+    char *nl = strchr(line, '\n');
+    next = nl ? nl + 1 : NULL;
+    int len = nl ? (int)(nl - line) : (int)strlen(line);
+    if (strncmp(line, "forward", 7) == 0) section = 1;
+    else if (strncmp(line, "backward", 8) == 0) section = 2;
+    else if (strncmp(line, "optimizer", 9) == 0) section = 3;
+    if (section == 3 && strncmp(line, "optimizer", 9) == 0) {
+      put(&out, "%.*s\n", len, line);
+      if (mode == SIM_MODE_DDP)
+        put(&out, "ewise ddp_copy_back elems=%ld arrays=2 dtype=fp32   # reduced buckets into .grad\n", P);
+      else
+        put(&out, "ewise flat_divide elems=%ld arrays=2 dtype=fp32   # gradient / world size\n", P);
+      if (o->optimizer_sgd) {
+        put(&out, "ewise sgd elems=%ld arrays=3 dtype=fp32   # p -= lr g\n", P);
+        break; /* modelgen's Adam op is all that follows */
+      }
+      continue;
     }
-    char *comment = strstr(text, "# Adam");
-    if (comment && comment < adam) adam = comment;
-    long H = o->hidden, E = o->embed, V = o->vocab;
-    long P = V * E + V * H + V + 8 * H + 4 * H * (E + 1) + 4 * H * (H + 1) + H * (E + 1) + H * (H + 1);
-    size_t n = (size_t)(adam - text) + 128;
-    char *t2 = malloc(n);
-    if (!t2) {
-      free(text);
-      return err_set(e, ERR_NOMEM, "out of memory");
+    const char *ready = section == 2 && mode == SIM_MODE_DDP ? strstr(line, " ready=") : NULL;
+    if (ready && ready - line < len) {
+      /* The op without its ready list, then the copy that makes the gradients count. */
+      const char *list = ready + 7;
+      int llen = 0;
+      while (list + llen < line + len && list[llen] != ' ' && list[llen] != '\t' && list[llen] != '#') llen++;
+      long numel = 0;
+      for (const char *p = list; p < list + llen;) {
+        const char *c = memchr(p, ',', (size_t)(list + llen - p));
+        size_t n = c ? (size_t)(c - p) : (size_t)(list + llen - p);
+        long k = param_numel(o, p, n);
+        if (k == 0) {
+          free(text), free(out.buf);
+          return err_set(e, ERR_INPUT, "the generated model names an unknown parameter '%.*s'", (int)n, p);
+        }
+        numel += k;
+        p += n + (c ? 1 : 0);
+      }
+      put(&out, "%.*s%.*s\n", (int)(ready - line), line, (int)(line + len - (list + llen)), list + llen);
+      put(&out, "ewise ddp_copy elems=%ld arrays=2 ready=%.*s   # into the bucket, / world size\n", numel, llen, list);
+      continue;
     }
-    snprintf(t2, n, "%.*sewise sgd elems=%ld arrays=3 dtype=fp32\n", (int)(adam - text), text, P);
-    free(text);
-    text = t2;
+    put(&out, "%.*s\n", len, line);
   }
-  rc = model_parse(text, "<ddpsim validate model>", m, e);
   free(text);
+  if (out.failed) {
+    free(out.buf);
+    return err_set(e, ERR_NOMEM, "out of memory");
+  }
+  rc = model_parse(out.buf, "<ddpsim validate model>", m, e);
+  if (rc == ERR_OK && o->workdir) { /* kept beside the other inputs, for a reader to check */
+    char path[1100];
+    snprintf(path, sizeof path, "%s/model_%s.model", o->workdir, mode == SIM_MODE_DDP ? "ddp" : "flat");
+    FILE *f = fopen(path, "w");
+    if (f) fputs(out.buf, f), fclose(f);
+  }
+  free(out.buf);
   return rc;
 }
 
@@ -544,7 +611,7 @@ int validate_run(const validate_opts *o, validate_progress_fn pf, void *user, va
   for (int i = 0; i < o->nconfigs; i++)
     if (o->configs[i].nprocs < 1) return err_set(e, ERR_INPUT, "process counts must be >= 1");
   int R = o->repeats, NC = o->nconfigs, rc = ERR_OK;
-  model_t *m = NULL;
+  model_t *m = NULL, *mflat = NULL;
   profile_t *prof = NULL;
   sample *smp = calloc((size_t)NC * (size_t)R, sizeof *smp);
   out->rows = calloc((size_t)NC, sizeof *out->rows);
@@ -552,7 +619,7 @@ int validate_run(const validate_opts *o, validate_progress_fn pf, void *user, va
     rc = err_set(e, ERR_NOMEM, "out of memory");
     goto done;
   }
-  if ((rc = make_model(o, &m, e))) goto done;
+  if ((rc = make_model(o, SIM_MODE_DDP, &m, e)) || (rc = make_model(o, SIM_MODE_FLAT, &mflat, e))) goto done;
   /* Each repeat calibrates afresh, then predicts and measures every configuration: on a machine
    * shared with other work the speed drifts over minutes, and a calibration is a statement about
    * the machine as it is when the real runs happen. */
@@ -578,7 +645,7 @@ int validate_run(const validate_opts *o, validate_progress_fn pf, void *user, va
       sample *sm = &smp[(size_t)i * (size_t)R + (size_t)rep];
       char label[64];
       validate_config_label(&o->configs[i], label, sizeof label);
-      if ((rc = predict(&o->configs[i], o, m, prof, sm, e))) goto done;
+      if ((rc = predict(&o->configs[i], o, o->configs[i].mode == SIM_MODE_DDP ? m : mflat, prof, sm, e))) goto done;
       if ((rc = measure(&o->configs[i], o, i, rep, sm, e))) goto done;
       say(pf, user, "repeat %d/%d %-16s predicted %.3f ms, measured %.3f ms", rep + 1, R, label, sm->pred_s * 1e3,
           sm->iter_s * 1e3);
@@ -635,6 +702,7 @@ done:
     for (size_t i = 0; i < (size_t)NC * (size_t)R; i++) sample_free(&smp[i]);
   free(smp);
   model_destroy(m);
+  model_destroy(mflat);
   profile_destroy(prof);
   if (rc) validate_report_free(out);
   return rc;
@@ -642,13 +710,6 @@ done:
 
 /* ---- output --------------------------------------------------------------------------------- */
 
-typedef struct {
-  char *buf;
-  size_t len, cap;
-  int failed;
-} sb;
-
-static void put(sb *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void put(sb *s, const char *fmt, ...) {
   if (s->failed) return;
   for (;;) {
