@@ -66,7 +66,13 @@ static const char *common_help =
     "                       of variation; 0: none); default: the profile's compute.jitter, if any\n"
     "  --seed N             seed of the jitter draws (default 1)\n"
     "  --nccl-algo LIST     NCCL_ALGO: ring, tree or both (default auto: NCCL's fastest)\n"
-    "  --nccl-proto LIST    NCCL_PROTO: LL, LL128, Simple (default auto); needs the profile's comm.nccl\n";
+    "  --nccl-proto LIST    NCCL_PROTO: LL, LL128, Simple (default auto); needs the profile's comm.nccl\n"
+    "  --num-workers W      DataLoader workers loading batches (default 0: the training loop loads)\n"
+    "  --load-ms X          time one worker takes to load one batch (default 0: loading not modelled)\n"
+    "  --pin-memory         batches in pinned memory (faster copies; default pageable, as PyTorch)\n"
+    "  --non-blocking       copies with non_blocking=True (no effect without --pin-memory)\n"
+    "  --prefetch           pinned copies one batch ahead on a side stream, overlapping compute\n"
+    "  --no-h2d             do not model the host-to-device copy of the batch\n";
 
 static void usage_predict(FILE *f) {
   fprintf(f,
@@ -170,6 +176,8 @@ typedef struct {
   double jitter_cv;
   unsigned long seed;
   unsigned nccl_algos, nccl_protos;
+  int workers, pin, nonblocking, prefetch, no_h2d;
+  double load_ms;
   sim_comm_hook hook;
   long batch;
   int precision;
@@ -180,7 +188,8 @@ typedef struct {
 
 enum {
   O_MODEL = 256, O_TOPO, O_PROFILE, O_NODES, O_GPN, O_BATCH, O_CAP, O_FIRST, O_PREC, O_MODE, O_FID,
-  O_ITER, O_REBUILT, O_JSON, O_CSV, O_HELP, O_NOSYNC, O_HOOK, O_JITTER, O_SEED, O_ALGO, O_PROTO
+  O_ITER, O_REBUILT, O_JSON, O_CSV, O_HELP, O_NOSYNC, O_HOOK, O_JITTER, O_SEED, O_ALGO, O_PROTO,
+  O_WORKERS, O_LOAD, O_PIN, O_NONBLOCK, O_PREFETCH, O_NOH2D
 };
 
 static const struct option long_opts[] = {
@@ -195,6 +204,9 @@ static const struct option long_opts[] = {
     {"no-sync", required_argument, 0, O_NOSYNC},  {"comm-hook", required_argument, 0, O_HOOK},
     {"jitter-cv", required_argument, 0, O_JITTER}, {"seed", required_argument, 0, O_SEED},
     {"nccl-algo", required_argument, 0, O_ALGO},  {"nccl-proto", required_argument, 0, O_PROTO},
+    {"num-workers", required_argument, 0, O_WORKERS}, {"load-ms", required_argument, 0, O_LOAD},
+    {"pin-memory", no_argument, 0, O_PIN},        {"non-blocking", no_argument, 0, O_NONBLOCK},
+    {"prefetch", no_argument, 0, O_PREFETCH},     {"no-h2d", no_argument, 0, O_NOH2D},
     {0, 0, 0, 0}};
 
 /* Parses the options a command accepts (`allowed` lists their ids). Returns 0, 1 for --help, or
@@ -301,12 +313,29 @@ static int parse_opts(int argc, char **argv, const int *allowed, void (*usage)(F
       if (nccl_parse_protos(optarg, &o->nccl_protos))
         return misuse(usage, "--nccl-proto must list LL, LL128 and/or Simple (or auto), got '%s'", optarg);
       break;
+    case O_WORKERS:
+      if (parse_int(optarg, &o->workers) || o->workers < 0 || o->workers > 256)
+        return misuse(usage, "--num-workers must be an integer from 0 to 256, got '%s'", optarg);
+      break;
+    case O_LOAD: {
+      char *end;
+      o->load_ms = strtod(optarg, &end);
+      if (!*optarg || *end || !(o->load_ms >= 0) || !isfinite(o->load_ms))
+        return misuse(usage, "--load-ms must be a number >= 0, got '%s'", optarg);
+      break;
+    }
+    case O_PIN: o->pin = 1; break;
+    case O_NONBLOCK: o->nonblocking = 1; break;
+    case O_PREFETCH: o->prefetch = 1; break;
+    case O_NOH2D: o->no_h2d = 1; break;
     case O_REBUILT: o->rebuilt = 1; break;
     case O_JSON: o->json = 1; break;
     case O_CSV: o->csv = 1; break;
     }
   }
   if (optind < argc) return misuse(usage, "%s: unexpected argument '%s'", argv[0], argv[optind]);
+  if (o->no_h2d && (o->pin || o->nonblocking || o->prefetch))
+    return misuse(usage, "--no-h2d contradicts --pin-memory, --non-blocking and --prefetch");
   return 0;
 }
 
@@ -361,10 +390,20 @@ static void config_from(const opts *o, const inputs *in, sim_config *c) {
   c->seed = o->seed;
   c->nccl_algos = o->nccl_algos;
   c->nccl_protos = o->nccl_protos;
+  c->workers = o->workers;
+  c->load_s = o->load_ms * 1e-3;
+  /* PyTorch: non_blocking only matters for pinned memory; a prefetcher copies pinned batches. */
+  c->h2d = o->no_h2d ? SIM_H2D_OFF
+         : o->prefetch ? SIM_H2D_PREFETCH
+         : o->pin && o->nonblocking ? SIM_H2D_PINNED_ASYNC
+         : o->pin ? SIM_H2D_PINNED
+         : o->nonblocking ? SIM_H2D_PAGEABLE
+                          : SIM_H2D_AUTO;
 }
 
 static const int sim_opts[] = {O_MODEL, O_TOPO, O_PROFILE, O_NODES, O_GPN, O_BATCH, O_CAP, O_FIRST, O_PREC,
-                               O_MODE,  O_FID,  O_ITER,    O_REBUILT, O_NOSYNC, O_HOOK, O_JITTER, O_SEED, O_ALGO, O_PROTO, 0};
+                               O_MODE,  O_FID,  O_ITER,    O_REBUILT, O_NOSYNC, O_HOOK, O_JITTER, O_SEED, O_ALGO, O_PROTO,
+                               O_WORKERS, O_LOAD, O_PIN, O_NONBLOCK, O_PREFETCH, O_NOH2D, 0};
 
 static int cmd_predict(int argc, char **argv) {
   int allowed[32], k = 0;

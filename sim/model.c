@@ -330,13 +330,16 @@ int model_parse(const char *text, const char *origin, model_t **out, err_t *e) {
       if (strlen(tok[2]) >= sizeof m->token_unit) { rc = FAIL(&P, "token unit '%s' too long", tok[2]); goto fail; }
       strcpy(m->token_unit, tok[2]);
       have_tokens = 1;
+    } else if (strcmp(tok[0], "input") == 0) {
+      if (n != 2) { rc = FAIL(&P, "expected 'input BYTES' (bytes per sample copied to the GPU)"); goto fail; }
+      if ((rc = parse_positive(&P, tok[1], &m->input_bytes_per_sample, "input bytes"))) goto fail;
     } else if (strcmp(tok[0], "precision") == 0) {
       if (n != 2 || model_dtype_parse(tok[1], &m->precision)) { rc = FAIL(&P, "expected 'precision fp32|fp16'"); goto fail; }
       have_prec = 1;
     } else if (strcmp(tok[0], "param") == 0) {
       if ((rc = parse_param(&P, m, tok, n))) goto fail;
     } else {
-      rc = FAIL(&P, "unknown line '%s' (expected name, batch, tokens, precision, param, or a section)", tok[0]);
+      rc = FAIL(&P, "unknown line '%s' (expected name, batch, tokens, input, precision, param, or a section)", tok[0]);
       goto fail;
     }
   }

@@ -64,6 +64,7 @@ typedef struct {
   long batch;                  /* default per-GPU batch, samples */
   long tokens_per_sample;      /* e.g. sequence length T */
   char token_unit[16];         /* what a token is: "chars", "tokens", "images" */
+  long input_bytes_per_sample; /* the `input` line: bytes of one sample copied host to GPU (0: none) */
   model_dtype precision;       /* default run precision */
   int nparams;
   model_param *params;         /* (nparams) in registration order */

@@ -9,7 +9,7 @@ int predict_run(const sim_config *c, predict_result *out, err_t *e) {
   sim_config one = *c;
   one.nodes = 1;
   one.gpus_per_node = 1;
-  one.iterations = 1;
+  /* As many iterations as the run itself: an input pipeline needs them to reach its steady state. */
   one.fidelity = SIM_FIDELITY_FLOW;
   one.jitter_cv = 0; /* the reference is the expected single-GPU time, not one noisy draw */
   sim_result base;

@@ -55,6 +55,11 @@ struct profile {
   costmodel cost[MODEL_DTYPE_COUNT][MODEL_OP_KIND_COUNT];
   int nlinks;
   linkcost *links;
+  struct {
+    char mode[32];
+    double lat_s, bw_Bps;
+  } h2d[8];
+  int nh2d;
   int has_nccl;                       /* comm.nccl present */
   int nccl_on[NALGO][NPROTO];
   double nccl_base_s[NALGO][NPROTO], nccl_bwf[NALGO][NPROTO];
@@ -352,6 +357,25 @@ int profile_parse(const char *text, const char *origin, profile_t **out, err_t *
 
   if ((rc = load_jitter(cJSON_GetObjectItemCaseSensitive(compute, "jitter"), origin, p, e))) goto fail;
 
+  const cJSON *h2d = cJSON_GetObjectItemCaseSensitive(root, "h2d"), *hm;
+  if (h2d && !cJSON_IsObject(h2d)) {
+    rc = err_set(e, ERR_INPUT, "%s: \"h2d\" must be an object", origin);
+    goto fail;
+  }
+  cJSON_ArrayForEach(hm, h2d) {
+    if (strcmp(hm->string, "source") == 0 && cJSON_IsString(hm)) continue;
+    char path[96];
+    snprintf(path, sizeof path, "h2d.%.60s", hm->string);
+    if (!cJSON_IsObject(hm) || p->nh2d == 8 || strlen(hm->string) >= sizeof p->h2d[0].mode) {
+      rc = err_set(e, ERR_INPUT, "%s: %s must be an object {lat_s, bw_Bps} (at most 8 modes)", origin, path);
+      goto fail;
+    }
+    strcpy(p->h2d[p->nh2d].mode, hm->string);
+    if ((rc = get_num(hm, "lat_s", path, origin, 1, 0, -1e-300, &p->h2d[p->nh2d].lat_s, e))) goto fail;
+    if ((rc = get_num(hm, "bw_Bps", path, origin, 1, 0, 0, &p->h2d[p->nh2d].bw_Bps, e))) goto fail;
+    p->nh2d++;
+  }
+
   const cJSON *comm = cJSON_GetObjectItemCaseSensitive(root, "comm");
   const cJSON *links = comm ? cJSON_GetObjectItemCaseSensitive(comm, "links") : NULL;
   if (!cJSON_IsObject(links)) {
@@ -535,4 +559,16 @@ int profile_hop_lat(const profile_t *p, const char *cls, const char *algo, const
   }
   double bw;
   return profile_link(p, cls, 1, &bw, lat_s, e); /* reports the missing class */
+}
+
+int profile_h2d(const profile_t *p, const char *mode, int *present, double *lat_s, double *bw_Bps, err_t *e) {
+  (void)e;
+  *present = 0;
+  for (int i = 0; i < p->nh2d; i++)
+    if (strcmp(p->h2d[i].mode, mode) == 0) {
+      *present = 1;
+      *lat_s = p->h2d[i].lat_s;
+      *bw_Bps = p->h2d[i].bw_Bps;
+    }
+  return ERR_OK;
 }

@@ -54,6 +54,10 @@ int profile_nccl(const profile_t *p, const char *algo, const char *proto, int *e
  * or lat_s when the profile has no comm.nccl. ERR_INPUT for a missing class or entry. */
 int profile_hop_lat(const profile_t *p, const char *cls, const char *algo, const char *proto, double *lat_s, err_t *e);
 
+/* Host-to-device copy cost of a mode ("pageable_sync", "pinned_sync", "pinned_async"):
+ * h2d.<mode> {lat_s, bw_Bps}, as ddpcalib h2d writes it. *present is 0 when absent. */
+int profile_h2d(const profile_t *p, const char *mode, int *present, double *lat_s, double *bw_Bps, err_t *e);
+
 /* The profile's compute jitter (kind NONE if it has none). Never fails for a loaded profile. */
 int profile_get_jitter(const profile_t *p, profile_jitter *out, err_t *e);
 

@@ -7,6 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+static const char *h2d_name(sim_h2d h) {
+  static const char *const names[] = {[SIM_H2D_AUTO] = "auto", [SIM_H2D_OFF] = "none", [SIM_H2D_PAGEABLE] = "pageable",
+                                      [SIM_H2D_PINNED] = "pinned", [SIM_H2D_PINNED_ASYNC] = "pinned-async",
+                                      [SIM_H2D_PREFETCH] = "prefetch"};
+  return names[h];
+}
+
 static const char *mode_name(sim_mode m) { return m == SIM_MODE_FLAT ? "flat" : "ddp"; }
 static const char *fid_name(sim_fidelity f) { return f == SIM_FIDELITY_STEP ? "step" : "flow"; }
 
@@ -54,6 +61,11 @@ cJSON *report_predict_json(const sim_config *c, const predict_result *p) {
   cJSON_AddNumberToObject(o, "optimizer_s", r->optimizer_s);
   cJSON_AddNumberToObject(o, "exposed_comm_s", r->exposed_comm_s);
   cJSON_AddNumberToObject(o, "straggler_s", r->straggler_s);
+  cJSON_AddNumberToObject(o, "loading_s", r->loading_s);
+  cJSON_AddNumberToObject(o, "transfer_s", r->transfer_s);
+  cJSON_AddStringToObject(o, "h2d", h2d_name(r->h2d));
+  cJSON_AddNumberToObject(o, "num_workers", c->workers);
+  cJSON_AddNumberToObject(o, "load_s_per_batch", c->load_s);
   cJSON_AddStringToObject(o, "jitter", r->jitter_kind == PROFILE_JITTER_LOGNORMAL ? "lognormal"
                                        : r->jitter_kind == PROFILE_JITTER_EMPIRICAL ? "empirical" : "none");
   cJSON_AddNumberToObject(o, "jitter_cv", r->jitter_cv);
@@ -95,6 +107,7 @@ cJSON *report_predict_json(const sim_config *c, const predict_result *p) {
   cJSON *sim = cJSON_AddObjectToObject(o, "simulation");
   if (sim) {
     cJSON_AddNumberToObject(sim, "messages", (double)r->messages);
+    cJSON_AddNumberToObject(sim, "iterations", r->iterations_simulated);
     cJSON_AddNumberToObject(sim, "wall_s", r->wall_s);
     cJSON_AddNumberToObject(sim, "peak_rss_kb", (double)r->peak_rss_kb);
   }
@@ -127,6 +140,8 @@ char *report_predict_table(const sim_config *c, const predict_result *p) {
   snprintf(unit, sizeof unit, "%s/s", m->token_unit);
   strbuf_printf(&s, "%-24s %14.0f\n", unit, p->tokens_per_s);
   strbuf_printf(&s, "%-24s %14.1f %%\n", "scaling efficiency", 100.0 * p->scaling_efficiency);
+  if (c->load_s > 0) strbuf_printf(&s, "%-24s %14.6f s   (%d workers)\n", "  loading (waiting)", r->loading_s, c->workers);
+  if (r->h2d != SIM_H2D_OFF) strbuf_printf(&s, "%-24s %14.6f s   (%s)\n", "  host-to-device copy", r->transfer_s, h2d_name(r->h2d));
   strbuf_printf(&s, "%-24s %14.6f s\n", "  forward", r->forward_s);
   strbuf_printf(&s, "%-24s %14.6f s\n", "  backward", r->backward_s);
   strbuf_printf(&s, "%-24s %14.6f s\n", "  optimizer", r->optimizer_s);

@@ -37,6 +37,7 @@ void sim_config_defaults(sim_config *c) {
   c->comm_hook = SIM_HOOK_NONE;
   c->jitter_cv = -1;
   c->seed = 1;
+  c->h2d = SIM_H2D_AUTO;
 }
 
 void sim_result_free(sim_result *r) {
@@ -66,6 +67,12 @@ typedef struct {
   int *ready_seg;     /* (nb) segment after which the bucket is ready */
   double *hook_pre_s, *hook_post_s; /* (nb) communication hook work before and after the all-reduce */
   double *jitter;     /* (iterations x n) compute time multipliers per iteration and rank, or NULL */
+  /* Input pipeline (docs/simulation.md): loading by `workers` DataLoader workers (0: in the training
+   * loop), then the host-to-device copy, serial or prefetched on a side stream. */
+  double load_s;      /* loading one batch, one worker; 0: not modelled */
+  int workers;
+  double copy_s;      /* the H2D copy of one batch; 0: not modelled */
+  int prefetch;       /* the copy runs ahead on a side stream, overlapping compute */
   long *edge_bytes;   /* (nb) flow fidelity: bytes on each edge for the chosen algorithm/protocol */
   double *lat_s;      /* (nb) flow fidelity: the latency term of NCCL's model */
   double *base_lat_s; /* (nb) step fidelity: NCCL's base latency, before the first step */
@@ -73,6 +80,8 @@ typedef struct {
 } runplan;
 
 typedef struct {
+  sg_sem_t loaded, load_slots; /* batches loaded by the workers, and free prefetch slots */
+  sg_sem_t on_gpu, gpu_slots;  /* prefetch: batches copied to the GPU, and free GPU buffers */
   int *ready_iter; /* (nb) iteration in which the bucket last became ready */
   sg_sem_t ready_sem;
   sg_sem_t done_sem;
@@ -86,11 +95,77 @@ static int g_finished;
 static long g_messages;
 static double *g_iter_start, *g_iter_end; /* (iterations), rank 0 */
 static double *g_ready, *g_start, *g_end; /* (nb), rank 0, last iteration, absolute */
+static double *g_load_wait, *g_copy_wait;  /* (iterations), rank 0: exposed loading and copying */
+static double *g_prefetch_load_wait;       /* (iterations), rank 0: the prefetcher's wait for loading */
 static char g_dummy;
 static sg_bar_t g_ring_barrier; /* flow fidelity: the end of one all-reduce on every rank */
 
 static void sleep_for(double s) {
   if (s > 0) sg_actor_sleep_for(s);
+}
+
+/* A DataLoader worker: loads batches k, k + W, ... each taking load_s, as long as a prefetch slot is
+ * free (PyTorch keeps prefetch_factor = 2 batches per worker in flight). */
+static void loader_actor(int argc, char *argv[]) {
+  (void)argc;
+  int r = atoi(argv[1]), k = atoi(argv[2]);
+  rank_state *me = &S[r];
+  for (int it = k; it < G->iterations; it += G->workers) {
+    sg_sem_acquire(me->load_slots);
+    sleep_for(G->load_s);
+    sg_sem_release(me->loaded);
+  }
+  g_finished++;
+}
+
+/* The next loaded batch, as the training loop (or the prefetcher) takes it; returns the wait. */
+static double take_loaded_batch(rank_state *me) {
+  double t0 = simgrid_get_clock();
+  if (G->workers == 0) {
+    sleep_for(G->load_s); /* num_workers = 0: the loop loads it itself */
+  } else {
+    sg_sem_acquire(me->loaded);
+    sg_sem_release(me->load_slots);
+  }
+  return simgrid_get_clock() - t0;
+}
+
+/* Prefetch on a side stream: copies batch it+1 while the GPU computes batch it (one buffer ahead). */
+static void prefetch_actor(int argc, char *argv[]) {
+  (void)argc;
+  int r = atoi(argv[1]);
+  rank_state *me = &S[r];
+  for (int it = 0; it < G->iterations; it++) {
+    double w = G->load_s > 0 ? take_loaded_batch(me) : 0;
+    if (r == 0) g_prefetch_load_wait[it] = w;
+    sg_sem_acquire(me->gpu_slots);
+    sleep_for(G->copy_s);
+    sg_sem_release(me->on_gpu);
+  }
+  g_finished++;
+}
+
+/* Input of one iteration as the training loop sees it: loading, then the copy. */
+static void get_input(int r, int it) {
+  rank_state *me = &S[r];
+  double lw = 0, cw = 0;
+  if (G->prefetch) {
+    double t0 = simgrid_get_clock();
+    sg_sem_acquire(me->on_gpu);
+    sg_sem_release(me->gpu_slots);
+    double w = simgrid_get_clock() - t0;
+    /* What the loop waited for: loading first (as far as the prefetcher waited for it), the rest copying. */
+    lw = r == 0 && w < g_prefetch_load_wait[it] ? w : (r == 0 ? g_prefetch_load_wait[it] : 0);
+    cw = w - lw;
+  } else {
+    if (G->load_s > 0) lw = take_loaded_batch(me);
+    sleep_for(G->copy_s); /* pageable, or pinned on the compute stream: the GPU waits for it */
+    cw = G->copy_s;
+  }
+  if (r == 0) {
+    g_load_wait[it] = lw;
+    g_copy_wait[it] = cw;
+  }
 }
 
 static void compute_actor(int argc, char *argv[]) {
@@ -102,6 +177,7 @@ static void compute_actor(int argc, char *argv[]) {
     int sync = G->n > 1 && it % G->no_sync == G->no_sync - 1;
     int last = r == 0 && it == G->iterations - 1;
     if (r == 0) g_iter_start[it] = simgrid_get_clock();
+    get_input(r, it);
     /* This GPU's compute speed in this iteration (1 without jitter): stragglers. */
     double slow = G->jitter ? G->jitter[(size_t)it * (size_t)G->n + (size_t)r] : 1.0;
     sleep_for(G->forward_s * slow);
@@ -226,7 +302,12 @@ static void child_main(runplan *plan, const char *platform_path, int fd) {
   g_ready = calloc((size_t)nb + 1, sizeof(double));
   g_start = calloc((size_t)nb + 1, sizeof(double));
   g_end = calloc((size_t)nb + 1, sizeof(double));
-  if (!S || !g_iter_start || !g_iter_end || !g_ready || !g_start || !g_end) _exit(3);
+  g_load_wait = calloc((size_t)K, sizeof(double));
+  g_copy_wait = calloc((size_t)K, sizeof(double));
+  g_prefetch_load_wait = calloc((size_t)K, sizeof(double));
+  if (!S || !g_iter_start || !g_iter_end || !g_ready || !g_start || !g_end || !g_load_wait || !g_copy_wait ||
+      !g_prefetch_load_wait)
+    _exit(3);
 
   /* CM02 without cross-traffic or TCP window: a lone transfer takes exactly latency + size/bandwidth
    * (docs/simulation.md). SimGrid's own log is silenced: the front end reports. */
@@ -250,6 +331,10 @@ static void child_main(runplan *plan, const char *platform_path, int fd) {
     for (int b = 0; b < nb; b++) S[r].ready_iter[b] = -1;
     S[r].ready_sem = sg_sem_init(0);
     S[r].done_sem = sg_sem_init(0);
+    S[r].loaded = sg_sem_init(0);
+    S[r].load_slots = sg_sem_init(2 * (plan->workers > 0 ? plan->workers : 1));
+    S[r].on_gpu = sg_sem_init(0);
+    S[r].gpu_slots = sg_sem_init(1);
     snprintf(name, sizeof name, "inbox%d", r);
     S[r].inbox = sg_mailbox_by_name(name);
     platform_host_name(r, host, sizeof host);
@@ -264,14 +349,28 @@ static void child_main(runplan *plan, const char *platform_path, int fd) {
       snprintf(name, sizeof name, "comm%d", r);
       sg_actor_create_(name, h, comm_actor, 2, cargv);
     }
+    if (plan->load_s > 0)
+      for (int k = 0; k < plan->workers; k++) {
+        char kk[16];
+        snprintf(kk, sizeof kk, "%d", k);
+        const char *largv[] = {"loader", rank, kk, NULL};
+        snprintf(name, sizeof name, "loader%d.%d", r, k);
+        sg_actor_create_(name, h, loader_actor, 3, largv);
+      }
+    if (plan->prefetch) {
+      const char *pargv[] = {"prefetch", rank, NULL};
+      snprintf(name, sizeof name, "prefetch%d", r);
+      sg_actor_create_(name, h, prefetch_actor, 2, pargv);
+    }
   }
   simgrid_run();
 
-  int expected = plan->n * (plan->n > 1 ? 2 : 1);
+  int expected = plan->n * ((plan->n > 1 ? 2 : 1) + (plan->load_s > 0 ? plan->workers : 0) + (plan->prefetch ? 1 : 0));
   wire_head head = {.status = g_finished == expected ? 0 : 1, .finished = g_finished, .messages = g_messages};
   if (write_all(fd, &head, sizeof head) || write_all(fd, g_iter_start, (size_t)K * sizeof(double)) ||
       write_all(fd, g_iter_end, (size_t)K * sizeof(double)) || write_all(fd, g_ready, (size_t)nb * sizeof(double)) ||
-      write_all(fd, g_start, (size_t)nb * sizeof(double)) || write_all(fd, g_end, (size_t)nb * sizeof(double)))
+      write_all(fd, g_start, (size_t)nb * sizeof(double)) || write_all(fd, g_end, (size_t)nb * sizeof(double)) ||
+      write_all(fd, g_load_wait, (size_t)K * sizeof(double)) || write_all(fd, g_copy_wait, (size_t)K * sizeof(double)))
     _exit(5);
   _exit(0);
 }
@@ -318,6 +417,39 @@ static int links(const sim_config *c, int gpn, platform_spec *spec, err_t *e) {
     spec->nic_lat_s = lat;
     spec->backbone_bw_Bps = t->switch_bw_Bps;
   }
+  return ERR_OK;
+}
+
+/* The input pipeline: loading by DataLoader workers and the host-to-device copy of each batch. */
+static int input_pipeline(const sim_config *c, const model_t *m, long batch, runplan *plan, sim_result *r, err_t *e) {
+  if (c->load_s < 0 || !isfinite(c->load_s)) return err_set(e, ERR_INPUT, "load time per batch must be >= 0");
+  if (c->workers < 0 || c->workers > 256) return err_set(e, ERR_INPUT, "DataLoader workers must be 0 to 256, got %d", c->workers);
+  plan->load_s = c->load_s;
+  plan->workers = c->workers;
+  sim_h2d mode = c->h2d;
+  double bytes = (double)m->input_bytes_per_sample * (double)batch;
+  int have = 0;
+  double lat = 0, bw = 0;
+  static const char *const profile_mode[] = {[SIM_H2D_PAGEABLE] = "pageable_sync", [SIM_H2D_PINNED] = "pinned_sync",
+                                             [SIM_H2D_PINNED_ASYNC] = "pinned_async", [SIM_H2D_PREFETCH] = "pinned_async"};
+  if (mode == SIM_H2D_AUTO) {
+    /* PyTorch's default (pin_memory=False): pageable copies, when the profile and the model say
+     * what they cost; otherwise the copy is not modelled, and the report says so. */
+    mode = SIM_H2D_OFF;
+    if (bytes > 0 && profile_h2d(c->profile, profile_mode[SIM_H2D_PAGEABLE], &have, &lat, &bw, e) == 0 && have)
+      mode = SIM_H2D_PAGEABLE;
+  }
+  r->h2d = mode;
+  if (mode == SIM_H2D_OFF) return ERR_OK;
+  if (bytes <= 0)
+    return err_set(e, ERR_INPUT, "%s: the model has no 'input' line: the bytes of a sample to copy are unknown", m->path);
+  int rc = profile_h2d(c->profile, profile_mode[mode], &have, &lat, &bw, e);
+  if (rc) return rc;
+  if (!have)
+    return err_set(e, ERR_INPUT, "%s: no h2d.%s (host-to-device copy cost; ddpcalib h2d measures it)", profile_name(c->profile),
+                   profile_mode[mode]);
+  plan->copy_s = lat + bytes / bw;
+  plan->prefetch = mode == SIM_H2D_PREFETCH;
   return ERR_OK;
 }
 
@@ -406,6 +538,13 @@ int sim_run(const sim_config *c, sim_result *r, err_t *e) {
   plan.n = n;
   plan.no_sync = c->no_sync;
   plan.iterations = c->iterations * c->no_sync;
+  if (c->load_s > 0 && c->workers > 1) {
+    /* W workers hand out batches in rounds of W: average over whole rounds, or the mean is off. */
+    int first = c->iterations > 1 ? c->no_sync : 0, steady = plan.iterations - first;
+    int round = c->workers * c->no_sync;
+    plan.iterations = first + (steady + round - 1) / round * round;
+  }
+  r->iterations_simulated = plan.iterations;
   plan.fidelity = c->fidelity;
   plan.nb = nb;
   int *param_seg = malloc((size_t)m->nparams * sizeof *param_seg);
@@ -488,6 +627,7 @@ int sim_run(const sim_config *c, sim_result *r, err_t *e) {
   /* Stragglers: every GPU's compute in every iteration scaled by a draw from the profile's
    * distribution (or --jitter-cv), seeded, so runs are reproducible. */
   if ((rc = draw_jitter(c, n, &plan, r, e))) goto done;
+  if ((rc = input_pipeline(c, m, batch, &plan, r, e))) goto done;
   r->intra_bw_Bps = spec.intra_bw_Bps;
   r->intra_lat_s = spec.intra_lat_s;
   r->nic_bw_Bps = spec.nic_bw_Bps;
@@ -533,7 +673,7 @@ int sim_run(const sim_config *c, sim_result *r, err_t *e) {
   pipefd[1] = -1;
   int K = plan.iterations;
   wire_head head;
-  size_t nd = (size_t)(2 * K + 3 * nb);
+  size_t nd = (size_t)(4 * K + 3 * nb);
   wire = malloc(nd * sizeof *wire);
   int read_ok = wire && read_all(pipefd[0], &head, sizeof head) == 0 && read_all(pipefd[0], wire, nd * sizeof *wire) == 0;
   int status = 0;
@@ -547,7 +687,7 @@ int sim_run(const sim_config *c, sim_result *r, err_t *e) {
     goto done;
   }
   if (head.status != 0) {
-    rc = err_set(e, ERR_SIM, "the simulation deadlocked: %d of %d actors finished", head.finished, n * (n > 1 ? 2 : 1));
+    rc = err_set(e, ERR_SIM, "the simulation deadlocked: %d of the actors finished", head.finished);
     goto done;
   }
   const double *is = wire, *ie = wire + K, *rd = wire + 2 * K, *st = rd + nb, *en = st + nb;
@@ -555,7 +695,13 @@ int sim_run(const sim_config *c, sim_result *r, err_t *e) {
    * previous ended); with one cycle, that cycle. */
   int cyc = c->no_sync;
   r->iteration_s = K == cyc ? (ie[K - 1] - is[0]) / K : (ie[K - 1] - is[cyc]) / (K - cyc);
-  r->exposed_comm_s = r->iteration_s - r->compute_s;
+  const double *lw = en + nb, *cw = lw + K;
+  int first = K == cyc ? 0 : cyc;
+  for (int it = first; it < K; it++) {
+    r->loading_s += lw[it] / (K - first);
+    r->transfer_s += cw[it] / (K - first);
+  }
+  r->exposed_comm_s = r->iteration_s - r->compute_s - r->loading_s - r->transfer_s;
   if (r->exposed_comm_s < 0 && r->exposed_comm_s > -1e-9 * r->iteration_s) r->exposed_comm_s = 0;
   double base = is[K - 1];
   for (int b = 0; b < nb; b++) {

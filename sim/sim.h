@@ -22,6 +22,14 @@ typedef enum { SIM_MODE_DDP = 0, SIM_MODE_FLAT = 1 } sim_mode;
 typedef enum { SIM_FIDELITY_FLOW = 0, SIM_FIDELITY_STEP = 1 } sim_fidelity;
 typedef enum { SIM_HOOK_NONE = 0, SIM_HOOK_FP16 = 1 } sim_comm_hook;
 
+/* How a batch reaches the GPU (docs/simulation.md): not modelled; pageable memory (synchronous);
+ * pinned, synchronous; pinned and non_blocking on the compute stream; pinned and prefetched on a
+ * side stream one batch ahead. AUTO: pageable (PyTorch's default) when the profile has h2d costs
+ * and the model an `input` size, else not modelled. */
+typedef enum {
+  SIM_H2D_AUTO = 0, SIM_H2D_OFF, SIM_H2D_PAGEABLE, SIM_H2D_PINNED, SIM_H2D_PINNED_ASYNC, SIM_H2D_PREFETCH
+} sim_h2d;
+
 typedef struct {
   const model_t *model;
   const topo_t *topo;
@@ -45,6 +53,9 @@ typedef struct {
   unsigned long seed;      /* for the jitter draws */
   unsigned nccl_algos;     /* NCCL_ALGO: bit mask of nccl_algo (nccl.h); 0: all */
   unsigned nccl_protos;    /* NCCL_PROTO: bit mask of nccl_proto; 0: all */
+  double load_s;           /* loading one batch by one DataLoader worker; 0: not modelled */
+  int workers;             /* DataLoader num_workers (0: loading in the training loop) */
+  sim_h2d h2d;             /* the host-to-device copy of each batch */
 } sim_config;
 
 typedef struct {
@@ -65,16 +76,21 @@ typedef struct {
   double iteration_s;      /* steady-state iteration time */
   double forward_s, backward_s, optimizer_s;
   double compute_s;        /* forward + backward + optimizer */
-  double exposed_comm_s;   /* iteration_s - compute_s: communication not hidden behind backward */
+  double exposed_comm_s;   /* iteration_s - compute_s - loading_s - transfer_s: communication not
+                              hidden behind backward, and waiting for stragglers */
   double comm_busy_s;      /* time the communication stream was busy in the reported iteration */
   int extrapolated_ops;    /* ops whose cost fell outside a measured table */
   profile_jitter_kind jitter_kind; /* the compute jitter simulated */
   double jitter_cv;        /* its coefficient of variation (lognormal) */
   double straggler_s;      /* mean over steady iterations of (slowest - mean GPU compute) */
+  double loading_s;        /* per iteration, waiting for a loaded batch (rank 0, steady state) */
+  double transfer_s;       /* per iteration, waiting for the host-to-device copy */
+  sim_h2d h2d;             /* the copy simulated (never AUTO) */
   double intra_bw_Bps, intra_lat_s, nic_bw_Bps, nic_lat_s; /* effective, as simulated */
   bucket_plan plan;        /* reduction order (owned; freed by sim_result_free) */
   sim_bucket_time *buckets; /* (plan.n) for the reported iteration */
   long messages;           /* network messages simulated */
+  int iterations_simulated; /* in all (no_sync cycles, and whole rounds of DataLoader workers) */
   double wall_s;           /* wall-clock time of the simulation */
   long peak_rss_kb;        /* largest resident set of any simulation child so far, KiB */
 } sim_result;

@@ -74,6 +74,9 @@ expect 2 "--fidelity must be flow or step" -- predict --fidelity exact
 expect 2 "--iterations must be" -- predict --iterations 0
 expect 2 "does not apply here" -- buckets --nodes 4
 expect 2 "--nccl-algo must list ring and/or tree" -- predict --nccl-algo hypercube
+expect 2 "--num-workers must be an integer from 0 to 256" -- predict --num-workers -1
+expect 2 "--load-ms must be a number >= 0" -- predict --load-ms soon
+expect 2 "--no-h2d contradicts" -- predict --no-h2d --pin-memory
 expect 2 "--nccl-proto must list LL, LL128 and/or Simple" -- predict --nccl-proto LL256
 expect 1 "step fidelity simulates ring all-reduces with the Simple protocol only" -- predict --fidelity step --nccl-algo tree
 expect 2 "unexpected argument" -- predict extra
@@ -101,6 +104,8 @@ expect 1 "no comm.links entry for link class 'ib-edr'" -- predict --profile "$tm
 printf 'ddpsim-topology 1\nname solo\ngpus_per_node 2\nintra nvlink links=1 bw=25GBps\nnic none\n' >"$tmp/solo.topo"
 expect 1 "has no NIC" -- predict --topology "$tmp/solo.topo" --nodes 2
 expect 1 "no such model file" -- predict --model ./missing.model
+sed '/^  "h2d": {/,/^  },/d' "$src/profiles/v100-dgx1v.json" >"$tmp/noh2d.json"
+expect 1 "no h2d.pinned_sync" -- predict --profile "$tmp/noh2d.json" --pin-memory
 "$ddpsim" predict --topology "$tmp/solo.topo" --nodes 1 >/dev/null 2>&1
 check "a NIC-less topology still runs on one node" test $? -eq 0
 

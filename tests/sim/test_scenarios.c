@@ -52,8 +52,8 @@ int main(void) {
     for (int k = 2; k <= 8; k *= 2) {
       c.no_sync = k;
       if (run(&c, &r)) continue;
-      double want = base.compute_s + base.exposed_comm_s / k;
-      CHECK(check_close(want, r.iteration_s, 0, 1e-9), "no_sync %d: iteration %.6f s = compute + exposed / %d = %.6f s", k,
+      double want = base.compute_s + base.transfer_s + base.exposed_comm_s / k;
+      CHECK(check_close(want, r.iteration_s, 0, 1e-9), "no_sync %d: iteration %.6f s = compute + copy + exposed / %d = %.6f s", k,
             r.iteration_s, k, want);
       sim_result_free(&r);
     }
@@ -84,7 +84,7 @@ int main(void) {
     c.mode = SIM_MODE_FLAT;
     if (run(&c, &r) == 0) {
       CHECK(r.plan.n == 1, "flat: one bucket");
-      double bwd_end = r.forward_s + r.backward_s;
+      double bwd_end = r.transfer_s + r.forward_s + r.backward_s;
       CHECK(check_close(bwd_end, r.buckets[0].ready_s, 0, 1e-9) && r.buckets[0].comm_start_s >= bwd_end - 1e-12,
             "flat: the all-reduce starts when backward ends (%.6f s)", bwd_end);
       CHECK(check_close(r.exposed_comm_s, r.buckets[0].comm_end_s - r.buckets[0].comm_start_s, 0, 1e-9),
@@ -100,8 +100,8 @@ int main(void) {
   config(&c, T_IB, 1);
   c.gpus_per_node = 1;
   if (run(&c, &r) == 0) {
-    CHECK(r.exposed_comm_s == 0 && r.comm_busy_s == 0 && check_close(r.compute_s, r.iteration_s, 0, 1e-12),
-          "one GPU: iteration = compute = %.6f s", r.iteration_s);
+    CHECK(r.exposed_comm_s < 1e-12 && r.comm_busy_s == 0 && check_close(r.compute_s + r.transfer_s, r.iteration_s, 0, 1e-12),
+          "one GPU: iteration = compute + copy = %.6f s", r.iteration_s);
     sim_result_free(&r);
   }
 
@@ -158,6 +158,74 @@ int main(void) {
       }
       sim_result_free(&none);
     }
+  }
+
+  /* The input pipeline (the fourth seed): loading by DataLoader workers, then the host-to-device
+   * copy, on one GPU so nothing else is in the way. Copy costs: the profile's h2d. */
+  {
+    double bytes = (double)M->input_bytes_per_sample * (double)M->batch;
+    sim_result base1, r1;
+    config(&c, T_IB, 1);
+    c.gpus_per_node = 1;
+    c.iterations = 6;
+    c.h2d = SIM_H2D_OFF;
+    if (run(&c, &base1) == 0) {
+      double T = base1.iteration_s;
+      /* Pageable (PyTorch's default), then pinned: lat + bytes / bw, serial with compute. */
+      c.h2d = SIM_H2D_AUTO;
+      if (run(&c, &r1) == 0) {
+        CHECK(r1.h2d == SIM_H2D_PAGEABLE && check_close(10e-6 + bytes / 6e9, r1.transfer_s, 0, 1e-9) &&
+                  check_close(T + r1.transfer_s, r1.iteration_s, 0, 1e-9),
+              "pageable copy by default: %.6f s = 10 us + %.0f B / 6 GB/s, serial", r1.transfer_s, bytes);
+        sim_result_free(&r1);
+      }
+      c.h2d = SIM_H2D_PINNED_ASYNC;
+      if (run(&c, &r1) == 0) {
+        CHECK(check_close(10e-6 + bytes / 12e9, r1.transfer_s, 0, 1e-9) && check_close(T + r1.transfer_s, r1.iteration_s, 0, 1e-9),
+              "pinned, non_blocking on the compute stream: %.6f s, still serial on the GPU", r1.transfer_s);
+        sim_result_free(&r1);
+      }
+      c.h2d = SIM_H2D_PREFETCH;
+      if (run(&c, &r1) == 0) {
+        CHECK(r1.transfer_s == 0 && check_close(T, r1.iteration_s, 0, 1e-9), "prefetched on a side stream: hidden behind compute");
+        sim_result_free(&r1);
+      }
+      /* Loading in the training loop: serial. */
+      c.h2d = SIM_H2D_OFF;
+      c.load_s = 0.0123;
+      c.workers = 0;
+      if (run(&c, &r1) == 0) {
+        CHECK(check_close(0.0123, r1.loading_s, 0, 1e-9) && check_close(T + 0.0123, r1.iteration_s, 0, 1e-9),
+              "num_workers 0: every iteration waits %.4f s for loading", r1.loading_s);
+        sim_result_free(&r1);
+      }
+      /* Workers faster than compute: loading hidden. */
+      c.load_s = 1.5 * T;
+      c.workers = 4;
+      if (run(&c, &r1) == 0) {
+        CHECK(r1.loading_s < 1e-12 && check_close(T, r1.iteration_s, 0, 1e-9), "4 workers at %.3f s per batch keep up", c.load_s);
+        sim_result_free(&r1);
+      }
+      /* Workers slower than compute: the loop runs at their pace, load / W per batch. */
+      c.load_s = 5 * T;
+      c.workers = 2;
+      if (run(&c, &r1) == 0) {
+        CHECK(check_close(c.load_s / 2, r1.iteration_s, 0, 1e-9) && check_close(c.load_s / 2 - T, r1.loading_s, 0, 1e-6),
+              "2 workers at %.3f s per batch: one batch every %.4f s, %.4f s of waiting", c.load_s, r1.iteration_s, r1.loading_s);
+        sim_result_free(&r1);
+      }
+      /* Prefetch with slow workers: the prefetcher's wait for loading counts as loading. */
+      c.h2d = SIM_H2D_PREFETCH;
+      if (run(&c, &r1) == 0) {
+        CHECK(check_close(c.load_s / 2, r1.iteration_s, 0, 1e-9) && r1.loading_s > r1.transfer_s,
+              "prefetch with slow loading: loading %.4f s, copy %.6f s", r1.loading_s, r1.transfer_s);
+        sim_result_free(&r1);
+      }
+      sim_result_free(&base1);
+    }
+    c.load_s = 0;
+    c.workers = 0;
+    c.h2d = SIM_H2D_AUTO;
   }
 
   /* Bad configurations are refused before the engine starts. */
