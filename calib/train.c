@@ -1,13 +1,21 @@
 /* train: DDP's gradient reduction around the CPU mLSTM. Contracts in train.h; what it measures and
  * how it compares with ddpsim: docs/validation.md. */
+#define _GNU_SOURCE /* clock_gettime, CLOCK_THREAD_CPUTIME_ID */
 #include "train.h"
 
 #include <math.h>
 #include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "bucket.h"
+
+static double thread_cpu_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 void train_cfg_defaults(train_cfg *c) {
   memset(c, 0, sizeof *c);
@@ -293,7 +301,7 @@ int train_run(const train_cfg *c, train_result *r, cerr *e) {
     int accumulating = accum && it % c->no_sync != 0; /* accum holds earlier iterations' gradients */
     train_tokens(s, c->seed, it, (long)rank * s->B, (long)nranks * s->B, tokens);
     if (timed && ti == 0) t_first = MPI_Wtime();
-    double t0 = MPI_Wtime();
+    double c0 = thread_cpu_s(), t0 = MPI_Wtime();
     float loss = 0;
     int st = mlstm_cpu_prepare(m, tokens);
     for (int t = 0; st == MLSTM_OK && t < s->T; t++) st = mlstm_cpu_forward_step(m, t);
@@ -349,7 +357,7 @@ int train_run(const train_cfg *c, train_result *r, cerr *e) {
       }
       optim_step(c, params, grads, adam_m, adam_v, nparams, ++steps);
     }
-    double te = MPI_Wtime();
+    double te = MPI_Wtime(), ce = thread_cpu_s();
     if (timed) {
       train_iter *ri = &r->iter[ti];
       ri->time_s = te - t0;
@@ -357,6 +365,7 @@ int train_run(const train_cfg *c, train_result *r, cerr *e) {
       ri->backward_s = tb - tf;
       ri->wait_s = tw - tb;
       ri->step_s = te - tw;
+      ri->cpu_s = ce - c0;
       ri->loss = loss;
       ri->synced = sync;
       if (sync) memcpy(&r->bucket[(size_t)ti * (size_t)nb], iter_times, (size_t)nb * sizeof *iter_times);

@@ -75,6 +75,8 @@ typedef struct {
   double backward_s;  /* including the copies into buckets and the polls */
   double wait_s;      /* the final wait (and, flat, the all-reduce) */
   double step_s;      /* copy back, division (flat), optimizer */
+  double cpu_s;       /* CPU time of rank 0's thread in the iteration: time - cpu_s is time the
+                         process was not running (another process had the core) or slept */
   float loss;         /* rank 0's loss */
   int synced;         /* 1 if this iteration communicated */
 } train_iter;

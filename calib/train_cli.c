@@ -140,6 +140,7 @@ static cJSON *report_json(const train_cfg *c, const train_result *r, const doubl
     cJSON_AddNumberToObject(io, "backward_s", it->backward_s);
     cJSON_AddNumberToObject(io, "wait_s", it->wait_s);
     cJSON_AddNumberToObject(io, "step_s", it->step_s);
+    cJSON_AddNumberToObject(io, "cpu_s", it->cpu_s);
     cJSON_AddNumberToObject(io, "loss", it->loss);
     cJSON_AddBoolToObject(io, "synced", it->synced);
     if (!it->synced) continue;
@@ -159,16 +160,21 @@ static cJSON *report_json(const train_cfg *c, const train_result *r, const doubl
   cJSON_AddNumberToObject(o, "min", stats[2]);
   cJSON_AddNumberToObject(o, "max", stats[3]);
   o = cJSON_AddObjectToObject(j, "phases_median_s");
-  static const char *ph[4] = {"forward", "backward", "wait", "step"};
-  for (int f = 0; f < 4; f++) {
+  static const char *ph[5] = {"forward", "backward", "wait", "step", "cpu"};
+  for (int f = 0; f < 5; f++) {
     double *v = malloc((size_t)c->iters * sizeof *v);
     if (!v) break;
     for (int i = 0; i < c->iters; i++)
-      v[i] = f == 0 ? r->iter[i].forward_s : f == 1 ? r->iter[i].backward_s : f == 2 ? r->iter[i].wait_s : r->iter[i].step_s;
+      v[i] = f == 0 ? r->iter[i].forward_s : f == 1 ? r->iter[i].backward_s : f == 2 ? r->iter[i].wait_s
+           : f == 3 ? r->iter[i].step_s : r->iter[i].cpu_s;
     cJSON_AddNumberToObject(o, ph[f], median(v, c->iters));
     free(v);
   }
   double samples = (double)c->iters * r->nranks * c->shape.B;
+  double wall = 0, cpu = 0;
+  for (int i = 0; i < c->iters; i++) wall += r->iter[i].forward_s + r->iter[i].backward_s + r->iter[i].wait_s + r->iter[i].step_s,
+                                     cpu += r->iter[i].cpu_s;
+  cJSON_AddNumberToObject(j, "cpu_share", wall > 0 ? cpu / wall : 0); /* rank 0's CPU time / its wall time */
   cJSON_AddNumberToObject(j, "elapsed_s", r->elapsed_s);
   cJSON_AddNumberToObject(j, "samples_per_s", samples / r->elapsed_s);
   cJSON_AddNumberToObject(j, "chars_per_s", samples * c->shape.T / r->elapsed_s);
@@ -187,12 +193,13 @@ static void report_table(const train_cfg *c, const train_result *r, const double
          c->poll ? "on" : "off");
   printf("# %zu parameters, %zu gradient bytes, %d bucket(s); %d warm-up + %d timed iterations\n#\n", r->nparams,
          r->grad_bytes, r->nbuckets, c->warmups, c->iters);
-  printf("# %4s %10s %10s %10s %10s %10s %9s\n", "iter", "time", "forward", "backward", "wait", "step", "loss");
-  printf("# %4s %10s %10s %10s %10s %10s %9s\n", "", "(ms)", "(ms)", "(ms)", "(ms)", "(ms)", "");
+  printf("# %4s %10s %10s %10s %10s %10s %10s %9s\n", "iter", "time", "forward", "backward", "wait", "step", "cpu", "loss");
+  printf("# %4s %10s %10s %10s %10s %10s %10s %9s\n", "", "(ms)", "(ms)", "(ms)", "(ms)", "(ms)", "(ms)", "");
   for (int i = 0; i < c->iters; i++) {
     const train_iter *it = &r->iter[i];
-    printf("  %4d %10.3f %10.3f %10.3f %10.3f %10.3f %9.4f%s\n", i, it->time_s * 1e3, it->forward_s * 1e3,
-           it->backward_s * 1e3, it->wait_s * 1e3, it->step_s * 1e3, it->loss, it->synced ? "" : "  (no sync)");
+    printf("  %4d %10.3f %10.3f %10.3f %10.3f %10.3f %10.3f %9.4f%s\n", i, it->time_s * 1e3, it->forward_s * 1e3,
+           it->backward_s * 1e3, it->wait_s * 1e3, it->step_s * 1e3, it->cpu_s * 1e3, it->loss,
+           it->synced ? "" : "  (no sync)");
   }
   printf("#\n# bucket (reduction order), medians over synced iterations, from the iteration start\n");
   printf("# %6s %10s %10s %10s %10s %10s  tensors\n", "bucket", "bytes", "ready(ms)", "start(ms)", "end(ms)", "comm(ms)");

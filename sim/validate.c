@@ -399,7 +399,7 @@ typedef struct {
   double *pbt;                   /* (nb * 3) predicted ready, start, end */
   size_t *pbytes;                /* (nb) */
   int pnb;
-  double iter_s, iqr_rel, fwd, bwd, wait, step, chars_per_s;
+  double iter_s, iqr_rel, fwd, bwd, wait, step, chars_per_s, cpu_share;
   double *bt; /* (nb * 3) measured ready, start, end */
   size_t *bytes;
   int nb;
@@ -486,6 +486,7 @@ static int parse_run(const char *text, const char *origin, sample *sm, err_t *e)
   sm->iter_s = num(it, "median");
   sm->fwd = num(ph, "forward"), sm->bwd = num(ph, "backward"), sm->wait = num(ph, "wait"), sm->step = num(ph, "step");
   sm->chars_per_s = num(j, "chars_per_s");
+  sm->cpu_share = num(j, "cpu_share");
   if (!cJSON_IsArray(bs) || !cJSON_IsArray(its) || !(sm->iter_s > 0) || !isfinite(sm->fwd)) {
     cJSON_Delete(j);
     return err_set(e, ERR_IO, "%s: ddpcalib train's JSON lacks iteration_s, phases_median_s, buckets or iterations",
@@ -575,6 +576,7 @@ static int aggregate(const sample *s, int R, validate_row *row, err_t *e) {
   MED(row->meas_wait_s, wait);
   MED(row->meas_step_s, step);
   MED(row->meas_chars_per_s, chars_per_s);
+  MED(row->meas_cpu_share, cpu_share);
   MED(row->meas_s, iter_s);
   double lo = v[0], hi = v[R - 1]; /* sorted by median() */
   row->noise = R >= 2 ? (hi - lo) / row->meas_s : s[0].iqr_rel;
@@ -744,9 +746,9 @@ char *validate_table(const validate_opts *o, const validate_report *r) {
       o->iters, o->repeats);
   put(&s, "# profile: %s (elementwise ops: %s)\n#\n", r->profile,
       o->ewise_memcpy ? "ddpcalib's memcpy table" : "derived from the timed mLSTM phases");
-  put(&s, "# %-18s %9s %9s %8s %7s | %-29s | %s\n", "configuration", "predicted", "measured", "error", "noise",
-      "predicted fwd/bwd/opt/exposed", "measured fwd/bwd/wait/step");
-  put(&s, "# %-18s %9s %9s %8s %7s | %-29s | %s\n", "", "(ms)", "(ms)", "", "", "(ms)", "(ms)");
+  put(&s, "# %-18s %9s %9s %8s %7s %5s | %-29s | %s\n", "configuration", "predicted", "measured", "error", "noise",
+      "cpu", "predicted fwd/bwd/opt/exposed", "measured fwd/bwd/wait/step");
+  put(&s, "# %-18s %9s %9s %8s %7s %5s | %-29s | %s\n", "", "(ms)", "(ms)", "", "", "", "(ms)", "(ms)");
   for (int i = 0; i < r->nrows; i++) {
     const validate_row *w = &r->rows[i];
     char label[64], pb[64], mb[64];
@@ -755,8 +757,8 @@ char *validate_table(const validate_opts *o, const validate_report *r) {
              w->pred_optimizer_s * 1e3, w->pred_exposed_comm_s * 1e3);
     snprintf(mb, sizeof mb, "%.2f/%.2f/%.2f/%.2f", w->meas_forward_s * 1e3, w->meas_backward_s * 1e3,
              w->meas_wait_s * 1e3, w->meas_step_s * 1e3);
-    put(&s, "  %-18s %9.3f %9.3f %+7.1f%% %6.1f%% | %-29s | %s\n", label, w->pred_s * 1e3, w->meas_s * 1e3,
-        w->rel_err * 100, w->noise * 100, pb, mb);
+    put(&s, "  %-18s %9.3f %9.3f %+7.1f%% %6.1f%% %4.0f%% | %-29s | %s\n", label, w->pred_s * 1e3, w->meas_s * 1e3,
+        w->rel_err * 100, w->noise * 100, w->meas_cpu_share * 100, pb, mb);
     if (w->cfg.nprocs < 2) continue;
     for (int b = 0; b < w->nbuckets; b++) {
       const validate_bucket *vb = &w->buckets[b];
@@ -765,7 +767,8 @@ char *validate_table(const validate_opts *o, const validate_report *r) {
           vb->meas_ready_s * 1e3, vb->pred_end_s * 1e3, vb->meas_end_s * 1e3);
     }
   }
-  put(&s, "#\n# bucket lines: predicted then measured (all-reduce duration, error; ready; end), from the iteration start\n");
+  put(&s, "#\n# cpu: rank 0's CPU time / wall time in the real run (below 100%%: other work had the core)\n");
+  put(&s, "# bucket lines: predicted then measured (all-reduce duration, error; ready; end), from the iteration start\n");
   put(&s, "# iteration time: median |error| %.1f%%, max |error| %.1f%% over %d configurations\n",
       r->median_abs_err * 100, r->max_abs_err * 100, r->nrows);
   put(&s, "# bucket all-reduce time (multi-process): median |error| %.1f%%, max |error| %.1f%%\n",
@@ -824,6 +827,7 @@ cJSON *validate_json(const validate_opts *o, const validate_report *r) {
     cJSON_AddNumberToObject(p, "wait", w->meas_wait_s);
     cJSON_AddNumberToObject(p, "step", w->meas_step_s);
     cJSON_AddNumberToObject(ro, "measured_chars_per_s", w->meas_chars_per_s);
+    cJSON_AddNumberToObject(ro, "measured_cpu_share", w->meas_cpu_share);
     cJSON *bs = cJSON_AddArrayToObject(ro, "buckets");
     for (int b = 0; b < w->nbuckets; b++) {
       const validate_bucket *vb = &w->buckets[b];
