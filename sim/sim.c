@@ -513,12 +513,6 @@ int sim_run(const sim_config *c, sim_result *r, err_t *e) {
   int rc = links(c, gpn, &spec, e);
   if (rc) return rc;
 
-  /* Buckets. */
-  if (c->mode == SIM_MODE_FLAT) rc = bucket_plan_flat(m, prec, &r->plan, e);
-  else rc = bucket_plan_for_model(m, prec, c->first_bucket_mb, c->bucket_cap_mb, c->rebuilt, &r->plan, e);
-  if (rc) return rc;
-  int nb = r->plan.n;
-
   /* NCCL: which algorithms and protocols may run. Step fidelity simulates ring/Simple messages. */
   nccl_model nm;
   if ((rc = nccl_model_init(&nm, c->profile, c->topo, c->nodes, gpn, spec.intra_bw_Bps, spec.nic_bw_Bps, e))) return rc;
@@ -531,6 +525,13 @@ int sim_run(const sim_config *c, sim_result *r, err_t *e) {
     algos = 1u << NCCL_ALGO_RING;
     protos = 1u << NCCL_PROTO_SIMPLE;
   }
+
+  /* Buckets. */
+  if (c->mode == SIM_MODE_FLAT) rc = bucket_plan_flat(m, prec, &r->plan, e);
+  else rc = bucket_plan_for_model(m, prec, c->first_bucket_mb, c->bucket_cap_mb, c->rebuilt, &r->plan, e);
+  if (rc) return rc;
+  int nb = r->plan.n;
+
 
   /* Compute times and the gradient-ready segments of backward. */
   runplan plan;
