@@ -435,6 +435,10 @@ static int predict(const validate_config *vc, const validate_opts *o, const mode
   /* MPI is not NCCL: a plain ring (what ddpcalib comm fitted), whatever the profile carries. */
   c.nccl_algos = 1u << NCCL_ALGO_RING;
   c.nccl_protos = 1u << NCCL_PROTO_SIMPLE;
+  /* The real run makes its tokens before the iteration's clock starts, on the CPU: no loading, no
+   * host-to-device copy. */
+  c.h2d = SIM_H2D_OFF;
+  c.load_s = 0;
   sim_result r;
   if ((rc = sim_run(&c, &r, e))) {
     topo_destroy(t);
