@@ -72,7 +72,10 @@ static const char *common_help =
     "  --pin-memory         batches in pinned memory (faster copies; default pageable, as PyTorch)\n"
     "  --non-blocking       copies with non_blocking=True (no effect without --pin-memory)\n"
     "  --prefetch           pinned copies one batch ahead on a side stream, overlapping compute\n"
-    "  --no-h2d             do not model the host-to-device copy of the batch\n";
+    "  --no-h2d             do not model the host-to-device copy of the batch\n"
+    "  --framework ddp|dp   ddp: DistributedDataParallel (default); dp: DataParallel, one process with\n"
+    "                       one thread per GPU whose kernel launches take turns under Python's GIL\n"
+    "  --host-launch-us X   host cost of one kernel launch (default: the profile's compute.host, or 0)\n";
 
 static void usage_predict(FILE *f) {
   fprintf(f,
@@ -177,6 +180,8 @@ typedef struct {
   unsigned long seed;
   unsigned nccl_algos, nccl_protos;
   int workers, pin, nonblocking, prefetch, no_h2d;
+  sim_framework framework;
+  double host_launch_us;
   double load_ms;
   sim_comm_hook hook;
   long batch;
@@ -189,7 +194,7 @@ typedef struct {
 enum {
   O_MODEL = 256, O_TOPO, O_PROFILE, O_NODES, O_GPN, O_BATCH, O_CAP, O_FIRST, O_PREC, O_MODE, O_FID,
   O_ITER, O_REBUILT, O_JSON, O_CSV, O_HELP, O_NOSYNC, O_HOOK, O_JITTER, O_SEED, O_ALGO, O_PROTO,
-  O_WORKERS, O_LOAD, O_PIN, O_NONBLOCK, O_PREFETCH, O_NOH2D
+  O_WORKERS, O_LOAD, O_PIN, O_NONBLOCK, O_PREFETCH, O_NOH2D, O_FRAMEWORK, O_HOSTLAUNCH
 };
 
 static const struct option long_opts[] = {
@@ -207,6 +212,7 @@ static const struct option long_opts[] = {
     {"num-workers", required_argument, 0, O_WORKERS}, {"load-ms", required_argument, 0, O_LOAD},
     {"pin-memory", no_argument, 0, O_PIN},        {"non-blocking", no_argument, 0, O_NONBLOCK},
     {"prefetch", no_argument, 0, O_PREFETCH},     {"no-h2d", no_argument, 0, O_NOH2D},
+    {"framework", required_argument, 0, O_FRAMEWORK}, {"host-launch-us", required_argument, 0, O_HOSTLAUNCH},
     {0, 0, 0, 0}};
 
 /* Parses the options a command accepts (`allowed` lists their ids). Returns 0, 1 for --help, or
@@ -225,6 +231,7 @@ static int parse_opts(int argc, char **argv, const int *allowed, void (*usage)(F
   o->jitter_cv = -1;
   o->seed = 1;
   o->precision = -1;
+  o->host_launch_us = -1;
   o->mode = SIM_MODE_DDP;
   o->fidelity = SIM_FIDELITY_FLOW;
   optind = 1;
@@ -324,6 +331,18 @@ static int parse_opts(int argc, char **argv, const int *allowed, void (*usage)(F
         return misuse(usage, "--load-ms must be a number >= 0, got '%s'", optarg);
       break;
     }
+    case O_FRAMEWORK:
+      if (strcmp(optarg, "ddp") == 0) o->framework = SIM_FRAMEWORK_DDP;
+      else if (strcmp(optarg, "dp") == 0) o->framework = SIM_FRAMEWORK_DP;
+      else return misuse(usage, "--framework must be ddp or dp, got '%s'", optarg);
+      break;
+    case O_HOSTLAUNCH: {
+      char *end;
+      o->host_launch_us = strtod(optarg, &end);
+      if (!*optarg || *end || !(o->host_launch_us >= 0) || !isfinite(o->host_launch_us))
+        return misuse(usage, "--host-launch-us must be a number >= 0, got '%s'", optarg);
+      break;
+    }
     case O_PIN: o->pin = 1; break;
     case O_NONBLOCK: o->nonblocking = 1; break;
     case O_PREFETCH: o->prefetch = 1; break;
@@ -391,6 +410,8 @@ static void config_from(const opts *o, const inputs *in, sim_config *c) {
   c->nccl_algos = o->nccl_algos;
   c->nccl_protos = o->nccl_protos;
   c->workers = o->workers;
+  c->framework = o->framework;
+  c->host_launch_s = o->host_launch_us < 0 ? -1 : o->host_launch_us * 1e-6;
   c->load_s = o->load_ms * 1e-3;
   /* PyTorch: non_blocking only matters for pinned memory; a prefetcher copies pinned batches. */
   c->h2d = o->no_h2d ? SIM_H2D_OFF
@@ -403,7 +424,8 @@ static void config_from(const opts *o, const inputs *in, sim_config *c) {
 
 static const int sim_opts[] = {O_MODEL, O_TOPO, O_PROFILE, O_NODES, O_GPN, O_BATCH, O_CAP, O_FIRST, O_PREC,
                                O_MODE,  O_FID,  O_ITER,    O_REBUILT, O_NOSYNC, O_HOOK, O_JITTER, O_SEED, O_ALGO, O_PROTO,
-                               O_WORKERS, O_LOAD, O_PIN, O_NONBLOCK, O_PREFETCH, O_NOH2D, 0};
+                               O_WORKERS, O_LOAD, O_PIN, O_NONBLOCK, O_PREFETCH, O_NOH2D,
+                               O_FRAMEWORK, O_HOSTLAUNCH, 0};
 
 static int cmd_predict(int argc, char **argv) {
   int allowed[32], k = 0;

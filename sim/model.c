@@ -198,6 +198,7 @@ static int parse_op(parser *P, model_t *m, model_phase phase, char **tok, int n)
   memset(&op, 0, sizeof op);
   op.phase = phase;
   op.count = 1;
+  op.launches = 1;
   op.follows_run = 1;
   op.line = P->line;
   op.ready_first = m->nready;
@@ -226,6 +227,8 @@ static int parse_op(parser *P, model_t *m, model_phase phase, char **tok, int n)
       have_a = 1;
     } else if ((v = txt_kv(tok[i], "count"))) {
       if (parse_positive(P, v, &op.count, "count")) return ERR_INPUT;
+    } else if ((v = txt_kv(tok[i], "launches"))) {
+      if (parse_positive(P, v, &op.launches, "launches")) return ERR_INPUT;
     } else if ((v = txt_kv(tok[i], "dtype"))) {
       if (strcmp(v, "run") != 0) {
         if (model_dtype_parse(v, &op.dtype)) return FAIL(P, "dtype '%s' is not fp32, fp16 or run", v);
@@ -330,6 +333,9 @@ int model_parse(const char *text, const char *origin, model_t **out, err_t *e) {
       if (strlen(tok[2]) >= sizeof m->token_unit) { rc = FAIL(&P, "token unit '%s' too long", tok[2]); goto fail; }
       strcpy(m->token_unit, tok[2]);
       have_tokens = 1;
+    } else if (strcmp(tok[0], "output") == 0) {
+      if (n != 2) { rc = FAIL(&P, "expected 'output ELEMENTS' (elements of one sample's output)"); goto fail; }
+      if ((rc = parse_positive(&P, tok[1], &m->output_elems_per_sample, "output elements"))) goto fail;
     } else if (strcmp(tok[0], "input") == 0) {
       if (n != 2) { rc = FAIL(&P, "expected 'input BYTES' (bytes per sample copied to the GPU)"); goto fail; }
       if ((rc = parse_positive(&P, tok[1], &m->input_bytes_per_sample, "input bytes"))) goto fail;
@@ -339,7 +345,7 @@ int model_parse(const char *text, const char *origin, model_t **out, err_t *e) {
     } else if (strcmp(tok[0], "param") == 0) {
       if ((rc = parse_param(&P, m, tok, n))) goto fail;
     } else {
-      rc = FAIL(&P, "unknown line '%s' (expected name, batch, tokens, input, precision, param, or a section)", tok[0]);
+      rc = FAIL(&P, "unknown line '%s' (expected name, batch, tokens, input, output, precision, param, or a section)", tok[0]);
       goto fail;
     }
   }

@@ -51,6 +51,7 @@ typedef struct {
   model_dim elems;     /* ewise: elements touched */
   long arrays;         /* ewise: arrays of `elems` elements read or written */
   long count;          /* the op runs this many times in a row (e.g. T time steps) */
+  long launches;       /* kernels one run of the op launches (the framework's ops it stands for) */
   int follows_run;     /* 1: element size of the run precision; 0: of `dtype` */
   model_dtype dtype;
   int ready_first;     /* this op's gradient-ready parameters: ready[ready_first ...] */
@@ -65,6 +66,8 @@ typedef struct {
   long tokens_per_sample;      /* e.g. sequence length T */
   char token_unit[16];         /* what a token is: "chars", "tokens", "images" */
   long input_bytes_per_sample; /* the `input` line: bytes of one sample copied host to GPU (0: none) */
+  long output_elems_per_sample; /* the `output` line: elements of one sample's output, at the run
+                                   precision (DataParallel gathers them to GPU 0; 0: unknown) */
   model_dtype precision;       /* default run precision */
   int nparams;
   model_param *params;         /* (nparams) in registration order */

@@ -236,8 +236,9 @@ int modelzoo_resnet_text(const modelzoo_resnet *p, char **text, err_t *e) {
       p->classes, P);
   if (p->amp) put(&s, "# torch.cuda.amp: parameters and gradients fp32, ops at the run precision.\n");
   put(&s, "name %s\nbatch %ld\ntokens 1 images\nprecision %s\n", mname, p->batch, model_dtype_name(p->precision));
-  put(&s, "input %ld                          # a 3 x %ld x %ld fp32 image and an int64 label per sample\n\n",
+  put(&s, "input %ld                          # a 3 x %ld x %ld fp32 image and an int64 label per sample\n",
       3 * p->image * p->image * 4 + 8, p->image, p->image);
+  put(&s, "output %ld                           # class scores per sample\n\n", p->classes);
 
   put(&s, "# Parameters in registration order (model.named_parameters(); BatchNorm running stats are buffers).\n");
   conv_param(&s, "conv1", 64, 3, 7);
@@ -438,8 +439,9 @@ int modelzoo_bert_text(const modelzoo_bert *p, char **text, err_t *e) {
   put(&s, "#   Derivation: docs/models.md.\n");
   if (p->amp) put(&s, "# torch.cuda.amp: parameters and gradients fp32, ops at the run precision.\n");
   put(&s, "name %s\nbatch %ld\ntokens %ld tokens\nprecision %s\n", mname, p->batch, S, model_dtype_name(p->precision));
-  put(&s, "input %ld                          # input_ids, token_type_ids, attention_mask, MLM labels (int64 x %ld) and the NSP label\n\n",
+  put(&s, "input %ld                          # input_ids, token_type_ids, attention_mask, MLM labels (int64 x %ld) and the NSP label\n",
       4 * S * 8 + 8, S);
+  put(&s, "output %ld                       # MLM scores for every token (S x V) and the NSP pair\n\n", S * V + 2);
 
   put(&s, "# Parameters in registration order (model.named_parameters(); tied weights once).\n");
   put(&s, "param bert.embeddings.word_embeddings.weight %ldx%ld\n", V, H);

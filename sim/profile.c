@@ -48,6 +48,7 @@ typedef struct {
 } linkcost;
 
 struct profile {
+  double host_launch_s; /* compute.host.launch_s: host-side cost of one kernel launch (0: none) */
   profile_jitter jitter;
   double *jitter_ratios;
   char name[128];
@@ -356,6 +357,12 @@ int profile_parse(const char *text, const char *origin, profile_t **out, err_t *
   }
 
   if ((rc = load_jitter(cJSON_GetObjectItemCaseSensitive(compute, "jitter"), origin, p, e))) goto fail;
+  const cJSON *host = cJSON_GetObjectItemCaseSensitive(compute, "host");
+  if (host && !cJSON_IsObject(host)) {
+    rc = err_set(e, ERR_INPUT, "%s: compute.host must be an object {launch_s}", origin);
+    goto fail;
+  }
+  if (host && (rc = get_num(host, "launch_s", "compute.host", origin, 1, 0, -1e-300, &p->host_launch_s, e))) goto fail;
 
   const cJSON *h2d = cJSON_GetObjectItemCaseSensitive(root, "h2d"), *hm;
   if (h2d && !cJSON_IsObject(h2d)) {
@@ -455,8 +462,10 @@ int profile_op_time(const profile_t *p, const model_op *op, long batch, model_dt
     return err_set(e, ERR_INPUT, "%s: no %s cost model for %s (op '%s')", p->path, gemm ? "gemm" : "ewise",
                    model_dtype_name(d), op->name);
   double flops = model_op_flops(op, batch), bytes = model_op_bytes(op, batch, run);
+  /* An op standing for several kernels pays the launch cost of each of them. */
+  double extra = op->launches > 1 ? (double)(op->launches - 1) * c->roof.launch_s : 0;
   if (!c->is_table) {
-    *time_s = roof_time(&c->roof, gemm, flops, bytes);
+    *time_s = roof_time(&c->roof, gemm, flops, bytes) + extra;
     return ERR_OK;
   }
   /* An exactly measured shape costs what was measured (the mean of its samples). */
@@ -472,18 +481,18 @@ int profile_op_time(const profile_t *p, const model_op *op, long batch, model_dt
     }
   }
   if (hits) {
-    *time_s = sum / hits;
+    *time_s = sum / hits + extra;
     return ERR_OK;
   }
   double size = gemm ? flops : bytes;
   double ls = log(size);
   if (c->interp && ls >= c->logsize[0] && ls <= c->logsize[c->nuniq - 1]) {
     double rate = gsl_interp_eval(c->interp, c->logsize, c->rate, ls, NULL);
-    *time_s = size / rate;
+    *time_s = size / rate + extra;
     return ERR_OK;
   }
   if (extrapolated) *extrapolated = 1;
-  *time_s = roof_time(&c->roof, gemm, flops, bytes);
+  *time_s = roof_time(&c->roof, gemm, flops, bytes) + extra;
   return ERR_OK;
 }
 
@@ -572,3 +581,5 @@ int profile_h2d(const profile_t *p, const char *mode, int *present, double *lat_
     }
   return ERR_OK;
 }
+
+double profile_host_launch_s(const profile_t *p) { return p->host_launch_s; }

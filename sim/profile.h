@@ -58,6 +58,10 @@ int profile_hop_lat(const profile_t *p, const char *cls, const char *algo, const
  * h2d.<mode> {lat_s, bw_Bps}, as ddpcalib h2d writes it. *present is 0 when absent. */
 int profile_h2d(const profile_t *p, const char *mode, int *present, double *lat_s, double *bw_Bps, err_t *e);
 
+/* compute.host.launch_s: what the host (framework dispatch and the launch call) spends per kernel
+ * launch; 0 when the profile does not say. */
+double profile_host_launch_s(const profile_t *p);
+
 /* The profile's compute jitter (kind NONE if it has none). Never fails for a loaded profile. */
 int profile_get_jitter(const profile_t *p, profile_jitter *out, err_t *e);
 

@@ -61,6 +61,17 @@ cJSON *report_predict_json(const sim_config *c, const predict_result *p) {
   cJSON_AddNumberToObject(o, "optimizer_s", r->optimizer_s);
   cJSON_AddNumberToObject(o, "exposed_comm_s", r->exposed_comm_s);
   cJSON_AddNumberToObject(o, "straggler_s", r->straggler_s);
+  cJSON_AddStringToObject(o, "framework", c->framework == SIM_FRAMEWORK_DP ? "dp" : "ddp");
+  cJSON_AddNumberToObject(o, "host_launch_s", c->host_launch_s >= 0 ? c->host_launch_s : profile_host_launch_s(c->profile));
+  if (c->framework == SIM_FRAMEWORK_DP) {
+    cJSON *dp = cJSON_AddObjectToObject(o, "dataparallel");
+    if (dp) {
+      cJSON_AddNumberToObject(dp, "scatter_s", r->dp_scatter_s);
+      cJSON_AddNumberToObject(dp, "replicate_s", r->dp_replicate_s);
+      cJSON_AddNumberToObject(dp, "gather_s", r->dp_gather_s);
+      cJSON_AddNumberToObject(dp, "reduce_s", r->dp_reduce_s);
+    }
+  }
   cJSON_AddNumberToObject(o, "loading_s", r->loading_s);
   cJSON_AddNumberToObject(o, "transfer_s", r->transfer_s);
   cJSON_AddStringToObject(o, "h2d", h2d_name(r->h2d));
@@ -126,8 +137,8 @@ char *report_predict_table(const sim_config *c, const predict_result *p) {
   strbuf s = {0};
   char gb[32];
   fmt_bytes(gb, sizeof gb, (double)model_total_bytes(m, r->precision));
-  strbuf_printf(&s, "# %s on %d x %d GPUs (%s, profile %s)\n", m->name, c->nodes, r->gpus / c->nodes, c->topo->name,
-      profile_name(c->profile));
+  strbuf_printf(&s, "# %s on %d x %d GPUs (%s, profile %s)%s\n", m->name, c->nodes, r->gpus / c->nodes, c->topo->name,
+      profile_name(c->profile), c->framework == SIM_FRAMEWORK_DP ? ", DataParallel" : "");
   strbuf_printf(&s, "# batch %ld/GPU, %s, mode %s, bucket cap %g MB (first %g MB)%s, %s fidelity", r->batch,
       model_dtype_name(r->precision), mode_name(c->mode), c->bucket_cap_mb, c->first_bucket_mb,
       c->rebuilt ? ", rebuilt" : "", fid_name(c->fidelity));
@@ -142,6 +153,11 @@ char *report_predict_table(const sim_config *c, const predict_result *p) {
   strbuf_printf(&s, "%-24s %14.1f %%\n", "scaling efficiency", 100.0 * p->scaling_efficiency);
   if (c->load_s > 0) strbuf_printf(&s, "%-24s %14.6f s   (%d workers)\n", "  loading (waiting)", r->loading_s, c->workers);
   if (r->h2d != SIM_H2D_OFF) strbuf_printf(&s, "%-24s %14.6f s   (%s)\n", "  host-to-device copy", r->transfer_s, h2d_name(r->h2d));
+  if (c->framework == SIM_FRAMEWORK_DP) {
+    strbuf_printf(&s, "%-24s %14.6f s\n", "  replicate parameters", r->dp_replicate_s);
+    strbuf_printf(&s, "%-24s %14.6f s\n", "  gather outputs (+grads)", r->dp_gather_s);
+    strbuf_printf(&s, "%-24s %14.6f s\n", "  reduce gradients", r->dp_reduce_s);
+  }
   strbuf_printf(&s, "%-24s %14.6f s\n", "  forward", r->forward_s);
   strbuf_printf(&s, "%-24s %14.6f s\n", "  backward", r->backward_s);
   strbuf_printf(&s, "%-24s %14.6f s\n", "  optimizer", r->optimizer_s);

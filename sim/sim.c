@@ -38,6 +38,8 @@ void sim_config_defaults(sim_config *c) {
   c->jitter_cv = -1;
   c->seed = 1;
   c->h2d = SIM_H2D_AUTO;
+  c->host_launch_s = -1;
+  c->framework = SIM_FRAMEWORK_DDP;
 }
 
 void sim_result_free(sim_result *r) {
@@ -383,15 +385,28 @@ static double now_s(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static int op_phase_time(const sim_config *c, const model_op *op, long batch, model_dtype prec, double *t,
-                         int *extrap, err_t *e) {
+static double host_launch(const sim_config *c) {
+  return c->host_launch_s >= 0 ? c->host_launch_s : profile_host_launch_s(c->profile);
+}
+
+/* Time of an op's `count` runs. A run takes the longer of the GPU's time and the host's: `launches`
+ * kernel launches at the profile's host cost each, times `host_threads` when that many threads
+ * take turns under one lock (DataParallel's replicas and Python's GIL; 1 otherwise). */
+static int op_time_host(const sim_config *c, const model_op *op, long batch, model_dtype prec, int host_threads,
+                        double *t, int *extrap, err_t *e) {
   double one;
   int x = 0;
   int rc = profile_op_time(c->profile, op, batch, prec, &one, &x, e);
   if (rc) return rc;
   *extrap += x;
-  *t = one * (double)op->count;
+  double host = (double)op->launches * host_launch(c) * host_threads;
+  *t = (one > host ? one : host) * (double)op->count;
   return ERR_OK;
+}
+
+static int op_phase_time(const sim_config *c, const model_op *op, long batch, model_dtype prec, double *t,
+                         int *extrap, err_t *e) {
+  return op_time_host(c, op, batch, prec, 1, t, extrap, e);
 }
 
 static int links(const sim_config *c, int gpn, platform_spec *spec, err_t *e) {
@@ -492,6 +507,53 @@ static int draw_jitter(const sim_config *c, int n, runplan *plan, sim_result *r,
   return ERR_OK;
 }
 
+/* PyTorch's DataParallel on one node (docs/simulation.md): one process, one Python thread per GPU.
+ * Every iteration scatters the inputs, replicates the parameters from GPU 0, runs the replicas'
+ * forward with their kernel launches taking turns under the GIL, gathers the outputs to GPU 0 (and
+ * scatters their gradients back), runs backward (C++ threads, no GIL), reduces the gradients to
+ * GPU 0, and steps the optimizer there. Nothing overlaps, so it is summed, not simulated. */
+static int dp_run(const sim_config *c, const model_t *m, long batch, model_dtype prec, int G, const platform_spec *spec,
+                  const runplan *plan, sim_result *r, err_t *e) {
+  if (c->mode != SIM_MODE_DDP || c->no_sync != 1 || c->comm_hook != SIM_HOOK_NONE || c->rebuilt || c->fidelity != SIM_FIDELITY_FLOW)
+    return err_set(e, ERR_INPUT, "DataParallel has no buckets, no_sync, communication hooks or fidelities to choose");
+  if (c->jitter_cv > 0) return err_set(e, ERR_INPUT, "compute jitter is not modelled for DataParallel");
+  r->jitter_kind = PROFILE_JITTER_NONE;
+  r->jitter_cv = r->straggler_s = 0;
+  if (plan->prefetch) return err_set(e, ERR_INPUT, "DataParallel scatters its input itself: no side-stream prefetch");
+  if (G > 1 && m->output_elems_per_sample <= 0)
+    return err_set(e, ERR_INPUT, "%s: DataParallel gathers the outputs to GPU 0, and the model has no 'output' line", m->path);
+  int rc;
+  for (int o = 0; o < m->nops; o++) {
+    const model_op *op = &m->ops[o];
+    double t;
+    int threads = op->phase == MODEL_PHASE_FORWARD ? G : 1;
+    if ((rc = op_time_host(c, op, batch, prec, threads, &t, &r->extrapolated_ops, e))) return rc;
+    if (op->phase == MODEL_PHASE_FORWARD) r->forward_s += t;
+    else if (op->phase == MODEL_PHASE_BACKWARD) r->backward_s += t;
+    else r->optimizer_s += t;
+  }
+  r->compute_s = r->forward_s + r->backward_s + r->optimizer_s;
+  double S = (double)model_total_bytes(m, prec);
+  double out = (double)m->output_elems_per_sample * (double)model_dtype_size(prec) * (double)batch;
+  if (G > 1) {
+    double bw = spec->intra_bw_Bps, hop = spec->intra_lat_s;
+    r->dp_replicate_s = (G - 1) * hop + S / bw;                   /* broadcast, pipelined along the GPUs */
+    r->dp_gather_s = 2.0 * (G - 1) * out / bw;                    /* into GPU 0's links, and back */
+    r->dp_reduce_s = (G - 1) * hop + (double)(G - 1) / G * S / bw; /* a ring reduce to GPU 0 */
+  }
+  r->dp_scatter_s = G * plan->copy_s;                             /* one thread copies every chunk */
+  r->transfer_s = r->dp_scatter_s;
+  if (plan->load_s > 0) {
+    /* The DataLoader's batch is all G replicas' samples. */
+    double load = G * plan->load_s, rest = r->compute_s + r->dp_scatter_s + r->dp_replicate_s + r->dp_gather_s + r->dp_reduce_s;
+    r->loading_s = plan->workers == 0 ? load : (load / plan->workers > rest ? load / plan->workers - rest : 0);
+  }
+  r->exposed_comm_s = r->dp_replicate_s + r->dp_gather_s + r->dp_reduce_s;
+  r->iteration_s = r->loading_s + r->transfer_s + r->compute_s + r->exposed_comm_s;
+  r->iterations_simulated = 0;
+  return ERR_OK;
+}
+
 int sim_run(const sim_config *c, sim_result *r, err_t *e) {
   memset(r, 0, sizeof *r);
   double wall0 = now_s();
@@ -508,6 +570,8 @@ int sim_run(const sim_config *c, sim_result *r, err_t *e) {
   if (c->no_sync < 1 || c->no_sync > 1000) return err_set(e, ERR_INPUT, "no-sync cycle must be between 1 and 1000, got %d", c->no_sync);
   if (batch > 1L << 30) return err_set(e, ERR_INPUT, "batch %ld is too large", batch);
   int n = c->nodes * gpn;
+  if (c->framework == SIM_FRAMEWORK_DP && c->nodes != 1)
+    return err_set(e, ERR_INPUT, "DataParallel runs in one process: one node only, not %d", c->nodes);
 
   platform_spec spec;
   int rc = links(c, gpn, &spec, e);
@@ -629,6 +693,18 @@ int sim_run(const sim_config *c, sim_result *r, err_t *e) {
    * distribution (or --jitter-cv), seeded, so runs are reproducible. */
   if ((rc = draw_jitter(c, n, &plan, r, e))) goto done;
   if ((rc = input_pipeline(c, m, batch, &plan, r, e))) goto done;
+  if (c->framework == SIM_FRAMEWORK_DP) {
+    /* Recompute the compute phases with DataParallel's host threads, then sum its iteration. */
+    r->forward_s = r->backward_s = r->optimizer_s = 0;
+    r->extrapolated_ops = 0;
+    r->intra_bw_Bps = spec.intra_bw_Bps;
+    r->intra_lat_s = spec.intra_lat_s;
+    bucket_plan_free(&r->plan);
+    free(r->buckets);
+    r->buckets = NULL;
+    rc = dp_run(c, m, batch, prec, gpn, &spec, &plan, r, e);
+    goto done;
+  }
   r->intra_bw_Bps = spec.intra_bw_Bps;
   r->intra_lat_s = spec.intra_lat_s;
   r->nic_bw_Bps = spec.nic_bw_Bps;

@@ -21,6 +21,7 @@
 typedef enum { SIM_MODE_DDP = 0, SIM_MODE_FLAT = 1 } sim_mode;
 typedef enum { SIM_FIDELITY_FLOW = 0, SIM_FIDELITY_STEP = 1 } sim_fidelity;
 typedef enum { SIM_HOOK_NONE = 0, SIM_HOOK_FP16 = 1 } sim_comm_hook;
+typedef enum { SIM_FRAMEWORK_DDP = 0, SIM_FRAMEWORK_DP = 1 } sim_framework;
 
 /* How a batch reaches the GPU (docs/simulation.md): not modelled; pageable memory (synchronous);
  * pinned, synchronous; pinned and non_blocking on the compute stream; pinned and prefetched on a
@@ -56,6 +57,10 @@ typedef struct {
   double load_s;           /* loading one batch by one DataLoader worker; 0: not modelled */
   int workers;             /* DataLoader num_workers (0: loading in the training loop) */
   sim_h2d h2d;             /* the host-to-device copy of each batch */
+  double host_launch_s;    /* < 0: the profile's compute.host.launch_s (0 if absent); else this host
+                              cost per kernel launch */
+  sim_framework framework; /* DDP (one process per GPU) or DataParallel (one process, one thread
+                              per GPU, Python's GIL) */
 } sim_config;
 
 typedef struct {
@@ -86,6 +91,10 @@ typedef struct {
   double loading_s;        /* per iteration, waiting for a loaded batch (rank 0, steady state) */
   double transfer_s;       /* per iteration, waiting for the host-to-device copy */
   sim_h2d h2d;             /* the copy simulated (never AUTO) */
+  /* DataParallel only (0 for DDP): per iteration, scattering the inputs to the GPUs, replicating the
+   * parameters from GPU 0, gathering the outputs to GPU 0 (and scattering their gradients back),
+   * and reducing the gradients to GPU 0. */
+  double dp_scatter_s, dp_replicate_s, dp_gather_s, dp_reduce_s;
   double intra_bw_Bps, intra_lat_s, nic_bw_Bps, nic_lat_s; /* effective, as simulated */
   bucket_plan plan;        /* reduction order (owned; freed by sim_result_free) */
   sim_bucket_time *buckets; /* (plan.n) for the reported iteration */

@@ -41,6 +41,8 @@ check "defaults: mlstm-4k on dgx1v-ib, 8 GPUs, cap 25" grep -q '"bucket_cap_mb":
 "$ddpsim" buckets --json --precision fp32 >"$tmp/b.json"
 check "buckets --json lists w_hh_v at index 8" grep -q '"w_hh_v"' "$tmp/b.json"
 check "predict --json names NCCL's algorithm and protocol per bucket" grep -q '"protocol":' "$tmp/p.json"
+"$ddpsim" predict --framework dp --gpus-per-node 4 --json >"$tmp/dp.json"
+check "predict --framework dp reports DataParallel's phases" grep -q '"replicate_s":' "$tmp/dp.json"
 "$ddpsim" predict --nodes 4 --nccl-algo ring --nccl-proto simple --json >"$tmp/rs.json"
 check "--nccl-algo ring --nccl-proto simple forces ring/Simple" test "$(grep -c '"algorithm":	"ring"' "$tmp/rs.json")" -gt 0 -a "$(grep -c '"protocol":	"Simple"' "$tmp/rs.json")" -eq "$(grep -c '"protocol":' "$tmp/rs.json")"
 
@@ -77,6 +79,9 @@ expect 2 "--nccl-algo must list ring and/or tree" -- predict --nccl-algo hypercu
 expect 2 "--num-workers must be an integer from 0 to 256" -- predict --num-workers -1
 expect 2 "--load-ms must be a number >= 0" -- predict --load-ms soon
 expect 2 "--no-h2d contradicts" -- predict --no-h2d --pin-memory
+expect 2 "--framework must be ddp or dp" -- predict --framework horovod
+expect 2 "--host-launch-us must be a number >= 0" -- predict --host-launch-us -5
+expect 1 "DataParallel runs in one process: one node only" -- predict --framework dp --nodes 2
 expect 2 "--nccl-proto must list LL, LL128 and/or Simple" -- predict --nccl-proto LL256
 expect 1 "step fidelity simulates ring all-reduces with the Simple protocol only" -- predict --fidelity step --nccl-algo tree
 expect 2 "unexpected argument" -- predict extra
