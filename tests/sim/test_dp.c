@@ -1,0 +1,88 @@
+/* PyTorch's DataParallel and the host cost of kernel launches, on small cases computed by hand. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "model.h"
+#include "profile.h"
+#include "sim.h"
+#include "topo.h"
+
+/* Compute nearly free on the device (1e15 B/s, no launch cost): host costs show alone. */
+static const char *profile_text =
+    "{\"format\":\"ddpsim-profile\",\"version\":1,\"compute\":{\"host\":{\"launch_s\":1.0e-5},\"fp32\":{"
+    "\"gemm\":{\"model\":\"roofline\",\"launch_s\":0,\"peak_flops\":1e15,\"efficiency\":1,\"mem_bw_Bps\":1e15},"
+    "\"ewise\":{\"model\":\"roofline\",\"launch_s\":0,\"mem_bw_Bps\":1e15}}},"
+    "\"comm\":{\"links\":{\"nvl\":{\"lat_s\":2e-6,\"bw_Bps\":1e10}}}}";
+
+/* One parameter of 1e6 fp32 elements (4 MB); forward: 7 launches x 3 steps; backward: 5 launches
+ * x 3 steps; output 1000 elements per sample; batch 8. */
+static const char *model_text =
+    "ddpsim-model 1\nname m\nbatch 8\ntokens 1 samples\nprecision fp32\noutput 1000\nparam p 1000000\n"
+    "forward\newise f elems=1 arrays=1 count=3 launches=7\n"
+    "backward\newise b elems=1 arrays=1 count=3 launches=5 ready=p\n";
+
+int main(void) {
+  err_t e;
+  profile_t *p = NULL;
+  model_t *m = NULL;
+  topo_t *t = NULL;
+  if (profile_parse(profile_text, "dp.json", &p, &e) || model_parse(model_text, "dp.model", &m, &e) ||
+      topo_parse("ddpsim-topology 1\nname t\ngpus_per_node 4\nintra nvl links=1 bw=10GBps\nnic none\n", "dp.topo", &t, &e)) {
+    printf("FAIL  %s\n", e.msg);
+    return 1;
+  }
+  CHECK(profile_host_launch_s(p) == 1e-5 && m->ops[0].launches == 7 && m->output_elems_per_sample == 1000,
+        "compute.host.launch_s, launches= and output are read");
+  sim_config c;
+  sim_config_defaults(&c);
+  c.model = m;
+  c.topo = t;
+  c.profile = p;
+  c.nodes = 1;
+  sim_result r;
+  /* DDP on 2 GPUs: every process launches its own kernels: 3 x 7 x 10 us forward. */
+  c.gpus_per_node = 2;
+  if (sim_run(&c, &r, &e) == 0) {
+    CHECK(check_close(3 * 7 * 1e-5, r.forward_s, 0, 1e-12) && check_close(3 * 5 * 1e-5, r.backward_s, 0, 1e-12),
+          "DDP: forward %.6g s = 3 x 7 launches x 10 us, backward %.6g s", r.forward_s, r.backward_s);
+    sim_result_free(&r);
+  } else CHECK(0, "%s", e.msg);
+  /* DataParallel on 2 GPUs: the two replicas' launches take turns under the GIL in forward. */
+  c.framework = SIM_FRAMEWORK_DP;
+  if (sim_run(&c, &r, &e) == 0) {
+    double S = 4e6, out = 1000.0 * 4 * 8, bw = 1e10, hop = 2e-6;
+    CHECK(check_close(2 * 3 * 7 * 1e-5, r.forward_s, 0, 1e-12), "DP, 2 GPUs: forward %.6g s = 2 replicas x 3 x 7 x 10 us", r.forward_s);
+    CHECK(check_close(3 * 5 * 1e-5, r.backward_s, 0, 1e-12), "DP: backward runs in C++ threads, no GIL: %.6g s", r.backward_s);
+    CHECK(check_close(hop + S / bw, r.dp_replicate_s, 0, 1e-12), "DP: replicate 4 MB from GPU 0: %.6g s", r.dp_replicate_s);
+    CHECK(check_close(2 * out / bw, r.dp_gather_s, 0, 1e-12), "DP: gather 8 x 1000 fp32 outputs and scatter their gradients: %.6g s",
+          r.dp_gather_s);
+    CHECK(check_close(hop + 0.5 * S / bw, r.dp_reduce_s, 0, 1e-12), "DP: reduce the gradients to GPU 0: %.6g s", r.dp_reduce_s);
+    double sum = r.forward_s + r.backward_s + r.optimizer_s + r.dp_replicate_s + r.dp_gather_s + r.dp_reduce_s + r.transfer_s;
+    CHECK(check_close(sum, r.iteration_s, 0, 1e-12), "DP: nothing overlaps: iteration %.6g s is the sum", r.iteration_s);
+    sim_result_free(&r);
+  } else CHECK(0, "%s", e.msg);
+  /* Four replicas: four turns. */
+  c.gpus_per_node = 4;
+  if (sim_run(&c, &r, &e) == 0) {
+    CHECK(check_close(4 * 3 * 7 * 1e-5, r.forward_s, 0, 1e-12), "DP, 4 GPUs: forward %.6g s = 4 x 3 x 7 x 10 us", r.forward_s);
+    sim_result_free(&r);
+  } else CHECK(0, "%s", e.msg);
+  /* --host-launch-us overrides the profile; 0 switches host costs off. */
+  c.host_launch_s = 0;
+  if (sim_run(&c, &r, &e) == 0) {
+    CHECK(r.forward_s < 1e-9, "no host cost: forward %.3g s (the device alone)", r.forward_s);
+    sim_result_free(&r);
+  } else CHECK(0, "%s", e.msg);
+  c.host_launch_s = -1;
+  /* What DataParallel cannot be. */
+  c.nodes = 2;
+  CHECK(sim_run(&c, &r, &e) == ERR_INPUT && strstr(e.msg, "one node only"), "DP on 2 nodes -> %s", e.msg);
+  c.nodes = 1;
+  c.no_sync = 2;
+  CHECK(sim_run(&c, &r, &e) == ERR_INPUT && strstr(e.msg, "no buckets, no_sync"), "DP with no_sync -> %s", e.msg);
+  model_destroy(m);
+  topo_destroy(t);
+  profile_destroy(p);
+  return check_status();
+}
