@@ -390,6 +390,13 @@ int train_run(const train_cfg *c, train_result *r, cerr *e) {
   free(tmax);
   MPI_Bcast(&r->elapsed_s, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
 
+  /* The CPU share of the least served rank. */
+  double wall = 0, cpu = 0;
+  for (int i = 0; i < c->iters; i++) wall += r->iter[i].forward_s + r->iter[i].backward_s + r->iter[i].wait_s + r->iter[i].step_s,
+                                     cpu += r->iter[i].cpu_s;
+  r->cpu_share = wall > 0 ? cpu / wall : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &r->cpu_share, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+
   /* Do all ranks hold the same parameters? */
   memcpy(r->params, params, nparams * sizeof *params);
   memcpy(p0, params, nparams * sizeof *p0);

@@ -93,6 +93,9 @@ typedef struct {
   train_bucket_time *bucket; /* (iters * nbuckets), rank 0's; zeros in unsynced iterations */
   double elapsed_s;          /* wall time of the timed iterations on rank 0 */
   double param_rank_maxdiff; /* max |p_rank - p_rank0| over ranks and parameters at the end */
+  double cpu_share;          /* min over ranks of (thread CPU time / wall time) over the timed
+                                iterations: below 1 when some rank was not running (another
+                                process had its core). Waiting inside MPI spins, so counts as CPU. */
   float *params;             /* (nparams) the final parameters (every rank holds its own) */
 } train_result;
 

@@ -171,10 +171,7 @@ static cJSON *report_json(const train_cfg *c, const train_result *r, const doubl
     free(v);
   }
   double samples = (double)c->iters * r->nranks * c->shape.B;
-  double wall = 0, cpu = 0;
-  for (int i = 0; i < c->iters; i++) wall += r->iter[i].forward_s + r->iter[i].backward_s + r->iter[i].wait_s + r->iter[i].step_s,
-                                     cpu += r->iter[i].cpu_s;
-  cJSON_AddNumberToObject(j, "cpu_share", wall > 0 ? cpu / wall : 0); /* rank 0's CPU time / its wall time */
+  cJSON_AddNumberToObject(j, "cpu_share", r->cpu_share);
   cJSON_AddNumberToObject(j, "elapsed_s", r->elapsed_s);
   cJSON_AddNumberToObject(j, "samples_per_s", samples / r->elapsed_s);
   cJSON_AddNumberToObject(j, "chars_per_s", samples * c->shape.T / r->elapsed_s);
@@ -216,6 +213,7 @@ static void report_table(const train_cfg *c, const train_result *r, const double
   printf("#\n# iteration: median %.3f ms, mean %.3f, min %.3f, max %.3f\n", stats[0] * 1e3, stats[1] * 1e3,
          stats[2] * 1e3, stats[3] * 1e3);
   printf("# throughput: %.1f samples/s, %.0f chars/s\n", samples / r->elapsed_s, samples * c->shape.T / r->elapsed_s);
+  printf("# CPU share of the least served rank: %.1f%%\n", r->cpu_share * 100);
   printf("# parameters: max difference between ranks %.3g\n", r->param_rank_maxdiff);
 }
 

@@ -771,7 +771,7 @@ char *validate_table(const validate_opts *o, const validate_report *r) {
           vb->meas_ready_s * 1e3, vb->pred_end_s * 1e3, vb->meas_end_s * 1e3);
     }
   }
-  put(&s, "#\n# cpu: rank 0's CPU time / wall time in the real run (below 100%%: other work had the core)\n");
+  put(&s, "#\n# cpu: CPU time / wall time of the least served rank of the real run (below 100%%: other work had a core)\n");
   put(&s, "# bucket lines: predicted then measured (all-reduce duration, error; ready; end), from the iteration start\n");
   put(&s, "# iteration time: median |error| %.1f%%, max |error| %.1f%% over %d configurations\n",
       r->median_abs_err * 100, r->max_abs_err * 100, r->nrows);

@@ -69,7 +69,8 @@ typedef struct {
   double pred_forward_s, pred_backward_s, pred_optimizer_s, pred_exposed_comm_s;
   double meas_forward_s, meas_backward_s, meas_wait_s, meas_step_s; /* medians (rank 0) */
   double meas_chars_per_s;
-  double meas_cpu_share; /* rank 0's CPU time / wall time: below 1 when other work had the core */
+  double meas_cpu_share; /* the least served rank's CPU time / wall time (median over repeats):
+                            below 1 when other work had a core */
   int nbuckets;
   validate_bucket *buckets; /* (nbuckets) reduction order */
 } validate_row;

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # ddpsim validate: usage errors (exit 2), a missing ddpcalib (exit 1, saying where it looked), and
 # the whole comparison on this machine: calibration, predictions, real runs, a well-formed report,
-# and every configuration's iteration time within BOUND of the measurement. The machine is shared
-# (other builds and tests run on the same 2 cores), so a configuration beyond BOUND is measured
-# again, up to 3 attempts; a broken model misses every time, a burst of someone else's load does not.
+# and every configuration's iteration time within BOUND of the measurement. The machine may be
+# shared (other builds and tests on the same cores): a configuration whose real run had less than
+# 90% of a core on some rank is reported but not held to the bound, and a miss is measured again,
+# up to 3 attempts; a broken model misses every time, a burst of someone else's work does not. If
+# every attempt was mostly contended, the test is skipped (77): the machine was too busy to measure.
 # Usage: test_validate.sh DDPSIM DDPCALIB CHECK_REPORT WORKDIR BOUND
 set -u
 ddpsim=$1 ddpcalib=$2 checker=$3 dir=$4 bound=$5
@@ -36,11 +38,12 @@ for attempt in 1 2 3; do
   rc=$?
   if [[ $rc != 0 ]]; then echo "FAIL validate run (exit $rc)"; tail -5 run$attempt.err; fails=$((fails + 1)); break; fi
   echo "ok   validate run $attempt (exit 0)"
-  "$checker" report$attempt.json $nrows "$bound"
+  "$checker" report$attempt.json $nrows "$bound" 0.9
   crc=$?
   if [[ $crc == 0 ]]; then break; fi
-  if [[ $crc != 3 ]]; then fails=$((fails + 1)); break; fi
-  if [[ $attempt == 3 ]]; then echo "FAIL a configuration beyond $bound in 3 attempts"; fails=$((fails + 1)); fi
+  if [[ $crc != 3 && $crc != 4 ]]; then fails=$((fails + 1)); break; fi
+  if [[ $attempt == 3 && $crc == 3 ]]; then echo "FAIL a configuration beyond $bound in 3 attempts"; fails=$((fails + 1)); fi
+  if [[ $attempt == 3 && $crc == 4 && $fails == 0 ]]; then echo "SKIP the machine was too busy in all 3 attempts"; exit 77; fi
 done
 echo "$fails failure(s)"
 [[ $fails == 0 ]]
