@@ -154,6 +154,20 @@ static int parse_int(const char *s, int *out) {
   return 0;
 }
 
+/* A finite number >= 0 (the whole string). */
+static int parse_nonneg_double(const char *s, double *out) {
+  char *end;
+  double v = strtod(s, &end);
+  if (!*s || *end || !isfinite(v) || v < 0) return -1;
+  *out = v;
+  return 0;
+}
+
+/* An integer from lo to hi (the whole string). */
+static int parse_int_range(const char *s, int lo, int hi, int *out) {
+  return parse_int(s, out) || *out < lo || *out > hi ? -1 : 0;
+}
+
 static int parse_pos_double(const char *s, double *out) {
   char *end;
   double v = strtod(s, &end);
@@ -258,8 +272,8 @@ static int parse_opts(int argc, char **argv, const int *allowed, void (*usage)(F
     case O_NODES: o->nodes = optarg; break;
     case O_CAP: o->cap = optarg; break;
     case O_GPN:
-      if (parse_int(optarg, &o->gpus_per_node) || o->gpus_per_node < 1)
-        return misuse(usage, "--gpus-per-node must be a positive integer, got '%s'", optarg);
+      if (parse_int_range(optarg, 1, 4096, &o->gpus_per_node))
+        return misuse(usage, "--gpus-per-node must be an integer from 1 to 4096, got '%s'", optarg);
       break;
     case O_BATCH: {
       int b;
@@ -287,11 +301,11 @@ static int parse_opts(int argc, char **argv, const int *allowed, void (*usage)(F
       else return misuse(usage, "--fidelity must be flow or step, got '%s'", optarg);
       break;
     case O_ITER:
-      if (parse_int(optarg, &o->iterations) || o->iterations < 1 || o->iterations > 1000)
+      if (parse_int_range(optarg, 1, 1000, &o->iterations))
         return misuse(usage, "--iterations must be an integer from 1 to 1000, got '%s'", optarg);
       break;
     case O_NOSYNC:
-      if (parse_int(optarg, &o->no_sync) || o->no_sync < 1 || o->no_sync > 1000)
+      if (parse_int_range(optarg, 1, 1000, &o->no_sync))
         return misuse(usage, "--no-sync must be an integer from 1 to 1000, got '%s'", optarg);
       break;
     case O_HOOK:
@@ -299,13 +313,10 @@ static int parse_opts(int argc, char **argv, const int *allowed, void (*usage)(F
       else if (strcmp(optarg, "fp16") == 0) o->hook = SIM_HOOK_FP16;
       else return misuse(usage, "--comm-hook must be none or fp16, got '%s'", optarg);
       break;
-    case O_JITTER: {
-      char *end;
-      o->jitter_cv = strtod(optarg, &end);
-      if (!*optarg || *end || !(o->jitter_cv >= 0 && o->jitter_cv < 1))
+    case O_JITTER:
+      if (parse_nonneg_double(optarg, &o->jitter_cv) || o->jitter_cv >= 1)
         return misuse(usage, "--jitter-cv must be a number from 0 to below 1, got '%s'", optarg);
       break;
-    }
     case O_SEED: {
       char *end;
       errno = 0;
@@ -321,28 +332,21 @@ static int parse_opts(int argc, char **argv, const int *allowed, void (*usage)(F
         return misuse(usage, "--nccl-proto must list LL, LL128 and/or Simple (or auto), got '%s'", optarg);
       break;
     case O_WORKERS:
-      if (parse_int(optarg, &o->workers) || o->workers < 0 || o->workers > 256)
+      if (parse_int_range(optarg, 0, 256, &o->workers))
         return misuse(usage, "--num-workers must be an integer from 0 to 256, got '%s'", optarg);
       break;
-    case O_LOAD: {
-      char *end;
-      o->load_ms = strtod(optarg, &end);
-      if (!*optarg || *end || !(o->load_ms >= 0) || !isfinite(o->load_ms))
-        return misuse(usage, "--load-ms must be a number >= 0, got '%s'", optarg);
+    case O_LOAD:
+      if (parse_nonneg_double(optarg, &o->load_ms)) return misuse(usage, "--load-ms must be a number >= 0, got '%s'", optarg);
       break;
-    }
     case O_FRAMEWORK:
       if (strcmp(optarg, "ddp") == 0) o->framework = SIM_FRAMEWORK_DDP;
       else if (strcmp(optarg, "dp") == 0) o->framework = SIM_FRAMEWORK_DP;
       else return misuse(usage, "--framework must be ddp or dp, got '%s'", optarg);
       break;
-    case O_HOSTLAUNCH: {
-      char *end;
-      o->host_launch_us = strtod(optarg, &end);
-      if (!*optarg || *end || !(o->host_launch_us >= 0) || !isfinite(o->host_launch_us))
+    case O_HOSTLAUNCH:
+      if (parse_nonneg_double(optarg, &o->host_launch_us))
         return misuse(usage, "--host-launch-us must be a number >= 0, got '%s'", optarg);
       break;
-    }
     case O_PIN: o->pin = 1; break;
     case O_NONBLOCK: o->nonblocking = 1; break;
     case O_PREFETCH: o->prefetch = 1; break;
@@ -427,11 +431,44 @@ static const int sim_opts[] = {O_MODEL, O_TOPO, O_PROFILE, O_NODES, O_GPN, O_BAT
                                O_WORKERS, O_LOAD, O_PIN, O_NONBLOCK, O_PREFETCH, O_NOH2D,
                                O_FRAMEWORK, O_HOSTLAUNCH, 0};
 
+/* The simulation options plus one more, 0-terminated, into out (64 entries). */
+static const int *sim_opts_and(int extra, int *out) {
+  int k = 0;
+  for (const int *a = sim_opts; *a; a++) out[k++] = *a;
+  out[k++] = extra;
+  out[k] = 0;
+  return out;
+}
+
+/* Prints a report built by the library (NULL: it ran out of memory) and frees it; the exit status. */
+static int emit_text(char *s) {
+  if (!s) {
+    fprintf(stderr, "%s: out of memory while formatting the report\n", prog);
+    return 1;
+  }
+  fputs(s, stdout);
+  free(s);
+  return 0;
+}
+
+static int emit_json(cJSON *j) {
+  char *s = j ? cJSON_Print(j) : NULL;
+  cJSON_Delete(j);
+  if (!s) return emit_text(NULL);
+  size_t n = strlen(s);
+  char *t = realloc(s, n + 2);
+  if (!t) {
+    free(s);
+    return emit_text(NULL);
+  }
+  t[n] = '\n';
+  t[n + 1] = '\0';
+  return emit_text(t);
+}
+
 static int cmd_predict(int argc, char **argv) {
-  int allowed[32], k = 0;
-  for (const int *a = sim_opts; *a; a++) allowed[k++] = *a;
-  allowed[k++] = O_JSON;
-  allowed[k] = 0;
+  int allowed[64];
+  sim_opts_and(O_JSON, allowed);
   opts o;
   int rc = parse_opts(argc, argv, allowed, usage_predict, &o);
   if (rc) return rc == 1 ? 0 : rc;
@@ -455,31 +492,15 @@ static int cmd_predict(int argc, char **argv) {
     inputs_free(&in);
     return fail(&e);
   }
-  int status = 0;
-  if (o.json) {
-    cJSON *j = report_predict_json(&c, &p);
-    char *s = j ? cJSON_Print(j) : NULL;
-    if (s) printf("%s\n", s);
-    else status = 1;
-    free(s);
-    cJSON_Delete(j);
-  } else {
-    char *s = report_predict_table(&c, &p);
-    if (s) fputs(s, stdout);
-    else status = 1;
-    free(s);
-  }
-  if (status) fprintf(stderr, "%s: out of memory while formatting the report\n", prog);
+  int status = o.json ? emit_json(report_predict_json(&c, &p)) : emit_text(report_predict_table(&c, &p));
   predict_result_free(&p);
   inputs_free(&in);
   return status;
 }
 
 static int cmd_sweep(int argc, char **argv) {
-  int allowed[32], k = 0;
-  for (const int *a = sim_opts; *a; a++) allowed[k++] = *a;
-  allowed[k++] = O_CSV;
-  allowed[k] = 0;
+  int allowed[64];
+  sim_opts_and(O_CSV, allowed);
   opts o;
   int rc = parse_opts(argc, argv, allowed, usage_sweep, &o);
   if (rc) return rc == 1 ? 0 : rc;
@@ -503,9 +524,7 @@ static int cmd_sweep(int argc, char **argv) {
   if ((rc = load_model(o.model, &in.model, &e)) || (rc = load_profile(o.profile, &in.profile, &e))) goto fail;
   for (int t = 0; t < nt; t++)
     if ((rc = load_topo(topo_s[t], &topos[t], &e))) goto fail;
-  char *h = report_sweep_header(o.csv);
-  if (h) fputs(h, stdout);
-  free(h);
+  int status = emit_text(report_sweep_header(o.csv));
   for (int t = 0; t < nt; t++) {
     in.topo = topos[t];
     for (int i = 0; i < nn; i++) {
@@ -518,23 +537,17 @@ static int cmd_sweep(int argc, char **argv) {
         predict_result p;
         if ((rc = predict_run(&c, &p, &e))) goto fail;
         iter_s[j] = p.sim.iteration_s;
-        char *row = report_sweep_row(o.csv, topos[t]->name, nodes[i], caps[j], &c, &p);
-        if (row) fputs(row, stdout);
-        free(row);
+        status |= emit_text(report_sweep_row(o.csv, topos[t]->name, nodes[i], caps[j], &c, &p));
         fflush(stdout);
         predict_result_free(&p);
       }
-      if (nc > 1 && !o.csv) {
-        char *best = report_sweep_best(caps, iter_s, nc);
-        if (best) fputs(best, stdout);
-        free(best);
-      }
+      if (nc > 1 && !o.csv) status |= emit_text(report_sweep_best(caps, iter_s, nc));
     }
   }
   in.topo = NULL;
   for (int t = 0; t < nt; t++) topo_destroy(topos[t]);
   inputs_free(&in);
-  return 0;
+  return status;
 fail:
   in.topo = NULL;
   for (int t = 0; t < nt; t++) topo_destroy(topos[t]);
@@ -560,21 +573,7 @@ static int cmd_buckets(int argc, char **argv) {
     model_destroy(m);
     return fail(&e);
   }
-  int status = 0;
-  if (o.json) {
-    cJSON *j = report_buckets_json(m, prec, &plan);
-    char *s = j ? cJSON_Print(j) : NULL;
-    if (s) printf("%s\n", s);
-    else status = 1;
-    free(s);
-    cJSON_Delete(j);
-  } else {
-    char *s = report_buckets_table(m, prec, &plan);
-    if (s) fputs(s, stdout);
-    else status = 1;
-    free(s);
-  }
-  if (status) fprintf(stderr, "%s: out of memory while formatting the report\n", prog);
+  int status = o.json ? emit_json(report_buckets_json(m, prec, &plan)) : emit_text(report_buckets_table(m, prec, &plan));
   bucket_plan_free(&plan);
   model_destroy(m);
   return status;
