@@ -23,15 +23,14 @@ section() { printf '\n#### %s\n' "$*"; }
   echo "# scripts/validate.sh: $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')),"
   echo "# load average at start $(cut -d' ' -f1-3 /proc/loadavg); commands' output in $work"
 
-  section "the validation: defaults (SGD, rebuilt buckets, elementwise costs from the timed mLSTM phases), $repeats repeats"
+  section "the validation: defaults (Adam, rebuilt buckets, elementwise costs from the timed mLSTM phases), $repeats repeats"
   "$ddpsim" validate --ddpcalib "$ddpcalib" --workdir "$work/main" --repeats "$repeats" -n 40 -w 5 --json-out "$out.json"
+
+  section "the same with plain SGD (streaming ops priced at the mLSTM's compute-bound elementwise rate), 3 repeats"
+  "$ddpsim" validate --ddpcalib "$ddpcalib" --workdir "$work/sgd" --repeats 3 -n 40 -w 5 --optimizer sgd
 
   section "known error: elementwise ops priced by ddpcalib's memcpy table instead (--ewise memcpy), 3 repeats"
   "$ddpsim" validate --ddpcalib "$ddpcalib" --workdir "$work/memcpy" --repeats 3 -n 40 -w 5 --ewise memcpy \
-    --nprocs 1,2 --bucket-cap-mb 1,25 --modes ddp,flat
-
-  section "known error: Adam (compute-bound on the CPU; the model prices it as 7 streamed arrays), 3 repeats"
-  "$ddpsim" validate --ddpcalib "$ddpcalib" --workdir "$work/adam" --repeats 3 -n 40 -w 5 --optimizer adam \
     --nprocs 1,2 --bucket-cap-mb 1,25 --modes ddp,flat
 
   section "known error: MPI progress. 2 processes, 0.25 MB buckets, with and without MPI_Test polls during backward"

@@ -43,7 +43,7 @@ typedef struct {
   long hidden, embed, vocab, seq, batch; /* the mLSTM; batch per process */
   int iters, warmups;    /* of each real run */
   int repeats;           /* real runs per configuration (run-to-run noise), >= 1 */
-  int optimizer_sgd;     /* 1: SGD (default), 0: Adam (the bundled model files' optimizer) */
+  int optimizer_sgd;     /* 0: Adam (default: the bundled model files' optimizer), 1: plain SGD */
   int rebuilt;           /* buckets rebuilt in gradient-ready order (DDP's steady state) */
   int ewise_memcpy;      /* 0: elementwise costs derived from the timed mLSTM phases (below);
                             1: the profile's own ewise table (memcpy) */
@@ -81,12 +81,14 @@ typedef struct {
   validate_row *rows;
   double median_abs_err, max_abs_err;         /* over rows, of |rel_err| (fractions) */
   double median_abs_comm_err, max_abs_comm_err; /* over buckets of multi-process rows */
+  int n_uncontended;                          /* rows whose real run had >= 90% of a core per rank */
+  double median_abs_err_uncontended, max_abs_err_uncontended; /* over those rows (0 if none) */
   int rank_pairs, rank_resolved, rank_agree;  /* same nprocs and mode ddp, differing caps: pairs;
                                                  measured difference > noise; predicted order agrees */
 } validate_report;
 
 /* Fills the defaults: mLSTM H 256, E 64, V 256, T 8, B 4; 30 iterations, 5 warm-ups, 1 repeat;
- * SGD; rebuilt buckets; elementwise costs from the timed phases; configurations 1 process (ddp at 25 MB, flat) and 2 processes (ddp at
+ * Adam (the bundled model files' optimizer); rebuilt buckets; elementwise costs from the timed phases; configurations 1 process (ddp at 25 MB, flat) and 2 processes (ddp at
  * 0.05, 0.25, 1, 4, 25 MB with the first bucket equal to the cap, flat). Paths are the caller's. */
 void validate_opts_defaults(validate_opts *o);
 
