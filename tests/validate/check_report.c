@@ -1,8 +1,9 @@
-/* check_report REPORT.json NROWS BOUND MIN_CPU: checks the JSON of `ddpsim validate --json`, one
- * line per check. Well formed: NROWS rows, every predicted and measured time positive and finite,
- * relative errors finite and equal to (pred - meas) / meas, the summary consistent with the rows.
- * A row whose measured_cpu_share is below MIN_CPU was measured while other work had a core: it is
- * reported but not held to the bound.
+/* check_report REPORT.json NROWS TARGET BOUND MIN_CPU: checks the JSON of `ddpsim validate --json`,
+ * one line per check. Well formed: NROWS rows, every predicted and measured time positive and
+ * finite, relative errors finite and equal to (pred - meas) / meas, the summary consistent with the
+ * rows. A row whose measured_cpu_share is below MIN_CPU was measured while other work had a core: it
+ * is reported but not held to the bound. Whether every uncontended row is within TARGET is printed
+ * (the issue's goal, not met reliably here: docs/validation.md); the check is BOUND.
  * Exit 0: well formed, every uncontended row within BOUND, and at least half the rows uncontended.
  * Exit 1: malformed. Exit 3: an uncontended row beyond BOUND. Exit 4: more than half the rows
  * contended (the caller measures again, or gives up as "machine busy"). */
@@ -23,8 +24,8 @@ static double num(const cJSON *o, const char *k) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 5) {
-    fprintf(stderr, "usage: check_report REPORT.json NROWS BOUND MIN_CPU\n");
+  if (argc != 6) {
+    fprintf(stderr, "usage: check_report REPORT.json NROWS TARGET BOUND MIN_CPU\n");
     return 2;
   }
   FILE *f = fopen(argv[1], "rb");
@@ -42,7 +43,7 @@ int main(int argc, char **argv) {
   const cJSON *rows = cJSON_GetObjectItemCaseSensitive(j, "rows");
   int nrows = cJSON_GetArraySize(rows);
   check(cJSON_IsArray(rows) && nrows == atoi(argv[2]), "rows: one per configuration");
-  double bound = atof(argv[3]), min_cpu = atof(argv[4]), worst = 0, worst_free = 0;
+  double target = atof(argv[3]), bound = atof(argv[4]), min_cpu = atof(argv[5]), worst = 0, worst_free = 0;
   int beyond = 0, sane = 1, contended = 0;
   const cJSON *r;
   cJSON_ArrayForEach(r, rows) {
@@ -77,7 +78,9 @@ int main(int argc, char **argv) {
            min_cpu * 100);
     return 4;
   }
-  printf("%s every uncontended configuration within %.0f%% (largest %.1f%%; over all rows largest %.1f%%, median "
-         "%.1f%%)\n", beyond ? "MISS" : "ok  ", bound * 100, worst_free * 100, worst * 100, med * 100);
+  printf("%s target: every uncontended configuration within %.0f%% (largest %.1f%%; over all rows largest %.1f%%, "
+         "median %.1f%%)\n", worst_free <= target ? "met " : "miss", target * 100, worst_free * 100, worst * 100,
+         med * 100);
+  printf("%s every uncontended configuration within %.0f%%\n", beyond ? "MISS" : "ok  ", bound * 100);
   return beyond ? 3 : 0;
 }
