@@ -43,6 +43,8 @@ int record_comm(cJSON *doc, const char *link_class, const commbench_backend *b,
   cJSON *f, *regs;
   if (!cJSON_AddNumberToObject(l, "lat_s", fit->lat_s) || !cJSON_AddNumberToObject(l, "bw_Bps", fit->bw_Bps) ||
       !cJSON_AddStringToObject(l, "source", src) || !cJSON_AddStringToObject(l, "backend", b->name) ||
+      /* MPI between CPU processes: the cores that compute also move and reduce the data. */
+      !cJSON_AddBoolToObject(l, "shares_compute", strcmp(b->name, "mpi") == 0) ||
       !cJSON_AddNumberToObject(l, "nranks", b->nranks) || !cJSON_AddNumberToObject(l, "nhosts", b->nhosts) ||
       !(f = cJSON_AddObjectToObject(l, "fit")) ||
       !cJSON_AddStringToObject(f, "model", "ring: t(S) = 2(n-1) (lat_s + S / (n bw_Bps))") ||

@@ -43,6 +43,7 @@ static const char *const proto_names[NPROTO] = {"LL", "LL128", "Simple"};
 typedef struct {
   char name[64];
   double lat_s, bw_Bps, efficiency; /* bw_Bps == 0: use efficiency * nominal */
+  int shares_compute;               /* transfers are done by the cores that compute (MPI on CPUs) */
   int has_hop[NALGO][NPROTO];
   double hop_lat_s[NALGO][NPROTO]; /* hop_lat_s.<algo>.<proto> */
 } linkcost;
@@ -416,6 +417,12 @@ int profile_parse(const char *text, const char *origin, profile_t **out, err_t *
       rc = err_set(e, ERR_INPUT, "%s: %s needs bw_Bps > 0 or 0 < efficiency <= 1", origin, path);
       goto fail;
     }
+    const cJSON *sc = cJSON_GetObjectItemCaseSensitive(l, "shares_compute");
+    if (sc && !cJSON_IsBool(sc)) {
+      rc = err_set(e, ERR_INPUT, "%s: %s.shares_compute must be true or false", origin, path);
+      goto fail;
+    }
+    lc->shares_compute = cJSON_IsTrue(sc);
     if ((rc = load_algo_table(cJSON_GetObjectItemCaseSensitive(l, "hop_lat_s"), origin, path, lc->has_hop, lc->hop_lat_s,
                               NULL, e)))
       goto fail;
@@ -583,3 +590,9 @@ int profile_h2d(const profile_t *p, const char *mode, int *present, double *lat_
 }
 
 double profile_host_launch_s(const profile_t *p) { return p->host_launch_s; }
+
+int profile_link_shares_compute(const profile_t *p, const char *cls) {
+  for (int i = 0; i < p->nlinks; i++)
+    if (strcmp(p->links[i].name, cls) == 0) return p->links[i].shares_compute;
+  return 0;
+}

@@ -44,6 +44,10 @@ int profile_op_time(const profile_t *p, const model_op *op, long batch, model_dt
 int profile_link(const profile_t *p, const char *cls, double nominal_bw_Bps, double *bw_Bps, double *lat_s,
                  err_t *e);
 
+/* 1 if comm.links.<cls>.shares_compute is true: the link's transfers are done by the cores that
+ * compute (MPI between CPU processes), so communication and compute cannot overlap. */
+int profile_link_shares_compute(const profile_t *p, const char *cls);
+
 /* NCCL's cost of one algorithm ("ring", "tree") and protocol ("LL", "LL128", "Simple"):
  * comm.nccl.<algo>.<proto> {base_lat_s, bw_factor}. *enabled is 0 where the profile lacks it;
  * without comm.nccl only ring/Simple is enabled, with base 0 and factor 1. */

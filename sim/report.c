@@ -82,6 +82,7 @@ cJSON *report_predict_json(const sim_config *c, const predict_result *p) {
   cJSON_AddNumberToObject(o, "jitter_cv", r->jitter_cv);
   cJSON_AddNumberToObject(o, "seed", (double)c->seed);
   cJSON_AddNumberToObject(o, "comm_busy_s", r->comm_busy_s);
+  cJSON_AddBoolToObject(o, "comm_shares_compute", r->shares_compute);
   cJSON_AddNumberToObject(o, "single_gpu_iteration_s", p->single_gpu_iteration_s);
   cJSON_AddNumberToObject(o, "scaling_efficiency", p->scaling_efficiency);
   cJSON_AddNumberToObject(o, "gradient_bytes", (double)model_total_bytes(m, r->precision));

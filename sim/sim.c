@@ -75,6 +75,7 @@ typedef struct {
   int workers;
   double copy_s;      /* the H2D copy of one batch; 0: not modelled */
   int prefetch;       /* the copy runs ahead on a side stream, overlapping compute */
+  int shares_compute; /* all-reduces and compute take turns on the same cores (MPI on CPUs) */
   long *edge_bytes;   /* (nb) flow fidelity: bytes on each edge for the chosen algorithm/protocol */
   double *lat_s;      /* (nb) flow fidelity: the latency term of NCCL's model */
   double *base_lat_s; /* (nb) step fidelity: NCCL's base latency, before the first step */
@@ -84,6 +85,7 @@ typedef struct {
 typedef struct {
   sg_sem_t loaded, load_slots; /* batches loaded by the workers, and free prefetch slots */
   sg_sem_t on_gpu, gpu_slots;  /* prefetch: batches copied to the GPU, and free GPU buffers */
+  sg_sem_t core;               /* shares_compute: the cores compute and communication take turns on */
   int *ready_iter; /* (nb) iteration in which the bucket last became ready */
   sg_sem_t ready_sem;
   sg_sem_t done_sem;
@@ -170,6 +172,14 @@ static void get_input(int r, int it) {
   }
 }
 
+/* Compute for s seconds; where communication shares the cores, hold them meanwhile. */
+static void compute_for(rank_state *me, double s) {
+  if (s <= 0) return;
+  if (G->shares_compute) sg_sem_acquire(me->core);
+  sg_actor_sleep_for(s);
+  if (G->shares_compute) sg_sem_release(me->core);
+}
+
 static void compute_actor(int argc, char *argv[]) {
   (void)argc;
   int r = atoi(argv[1]);
@@ -182,9 +192,9 @@ static void compute_actor(int argc, char *argv[]) {
     get_input(r, it);
     /* This GPU's compute speed in this iteration (1 without jitter): stragglers. */
     double slow = G->jitter ? G->jitter[(size_t)it * (size_t)G->n + (size_t)r] : 1.0;
-    sleep_for(G->forward_s * slow);
+    compute_for(me, G->forward_s * slow);
     for (int s = 0; s < G->nseg; s++) {
-      sleep_for(G->seg_s[s] * slow);
+      compute_for(me, G->seg_s[s] * slow);
       for (int b = 0; b < G->nb; b++) {
         if (G->ready_seg[b] != s) continue;
         if (last) g_ready[b] = simgrid_get_clock();
@@ -197,7 +207,7 @@ static void compute_actor(int argc, char *argv[]) {
       }
     }
     if (sync) sg_sem_acquire(me->done_sem); /* DDP's final wait for all buckets */
-    sleep_for(G->optimizer_s * slow);
+    compute_for(me, G->optimizer_s * slow);
     if (r == 0) g_iter_end[it] = simgrid_get_clock();
   }
   g_finished++;
@@ -250,9 +260,13 @@ static void comm_actor(int argc, char *argv[]) {
       while (me->ready_iter[b] != it) sg_sem_acquire(me->ready_sem);
       int last = r == 0 && it == G->iterations - 1;
       if (last) g_start[b] = simgrid_get_clock();
+      /* Where the cores do the communication, a ready bucket waits for the op in progress (DDP's
+       * hooks run between ops) and backward waits for the all-reduce. */
+      if (G->shares_compute) sg_sem_acquire(me->core);
       sleep_for(G->hook_pre_s[b]);
       allreduce(r, b);
       sleep_for(G->hook_post_s[b]);
+      if (G->shares_compute) sg_sem_release(me->core);
       if (last) g_end[b] = simgrid_get_clock();
     }
     sg_sem_release(me->done_sem);
@@ -337,6 +351,7 @@ static void child_main(runplan *plan, const char *platform_path, int fd) {
     S[r].load_slots = sg_sem_init(2 * (plan->workers > 0 ? plan->workers : 1));
     S[r].on_gpu = sg_sem_init(0);
     S[r].gpu_slots = sg_sem_init(1);
+    S[r].core = sg_sem_init(1);
     snprintf(name, sizeof name, "inbox%d", r);
     S[r].inbox = sg_mailbox_by_name(name);
     platform_host_name(r, host, sizeof host);
@@ -602,6 +617,9 @@ int sim_run(const sim_config *c, sim_result *r, err_t *e) {
   memset(&plan, 0, sizeof plan);
   plan.n = n;
   plan.no_sync = c->no_sync;
+  plan.shares_compute = (gpn > 1 && profile_link_shares_compute(c->profile, c->topo->intra_class)) ||
+                        (c->nodes > 1 && profile_link_shares_compute(c->profile, c->topo->nic_class));
+  r->shares_compute = plan.shares_compute;
   plan.iterations = c->iterations * c->no_sync;
   if (c->load_s > 0 && c->workers > 1) {
     /* W workers hand out batches in rounds of W: average over whole rounds, or the mean is off. */

@@ -91,6 +91,7 @@ typedef struct {
   double loading_s;        /* per iteration, waiting for a loaded batch (rank 0, steady state) */
   double transfer_s;       /* per iteration, waiting for the host-to-device copy */
   sim_h2d h2d;             /* the copy simulated (never AUTO) */
+  int shares_compute;      /* all-reduces took turns with compute on the same cores */
   /* DataParallel only (0 for DDP): per iteration, scattering the inputs to the GPUs, replicating the
    * parameters from GPU 0, gathering the outputs to GPU 0 (and scattering their gradients back),
    * and reducing the gradients to GPU 0. */

@@ -81,6 +81,49 @@ int main(void) {
   c.nodes = 1;
   c.no_sync = 2;
   CHECK(sim_run(&c, &r, &e) == ERR_INPUT && strstr(e.msg, "no buckets, no_sync"), "DP with no_sync -> %s", e.msg);
+  /* Communication on the cores that compute (MPI between CPU processes): a bucket ready in the
+   * middle of backward cannot overlap the rest of it. Backward: 2 ms, the gradient, 3 ms more;
+   * the 4 MB all-reduce on 2 GPUs takes 2 x (2 us + 2 MB / 10 GB/s) = 0.404 ms. */
+  {
+    static const char *prof = "{\"format\":\"ddpsim-profile\",\"version\":1,\"compute\":{\"fp32\":{"
+                              "\"gemm\":{\"model\":\"roofline\",\"launch_s\":0,\"peak_flops\":1e15,\"efficiency\":1,\"mem_bw_Bps\":1e15},"
+                              "\"ewise\":{\"model\":\"roofline\",\"launch_s\":0,\"mem_bw_Bps\":1e12}}},"
+                              "\"comm\":{\"links\":{\"nvl\":{\"lat_s\":2e-6,\"bw_Bps\":1e10,\"shares_compute\":%s}}}}";
+    static const char *mtext = "ddpsim-model 1\nname m\nbatch 1\ntokens 1 samples\nprecision fp32\nparam p 1000000\n"
+                               "backward\newise b1 elems=500000000 arrays=1 ready=p\newise b2 elems=750000000 arrays=1\n";
+    model_t *mm = NULL;
+    double it[2] = {0, 0};
+    if (model_parse(mtext, "sc.model", &mm, &e)) {
+      CHECK(0, "%s", e.msg);
+    } else {
+      for (int shared = 0; shared < 2; shared++) {
+        char text[1024];
+        snprintf(text, sizeof text, prof, shared ? "true" : "false");
+        profile_t *q = NULL;
+        if (profile_parse(text, "sc.json", &q, &e)) {
+          CHECK(0, "%s", e.msg);
+          continue;
+        }
+        sim_config cc;
+        sim_config_defaults(&cc);
+        cc.model = mm;
+        cc.topo = t;
+        cc.profile = q;
+        cc.nodes = 1;
+        cc.gpus_per_node = 2;
+        if (sim_run(&cc, &r, &e) == 0) {
+          it[shared] = r.iteration_s;
+          CHECK(r.shares_compute == shared, "shares_compute %s is read", shared ? "true" : "false");
+          sim_result_free(&r);
+        } else CHECK(0, "%s", e.msg);
+        profile_destroy(q);
+      }
+      double A = 2 * (2e-6 + 2e6 / 1e10);
+      CHECK(check_close(5e-3, it[0], 0, 1e-9), "GPU-like links: the all-reduce hides behind the last 3 ms: %.6f s", it[0]);
+      CHECK(check_close(5e-3 + A, it[1], 0, 1e-9), "links sharing the cores: 5 ms + %.6f s of all-reduce = %.6f s", A, it[1]);
+      model_destroy(mm);
+    }
+  }
   model_destroy(m);
   topo_destroy(t);
   profile_destroy(p);
