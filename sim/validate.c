@@ -15,6 +15,7 @@
 #include "modelgen.h"
 #include "nccl.h"
 #include "profile.h"
+#include "strbuf.h"
 #include "topo.h"
 
 void validate_opts_defaults(validate_opts *o) {
@@ -161,12 +162,19 @@ static int calibrate(const validate_opts *o, int rep, validate_progress_fn pf, v
 
 /* ---- prediction ----------------------------------------------------------------------------- */
 
-typedef struct {
-  char *buf;
-  size_t len, cap;
-  int failed;
-} sb;
-static void put(sb *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Appends the first len characters of line without its " launches=N" token: the generated file
+ * counts the kernels a PyTorch cell launches, while kernels/ runs each op as one fused call. */
+static void put_fused(strbuf *out, const char *line, int len) {
+  const char *l = strstr(line, " launches=");
+  if (!l || l - line >= len) {
+    strbuf_printf(out, "%.*s", len, line);
+    return;
+  }
+  const char *after = l + 10;
+  while (after < line + len && *after >= '0' && *after <= '9') after++;
+  strbuf_printf(out, "%.*s%.*s", (int)(l - line), line, (int)(line + len - after), after);
+}
 
 /* Elements of an mLSTM parameter, by its name in the model file; 0 if unknown. */
 static long param_numel(const validate_opts *o, const char *name, size_t len) {
@@ -199,7 +207,7 @@ static int make_model(const validate_opts *o, sim_mode mode, model_t **m, err_t 
   if (rc) return rc;
   long H = o->hidden, E = o->embed, V = o->vocab;
   long P = V * E + V * H + V + 8 * H + 4 * H * (E + 1) + 4 * H * (H + 1) + H * (E + 1) + H * (H + 1);
-  sb out = {0};
+  strbuf out = {0};
   int section = 0; /* 1 forward, 2 backward, 3 optimizer */
   for (char *line = text, *next; line && *line; line = next) {
     char *nl = strchr(line, '\n');
@@ -209,13 +217,13 @@ static int make_model(const validate_opts *o, sim_mode mode, model_t **m, err_t 
     else if (strncmp(line, "backward", 8) == 0) section = 2;
     else if (strncmp(line, "optimizer", 9) == 0) section = 3;
     if (section == 3 && strncmp(line, "optimizer", 9) == 0) {
-      put(&out, "%.*s\n", len, line);
+      strbuf_printf(&out, "%.*s\n", len, line);
       if (mode == SIM_MODE_DDP)
-        put(&out, "ewise ddp_copy_back elems=%ld arrays=2 dtype=fp32   # reduced buckets into .grad\n", P);
+        strbuf_printf(&out, "ewise ddp_copy_back elems=%ld arrays=2 dtype=fp32   # reduced buckets into .grad\n", P);
       else
-        put(&out, "ewise flat_divide elems=%ld arrays=2 dtype=fp32   # gradient / world size\n", P);
+        strbuf_printf(&out, "ewise flat_divide elems=%ld arrays=2 dtype=fp32   # gradient / world size\n", P);
       if (o->optimizer_sgd) {
-        put(&out, "ewise sgd elems=%ld arrays=3 dtype=fp32   # p -= lr g\n", P);
+        strbuf_printf(&out, "ewise sgd elems=%ld arrays=3 dtype=fp32   # p -= lr g\n", P);
         break; /* modelgen's Adam op is all that follows */
       }
       continue;
@@ -232,31 +240,31 @@ static int make_model(const validate_opts *o, sim_mode mode, model_t **m, err_t 
         size_t n = c ? (size_t)(c - p) : (size_t)(list + llen - p);
         long k = param_numel(o, p, n);
         if (k == 0) {
-          free(text), free(out.buf);
+          free(text), strbuf_free(&out);
           return err_set(e, ERR_INPUT, "the generated model names an unknown parameter '%.*s'", (int)n, p);
         }
         numel += k;
         p += n + (c ? 1 : 0);
       }
-      put(&out, "%.*s%.*s\n", (int)(ready - line), line, (int)(line + len - (list + llen)), list + llen);
-      put(&out, "ewise ddp_copy elems=%ld arrays=2 ready=%.*s   # into the bucket, / world size\n", numel, llen, list);
+      put_fused(&out, line, (int)(ready - line));
+      strbuf_printf(&out, "%.*s\n", (int)(line + len - (list + llen)), list + llen);
+      strbuf_printf(&out, "ewise ddp_copy elems=%ld arrays=2 ready=%.*s   # into the bucket, / world size\n", numel, llen, list);
       continue;
     }
-    put(&out, "%.*s\n", len, line);
+    put_fused(&out, line, len);
+    strbuf_printf(&out, "\n");
   }
   free(text);
-  if (out.failed) {
-    free(out.buf);
-    return err_set(e, ERR_NOMEM, "out of memory");
-  }
-  rc = model_parse(out.buf, "<ddpsim validate model>", m, e);
+  char *model_text = strbuf_take(&out);
+  if (!model_text) return err_set(e, ERR_NOMEM, "out of memory");
+  rc = model_parse(model_text, "<ddpsim validate model>", m, e);
   if (rc == ERR_OK && o->workdir) { /* kept beside the other inputs, for a reader to check */
     char path[1100];
     snprintf(path, sizeof path, "%s/model_%s.model", o->workdir, mode == SIM_MODE_DDP ? "ddp" : "flat");
     FILE *f = fopen(path, "w");
-    if (f) fputs(out.buf, f), fclose(f);
+    if (f) fputs(model_text, f), fclose(f);
   }
-  free(out.buf);
+  free(model_text);
   return rc;
 }
 
@@ -724,43 +732,17 @@ done:
 
 /* ---- output --------------------------------------------------------------------------------- */
 
-static void put(sb *s, const char *fmt, ...) {
-  if (s->failed) return;
-  for (;;) {
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(s->buf ? s->buf + s->len : NULL, s->buf ? s->cap - s->len : 0, fmt, ap);
-    va_end(ap);
-    if (n < 0) {
-      s->failed = 1;
-      return;
-    }
-    if (s->buf && (size_t)n < s->cap - s->len) {
-      s->len += (size_t)n;
-      return;
-    }
-    size_t nc = (s->cap + (size_t)n + 1) * 2;
-    char *nb = realloc(s->buf, nc);
-    if (!nb) {
-      s->failed = 1;
-      return;
-    }
-    s->buf = nb;
-    s->cap = nc;
-  }
-}
-
 char *validate_table(const validate_opts *o, const validate_report *r) {
-  sb s = {0};
-  put(&s, "# ddpsim validate: mLSTM H %ld E %ld V %ld T %ld, batch %ld per process, fp32, %s, %s buckets\n", o->hidden,
+  strbuf s = {0};
+  strbuf_printf(&s, "# ddpsim validate: mLSTM H %ld E %ld V %ld T %ld, batch %ld per process, fp32, %s, %s buckets\n", o->hidden,
       o->embed, o->vocab, o->seq, o->batch, o->optimizer_sgd ? "sgd" : "adam", o->rebuilt ? "rebuilt" : "construction-time");
-  put(&s, "# real runs: mpirun -np N ddpcalib train, %d warm-up + %d timed iterations, %d run(s) each\n", o->warmups,
+  strbuf_printf(&s, "# real runs: mpirun -np N ddpcalib train, %d warm-up + %d timed iterations, %d run(s) each\n", o->warmups,
       o->iters, o->repeats);
-  put(&s, "# profile: %s (elementwise ops: %s)\n#\n", r->profile,
+  strbuf_printf(&s, "# profile: %s (elementwise ops: %s)\n#\n", r->profile,
       o->ewise_memcpy ? "ddpcalib's memcpy table" : "derived from the timed mLSTM phases");
-  put(&s, "# %-18s %9s %9s %8s %7s %5s | %-29s | %s\n", "configuration", "predicted", "measured", "error", "noise",
+  strbuf_printf(&s, "# %-18s %9s %9s %8s %7s %5s | %-29s | %s\n", "configuration", "predicted", "measured", "error", "noise",
       "cpu", "predicted fwd/bwd/opt/exposed", "measured fwd/bwd/wait/step");
-  put(&s, "# %-18s %9s %9s %8s %7s %5s | %-29s | %s\n", "", "(ms)", "(ms)", "", "", "", "(ms)", "(ms)");
+  strbuf_printf(&s, "# %-18s %9s %9s %8s %7s %5s | %-29s | %s\n", "", "(ms)", "(ms)", "", "", "", "(ms)", "(ms)");
   for (int i = 0; i < r->nrows; i++) {
     const validate_row *w = &r->rows[i];
     char label[64], pb[64], mb[64];
@@ -769,31 +751,27 @@ char *validate_table(const validate_opts *o, const validate_report *r) {
              w->pred_optimizer_s * 1e3, w->pred_exposed_comm_s * 1e3);
     snprintf(mb, sizeof mb, "%.2f/%.2f/%.2f/%.2f", w->meas_forward_s * 1e3, w->meas_backward_s * 1e3,
              w->meas_wait_s * 1e3, w->meas_step_s * 1e3);
-    put(&s, "  %-18s %9.3f %9.3f %+7.1f%% %6.1f%% %4.0f%% | %-29s | %s\n", label, w->pred_s * 1e3, w->meas_s * 1e3,
+    strbuf_printf(&s, "  %-18s %9.3f %9.3f %+7.1f%% %6.1f%% %4.0f%% | %-29s | %s\n", label, w->pred_s * 1e3, w->meas_s * 1e3,
         w->rel_err * 100, w->noise * 100, w->meas_cpu_share * 100, pb, mb);
     if (w->cfg.nprocs < 2) continue;
     for (int b = 0; b < w->nbuckets; b++) {
       const validate_bucket *vb = &w->buckets[b];
-      put(&s, "      bucket %-2d %9zu B  all-reduce %7.3f %7.3f ms %+7.1f%%   ready %7.3f %7.3f   end %7.3f %7.3f ms\n",
+      strbuf_printf(&s, "      bucket %-2d %9zu B  all-reduce %7.3f %7.3f ms %+7.1f%%   ready %7.3f %7.3f   end %7.3f %7.3f ms\n",
           b, vb->bytes, vb->pred_comm_s * 1e3, vb->meas_comm_s * 1e3, vb->comm_rel_err * 100, vb->pred_ready_s * 1e3,
           vb->meas_ready_s * 1e3, vb->pred_end_s * 1e3, vb->meas_end_s * 1e3);
     }
   }
-  put(&s, "#\n# cpu: CPU time / wall time of the least served rank of the real run (below 100%%: other work had a core)\n");
-  put(&s, "# bucket lines: predicted then measured (all-reduce duration, error; ready; end), from the iteration start\n");
-  put(&s, "# iteration time: median |error| %.1f%%, max |error| %.1f%% over %d configurations\n",
+  strbuf_printf(&s, "#\n# cpu: CPU time / wall time of the least served rank of the real run (below 100%%: other work had a core)\n");
+  strbuf_printf(&s, "# bucket lines: predicted then measured (all-reduce duration, error; ready; end), from the iteration start\n");
+  strbuf_printf(&s, "# iteration time: median |error| %.1f%%, max |error| %.1f%% over %d configurations\n",
       r->median_abs_err * 100, r->max_abs_err * 100, r->nrows);
-  put(&s, "# iteration time, the %d configurations whose runs had >= 90%% of a core per rank: median |error| %.1f%%, max %.1f%%\n",
+  strbuf_printf(&s, "# iteration time, the %d configurations whose runs had >= 90%% of a core per rank: median |error| %.1f%%, max %.1f%%\n",
       r->n_uncontended, r->median_abs_err_uncontended * 100, r->max_abs_err_uncontended * 100);
-  put(&s, "# bucket all-reduce time (multi-process): median |error| %.1f%%, max |error| %.1f%%\n",
+  strbuf_printf(&s, "# bucket all-reduce time (multi-process): median |error| %.1f%%, max |error| %.1f%%\n",
       r->median_abs_comm_err * 100, r->max_abs_comm_err * 100);
-  put(&s, "# bucket-cap ranking: %d pairs, %d differ by more than the noise, %d of those predicted in the same order\n",
+  strbuf_printf(&s, "# bucket-cap ranking: %d pairs, %d differ by more than the noise, %d of those predicted in the same order\n",
       r->rank_pairs, r->rank_resolved, r->rank_agree);
-  if (s.failed) {
-    free(s.buf);
-    return NULL;
-  }
-  return s.buf;
+  return strbuf_take(&s);
 }
 
 cJSON *validate_json(const validate_opts *o, const validate_report *r) {
