@@ -56,6 +56,8 @@ static const char *common_help =
     "  --precision fp32|fp16  run precision (default: the model's)\n"
     "  --first-bucket-mb Y  first bucket cap in MB (default 1)\n"
     "  --rebuilt            buckets rebuilt in gradient-ready order (after DDP's first iteration)\n"
+    "  --static-graph       DDP(static_graph=True): rebuilt buckets, and the first iteration's single\n"
+    "                       bucket reported apart\n"
     "  --mode ddp|flat      ddp: bucketed all-reduces overlapping backward (default);\n"
     "                       flat: one all-reduce of all gradients after backward\n"
     "  --fidelity flow|step flow: one flow per ring edge (default, fast); step: every ring step\n"
@@ -189,7 +191,7 @@ static int split_list(char *s, char **items, int max) {
 typedef struct {
   const char *model, *topology, *profile;
   char *nodes, *cap; /* lists for sweep */
-  int gpus_per_node, iterations, rebuilt, json, csv, no_sync;
+  int gpus_per_node, iterations, rebuilt, json, csv, no_sync, static_graph;
   double jitter_cv;
   unsigned long seed;
   unsigned nccl_algos, nccl_protos;
@@ -208,7 +210,7 @@ typedef struct {
 enum {
   O_MODEL = 256, O_TOPO, O_PROFILE, O_NODES, O_GPN, O_BATCH, O_CAP, O_FIRST, O_PREC, O_MODE, O_FID,
   O_ITER, O_REBUILT, O_JSON, O_CSV, O_HELP, O_NOSYNC, O_HOOK, O_JITTER, O_SEED, O_ALGO, O_PROTO,
-  O_WORKERS, O_LOAD, O_PIN, O_NONBLOCK, O_PREFETCH, O_NOH2D, O_FRAMEWORK, O_HOSTLAUNCH
+  O_WORKERS, O_LOAD, O_PIN, O_NONBLOCK, O_PREFETCH, O_NOH2D, O_FRAMEWORK, O_HOSTLAUNCH, O_STATIC
 };
 
 static const struct option long_opts[] = {
@@ -219,6 +221,7 @@ static const struct option long_opts[] = {
     {"precision", required_argument, 0, O_PREC},  {"mode", required_argument, 0, O_MODE},
     {"fidelity", required_argument, 0, O_FID},    {"iterations", required_argument, 0, O_ITER},
     {"rebuilt", no_argument, 0, O_REBUILT},       {"json", no_argument, 0, O_JSON},
+    {"static-graph", no_argument, 0, O_STATIC},
     {"csv", no_argument, 0, O_CSV},               {"help", no_argument, 0, O_HELP},
     {"no-sync", required_argument, 0, O_NOSYNC},  {"comm-hook", required_argument, 0, O_HOOK},
     {"jitter-cv", required_argument, 0, O_JITTER}, {"seed", required_argument, 0, O_SEED},
@@ -352,6 +355,7 @@ static int parse_opts(int argc, char **argv, const int *allowed, void (*usage)(F
     case O_PREFETCH: o->prefetch = 1; break;
     case O_NOH2D: o->no_h2d = 1; break;
     case O_REBUILT: o->rebuilt = 1; break;
+    case O_STATIC: o->static_graph = 1; break;
     case O_JSON: o->json = 1; break;
     case O_CSV: o->csv = 1; break;
     }
@@ -404,6 +408,7 @@ static void config_from(const opts *o, const inputs *in, sim_config *c) {
   c->precision = o->precision;
   c->first_bucket_mb = o->first_mb;
   c->rebuilt = o->rebuilt;
+  c->static_graph = o->static_graph;
   c->mode = o->mode;
   c->fidelity = o->fidelity;
   c->iterations = o->iterations;
@@ -429,7 +434,7 @@ static void config_from(const opts *o, const inputs *in, sim_config *c) {
 static const int sim_opts[] = {O_MODEL, O_TOPO, O_PROFILE, O_NODES, O_GPN, O_BATCH, O_CAP, O_FIRST, O_PREC,
                                O_MODE,  O_FID,  O_ITER,    O_REBUILT, O_NOSYNC, O_HOOK, O_JITTER, O_SEED, O_ALGO, O_PROTO,
                                O_WORKERS, O_LOAD, O_PIN, O_NONBLOCK, O_PREFETCH, O_NOH2D,
-                               O_FRAMEWORK, O_HOSTLAUNCH, 0};
+                               O_FRAMEWORK, O_HOSTLAUNCH, O_STATIC, 0};
 
 /* The simulation options plus one more, 0-terminated, into out (64 entries). */
 static const int *sim_opts_and(int extra, int *out) {

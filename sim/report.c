@@ -47,7 +47,9 @@ cJSON *report_predict_json(const sim_config *c, const predict_result *p) {
   cJSON_AddStringToObject(o, "fidelity", fid_name(c->fidelity));
   cJSON_AddNumberToObject(o, "bucket_cap_mb", c->bucket_cap_mb);
   cJSON_AddNumberToObject(o, "first_bucket_mb", c->first_bucket_mb);
-  cJSON_AddBoolToObject(o, "rebuilt", c->rebuilt);
+  cJSON_AddBoolToObject(o, "rebuilt", c->rebuilt || c->static_graph);
+  cJSON_AddBoolToObject(o, "static_graph", c->static_graph);
+  if (c->static_graph) cJSON_AddNumberToObject(o, "first_iteration_s", p->first_iteration_s);
   cJSON_AddNumberToObject(o, "iterations", c->iterations);
   cJSON_AddNumberToObject(o, "no_sync", c->no_sync);
   cJSON_AddStringToObject(o, "comm_hook", c->comm_hook == SIM_HOOK_FP16 ? "fp16" : "none");
@@ -142,11 +144,13 @@ char *report_predict_table(const sim_config *c, const predict_result *p) {
       profile_name(c->profile), c->framework == SIM_FRAMEWORK_DP ? ", DataParallel" : "");
   strbuf_printf(&s, "# batch %ld/GPU, %s, mode %s, bucket cap %g MB (first %g MB)%s, %s fidelity", r->batch,
       model_dtype_name(r->precision), mode_name(c->mode), c->bucket_cap_mb, c->first_bucket_mb,
-      c->rebuilt ? ", rebuilt" : "", fid_name(c->fidelity));
+      c->static_graph ? ", static_graph (rebuilt)" : c->rebuilt ? ", rebuilt" : "", fid_name(c->fidelity));
   if (c->no_sync > 1) strbuf_printf(&s, ", all-reduce every %d iterations", c->no_sync);
   if (c->comm_hook == SIM_HOOK_FP16) strbuf_printf(&s, ", fp16 compression hook");
   strbuf_printf(&s, "\n");
   strbuf_printf(&s, "%-24s %14.6f s\n", "iteration", r->iteration_s);
+  if (c->static_graph && p->first_iteration_s > 0)
+    strbuf_printf(&s, "%-24s %14.6f s   (one bucket of every gradient)\n", "  first iteration", p->first_iteration_s);
   strbuf_printf(&s, "%-24s %14.1f\n", "samples/s", p->samples_per_s);
   char unit[40];
   snprintf(unit, sizeof unit, "%s/s", m->token_unit);

@@ -529,7 +529,8 @@ static int draw_jitter(const sim_config *c, int n, runplan *plan, sim_result *r,
  * GPU 0, and steps the optimizer there. Nothing overlaps, so it is summed, not simulated. */
 static int dp_run(const sim_config *c, const model_t *m, long batch, model_dtype prec, int G, const platform_spec *spec,
                   const runplan *plan, sim_result *r, err_t *e) {
-  if (c->mode != SIM_MODE_DDP || c->no_sync != 1 || c->comm_hook != SIM_HOOK_NONE || c->rebuilt || c->fidelity != SIM_FIDELITY_FLOW)
+  if (c->mode != SIM_MODE_DDP || c->no_sync != 1 || c->comm_hook != SIM_HOOK_NONE || c->rebuilt || c->static_graph ||
+      c->fidelity != SIM_FIDELITY_FLOW)
     return err_set(e, ERR_INPUT, "DataParallel has no buckets, no_sync, communication hooks or fidelities to choose");
   if (c->jitter_cv > 0) return err_set(e, ERR_INPUT, "compute jitter is not modelled for DataParallel");
   r->jitter_kind = PROFILE_JITTER_NONE;
@@ -605,9 +606,10 @@ int sim_run(const sim_config *c, sim_result *r, err_t *e) {
     protos = 1u << NCCL_PROTO_SIMPLE;
   }
 
-  /* Buckets. */
+  /* Buckets. static_graph's steady state runs the buckets rebuilt after the first iteration. */
+  int rebuilt = c->rebuilt || c->static_graph;
   if (c->mode == SIM_MODE_FLAT) rc = bucket_plan_flat(m, prec, &r->plan, e);
-  else rc = bucket_plan_for_model(m, prec, c->first_bucket_mb, c->bucket_cap_mb, c->rebuilt, &r->plan, e);
+  else rc = bucket_plan_for_model(m, prec, c->first_bucket_mb, c->bucket_cap_mb, rebuilt, &r->plan, e);
   if (rc) return rc;
   int nb = r->plan.n;
 

@@ -42,6 +42,8 @@ typedef struct {
   double bucket_cap_mb;    /* DDP's bucket_cap_mb (25 in PyTorch) */
   double first_bucket_mb;  /* the first bucket's cap (1 in PyTorch) */
   int rebuilt;             /* buckets rebuilt in gradient-ready order */
+  int static_graph;        /* DDP(static_graph=True): rebuilt buckets in the steady state, after a
+                              first iteration with one bucket of everything (predict reports it) */
   sim_mode mode;
   sim_fidelity fidelity;
   int iterations;          /* >= 1 cycles of no_sync iterations; the steady state is the mean

@@ -228,6 +228,32 @@ int main(void) {
     c.h2d = SIM_H2D_AUTO;
   }
 
+  /* static_graph: the steady state runs the rebuilt buckets; the first iteration, one bucket of
+   * everything all-reduced after backward, is a flat iteration. */
+  {
+    sim_result rb, fl;
+    predict_result sg;
+    err_t pe;
+    config(&c, T_ETH, 4);
+    c.rebuilt = 1;
+    int ok = run(&c, &rb) == 0;
+    c.rebuilt = 0;
+    c.mode = SIM_MODE_FLAT;
+    c.iterations = 1;
+    ok = ok && run(&c, &fl) == 0;
+    config(&c, T_ETH, 4);
+    c.static_graph = 1;
+    ok = ok && predict_run(&c, &sg, &pe) == 0;
+    if (ok) {
+      CHECK(sg.sim.iteration_s == rb.iteration_s && sg.first_iteration_s == fl.iteration_s &&
+                sg.first_iteration_s > sg.sim.iteration_s,
+            "static_graph: steady %.4f s (rebuilt), first iteration %.4f s (one bucket)", sg.sim.iteration_s, sg.first_iteration_s);
+      sim_result_free(&rb);
+      sim_result_free(&fl);
+      predict_result_free(&sg);
+    } else CHECK(0, "static_graph runs");
+  }
+
   /* Bad configurations are refused before the engine starts. */
   config(&c, T_IB, 0);
   err_t e;
