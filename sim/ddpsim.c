@@ -56,6 +56,8 @@ static const char *common_help =
     "  --precision fp32|fp16  run precision (default: the model's)\n"
     "  --first-bucket-mb Y  first bucket cap in MB (default 1)\n"
     "  --rebuilt            buckets rebuilt in gradient-ready order (after DDP's first iteration)\n"
+    "  --bucket-view        DDP(gradient_as_bucket_view=True): no gradient copies into and out of\n"
+    "                       buckets (PyTorch's default copies them)\n"
     "  --static-graph       DDP(static_graph=True): rebuilt buckets, and the first iteration's single\n"
     "                       bucket reported apart\n"
     "  --mode ddp|flat      ddp: bucketed all-reduces overlapping backward (default);\n"
@@ -191,7 +193,7 @@ static int split_list(char *s, char **items, int max) {
 typedef struct {
   const char *model, *topology, *profile;
   char *nodes, *cap; /* lists for sweep */
-  int gpus_per_node, iterations, rebuilt, json, csv, no_sync, static_graph;
+  int gpus_per_node, iterations, rebuilt, json, csv, no_sync, static_graph, bucket_view;
   double jitter_cv;
   unsigned long seed;
   unsigned nccl_algos, nccl_protos;
@@ -210,7 +212,7 @@ typedef struct {
 enum {
   O_MODEL = 256, O_TOPO, O_PROFILE, O_NODES, O_GPN, O_BATCH, O_CAP, O_FIRST, O_PREC, O_MODE, O_FID,
   O_ITER, O_REBUILT, O_JSON, O_CSV, O_HELP, O_NOSYNC, O_HOOK, O_JITTER, O_SEED, O_ALGO, O_PROTO,
-  O_WORKERS, O_LOAD, O_PIN, O_NONBLOCK, O_PREFETCH, O_NOH2D, O_FRAMEWORK, O_HOSTLAUNCH, O_STATIC
+  O_WORKERS, O_LOAD, O_PIN, O_NONBLOCK, O_PREFETCH, O_NOH2D, O_FRAMEWORK, O_HOSTLAUNCH, O_STATIC, O_VIEW
 };
 
 static const struct option long_opts[] = {
@@ -221,7 +223,7 @@ static const struct option long_opts[] = {
     {"precision", required_argument, 0, O_PREC},  {"mode", required_argument, 0, O_MODE},
     {"fidelity", required_argument, 0, O_FID},    {"iterations", required_argument, 0, O_ITER},
     {"rebuilt", no_argument, 0, O_REBUILT},       {"json", no_argument, 0, O_JSON},
-    {"static-graph", no_argument, 0, O_STATIC},
+    {"static-graph", no_argument, 0, O_STATIC},   {"bucket-view", no_argument, 0, O_VIEW},
     {"csv", no_argument, 0, O_CSV},               {"help", no_argument, 0, O_HELP},
     {"no-sync", required_argument, 0, O_NOSYNC},  {"comm-hook", required_argument, 0, O_HOOK},
     {"jitter-cv", required_argument, 0, O_JITTER}, {"seed", required_argument, 0, O_SEED},
@@ -356,6 +358,7 @@ static int parse_opts(int argc, char **argv, const int *allowed, void (*usage)(F
     case O_NOH2D: o->no_h2d = 1; break;
     case O_REBUILT: o->rebuilt = 1; break;
     case O_STATIC: o->static_graph = 1; break;
+    case O_VIEW: o->bucket_view = 1; break;
     case O_JSON: o->json = 1; break;
     case O_CSV: o->csv = 1; break;
     }
@@ -409,6 +412,7 @@ static void config_from(const opts *o, const inputs *in, sim_config *c) {
   c->first_bucket_mb = o->first_mb;
   c->rebuilt = o->rebuilt;
   c->static_graph = o->static_graph;
+  c->bucket_view = o->bucket_view;
   c->mode = o->mode;
   c->fidelity = o->fidelity;
   c->iterations = o->iterations;
@@ -434,7 +438,7 @@ static void config_from(const opts *o, const inputs *in, sim_config *c) {
 static const int sim_opts[] = {O_MODEL, O_TOPO, O_PROFILE, O_NODES, O_GPN, O_BATCH, O_CAP, O_FIRST, O_PREC,
                                O_MODE,  O_FID,  O_ITER,    O_REBUILT, O_NOSYNC, O_HOOK, O_JITTER, O_SEED, O_ALGO, O_PROTO,
                                O_WORKERS, O_LOAD, O_PIN, O_NONBLOCK, O_PREFETCH, O_NOH2D,
-                               O_FRAMEWORK, O_HOSTLAUNCH, O_STATIC, 0};
+                               O_FRAMEWORK, O_HOSTLAUNCH, O_STATIC, O_VIEW, 0};
 
 /* The simulation options plus one more, 0-terminated, into out (64 entries). */
 static const int *sim_opts_and(int extra, int *out) {

@@ -61,6 +61,8 @@ cJSON *report_predict_json(const sim_config *c, const predict_result *p) {
   cJSON_AddNumberToObject(o, "forward_s", r->forward_s);
   cJSON_AddNumberToObject(o, "backward_s", r->backward_s);
   cJSON_AddNumberToObject(o, "optimizer_s", r->optimizer_s);
+  cJSON_AddNumberToObject(o, "bucket_copy_s", r->bucket_copy_s);
+  cJSON_AddBoolToObject(o, "bucket_view", c->bucket_view);
   cJSON_AddNumberToObject(o, "exposed_comm_s", r->exposed_comm_s);
   cJSON_AddNumberToObject(o, "straggler_s", r->straggler_s);
   cJSON_AddStringToObject(o, "framework", c->framework == SIM_FRAMEWORK_DP ? "dp" : "ddp");
@@ -166,6 +168,7 @@ char *report_predict_table(const sim_config *c, const predict_result *p) {
   strbuf_printf(&s, "%-24s %14.6f s\n", "  forward", r->forward_s);
   strbuf_printf(&s, "%-24s %14.6f s\n", "  backward", r->backward_s);
   strbuf_printf(&s, "%-24s %14.6f s\n", "  optimizer", r->optimizer_s);
+  if (r->bucket_copy_s > 0) strbuf_printf(&s, "%-24s %14.6f s\n", "  bucket copies (DDP)", r->bucket_copy_s);
   strbuf_printf(&s, "%-24s %14.6f s\n", "  exposed communication", r->exposed_comm_s);
   if (r->jitter_kind != PROFILE_JITTER_NONE)
     strbuf_printf(&s, "%-24s %14.6f s   (slowest GPU - mean, within the above)\n", "  stragglers", r->straggler_s);

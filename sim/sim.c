@@ -76,6 +76,8 @@ typedef struct {
   double copy_s;      /* the H2D copy of one batch; 0: not modelled */
   int prefetch;       /* the copy runs ahead on a side stream, overlapping compute */
   int shares_compute; /* all-reduces and compute take turns on the same cores (MPI on CPUs) */
+  double copy_back_s; /* DDP: copying the reduced buckets back into the gradients, after the wait */
+  double *seg_copy_s; /* (nseg) DDP: copying the gradients ready after segment s into their buckets */
   long *edge_bytes;   /* (nb) flow fidelity: bytes on each edge for the chosen algorithm/protocol */
   double *lat_s;      /* (nb) flow fidelity: the latency term of NCCL's model */
   double *base_lat_s; /* (nb) step fidelity: NCCL's base latency, before the first step */
@@ -194,7 +196,7 @@ static void compute_actor(int argc, char *argv[]) {
     double slow = G->jitter ? G->jitter[(size_t)it * (size_t)G->n + (size_t)r] : 1.0;
     compute_for(me, G->forward_s * slow);
     for (int s = 0; s < G->nseg; s++) {
-      compute_for(me, G->seg_s[s] * slow);
+      compute_for(me, (G->seg_s[s] + (sync ? G->seg_copy_s[s] : 0)) * slow);
       for (int b = 0; b < G->nb; b++) {
         if (G->ready_seg[b] != s) continue;
         if (last) g_ready[b] = simgrid_get_clock();
@@ -206,7 +208,10 @@ static void compute_actor(int argc, char *argv[]) {
         sg_sem_release(me->ready_sem);
       }
     }
-    if (sync) sg_sem_acquire(me->done_sem); /* DDP's final wait for all buckets */
+    if (sync) {
+      sg_sem_acquire(me->done_sem); /* DDP's final wait for all buckets */
+      compute_for(me, G->copy_back_s * slow);
+    }
     compute_for(me, G->optimizer_s * slow);
     if (r == 0) g_iter_end[it] = simgrid_get_clock();
   }
@@ -424,6 +429,15 @@ static int op_phase_time(const sim_config *c, const model_op *op, long batch, mo
   return op_time_host(c, op, batch, prec, 1, t, extrap, e);
 }
 
+/* An elementwise pass over numel gradient elements moving `arrays` arrays, costed by the profile. */
+static int copy_time(const sim_config *c, long numel, long arrays, long batch, model_dtype prec, double *t, int *extrap,
+                     err_t *e) {
+  model_op op = {.kind = MODEL_OP_EWISE, .elems = {numel, 0}, .arrays = arrays, .count = 1, .launches = 1,
+                 .follows_run = 1};
+  snprintf(op.name, sizeof op.name, "ddp_bucket_copy");
+  return op_phase_time(c, &op, batch, prec, t, extrap, e);
+}
+
 static int links(const sim_config *c, int gpn, platform_spec *spec, err_t *e) {
   const topo_t *t = c->topo;
   int rc;
@@ -634,6 +648,7 @@ int sim_run(const sim_config *c, sim_result *r, err_t *e) {
   plan.nb = nb;
   int *param_seg = malloc((size_t)m->nparams * sizeof *param_seg);
   plan.seg_s = malloc((size_t)(m->nops + 1) * sizeof *plan.seg_s);
+  plan.seg_copy_s = calloc((size_t)(m->nops + 1), sizeof *plan.seg_copy_s);
   plan.chunk_bytes = malloc((size_t)nb * sizeof *plan.chunk_bytes);
   plan.ready_seg = malloc((size_t)nb * sizeof *plan.ready_seg);
   plan.hook_pre_s = calloc((size_t)nb, sizeof *plan.hook_pre_s);
@@ -645,10 +660,19 @@ int sim_run(const sim_config *c, sim_result *r, err_t *e) {
   char platform_path[512];
   int have_platform = 0, pfd = -1, pipefd[2] = {-1, -1};
   double *wire = NULL;
-  if (!param_seg || !plan.seg_s || !plan.chunk_bytes || !plan.ready_seg || !plan.hook_pre_s || !plan.hook_post_s ||
+  if (!param_seg || !plan.seg_s || !plan.seg_copy_s || !plan.chunk_bytes || !plan.ready_seg || !plan.hook_pre_s || !plan.hook_post_s ||
       !plan.edge_bytes || !plan.lat_s || !plan.base_lat_s || !r->buckets) {
     rc = err_set(e, ERR_NOMEM, "out of memory");
     goto done;
+  }
+  /* DDP with gradient_as_bucket_view=False (PyTorch's default) copies every gradient into its
+   * bucket and, after the all-reduce, back into .grad (docs/simulation.md). */
+  int copies = c->mode == SIM_MODE_DDP && n > 1 && !c->bucket_view;
+  if (copies) {
+    double back;
+    if ((rc = copy_time(c, model_total_params(m), 2, batch, prec, &back, &r->extrapolated_ops, e))) goto done;
+    plan.copy_back_s = back;
+    r->bucket_copy_s = back;
   }
   double pending = 0;
   for (int o = 0; o < m->nops; o++) {
@@ -663,6 +687,16 @@ int sim_run(const sim_config *c, sim_result *r, err_t *e) {
       r->backward_s += t;
       pending += t;
       if (op->ready_count) {
+        if (copies) {
+          /* The Reducer's hook copies the ready gradients into their bucket (and the bucket is
+           * divided by the world size): read and write both, twice, on the compute stream. */
+          long numel = 0;
+          for (int k = 0; k < op->ready_count; k++) numel += m->params[m->ready[op->ready_first + k]].numel;
+          double ct;
+          if ((rc = copy_time(c, numel, 4, batch, prec, &ct, &r->extrapolated_ops, e))) goto done;
+          r->bucket_copy_s += ct;
+          plan.seg_copy_s[plan.nseg] = ct;
+        }
         for (int k = 0; k < op->ready_count; k++) param_seg[m->ready[op->ready_first + k]] = plan.nseg;
         plan.seg_s[plan.nseg++] = pending;
         pending = 0;
@@ -708,7 +742,8 @@ int sim_run(const sim_config *c, sim_result *r, err_t *e) {
   r->gpus = n;
   r->batch = batch;
   r->precision = prec;
-  r->compute_s = r->forward_s + r->backward_s + r->optimizer_s;
+  /* Compute on the GPU: the model's ops, and DDP's bucket copies (in synchronised iterations). */
+  r->compute_s = r->forward_s + r->backward_s + r->optimizer_s + r->bucket_copy_s / c->no_sync;
   /* Stragglers: every GPU's compute in every iteration scaled by a draw from the profile's
    * distribution (or --jitter-cv), seeded, so runs are reproducible. */
   if ((rc = draw_jitter(c, n, &plan, r, e))) goto done;
@@ -821,6 +856,7 @@ done:
   free(wire);
   free(param_seg);
   free(plan.seg_s);
+  free(plan.seg_copy_s);
   free(plan.chunk_bytes);
   free(plan.ready_seg);
   free(plan.hook_pre_s);

@@ -42,6 +42,7 @@ typedef struct {
   double bucket_cap_mb;    /* DDP's bucket_cap_mb (25 in PyTorch) */
   double first_bucket_mb;  /* the first bucket's cap (1 in PyTorch) */
   int rebuilt;             /* buckets rebuilt in gradient-ready order */
+  int bucket_view;         /* DDP(gradient_as_bucket_view=True): no copies into and out of buckets */
   int static_graph;        /* DDP(static_graph=True): rebuilt buckets in the steady state, after a
                               first iteration with one bucket of everything (predict reports it) */
   sim_mode mode;
@@ -82,7 +83,7 @@ typedef struct {
   model_dtype precision;
   double iteration_s;      /* steady-state iteration time */
   double forward_s, backward_s, optimizer_s;
-  double compute_s;        /* forward + backward + optimizer */
+  double compute_s;        /* forward + backward + optimizer + DDP's bucket copies (per iteration) */
   double exposed_comm_s;   /* iteration_s - compute_s - loading_s - transfer_s: communication not
                               hidden behind backward, and waiting for stragglers */
   double comm_busy_s;      /* time the communication stream was busy in the reported iteration */
@@ -90,6 +91,8 @@ typedef struct {
   profile_jitter_kind jitter_kind; /* the compute jitter simulated */
   double jitter_cv;        /* its coefficient of variation (lognormal) */
   double straggler_s;      /* mean over steady iterations of (slowest - mean GPU compute) */
+  double bucket_copy_s;    /* DDP's gradient copies into buckets (during backward) and back (after
+                              the final wait), per synchronised iteration; part of compute_s */
   double loading_s;        /* per iteration, waiting for a loaded batch (rank 0, steady state) */
   double transfer_s;       /* per iteration, waiting for the host-to-device copy */
   sim_h2d h2d;             /* the copy simulated (never AUTO) */

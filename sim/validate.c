@@ -435,6 +435,7 @@ static int predict(const validate_config *vc, const validate_opts *o, const mode
   c.bucket_cap_mb = vc->mode == SIM_MODE_DDP ? vc->cap_mb : 25;
   c.first_bucket_mb = vc->mode == SIM_MODE_DDP ? vc->first_mb : 1;
   c.rebuilt = o->rebuilt;
+  c.bucket_view = 1; /* the bucket copies are ops of the model file built above (every process count) */
   c.fidelity = SIM_FIDELITY_FLOW;
   c.iterations = 3;
   /* No compute jitter: ddpcalib's jitter ratios, from ten whole iterations on a machine shared with
