@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <gsl/gsl_rng.h>
 #include <math.h>
-#include <signal.h>
 #include <simgrid/actor.h>
 #include <simgrid/barrier.h>
 #include <simgrid/comm.h>
@@ -160,8 +159,10 @@ static void get_input(int r, int it) {
     sg_sem_acquire(me->on_gpu);
     sg_sem_release(me->gpu_slots);
     double w = simgrid_get_clock() - t0;
-    /* What the loop waited for: loading first (as far as the prefetcher waited for it), the rest copying. */
-    lw = r == 0 && w < g_prefetch_load_wait[it] ? w : (r == 0 ? g_prefetch_load_wait[it] : 0);
+    /* What the loop waited for: loading first (as far as the prefetcher waited for it; recorded for
+     * rank 0, the only one reported), the rest copying. */
+    double pw = r == 0 ? g_prefetch_load_wait[it] : 0;
+    lw = w < pw ? w : pw;
     cw = w - lw;
   } else {
     if (G->load_s > 0) lw = take_loaded_batch(me);
@@ -626,7 +627,6 @@ int sim_run(const sim_config *c, sim_result *r, err_t *e) {
   else rc = bucket_plan_for_model(m, prec, c->first_bucket_mb, c->bucket_cap_mb, rebuilt, &r->plan, e);
   if (rc) return rc;
   int nb = r->plan.n;
-
 
   /* Compute times and the gradient-ready segments of backward. */
   runplan plan;
