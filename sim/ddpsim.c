@@ -91,7 +91,9 @@ static void usage_predict(FILE *f) {
           "  --nodes N            number of nodes (default 1)\n"
           "  --bucket-cap-mb X    DDP's bucket_cap_mb (default 25)\n"
           "%s"
-          "  --json               print one JSON object instead of the table\n",
+          "  --json               print one JSON object instead of the table\n"
+          "  --trace FILE         also write the reported iteration of rank 0 as a Chrome trace\n"
+          "                       (chrome://tracing or ui.perfetto.dev), atomically\n",
           common_help);
 }
 
@@ -191,7 +193,7 @@ static int split_list(char *s, char **items, int max) {
 }
 
 typedef struct {
-  const char *model, *topology, *profile;
+  const char *model, *topology, *profile, *trace;
   char *nodes, *cap; /* lists for sweep */
   int gpus_per_node, iterations, rebuilt, json, csv, no_sync, static_graph, bucket_view;
   double jitter_cv;
@@ -212,7 +214,7 @@ typedef struct {
 enum {
   O_MODEL = 256, O_TOPO, O_PROFILE, O_NODES, O_GPN, O_BATCH, O_CAP, O_FIRST, O_PREC, O_MODE, O_FID,
   O_ITER, O_REBUILT, O_JSON, O_CSV, O_HELP, O_NOSYNC, O_HOOK, O_JITTER, O_SEED, O_ALGO, O_PROTO,
-  O_WORKERS, O_LOAD, O_PIN, O_NONBLOCK, O_PREFETCH, O_NOH2D, O_FRAMEWORK, O_HOSTLAUNCH, O_STATIC, O_VIEW
+  O_WORKERS, O_LOAD, O_PIN, O_NONBLOCK, O_PREFETCH, O_NOH2D, O_FRAMEWORK, O_HOSTLAUNCH, O_STATIC, O_VIEW, O_TRACE
 };
 
 static const struct option long_opts[] = {
@@ -224,6 +226,7 @@ static const struct option long_opts[] = {
     {"fidelity", required_argument, 0, O_FID},    {"iterations", required_argument, 0, O_ITER},
     {"rebuilt", no_argument, 0, O_REBUILT},       {"json", no_argument, 0, O_JSON},
     {"static-graph", no_argument, 0, O_STATIC},   {"bucket-view", no_argument, 0, O_VIEW},
+    {"trace", required_argument, 0, O_TRACE},
     {"csv", no_argument, 0, O_CSV},               {"help", no_argument, 0, O_HELP},
     {"no-sync", required_argument, 0, O_NOSYNC},  {"comm-hook", required_argument, 0, O_HOOK},
     {"jitter-cv", required_argument, 0, O_JITTER}, {"seed", required_argument, 0, O_SEED},
@@ -269,7 +272,7 @@ static int parse_opts(int argc, char **argv, const int *allowed, void (*usage)(F
     }
     int ok = 0;
     for (const int *a = allowed; *a; a++) ok |= *a == c;
-    if (!ok) return misuse(usage, "%s: option '%s' does not apply here", argv[0], argv[optind - 1]);
+    if (!ok) return misuse(usage, "%s: option '--%s' does not apply here", argv[0], long_opts[idx].name);
     switch (c) {
     case O_MODEL: o->model = optarg; break;
     case O_TOPO: o->topology = optarg; break;
@@ -359,6 +362,7 @@ static int parse_opts(int argc, char **argv, const int *allowed, void (*usage)(F
     case O_REBUILT: o->rebuilt = 1; break;
     case O_STATIC: o->static_graph = 1; break;
     case O_VIEW: o->bucket_view = 1; break;
+    case O_TRACE: o->trace = optarg; break;
     case O_JSON: o->json = 1; break;
     case O_CSV: o->csv = 1; break;
     }
@@ -440,14 +444,16 @@ static const int sim_opts[] = {O_MODEL, O_TOPO, O_PROFILE, O_NODES, O_GPN, O_BAT
                                O_WORKERS, O_LOAD, O_PIN, O_NONBLOCK, O_PREFETCH, O_NOH2D,
                                O_FRAMEWORK, O_HOSTLAUNCH, O_STATIC, O_VIEW, 0};
 
-/* The simulation options plus one more, 0-terminated, into out (64 entries). */
-static const int *sim_opts_and(int extra, int *out) {
+/* The simulation options plus the 0-terminated `extra`, 0-terminated, into out (64 entries). */
+static const int *sim_opts_and(const int *extra, int *out) {
   int k = 0;
   for (const int *a = sim_opts; *a; a++) out[k++] = *a;
-  out[k++] = extra;
+  for (const int *a = extra; *a; a++) out[k++] = *a;
   out[k] = 0;
   return out;
 }
+
+static int write_atomic(const char *path, const char *text, err_t *e);
 
 /* Prints a report built by the library (NULL: it ran out of memory) and frees it; the exit status. */
 static int emit_text(char *s) {
@@ -477,7 +483,7 @@ static int emit_json(cJSON *j) {
 
 static int cmd_predict(int argc, char **argv) {
   int allowed[64];
-  sim_opts_and(O_JSON, allowed);
+  sim_opts_and((const int[]){O_JSON, O_TRACE, 0}, allowed);
   opts o;
   int rc = parse_opts(argc, argv, allowed, usage_predict, &o);
   if (rc) return rc == 1 ? 0 : rc;
@@ -501,7 +507,16 @@ static int cmd_predict(int argc, char **argv) {
     inputs_free(&in);
     return fail(&e);
   }
-  int status = o.json ? emit_json(report_predict_json(&c, &p)) : emit_text(report_predict_table(&c, &p));
+  int status = 0;
+  if (o.trace) {
+    cJSON *tj = report_trace_json(&c, &p);
+    char *text = tj ? cJSON_Print(tj) : NULL;
+    cJSON_Delete(tj);
+    if (!text) status = emit_text(NULL);
+    else if (write_atomic(o.trace, text, &e)) status = fail(&e);
+    free(text);
+  }
+  if (status == 0) status = o.json ? emit_json(report_predict_json(&c, &p)) : emit_text(report_predict_table(&c, &p));
   predict_result_free(&p);
   inputs_free(&in);
   return status;
@@ -509,7 +524,7 @@ static int cmd_predict(int argc, char **argv) {
 
 static int cmd_sweep(int argc, char **argv) {
   int allowed[64];
-  sim_opts_and(O_CSV, allowed);
+  sim_opts_and((const int[]){O_CSV, 0}, allowed);
   opts o;
   int rc = parse_opts(argc, argv, allowed, usage_sweep, &o);
   if (rc) return rc == 1 ? 0 : rc;

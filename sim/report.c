@@ -270,3 +270,84 @@ char *report_sweep_best(const double *caps_mb, const double *iteration_s, int n)
         caps_mb[second]);
   return strbuf_take(&s);
 }
+
+static int trace_span(cJSON *ev, const char *name, int tid, double start_s, double dur_s, const char *args) {
+  if (dur_s <= 0) return 0;
+  cJSON *e = cJSON_CreateObject();
+  if (!e || !cJSON_AddItemToArray(ev, e)) {
+    cJSON_Delete(e);
+    return -1;
+  }
+  cJSON_AddStringToObject(e, "name", name);
+  cJSON_AddStringToObject(e, "ph", "X");
+  cJSON_AddNumberToObject(e, "pid", 0);
+  cJSON_AddNumberToObject(e, "tid", tid);
+  cJSON_AddNumberToObject(e, "ts", start_s * 1e6);
+  cJSON_AddNumberToObject(e, "dur", dur_s * 1e6);
+  if (args) {
+    cJSON *a = cJSON_AddObjectToObject(e, "args");
+    if (a) cJSON_AddStringToObject(a, "detail", args);
+  }
+  return 0;
+}
+
+cJSON *report_trace_json(const sim_config *c, const predict_result *p) {
+  const sim_result *r = &p->sim;
+  cJSON *o = cJSON_CreateObject();
+  cJSON *ev = o ? cJSON_AddArrayToObject(o, "traceEvents") : NULL;
+  if (!ev) {
+    cJSON_Delete(o);
+    return NULL;
+  }
+  cJSON_AddStringToObject(o, "displayTimeUnit", "ms");
+  char label[256];
+  snprintf(label, sizeof label, "%s on %d x %d GPUs (%s, %s)", c->model->name, c->nodes, r->gpus / c->nodes, c->topo->name,
+           profile_name(c->profile));
+  cJSON *meta = cJSON_AddObjectToObject(o, "otherData");
+  if (meta) cJSON_AddStringToObject(meta, "scenario", label);
+  static const char *const threads[] = {"compute stream (rank 0)", "communication stream (rank 0)"};
+  for (int t = 0; t < 2; t++) {
+    cJSON *m = cJSON_CreateObject();
+    if (!m || !cJSON_AddItemToArray(ev, m)) {
+      cJSON_Delete(m);
+      cJSON_Delete(o);
+      return NULL;
+    }
+    cJSON_AddStringToObject(m, "name", "thread_name");
+    cJSON_AddStringToObject(m, "ph", "M");
+    cJSON_AddNumberToObject(m, "pid", 0);
+    cJSON_AddNumberToObject(m, "tid", t);
+    cJSON *a = cJSON_AddObjectToObject(m, "args");
+    if (a) cJSON_AddStringToObject(a, "name", threads[t]);
+  }
+  /* The compute stream, phase after phase (the last iteration; ready and communication times are
+   * the simulation's own, the phases their simulated durations). */
+  double t = 0, in = r->loading_s + r->transfer_s;
+  int bad = trace_span(ev, "input (loading + host-to-device copy)", 0, t, in, NULL);
+  t += in;
+  bad |= trace_span(ev, "forward", 0, t, r->forward_s, NULL);
+  t += r->forward_s;
+  double bwd = r->compute_s - r->forward_s - r->optimizer_s; /* backward and DDP's bucket copies */
+  bad |= trace_span(ev, "backward", 0, t, bwd, r->bucket_copy_s > 0 ? "includes DDP's copies into and out of buckets" : NULL);
+  t += bwd;
+  double comm_end = t;
+  for (int b = 0; b < r->plan.n; b++)
+    if (r->buckets[b].comm_end_s > comm_end) comm_end = r->buckets[b].comm_end_s;
+  bad |= trace_span(ev, "waiting for all-reduces", 0, t, comm_end - t, NULL);
+  t = comm_end;
+  bad |= trace_span(ev, "optimizer", 0, t, r->optimizer_s, NULL);
+  for (int b = 0; b < r->plan.n; b++) {
+    const sim_bucket_time *bt = &r->buckets[b];
+    char name[64], detail[160];
+    snprintf(name, sizeof name, "all-reduce bucket %d", b);
+    snprintf(detail, sizeof detail, "%zu bytes (%zu on the wire), %s/%s, ready at %.6f s, waited %.6f s", bt->bytes,
+             bt->wire_bytes, nccl_algo_name((nccl_algo)bt->algo), nccl_proto_name((nccl_proto)bt->proto), bt->ready_s,
+             bt->comm_start_s - bt->ready_s);
+    bad |= trace_span(ev, name, 1, bt->comm_start_s, bt->comm_end_s - bt->comm_start_s, detail);
+  }
+  if (bad) {
+    cJSON_Delete(o);
+    return NULL;
+  }
+  return o;
+}

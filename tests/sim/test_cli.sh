@@ -41,6 +41,11 @@ check "defaults: mlstm-4k on dgx1v-ib, 8 GPUs, cap 25" grep -q '"bucket_cap_mb":
 "$ddpsim" buckets --json --precision fp32 >"$tmp/b.json"
 check "buckets --json lists w_hh_v at index 8" grep -q '"w_hh_v"' "$tmp/b.json"
 check "predict --json names NCCL's algorithm and protocol per bucket" grep -q '"protocol":' "$tmp/p.json"
+"$ddpsim" predict --nodes 2 --trace "$tmp/trace.json" >/dev/null
+check "predict --trace writes a Chrome trace with every bucket's all-reduce" grep -q '"name":	"all-reduce bucket 2"' "$tmp/trace.json"
+check "... and the compute stream's phases" grep -q '"name":	"waiting for all-reduces"' "$tmp/trace.json"
+"$ddpsim" predict --trace "$tmp/nodir/t.json" >/dev/null 2>&1
+check "--trace into a missing directory fails with exit 1 and leaves nothing" test $? -eq 1 -a ! -e "$tmp/nodir/t.json"
 "$ddpsim" predict --framework dp --gpus-per-node 4 --json >"$tmp/dp.json"
 check "predict --framework dp reports DataParallel's phases" grep -q '"replicate_s":' "$tmp/dp.json"
 "$ddpsim" predict --nodes 4 --nccl-algo ring --nccl-proto simple --json >"$tmp/rs.json"
@@ -74,7 +79,8 @@ expect 2 "--precision must be fp32 or fp16" -- predict --precision fp8
 expect 2 "--mode must be ddp or flat" -- predict --mode ring
 expect 2 "--fidelity must be flow or step" -- predict --fidelity exact
 expect 2 "--iterations must be" -- predict --iterations 0
-expect 2 "does not apply here" -- buckets --nodes 4
+expect 2 "option '--nodes' does not apply here" -- buckets --nodes 4
+expect 2 "option '--trace' does not apply here" -- sweep --trace x.json
 expect 2 "--nccl-algo must list ring and/or tree" -- predict --nccl-algo hypercube
 expect 2 "--num-workers must be an integer from 0 to 256" -- predict --num-workers -1
 expect 2 "--load-ms must be a number >= 0" -- predict --load-ms soon
