@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "fixtures.h"
 #include "model.h"
 #include "profile.h"
 #include "sim.h"
@@ -24,14 +25,9 @@ static const char *model_text =
 
 int main(void) {
   err_t e;
-  profile_t *p = NULL;
-  model_t *m = NULL;
-  topo_t *t = NULL;
-  if (profile_parse(profile_text, "dp.json", &p, &e) || model_parse(model_text, "dp.model", &m, &e) ||
-      topo_parse("ddpsim-topology 1\nname t\ngpus_per_node 4\nintra nvl links=1 bw=10GBps\nnic none\n", "dp.topo", &t, &e)) {
-    printf("FAIL  %s\n", e.msg);
-    return 1;
-  }
+  profile_t *p = fixture_profile(profile_text, "dp.json");
+  model_t *m = fixture_model(model_text, "dp.model");
+  topo_t *t = fixture_topo("ddpsim-topology 1\nname t\ngpus_per_node 4\nintra nvl links=1 bw=10GBps\nnic none\n", "dp.topo");
   CHECK(profile_host_launch_s(p) == 1e-5 && m->ops[0].launches == 7 && m->output_elems_per_sample == 1000,
         "compute.host.launch_s, launches= and output are read");
   sim_config c;
@@ -91,19 +87,13 @@ int main(void) {
                               "\"comm\":{\"links\":{\"nvl\":{\"lat_s\":2e-6,\"bw_Bps\":1e10,\"shares_compute\":%s}}}}";
     static const char *mtext = "ddpsim-model 1\nname m\nbatch 1\ntokens 1 samples\nprecision fp32\nparam p 1000000\n"
                                "backward\newise b1 elems=500000000 arrays=1 ready=p\newise b2 elems=750000000 arrays=1\n";
-    model_t *mm = NULL;
+    model_t *mm = fixture_model(mtext, "sc.model");
     double it[2] = {0, 0};
-    if (model_parse(mtext, "sc.model", &mm, &e)) {
-      CHECK(0, "%s", e.msg);
-    } else {
+    {
       for (int shared = 0; shared < 2; shared++) {
         char text[1024];
         snprintf(text, sizeof text, prof, shared ? "true" : "false");
-        profile_t *q = NULL;
-        if (profile_parse(text, "sc.json", &q, &e)) {
-          CHECK(0, "%s", e.msg);
-          continue;
-        }
+        profile_t *q = fixture_profile(text, "sc.json");
         sim_config cc;
         sim_config_defaults(&cc);
         cc.model = mm;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "fixtures.h"
 #include "model.h"
 #include "nccl.h"
 #include "profile.h"
@@ -28,13 +29,7 @@ static topo_t *topology(int gpn) {
   char text[512];
   snprintf(text, sizeof text,
            "ddpsim-topology 1\nname t\ngpus_per_node %d\nintra nvl links=3 bw=25GBps\nnic nic count=2 bw=100Gbps\n", gpn);
-  topo_t *t = NULL;
-  err_t e;
-  if (topo_parse(text, "nccl.topo", &t, &e)) {
-    printf("FAIL  %s\n", e.msg);
-    exit(1);
-  }
-  return t;
+  return fixture_topo(text, "nccl.topo");
 }
 
 static model_t *model(long bytes) {
@@ -42,22 +37,12 @@ static model_t *model(long bytes) {
   snprintf(text, sizeof text,
            "ddpsim-model 1\nname m\nbatch 1\ntokens 1 tokens\nprecision fp32\nparam p %ld\nbackward\n"
            "ewise g elems=1 arrays=1 ready=p\n", bytes / 4);
-  model_t *m = NULL;
-  err_t e;
-  if (model_parse(text, "nccl.model", &m, &e)) {
-    printf("FAIL  %s\n", e.msg);
-    exit(1);
-  }
-  return m;
+  return fixture_model(text, "nccl.model");
 }
 
 int main(void) {
   err_t e;
-  profile_t *p = NULL;
-  if (profile_parse(profile_text, "nccl.json", &p, &e)) {
-    printf("FAIL  %s\n", e.msg);
-    return 1;
-  }
+  profile_t *p = fixture_profile(profile_text, "nccl.json");
   unsigned mask;
   CHECK(nccl_parse_algos("Tree,ring", &mask) == 0 && mask == 3u, "NCCL_ALGO=Tree,ring");
   CHECK(nccl_parse_protos("simple", &mask) == 0 && mask == 4u, "NCCL_PROTO=simple");

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "fixtures.h"
 #include "model.h"
 #include "profile.h"
 #include "sim.h"
@@ -24,31 +25,18 @@ static profile_t *profile(void) {
            "\"ewise\":{\"model\":\"roofline\",\"launch_s\":1e-7,\"mem_bw_Bps\":1e15}}},"
            "\"comm\":{\"links\":{\"nvl\":{\"lat_s\":%.17g,\"bw_Bps\":%.17g},\"nic\":{\"lat_s\":%.17g,\"bw_Bps\":%.17g}}}}",
            NVL_LAT, NVL_BW, NIC_LAT, NIC_BW);
-  profile_t *p = NULL;
-  err_t e;
-  if (profile_parse(text, "ring.json", &p, &e)) {
-    printf("FAIL  %s\n", e.msg);
-    exit(1);
-  }
-  return p;
+  return fixture_profile(text, "ring.json");
 }
 
 static topo_t *topology(int gpn) {
   char text[512];
   snprintf(text, sizeof text,
            "ddpsim-topology 1\nname t\ngpus_per_node %d\nintra nvl links=2 bw=25GBps\nnic nic count=3 bw=100Gbps\n", gpn);
-  topo_t *t = NULL;
-  err_t e;
-  if (topo_parse(text, "ring.topo", &t, &e)) {
-    printf("FAIL  %s\n", e.msg);
-    exit(1);
-  }
-  return t;
+  return fixture_topo(text, "ring.topo");
 }
 
-/* A model of `nb` parameters of `elems` fp32 elements each, with a gradient becoming ready every
- * `gap_s` of backward (as an ewise op of that cost under the profile above is not exact, use gemms
- * sized to a known time: none needed; the gap comes from an ewise op of many elements). */
+/* A model of `nb` parameters of `elems` fp32 elements each; backward makes one gradient ready after
+ * each ewise op of `gap_elems` elements (gap_elems x 4 B / 1e15 B/s of compute under the profile). */
 static model_t *model(int nb, long elems, long gap_elems) {
   char *text = malloc(65536);
   size_t n = 0;
@@ -57,12 +45,7 @@ static model_t *model(int nb, long elems, long gap_elems) {
   n += (size_t)snprintf(text + n, 65536 - n, "backward\n");
   for (int i = nb - 1; i >= 0; i--)
     n += (size_t)snprintf(text + n, 65536 - n, "ewise g%d elems=%ld arrays=1 ready=p%d\n", i, gap_elems, i);
-  model_t *m = NULL;
-  err_t e;
-  if (model_parse(text, "ring.model", &m, &e)) {
-    printf("FAIL  %s\n", e.msg);
-    exit(1);
-  }
+  model_t *m = fixture_model(text, "ring.model");
   free(text);
   return m;
 }

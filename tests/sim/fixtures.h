@@ -1,0 +1,38 @@
+/* fixtures: inputs the tests write inline, parsed or the test stops (exit 1, the parser's message). */
+#ifndef DDPSIM_TEST_FIXTURES_H
+#define DDPSIM_TEST_FIXTURES_H
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "model.h"
+#include "profile.h"
+#include "topo.h"
+
+static inline void fixture_die(const err_t *e) {
+  printf("FAIL  %s\n", e->msg);
+  exit(1);
+}
+
+static inline profile_t *fixture_profile(const char *text, const char *origin) {
+  profile_t *p = NULL;
+  err_t e;
+  if (profile_parse(text, origin, &p, &e)) fixture_die(&e);
+  return p;
+}
+
+static inline topo_t *fixture_topo(const char *text, const char *origin) {
+  topo_t *t = NULL;
+  err_t e;
+  if (topo_parse(text, origin, &t, &e)) fixture_die(&e);
+  return t;
+}
+
+static inline model_t *fixture_model(const char *text, const char *origin) {
+  model_t *m = NULL;
+  err_t e;
+  if (model_parse(text, origin, &m, &e)) fixture_die(&e);
+  return m;
+}
+
+#endif
