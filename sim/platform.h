@@ -1,34 +1,43 @@
-/* platform: the SimGrid platform (XML) for a topology and a node count.
+/* platform: the SimGrid platform (XML) for a topology, a node count and NCCL's channels.
  *
- *   node 0                                   node 1
- *   gpu0 --nvl0--> gpu1 --nvl1--> ... gpuG-1 --nicup0--[backbone]--nicdown1--> gpu0 ...
+ *   node 0                                           node 1
+ *   gpu0 =nvl= gpu1 =nvl= ... gpuG-1 --nicup-->[backbone]--nicdown--> gpu8 ...
  *
- * One host per GPU, ranks numbered node-major (rank = node * G + local). Only the routes the ring
- * uses exist: rank r to rank r+1 (mod n). Inside a node a GPU sends over its own link (the
- * aggregate of the links it drives, per direction); across nodes over the sending node's NIC uplink
- * (all its NICs together), the optional shared backbone, and the receiving node's NIC downlink. The
- * hop latency sits on the first link of each route (the others have none), so a route's latency is
- * exactly one hop of its class. See docs/simulation.md. */
+ * One host per GPU, ranks numbered node-major (rank = node * G + local). Inside a node either one
+ * link per direction for every GPU pair of the topology's graph (the pair's links together), or,
+ * for switched nodes, a link up and a link down per GPU. Each NIC of a node is a link up and a link
+ * down; NICs that two channels would reach from the same pair of GPUs are merged into one link of
+ * their summed bandwidth (SimGrid has one route per pair of hosts). Only the routes the channels
+ * use exist: from every rank to its successor on each channel. The hop latency sits on the first
+ * link of each route (the others have none), so a route's latency is exactly one hop of its class.
+ * Several channels crossing one link share it (max-min fairness). See docs/simulation.md. */
 #ifndef DDPSIM_PLATFORM_H
 #define DDPSIM_PLATFORM_H
 
 #include <stdio.h>
 
+#include "channels.h"
 #include "err.h"
 
 typedef struct {
   int nodes;
   int gpus_per_node;
-  double intra_bw_Bps, intra_lat_s; /* per GPU, per direction */
-  double nic_bw_Bps, nic_lat_s;     /* per node (all NICs), per direction */
-  double backbone_bw_Bps;           /* 0: non-blocking switch, no backbone link */
+  const double *pair_Bps;   /* (G x G) link capacity from local GPU u to v, per direction; NULL:
+                               switched nodes */
+  double gpu_Bps;           /* switched nodes: each GPU's link to the switch, per direction */
+  double intra_lat_s;       /* one hop inside a node */
+  int nics;                 /* NICs per node */
+  double nic_Bps, nic_lat_s; /* each NIC, per direction; one hop between nodes */
+  double backbone_bw_Bps;   /* 0: non-blocking switch, no backbone link */
+  const channels_t *ch;     /* the rings (channels_search for the same G and nodes) */
 } platform_spec;
 
 /* Host name of a rank ("gpu<rank>"), written into buf. */
 void platform_host_name(int rank, char *buf, size_t len);
 
-/* Writes the platform XML for spec to f. ERR_INPUT if the spec is inconsistent (no NIC bandwidth
- * with more than one node, non-positive numbers), ERR_IO if writing fails. */
+/* Writes the platform XML for spec to f. ERR_INPUT if the spec is inconsistent (no NIC with more
+ * than one node, non-positive or non-finite numbers, no channels), ERR_NOMEM, ERR_IO if writing
+ * fails. */
 int platform_write(FILE *f, const platform_spec *spec, err_t *e);
 
 #endif

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "channels.h"
 #include "nccl.h"
 #include "platform.h"
 
@@ -64,7 +65,9 @@ typedef struct {
   int nseg;
   double *seg_s;      /* (nseg) backward segments: compute time up to a gradient-ready event */
   int nb;
-  long *chunk_bytes;  /* (nb) bytes each rank sends per ring step: ceil(bucket / n) */
+  int nch;            /* NCCL channels: every all-reduce is split evenly over them */
+  int *next;          /* (nch x n) each rank's successor on each channel's ring */
+  long *chunk_bytes;  /* (nb) bytes each rank sends per ring step and channel: ceil(bucket / n / nch) */
   int *ready_seg;     /* (nb) segment after which the bucket is ready */
   double *hook_pre_s, *hook_post_s; /* (nb) communication hook work before and after the all-reduce */
   double *jitter;     /* (iterations x n) compute time multipliers per iteration and rank, or NULL */
@@ -77,10 +80,11 @@ typedef struct {
   int shares_compute; /* all-reduces and compute take turns on the same cores (MPI on CPUs) */
   double copy_back_s; /* DDP: copying the reduced buckets back into the gradients, after the wait */
   double *seg_copy_s; /* (nseg) DDP: copying the gradients ready after segment s into their buckets */
-  long *edge_bytes;   /* (nb) flow fidelity: bytes on each edge for the chosen algorithm/protocol */
+  long *edge_bytes;   /* (nb) flow fidelity: bytes on each edge of each channel for the chosen
+                         algorithm/protocol */
   double *lat_s;      /* (nb) flow fidelity: the latency term of NCCL's model */
   double *base_lat_s; /* (nb) step fidelity: NCCL's base latency, before the first step */
-  sg_comm_t *send_buf; /* (n * 2(n-1)) step fidelity: pending sends, set up in the child */
+  sg_comm_t *send_buf; /* (n x 2(n-1) x nch) step fidelity: pending sends, set up in the child */
 } runplan;
 
 typedef struct {
@@ -90,7 +94,7 @@ typedef struct {
   int *ready_iter; /* (nb) iteration in which the bucket last became ready */
   sg_sem_t ready_sem;
   sg_sem_t done_sem;
-  sg_mailbox_t inbox;
+  sg_mailbox_t *inbox; /* (nch) what this rank receives on each channel */
 } rank_state;
 
 /* Child-process globals: one simulation per process. */
@@ -219,34 +223,45 @@ static void compute_actor(int argc, char *argv[]) {
   g_finished++;
 }
 
-/* One all-reduce of bucket b, seen from rank r. */
+#define SEND_SLOTS 8
+
+/* One all-reduce of bucket b, seen from rank r: its share on every channel at once. */
 static void allreduce(int r, int b) {
-  long chunk = G->chunk_bytes[b];
-  int steps = 2 * (G->n - 1);
-  sg_mailbox_t out = S[(r + 1) % G->n].inbox, in = S[r].inbox;
+  int steps = 2 * (G->n - 1), nch = G->nch;
   void *got;
+  sg_comm_t c[2 * CHANNELS_MAX];
   if (G->fidelity == SIM_FIDELITY_STEP) {
-    /* Every ring step as a message. The inbox is this actor's permanent receiver, so a send starts
-     * at once (NCCL keeps buffers at the receiver); step s+1's send waits only for step s's chunk
-     * to arrive, as the reduction needs it (docs/simulation.md). */
+    /* Every ring step of every channel as a message. The inboxes are this actor's permanent
+     * receivers, so a send starts at once (NCCL keeps buffers at the receiver); step s+1's send
+     * waits only for step s's chunk to arrive, as the reduction needs it (docs/simulation.md). */
     sleep_for(G->base_lat_s[b]);
-    sg_comm_t *sends = G->send_buf + (size_t)r * (size_t)steps;
+    sg_comm_t *sends = G->send_buf + (size_t)r * (size_t)steps * (size_t)nch;
     for (int s = 0; s < steps; s++) {
-      sends[s] = sg_mailbox_put_async(out, &g_dummy, chunk);
-      sg_comm_t rc = sg_mailbox_get_async(in, &got);
-      sg_comm_wait(rc);
-      g_messages++;
+      /* NCCL has NCCL_STEPS (8) buffers per connection: a send waits for a free one. Waiting keeps
+       * SimGrid's lists of pending sends short, too. */
+      if (s >= SEND_SLOTS) sg_comm_wait_all(sends + (size_t)(s - SEND_SLOTS) * nch, (size_t)nch);
+      for (int k = 0; k < nch; k++) {
+        sg_mailbox_t out = S[G->next[(size_t)k * G->n + (size_t)r]].inbox[k];
+        sends[s * nch + k] = sg_mailbox_put_async(out, &g_dummy, G->chunk_bytes[b]);
+        c[k] = sg_mailbox_get_async(S[r].inbox[k], &got);
+      }
+      sg_comm_wait_all(c, (size_t)nch);
+      g_messages += nch;
     }
-    sg_comm_wait_all(sends, (size_t)steps);
+    int first = steps > SEND_SLOTS ? steps - SEND_SLOTS : 0;
+    sg_comm_wait_all(sends + (size_t)first * nch, (size_t)(steps - first) * (size_t)nch);
   } else {
-    /* One flow per ring edge carrying what the chosen NCCL algorithm and protocol put on an edge
-     * (links have no latency in flow fidelity). The collective is one pipeline: it ends when its
-     * slowest edge has delivered (the barrier), plus NCCL's latency term (docs/simulation.md). */
-    sg_comm_t c[2];
-    c[0] = sg_mailbox_put_async(out, &g_dummy, G->edge_bytes[b]);
-    c[1] = sg_mailbox_get_async(in, &got);
-    sg_comm_wait_all(c, 2);
-    g_messages++;
+    /* One flow per ring edge and channel carrying what the chosen NCCL algorithm and protocol put
+     * on an edge (links have no latency in flow fidelity). The collective is one pipeline: it ends
+     * when its slowest edge has delivered (the barrier), plus NCCL's latency term
+     * (docs/simulation.md). */
+    for (int k = 0; k < nch; k++) {
+      sg_mailbox_t out = S[G->next[(size_t)k * G->n + (size_t)r]].inbox[k];
+      c[2 * k] = sg_mailbox_put_async(out, &g_dummy, G->edge_bytes[b]);
+      c[2 * k + 1] = sg_mailbox_get_async(S[r].inbox[k], &got);
+    }
+    sg_comm_wait_all(c, 2 * (size_t)nch);
+    g_messages += nch;
     sg_barrier_wait(g_ring_barrier);
     sleep_for(G->lat_s[b]);
   }
@@ -256,11 +271,12 @@ static void comm_actor(int argc, char *argv[]) {
   (void)argc;
   int r = atoi(argv[1]);
   rank_state *me = &S[r];
-  if (G->fidelity == SIM_FIDELITY_STEP) {
-    char name[32];
-    snprintf(name, sizeof name, "inbox%d", r);
-    sg_mailbox_set_receiver(name);
-  }
+  if (G->fidelity == SIM_FIDELITY_STEP)
+    for (int k = 0; k < G->nch; k++) {
+      char name[32];
+      snprintf(name, sizeof name, "inbox%d.%d", r, k);
+      sg_mailbox_set_receiver(name);
+    }
   for (int it = G->no_sync - 1; it < G->iterations; it += G->no_sync) {
     for (int b = 0; b < G->nb; b++) {
       while (me->ready_iter[b] != it) sg_sem_acquire(me->ready_sem);
@@ -314,7 +330,7 @@ static int read_all(int fd, void *buf, size_t len) {
 static void child_main(runplan *plan, const char *platform_path, int fd) {
   G = plan;
   if (plan->fidelity == SIM_FIDELITY_STEP && plan->n > 1) {
-    plan->send_buf = calloc((size_t)plan->n * 2 * (size_t)(plan->n - 1), sizeof *plan->send_buf);
+    plan->send_buf = calloc((size_t)plan->n * 2 * (size_t)(plan->n - 1) * (size_t)plan->nch, sizeof *plan->send_buf);
     if (!plan->send_buf) _exit(3);
   }
   int K = plan->iterations, nb = plan->nb;
@@ -358,8 +374,12 @@ static void child_main(runplan *plan, const char *platform_path, int fd) {
     S[r].on_gpu = sg_sem_init(0);
     S[r].gpu_slots = sg_sem_init(1);
     S[r].core = sg_sem_init(1);
-    snprintf(name, sizeof name, "inbox%d", r);
-    S[r].inbox = sg_mailbox_by_name(name);
+    S[r].inbox = malloc((size_t)plan->nch * sizeof *S[r].inbox);
+    if (!S[r].inbox) _exit(3);
+    for (int k = 0; k < plan->nch; k++) {
+      snprintf(name, sizeof name, "inbox%d.%d", r, k);
+      S[r].inbox[k] = sg_mailbox_by_name(name);
+    }
     platform_host_name(r, host, sizeof host);
     snprintf(rank, sizeof rank, "%d", r);
     sg_host_t h = sg_host_by_name(host);
@@ -439,17 +459,43 @@ static int copy_time(const sim_config *c, long numel, long arrays, long batch, m
   return op_phase_time(c, &op, batch, prec, t, extrap, e);
 }
 
-static int links(const sim_config *c, int gpn, platform_spec *spec, err_t *e) {
+/* The network as simulated: effective bandwidths and hop latencies from the profile, NCCL's
+ * channels through the node's links and NICs, and the platform they become (docs/simulation.md). */
+typedef struct {
+  platform_spec spec;
+  channels_t ch;
+  double *pair_Bps;        /* (G x G) the pair graph's capacities, or NULL (switched) */
+  unsigned char *near;     /* (nics x G) or NULL */
+} net_t;
+
+static void net_free(net_t *net) {
+  channels_free(&net->ch);
+  free(net->pair_Bps);
+  free(net->near);
+}
+
+static int net_build(const sim_config *c, int gpn, net_t *net, err_t *e) {
   const topo_t *t = c->topo;
+  platform_spec *spec = &net->spec;
   int rc;
   double bw, lat;
-  memset(spec, 0, sizeof *spec);
   spec->nodes = c->nodes;
   spec->gpus_per_node = gpn;
+  if ((t->npairs || t->has_near) && gpn > t->gpus_per_node)
+    return err_set(e, ERR_INPUT, "%s: the topology's %s describe %d GPUs per node, fewer than the %d asked for", t->path,
+                   t->npairs ? "pairs" : "nic_near lines", t->gpus_per_node, gpn);
   if (gpn > 1) {
     if ((rc = profile_link(c->profile, t->intra_class, t->intra_bw_Bps, &bw, &lat, e))) return rc;
     if ((rc = profile_hop_lat(c->profile, t->intra_class, "ring", "Simple", &lat, e))) return rc;
-    spec->intra_bw_Bps = bw * t->intra_links;
+    if (t->npairs) {
+      net->pair_Bps = calloc((size_t)gpn * (size_t)gpn, sizeof *net->pair_Bps);
+      if (!net->pair_Bps) return err_set(e, ERR_NOMEM, "out of memory");
+      for (int u = 0; u < gpn; u++)
+        for (int v = 0; v < gpn; v++) net->pair_Bps[u * gpn + v] = topo_pair_links(t, u, v) * bw;
+      spec->pair_Bps = net->pair_Bps;
+    } else {
+      spec->gpu_Bps = bw * t->intra_links;
+    }
     spec->intra_lat_s = lat;
   }
   if (c->nodes > 1) {
@@ -458,10 +504,22 @@ static int links(const sim_config *c, int gpn, platform_spec *spec, err_t *e) {
                      t->name, c->nodes);
     if ((rc = profile_link(c->profile, t->nic_class, t->nic_bw_Bps, &bw, &lat, e))) return rc;
     if ((rc = profile_hop_lat(c->profile, t->nic_class, "ring", "Simple", &lat, e))) return rc;
-    spec->nic_bw_Bps = bw * t->nic_count;
+    spec->nics = t->nic_count;
+    spec->nic_Bps = bw;
     spec->nic_lat_s = lat;
     spec->backbone_bw_Bps = t->switch_bw_Bps;
+    if (t->has_near) {
+      net->near = malloc((size_t)t->nic_count * (size_t)gpn);
+      if (!net->near) return err_set(e, ERR_NOMEM, "out of memory");
+      for (int k = 0; k < t->nic_count; k++)
+        for (int g = 0; g < gpn; g++) net->near[k * gpn + g] = t->near[k][g];
+    }
   }
+  channels_spec cs = {.gpus = gpn, .nodes = c->nodes, .pair_Bps = spec->pair_Bps, .gpu_Bps = spec->gpu_Bps,
+                      .nics = spec->nics, .nic_Bps = spec->nic_Bps, .near = net->near};
+  err_t ce;
+  if ((rc = channels_search(&cs, &net->ch, &ce))) return err_set(e, rc, "%s: %s", t->path, ce.msg);
+  spec->ch = &net->ch;
   return ERR_OK;
 }
 
@@ -542,7 +600,7 @@ static int draw_jitter(const sim_config *c, int n, runplan *plan, sim_result *r,
  * forward with their kernel launches taking turns under the GIL, gathers the outputs to GPU 0 (and
  * scatters their gradients back), runs backward (C++ threads, no GIL), reduces the gradients to
  * GPU 0, and steps the optimizer there. Nothing overlaps, so it is summed, not simulated. */
-static int dp_run(const sim_config *c, const model_t *m, long batch, model_dtype prec, int G, const platform_spec *spec,
+static int dp_run(const sim_config *c, const model_t *m, long batch, model_dtype prec, int G, double bw, double hop,
                   const runplan *plan, sim_result *r, err_t *e) {
   if (c->mode != SIM_MODE_DDP || c->no_sync != 1 || c->comm_hook != SIM_HOOK_NONE || c->rebuilt || c->static_graph ||
       c->fidelity != SIM_FIDELITY_FLOW)
@@ -567,7 +625,6 @@ static int dp_run(const sim_config *c, const model_t *m, long batch, model_dtype
   double S = (double)model_total_bytes(m, prec);
   double out = (double)m->output_elems_per_sample * (double)model_dtype_size(prec) * (double)batch;
   if (G > 1) {
-    double bw = spec->intra_bw_Bps, hop = spec->intra_lat_s;
     r->dp_replicate_s = (G - 1) * hop + S / bw;                   /* broadcast, pipelined along the GPUs */
     r->dp_gather_s = 2.0 * (G - 1) * out / bw;                    /* into GPU 0's links, and back */
     r->dp_reduce_s = (G - 1) * hop + (double)(G - 1) / G * S / bw; /* a ring reduce to GPU 0 */
@@ -604,19 +661,33 @@ int sim_run(const sim_config *c, sim_result *r, err_t *e) {
   if (c->framework == SIM_FRAMEWORK_DP && c->nodes != 1)
     return err_set(e, ERR_INPUT, "DataParallel runs in one process: one node only, not %d", c->nodes);
 
-  platform_spec spec;
-  int rc = links(c, gpn, &spec, e);
-  if (rc) return rc;
+  net_t net;
+  memset(&net, 0, sizeof net);
+  runplan plan;
+  memset(&plan, 0, sizeof plan);
+  char platform_path[512];
+  int have_platform = 0, pfd = -1, pipefd[2] = {-1, -1};
+  double *wire = NULL;
+  int *param_seg = NULL;
+  int rc = net_build(c, gpn, &net, e);
+  if (rc) goto done;
+  /* NCCL splits each all-reduce evenly over its channels: together they give C x their bandwidth. */
+  double ring_bw = channels_bw_Bps(&net.ch);
+  r->channels = net.ch.count;
+  r->channel_bw_Bps = net.ch.speed_Bps;
+  r->nics_used = net.ch.nics_used;
 
   /* NCCL: which algorithms and protocols may run. Step fidelity simulates ring/Simple messages. */
   nccl_model nm;
-  if ((rc = nccl_model_init(&nm, c->profile, c->topo, c->nodes, gpn, spec.intra_bw_Bps, spec.nic_bw_Bps, e))) return rc;
+  if ((rc = nccl_model_init(&nm, c->profile, c->topo, c->nodes, gpn, ring_bw, ring_bw, e))) goto done;
   unsigned algos = c->nccl_algos ? c->nccl_algos : NCCL_ALL_ALGOS;
   unsigned protos = c->nccl_protos ? c->nccl_protos : NCCL_ALL_PROTOS;
   if (c->fidelity == SIM_FIDELITY_STEP) {
     if ((c->nccl_algos && !(c->nccl_algos & (1u << NCCL_ALGO_RING))) ||
-        (c->nccl_protos && !(c->nccl_protos & (1u << NCCL_PROTO_SIMPLE))))
-      return err_set(e, ERR_INPUT, "step fidelity simulates ring all-reduces with the Simple protocol only; use flow fidelity for others");
+        (c->nccl_protos && !(c->nccl_protos & (1u << NCCL_PROTO_SIMPLE)))) {
+      rc = err_set(e, ERR_INPUT, "step fidelity simulates ring all-reduces with the Simple protocol only; use flow fidelity for others");
+      goto done;
+    }
     algos = 1u << NCCL_ALGO_RING;
     protos = 1u << NCCL_PROTO_SIMPLE;
   }
@@ -625,13 +696,19 @@ int sim_run(const sim_config *c, sim_result *r, err_t *e) {
   int rebuilt = c->rebuilt || c->static_graph;
   if (c->mode == SIM_MODE_FLAT) rc = bucket_plan_flat(m, prec, &r->plan, e);
   else rc = bucket_plan_for_model(m, prec, c->first_bucket_mb, c->bucket_cap_mb, rebuilt, &r->plan, e);
-  if (rc) return rc;
+  if (rc) goto done;
   int nb = r->plan.n;
 
   /* Compute times and the gradient-ready segments of backward. */
-  runplan plan;
-  memset(&plan, 0, sizeof plan);
   plan.n = n;
+  plan.nch = net.ch.count;
+  plan.next = malloc((size_t)plan.nch * (size_t)n * sizeof *plan.next);
+  if (!plan.next) {
+    rc = err_set(e, ERR_NOMEM, "out of memory");
+    goto done;
+  }
+  for (int k = 0; k < plan.nch; k++)
+    for (int q = 0; q < n; q++) plan.next[(size_t)k * n + q] = channels_next(&net.ch, c->nodes, k, q);
   plan.no_sync = c->no_sync;
   plan.shares_compute = (gpn > 1 && profile_link_shares_compute(c->profile, c->topo->intra_class)) ||
                         (c->nodes > 1 && profile_link_shares_compute(c->profile, c->topo->nic_class));
@@ -646,7 +723,7 @@ int sim_run(const sim_config *c, sim_result *r, err_t *e) {
   r->iterations_simulated = plan.iterations;
   plan.fidelity = c->fidelity;
   plan.nb = nb;
-  int *param_seg = malloc((size_t)m->nparams * sizeof *param_seg);
+  param_seg = malloc((size_t)m->nparams * sizeof *param_seg);
   plan.seg_s = malloc((size_t)(m->nops + 1) * sizeof *plan.seg_s);
   plan.seg_copy_s = calloc((size_t)(m->nops + 1), sizeof *plan.seg_copy_s);
   plan.chunk_bytes = malloc((size_t)nb * sizeof *plan.chunk_bytes);
@@ -657,9 +734,6 @@ int sim_run(const sim_config *c, sim_result *r, err_t *e) {
   plan.lat_s = calloc((size_t)nb, sizeof *plan.lat_s);
   plan.base_lat_s = calloc((size_t)nb, sizeof *plan.base_lat_s);
   r->buckets = calloc((size_t)nb, sizeof *r->buckets);
-  char platform_path[512];
-  int have_platform = 0, pfd = -1, pipefd[2] = {-1, -1};
-  double *wire = NULL;
   if (!param_seg || !plan.seg_s || !plan.seg_copy_s || !plan.chunk_bytes || !plan.ready_seg || !plan.hook_pre_s || !plan.hook_post_s ||
       !plan.edge_bytes || !plan.lat_s || !plan.base_lat_s || !r->buckets) {
     rc = err_set(e, ERR_NOMEM, "out of memory");
@@ -725,7 +799,8 @@ int sim_run(const sim_config *c, sim_result *r, err_t *e) {
       wire_bytes = bk->bytes / 2;
     }
     r->buckets[b].wire_bytes = wire_bytes;
-    plan.chunk_bytes[b] = (long)((wire_bytes + (size_t)n - 1) / (size_t)n);
+    size_t per = (size_t)n * (size_t)plan.nch;
+    plan.chunk_bytes[b] = (long)((wire_bytes + per - 1) / per);
     if (plan.chunk_bytes[b] < 1) plan.chunk_bytes[b] = 1;
     /* NCCL's choice for this bucket, and what it puts on each edge. */
     nccl_choice ch;
@@ -733,7 +808,7 @@ int sim_run(const sim_config *c, sim_result *r, err_t *e) {
     r->buckets[b].algo = ch.algo;
     r->buckets[b].proto = ch.proto;
     r->buckets[b].nccl_estimate_s = ch.time_s;
-    plan.edge_bytes[b] = (long)ceil(ch.edge_bytes);
+    plan.edge_bytes[b] = (long)ceil(ch.edge_bytes / plan.nch);
     if (plan.edge_bytes[b] < 1) plan.edge_bytes[b] = 1;
     plan.lat_s[b] = ch.lat_s;
     plan.base_lat_s[b] = nm.base_lat_s[ch.algo][ch.proto];
@@ -752,18 +827,19 @@ int sim_run(const sim_config *c, sim_result *r, err_t *e) {
     /* Recompute the compute phases with DataParallel's host threads, then sum its iteration. */
     r->forward_s = r->backward_s = r->optimizer_s = 0;
     r->extrapolated_ops = 0;
-    r->intra_bw_Bps = spec.intra_bw_Bps;
-    r->intra_lat_s = spec.intra_lat_s;
+    r->intra_bw_Bps = ring_bw;
+    r->intra_lat_s = net.spec.intra_lat_s;
     bucket_plan_free(&r->plan);
     free(r->buckets);
     r->buckets = NULL;
-    rc = dp_run(c, m, batch, prec, gpn, &spec, &plan, r, e);
+    rc = dp_run(c, m, batch, prec, gpn, ring_bw, net.spec.intra_lat_s, &plan, r, e);
     goto done;
   }
-  r->intra_bw_Bps = spec.intra_bw_Bps;
-  r->intra_lat_s = spec.intra_lat_s;
-  r->nic_bw_Bps = spec.nic_bw_Bps;
-  r->nic_lat_s = spec.nic_lat_s;
+  /* What the channels get: inside a node all of them; between nodes the NICs they cross. */
+  r->intra_bw_Bps = gpn > 1 ? ring_bw : 0;
+  r->intra_lat_s = net.spec.intra_lat_s;
+  r->nic_bw_Bps = c->nodes > 1 ? ring_bw : 0;
+  r->nic_lat_s = net.spec.nic_lat_s;
 
   /* The platform file, then the engine in a child process. */
   const char *tmpdir = getenv("TMPDIR");
@@ -781,7 +857,7 @@ int sim_run(const sim_config *c, sim_result *r, err_t *e) {
   }
   pfd = -1;
   /* Flow fidelity adds NCCL's latency term itself: its links carry none (equal max-min shares). */
-  platform_spec pspec = spec;
+  platform_spec pspec = net.spec;
   if (c->fidelity == SIM_FIDELITY_FLOW) pspec.intra_lat_s = pspec.nic_lat_s = 0;
   rc = platform_write(pf, &pspec, e);
   if (fclose(pf) != 0 && rc == 0) rc = err_set(e, ERR_IO, "%s: cannot write the platform file", platform_path);
@@ -865,6 +941,8 @@ done:
   free(plan.edge_bytes);
   free(plan.lat_s);
   free(plan.base_lat_s);
+  free(plan.next);
+  net_free(&net);
   if (rc) sim_result_free(r);
   r->wall_s = now_s() - wall0;
   return rc;

@@ -101,7 +101,11 @@ typedef struct {
    * parameters from GPU 0, gathering the outputs to GPU 0 (and scattering their gradients back),
    * and reducing the gradients to GPU 0. */
   double dp_scatter_s, dp_replicate_s, dp_gather_s, dp_reduce_s;
-  double intra_bw_Bps, intra_lat_s, nic_bw_Bps, nic_lat_s; /* effective, as simulated */
+  int channels;            /* NCCL's rings, each carrying an equal share of every all-reduce */
+  double channel_bw_Bps;   /* each channel's bandwidth (NCCL's per-channel speed) */
+  int nics_used;           /* NICs per node the channels cross (0 on one node) */
+  double intra_bw_Bps, intra_lat_s, nic_bw_Bps, nic_lat_s; /* effective, as simulated: the
+                              channels' bandwidth together (0 where not crossed), one hop */
   bucket_plan plan;        /* reduction order (owned; freed by sim_result_free) */
   sim_bucket_time *buckets; /* (plan.n) for the reported iteration */
   long messages;           /* network messages simulated */

@@ -32,6 +32,7 @@ int topo_parse(const char *text, const char *origin, topo_t **out, err_t *e) {
   snprintf(t->path, sizeof t->path, "%s", origin);
   int line_no = 0, rc = ERR_OK;
   int have_header = 0, have_name = 0, have_gpn = 0, have_intra = 0, have_nic = 0, have_switch = 0;
+  int pair_line = 0, near_line[TOPO_MAX_NICS] = {0}, pair_lines[TOPO_MAX_PAIRS];
 #define BAD(...) do { rc = err_set(e, ERR_INPUT, __VA_ARGS__); goto fail; } while (0)
   for (char *line = buf; line;) {
     char *nl = strchr(line, '\n');
@@ -113,14 +114,80 @@ int topo_parse(const char *text, const char *origin, topo_t **out, err_t *e) {
       else if (n == 2 && (v = txt_kv(tok[1], "bw")) && txt_parse_bw(v, &t->switch_bw_Bps) == 0 && t->switch_bw_Bps > 0) {
       } else BAD("%s:%d: expected 'switch nonblocking' or 'switch bw=BANDWIDTH'", origin, line_no);
       have_switch = 1;
+    } else if (strcmp(tok[0], "pair") == 0) {
+      /* pair A B links=N */
+      long a, b, l;
+      const char *v;
+      if (n != 4 || txt_parse_long(tok[1], &a) || txt_parse_long(tok[2], &b) || !(v = txt_kv(tok[3], "links")) ||
+          txt_parse_long(v, &l))
+        BAD("%s:%d: expected 'pair GPU GPU links=N'", origin, line_no);
+      if (a < 0 || b < 0 || a >= TOPO_MAX_GRAPH_GPUS || b >= TOPO_MAX_GRAPH_GPUS || a == b)
+        BAD("%s:%d: a pair joins two different GPUs numbered 0 to %d", origin, line_no, TOPO_MAX_GRAPH_GPUS - 1);
+      if (l < 1 || l > 64) BAD("%s:%d: links must be an integer from 1 to 64, got %ld", origin, line_no, l);
+      for (int i = 0; i < t->npairs; i++)
+        if ((t->pairs[i].a == a && t->pairs[i].b == b) || (t->pairs[i].a == b && t->pairs[i].b == a))
+          BAD("%s:%d: GPUs %ld and %ld are paired twice", origin, line_no, a, b);
+      t->pairs[t->npairs].a = (int)a;
+      t->pairs[t->npairs].b = (int)b;
+      t->pairs[t->npairs].links = (int)l;
+      pair_lines[t->npairs++] = line_no;
+      pair_line = line_no;
+    } else if (strcmp(tok[0], "nic_near") == 0) {
+      /* nic_near K GPU[,GPU...] */
+      long k;
+      if (n != 3 || txt_parse_long(tok[1], &k) || k < 0 || k >= TOPO_MAX_NICS)
+        BAD("%s:%d: expected 'nic_near NIC GPU,GPU,...' with NIC from 0 to %d", origin, line_no, TOPO_MAX_NICS - 1);
+      if (near_line[k]) BAD("%s:%d: NIC %ld already has a nic_near line (line %d)", origin, line_no, k, near_line[k]);
+      for (char *g = tok[2], *save = NULL, *item; (item = strtok_r(g, ",", &save)); g = NULL) {
+        long gpu;
+        if (txt_parse_long(item, &gpu) || gpu < 0 || gpu >= TOPO_MAX_GRAPH_GPUS)
+          BAD("%s:%d: '%s' is not a GPU number from 0 to %d", origin, line_no, item, TOPO_MAX_GRAPH_GPUS - 1);
+        t->near[k][gpu] = 1;
+      }
+      near_line[k] = line_no;
+      t->has_near = 1;
     } else {
-      BAD("%s:%d: unknown line '%s' (expected name, gpus_per_node, intra, nic or switch)", origin, line_no, tok[0]);
+      BAD("%s:%d: unknown line '%s' (expected name, gpus_per_node, intra, pair, nic, nic_near or switch)", origin,
+          line_no, tok[0]);
     }
   }
   if (!have_header) BAD("%s: empty file, expected '%s %d'", origin, FORMAT_TAG, FORMAT_VERSION);
   if (!have_name || !have_gpn || !have_intra || !have_nic)
     BAD("%s: missing %s line", origin, !have_name ? "'name'" : !have_gpn ? "'gpus_per_node'" : !have_intra ? "'intra'" : "'nic'");
   if (!have_switch) t->switch_bw_Bps = 0;
+  if (t->npairs) {
+    if (t->gpus_per_node > TOPO_MAX_GRAPH_GPUS)
+      BAD("%s:%d: pairs describe at most %d GPUs per node, and gpus_per_node is %d", origin, pair_line,
+          TOPO_MAX_GRAPH_GPUS, t->gpus_per_node);
+    for (int i = 0; i < t->npairs; i++)
+      if (t->pairs[i].a >= t->gpus_per_node || t->pairs[i].b >= t->gpus_per_node)
+        BAD("%s:%d: pair %d-%d names a GPU beyond gpus_per_node %d", origin, pair_lines[i], t->pairs[i].a, t->pairs[i].b,
+            t->gpus_per_node);
+    for (int g = 0; g < t->gpus_per_node; g++) {
+      int sum = 0, last = 0;
+      for (int i = 0; i < t->npairs; i++)
+        if (t->pairs[i].a == g || t->pairs[i].b == g) {
+          sum += t->pairs[i].links;
+          last = pair_lines[i];
+        }
+      if (sum > t->intra_links)
+        BAD("%s:%d: GPU %d has %d links in its pairs, more than the %d of its 'intra' line", origin, last, g, sum,
+            t->intra_links);
+    }
+  }
+  for (int k = 0; k < TOPO_MAX_NICS; k++) {
+    if (!near_line[k]) continue;
+    if (!t->has_nic || k >= t->nic_count)
+      BAD("%s:%d: nic_near names NIC %d, and the node has %d NICs", origin, near_line[k], k, t->has_nic ? t->nic_count : 0);
+    for (int g = t->gpus_per_node; g < TOPO_MAX_GRAPH_GPUS; g++)
+      if (t->near[k][g]) BAD("%s:%d: nic_near names GPU %d beyond gpus_per_node %d", origin, near_line[k], g, t->gpus_per_node);
+  }
+  if (t->has_near) {
+    if (t->gpus_per_node > TOPO_MAX_GRAPH_GPUS)
+      BAD("%s: nic_near lines describe at most %d GPUs per node", origin, TOPO_MAX_GRAPH_GPUS);
+    for (int k = 0; k < t->nic_count; k++)
+      if (!near_line[k]) BAD("%s: NIC %d has no nic_near line (give one for every NIC, or none)", origin, k);
+  }
 #undef BAD
   free(buf);
   *out = t;
@@ -129,6 +196,12 @@ fail:
   free(buf);
   free(t);
   return rc;
+}
+
+int topo_pair_links(const topo_t *t, int u, int v) {
+  for (int i = 0; i < t->npairs; i++)
+    if ((t->pairs[i].a == u && t->pairs[i].b == v) || (t->pairs[i].a == v && t->pairs[i].b == u)) return t->pairs[i].links;
+  return 0;
 }
 
 int topo_load(const char *path, topo_t **out, err_t *e) {

@@ -10,6 +10,9 @@
 #include "err.h"
 
 #define TOPO_NAME_MAX 64
+#define TOPO_MAX_GRAPH_GPUS 64 /* GPUs per node a pair graph or nic_near lines may describe */
+#define TOPO_MAX_PAIRS (TOPO_MAX_GRAPH_GPUS * (TOPO_MAX_GRAPH_GPUS - 1) / 2)
+#define TOPO_MAX_NICS 64
 
 typedef struct {
   char name[TOPO_NAME_MAX];
@@ -23,7 +26,20 @@ typedef struct {
   int nic_count;                   /* NICs per node */
   double nic_bw_Bps;               /* nominal bandwidth of one NIC, per direction */
   double switch_bw_Bps;            /* 0: non-blocking switch; else a backbone shared by all traffic */
+  /* Optional: the links inside a node as a graph ("pair A B links=N" lines). Without pairs the
+   * GPUs sit behind a switch: each reaches any other over its intra_links links. */
+  int npairs;
+  struct {
+    int a, b, links;                /* GPUs a and b joined by `links` links of the intra class */
+  } pairs[TOPO_MAX_PAIRS];
+  /* Optional: which GPUs each NIC is near ("nic_near K GPU,GPU..." lines); without them every GPU
+   * is near every NIC. near[k][g] for k < nic_count, g < gpus_per_node. */
+  int has_near;
+  unsigned char near[TOPO_MAX_NICS][TOPO_MAX_GRAPH_GPUS];
 } topo_t;
+
+/* Links from local GPU u to v in the pair graph (0 if none, or no graph). */
+int topo_pair_links(const topo_t *t, int u, int v);
 
 /* Loads a topology file into *out (caller frees with topo_destroy). ERR_IO if unreadable,
  * ERR_INPUT with `path:line: reason` if malformed; nothing allocated on failure. */

@@ -144,6 +144,27 @@ int main(void) {
   topo_err("missing nic", "ddpsim-topology 1\nname a\ngpus_per_node 8\nintra nvlink links=6 bw=25GBps\n",
            "x.topo: missing 'nic' line");
   topo_err("unknown line", "ddpsim-topology 1\nname a\nracks 3\n", "x.topo:3: unknown line 'racks'");
+#define HEAD "ddpsim-topology 1\nname a\ngpus_per_node 4\nintra nvlink links=2 bw=25GBps\nnic ib count=2 bw=100Gbps\n"
+  {
+    topo_t *t = NULL;
+    rc = topo_parse(HEAD "pair 0 1 links=2\npair 2 3 links=1\nnic_near 0 0,1\nnic_near 1 2,3\n", "g.topo", &t, &e);
+    CHECK(rc == 0 && t->npairs == 2 && topo_pair_links(t, 1, 0) == 2 && topo_pair_links(t, 2, 3) == 1 &&
+              topo_pair_links(t, 0, 2) == 0 && t->has_near && t->near[0][1] && !t->near[0][2] && t->near[1][3],
+          "a link graph and NIC placement load");
+    topo_destroy(t);
+  }
+  topo_err("pair syntax", HEAD "pair 0 1 2\n", "x.topo:6: expected 'pair GPU GPU links=N'");
+  topo_err("pair with itself", HEAD "pair 1 1 links=1\n", "x.topo:6: a pair joins two different GPUs");
+  topo_err("pair twice", HEAD "pair 0 1 links=1\npair 1 0 links=1\n", "x.topo:7: GPUs 1 and 0 are paired twice");
+  topo_err("pair beyond the node", HEAD "pair 0 5 links=1\n", "x.topo:6: pair 0-5 names a GPU beyond gpus_per_node 4");
+  topo_err("more pair links than the GPU has", HEAD "pair 0 1 links=2\npair 0 2 links=1\n",
+           "x.topo:7: GPU 0 has 3 links in its pairs, more than the 2 of its 'intra' line");
+  topo_err("nic_near unknown NIC", HEAD "nic_near 2 0\nnic_near 0 1\nnic_near 1 1\n", "x.topo:6: nic_near names NIC 2, and the node has 2 NICs");
+  topo_err("nic_near bad GPU", HEAD "nic_near 0 0,x\n", "x.topo:6: 'x' is not a GPU number");
+  topo_err("nic_near beyond the node", HEAD "nic_near 0 7\nnic_near 1 0\n", "x.topo:6: nic_near names GPU 7 beyond gpus_per_node 4");
+  topo_err("nic_near twice", HEAD "nic_near 0 0\nnic_near 0 1\n", "x.topo:7: NIC 0 already has a nic_near line (line 6)");
+  topo_err("a NIC without nic_near", HEAD "nic_near 0 0\n", "x.topo: NIC 1 has no nic_near line");
+#undef HEAD
 
   /* ---- profiles ---- */
   {

@@ -74,13 +74,15 @@ int main(void) {
 
   /* 1. Homogeneous rings: n GPUs in one node (NVLink only), and n nodes of one GPU (NICs only). */
   static const int ns[] = {2, 3, 8, 16};
-  static const long sizes[] = {4800, 1234560, 26214480}; /* bytes, divisible by 4 * 2 * 3 * 8 * 16 / ... */
+  static const long sizes[] = {4800, 1234560, 26214480}; /* rounded below to whole chunks */
   for (int shape = 0; shape < 2; shape++) {
     for (size_t i = 0; i < sizeof ns / sizeof *ns; i++) {
       int n = ns[i];
       topo_t *t = topology(shape == 0 ? n : 1);
       for (size_t j = 0; j < sizeof sizes / sizeof *sizes; j++) {
-        long S = sizes[j] / (4L * n) * (4L * n); /* whole chunks: S/n bytes per step */
+        /* Whole chunks: S/n bytes per step, split evenly over the channels (3 over the NICs, one per
+         * NIC), so every message is a whole number of bytes and the times are exact. */
+        long S = sizes[j] / (12L * n) * (12L * n);
         model_t *m = model(1, S / 4, 1);
         double lat = shape == 0 ? NVL_LAT : NIC_LAT, bw = shape == 0 ? 2 * NVL_BW : 3 * NIC_BW;
         double want = sim_ring_time(n, (double)S, lat, bw);
