@@ -6,8 +6,8 @@
  *   ring: t = base + (2(n-1) - 2(nodes-1)) hop_intra + 2(nodes-1) hop_net + 2(n-1)/n S / (f bw)
  *   tree: t = base + 2 ((G-1) hop_intra + log2(nodes) hop_net)            + 2 S / (f bw)
  *
- * with bw the bottleneck edge's bandwidth (a GPU's links inside a node, a node's NICs between
- * nodes), f the protocol's bandwidth factor, and base and hop latencies per algorithm and protocol
+ * with bw what NCCL's channels together carry (channels x per-channel bandwidth, sim/channels.h),
+ * f the protocol's bandwidth factor, and base and hop latencies per algorithm and protocol
  * from the profile (comm.nccl and comm.links.<class>.hop_lat_s). NCCL runs the fastest enabled
  * combination; NCCL_ALGO / NCCL_PROTO restrict the choice. Without comm.nccl in the profile only
  * ring/Simple exists, with no base latency and the links' lat_s per hop. docs/simulation.md. */
@@ -41,9 +41,9 @@ typedef struct {
   double hop_intra_s[NCCL_NALGO][NCCL_NPROTO], hop_net_s[NCCL_NALGO][NCCL_NPROTO];
 } nccl_model;
 
-/* Builds the model for n = nodes x gpus_per_node ranks whose intra-node edges have intra_bw_Bps and
- * inter-node edges nic_bw_Bps (effective, aggregated). ERR_INPUT if the profile lacks a link class
- * the topology uses. */
+/* Builds the model for n = nodes x gpus_per_node ranks whose channels together carry intra_bw_Bps
+ * inside a node and nic_bw_Bps between nodes (effective). ERR_INPUT if the profile lacks a link
+ * class the topology uses. */
 int nccl_model_init(nccl_model *m, const profile_t *p, const topo_t *t, int nodes, int gpus_per_node,
                     double intra_bw_Bps, double nic_bw_Bps, err_t *e);
 

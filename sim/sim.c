@@ -56,6 +56,8 @@ double sim_ring_time(int n, double bytes, double lat_s, double bw_Bps) {
 
 /* ---- what the child process simulates: everything precomputed by the parent ---- */
 
+#define SEND_SLOTS 8 /* step fidelity: sends in flight per rank and channel (NCCL_STEPS) */
+
 typedef struct {
   int n;              /* ranks */
   int iterations;     /* in all: cycles x no_sync */
@@ -84,7 +86,7 @@ typedef struct {
                          algorithm/protocol */
   double *lat_s;      /* (nb) flow fidelity: the latency term of NCCL's model */
   double *base_lat_s; /* (nb) step fidelity: NCCL's base latency, before the first step */
-  sg_comm_t *send_buf; /* (n x 2(n-1) x nch) step fidelity: pending sends, set up in the child */
+  sg_comm_t *send_buf; /* (n x SEND_SLOTS x nch) step fidelity: sends in flight, set up in the child */
 } runplan;
 
 typedef struct {
@@ -223,8 +225,6 @@ static void compute_actor(int argc, char *argv[]) {
   g_finished++;
 }
 
-#define SEND_SLOTS 8
-
 /* One all-reduce of bucket b, seen from rank r: its share on every channel at once. */
 static void allreduce(int r, int b) {
   int steps = 2 * (G->n - 1), nch = G->nch;
@@ -235,21 +235,22 @@ static void allreduce(int r, int b) {
      * receivers, so a send starts at once (NCCL keeps buffers at the receiver); step s+1's send
      * waits only for step s's chunk to arrive, as the reduction needs it (docs/simulation.md). */
     sleep_for(G->base_lat_s[b]);
-    sg_comm_t *sends = G->send_buf + (size_t)r * (size_t)steps * (size_t)nch;
+    sg_comm_t *sends = G->send_buf + (size_t)r * SEND_SLOTS * (size_t)nch;
     for (int s = 0; s < steps; s++) {
-      /* NCCL has NCCL_STEPS (8) buffers per connection: a send waits for a free one. Waiting keeps
-       * SimGrid's lists of pending sends short, too. */
-      if (s >= SEND_SLOTS) sg_comm_wait_all(sends + (size_t)(s - SEND_SLOTS) * nch, (size_t)nch);
+      /* NCCL has NCCL_STEPS (8) buffers per connection: a send waits for a free one (the one step
+       * s - 8 used). Waiting keeps SimGrid's lists of pending sends short, too. */
+      sg_comm_t *slot = sends + (size_t)(s % SEND_SLOTS) * nch;
+      if (s >= SEND_SLOTS) sg_comm_wait_all(slot, (size_t)nch);
       for (int k = 0; k < nch; k++) {
         sg_mailbox_t out = S[G->next[(size_t)k * G->n + (size_t)r]].inbox[k];
-        sends[s * nch + k] = sg_mailbox_put_async(out, &g_dummy, G->chunk_bytes[b]);
+        slot[k] = sg_mailbox_put_async(out, &g_dummy, G->chunk_bytes[b]);
         c[k] = sg_mailbox_get_async(S[r].inbox[k], &got);
       }
       sg_comm_wait_all(c, (size_t)nch);
       g_messages += nch;
     }
-    int first = steps > SEND_SLOTS ? steps - SEND_SLOTS : 0;
-    sg_comm_wait_all(sends + (size_t)first * nch, (size_t)(steps - first) * (size_t)nch);
+    for (int s = steps > SEND_SLOTS ? steps - SEND_SLOTS : 0; s < steps; s++)
+      sg_comm_wait_all(sends + (size_t)(s % SEND_SLOTS) * nch, (size_t)nch);
   } else {
     /* One flow per ring edge and channel carrying what the chosen NCCL algorithm and protocol put
      * on an edge (links have no latency in flow fidelity). The collective is one pipeline: it ends
@@ -330,7 +331,7 @@ static int read_all(int fd, void *buf, size_t len) {
 static void child_main(runplan *plan, const char *platform_path, int fd) {
   G = plan;
   if (plan->fidelity == SIM_FIDELITY_STEP && plan->n > 1) {
-    plan->send_buf = calloc((size_t)plan->n * 2 * (size_t)(plan->n - 1) * (size_t)plan->nch, sizeof *plan->send_buf);
+    plan->send_buf = calloc((size_t)plan->n * SEND_SLOTS * (size_t)plan->nch, sizeof *plan->send_buf);
     if (!plan->send_buf) _exit(3);
   }
   int K = plan->iterations, nb = plan->nb;
