@@ -21,7 +21,8 @@ static void usage_validate(FILE *f) {
           "                       [--nprocs LIST] [--bucket-cap-mb LIST] [--first-bucket-mb Y]\n"
           "                       [--modes LIST] [-n ITERS] [-w WARMUPS] [--repeats R]\n"
           "                       [--optimizer adam|sgd] [--no-rebuilt] [--ewise kernels|memcpy]\n"
-          "                       [--max-error F] [--json] [--json-out FILE]\n"
+          "                       [--max-drift F] [--drift-retries N] [--max-error F]\n"
+          "                       [--json] [--json-out FILE]\n"
           "\n"
           "Checks ddpsim's predictions against a real data-parallel training run on this machine:\n"
           "calibrates it (ddpcalib compute and, under mpirun -np 2, ddpcalib comm, CPU backend),\n"
@@ -51,8 +52,17 @@ static void usage_validate(FILE *f) {
           "  --no-rebuilt         construction-time buckets (default: rebuilt, DDP's steady state)\n"
           "  --ewise kernels|memcpy  elementwise op costs: derived from the calibration's timed\n"
           "                       mLSTM phases minus their GEMMs (default), or ddpcalib's memcpy table\n"
+          "  --max-drift F        after each repeat's real runs the compute calibration runs again;\n"
+          "                       the drift is the change of the 1-process predicted iteration\n"
+          "                       between the two calibrations ((after - before) / before). A repeat\n"
+          "                       whose |drift| exceeds F (a fraction, default 0.10) measured a\n"
+          "                       machine that changed speed under it and is redone; 0 reports the\n"
+          "                       drift without redoing. Not done with --profile\n"
+          "  --drift-retries N    redo a drifting repeat at most N times (0-10, default 2); if every\n"
+          "                       attempt drifted, the last is kept and marked DRIFTED\n"
           "  --max-error F        exit 1 if any configuration's |relative error| exceeds F\n"
-          "  --json               print one JSON object: rows, median_abs_error, max_abs_error\n"
+          "  --json               print one JSON object: rows, drift_check, median_abs_error,\n"
+          "                       max_abs_error\n"
           "  --json-out FILE      also write that JSON object to FILE\n");
 }
 
@@ -80,6 +90,14 @@ static int pos_double(const char *s, double *out) {
   return 0;
 }
 
+static int nonneg_double(const char *s, double *out) {
+  char *end;
+  double v = strtod(s, &end);
+  if (!*s || *end || !isfinite(v) || v < 0) return -1;
+  *out = v;
+  return 0;
+}
+
 static void progress(const char *line, void *user) {
   (void)user;
   fprintf(stderr, "# %s\n", line);
@@ -95,7 +113,7 @@ int cmd_validate(int argc, char **argv) {
   char ddpcalib[PATH_MAX + 32] = "";
   enum {
     O_CALIB = 256, O_MPIRUN, O_WORK, O_PROFILE, O_H, O_E, O_V, O_T, O_B, O_NP, O_CAP, O_FIRST, O_MODES, O_REP,
-    O_OPT, O_NOREB, O_MAXERR, O_JSON, O_HELP, O_EWISE, O_JSONOUT
+    O_OPT, O_NOREB, O_MAXERR, O_JSON, O_HELP, O_EWISE, O_JSONOUT, O_MAXDRIFT, O_DRIFTRET
   };
   static const struct option opts[] = {
       {"ddpcalib", required_argument, 0, O_CALIB}, {"mpirun", required_argument, 0, O_MPIRUN},
@@ -108,7 +126,8 @@ int cmd_validate(int argc, char **argv) {
       {"optimizer", required_argument, 0, O_OPT},  {"no-rebuilt", no_argument, 0, O_NOREB},
       {"max-error", required_argument, 0, O_MAXERR}, {"json", no_argument, 0, O_JSON},
       {"help", no_argument, 0, O_HELP},            {"ewise", required_argument, 0, O_EWISE},
-      {"json-out", required_argument, 0, O_JSONOUT},
+      {"json-out", required_argument, 0, O_JSONOUT}, {"max-drift", required_argument, 0, O_MAXDRIFT},
+      {"drift-retries", required_argument, 0, O_DRIFTRET},
       {0, 0, 0, 0}};
   optind = 1;
   opterr = 0;
@@ -161,6 +180,14 @@ int cmd_validate(int argc, char **argv) {
       break;
     case O_MAXERR:
       if (pos_double(optarg, &max_err)) return misuse("--max-error must be a positive fraction, got '%s'", optarg);
+      break;
+    case O_MAXDRIFT:
+      if (nonneg_double(optarg, &o.max_drift)) return misuse("--max-drift must be a fraction >= 0 (0: no redo), got '%s'", optarg);
+      break;
+    case O_DRIFTRET:
+      if (pos_long(optarg, 0, VALIDATE_MAX_DRIFT_RETRIES, &v))
+        return misuse("--drift-retries must be an integer from 0 to 10, got '%s'", optarg);
+      o.drift_retries = (int)v;
       break;
     case O_JSON: json = 1; break;
     case O_JSONOUT: json_out = optarg; break;

@@ -24,6 +24,7 @@ void validate_opts_defaults(validate_opts *o) {
   o->hidden = 256, o->embed = 64, o->vocab = 256, o->seq = 8, o->batch = 4;
   o->iters = 30, o->warmups = 5, o->repeats = 1;
   o->rebuilt = 1;
+  o->max_drift = 0.10, o->drift_retries = 2;
   o->optimizer_sgd = 0; /* Adam, the optimizer of the bundled mLSTM model files */
   static const double caps[] = {0.05, 0.25, 1, 4, 25};
   int n = 0;
@@ -44,6 +45,7 @@ void validate_report_free(validate_report *r) {
   if (!r) return;
   for (int i = 0; i < r->nrows; i++) free(r->rows[i].buckets);
   free(r->rows);
+  free(r->repeats);
   memset(r, 0, sizeof *r);
 }
 
@@ -132,32 +134,48 @@ static int run_cmd(const char *workdir, const char *tag, char *const argv[], cha
 
 /* ---- calibration ---------------------------------------------------------------------------- */
 
-static int calibrate(const validate_opts *o, int rep, validate_progress_fn pf, void *user, char *profile, size_t len,
-                     err_t *e) {
-  char H[32], B[32], T[32], compute[1100], comm[1100], tag[3][32];
+/* ddpcalib compute at the model's own GEMM shapes at (H, B, T), a GEMM grid and copies: seconds at
+ * these sizes. `rt` names the files (compute_<rt>.json, calib_compute_<rt>.out/.err). */
+static int calib_compute(const validate_opts *o, const char *rt, validate_progress_fn pf, void *user, char *compute,
+                         size_t len, err_t *e) {
+  char H[32], B[32], T[32], tag[64];
   snprintf(H, sizeof H, "%ld", o->hidden);
   snprintf(B, sizeof B, "%ld", o->batch);
   snprintf(T, sizeof T, "%ld", o->seq);
-  snprintf(compute, sizeof compute, "%s/compute_r%d.json", o->workdir, rep);
-  snprintf(comm, sizeof comm, "%s/comm_r%d.json", o->workdir, rep);
-  snprintf(profile, len, "%s/profile_r%d.json", o->workdir, rep);
-  snprintf(tag[0], sizeof tag[0], "calib_compute_r%d", rep);
-  snprintf(tag[1], sizeof tag[1], "calib_comm_r%d", rep);
-  snprintf(tag[2], sizeof tag[2], "calib_merge_r%d", rep);
-  /* The model's own GEMM shapes at (H, B, T), a GEMM grid and copies: seconds at these sizes. */
+  snprintf(compute, len, "%s/compute_%s.json", o->workdir, rt);
+  snprintf(tag, sizeof tag, "calib_compute_%s", rt);
   char *a1[] = {(char *)o->ddpcalib, "compute", "--backend", "cpu", "--hidden", H, "--batch", B, "--seq", T,
                 "-n", "30", "-w", "3", "--gemm-max", "256", "-o", compute, NULL};
   say(pf, user, "calibrating compute: %s compute --backend cpu --hidden %s --batch %s --seq %s", o->ddpcalib, H, B, T);
-  int rc = run_cmd(o->workdir, tag[0], a1, NULL, e);
+  return run_cmd(o->workdir, tag, a1, NULL, e);
+}
+
+/* ddpcalib merge of a compute and a comm calibration into profile_<rt>.json. */
+static int calib_merge(const validate_opts *o, const char *rt, const char *compute, const char *comm, char *profile,
+                       size_t len, err_t *e) {
+  char tag[64];
+  snprintf(profile, len, "%s/profile_%s.json", o->workdir, rt);
+  snprintf(tag, sizeof tag, "calib_merge_%s", rt);
+  char *a3[] = {(char *)o->ddpcalib, "merge", (char *)compute, (char *)comm, "-o", profile, NULL};
+  return run_cmd(o->workdir, tag, a3, NULL, e);
+}
+
+/* The whole calibration of one attempt of a repeat (`rt` "r0", "r0_a1", ...): compute, comm,
+ * merged into *profile; *compute and *comm get the two files (the drift check reuses them). */
+static int calibrate(const validate_opts *o, const char *rt, validate_progress_fn pf, void *user, char *profile,
+                     size_t len, char *compute, char *comm, size_t plen, err_t *e) {
+  char tag[64];
+  int rc = calib_compute(o, rt, pf, user, compute, plen, e);
   if (rc) return rc;
+  snprintf(comm, plen, "%s/comm_%s.json", o->workdir, rt);
+  snprintf(tag, sizeof tag, "calib_comm_%s", rt);
   /* The all-reduce between two processes of this host, from below the smallest bucket to above
    * the whole gradient. */
   char *a2[] = {(char *)o->mpirun, "-np", "2", "--oversubscribe", (char *)o->ddpcalib, "comm", "--backend", "mpi",
                 "-b", "1K", "-e", "8M", "-f", "2", "-n", "20", "-w", "5", "--link-class", "shm", "-o", comm, NULL};
   say(pf, user, "calibrating communication: %s -np 2 %s comm --backend mpi -b 1K -e 8M", o->mpirun, o->ddpcalib);
-  if ((rc = run_cmd(o->workdir, tag[1], a2, NULL, e))) return rc;
-  char *a3[] = {(char *)o->ddpcalib, "merge", compute, comm, "-o", profile, NULL};
-  return run_cmd(o->workdir, tag[2], a3, NULL, e);
+  if ((rc = run_cmd(o->workdir, tag, a2, NULL, e))) return rc;
+  return calib_merge(o, rt, compute, comm, profile, len, e);
 }
 
 /* ---- prediction ----------------------------------------------------------------------------- */
@@ -527,7 +545,7 @@ static int parse_run(const char *text, const char *origin, sample *sm, err_t *e)
   return rc;
 }
 
-static int measure(const validate_config *vc, const validate_opts *o, int ci, int rep, sample *sm, err_t *e) {
+static int measure(const validate_config *vc, const validate_opts *o, int ci, const char *rt, sample *sm, err_t *e) {
   char np[16], H[32], E[32], V[32], T[32], B[32], cap[32], first[32], n[16], w[16], tag[64];
   snprintf(np, sizeof np, "%d", vc->nprocs);
   snprintf(H, sizeof H, "%ld", o->hidden), snprintf(E, sizeof E, "%ld", o->embed);
@@ -548,7 +566,7 @@ static int measure(const validate_config *vc, const validate_opts *o, int ci, in
   argv[k++] = "-n", argv[k++] = n, argv[k++] = "-w", argv[k++] = w;
   argv[k] = NULL;
   char *out = NULL;
-  snprintf(tag, sizeof tag, "train_c%02d_r%d", ci, rep);
+  snprintf(tag, sizeof tag, "train_c%02d_%s", ci, rt);
   int rc = run_cmd(o->workdir, tag, argv, &out, e);
   if (rc) return rc;
   char origin[1200];
@@ -615,6 +633,58 @@ static int aggregate(const sample *s, int R, validate_row *row, err_t *e) {
 
 /* ---- the whole comparison ------------------------------------------------------------------- */
 
+/* The profile ddpsim predicts with, from the calibrated profile `raw` of attempt `rt`: with the
+ * elementwise costs derived from its timed phases (profile_<rt>_ewise.json) unless ewise_memcpy.
+ * `used` gets the path loaded; *rate_Bps the derived rate (0 with ewise_memcpy). */
+static int load_profile(const validate_opts *o, const model_t *m, const char *raw, const char *rt, char *used,
+                        size_t len, profile_t **prof, double *rate_Bps, err_t *e) {
+  *rate_Bps = 0;
+  snprintf(used, len, "%s", raw);
+  if (!o->ewise_memcpy) {
+    char derived[1100];
+    snprintf(derived, sizeof derived, "%s/profile_%s_ewise.json", o->workdir, rt);
+    int rc = derive_ewise(raw, derived, o, m, rate_Bps, e);
+    if (rc) return rc;
+    snprintf(used, len, "%s", derived);
+  }
+  return profile_load(used, prof, e);
+}
+
+/* The drift check's yardstick: the predicted iteration of 1 process in flat mode (no buckets, no
+ * communication: only what the compute calibration priced). */
+static int predict_1p(const validate_opts *o, const model_t *mflat, const profile_t *prof, double *t, err_t *e) {
+  validate_config c = {1, SIM_MODE_FLAT, 0, 0};
+  sample s;
+  memset(&s, 0, sizeof s);
+  int rc = predict(&c, o, mflat, prof, &s, e);
+  *t = s.pred_s;
+  sample_free(&s);
+  return rc;
+}
+
+/* After an attempt's real runs: calibrates compute again, builds the profile the attempt would have
+ * predicted with (merged with the attempt's own comm calibration, the same elementwise derivation)
+ * and compares the 1-process predictions under both (validate.h). */
+static int drift_check(const validate_opts *o, const char *rt, const char *comm, const model_t *m, const model_t *mflat,
+                       const profile_t *before, validate_progress_fn pf, void *user, validate_repeat *vr, err_t *e) {
+  char rt2[48], compute2[1100], raw2[1100], used2[1100];
+  snprintf(rt2, sizeof rt2, "%s_after", rt);
+  int rc = calib_compute(o, rt2, pf, user, compute2, sizeof compute2, e);
+  if (rc || (rc = calib_merge(o, rt2, compute2, comm, raw2, sizeof raw2, e))) return rc;
+  profile_t *after = NULL;
+  double rate = 0;
+  if ((rc = load_profile(o, m, raw2, rt2, used2, sizeof used2, &after, &rate, e))) return rc;
+  rc = predict_1p(o, mflat, before, &vr->pred_before_s, e);
+  if (!rc) rc = predict_1p(o, mflat, after, &vr->pred_after_s, e);
+  profile_destroy(after);
+  if (rc) return rc;
+  if (!(vr->pred_before_s > 0) || !(vr->pred_after_s > 0))
+    return err_set(e, ERR_SIM, "the 1-process prediction of the drift check is not positive (%g s, %g s)", vr->pred_before_s,
+                   vr->pred_after_s);
+  vr->drift = (vr->pred_after_s - vr->pred_before_s) / vr->pred_before_s;
+  return ERR_OK;
+}
+
 int validate_run(const validate_opts *o, validate_progress_fn pf, void *user, validate_report *out, err_t *e) {
   memset(out, 0, sizeof *out);
   if (!o->ddpcalib || access(o->ddpcalib, X_OK) != 0)
@@ -623,6 +693,9 @@ int validate_run(const validate_opts *o, validate_progress_fn pf, void *user, va
   if (!o->workdir) return err_set(e, ERR_INPUT, "no work directory");
   if (o->nconfigs < 1 || o->nconfigs > VALIDATE_MAX_CONFIGS || o->repeats < 1 || o->iters < 1 || o->warmups < 0)
     return err_set(e, ERR_INPUT, "bad validation options (configurations, repeats, iterations)");
+  if (!(o->max_drift >= 0) || !isfinite(o->max_drift) || o->drift_retries < 0 || o->drift_retries > VALIDATE_MAX_DRIFT_RETRIES)
+    return err_set(e, ERR_INPUT, "bad drift check options (max drift %g, retries %d: a fraction >= 0, 0 to %d retries)",
+                   o->max_drift, o->drift_retries, VALIDATE_MAX_DRIFT_RETRIES);
   for (int i = 0; i < o->nconfigs; i++)
     if (o->configs[i].nprocs < 1) return err_set(e, ERR_INPUT, "process counts must be >= 1");
   int R = o->repeats, NC = o->nconfigs, rc = ERR_OK;
@@ -630,40 +703,67 @@ int validate_run(const validate_opts *o, validate_progress_fn pf, void *user, va
   profile_t *prof = NULL;
   sample *smp = calloc((size_t)NC * (size_t)R, sizeof *smp);
   out->rows = calloc((size_t)NC, sizeof *out->rows);
-  if (!smp || !out->rows) {
+  out->repeats = calloc((size_t)R, sizeof *out->repeats);
+  out->nrepeats = R;
+  if (!smp || !out->rows || !out->repeats) {
     rc = err_set(e, ERR_NOMEM, "out of memory");
     goto done;
   }
   if ((rc = make_model(o, SIM_MODE_DDP, &m, e)) || (rc = make_model(o, SIM_MODE_FLAT, &mflat, e))) goto done;
   /* Each repeat calibrates afresh, then predicts and measures every configuration: on a machine
    * shared with other work the speed drifts over minutes, and a calibration is a statement about
-   * the machine as it is when the real runs happen. */
+   * the machine as it is when the real runs happen. Whether it still was after them is the drift
+   * check's question; an attempt that fails it is redone whole, from its calibration. */
   for (int rep = 0; rep < R; rep++) {
-    if (o->profile) {
-      snprintf(out->profile, sizeof out->profile, "%s", o->profile);
-    } else {
-      say(pf, user, "repeat %d/%d: calibrating", rep + 1, R);
-      if ((rc = calibrate(o, rep, pf, user, out->profile, sizeof out->profile, e))) goto done;
-    }
-    profile_destroy(prof);
-    prof = NULL;
-    if (!o->ewise_memcpy) {
-      char derived[sizeof out->profile];
-      snprintf(derived, sizeof derived, "%s/profile_r%d_ewise.json", o->workdir, rep);
+    validate_repeat *vr = &out->repeats[rep];
+    vr->drift = vr->pred_before_s = vr->pred_after_s = NAN;
+    for (int att = 0;; att++) {
+      char rt[32], raw[1100], compute[1100], comm[1100];
+      if (att) snprintf(rt, sizeof rt, "r%d_a%d", rep, att);
+      else snprintf(rt, sizeof rt, "r%d", rep);
+      for (int i = 0; att && i < NC; i++) { /* the drifted attempt's samples go */
+        sample *sm = &smp[(size_t)i * (size_t)R + (size_t)rep];
+        sample_free(sm);
+        memset(sm, 0, sizeof *sm);
+      }
+      if (o->profile) {
+        snprintf(raw, sizeof raw, "%s", o->profile);
+      } else {
+        say(pf, user, "repeat %d/%d%s: calibrating", rep + 1, R, att ? " (again: the last attempt drifted)" : "");
+        if ((rc = calibrate(o, rt, pf, user, raw, sizeof raw, compute, comm, sizeof compute, e))) goto done;
+      }
+      profile_destroy(prof);
+      prof = NULL;
       double rate = 0;
-      if ((rc = derive_ewise(out->profile, derived, o, m, &rate, e))) goto done;
-      say(pf, user, "repeat %d/%d: elementwise rate of the mLSTM's own passes %.2f GB/s", rep + 1, R, rate / 1e9);
-      snprintf(out->profile, sizeof out->profile, "%s", derived);
-    }
-    if ((rc = profile_load(out->profile, &prof, e))) goto done;
-    for (int i = 0; i < NC; i++) {
-      sample *sm = &smp[(size_t)i * (size_t)R + (size_t)rep];
-      char label[64];
-      validate_config_label(&o->configs[i], label, sizeof label);
-      if ((rc = predict(&o->configs[i], o, o->configs[i].mode == SIM_MODE_DDP ? m : mflat, prof, sm, e))) goto done;
-      if ((rc = measure(&o->configs[i], o, i, rep, sm, e))) goto done;
-      say(pf, user, "repeat %d/%d %-16s predicted %.3f ms, measured %.3f ms", rep + 1, R, label, sm->pred_s * 1e3,
-          sm->iter_s * 1e3);
+      if ((rc = load_profile(o, m, raw, rt, out->profile, sizeof out->profile, &prof, &rate, e))) goto done;
+      if (!o->ewise_memcpy)
+        say(pf, user, "repeat %d/%d: elementwise rate of the mLSTM's own passes %.2f GB/s", rep + 1, R, rate / 1e9);
+      for (int i = 0; i < NC; i++) {
+        sample *sm = &smp[(size_t)i * (size_t)R + (size_t)rep];
+        char label[64];
+        validate_config_label(&o->configs[i], label, sizeof label);
+        if ((rc = predict(&o->configs[i], o, o->configs[i].mode == SIM_MODE_DDP ? m : mflat, prof, sm, e))) goto done;
+        if ((rc = measure(&o->configs[i], o, i, rt, sm, e))) goto done;
+        say(pf, user, "repeat %d/%d %-16s predicted %.3f ms, measured %.3f ms", rep + 1, R, label, sm->pred_s * 1e3,
+            sm->iter_s * 1e3);
+      }
+      if (o->profile) break; /* a given profile was not measured now: nothing to compare with */
+      if ((rc = drift_check(o, rt, comm, m, mflat, prof, pf, user, vr, e))) goto done;
+      vr->redone = att;
+      vr->attempt_drift[att] = vr->drift;
+      say(pf, user, "repeat %d/%d: drift %+.1f%% (1-process prediction %.3f ms calibrated before the runs, %.3f ms after)",
+          rep + 1, R, vr->drift * 100, vr->pred_before_s * 1e3, vr->pred_after_s * 1e3);
+      if (!(o->max_drift > 0) || fabs(vr->drift) <= o->max_drift) break;
+      if (att >= o->drift_retries) {
+        vr->drifted = 1;
+        out->drifted_repeats++;
+        say(pf, user, "repeat %d/%d: |drift| beyond %.3g%% in all %d attempt(s): kept, marked drifted", rep + 1, R,
+            o->max_drift * 100, att + 1);
+        break;
+      }
+      out->redone_attempts++;
+      say(pf, user, "repeat %d/%d: |drift| beyond %.3g%%: redoing the repeat (attempt %d of %d)", rep + 1, R,
+          o->max_drift * 100, att + 2, o->drift_retries + 1);
     }
   }
   for (int i = 0; i < NC; i++) {
@@ -739,8 +839,28 @@ char *validate_table(const validate_opts *o, const validate_report *r) {
       o->embed, o->vocab, o->seq, o->batch, o->optimizer_sgd ? "sgd" : "adam", o->rebuilt ? "rebuilt" : "construction-time");
   strbuf_printf(&s, "# real runs: mpirun -np N ddpcalib train, %d warm-up + %d timed iterations, %d run(s) each\n", o->warmups,
       o->iters, o->repeats);
-  strbuf_printf(&s, "# profile: %s (elementwise ops: %s)\n#\n", r->profile,
+  strbuf_printf(&s, "# profile: %s (elementwise ops: %s)\n", r->profile,
       o->ewise_memcpy ? "ddpcalib's memcpy table" : "derived from the timed mLSTM phases");
+  if (o->profile) {
+    strbuf_printf(&s, "# drift check: none (a given profile was not calibrated now)\n");
+  } else {
+    strbuf_printf(&s, "# drift: 1-process predicted iteration, compute calibrated after the repeat's runs against before; ");
+    if (o->max_drift > 0)
+      strbuf_printf(&s, "beyond %.3g%%: redone, up to %d time(s)\n", o->max_drift * 100, o->drift_retries);
+    else
+      strbuf_printf(&s, "reported only (--max-drift 0)\n");
+    for (int i = 0; i < r->nrepeats; i++) {
+      const validate_repeat *vr = &r->repeats[i];
+      strbuf_printf(&s, "# repeat %d: drift %+.1f%% (%.3f -> %.3f ms)", i + 1, vr->drift * 100, vr->pred_before_s * 1e3,
+          vr->pred_after_s * 1e3);
+      if (vr->redone) {
+        strbuf_printf(&s, ", redone %d time(s), earlier attempts", vr->redone);
+        for (int a = 0; a < vr->redone; a++) strbuf_printf(&s, " %+.1f%%", vr->attempt_drift[a] * 100);
+      }
+      strbuf_printf(&s, "%s\n", vr->drifted ? "  DRIFTED (every attempt beyond the bound; kept)" : "");
+    }
+  }
+  strbuf_printf(&s, "#\n");
   strbuf_printf(&s, "# %-18s %9s %9s %8s %7s %5s | %-29s | %s\n", "configuration", "predicted", "measured", "error", "noise",
       "cpu", "predicted fwd/bwd/opt/exposed", "measured fwd/bwd/wait/step");
   strbuf_printf(&s, "# %-18s %9s %9s %8s %7s %5s | %-29s | %s\n", "", "(ms)", "(ms)", "", "", "", "(ms)", "(ms)");
@@ -839,6 +959,31 @@ cJSON *validate_json(const validate_opts *o, const validate_report *r) {
       if (w->cfg.nprocs > 1 && isfinite(vb->comm_rel_err)) cJSON_AddNumberToObject(bo, "comm_rel_error", vb->comm_rel_err);
       else cJSON_AddNullToObject(bo, "comm_rel_error");
     }
+  }
+  cJSON *dc = cJSON_AddObjectToObject(j, "drift_check");
+  cJSON_AddBoolToObject(dc, "measured", !o->profile);
+  cJSON_AddNumberToObject(dc, "max_drift", o->max_drift);
+  cJSON_AddNumberToObject(dc, "retries", o->drift_retries);
+  cJSON_AddNumberToObject(dc, "drifted_repeats", r->drifted_repeats);
+  cJSON_AddNumberToObject(dc, "redone_attempts", r->redone_attempts);
+  cJSON *rd = cJSON_AddArrayToObject(dc, "repeats");
+  for (int i = 0; i < r->nrepeats; i++) {
+    const validate_repeat *vr = &r->repeats[i];
+    cJSON *ro = cJSON_CreateObject();
+    cJSON_AddItemToArray(rd, ro);
+    cJSON_AddNumberToObject(ro, "repeat", i + 1);
+    if (isfinite(vr->drift)) {
+      cJSON_AddNumberToObject(ro, "drift", vr->drift);
+      cJSON_AddNumberToObject(ro, "predicted_1p_before_s", vr->pred_before_s);
+      cJSON_AddNumberToObject(ro, "predicted_1p_after_s", vr->pred_after_s);
+    } else {
+      cJSON_AddNullToObject(ro, "drift");
+    }
+    cJSON_AddNumberToObject(ro, "redone", vr->redone);
+    cJSON_AddBoolToObject(ro, "drifted", vr->drifted);
+    cJSON *ad = cJSON_AddArrayToObject(ro, "attempt_drifts");
+    for (int a = 0; isfinite(vr->drift) && a <= vr->redone; a++)
+      cJSON_AddItemToArray(ad, cJSON_CreateNumber(vr->attempt_drift[a]));
   }
   cJSON_AddNumberToObject(j, "median_abs_error", r->median_abs_err);
   cJSON_AddNumberToObject(j, "max_abs_error", r->max_abs_err);

@@ -15,6 +15,18 @@
  * that phase (samples.compute.fp32.gemm) is the time of its elementwise ops, shared among them in
  * proportion to their bytes. Only calibration data go in; nothing comes from the runs compared.
  *
+ * Drift. Calibration and real runs are seconds apart on a machine shared with other work, and its
+ * speed moves on that scale: when it moves between them, the error of a row is the measurement's,
+ * not the model's. Unless a profile is given, each repeat therefore runs the compute calibration
+ * again after its real runs, builds the profile it would have predicted with (the same merge with
+ * the repeat's comm calibration, the same elementwise derivation) and predicts the 1-process flat
+ * iteration (no communication: compute only) under both profiles. The drift is
+ * (after - before) / before of that predicted time: positive when the machine was slower after the
+ * runs. It is in the units of the error it would put into a 1-process row, and it comes from
+ * calibration data only. A repeat whose |drift| exceeds max_drift is redone from its calibration,
+ * up to drift_retries more times; if every attempt drifted, the last is kept and marked. Nothing
+ * of the drift enters the predictions or the measurements.
+ *
  * The library never prints: progress lines go to a caller's callback. Subprocess output is kept
  * in the work directory (one .out/.err pair per command). */
 #ifndef DDPSIM_VALIDATE_H
@@ -27,6 +39,7 @@
 #include "sim.h"
 
 #define VALIDATE_MAX_CONFIGS 64
+#define VALIDATE_MAX_DRIFT_RETRIES 10
 
 typedef struct {
   int nprocs;
@@ -47,6 +60,9 @@ typedef struct {
   int rebuilt;           /* buckets rebuilt in gradient-ready order (DDP's steady state) */
   int ewise_memcpy;      /* 0: elementwise costs derived from the timed mLSTM phases (below);
                             1: the profile's own ewise table (memcpy) */
+  double max_drift;      /* redo a repeat whose |drift| exceeds this (fraction); 0: measure and report
+                            the drift, never redo */
+  int drift_retries;     /* extra attempts per repeat, 0 .. VALIDATE_MAX_DRIFT_RETRIES */
   int nconfigs;
   validate_config configs[VALIDATE_MAX_CONFIGS];
 } validate_opts;
@@ -75,8 +91,22 @@ typedef struct {
   validate_bucket *buckets; /* (nbuckets) reduction order */
 } validate_row;
 
+/* One repeat's drift check (validate.h, top). */
+typedef struct {
+  double drift;    /* of the attempt kept: (after - before) / before of the 1-process predicted
+                      iteration; NAN when not measured (a profile was given) */
+  double pred_before_s, pred_after_s; /* that prediction under the two calibrations */
+  int redone;      /* attempts redone because they drifted (0 .. drift_retries) */
+  int drifted;     /* kept although |drift| > max_drift: every attempt drifted */
+  double attempt_drift[VALIDATE_MAX_DRIFT_RETRIES + 1]; /* (redone + 1) drifts, the kept one last */
+} validate_repeat;
+
 typedef struct {
   char profile[1024];  /* the profile used */
+  int nrepeats;
+  validate_repeat *repeats; /* (nrepeats) */
+  int drifted_repeats;      /* repeats kept although drifted */
+  int redone_attempts;      /* attempts redone over all repeats */
   int nrows;
   validate_row *rows;
   double median_abs_err, max_abs_err;         /* over rows, of |rel_err| (fractions) */
@@ -88,16 +118,19 @@ typedef struct {
 } validate_report;
 
 /* Fills the defaults: mLSTM H 256, E 64, V 256, T 8, B 4; 30 iterations, 5 warm-ups, 1 repeat;
- * Adam (the bundled model files' optimizer); rebuilt buckets; elementwise costs from the timed phases; configurations 1 process (ddp at 25 MB, flat) and 2 processes (ddp at
- * 0.05, 0.25, 1, 4, 25 MB with the first bucket equal to the cap, flat). Paths are the caller's. */
+ * drift check at 10% with 2 retries; Adam (the bundled model files' optimizer); rebuilt buckets;
+ * elementwise costs from the timed phases; configurations 1 process (ddp at 25 MB, flat) and 2
+ * processes (ddp at 0.05, 0.25, 1, 4, 25 MB with the first bucket equal to the cap, flat). Paths
+ * are the caller's. */
 void validate_opts_defaults(validate_opts *o);
 
 typedef void (*validate_progress_fn)(const char *line, void *user);
 
-/* Runs the whole comparison. ERR_INPUT for bad options or a missing ddpcalib (the message says
- * where it was looked for), ERR_IO/ERR_SIM when a subprocess or a simulation fails (the message
- * names the command and its last line of error output). On success the caller frees *out with
- * validate_report_free. */
+/* Runs the whole comparison, each repeat with its drift check (above; out->repeats). ERR_INPUT for
+ * bad options (max_drift negative, drift_retries outside 0..VALIDATE_MAX_DRIFT_RETRIES, ...) or a
+ * missing ddpcalib (the message says where it was looked for), ERR_IO/ERR_SIM when a subprocess or
+ * a simulation fails (the message names the command and its last line of error output). On
+ * success the caller frees *out with validate_report_free. */
 int validate_run(const validate_opts *o, validate_progress_fn progress, void *user, validate_report *out, err_t *e);
 void validate_report_free(validate_report *r); /* NULL is a no-op */
 

@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
-# ddpsim validate: usage errors (exit 2), a missing ddpcalib (exit 1, saying where it looked), and
-# the whole comparison on this machine: calibration, predictions, real runs, a well-formed report,
+# ddpsim validate: usage errors (exit 2), a missing ddpcalib (exit 1, saying where it looked), the
+# drift check acting (a bound no two calibrations meet: redone, kept, marked, not held), and the
+# whole comparison on this machine: calibration, predictions, real runs, a well-formed report,
 # and every configuration's iteration time within BOUND of the measurement. BOUND is 60%, not the
 # issue's 35%: runs whose machine drifts between calibration and measurement reach 33% even with a
-# right model, and 45-50% before communication on the compute cores was modelled
-# (docs/validation.md); 60% still fails a broken model (a lost factor of 2 or more). Whether 35%
-# was met is printed on every run. The machine may be
-# shared (other builds and tests on the same cores): a configuration whose real run had less than
-# 90% of a core on some rank is reported but not held to the bound, and a miss is measured again,
-# up to 3 attempts; a broken model misses every time, a burst of someone else's work does not. If
-# every attempt was mostly contended, the test is skipped (77): the machine was too busy to measure.
+# right model, and 45-50% before communication on the compute cores was modelled; validate's drift
+# check (a second compute calibration after the runs) catches part of that, not all of it: with it,
+# 1 of 15 measured ctest runs still ended at 37% with a drift of +1.2% (docs/validation.md). 60%
+# still fails a broken model (a lost factor of 2 or more). Whether 35% was met is printed on every
+# run. The machine may be shared (other builds and tests on the same cores): a configuration whose
+# real run had less than 90% of a core on some rank is reported but not held to the bound, and a
+# miss is measured again, up to 3 attempts; a broken model misses every time, a burst of someone
+# else's work does not. Drifted repeats are reported and still held to the bound (a broken model
+# must not hide behind drift). If every attempt was mostly contended, the test is skipped (77): the
+# machine was too busy to measure.
 # Usage: test_validate.sh DDPSIM DDPCALIB CHECK_REPORT WORKDIR TARGET BOUND
 set -u
 ddpsim=$1 ddpcalib=$2 checker=$3 dir=$4 target=$5 bound=$6
@@ -29,11 +33,31 @@ expect_exit 2 bad_modes "$ddpsim" validate --modes ring
 expect_exit 2 bad_opt "$ddpsim" validate --optimizer lamb
 expect_exit 2 bad_ewise "$ddpsim" validate --ewise gpu
 expect_exit 2 bad_repeats "$ddpsim" validate --repeats 0
+expect_exit 2 bad_max_drift "$ddpsim" validate --max-drift -0.1
+expect_exit 2 bad_max_drift_word "$ddpsim" validate --max-drift much
+expect_exit 2 bad_drift_retries "$ddpsim" validate --drift-retries 11
+expect_exit 2 bad_drift_retries_neg "$ddpsim" validate --drift-retries -1
+expect_exit 2 no_drift_retries_value "$ddpsim" validate --drift-retries
+grep -q -- "--max-drift F" help.out && grep -q -- "--drift-retries N" help.out && echo "ok   drift flags in the help" ||
+  { echo "FAIL drift flags missing from the help"; fails=$((fails + 1)); }
 expect_exit 2 extra_arg "$ddpsim" validate extra
 expect_exit 1 no_ddpcalib "$ddpsim" validate --ddpcalib "$dir/nonexistent/ddpcalib"
 grep -q "ddpcalib not found at '$dir/nonexistent/ddpcalib'" no_ddpcalib.err && echo "ok   missing ddpcalib named" ||
   { echo "FAIL missing ddpcalib message"; cat no_ddpcalib.err; fails=$((fails + 1)); }
 expect_exit 1 bad_profile "$ddpsim" validate --ddpcalib "$ddpcalib" --workdir "$dir/wbad" --profile "$dir/none.json" --nprocs 1 --modes flat
+
+# The drift check acts: with a bound no two calibrations meet, the repeat is redone once, then kept
+# and marked; the checker reports it and still holds the rows to its bound (here 1000%: exit 0).
+"$ddpsim" validate --ddpcalib "$ddpcalib" --workdir "$dir/wdrift" --nprocs 1 --modes flat -n 5 -w 1 \
+  --max-drift 1e-9 --drift-retries 1 --json >drift.json 2>drift.err
+rc=$?
+"$checker" drift.json 1 "$target" 10 0 >drift.check
+crc=$?
+if [[ $rc == 0 && $crc == 0 ]] && grep -q "redone 1, DRIFTED" drift.check && grep -q "^DRIFT " drift.check; then
+  echo "ok   a drifting repeat is redone, kept, marked, and still held to the bound"
+else
+  echo "FAIL drift check: validate exit $rc, checker exit $crc"; cat drift.check; tail -3 drift.err; fails=$((fails + 1))
+fi
 
 # The comparison: 1 and 2 processes, ddp at caps from 0.05 MB to 25 MB (the gradient is 1.9 MB), flat.
 nrows=8
