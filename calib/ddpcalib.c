@@ -16,6 +16,7 @@
 #include "gpucopy.h"
 #include "comm_mpi.h"
 #include "fit.h"
+#include "nccltune.h"
 #include "parse.h"
 #include "profilew.h"
 #include "record.h"
@@ -42,11 +43,23 @@ static const char *usage_main =
 
 static const char *usage_comm =
     "usage: [mpirun -np N] ddpcalib comm --backend mpi|nccl -b MIN -e MAX -f FACTOR [-g GPUS]\n"
-    "                      [-n ITERS] [-w WARMUPS] [-c] [--link-class NAME] [-o PROFILE]\n"
+    "                      [-n ITERS] [-w WARMUPS] [-c] [--link-class NAME] [--nccl-tuning]\n"
+    "                      [-o PROFILE]\n"
     "\n"
     "All-reduce (float, sum, out of place) sweep at sizes MIN, MIN*FACTOR, ... <= MAX, printed as\n"
     "nccl-tests prints it; then fits the ring model t(S) = 2(n-1)(lat + S/(n bw)) per size regime\n"
     "and writes it as comm.links.NAME.\n"
+    "\n"
+    "With --nccl-tuning (nccl only) the sweep runs once per NCCL algorithm x protocol (ring, tree x\n"
+    "LL, LL128, Simple), NCCL_ALGO and NCCL_PROTO set before each combination's communicators are\n"
+    "created; a combination NCCL refuses is left disabled. ring/Simple gives comm.links.NAME as\n"
+    "above; every combination is fitted as t = c0 + c1 S and written as comm.nccl.<algo>.<proto>:\n"
+    "  base_lat_s = c0 - hop terms    bw_factor = (2(n-1)/n ring | 2 tree) / (c1 bw)\n"
+    "  ring hop terms: (2(n-1) - 2(nodes-1)) hop_intra + 2(nodes-1) hop_net\n"
+    "  tree hop terms: 2 ((G-1) hop_intra + log2(nodes) hop_net)\n"
+    "with bw ring/Simple's bandwidth. The hop latencies are assumed, not measured (one node count\n"
+    "cannot separate them from the base): NCCL's tuning.cc hwLat, NVLink inside a host (PCI when\n"
+    "NAME starts with pci), network between hosts; written as comm.links.NAME.hop_lat_s.\n"
     "\n"
     "  --backend mpi|nccl  mpi: MPI_Allreduce between the processes of mpirun (CPU);\n"
     "                      nccl: all -g local GPUs in one process, or one GPU per mpirun process\n"
@@ -61,6 +74,7 @@ static const char *usage_comm =
     "                      [mpi: shm on one host, net across hosts;\n"
     "                       nccl: nvlink on one host, net across hosts]\n"
     "  --regimes K         at most K size regimes in the fit, 1..4               [3]\n"
+    "  --nccl-tuning       nccl: sweep every NCCL_ALGO x NCCL_PROTO, fit comm.nccl (above)\n"
     "  -o, --output FILE   profile to write (atomically); without it, only print\n"
     "  -h, --help          this text\n";
 
@@ -155,13 +169,247 @@ static void print_row(const commbench_row *row, void *arg) {
   fflush(stdout);
 }
 
+/* The sweep's median times as (bytes, time) arrays; the caller frees both. */
+static int sweep_points(const commbench_result *res, double **bytes, double **t, cerr *e) {
+  *bytes = malloc(res->nrows * sizeof **bytes);
+  *t = malloc(res->nrows * sizeof **t);
+  if (!*bytes || !*t) {
+    free(*bytes), free(*t);
+    *bytes = *t = NULL;
+    return cerr_set(e, CERR_NOMEM, "out of memory");
+  }
+  for (size_t i = 0; i < res->nrows; i++) {
+    (*bytes)[i] = (double)res->rows[i].bytes;
+    (*t)[i] = res->rows[i].median_s;
+  }
+  return CERR_OK;
+}
+
+/* The ring model fitted to the sweep's median times (docs/calib.md "Fitting the link"). */
+static int fit_sweep(const commbench_result *res, int nranks, size_t regimes, fit_ring_result *fit, cerr *e) {
+  double *bytes, *t;
+  int rc = sweep_points(res, &bytes, &t, e);
+  if (rc) return rc;
+  fit_ring_opts fo = fit_ring_defaults();
+  fo.max_regimes = regimes;
+  rc = fit_ring(bytes, t, res->nrows, nranks, &fo, fit, e);
+  free(bytes);
+  free(t);
+  return rc;
+}
+
+static void print_ring_fit(const char *link_class, const fit_ring_result *fit) {
+  printf("# fit (ring model on median times, %zu regime(s)):\n", fit->nregimes);
+  for (size_t i = 0; i < fit->nregimes; i++) {
+    const fit_regime *g = &fit->regime[i];
+    printf("#   %10.0f .. %10.0f B: lat %.3f us/hop, bw %.3f GB/s/link, residual rms %.1f%% max %.1f%%\n",
+           g->min_bytes, g->max_bytes, g->lat_s * 1e6, g->bw_Bps / 1e9, g->rms_rel * 100,
+           g->max_rel * 100);
+  }
+  printf("# comm.links.%s: lat_s %.4g, bw_Bps %.4g (residual over the sweep: rms %.1f%%, max %.1f%%)\n",
+         link_class, fit->lat_s, fit->bw_Bps, fit->rms_rel * 100, fit->max_rel * 100);
+}
+
+#ifdef DDPCALIB_HAVE_CUDA
+/* Every process agrees on the worst of its `mine` (0 ok, 1 refused, 2 failed). */
+static int agree(int mine) {
+  int worst = mine;
+  if (MPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS) return 2;
+  return worst;
+}
+
+/* One combination: NCCL_ALGO and NCCL_PROTO set, fresh communicators (NCCL reads both when a
+ * communicator is created, in tuning.cc, so they cannot change under an open one), one probe
+ * all-reduce of a single float, then the sweep. A runtime error at the open or at the probe, on any
+ * process, is NCCL refusing the combination: *refused is set, `why` says why, and the status is
+ * CERR_OK. No device, a bad -g or no memory stay failures, as does any error during the sweep.
+ * On success the backend is left open in *b (the caller closes it). */
+static int tuning_open(int ngpus, int a, int q, commbench_backend *b, int *refused, char *why, size_t why_len,
+                       cerr *e) {
+  *refused = 0;
+  setenv("NCCL_ALGO", nccltune_algo_env(a), 1);
+  setenv("NCCL_PROTO", nccltune_proto_name(q), 1);
+  int rc = comm_nccl_open(b, ngpus, e);
+  int worst = agree(rc == CERR_OK ? 0 : rc == CERR_RUNTIME ? 1 : 2);
+  if (worst == 0) {
+    double dt;
+    rc = b->alloc(b->ctx, 1, e);
+    if (!rc) rc = b->fill(b->ctx, 1, e);
+    int mine = rc ? 2 : 0;
+    if (!rc && (rc = b->allreduce(b->ctx, 1, &dt, e))) mine = 1;
+    worst = agree(mine);
+  }
+  if (worst == 0) return CERR_OK;
+  if (worst == 2) {
+    comm_nccl_close(b);
+    return rc ? rc : cerr_set(e, CERR_RUNTIME, "nccl: another process failed to open NCCL");
+  }
+  snprintf(why, why_len, "%s", rc ? e->msg : "refused on another process");
+  comm_nccl_close(b);
+  *refused = 1;
+  return CERR_OK;
+}
+
+/* `ddpcalib comm --backend nccl --nccl-tuning`: the sweep per algorithm x protocol, the link from
+ * ring/Simple, comm.nccl from all (calib/nccltune.h, docs/calib.md). Returns the exit status. */
+static int comm_tuning(const commbench_cfg *cfg, int ngpus, const char *link_class, const char *output,
+                       size_t regimes) {
+  /* Ring/Simple first: it is the one that must work (the link's bandwidth comes from it). */
+  static const int order[NCCLTUNE_NALGO * NCCLTUNE_NPROTO][2] = {
+      {NCCLTUNE_RING, NCCLTUNE_SIMPLE}, {NCCLTUNE_RING, NCCLTUNE_LL}, {NCCLTUNE_RING, NCCLTUNE_LL128},
+      {NCCLTUNE_TREE, NCCLTUNE_SIMPLE}, {NCCLTUNE_TREE, NCCLTUNE_LL}, {NCCLTUNE_TREE, NCCLTUNE_LL128}};
+  const char *env_names[2] = {"NCCL_ALGO", "NCCL_PROTO"};
+  char *saved[2] = {NULL, NULL};
+  for (int i = 0; i < 2; i++)
+    if (getenv(env_names[i])) saved[i] = strdup(getenv(env_names[i]));
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  commbench_result res[NCCLTUNE_NALGO][NCCLTUNE_NPROTO];
+  nccltune_sweep sweep[NCCLTUNE_NALGO][NCCLTUNE_NPROTO];
+  double *pts_bytes[NCCLTUNE_NALGO][NCCLTUNE_NPROTO], *pts_t[NCCLTUNE_NALGO][NCCLTUNE_NPROTO];
+  memset(res, 0, sizeof res);
+  memset(sweep, 0, sizeof sweep);
+  memset(pts_bytes, 0, sizeof pts_bytes);
+  memset(pts_t, 0, sizeof pts_t);
+  commbench_backend info = {0}; /* ring/Simple's description, kept after its communicators close */
+  cerr e = {{0}};
+  cJSON *doc = NULL;
+  int rc = CERR_OK, status = 0;
+
+  for (int k = 0; k < NCCLTUNE_NALGO * NCCLTUNE_NPROTO; k++) {
+    int a = order[k][0], q = order[k][1], refused;
+    char why[sizeof e.msg];
+    commbench_backend b;
+    if ((rc = tuning_open(ngpus, a, q, &b, &refused, why, sizeof why, &e))) goto done;
+    if (refused) {
+      if (a == NCCLTUNE_RING && q == NCCLTUNE_SIMPLE) {
+        rc = cerr_set(&e, CERR_RUNTIME, "nccl: ring/Simple was refused (%s); it gives the link's bandwidth", why);
+        goto done;
+      }
+      sweep[a][q].refused = 1;
+      if (rank == 0) printf("# NCCL_ALGO=%s NCCL_PROTO=%s: refused by NCCL (%s): comm.nccl.%s.%s disabled\n#\n",
+                            nccltune_algo_env(a), nccltune_proto_name(q), why, nccltune_algo_name(a),
+                            nccltune_proto_name(q));
+      continue;
+    }
+    if (k == 0) {
+      info = b;
+      info.ctx = NULL;
+      if (!link_class) link_class = b.nhosts > 1 ? "net" : "nvlink";
+      if (rank == 0)
+        printf("# ddpcalib comm --nccl-tuning: backend %s (%s), %d ranks on %d host(s): %s\n"
+               "# link class %s; %d warm-up + %d timed iterations per size; time = mean per iteration, "
+               "max over ranks\n#\n",
+               b.name, b.library, b.nranks, b.nhosts, b.hosts, link_class, cfg->warmups, cfg->iters);
+    }
+    if (rank == 0) {
+      char hdr[512];
+      commbench_format_header(hdr, sizeof hdr);
+      printf("# NCCL_ALGO=%s NCCL_PROTO=%s (comm.nccl.%s.%s)\n%s\n", nccltune_algo_env(a), nccltune_proto_name(q),
+             nccltune_algo_name(a), nccltune_proto_name(q), hdr);
+      fflush(stdout);
+    }
+    rc = commbench_run(cfg, &b, print_row, &b, &res[a][q], &e);
+    comm_nccl_close(&b);
+    if (rc) goto done;
+    if (rank == 0) {
+      char foot[256];
+      commbench_format_footer(&res[a][q], foot, sizeof foot);
+      printf("%s\n#\n", foot);
+    }
+    if (res[a][q].wrong > 0) {
+      rc = cerr_set(&e, CERR_RUNTIME, "comm: %s/%s: %lld wrong elements in the all-reduce results",
+                    nccltune_algo_name(a), nccltune_proto_name(q), res[a][q].wrong);
+      goto done;
+    }
+  }
+  if (rank != 0) goto done;
+
+  fit_ring_result fit;
+  if ((rc = fit_sweep(&res[NCCLTUNE_RING][NCCLTUNE_SIMPLE], info.nranks, regimes, &fit, &e))) goto done;
+  print_ring_fit(link_class, &fit);
+  if (info.nranks % info.nhosts) {
+    rc = cerr_set(&e, CERR_RUNTIME, "nccl: %d ranks on %d hosts are not the same number per host", info.nranks,
+                  info.nhosts);
+    goto done;
+  }
+  nccltune_setup setup = {.nranks = info.nranks, .nodes = info.nhosts, .gpus_per_node = info.nranks / info.nhosts,
+                          .bw_Bps = fit.bw_Bps};
+  nccltune_hw intra = strncmp(link_class, "pci", 3) == 0 ? NCCLTUNE_HW_PCI : NCCLTUNE_HW_NVLINK;
+  nccltune_hw_hops(intra, setup.hop_intra_s);
+  nccltune_hw_hops(NCCLTUNE_HW_NET, setup.hop_net_s);
+  for (int a = 0; a < NCCLTUNE_NALGO; a++)
+    for (int q = 0; q < NCCLTUNE_NPROTO; q++) {
+      if (sweep[a][q].refused) continue;
+      if ((rc = sweep_points(&res[a][q], &pts_bytes[a][q], &pts_t[a][q], &e))) goto done;
+      sweep[a][q].bytes = pts_bytes[a][q];
+      sweep[a][q].time_s = pts_t[a][q];
+      sweep[a][q].n = res[a][q].nrows;
+    }
+  fit_ring_opts fo = fit_ring_defaults();
+  fo.max_regimes = regimes;
+  nccltune_result tr;
+  if ((rc = nccltune_fit(&setup, (const nccltune_sweep(*)[NCCLTUNE_NPROTO])sweep, &fo, &tr, &e))) goto done;
+  char hops_src[512];
+  snprintf(hops_src, sizeof hops_src,
+           "assumed, not measured: NCCL src/graph/tuning.cc hwLat (%s) per algorithm and protocol; "
+           "ddpcalib comm --nccl-tuning subtracted them from the measured latency to get comm.nccl base_lat_s",
+           nccltune_hw_name(setup.nodes > 1 ? NCCLTUNE_HW_NET : intra));
+  printf("# fit comm.nccl (t = c0 + c1 S per combination; hops assumed from NCCL tuning.cc hwLat: %s inside a "
+         "host, network between hosts; bw %.4g B/s from ring/Simple):\n",
+         nccltune_hw_name(intra), setup.bw_Bps);
+  for (int a = 0; a < NCCLTUNE_NALGO; a++)
+    for (int q = 0; q < NCCLTUNE_NPROTO; q++) {
+      const nccltune_combo *cb = &tr.c[a][q];
+      if (!cb->enabled) {
+        printf("#   %s/%-6s disabled (refused by NCCL)\n", nccltune_algo_name(a), nccltune_proto_name(q));
+        continue;
+      }
+      printf("#   %s/%-6s c0 %9.3f us, hops %9.3f us -> base_lat_s %.4g%s; bw_factor %.4g%s; residual rms %.1f%% "
+             "max %.1f%%\n",
+             nccltune_algo_name(a), nccltune_proto_name(q), cb->c0_s * 1e6, cb->hops_s * 1e6, cb->base_lat_s,
+             cb->base_clamped ? " (clamped: fit below 0)" : "", cb->bw_factor,
+             cb->bw_clamped ? " (clamped: fit above 1)" : "", cb->rms_rel * 100, cb->max_rel * 100);
+    }
+  if (output) {
+    profilew_prov p = {.subcommand = "comm", .argc = g_argc, .argv = g_argv, .devices = info.devices,
+                       .hosts = info.hosts, .libraries = info.library};
+    doc = profilew_new("measured", &p);
+    if (!doc) rc = cerr_set(&e, CERR_NOMEM, "out of memory");
+    if (!rc) rc = record_comm(doc, link_class, &info, cfg, &res[NCCLTUNE_RING][NCCLTUNE_SIMPLE], &fit, &e);
+    if (!rc)
+      rc = record_nccl(doc, link_class, hops_src, &setup, &tr, cfg, (const commbench_result(*)[NCCLTUNE_NPROTO])res,
+                       &e);
+    if (!rc) rc = profilew_write(doc, output, &e);
+    if (!rc) printf("# wrote %s\n", output);
+  }
+done:
+  if (rc) status = fail(rc, &e);
+  fflush(stdout);
+  cJSON_Delete(doc);
+  for (int a = 0; a < NCCLTUNE_NALGO; a++)
+    for (int q = 0; q < NCCLTUNE_NPROTO; q++) {
+      commbench_result_free(&res[a][q]);
+      free(pts_bytes[a][q]);
+      free(pts_t[a][q]);
+    }
+  for (int i = 0; i < 2; i++) {
+    if (saved[i]) setenv(env_names[i], saved[i], 1);
+    else unsetenv(env_names[i]);
+    free(saved[i]);
+  }
+  return status;
+}
+#endif
+
 static int cmd_comm(int argc, char **argv) {
   commbench_cfg cfg = {.min_bytes = 8, .max_bytes = 32u << 20, .factor = 2, .iters = 20, .warmups = 5};
   const char *backend = NULL, *link_class = NULL, *output = NULL;
   long ngpus = 1, regimes = 3, v;
   cerr e = {{0}};
   int rc;
-  enum { OPT_BACKEND = 256, OPT_LINK, OPT_REGIMES };
+  int tuning = 0;
+  enum { OPT_BACKEND = 256, OPT_LINK, OPT_REGIMES, OPT_TUNING };
   static const struct option opts[] = {
       {"backend", required_argument, 0, OPT_BACKEND}, {"minbytes", required_argument, 0, 'b'},
       {"maxbytes", required_argument, 0, 'e'},        {"stepfactor", required_argument, 0, 'f'},
@@ -169,7 +417,7 @@ static int cmd_comm(int argc, char **argv) {
       {"warmup_iters", required_argument, 0, 'w'},    {"check", no_argument, 0, 'c'},
       {"link-class", required_argument, 0, OPT_LINK}, {"regimes", required_argument, 0, OPT_REGIMES},
       {"output", required_argument, 0, 'o'},          {"help", no_argument, 0, 'h'},
-      {0, 0, 0, 0}};
+      {"nccl-tuning", no_argument, 0, OPT_TUNING},    {0, 0, 0, 0}};
   opterr = 0;
   int c;
   while ((c = getopt_long(argc, argv, ":b:e:f:g:n:w:co:h", opts, NULL)) != -1) {
@@ -177,6 +425,7 @@ static int cmd_comm(int argc, char **argv) {
     switch (c) {
     case OPT_BACKEND: backend = optarg; break;
     case OPT_LINK: link_class = optarg; break;
+    case OPT_TUNING: tuning = 1; break;
     case OPT_REGIMES: rc = parse_int(optarg, "--regimes", 1, FIT_MAX_REGIMES, &regimes, &e); break;
     case 'b': rc = parse_bytes(optarg, "-b", &cfg.min_bytes, &e); break;
     case 'e': rc = parse_bytes(optarg, "-e", &cfg.max_bytes, &e); break;
@@ -197,6 +446,9 @@ static int cmd_comm(int argc, char **argv) {
   if (!nccl && strcmp(backend, "mpi") != 0)
     return usage_error("comm", "--backend: '%s' is not mpi or nccl", backend);
   if (!nccl && ngpus != 1) return usage_error("comm", "%s", "-g applies to --backend nccl only");
+  if (!nccl && tuning)
+    return usage_error("comm", "%s",
+                       "--nccl-tuning applies to --backend nccl only (it sets NCCL_ALGO and NCCL_PROTO)");
   if (link_class && (!*link_class || strpbrk(link_class, ". \t\"\\")))
     return usage_error("comm", "--link-class: '%s' must be a plain name (no dots, spaces, quotes)", link_class);
   if ((rc = commbench_check_cfg(&cfg, &e))) return fail(rc, &e);
@@ -211,6 +463,13 @@ static int cmd_comm(int argc, char **argv) {
     fprintf(stderr, "ddpcalib: MPI_Init failed\n");
     return 1;
   }
+#ifdef DDPCALIB_HAVE_CUDA
+  if (tuning) {
+    int st = comm_tuning(&cfg, (int)ngpus, link_class, output, (size_t)regimes);
+    MPI_Finalize();
+    return st;
+  }
+#endif
   commbench_backend b;
   commbench_result res = {0};
   cJSON *doc = NULL;
@@ -254,34 +513,12 @@ static int cmd_comm(int argc, char **argv) {
     printf("# fit: skipped (one size; give -e > -b to fit latency and bandwidth)\n");
     goto done;
   }
-  double *bytes = malloc(res.nrows * sizeof *bytes), *t = malloc(res.nrows * sizeof *t);
   fit_ring_result fit;
-  fit_ring_opts fo = fit_ring_defaults();
-  fo.max_regimes = (size_t)regimes;
-  if (!bytes || !t) {
-    rc = cerr_set(&e, CERR_NOMEM, "out of memory");
-  } else {
-    for (size_t i = 0; i < res.nrows; i++) {
-      bytes[i] = (double)res.rows[i].bytes;
-      t[i] = res.rows[i].median_s;
-    }
-    rc = fit_ring(bytes, t, res.nrows, b.nranks, &fo, &fit, &e);
-  }
-  free(bytes);
-  free(t);
-  if (rc) {
+  if ((rc = fit_sweep(&res, b.nranks, (size_t)regimes, &fit, &e))) {
     status = fail(rc, &e);
     goto done;
   }
-  printf("# fit (ring model on median times, %zu regime(s)):\n", fit.nregimes);
-  for (size_t i = 0; i < fit.nregimes; i++) {
-    const fit_regime *g = &fit.regime[i];
-    printf("#   %10.0f .. %10.0f B: lat %.3f us/hop, bw %.3f GB/s/link, residual rms %.1f%% max %.1f%%\n",
-           g->min_bytes, g->max_bytes, g->lat_s * 1e6, g->bw_Bps / 1e9, g->rms_rel * 100,
-           g->max_rel * 100);
-  }
-  printf("# comm.links.%s: lat_s %.4g, bw_Bps %.4g (residual over the sweep: rms %.1f%%, max %.1f%%)\n",
-         link_class, fit.lat_s, fit.bw_Bps, fit.rms_rel * 100, fit.max_rel * 100);
+  print_ring_fit(link_class, &fit);
   if (output) {
     char libs[256];
     snprintf(libs, sizeof libs, "%s", b.library);

@@ -247,6 +247,42 @@ static int check_jitter(const cJSON *j, const char *file, cerr *e) {
   return cerr_set(e, CERR_INPUT, "%s: compute.jitter.model must be \"lognormal\" or \"empirical\"", file);
 }
 
+/* comm.nccl (is_nccl: leaves {base_lat_s >= 0, 0 < bw_factor <= 1}) or a link's hop_lat_s (leaves
+ * latencies >= 0), keyed algorithm then protocol, as sim/profile.c reads them. */
+static int check_algo_table(const cJSON *o, const char *file, const char *path, int is_nccl, cerr *e) {
+  static const char *const algos[] = {"ring", "tree"}, *const protos[] = {"LL", "LL128", "Simple"};
+  if (!cJSON_IsObject(o)) return cerr_set(e, CERR_INPUT, "%s: %s is not an object", file, path);
+  const cJSON *a;
+  cJSON_ArrayForEach(a, o) {
+    if (strcmp(a->string, "source") == 0) continue;
+    char ap[256];
+    snprintf(ap, sizeof ap, "%s.%s", path, a->string);
+    if (strcmp(a->string, algos[0]) != 0 && strcmp(a->string, algos[1]) != 0)
+      return cerr_set(e, CERR_INPUT, "%s: %s: unknown algorithm (ring, tree)", file, ap);
+    if (!cJSON_IsObject(a)) return cerr_set(e, CERR_INPUT, "%s: %s is not an object", file, ap);
+    const cJSON *q;
+    cJSON_ArrayForEach(q, a) {
+      char qp[300];
+      snprintf(qp, sizeof qp, "%s.%s", ap, q->string);
+      int known = 0;
+      for (int i = 0; i < 3; i++) known |= strcmp(q->string, protos[i]) == 0;
+      if (!known) return cerr_set(e, CERR_INPUT, "%s: %s: unknown protocol (LL, LL128, Simple)", file, qp);
+      if (!is_nccl) {
+        if (!cJSON_IsNumber(q) || !(q->valuedouble >= 0) || !isfinite(q->valuedouble))
+          return cerr_set(e, CERR_INPUT, "%s: %s must be a latency >= 0 in seconds", file, qp);
+        continue;
+      }
+      if (!cJSON_IsObject(q)) return cerr_set(e, CERR_INPUT, "%s: %s is not an object {base_lat_s, bw_factor}", file, qp);
+      double f;
+      int rc;
+      if ((rc = need_num(q, "base_lat_s", file, qp, 1, NULL, e)) || (rc = need_num(q, "bw_factor", file, qp, 0, &f, e)))
+        return rc;
+      if (f > 1) return cerr_set(e, CERR_INPUT, "%s: %s.bw_factor is %g, must be <= 1", file, qp, f);
+    }
+  }
+  return CERR_OK;
+}
+
 int profilew_validate(const cJSON *d, const char *file, cerr *e) {
   if (!cJSON_IsObject(d)) return cerr_set(e, CERR_INPUT, "%s: not a JSON object", file);
   const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(d, "format");
@@ -296,6 +332,15 @@ int profilew_validate(const cJSON *d, const char *file, cerr *e) {
     if (!cJSON_GetObjectItemCaseSensitive(l, "bw_Bps") && !cJSON_GetObjectItemCaseSensitive(l, "efficiency"))
       return cerr_set(e, CERR_INPUT, "%s: %s needs bw_Bps or efficiency", file, p);
     if ((rc = opt_num(l, "bw_Bps", file, p, e)) || (rc = opt_num(l, "efficiency", file, p, e))) return rc;
+    const cJSON *hops = cJSON_GetObjectItemCaseSensitive(l, "hop_lat_s");
+    char hp[200];
+    snprintf(hp, sizeof hp, "%s.hop_lat_s", p);
+    if (hops && (rc = check_algo_table(hops, file, hp, 0, e))) return rc;
+  }
+  const cJSON *nccl = cJSON_GetObjectItemCaseSensitive(comm, "nccl");
+  if (nccl) {
+    int rc = check_algo_table(nccl, file, "comm.nccl", 1, e);
+    if (rc) return rc;
   }
   if (!compute && !comm) return cerr_set(e, CERR_INPUT, "%s: neither compute nor comm is present", file);
   return CERR_OK;

@@ -37,8 +37,9 @@ cJSON *profilew_obj(cJSON *obj, const char *key);
 /* Reads and parses `path` (does not validate). */
 int profilew_load(const char *path, cJSON **out, cerr *e);
 
-/* Checks the tree against docs/profile.md: everything ddpsim reads must be present and positive.
- * `file` prefixes the message. */
+/* Checks the tree against docs/profile.md: everything ddpsim reads must be present and positive;
+ * comm.nccl and comm.links.<class>.hop_lat_s, when present, as sim/profile.c reads them (known
+ * algorithms and protocols, latencies >= 0, 0 < bw_factor <= 1). `file` prefixes the message. */
 int profilew_validate(const cJSON *doc, const char *file, cerr *e);
 
 /* Validates, then writes `doc` to `path` atomically: a temporary file in the same directory,

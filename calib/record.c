@@ -27,6 +27,30 @@ static cJSON *regime_json(const fit_regime *g) {
   return o;
 }
 
+/* Appends every size of the sweep, with its per-iteration times, to the array `sizes`. 0 when out
+ * of memory. */
+static int sizes_json(cJSON *sizes, const commbench_cfg *cfg, const commbench_result *res) {
+  for (size_t k = 0; k < res->nrows; k++) {
+    const commbench_row *r = &res->rows[k];
+    cJSON *o = cJSON_CreateObject();
+    if (!o) return 0;
+    cJSON_AddItemToArray(sizes, o);
+    cJSON *t = cJSON_CreateDoubleArray(r->samples_s, cfg->iters);
+    if (!t) return 0;
+    cJSON_AddItemToObject(o, "times_s", t);
+    if (!cJSON_AddNumberToObject(o, "bytes", (double)r->bytes) ||
+        !cJSON_AddNumberToObject(o, "mean_s", r->mean_s) ||
+        !cJSON_AddNumberToObject(o, "median_s", r->median_s) ||
+        !cJSON_AddNumberToObject(o, "min_s", r->min_s) || !cJSON_AddNumberToObject(o, "max_s", r->max_s) ||
+        !cJSON_AddNumberToObject(o, "algbw_Bps", r->algbw_GBps * 1e9) ||
+        !cJSON_AddNumberToObject(o, "busbw_Bps", r->busbw_GBps * 1e9) ||
+        !(r->wrong >= 0 ? cJSON_AddNumberToObject(o, "wrong", (double)r->wrong)
+                        : cJSON_AddNullToObject(o, "wrong")))
+      return 0;
+  }
+  return 1;
+}
+
 int record_comm(cJSON *doc, const char *link_class, const commbench_backend *b,
                 const commbench_cfg *cfg, const commbench_result *res, const fit_ring_result *fit,
                 cerr *e) {
@@ -71,24 +95,7 @@ int record_comm(cJSON *doc, const char *link_class, const commbench_backend *b,
       !cJSON_AddStringToObject(s, "time", "per iteration, max over processes, seconds") ||
       !(sizes = cJSON_AddArrayToObject(s, "sizes")))
     goto nomem;
-  for (size_t k = 0; k < res->nrows; k++) {
-    const commbench_row *r = &res->rows[k];
-    cJSON *o = cJSON_CreateObject();
-    if (!o) goto nomem;
-    cJSON_AddItemToArray(sizes, o);
-    cJSON *t = cJSON_CreateDoubleArray(r->samples_s, cfg->iters);
-    if (!t) goto nomem;
-    cJSON_AddItemToObject(o, "times_s", t);
-    if (!cJSON_AddNumberToObject(o, "bytes", (double)r->bytes) ||
-        !cJSON_AddNumberToObject(o, "mean_s", r->mean_s) ||
-        !cJSON_AddNumberToObject(o, "median_s", r->median_s) ||
-        !cJSON_AddNumberToObject(o, "min_s", r->min_s) || !cJSON_AddNumberToObject(o, "max_s", r->max_s) ||
-        !cJSON_AddNumberToObject(o, "algbw_Bps", r->algbw_GBps * 1e9) ||
-        !cJSON_AddNumberToObject(o, "busbw_Bps", r->busbw_GBps * 1e9) ||
-        !(r->wrong >= 0 ? cJSON_AddNumberToObject(o, "wrong", (double)r->wrong)
-                        : cJSON_AddNullToObject(o, "wrong")))
-      goto nomem;
-  }
+  if (!sizes_json(sizes, cfg, res)) goto nomem;
   if (cJSON_GetObjectItemCaseSensitive(links, link_class)) cJSON_DeleteItemFromObjectCaseSensitive(links, link_class);
   if (cJSON_GetObjectItemCaseSensitive(samples, link_class))
     cJSON_DeleteItemFromObjectCaseSensitive(samples, link_class);
@@ -98,6 +105,127 @@ int record_comm(cJSON *doc, const char *link_class, const commbench_backend *b,
 nomem:
   cJSON_Delete(l);
   cJSON_Delete(s);
+  return NOMEM(e);
+}
+
+/* comm.nccl.<algo>.<proto> of one fitted combination: what ddpsim reads and how it was got. */
+static cJSON *combo_json(const nccltune_combo *c) {
+  cJSON *o = cJSON_CreateObject();
+  if (!o) return NULL;
+  int ok = cJSON_AddNumberToObject(o, "base_lat_s", c->base_lat_s) &&
+           cJSON_AddNumberToObject(o, "bw_factor", c->bw_factor) &&
+           cJSON_AddNumberToObject(o, "c0_s", c->c0_s) && cJSON_AddNumberToObject(o, "c1_s_per_B", c->c1_s_per_B) &&
+           cJSON_AddNumberToObject(o, "hop_terms_s", c->hops_s) &&
+           cJSON_AddNumberToObject(o, "min_bytes", c->min_bytes) &&
+           cJSON_AddNumberToObject(o, "max_bytes", c->max_bytes) &&
+           cJSON_AddNumberToObject(o, "points", (double)c->points) &&
+           cJSON_AddNumberToObject(o, "regimes", (double)c->nregimes) &&
+           cJSON_AddNumberToObject(o, "rms_rel_resid", c->rms_rel) &&
+           cJSON_AddNumberToObject(o, "max_rel_resid", c->max_rel);
+  if (ok && c->base_clamped)
+    ok = cJSON_AddNumberToObject(o, "base_lat_fit_s", c->base_fit_s) &&
+         cJSON_AddStringToObject(o, "base_note",
+                                 "the assumed hop latencies exceed the measured latency c0: base recorded as 0, "
+                                 "so the model overestimates this combination's latency by -base_lat_fit_s");
+  if (ok && c->bw_clamped)
+    ok = cJSON_AddNumberToObject(o, "bw_factor_fit", c->bw_factor_fit) &&
+         cJSON_AddStringToObject(o, "bw_note",
+                                 "faster than ring/Simple's bandwidth: recorded as 1 (ddpsim's upper bound), "
+                                 "so the model underestimates this combination's bandwidth");
+  if (!ok) {
+    cJSON_Delete(o);
+    return NULL;
+  }
+  return o;
+}
+
+int record_nccl(cJSON *doc, const char *link_class, const char *hops_source, const nccltune_setup *s,
+                const nccltune_result *r, const commbench_cfg *cfg,
+                const commbench_result res[NCCLTUNE_NALGO][NCCLTUNE_NPROTO], cerr *e) {
+  cJSON *comm = profilew_obj(doc, "comm");
+  cJSON *link = cJSON_GetObjectItemCaseSensitive(profilew_obj(comm, "links"), link_class);
+  if (!comm) return NOMEM(e);
+  if (!cJSON_IsObject(link))
+    return cerr_set(e, CERR_RUNTIME, "internal: record_nccl: comm.links.%s must be recorded first", link_class);
+  cJSON *nccl = cJSON_CreateObject(), *hops = cJSON_CreateObject(), *smp = NULL;
+  if (!nccl || !hops) goto nomem;
+
+  /* The hops written for this class are the ones the fit assumed for its edges: between nodes
+   * when the sweep crossed nodes (the class is then the network), inside a node otherwise. All six
+   * combinations get one, so a later merge that enables another combination still finds it. */
+  char refused[256] = "";
+  double minb = 0, maxb = 0;
+  for (int a = 0; a < NCCLTUNE_NALGO; a++) {
+    cJSON *ao = cJSON_AddObjectToObject(nccl, nccltune_algo_name(a)), *ho = cJSON_AddObjectToObject(hops, nccltune_algo_name(a));
+    if (!ao || !ho) goto nomem;
+    for (int q = 0; q < NCCLTUNE_NPROTO; q++) {
+      const nccltune_combo *c = &r->c[a][q];
+      double hop = s->nodes > 1 ? s->hop_net_s[a][q] : s->hop_intra_s[a][q];
+      if (!cJSON_AddNumberToObject(ho, nccltune_proto_name(q), hop)) goto nomem;
+      if (!c->enabled) {
+        size_t l = strlen(refused);
+        snprintf(refused + l, sizeof refused - l, "%s%s/%s", l ? ", " : "", nccltune_algo_name(a),
+                 nccltune_proto_name(q));
+        continue;
+      }
+      if (minb == 0 || c->min_bytes < minb) minb = c->min_bytes;
+      if (c->max_bytes > maxb) maxb = c->max_bytes;
+      cJSON *co = combo_json(c);
+      if (!co) goto nomem;
+      cJSON_AddItemToObject(ao, nccltune_proto_name(q), co);
+    }
+    if (!ao->child) cJSON_DeleteItemFromObjectCaseSensitive(nccl, nccltune_algo_name(a));
+  }
+  char src[1024];
+  snprintf(src, sizeof src,
+           "measured by ddpcalib comm --nccl-tuning (NCCL_ALGO and NCCL_PROTO forced per combination): "
+           "%d ranks on %d node(s), %d per node, float sum all-reduce %.0f..%.0f B. Per combination "
+           "t = c0 + c1 S by weighted least squares (1/t^2) per size regime, c0 of the smallest sizes, c1 of "
+           "the largest; base_lat_s = c0 - hop terms (hop_lat_s assumed, see comm.links.%s.hop_lat_s.source); "
+           "bw_factor = edge bytes per byte / (c1 bw) with bw = %.4g B/s, ring/Simple's. "
+           "Disabled (refused by NCCL): %s. docs/calib.md",
+           s->nranks, s->nodes, s->gpus_per_node, minb, maxb, link_class, s->bw_Bps, *refused ? refused : "none");
+  if (!cJSON_AddStringToObject(nccl, "source", src) || !cJSON_AddStringToObject(hops, "source", hops_source ? hops_source : ""))
+    goto nomem;
+
+  if (res && cfg) {
+    cJSON *combos;
+    smp = cJSON_CreateObject();
+    if (!smp || !cJSON_AddNumberToObject(smp, "nranks", s->nranks) || !cJSON_AddNumberToObject(smp, "nodes", s->nodes) ||
+        !cJSON_AddNumberToObject(smp, "iters", cfg->iters) || !cJSON_AddNumberToObject(smp, "warmups", cfg->warmups) ||
+        !cJSON_AddStringToObject(smp, "time", "per iteration, max over processes, seconds") ||
+        !(combos = cJSON_AddObjectToObject(smp, "combinations")))
+      goto nomem;
+    for (int a = 0; a < NCCLTUNE_NALGO; a++)
+      for (int q = 0; q < NCCLTUNE_NPROTO; q++) {
+        char name[32];
+        snprintf(name, sizeof name, "%s/%s", nccltune_algo_name(a), nccltune_proto_name(q));
+        cJSON *co = cJSON_AddObjectToObject(combos, name), *sizes;
+        if (!co || !cJSON_AddBoolToObject(co, "refused", !r->c[a][q].enabled) ||
+            !(sizes = cJSON_AddArrayToObject(co, "sizes")))
+          goto nomem;
+        if (r->c[a][q].enabled && !sizes_json(sizes, cfg, &res[a][q])) goto nomem;
+      }
+  }
+
+  if (cJSON_GetObjectItemCaseSensitive(comm, "nccl")) cJSON_DeleteItemFromObjectCaseSensitive(comm, "nccl");
+  cJSON_AddItemToObject(comm, "nccl", nccl);
+  if (cJSON_GetObjectItemCaseSensitive(link, "hop_lat_s")) cJSON_DeleteItemFromObjectCaseSensitive(link, "hop_lat_s");
+  cJSON_AddItemToObject(link, "hop_lat_s", hops);
+  if (smp) {
+    cJSON *samples = profilew_obj(profilew_obj(doc, "samples"), "nccl");
+    if (!samples) {
+      cJSON_Delete(smp);
+      return NOMEM(e);
+    }
+    if (cJSON_GetObjectItemCaseSensitive(samples, link_class)) cJSON_DeleteItemFromObjectCaseSensitive(samples, link_class);
+    cJSON_AddItemToObject(samples, link_class, smp);
+  }
+  return CERR_OK;
+nomem:
+  cJSON_Delete(nccl);
+  cJSON_Delete(hops);
+  cJSON_Delete(smp);
   return NOMEM(e);
 }
 

@@ -15,7 +15,19 @@ int record_comm(cJSON *doc, const char *link_class, const commbench_backend *b,
                 const commbench_cfg *cfg, const commbench_result *res, const fit_ring_result *fit,
                 cerr *e);
 
+#include "nccltune.h"
 
+/* Writes what nccltune_fit found (docs/calib.md): comm.nccl.<algo>.<proto> for every enabled
+ * combination ({base_lat_s, bw_factor} and the fit's details; a refused one is left out, which
+ * ddpsim reads as disabled) with comm.nccl.source naming the ranks and nodes measured;
+ * comm.links.<link_class>.hop_lat_s for all six combinations, the latencies the fit assumed for
+ * this class's hops (between nodes when s->nodes > 1, inside a node otherwise) with hops_source as
+ * its source; and, when res and cfg are not NULL, samples.nccl.<link_class> with each enabled
+ * combination's sweep (res[a][q]). comm.links.<link_class> must exist already (record_comm first).
+ * Replaces whatever comm.nccl the tree had. */
+int record_nccl(cJSON *doc, const char *link_class, const char *hops_source, const nccltune_setup *s,
+                const nccltune_result *r, const commbench_cfg *cfg,
+                const commbench_result res[NCCLTUNE_NALGO][NCCLTUNE_NPROTO], cerr *e);
 
 #include "computebench.h"
 

@@ -60,6 +60,9 @@ expect 2 "unknown flag" "comm unknown short flag" -- "$calib" comm --backend mpi
 expect 2 "needs a value" "comm flag without value" -- "$calib" comm --backend mpi -o
 expect 2 "plain name" "comm --link-class with a dot" -- "$calib" comm --backend mpi --link-class a.b
 expect 2 "--regimes" "comm --regimes 9" -- "$calib" comm --backend mpi --regimes 9
+expect 2 "--nccl-tuning applies to --backend nccl only" "comm --nccl-tuning with --backend mpi" -- \
+  "$calib" comm --backend mpi --nccl-tuning -b 8 -e 64
+expect 0 "--nccl-tuning" "comm --help names --nccl-tuning" -- "$calib" comm --help
 expect 2 "unexpected argument" "comm stray argument" -- "$calib" comm --backend mpi stray
 expect 2 "two input" "merge with one input" -- "$calib" merge a.json -o c.json
 expect 2 "-o" "merge without -o" -- "$calib" merge a.json b.json
@@ -92,6 +95,12 @@ expect 1 "fmt.json: format" "validate a wrong format" -- "$calib" validate fmt.j
 printf '{"format":"ddpsim-profile","version":1,"name":"x","provenance":{},"comm":{"links":{"shm":{"lat_s":-1,"bw_Bps":1e9}}}}\n' >neg.json
 expect 1 "neg.json: comm.links.shm.lat_s is -1" "validate a negative latency (path named)" -- "$calib" validate neg.json
 expect 1 "" "validate a directory" -- "$calib" validate .
+printf '{"format":"ddpsim-profile","version":1,"name":"x","provenance":{},"comm":{"links":{},"nccl":{"tree":{"LL128":{"base_lat_s":1e-6,"bw_factor":1.2}}}}}\n' >bwf.json
+expect 1 "bwf.json: comm.nccl.tree.LL128.bw_factor is 1.2, must be <= 1" "validate comm.nccl bw_factor > 1 (path named)" -- \
+  "$calib" validate bwf.json
+printf '{"format":"ddpsim-profile","version":1,"name":"x","provenance":{},"comm":{"links":{"nvlink":{"lat_s":1e-6,"bw_Bps":1e9,"hop_lat_s":{"ring":{"LL64":1e-6}}}}}}\n' >hop.json
+expect 1 "hop.json: comm.links.nvlink.hop_lat_s.ring.LL64: unknown protocol" "validate hop_lat_s with an unknown protocol" -- \
+  "$calib" validate hop.json
 expect 1 "nope.json: cannot open" "merge a missing file" -- "$calib" merge nope.json v2.json -o m.json
 expect 1 "malformed.json:3" "merge a malformed file" -- "$calib" merge malformed.json neg.json -o m.json
 
@@ -100,6 +109,13 @@ fi
 if [[ $part == mpi ]]; then
 expect 2 "" "comm usage error under mpirun" -- "${mpirun[@]}" "$calib" comm --backend mpi -n 0
 expect 1 "2" "comm with one process (no ring)" -- "$calib" comm --backend mpi -b 8 -e 64
+# --nccl-tuning without a GPU (it opens MPI, hence this part): a runtime failure with a message,
+# never a usage error. Where GPUs are, test_gpu.sh runs it for real instead.
+if ! nvidia-smi -L 2>/dev/null | grep -q GPU; then
+  expect 1 "no CUDA device|built without CUDA" "comm --backend nccl --nccl-tuning without a GPU" -- \
+    "$calib" comm --backend nccl --nccl-tuning -g 2 -b 8 -e 64K -n 2 -w 1 -o tuning.json
+  [[ -e tuning.json ]] && bad "comm --nccl-tuning without a GPU wrote a profile" || ok "comm --nccl-tuning without a GPU wrote nothing"
+fi
 
 # ---- a real CPU calibration: MPI all-reduce between 2 processes
 expect 0 "# Avg bus bandwidth" "comm: mpirun -np 2 sweep 8 B..1 MiB with -c" -- \

@@ -8,24 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "check.h"
 #include "fit.h"
-
-static int failures, checks;
-
-static void near(const char *what, double got, double want, double rtol) {
-  double rel = fabs(got - want) / fabs(want);
-  int ok = rel <= rtol;
-  checks++;
-  failures += !ok;
-  printf("%s %s: got %.6g, want %.6g (rel err %.2e, tol %.0e)\n", ok ? "ok  " : "FAIL", what, got,
-         want, rel, rtol);
-}
-
-static void truth(const char *what, int cond) {
-  checks++;
-  failures += !cond;
-  printf("%s %s\n", cond ? "ok  " : "FAIL", what);
-}
 
 static double ring_t(int n, double lat, double bw, double s) {
   return 2.0 * (n - 1) * (lat + s / (n * bw));
@@ -148,6 +132,5 @@ int main(void) {
   truth("table: ... and reported as extrapolated", ex == 1);
 
   gsl_rng_free(rng);
-  printf("%d passed, %d failed\n", checks - failures, failures);
-  return failures ? 1 : 0;
+  return check_status();
 }

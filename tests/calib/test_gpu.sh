@@ -31,6 +31,16 @@ if [[ $ngpu -ge 2 ]]; then
     bad "nccl -g 2"; sed 's/^/     | /' nccl.txt | head -20
   fi
   "$calib" validate nccl.json && ok "nccl: profile validates" || bad "nccl: profile invalid"
+  # Every NCCL_ALGO x NCCL_PROTO: six combinations, each swept or reported refused; comm.nccl written.
+  if "$calib" comm --backend nccl --nccl-tuning -g 2 -b 8 -e 4M -f 4 -n 5 -w 2 -c -o tuning.json >tuning.txt 2>&1; then
+    ok "nccl --nccl-tuning -g 2"
+  else
+    bad "nccl --nccl-tuning -g 2"; sed 's/^/     | /' tuning.txt | head -20
+  fi
+  n=$(grep -c '^# NCCL_ALGO=' tuning.txt)
+  [[ $n -eq 6 ]] && ok "nccl --nccl-tuning: six combinations swept or refused" || bad "nccl --nccl-tuning: $n combinations"
+  "$calib" validate tuning.json && grep -q '"nccl":' tuning.json && grep -q '"hop_lat_s":' tuning.json &&
+    ok "nccl --nccl-tuning: profile with comm.nccl and hop_lat_s validates" || bad "nccl --nccl-tuning: profile"
 fi
 "$calib" h2d --backend cuda -o h2d.json >h2d.txt 2>&1 && ok "h2d runs" || { bad "h2d"; head h2d.txt; }
 "$calib" compute --backend cuda --hidden 64 --batch 2 --seq 2 -n 3 -w 1 -o gpu.json >gpu.txt 2>&1 &&
