@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cerr.h"
+#include "channels.h"
 #include "commbench.h"
 #include "computebench.h"
 #include "gpucopy.h"
@@ -18,8 +19,10 @@
 #include "fit.h"
 #include "nccltune.h"
 #include "parse.h"
+#include "data.h"
 #include "profilew.h"
 #include "record.h"
+#include "topo.h"
 #include "train.h"
 #ifdef DDPCALIB_HAVE_CUDA
 #include "comm_nccl.h"
@@ -43,8 +46,8 @@ static const char *usage_main =
 
 static const char *usage_comm =
     "usage: [mpirun -np N] ddpcalib comm --backend mpi|nccl -b MIN -e MAX -f FACTOR [-g GPUS]\n"
-    "                      [-n ITERS] [-w WARMUPS] [-c] [--link-class NAME] [--nccl-tuning]\n"
-    "                      [-o PROFILE]\n"
+    "                      [-n ITERS] [-w WARMUPS] [-c] [--link-class NAME] [--topology T]\n"
+    "                      [--nccl-tuning] [-o PROFILE]\n"
     "\n"
     "All-reduce (float, sum, out of place) sweep at sizes MIN, MIN*FACTOR, ... <= MAX, printed as\n"
     "nccl-tests prints it; then fits the ring model t(S) = 2(n-1)(lat + S/(n bw)) per size regime\n"
@@ -74,6 +77,11 @@ static const char *usage_comm =
     "                      [mpi: shm on one host, net across hosts;\n"
     "                       nccl: nvlink on one host, net across hosts]\n"
     "  --regimes K         at most K size regimes in the fit, 1..4               [3]\n"
+    "  --topology T        the machine measured, as a ddpsim topology (file or bundled name): the\n"
+    "                      fitted bandwidth is the ring's, spread over the links NCCL's channels\n"
+    "                      span (6 NVLinks for 8 GPUs of a DGX-1V, the NICs between hosts);\n"
+    "                      bw_Bps is written per link, divided by that count, and the link class\n"
+    "                      defaults to the topology's. Without it the ring is taken as one link\n"
     "  --nccl-tuning       nccl: sweep every NCCL_ALGO x NCCL_PROTO, fit comm.nccl (above)\n"
     "  -o, --output FILE   profile to write (atomically); without it, only print\n"
     "  -h, --help          this text\n";
@@ -210,6 +218,51 @@ static void print_ring_fit(const char *link_class, const fit_ring_result *fit) {
          link_class, fit->lat_s, fit->bw_Bps, fit->rms_rel * 100, fit->max_rel * 100);
 }
 
+/* What one link of the measured ring gives (--topology): the links NCCL's channels span for this
+ * run's ranks per host and hosts (channels_link_units), and the link class that is (the topology's
+ * intra class on one host, its NIC class across hosts). */
+typedef struct {
+  double units;         /* >= 1 */
+  char from[320];       /* for the profile's source; "" without a topology */
+  char cls[64];         /* the topology's class for this measurement */
+} link_span;
+
+static int span_of(const char *topology, int nranks, int nhosts, link_span *sp, cerr *e) {
+  memset(sp, 0, sizeof *sp);
+  sp->units = 1;
+  if (!topology) return CERR_OK;
+  char path[1024];
+  err_t se;
+  topo_t *t = NULL;
+  if (nranks % nhosts) return cerr_set(e, CERR_RUNTIME, "%d ranks on %d hosts are not the same number per host", nranks, nhosts);
+  int G = nranks / nhosts, rc;
+  if ((rc = data_resolve(DATA_TOPOLOGY, topology, path, sizeof path, &se)) || (rc = topo_load(path, &t, &se)))
+    return cerr_set(e, CERR_USAGE, "--topology: %s", se.msg);
+  if ((rc = channels_link_units(t, G, nhosts, &sp->units, &se))) {
+    topo_destroy(t);
+    return cerr_set(e, CERR_USAGE, "--topology: %s", se.msg);
+  }
+  snprintf(sp->cls, sizeof sp->cls, "%s", nhosts > 1 ? t->nic_class : t->intra_class);
+  snprintf(sp->from, sizeof sp->from, "topology %s, %d GPU(s) per host on %d host(s)", t->name, G, nhosts);
+  topo_destroy(t);
+  return CERR_OK;
+}
+
+/* The link class written: the user's, which must be the topology's when one is given. */
+static int span_class(const link_span *sp, const char **link_class, int nhosts, int nccl, cerr *e) {
+  if (sp->cls[0] && *link_class && strcmp(*link_class, sp->cls) != 0)
+    return cerr_set(e, CERR_USAGE, "--link-class %s, but the measured ring's links are the topology's '%s' (%s)",
+                    *link_class, sp->cls, sp->from);
+  if (!*link_class) *link_class = sp->cls[0] ? sp->cls : nhosts > 1 ? "net" : nccl ? "nvlink" : "shm";
+  return CERR_OK;
+}
+
+static void print_span(const link_span *sp, const char *link_class, double ring_bw_Bps) {
+  if (sp->from[0])
+    printf("# the ring spans %g %s link(s) (%s): bw_Bps per link %.4g\n", sp->units, link_class, sp->from,
+           ring_bw_Bps / sp->units);
+}
+
 #ifdef DDPCALIB_HAVE_CUDA
 /* Every process agrees on the worst of its `mine` (0 ok, 1 refused, 2 failed). */
 static int agree(int mine) {
@@ -252,8 +305,8 @@ static int tuning_open(int ngpus, int a, int q, commbench_backend *b, int *refus
 
 /* `ddpcalib comm --backend nccl --nccl-tuning`: the sweep per algorithm x protocol, the link from
  * ring/Simple, comm.nccl from all (calib/nccltune.h, docs/calib.md). Returns the exit status. */
-static int comm_tuning(const commbench_cfg *cfg, int ngpus, const char *link_class, const char *output,
-                       size_t regimes) {
+static int comm_tuning(const commbench_cfg *cfg, int ngpus, const char *link_class, const char *topology,
+                       const char *output, size_t regimes) {
   /* Ring/Simple first: it is the one that must work (the link's bandwidth comes from it). */
   static const int order[NCCLTUNE_NALGO * NCCLTUNE_NPROTO][2] = {
       {NCCLTUNE_RING, NCCLTUNE_SIMPLE}, {NCCLTUNE_RING, NCCLTUNE_LL}, {NCCLTUNE_RING, NCCLTUNE_LL128},
@@ -275,6 +328,7 @@ static int comm_tuning(const commbench_cfg *cfg, int ngpus, const char *link_cla
   cerr e = {{0}};
   cJSON *doc = NULL;
   int rc = CERR_OK, status = 0;
+  link_span span;
 
   for (int k = 0; k < NCCLTUNE_NALGO * NCCLTUNE_NPROTO; k++) {
     int a = order[k][0], q = order[k][1], refused;
@@ -295,7 +349,10 @@ static int comm_tuning(const commbench_cfg *cfg, int ngpus, const char *link_cla
     if (k == 0) {
       info = b;
       info.ctx = NULL;
-      if (!link_class) link_class = b.nhosts > 1 ? "net" : "nvlink";
+      if ((rc = span_of(topology, b.nranks, b.nhosts, &span, &e)) || (rc = span_class(&span, &link_class, b.nhosts, 1, &e))) {
+        comm_nccl_close(&b);
+        goto done;
+      }
       if (rank == 0)
         printf("# ddpcalib comm --nccl-tuning: backend %s (%s), %d ranks on %d host(s): %s\n"
                "# link class %s; %d warm-up + %d timed iterations per size; time = mean per iteration, "
@@ -328,6 +385,7 @@ static int comm_tuning(const commbench_cfg *cfg, int ngpus, const char *link_cla
   fit_ring_result fit;
   if ((rc = fit_sweep(&res[NCCLTUNE_RING][NCCLTUNE_SIMPLE], info.nranks, regimes, &fit, &e))) goto done;
   print_ring_fit(link_class, &fit);
+  print_span(&span, link_class, fit.bw_Bps);
   if (info.nranks % info.nhosts) {
     rc = cerr_set(&e, CERR_RUNTIME, "nccl: %d ranks on %d hosts are not the same number per host", info.nranks,
                   info.nhosts);
@@ -376,7 +434,9 @@ static int comm_tuning(const commbench_cfg *cfg, int ngpus, const char *link_cla
                        .hosts = info.hosts, .libraries = info.library};
     doc = profilew_new("measured", &p);
     if (!doc) rc = cerr_set(&e, CERR_NOMEM, "out of memory");
-    if (!rc) rc = record_comm(doc, link_class, &info, cfg, &res[NCCLTUNE_RING][NCCLTUNE_SIMPLE], &fit, &e);
+    if (!rc)
+      rc = record_comm(doc, link_class, &info, cfg, &res[NCCLTUNE_RING][NCCLTUNE_SIMPLE], &fit, span.units,
+                       span.from[0] ? span.from : NULL, &e);
     if (!rc)
       rc = record_nccl(doc, link_class, hops_src, &setup, &tr, cfg, (const commbench_result(*)[NCCLTUNE_NPROTO])res,
                        &e);
@@ -404,12 +464,12 @@ done:
 
 static int cmd_comm(int argc, char **argv) {
   commbench_cfg cfg = {.min_bytes = 8, .max_bytes = 32u << 20, .factor = 2, .iters = 20, .warmups = 5};
-  const char *backend = NULL, *link_class = NULL, *output = NULL;
+  const char *backend = NULL, *link_class = NULL, *output = NULL, *topology = NULL;
   long ngpus = 1, regimes = 3, v;
   cerr e = {{0}};
   int rc;
   int tuning = 0;
-  enum { OPT_BACKEND = 256, OPT_LINK, OPT_REGIMES, OPT_TUNING };
+  enum { OPT_BACKEND = 256, OPT_LINK, OPT_REGIMES, OPT_TUNING, OPT_TOPO };
   static const struct option opts[] = {
       {"backend", required_argument, 0, OPT_BACKEND}, {"minbytes", required_argument, 0, 'b'},
       {"maxbytes", required_argument, 0, 'e'},        {"stepfactor", required_argument, 0, 'f'},
@@ -417,7 +477,8 @@ static int cmd_comm(int argc, char **argv) {
       {"warmup_iters", required_argument, 0, 'w'},    {"check", no_argument, 0, 'c'},
       {"link-class", required_argument, 0, OPT_LINK}, {"regimes", required_argument, 0, OPT_REGIMES},
       {"output", required_argument, 0, 'o'},          {"help", no_argument, 0, 'h'},
-      {"nccl-tuning", no_argument, 0, OPT_TUNING},    {0, 0, 0, 0}};
+      {"nccl-tuning", no_argument, 0, OPT_TUNING},    {"topology", required_argument, 0, OPT_TOPO},
+      {0, 0, 0, 0}};
   opterr = 0;
   int c;
   while ((c = getopt_long(argc, argv, ":b:e:f:g:n:w:co:h", opts, NULL)) != -1) {
@@ -426,6 +487,7 @@ static int cmd_comm(int argc, char **argv) {
     case OPT_BACKEND: backend = optarg; break;
     case OPT_LINK: link_class = optarg; break;
     case OPT_TUNING: tuning = 1; break;
+    case OPT_TOPO: topology = optarg; break;
     case OPT_REGIMES: rc = parse_int(optarg, "--regimes", 1, FIT_MAX_REGIMES, &regimes, &e); break;
     case 'b': rc = parse_bytes(optarg, "-b", &cfg.min_bytes, &e); break;
     case 'e': rc = parse_bytes(optarg, "-e", &cfg.max_bytes, &e); break;
@@ -465,7 +527,7 @@ static int cmd_comm(int argc, char **argv) {
   }
 #ifdef DDPCALIB_HAVE_CUDA
   if (tuning) {
-    int st = comm_tuning(&cfg, (int)ngpus, link_class, output, (size_t)regimes);
+    int st = comm_tuning(&cfg, (int)ngpus, link_class, topology, output, (size_t)regimes);
     MPI_Finalize();
     return st;
   }
@@ -484,7 +546,11 @@ static int cmd_comm(int argc, char **argv) {
     status = fail(rc, &e);
     goto done;
   }
-  if (!link_class) link_class = b.nhosts > 1 ? "net" : nccl ? "nvlink" : "shm";
+  link_span span;
+  if ((rc = span_of(topology, b.nranks, b.nhosts, &span, &e)) || (rc = span_class(&span, &link_class, b.nhosts, nccl, &e))) {
+    status = fail(rc, &e);
+    goto done;
+  }
   if (b.is_root) {
     char hdr[512];
     printf("# ddpcalib comm: backend %s (%s), %d ranks on %d host(s): %s\n", b.name, b.library,
@@ -519,6 +585,7 @@ static int cmd_comm(int argc, char **argv) {
     goto done;
   }
   print_ring_fit(link_class, &fit);
+  print_span(&span, link_class, fit.bw_Bps);
   if (output) {
     char libs[256];
     snprintf(libs, sizeof libs, "%s", b.library);
@@ -526,7 +593,7 @@ static int cmd_comm(int argc, char **argv) {
                        .hosts = b.hosts, .libraries = libs};
     doc = profilew_new("measured", &p);
     if (!doc) rc = cerr_set(&e, CERR_NOMEM, "out of memory");
-    if (!rc) rc = record_comm(doc, link_class, &b, &cfg, &res, &fit, &e);
+    if (!rc) rc = record_comm(doc, link_class, &b, &cfg, &res, &fit, span.units, span.from[0] ? span.from : NULL, &e);
     if (!rc) rc = profilew_write(doc, output, &e);
     if (rc) {
       status = fail(rc, &e);

@@ -53,19 +53,27 @@ static int sizes_json(cJSON *sizes, const commbench_cfg *cfg, const commbench_re
 
 int record_comm(cJSON *doc, const char *link_class, const commbench_backend *b,
                 const commbench_cfg *cfg, const commbench_result *res, const fit_ring_result *fit,
-                cerr *e) {
+                double link_units, const char *units_from, cerr *e) {
+  if (!(link_units >= 1) || !isfinite(link_units))
+    return cerr_set(e, CERR_USAGE, "link units must be >= 1, got %g", link_units);
   cJSON *links = profilew_obj(profilew_obj(doc, "comm"), "links");
   cJSON *samples = profilew_obj(profilew_obj(doc, "samples"), "comm");
   if (!links || !samples) return NOMEM(e);
   cJSON *l = cJSON_CreateObject(), *s = cJSON_CreateObject();
   if (!l || !s) goto nomem;
-  char src[512];
-  snprintf(src, sizeof src,
-           "ddpcalib comm --backend %s: %d ranks on %d host(s), float sum all-reduce %zu..%zu B, "
-           "ring model fitted per size regime (docs/calib.md)",
-           b->name, b->nranks, b->nhosts, res->rows[0].bytes, res->rows[res->nrows - 1].bytes);
+  char src[1024];
+  int len = snprintf(src, sizeof src,
+                     "ddpcalib comm --backend %s: %d ranks on %d host(s), float sum all-reduce %zu..%zu B, "
+                     "ring model fitted per size regime (docs/calib.md)",
+                     b->name, b->nranks, b->nhosts, res->rows[0].bytes, res->rows[res->nrows - 1].bytes);
+  if (units_from && len > 0 && (size_t)len < sizeof src)
+    snprintf(src + len, sizeof src - (size_t)len,
+             "; bw_Bps is one link's: the ring's %.4g B/s over the %g links the ring's channels span (%s)", fit->bw_Bps,
+             link_units, units_from);
   cJSON *f, *regs;
-  if (!cJSON_AddNumberToObject(l, "lat_s", fit->lat_s) || !cJSON_AddNumberToObject(l, "bw_Bps", fit->bw_Bps) ||
+  if (!cJSON_AddNumberToObject(l, "lat_s", fit->lat_s) || !cJSON_AddNumberToObject(l, "bw_Bps", fit->bw_Bps / link_units) ||
+      (units_from && (!cJSON_AddNumberToObject(l, "ring_bw_Bps", fit->bw_Bps) ||
+                      !cJSON_AddNumberToObject(l, "link_units", link_units))) ||
       !cJSON_AddStringToObject(l, "source", src) || !cJSON_AddStringToObject(l, "backend", b->name) ||
       /* MPI between CPU processes: the cores that compute also move and reduce the data. */
       !cJSON_AddBoolToObject(l, "shares_compute", strcmp(b->name, "mpi") == 0) ||

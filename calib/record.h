@@ -10,10 +10,13 @@
 #include "fit.h"
 
 /* Writes comm.links.<link_class> (lat_s, bw_Bps, source, and the fit with its regimes and
- * residuals) and samples.comm.<link_class> (every size with its per-iteration times). */
+ * residuals) and samples.comm.<link_class> (every size with its per-iteration times). The profile's
+ * bw_Bps is one link's: the fitted ring bandwidth divided by link_units, the links the measured
+ * ring spans (>= 1; units_from says where that number comes from, e.g. "topology dgx1v-ib, 8 GPUs
+ * per host", and is recorded with ring_bw_Bps; NULL when it is 1 by default). */
 int record_comm(cJSON *doc, const char *link_class, const commbench_backend *b,
                 const commbench_cfg *cfg, const commbench_result *res, const fit_ring_result *fit,
-                cerr *e);
+                double link_units, const char *units_from, cerr *e);
 
 #include "nccltune.h"
 

@@ -306,6 +306,65 @@ nomem:
   return err_set(e, ERR_NOMEM, "out of memory");
 }
 
+int channels_spec_from_topo(const topo_t *t, int gpus, int nodes, double link_Bps, double nic_Bps, channels_spec *s,
+                            double **pair, unsigned char **near, err_t *e) {
+  *pair = NULL;
+  *near = NULL;
+  memset(s, 0, sizeof *s);
+  if ((t->npairs || t->has_near) && gpus > t->gpus_per_node)
+    return err_set(e, ERR_INPUT, "%s: the topology's %s describe %d GPUs per node, fewer than the %d asked for", t->path,
+                   t->npairs ? "pairs" : "nic_near lines", t->gpus_per_node, gpus);
+  if (nodes > 1 && !t->has_nic)
+    return err_set(e, ERR_INPUT, "%s: topology '%s' has no NIC ('nic none'), so it cannot span %d nodes", t->path,
+                   t->name, nodes);
+  s->gpus = gpus;
+  s->nodes = nodes;
+  if (gpus > 1 && t->npairs) {
+    *pair = calloc((size_t)gpus * (size_t)gpus, sizeof **pair);
+    if (!*pair) return err_set(e, ERR_NOMEM, "out of memory");
+    for (int u = 0; u < gpus; u++)
+      for (int v = 0; v < gpus; v++) (*pair)[u * gpus + v] = topo_pair_links(t, u, v) * link_Bps;
+    s->pair_Bps = *pair;
+  } else if (gpus > 1) {
+    s->gpu_Bps = link_Bps * t->intra_links;
+  }
+  if (nodes > 1) {
+    s->nics = t->nic_count;
+    s->nic_Bps = nic_Bps;
+    if (t->has_near) {
+      *near = malloc((size_t)t->nic_count * (size_t)gpus);
+      if (!*near) {
+        free(*pair);
+        *pair = NULL;
+        return err_set(e, ERR_NOMEM, "out of memory");
+      }
+      for (int k = 0; k < t->nic_count; k++)
+        for (int g = 0; g < gpus; g++) (*near)[k * gpus + g] = t->near[k][g];
+      s->near = *near;
+    }
+  }
+  return ERR_OK;
+}
+
+int channels_link_units(const topo_t *t, int gpus, int nodes, double *units, err_t *e) {
+  /* Several nodes: the NICs are the bottleneck the measurement sees; links inside a node are made
+   * wide enough never to limit a channel. */
+  double link = nodes > 1 ? 1e6 : 1.0;
+  channels_spec s;
+  double *pair;
+  unsigned char *near;
+  channels_t ch;
+  int rc = channels_spec_from_topo(t, gpus, nodes, link, 1.0, &s, &pair, &near, e);
+  if (!rc) rc = channels_search(&s, &ch, e);
+  if (!rc) {
+    *units = channels_bw_Bps(&ch);
+    channels_free(&ch);
+  }
+  free(pair);
+  free(near);
+  return rc;
+}
+
 int channels_next(const channels_t *ch, int nodes, int c, int rank) {
   int G = ch->gpus, node = rank / G, p = ch->pos[c * G + rank % G];
   const int *ord = ch->order + (size_t)c * G;

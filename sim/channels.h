@@ -20,6 +20,7 @@
 #define DDPSIM_CHANNELS_H
 
 #include "err.h"
+#include "topo.h"
 
 #define CHANNELS_MAX 16 /* channels per ring graph */
 
@@ -50,6 +51,20 @@ typedef struct {
  * all: no path through every GPU over the node's links (the message says so), or no NIC when nodes
  * > 1; ERR_NOMEM. The search is bounded; with 8 GPUs it is exhaustive. */
 int channels_search(const channels_spec *spec, channels_t *out, err_t *e);
+
+/* The spec for GPUs 0..gpus-1 of topology t's node on `nodes` nodes, every link of the intra class
+ * carrying link_Bps and every NIC nic_Bps per direction. *pair and *near are allocated for the
+ * spec (the caller frees both; NULL when the topology has no pair graph or no NIC placement).
+ * ERR_INPUT when the topology's pairs or nic_near lines describe fewer GPUs than asked for, or it
+ * has no NIC and nodes > 1; ERR_NOMEM. */
+int channels_spec_from_topo(const topo_t *t, int gpus, int nodes, double link_Bps, double nic_Bps, channels_spec *s,
+                            double **pair, unsigned char **near, err_t *e);
+
+/* How many links of the topology NCCL's channels span together, for `gpus` GPUs per node on
+ * `nodes` nodes: channels_bw_Bps with every intra link (one node) or every NIC (several nodes) of
+ * bandwidth 1. A ring all-reduce measured over those GPUs runs at this many links' bandwidth; what
+ * one link gives is the measured bandwidth divided by it (ddpcalib comm --topology). */
+int channels_link_units(const topo_t *t, int gpus, int nodes, double *units, err_t *e);
 
 /* The rank after `rank` on channel c, with ranks numbered node-major (rank = node * G + local). */
 int channels_next(const channels_t *ch, int nodes, int c, int rank);

@@ -479,45 +479,26 @@ static int net_build(const sim_config *c, int gpn, net_t *net, err_t *e) {
   const topo_t *t = c->topo;
   platform_spec *spec = &net->spec;
   int rc;
-  double bw, lat;
+  double link_bw = 0, nic_bw = 0, lat;
   spec->nodes = c->nodes;
   spec->gpus_per_node = gpn;
-  if ((t->npairs || t->has_near) && gpn > t->gpus_per_node)
-    return err_set(e, ERR_INPUT, "%s: the topology's %s describe %d GPUs per node, fewer than the %d asked for", t->path,
-                   t->npairs ? "pairs" : "nic_near lines", t->gpus_per_node, gpn);
   if (gpn > 1) {
-    if ((rc = profile_link(c->profile, t->intra_class, t->intra_bw_Bps, &bw, &lat, e))) return rc;
+    if ((rc = profile_link(c->profile, t->intra_class, t->intra_bw_Bps, &link_bw, &lat, e))) return rc;
     if ((rc = profile_hop_lat(c->profile, t->intra_class, "ring", "Simple", &lat, e))) return rc;
-    if (t->npairs) {
-      net->pair_Bps = calloc((size_t)gpn * (size_t)gpn, sizeof *net->pair_Bps);
-      if (!net->pair_Bps) return err_set(e, ERR_NOMEM, "out of memory");
-      for (int u = 0; u < gpn; u++)
-        for (int v = 0; v < gpn; v++) net->pair_Bps[u * gpn + v] = topo_pair_links(t, u, v) * bw;
-      spec->pair_Bps = net->pair_Bps;
-    } else {
-      spec->gpu_Bps = bw * t->intra_links;
-    }
     spec->intra_lat_s = lat;
   }
-  if (c->nodes > 1) {
-    if (!t->has_nic)
-      return err_set(e, ERR_INPUT, "%s: topology '%s' has no NIC ('nic none'), so it cannot span %d nodes", t->path,
-                     t->name, c->nodes);
-    if ((rc = profile_link(c->profile, t->nic_class, t->nic_bw_Bps, &bw, &lat, e))) return rc;
+  if (c->nodes > 1 && t->has_nic) {
+    if ((rc = profile_link(c->profile, t->nic_class, t->nic_bw_Bps, &nic_bw, &lat, e))) return rc;
     if ((rc = profile_hop_lat(c->profile, t->nic_class, "ring", "Simple", &lat, e))) return rc;
-    spec->nics = t->nic_count;
-    spec->nic_Bps = bw;
     spec->nic_lat_s = lat;
     spec->backbone_bw_Bps = t->switch_bw_Bps;
-    if (t->has_near) {
-      net->near = malloc((size_t)t->nic_count * (size_t)gpn);
-      if (!net->near) return err_set(e, ERR_NOMEM, "out of memory");
-      for (int k = 0; k < t->nic_count; k++)
-        for (int g = 0; g < gpn; g++) net->near[k * gpn + g] = t->near[k][g];
-    }
   }
-  channels_spec cs = {.gpus = gpn, .nodes = c->nodes, .pair_Bps = spec->pair_Bps, .gpu_Bps = spec->gpu_Bps,
-                      .nics = spec->nics, .nic_Bps = spec->nic_Bps, .near = net->near};
+  channels_spec cs;
+  if ((rc = channels_spec_from_topo(t, gpn, c->nodes, link_bw, nic_bw, &cs, &net->pair_Bps, &net->near, e))) return rc;
+  spec->pair_Bps = cs.pair_Bps;
+  spec->gpu_Bps = cs.gpu_Bps;
+  spec->nics = cs.nics;
+  spec->nic_Bps = cs.nic_Bps;
   err_t ce;
   if ((rc = channels_search(&cs, &net->ch, &ce))) return err_set(e, rc, "%s: %s", t->path, ce.msg);
   spec->ch = &net->ch;

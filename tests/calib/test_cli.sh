@@ -143,6 +143,21 @@ for key in lat_s bw_Bps regimes rms_rel_resid times_s command date host librarie
 done
 ls comm.json.tmp.* >/dev/null 2>&1 && bad "comm: a temporary file was left behind" || ok "comm: no temporary file left"
 
+# --topology: the ring over 2 ranks of a node whose GPUs drive 2 links each spans 2 links, so the
+# profile's bw_Bps (one link's) is the ring's bandwidth / 2, and says so.
+printf 'ddpsim-topology 1\nname box2\ngpus_per_node 2\nintra shm links=2 bw=10GBps\nnic none\n' >box2.topo
+expect 0 "spans 2 shm link" "comm --topology: the ring spans the topology's links" -- \
+  "${mpirun[@]}" "$calib" comm --backend mpi -b 64K -e 1M -f 4 -n 3 -w 1 --topology box2.topo -o span.json
+ring=$(grep -o '"ring_bw_Bps":[^,]*' span.json | cut -d: -f2) per=$(grep -o '"bw_Bps":[^,]*' span.json | head -1 | cut -d: -f2)
+units=$(grep -o '"link_units":[^,]*' span.json | cut -d: -f2)
+awk -v r="$ring" -v p="$per" -v u="$units" 'BEGIN { exit !(u == 2 && r > 0 && (p * 2 - r) ^ 2 < (1e-9 * r) ^ 2) }' &&
+  ok "comm --topology: bw_Bps $per = ring_bw_Bps $ring / link_units $units" || bad "comm --topology: bw_Bps $per, ring $ring, units $units"
+grep -q "over the 2 links" span.json && ok "comm --topology: the source says what was divided" || bad "comm --topology: source silent"
+expect 2 "topology's 'shm'" "comm --topology with another --link-class" -- \
+  "${mpirun[@]}" "$calib" comm --backend mpi -b 8 -e 64 --topology box2.topo --link-class nvlink
+expect 2 "unknown topology 'nosuch'" "comm --topology naming nothing" -- \
+  "${mpirun[@]}" "$calib" comm --backend mpi -b 8 -e 64 --topology nosuch
+
 mkdir -p adir
 expect 1 "adir: cannot rename" "comm: -o naming a directory fails at the write" -- \
   "${mpirun[@]}" "$calib" comm --backend mpi -b 8 -e 64K -f 8 -n 3 -w 1 -o adir

@@ -121,7 +121,7 @@ static int write_profile(const char *path, const char *cls, const nccltune_setup
   cJSON *doc = profilew_new("synthetic-nccl", &p);
   int rc = doc ? CERR_OK : cerr_set(e, CERR_NOMEM, "out of memory");
   if (!rc) rc = fit_ring(bytes, times[0][2], N, s->nranks, NULL, &fit, e);
-  if (!rc) rc = record_comm(doc, cls, &b, &cfg, &res[0][2], &fit, e);
+  if (!rc) rc = record_comm(doc, cls, &b, &cfg, &res[0][2], &fit, 1, NULL, e);
   if (!rc)
     rc = record_nccl(doc, cls, "assumed: NCCL tuning.cc hwLat (test_calib_nccltune)", s, r, &cfg,
                      (const commbench_result(*)[3])res, e);

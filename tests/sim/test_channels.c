@@ -26,17 +26,14 @@ static topo_t *bundled(const char *name) {
 /* Channels for the first G GPUs of t on `nodes` nodes; checks that they are permutations, that no
  * directed link carries more than its capacity, and that rings enter and leave near their NIC. */
 static int channels_for(const topo_t *t, int G, int nodes, channels_t *ch) {
-  double *pair = calloc((size_t)G * G, sizeof *pair);
-  unsigned char *near = malloc((size_t)t->nic_count * G);
-  for (int u = 0; u < G; u++)
-    for (int v = 0; v < G; v++) pair[u * G + v] = topo_pair_links(t, u, v) * LANE;
-  for (int k = 0; k < t->nic_count; k++)
-    for (int g = 0; g < G; g++) near[k * G + g] = t->has_near ? t->near[k][g] : 1;
-  channels_spec s = {.gpus = G, .nodes = nodes, .pair_Bps = pair, .nics = t->nic_count, .nic_Bps = NIC, .near = near};
+  channels_spec s;
+  double *pair;
+  unsigned char *near;
   err_t e;
-  int rc = channels_search(&s, ch, &e);
+  int rc = channels_spec_from_topo(t, G, nodes, LANE, NIC, &s, &pair, &near, &e);
+  if (!rc) rc = channels_search(&s, ch, &e);
   if (rc) {
-    printf("      channels_search: %s\n", e.msg);
+    printf("      channels: %s\n", e.msg);
     free(pair);
     free(near);
     return rc;
@@ -50,10 +47,10 @@ static int channels_for(const topo_t *t, int G, int nodes, channels_t *ch) {
     for (int g = 0; g < G; g++) perm &= seen[g] == 1;
     for (int p = 0; p + 1 < G; p++) used[o[p] * G + o[p + 1]] += ch->speed_Bps;
     if (nodes == 1 && G > 1) used[o[G - 1] * G + o[0]] += ch->speed_Bps;
-    if (nodes > 1) near_ok &= near[ch->nic[c] * G + o[0]] && near[ch->nic[c] * G + o[G - 1]];
+    if (nodes > 1 && near) near_ok &= near[ch->nic[c] * G + o[0]] && near[ch->nic[c] * G + o[G - 1]];
   }
   int fits = 1;
-  for (int i = 0; i < G * G; i++) fits &= used[i] <= pair[i] * (1 + 1e-12);
+  for (int i = 0; i < G * G; i++) fits &= used[i] <= (pair ? pair[i] : 0) * (1 + 1e-12);
   CHECK(perm, "%s, %d GPUs x %d nodes: every channel visits every GPU once", t->name, G, nodes);
   CHECK(fits, "%s, %d GPUs x %d nodes: no link carries more than its links' bandwidth", t->name, G, nodes);
   if (nodes > 1) CHECK(near_ok, "%s, %d GPUs x %d nodes: channels enter and leave at GPUs near their NIC", t->name, G, nodes);
@@ -127,6 +124,20 @@ int main(void) {
   expect(p100, 8, 1, 4, LANE, 0, "two Hamiltonian cycles of the cube-mesh, each way");
   expect(p100, 4, 1, 6, LANE / 2, 0,
          "a quad: 3 links per GPU, but only 2 disjoint directed rings exist, so 6 rings at half a link");
+
+  /* How many links a measured ring all-reduce spans (what ddpcalib comm --topology divides by). */
+  struct {
+    const topo_t *t;
+    int G, nodes;
+    double want;
+  } units[] = {{v100, 8, 1, 6}, {v100, 4, 1, 4}, {v100, 2, 1, 1}, {p100, 4, 1, 3}, {v100, 8, 2, 4}, {v100, 2, 2, 1}};
+  for (size_t i = 0; i < sizeof units / sizeof *units; i++) {
+    double got = -1;
+    err_t e;
+    int rc = channels_link_units(units[i].t, units[i].G, units[i].nodes, &got, &e);
+    CHECK(rc == 0 && check_close(units[i].want, got, 0, 1e-12), "%s, %d GPUs x %d nodes: a ring spans %g %s (want %g)",
+          units[i].t->name, units[i].G, units[i].nodes, got, units[i].nodes > 1 ? "NICs" : "links", units[i].want);
+  }
 
   /* Simulated: channels split the bytes evenly and share links max-min; the all-reduce gets their
    * summed bandwidth. S is a multiple of 4 x n x channels, so every message is whole bytes. */
