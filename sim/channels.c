@@ -11,8 +11,8 @@ typedef struct {
   const channels_spec *s;
   int G;
   double speed;
-  double *rem_pair;           /* (G x G) graph nodes: what is left of each directed link */
-  double *rem_up, *rem_down;  /* (G) switched nodes */
+  double *rem_pair;           /* (G x G) what is left of each directed link (pair graphs only:
+                                 switched nodes need no search) */
   double rem_nic[64];
   int *cur;                   /* (CHANNELS_MAX x G) the channels being built */
   int cur_nic[CHANNELS_MAX];
@@ -29,19 +29,9 @@ static int is_near(const channels_spec *s, int k, int g) { return !s->near || s-
 
 static int fits(double rem, double want) { return rem >= want * (1 - TOL); }
 
-static int edge_ok(const search_state *st, int u, int v) {
-  if (st->rem_pair) return fits(st->rem_pair[u * st->G + v], st->speed);
-  return fits(st->rem_up[u], st->speed) && fits(st->rem_down[v], st->speed);
-}
+static int edge_ok(const search_state *st, int u, int v) { return fits(st->rem_pair[u * st->G + v], st->speed); }
 
-static void edge_take(search_state *st, int u, int v, double amount) {
-  if (st->rem_pair) {
-    st->rem_pair[u * st->G + v] -= amount;
-  } else {
-    st->rem_up[u] -= amount;
-    st->rem_down[v] -= amount;
-  }
-}
+static void edge_take(search_state *st, int u, int v, double amount) { st->rem_pair[u * st->G + v] -= amount; }
 
 static void set_search(search_state *st, int depth);
 
@@ -244,11 +234,7 @@ int channels_search(const channels_spec *s, channels_t *out, err_t *e) {
   st.visited = calloc(cells, 1);
   out->order = calloc(cells, sizeof *out->order);
   if (s->pair_Bps) st.rem_pair = malloc((size_t)G * G * sizeof *st.rem_pair);
-  else {
-    st.rem_up = malloc((size_t)G * sizeof *st.rem_up);
-    st.rem_down = malloc((size_t)G * sizeof *st.rem_down);
-  }
-  int ok = st.cur && st.best && st.visited && out->order && (s->pair_Bps ? st.rem_pair != NULL : st.rem_up && st.rem_down);
+  int ok = st.cur && st.best && st.visited && out->order && (!s->pair_Bps || st.rem_pair);
   double best_total = 0;
   for (int i = 0; ok && i < nc; i++) {
     double speed = cand[i];
@@ -284,8 +270,6 @@ int channels_search(const channels_spec *s, channels_t *out, err_t *e) {
   free(st.best);
   free(st.visited);
   free(st.rem_pair);
-  free(st.rem_up);
-  free(st.rem_down);
   if (!ok) goto nomem;
   if (out->count == 0) {
     channels_free(out);
