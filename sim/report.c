@@ -100,6 +100,7 @@ cJSON *report_predict_json(const sim_config *c, const predict_result *p) {
     cJSON_AddNumberToObject(links, "channels", r->channels);
     cJSON_AddNumberToObject(links, "channel_bw_Bps", r->channel_bw_Bps);
     cJSON_AddNumberToObject(links, "nics_used", r->nics_used);
+    cJSON_AddBoolToObject(links, "channel_search_exhausted", r->channels_exhausted);
   }
   cJSON *bs = cJSON_AddArrayToObject(o, "buckets");
   for (int b = 0; bs && b < r->plan.n; b++) {
@@ -181,6 +182,8 @@ char *report_predict_table(const sim_config *c, const predict_result *p) {
     strbuf_printf(&s, "%-24s %14d     x %.2f GB/s", "NCCL channels", r->channels, r->channel_bw_Bps / 1e9);
     if (r->nics_used) strbuf_printf(&s, "   (through %d NIC%s per node)", r->nics_used, r->nics_used > 1 ? "s" : "");
     strbuf_printf(&s, "\n");
+    if (r->channels_exhausted)
+      strbuf_printf(&s, "# note: the channel search stopped at its step budget: NCCL may find more bandwidth\n");
   }
   if (r->extrapolated_ops) strbuf_printf(&s, "# note: %d op cost(s) extrapolated outside the profile's measured range\n", r->extrapolated_ops);
   strbuf_printf(&s, "#\n# %-4s %12s %9s %12s %12s %12s %12s  %s\n", "bkt", "bytes", "params", "ready_s", "start_s", "end_s", "wait_s",

@@ -658,6 +658,7 @@ int sim_run(const sim_config *c, sim_result *r, err_t *e) {
   r->channels = net.ch.count;
   r->channel_bw_Bps = net.ch.speed_Bps;
   r->nics_used = net.ch.nics_used;
+  r->channels_exhausted = net.ch.exhausted;
 
   /* NCCL: which algorithms and protocols may run. Step fidelity simulates ring/Simple messages. */
   nccl_model nm;

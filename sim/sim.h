@@ -104,6 +104,7 @@ typedef struct {
   int channels;            /* NCCL's rings, each carrying an equal share of every all-reduce */
   double channel_bw_Bps;   /* each channel's bandwidth (NCCL's per-channel speed) */
   int nics_used;           /* NICs per node the channels cross (0 on one node) */
+  int channels_exhausted;  /* the channel search stopped at its step budget: a better set may exist */
   double intra_bw_Bps, intra_lat_s, nic_bw_Bps, nic_lat_s; /* effective, as simulated: the
                               channels' bandwidth together (0 where not crossed), one hop */
   bucket_plan plan;        /* reduction order (owned; freed by sim_result_free) */
