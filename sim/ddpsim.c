@@ -39,6 +39,8 @@ static void usage_main(FILE *f) {
           "commands:\n"
           "  predict    throughput, scaling efficiency and time breakdown for one configuration\n"
           "  sweep      predictions over lists of node counts, bucket caps and topologies\n"
+          "  recommend  the bucket cap to use, from a sweep of caps for one configuration\n"
+          "  trace      the simulated iteration as a Chrome trace (timeline)\n"
           "  buckets    DDP's gradient bucket assignment for a model\n"
           "  genmodel   write a model file (mlstm) from its sizes\n"
           "  validate   predictions against a real data-parallel run on this machine (ddpcalib train)\n"
@@ -106,6 +108,34 @@ static void usage_sweep(FILE *f) {
           "\n"
           "%s"
           "  --csv                comma-separated output with a header line\n",
+          common_help);
+}
+
+#define RECOMMEND_CAPS "0.5,1,2,5,10,25,50,100,200"
+
+static void usage_recommend(FILE *f) {
+  fprintf(f,
+          "usage: ddpsim recommend [--nodes N] [--bucket-cap-mb LIST] [options] [--json]\n"
+          "\n"
+          "Simulates one configuration at every bucket cap of LIST (default %s MB;\n"
+          "PyTorch's default 25 MB is always included) and recommends the fastest: its gain over the\n"
+          "default and the caps within 1%% of it.\n"
+          "\n"
+          "%s"
+          "  --json               one JSON object: caps, recommended_bucket_cap_mb, gain_over_default\n",
+          RECOMMEND_CAPS, common_help);
+}
+
+static void usage_trace(FILE *f) {
+  fprintf(f,
+          "usage: ddpsim trace -o FILE [--nodes N] [--bucket-cap-mb X] [options]\n"
+          "\n"
+          "Writes the reported iteration of rank 0 (compute and communication streams, every bucket) as\n"
+          "a Chrome trace to FILE, atomically (chrome://tracing or ui.perfetto.dev): `predict --trace FILE`\n"
+          "without the report.\n"
+          "\n"
+          "%s"
+          "  -o, --output FILE    the trace file (required)\n",
           common_help);
 }
 
@@ -195,6 +225,7 @@ static int split_list(char *s, char **items, int max) {
 typedef struct {
   const char *model, *topology, *profile, *trace;
   char *nodes, *cap; /* lists for sweep */
+  int cap_given;      /* --bucket-cap-mb was on the command line */
   int gpus_per_node, iterations, rebuilt, json, csv, no_sync, static_graph, bucket_view;
   double jitter_cv;
   unsigned long seed;
@@ -278,7 +309,7 @@ static int parse_opts(int argc, char **argv, const int *allowed, void (*usage)(F
     case O_TOPO: o->topology = optarg; break;
     case O_PROFILE: o->profile = optarg; break;
     case O_NODES: o->nodes = optarg; break;
-    case O_CAP: o->cap = optarg; break;
+    case O_CAP: o->cap = optarg, o->cap_given = 1; break;
     case O_GPN:
       if (parse_int_range(optarg, 1, 4096, &o->gpus_per_node))
         return misuse(usage, "--gpus-per-node must be an integer from 1 to 4096, got '%s'", optarg);
@@ -481,16 +512,17 @@ static int emit_json(cJSON *j) {
   return emit_text(t);
 }
 
-static int cmd_predict(int argc, char **argv) {
+/* predict, or (trace_only) trace: the same options, the trace written and no report printed. */
+static int run_predict(int argc, char **argv, void (*usage)(FILE *), int trace_only) {
   int allowed[64];
-  sim_opts_and((const int[]){O_JSON, O_TRACE, 0}, allowed);
+  sim_opts_and(trace_only ? (const int[]){O_TRACE, 0} : (const int[]){O_JSON, O_TRACE, 0}, allowed);
   opts o;
-  int rc = parse_opts(argc, argv, allowed, usage_predict, &o);
+  int rc = parse_opts(argc, argv, allowed, usage, &o);
   if (rc) return rc == 1 ? 0 : rc;
   int nodes;
   double cap;
-  if (parse_int(o.nodes, &nodes) || nodes < 1) return misuse(usage_predict, "--nodes must be a positive integer, got '%s'", o.nodes);
-  if (parse_pos_double(o.cap, &cap)) return misuse(usage_predict, "--bucket-cap-mb must be a positive number, got '%s'", o.cap);
+  if (parse_int(o.nodes, &nodes) || nodes < 1) return misuse(usage, "--nodes must be a positive integer, got '%s'", o.nodes);
+  if (parse_pos_double(o.cap, &cap)) return misuse(usage, "--bucket-cap-mb must be a positive number, got '%s'", o.cap);
   inputs in = {0};
   err_t e;
   if ((rc = load_model(o.model, &in.model, &e)) || (rc = load_topo(o.topology, &in.topo, &e)) ||
@@ -516,7 +548,10 @@ static int cmd_predict(int argc, char **argv) {
     else if (write_atomic(o.trace, text, &e)) status = fail(&e);
     free(text);
   }
-  if (status == 0) status = o.json ? emit_json(report_predict_json(&c, &p)) : emit_text(report_predict_table(&c, &p));
+  if (status == 0 && !trace_only)
+    status = o.json ? emit_json(report_predict_json(&c, &p)) : emit_text(report_predict_table(&c, &p));
+  else if (status == 0)
+    printf("wrote %s\n", o.trace);
   predict_result_free(&p);
   inputs_free(&in);
   return status;
@@ -577,6 +612,94 @@ fail:
   for (int t = 0; t < nt; t++) topo_destroy(topos[t]);
   inputs_free(&in);
   return fail(&e);
+}
+
+static int cmd_predict(int argc, char **argv) { return run_predict(argc, argv, usage_predict, 0); }
+
+static int cmp_double_asc(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static int cmd_recommend(int argc, char **argv) {
+  int allowed[64];
+  sim_opts_and((const int[]){O_JSON, 0}, allowed);
+  opts o;
+  int rc = parse_opts(argc, argv, allowed, usage_recommend, &o);
+  if (rc) return rc == 1 ? 0 : rc;
+  int nodes;
+  if (parse_int(o.nodes, &nodes) || nodes < 1) return misuse(usage_recommend, "--nodes must be a positive integer, got '%s'", o.nodes);
+  char caps_buf[1024];
+  char *cap_s[MAX_LIST];
+  snprintf(caps_buf, sizeof caps_buf, "%s", o.cap_given ? o.cap : RECOMMEND_CAPS);
+  int nc = split_list(caps_buf, cap_s, MAX_LIST - 1);
+  if (nc < 1) return misuse(usage_recommend, "--bucket-cap-mb: 1 to %d comma-separated caps", MAX_LIST - 1);
+  double caps[MAX_LIST], iter_s[MAX_LIST];
+  int have_default = 0;
+  for (int i = 0; i < nc; i++) {
+    if (parse_pos_double(cap_s[i], &caps[i])) return misuse(usage_recommend, "--bucket-cap-mb: '%s' is not a positive number", cap_s[i]);
+    for (int j = 0; j < i; j++)
+      if (caps[j] == caps[i]) return misuse(usage_recommend, "--bucket-cap-mb: %g is listed twice", caps[i]);
+    have_default |= caps[i] == 25.0;
+  }
+  if (!have_default) caps[nc++] = 25.0;
+  qsort(caps, (size_t)nc, sizeof *caps, cmp_double_asc);
+  inputs in = {0};
+  err_t e;
+  if ((rc = load_model(o.model, &in.model, &e)) || (rc = load_topo(o.topology, &in.topo, &e)) ||
+      (rc = load_profile(o.profile, &in.profile, &e))) {
+    inputs_free(&in);
+    return fail(&e);
+  }
+  sim_config c;
+  for (int i = 0; i < nc; i++) {
+    config_from(&o, &in, &c);
+    c.nodes = nodes;
+    c.bucket_cap_mb = caps[i];
+    predict_result p;
+    if ((rc = predict_run(&c, &p, &e))) {
+      inputs_free(&in);
+      return fail(&e);
+    }
+    iter_s[i] = p.sim.iteration_s;
+    predict_result_free(&p);
+  }
+  int status = o.json ? emit_json(report_recommend_json(&c, caps, iter_s, nc, 25.0))
+                      : emit_text(report_recommend_table(&c, caps, iter_s, nc, 25.0));
+  inputs_free(&in);
+  return status;
+}
+
+static int cmd_trace(int argc, char **argv) {
+  /* `predict --trace FILE` without the report: -o/--output names the file. */
+  char **args = malloc(((size_t)argc + 1) * sizeof *args);
+  if (!args) return fail(&(err_t){"out of memory"});
+  int n = 0, have_out = 0;
+  for (int i = 0; i < argc; i++) {
+    if (i > 0 && (strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0)) {
+      args[n++] = "--trace";
+      have_out = 1;
+    } else if (i > 0 && strncmp(argv[i], "--output=", 9) == 0) {
+      static char buf[4096];
+      snprintf(buf, sizeof buf, "--trace=%s", argv[i] + 9);
+      args[n++] = buf;
+      have_out = 1;
+    } else if (i > 0 && (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)) {
+      free(args);
+      usage_trace(stdout);
+      return 0;
+    } else {
+      args[n++] = argv[i];
+    }
+  }
+  args[n] = NULL;
+  if (!have_out) {
+    free(args);
+    return misuse(usage_trace, "%s", "-o FILE is required");
+  }
+  int rc = run_predict(n, args, usage_trace, 1);
+  free(args);
+  return rc;
 }
 
 static int cmd_buckets(int argc, char **argv) {
@@ -734,9 +857,11 @@ int main(int argc, char **argv) {
   }
   if (strcmp(cmd, "predict") == 0) return cmd_predict(argc - 1, argv + 1);
   if (strcmp(cmd, "sweep") == 0) return cmd_sweep(argc - 1, argv + 1);
+  if (strcmp(cmd, "recommend") == 0) return cmd_recommend(argc - 1, argv + 1);
+  if (strcmp(cmd, "trace") == 0) return cmd_trace(argc - 1, argv + 1);
   if (strcmp(cmd, "buckets") == 0) return cmd_buckets(argc - 1, argv + 1);
   if (strcmp(cmd, "genmodel") == 0) return cmd_genmodel(argc - 1, argv + 1);
   if (strcmp(cmd, "validate") == 0) return cmd_validate(argc - 1, argv + 1);
-  fprintf(stderr, "%s: unknown command '%s' (predict, sweep, buckets, genmodel; see --help)\n", prog, cmd);
+  fprintf(stderr, "%s: unknown command '%s' (predict, sweep, recommend, trace, buckets, genmodel, validate; see --help)\n", prog, cmd);
   return EXIT_MISUSE;
 }

@@ -25,7 +25,7 @@ expect() {
   check "ddpsim $* -> exit $got ($msg)" test "$got" -eq "$code" -a -n "$(grep -E -- "$pattern" "$tmp/err")"
 }
 
-for c in "" predict sweep buckets "genmodel"; do
+for c in "" predict sweep recommend trace buckets "genmodel"; do
   "$ddpsim" $c --help >"$tmp/out" 2>&1
   check "ddpsim $c --help exits 0 and prints usage" test $? -eq 0 -a -n "$(grep usage "$tmp/out")"
 done
@@ -46,6 +46,27 @@ check "predict --trace writes a Chrome trace with every bucket's all-reduce" gre
 check "... and the compute stream's phases" grep -q '"name":	"waiting for all-reduces"' "$tmp/trace.json"
 "$ddpsim" predict --trace "$tmp/nodir/t.json" >/dev/null 2>&1
 check "--trace into a missing directory fails with exit 1 and leaves nothing" test $? -eq 1 -a ! -e "$tmp/nodir/t.json"
+
+# trace: predict --trace without the report.
+"$ddpsim" trace -o "$tmp/trace2.json" --nodes 2 >"$tmp/out" 2>&1
+check "trace -o writes the same Chrome trace, and no report" \
+  test $? -eq 0 -a -n "$(grep '"name":	"all-reduce bucket 2"' "$tmp/trace2.json")" -a -z "$(grep chars/s "$tmp/out")"
+expect 2 "-o FILE is required" -- trace --nodes 2
+expect 2 "option '--json' does not apply here" -- trace -o "$tmp/t3.json" --json
+
+# recommend: the fastest cap of a sweep, with its gain over PyTorch's default 25 MB. ResNet-50 over
+# 10 GbE has a U-shaped sweep (tests/sim/test_scaling.sh): the recommendation is inside it.
+"$ddpsim" recommend --model resnet50 --nodes 4 --topology dgx1v-10gbe --json >"$tmp/rec.json" 2>"$tmp/err"
+rec=$(awk -F'[:,]' '/"recommended_bucket_cap_mb"/ { gsub(/[ \t]/, "", $2); print $2 }' "$tmp/rec.json")
+gain=$(awk -F'[:,]' '/"gain_over_default"/ { gsub(/[ \t]/, "", $2); print $2 }' "$tmp/rec.json")
+check "recommend: resnet50 on 4 x 8 GPUs over 10 GbE recommends $rec MB, between 1 and 25, gain $gain over 25 MB" \
+  awk -v r="$rec" -v g="$gain" 'BEGIN { exit !(r >= 1 && r < 25 && g > 0) }'
+"$ddpsim" recommend --bucket-cap-mb 5,50 >"$tmp/out" 2>&1
+check "recommend: caps that all tie keep the default (25 MB added to the list)" \
+  test $? -eq 0 -a -n "$(grep 'recommended bucket_cap_mb 25: .*(the default)' "$tmp/out")"
+expect 2 "listed twice" -- recommend --bucket-cap-mb 5,5
+expect 2 "not a positive number" -- recommend --bucket-cap-mb 5,x
+expect 2 "option '--csv' does not apply here" -- recommend --csv
 "$ddpsim" predict --framework dp --gpus-per-node 4 --json >"$tmp/dp.json"
 check "predict --framework dp reports DataParallel's phases" grep -q '"replicate_s":' "$tmp/dp.json"
 "$ddpsim" predict --nodes 4 --nccl-algo ring --nccl-proto simple --json >"$tmp/rs.json"
