@@ -81,7 +81,9 @@ static const char *common_help =
     "  --no-h2d             do not model the host-to-device copy of the batch\n"
     "  --framework ddp|dp   ddp: DistributedDataParallel (default); dp: DataParallel, one process with\n"
     "                       one thread per GPU whose kernel launches take turns under Python's GIL\n"
-    "  --host-launch-us X   host cost of one kernel launch (default: the profile's compute.host, or 0)\n";
+    "  --host-launch-us X   host cost of one kernel launch (default: the profile's compute.host, or 0)\n"
+    "  --dp-backward-gil    dp: backward's launches take turns under the GIL too (autograd functions\n"
+    "                       written in Python, as in PyTorch before 0.4; default: C++ threads)\n";
 
 static void usage_predict(FILE *f) {
   fprintf(f,
@@ -233,6 +235,7 @@ typedef struct {
   int workers, pin, nonblocking, prefetch, no_h2d;
   sim_framework framework;
   double host_launch_us;
+  int dp_backward_gil;
   double load_ms;
   sim_comm_hook hook;
   long batch;
@@ -245,7 +248,7 @@ typedef struct {
 enum {
   O_MODEL = 256, O_TOPO, O_PROFILE, O_NODES, O_GPN, O_BATCH, O_CAP, O_FIRST, O_PREC, O_MODE, O_FID,
   O_ITER, O_REBUILT, O_JSON, O_CSV, O_HELP, O_NOSYNC, O_HOOK, O_JITTER, O_SEED, O_ALGO, O_PROTO,
-  O_WORKERS, O_LOAD, O_PIN, O_NONBLOCK, O_PREFETCH, O_NOH2D, O_FRAMEWORK, O_HOSTLAUNCH, O_STATIC, O_VIEW, O_TRACE
+  O_WORKERS, O_LOAD, O_PIN, O_NONBLOCK, O_PREFETCH, O_NOH2D, O_FRAMEWORK, O_HOSTLAUNCH, O_STATIC, O_VIEW, O_TRACE, O_DPGIL
 };
 
 static const struct option long_opts[] = {
@@ -266,6 +269,7 @@ static const struct option long_opts[] = {
     {"pin-memory", no_argument, 0, O_PIN},        {"non-blocking", no_argument, 0, O_NONBLOCK},
     {"prefetch", no_argument, 0, O_PREFETCH},     {"no-h2d", no_argument, 0, O_NOH2D},
     {"framework", required_argument, 0, O_FRAMEWORK}, {"host-launch-us", required_argument, 0, O_HOSTLAUNCH},
+    {"dp-backward-gil", no_argument, 0, O_DPGIL},
     {0, 0, 0, 0}};
 
 /* Parses the options a command accepts (`allowed` lists their ids). Returns 0, 1 for --help, or
@@ -382,6 +386,7 @@ static int parse_opts(int argc, char **argv, const int *allowed, void (*usage)(F
       else if (strcmp(optarg, "dp") == 0) o->framework = SIM_FRAMEWORK_DP;
       else return misuse(usage, "--framework must be ddp or dp, got '%s'", optarg);
       break;
+    case O_DPGIL: o->dp_backward_gil = 1; break;
     case O_HOSTLAUNCH:
       if (parse_nonneg_double(optarg, &o->host_launch_us))
         return misuse(usage, "--host-launch-us must be a number >= 0, got '%s'", optarg);
@@ -460,6 +465,7 @@ static void config_from(const opts *o, const inputs *in, sim_config *c) {
   c->workers = o->workers;
   c->framework = o->framework;
   c->host_launch_s = o->host_launch_us < 0 ? -1 : o->host_launch_us * 1e-6;
+  c->dp_backward_gil = o->dp_backward_gil;
   c->load_s = o->load_ms * 1e-3;
   /* PyTorch: non_blocking only matters for pinned memory; a prefetcher copies pinned batches. */
   c->h2d = o->no_h2d ? SIM_H2D_OFF
@@ -473,7 +479,7 @@ static void config_from(const opts *o, const inputs *in, sim_config *c) {
 static const int sim_opts[] = {O_MODEL, O_TOPO, O_PROFILE, O_NODES, O_GPN, O_BATCH, O_CAP, O_FIRST, O_PREC,
                                O_MODE,  O_FID,  O_ITER,    O_REBUILT, O_NOSYNC, O_HOOK, O_JITTER, O_SEED, O_ALGO, O_PROTO,
                                O_WORKERS, O_LOAD, O_PIN, O_NONBLOCK, O_PREFETCH, O_NOH2D,
-                               O_FRAMEWORK, O_HOSTLAUNCH, O_STATIC, O_VIEW, 0};
+                               O_FRAMEWORK, O_HOSTLAUNCH, O_STATIC, O_VIEW, O_DPGIL, 0};
 
 /* The simulation options plus the 0-terminated `extra`, 0-terminated, into out (64 entries). */
 static const int *sim_opts_and(const int *extra, int *out) {

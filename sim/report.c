@@ -74,6 +74,7 @@ cJSON *report_predict_json(const sim_config *c, const predict_result *p) {
       cJSON_AddNumberToObject(dp, "replicate_s", r->dp_replicate_s);
       cJSON_AddNumberToObject(dp, "gather_s", r->dp_gather_s);
       cJSON_AddNumberToObject(dp, "reduce_s", r->dp_reduce_s);
+      cJSON_AddBoolToObject(dp, "backward_gil", c->dp_backward_gil);
     }
   }
   cJSON_AddNumberToObject(o, "loading_s", r->loading_s);

@@ -597,7 +597,9 @@ static int dp_run(const sim_config *c, const model_t *m, long batch, model_dtype
   for (int o = 0; o < m->nops; o++) {
     const model_op *op = &m->ops[o];
     double t;
-    int threads = op->phase == MODEL_PHASE_FORWARD ? G : 1;
+    /* Forward runs in G Python threads; backward in the autograd engine's device threads, which
+     * need the GIL only where the autograd functions are Python (dp_backward_gil). */
+    int threads = op->phase == MODEL_PHASE_FORWARD || (op->phase == MODEL_PHASE_BACKWARD && c->dp_backward_gil) ? G : 1;
     if ((rc = op_time_host(c, op, batch, prec, threads, &t, &r->extrapolated_ops, e))) return rc;
     if (op->phase == MODEL_PHASE_FORWARD) r->forward_s += t;
     else if (op->phase == MODEL_PHASE_BACKWARD) r->backward_s += t;
@@ -640,6 +642,8 @@ int sim_run(const sim_config *c, sim_result *r, err_t *e) {
   if (c->no_sync < 1 || c->no_sync > 1000) return err_set(e, ERR_INPUT, "no-sync cycle must be between 1 and 1000, got %d", c->no_sync);
   if (batch > 1L << 30) return err_set(e, ERR_INPUT, "batch %ld is too large", batch);
   int n = c->nodes * gpn;
+  if (c->dp_backward_gil && c->framework != SIM_FRAMEWORK_DP)
+    return err_set(e, ERR_INPUT, "a backward under the GIL is DataParallel's (framework dp), not DDP's");
   if (c->framework == SIM_FRAMEWORK_DP && c->nodes != 1)
     return err_set(e, ERR_INPUT, "DataParallel runs in one process: one node only, not %d", c->nodes);
 

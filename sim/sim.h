@@ -64,6 +64,8 @@ typedef struct {
                               cost per kernel launch */
   sim_framework framework; /* DDP (one process per GPU) or DataParallel (one process, one thread
                               per GPU, Python's GIL) */
+  int dp_backward_gil;     /* DataParallel: backward's launches take turns under the GIL too (autograd
+                              functions written in Python: PyTorch before 0.4) */
 } sim_config;
 
 typedef struct {

@@ -58,6 +58,14 @@ int main(void) {
     CHECK(check_close(sum, r.iteration_s, 0, 1e-12), "DP: nothing overlaps: iteration %.6g s is the sum", r.iteration_s);
     sim_result_free(&r);
   } else CHECK(0, "%s", e.msg);
+  /* PyTorch before 0.4: backward's autograd functions were Python, so backward takes turns too. */
+  c.dp_backward_gil = 1;
+  if (sim_run(&c, &r, &e) == 0) {
+    CHECK(check_close(2 * 3 * 5 * 1e-5, r.backward_s, 0, 1e-12) && check_close(2 * 3 * 7 * 1e-5, r.forward_s, 0, 1e-12),
+          "DP, backward under the GIL: backward %.6g s = 2 replicas x 3 x 5 x 10 us", r.backward_s);
+    sim_result_free(&r);
+  } else CHECK(0, "%s", e.msg);
+  c.dp_backward_gil = 0;
   /* Four replicas: four turns. */
   c.gpus_per_node = 4;
   if (sim_run(&c, &r, &e) == 0) {
@@ -77,6 +85,11 @@ int main(void) {
   c.nodes = 1;
   c.no_sync = 2;
   CHECK(sim_run(&c, &r, &e) == ERR_INPUT && strstr(e.msg, "no buckets, no_sync"), "DP with no_sync -> %s", e.msg);
+  c.no_sync = 1;
+  c.framework = SIM_FRAMEWORK_DDP;
+  c.dp_backward_gil = 1;
+  CHECK(sim_run(&c, &r, &e) == ERR_INPUT && strstr(e.msg, "framework dp"), "DDP with a backward under the GIL -> %s", e.msg);
+  c.dp_backward_gil = 0;
   /* Communication on the cores that compute (MPI between CPU processes): a bucket ready in the
    * middle of backward cannot overlap the rest of it. Backward: 2 ms, the gradient, 3 ms more;
    * the 4 MB all-reduce on 2 GPUs takes 2 x (2 us + 2 MB / 10 GB/s) = 0.404 ms. */
