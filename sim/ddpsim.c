@@ -83,7 +83,7 @@ static const char *common_help =
     "                       one thread per GPU whose kernel launches take turns under Python's GIL\n"
     "  --host-launch-us X   host cost of one kernel launch (default: the profile's compute.host, or 0)\n"
     "  --dp-backward-gil    dp: backward's launches take turns under the GIL too (autograd functions\n"
-    "                       written in Python, as in PyTorch before 0.4; default: C++ threads)\n";
+    "                       written in Python, as in 2017 PyTorch; default: C++ threads)\n";
 
 static void usage_predict(FILE *f) {
   fprintf(f,

@@ -65,7 +65,7 @@ typedef struct {
   sim_framework framework; /* DDP (one process per GPU) or DataParallel (one process, one thread
                               per GPU, Python's GIL) */
   int dp_backward_gil;     /* DataParallel: backward's launches take turns under the GIL too (autograd
-                              functions written in Python: PyTorch before 0.4) */
+                              functions written in Python: 2017 PyTorch, pytorch#3275) */
 } sim_config;
 
 typedef struct {

@@ -58,7 +58,7 @@ int main(void) {
     CHECK(check_close(sum, r.iteration_s, 0, 1e-12), "DP: nothing overlaps: iteration %.6g s is the sum", r.iteration_s);
     sim_result_free(&r);
   } else CHECK(0, "%s", e.msg);
-  /* PyTorch before 0.4: backward's autograd functions were Python, so backward takes turns too. */
+  /* 2017 PyTorch: backward's autograd functions were largely Python, so backward takes turns too. */
   c.dp_backward_gil = 1;
   if (sim_run(&c, &r, &e) == 0) {
     CHECK(check_close(2 * 3 * 5 * 1e-5, r.backward_s, 0, 1e-12) && check_close(2 * 3 * 7 * 1e-5, r.forward_s, 0, 1e-12),
