@@ -255,6 +255,11 @@ static int check_algo_table(const cJSON *o, const char *file, const char *path, 
   const cJSON *a;
   cJSON_ArrayForEach(a, o) {
     if (strcmp(a->string, "source") == 0) continue;
+    if (is_nccl && strcmp(a->string, "tuning_model") == 0) {
+      if (!cJSON_IsString(a) || strcmp(a->valuestring, "nccl-2.7") != 0)
+        return cerr_set(e, CERR_INPUT, "%s: %s.tuning_model must be \"nccl-2.7\"", file, path);
+      continue;
+    }
     char ap[256];
     snprintf(ap, sizeof ap, "%s.%s", path, a->string);
     if (strcmp(a->string, algos[0]) != 0 && strcmp(a->string, algos[1]) != 0)

@@ -34,9 +34,11 @@ static int parse_list(const char *s, const char *const *names, int count, unsign
 int nccl_parse_algos(const char *s, unsigned *mask) { return parse_list(s, algo_names, NCCL_NALGO, mask); }
 int nccl_parse_protos(const char *s, unsigned *mask) { return parse_list(s, proto_names, NCCL_NPROTO, mask); }
 
-int nccl_model_init(nccl_model *m, const profile_t *p, const topo_t *t, int nodes, int gpus_per_node,
+int nccl_model_init(nccl_model *m, const profile_t *p, const topo_t *t, int nodes, int gpus_per_node, int channels,
                     double intra_bw_Bps, double nic_bw_Bps, err_t *e) {
   memset(m, 0, sizeof *m);
+  m->channels = channels > 0 ? channels : 1;
+  m->refine = profile_nccl_tuning_model(p);
   m->nodes = nodes;
   m->gpus_per_node = gpus_per_node;
   m->n = nodes * gpus_per_node;
@@ -57,10 +59,42 @@ int nccl_model_init(nccl_model *m, const profile_t *p, const topo_t *t, int node
 }
 
 /* log2 rounded down, as NCCL's log2i. */
-static int log2i(int v) {
+static int log2i(long v) {
   int l = 0;
   while (v >>= 1) l++;
   return l;
+}
+
+/* NCCL 2.7's tuning.cc constants (Volta and Pascal). */
+#define LL128_MAX_BW_PER_CH_Bps 16.7e9 /* ll128MaxBwPerCh, all-reduce */
+static const double tree_correction[NCCL_NPROTO][22] = {
+    /* powers of two of S / 64 B, 64 B to 128 MB: trees fall short of the model at medium sizes */
+    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0},  /* LL */
+    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .5, .6, .6, .7, .7, .8, .9, .9, 1.0}, /* LL128 */
+    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .5, .5, .6, .6, .7, .8, .9}};     /* Simple */
+
+/* The bus bandwidth factor f (of C bw) NCCL 2.7 reaches for algorithm a, protocol q, with the
+ * profile's factor f0, and its latency adjustments (nccl.h). */
+static double refined_factor(const nccl_model *m, int a, int q, double bytes, double f0) {
+  double bw = m->bw_Bps, f = f0, cap = INFINITY;
+  int C = m->channels;
+  if (a == NCCL_ALGO_RING && q == NCCL_PROTO_LL128) {
+    if (m->gpus_per_node < 2) f *= 0.7 / 0.92; /* sending and receiving through the NIC at one GPU */
+    cap = LL128_MAX_BW_PER_CH_Bps * C;
+  }
+  if (a == NCCL_ALGO_TREE) {
+    double max_tree = m->nodes > 2 ? 80e9 : 110e9;
+    if (q == NCCL_PROTO_SIMPLE) cap = max_tree;
+    if (q == NCCL_PROTO_LL) cap = max_tree / 3.8;
+    if (q == NCCL_PROTO_LL128) {
+      if (m->nodes == 1) f *= (7.0 / 9.0) / 0.915;
+      cap = fmin(max_tree * (m->nodes == 1 ? 7.0 / 9.0 : 0.915), LL128_MAX_BW_PER_CH_Bps * C * 7.0 / 9.0);
+    }
+    int ls = log2i((long)bytes >> 6);
+    if (ls < 22) f *= tree_correction[q][ls], cap *= tree_correction[q][ls];
+  }
+  double bus = fmin(bw * f, cap);
+  return bus / bw;
 }
 
 int nccl_choose(const nccl_model *m, double bytes, unsigned algo_mask, unsigned proto_mask, nccl_choice *out,
@@ -71,17 +105,21 @@ int nccl_choose(const nccl_model *m, double bytes, unsigned algo_mask, unsigned 
     for (int q = 0; q < NCCL_NPROTO; q++) {
       if (!(proto_mask & (1u << q)) || !m->enabled[a][q]) continue;
       double lat, edge;
+      double f = m->refine && m->n > 1 ? refined_factor(m, a, q, bytes, m->bw_factor[a][q]) : m->bw_factor[a][q];
+      double hop_intra = m->hop_intra_s[a][q];
+      if (m->refine && m->nodes > 1 && q == NCCL_PROTO_LL) hop_intra *= 1.8;
       if (m->n <= 1) {
         lat = 0;
         edge = 0;
       } else if (a == NCCL_ALGO_RING) {
         int inter = 2 * (m->nodes - 1);
-        lat = m->base_lat_s[a][q] + (double)(2 * (m->n - 1) - inter) * m->hop_intra_s[a][q] + inter * m->hop_net_s[a][q];
-        edge = 2.0 * (m->n - 1) / m->n * bytes / m->bw_factor[a][q];
+        lat = m->base_lat_s[a][q] + (double)(2 * (m->n - 1) - inter) * hop_intra + inter * m->hop_net_s[a][q];
+        /* The ring "plateau": across nodes, from n/16 x 64 KiB up, Simple's latency is 1.9x. */
+        if (m->refine && q == NCCL_PROTO_SIMPLE && m->nodes > 1 && bytes >= m->n / 16.0 * 65536) lat *= 1.9;
+        edge = 2.0 * (m->n - 1) / m->n * bytes / f;
       } else {
-        lat = m->base_lat_s[a][q] +
-              2.0 * ((m->gpus_per_node - 1) * m->hop_intra_s[a][q] + log2i(m->nodes) * m->hop_net_s[a][q]);
-        edge = 2.0 * bytes / m->bw_factor[a][q];
+        lat = m->base_lat_s[a][q] + 2.0 * ((m->gpus_per_node - 1) * hop_intra + log2i(m->nodes) * m->hop_net_s[a][q]);
+        edge = 2.0 * bytes / f;
       }
       double t = lat + (m->n > 1 ? edge / m->bw_Bps : 0);
       if (!found || t < out->time_s) {

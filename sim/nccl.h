@@ -10,7 +10,16 @@
  * f the protocol's bandwidth factor, and base and hop latencies per algorithm and protocol
  * from the profile (comm.nccl and comm.links.<class>.hop_lat_s). NCCL runs the fastest enabled
  * combination; NCCL_ALGO / NCCL_PROTO restrict the choice. Without comm.nccl in the profile only
- * ring/Simple exists, with no base latency and the links' lat_s per hop. docs/simulation.md. */
+ * ring/Simple exists, with no base latency and the links' lat_s per hop.
+ *
+ * With comm.nccl.tuning_model "nccl-2.7", NCCL 2.7's refinements of that model apply too (its
+ * tuning.cc, for Volta and Pascal): the bus bandwidth f C bw is capped (ring LL128 at 16.7 GB/s per
+ * channel; tree at 110 GB/s on up to 2 nodes and 80 beyond, /3.8 for LL, x0.915 for LL128 and at
+ * 16.7 x 7/9 GB/s per channel); tree LL128 on one node runs at 7/9 instead of 0.915 and ring LL128
+ * with one GPU per node at 0.7 instead of 0.92 (the profile's factors being the general case);
+ * trees get NCCL's per-size correction factor (64 B to 128 MB); LL's intra-node hops cost 1.8x
+ * across nodes; and ring/Simple's latency is 1.9x across nodes from n x 4 KiB up (the "plateau").
+ * docs/simulation.md. */
 #ifndef DDPSIM_NCCL_H
 #define DDPSIM_NCCL_H
 
@@ -39,12 +48,14 @@ typedef struct {
   double base_lat_s[NCCL_NALGO][NCCL_NPROTO];
   double bw_factor[NCCL_NALGO][NCCL_NPROTO];
   double hop_intra_s[NCCL_NALGO][NCCL_NPROTO], hop_net_s[NCCL_NALGO][NCCL_NPROTO];
+  int channels;                        /* NCCL's channels (the per-channel caps) */
+  int refine;                          /* NCCL 2.7's refinements apply */
 } nccl_model;
 
-/* Builds the model for n = nodes x gpus_per_node ranks whose channels together carry intra_bw_Bps
- * inside a node and nic_bw_Bps between nodes (effective). ERR_INPUT if the profile lacks a link
- * class the topology uses. */
-int nccl_model_init(nccl_model *m, const profile_t *p, const topo_t *t, int nodes, int gpus_per_node,
+/* Builds the model for n = nodes x gpus_per_node ranks whose `channels` channels together carry
+ * intra_bw_Bps inside a node and nic_bw_Bps between nodes (effective). ERR_INPUT if the profile
+ * lacks a link class the topology uses. */
+int nccl_model_init(nccl_model *m, const profile_t *p, const topo_t *t, int nodes, int gpus_per_node, int channels,
                     double intra_bw_Bps, double nic_bw_Bps, err_t *e);
 
 typedef struct {
@@ -52,7 +63,8 @@ typedef struct {
   nccl_proto proto;
   double time_s;     /* NCCL's estimate on an idle network */
   double lat_s;      /* its latency part */
-  double edge_bytes; /* what each edge carries: 2(n-1)/n S / f (ring) or 2 S / f (tree) */
+  double edge_bytes; /* what each edge carries: 2(n-1)/n S / f (ring) or 2 S / f (tree), f the
+                        effective factor (with the refinements: bus bandwidth / (C bw)) */
 } nccl_choice;
 
 /* The fastest enabled combination within the masks for an all-reduce of `bytes`. ERR_INPUT when the

@@ -63,6 +63,7 @@ struct profile {
   } h2d[8];
   int nh2d;
   int has_nccl;                       /* comm.nccl present */
+  int nccl_tuning_model;              /* comm.nccl.tuning_model: 0 none, 1 "nccl-2.7" */
   int nccl_on[NALGO][NPROTO];
   double nccl_base_s[NALGO][NPROTO], nccl_bwf[NALGO][NPROTO];
 };
@@ -231,7 +232,7 @@ static int load_algo_table(const cJSON *o, const char *origin, const char *path,
       if (strcmp(a->string, algo_names[i]) == 0) ai = i;
     snprintf(where, sizeof where, "%s%s.%s", path, bwf ? "" : ".hop_lat_s", a->string);
     if (ai < 0) {
-      if (strcmp(a->string, "source") == 0) continue;
+      if (strcmp(a->string, "source") == 0 || (bwf && strcmp(a->string, "tuning_model") == 0)) continue;
       return err_set(e, ERR_INPUT, "%s: %s: unknown algorithm (ring, tree)", origin, where);
     }
     if (!cJSON_IsObject(a)) return err_set(e, ERR_INPUT, "%s: %s must be an object", origin, where);
@@ -432,6 +433,14 @@ int profile_parse(const char *text, const char *origin, profile_t **out, err_t *
   if (nccl) {
     p->has_nccl = 1;
     if ((rc = load_algo_table(nccl, origin, "comm.nccl", p->nccl_on, p->nccl_base_s, p->nccl_bwf, e))) goto fail;
+    const cJSON *tm = cJSON_GetObjectItemCaseSensitive(nccl, "tuning_model");
+    if (tm) {
+      if (!cJSON_IsString(tm) || strcmp(tm->valuestring, "nccl-2.7") != 0) {
+        rc = err_set(e, ERR_INPUT, "%s: comm.nccl.tuning_model must be \"nccl-2.7\" (the refinements ddpsim knows)", origin);
+        goto fail;
+      }
+      p->nccl_tuning_model = 1;
+    }
   }
   cJSON_Delete(root);
   *out = p;
@@ -559,6 +568,8 @@ int profile_nccl(const profile_t *p, const char *algo, const char *proto, int *e
   *bw_factor = p->nccl_bwf[a][q];
   return ERR_OK;
 }
+
+int profile_nccl_tuning_model(const profile_t *p) { return p->nccl_tuning_model; }
 
 int profile_hop_lat(const profile_t *p, const char *cls, const char *algo, const char *proto, double *lat_s, err_t *e) {
   int a = index_of(algo_names, NALGO, algo), q = index_of(proto_names, NPROTO, proto);

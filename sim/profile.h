@@ -51,6 +51,10 @@ int profile_link_shares_compute(const profile_t *p, const char *cls);
 /* NCCL's cost of one algorithm ("ring", "tree") and protocol ("LL", "LL128", "Simple"):
  * comm.nccl.<algo>.<proto> {base_lat_s, bw_factor}. *enabled is 0 where the profile lacks it;
  * without comm.nccl only ring/Simple is enabled, with base 0 and factor 1. */
+/* 1 when comm.nccl.tuning_model is "nccl-2.7": NCCL 2.7's refinements of its own tuning model apply
+ * (sim/nccl.h); 0 without it. */
+int profile_nccl_tuning_model(const profile_t *p);
+
 int profile_nccl(const profile_t *p, const char *algo, const char *proto, int *enabled, double *base_lat_s,
                  double *bw_factor, err_t *e);
 

@@ -666,7 +666,7 @@ int sim_run(const sim_config *c, sim_result *r, err_t *e) {
 
   /* NCCL: which algorithms and protocols may run. Step fidelity simulates ring/Simple messages. */
   nccl_model nm;
-  if ((rc = nccl_model_init(&nm, c->profile, c->topo, c->nodes, gpn, ring_bw, ring_bw, e))) goto done;
+  if ((rc = nccl_model_init(&nm, c->profile, c->topo, c->nodes, gpn, net.ch.count, ring_bw, ring_bw, e))) goto done;
   unsigned algos = c->nccl_algos ? c->nccl_algos : NCCL_ALL_ALGOS;
   unsigned protos = c->nccl_protos ? c->nccl_protos : NCCL_ALL_PROTOS;
   if (c->fidelity == SIM_FIDELITY_STEP) {

@@ -51,7 +51,7 @@ int main(void) {
   /* 4 nodes x 4 GPUs: bottleneck bw = min(3 x NVL, 2 x NIC) = 22.6 GB/s. */
   topo_t *t = topology(4);
   nccl_model m;
-  int rc = nccl_model_init(&m, p, t, 4, 4, 3 * NVL_BW, 2 * NIC_BW, &e);
+  int rc = nccl_model_init(&m, p, t, 4, 4, 2, 3 * NVL_BW, 2 * NIC_BW, &e);
   CHECK(rc == 0 && m.bw_Bps == 2 * NIC_BW && !m.enabled[NCCL_ALGO_RING][NCCL_PROTO_LL128], "model: bottleneck %.4g B/s, LL128 off",
         m.bw_Bps);
   double bw = 2 * NIC_BW;
@@ -88,7 +88,7 @@ int main(void) {
 
   /* The tree's log-depth latency beats the ring's linear one at 64 nodes of 1 GPU for small sizes. */
   topo_t *t1 = topology(1);
-  rc = nccl_model_init(&m, p, t1, 64, 1, 0, 2 * NIC_BW, &e);
+  rc = nccl_model_init(&m, p, t1, 64, 1, 2, 0, 2 * NIC_BW, &e);
   rc = rc ? rc : nccl_choose(&m, 4096, NCCL_ALL_ALGOS, NCCL_ALL_PROTOS, &ch, &e);
   CHECK(rc == 0 && ch.algo == NCCL_ALGO_TREE && check_close(4.4e-6 + 2 * 6 * 5e-6 + 2.0 * 4096 / (0.2368 * 2 * NIC_BW), ch.time_s, 0, 1e-12),
         "64 nodes, 4 KiB: %s/%s, %.6g s: log2(64) = 6 network hops each way", nccl_algo_name(ch.algo), nccl_proto_name(ch.proto),
@@ -116,7 +116,7 @@ int main(void) {
         continue;
       }
       nccl_model mo;
-      nccl_model_init(&mo, p, t, 4, 4, 3 * NVL_BW, 2 * NIC_BW, &e);
+      nccl_model_init(&mo, p, t, 4, 4, 2, 3 * NVL_BW, 2 * NIC_BW, &e);
       nccl_choose(&mo, (double)sizes[i], algos[a] ? algos[a] : NCCL_ALL_ALGOS, NCCL_ALL_PROTOS, &ch, &e);
       double got = r.buckets[0].comm_end_s - r.buckets[0].comm_start_s;
       /* Edge bytes are rounded up to whole bytes in the simulation: allow that much. */
@@ -157,7 +157,7 @@ int main(void) {
                       "\"links\":{\"nvl\":{\"lat_s\":1e-6,\"bw_Bps\":1e10},\"nic\":{\"lat_s\":1e-6,\"bw_Bps\":1e10}}}}";
     profile_t *q = NULL;
     rc = profile_parse(bad, "bad.json", &q, &e);
-    rc = rc ? rc : nccl_model_init(&m, q, t, 2, 4, 1e10, 1e10, &e);
+    rc = rc ? rc : nccl_model_init(&m, q, t, 2, 4, 1, 1e10, 1e10, &e);
     CHECK(rc == ERR_INPUT && strstr(e.msg, "comm.links.nvl.hop_lat_s.ring.LL is missing"), "missing hop latency -> %s", e.msg);
     profile_destroy(q);
     const char *bad2 = "{\"format\":\"ddpsim-profile\",\"version\":1,\"compute\":{\"fp32\":{"
@@ -166,6 +166,88 @@ int main(void) {
                        "{\"base_lat_s\":1e-6,\"bw_factor\":2}}},\"links\":{}}}";
     rc = profile_parse(bad2, "bad2.json", &q, &e);
     CHECK(rc == ERR_INPUT && strstr(e.msg, "comm.nccl.ring.LL.bw_factor must be <= 1"), "bw_factor above 1 -> %s", e.msg);
+  }
+
+  /* NCCL 2.7's refinements (comm.nccl.tuning_model "nccl-2.7"), by hand from its tuning.cc. */
+  {
+    char text[4096];
+    const char *fmt =
+        "{\"format\":\"ddpsim-profile\",\"version\":1,\"compute\":{\"fp32\":{"
+        "\"gemm\":{\"model\":\"roofline\",\"launch_s\":0,\"peak_flops\":1e15,\"efficiency\":1,\"mem_bw_Bps\":1e15},"
+        "\"ewise\":{\"model\":\"roofline\",\"launch_s\":0,\"mem_bw_Bps\":1e15}}},"
+        "\"comm\":{\"nccl\":{%s\"ring\":{\"LL\":{\"base_lat_s\":3.6e-6,\"bw_factor\":0.25},"
+        "\"LL128\":{\"base_lat_s\":1e-5,\"bw_factor\":0.92},\"Simple\":{\"base_lat_s\":8.4e-6,\"bw_factor\":1}},"
+        "\"tree\":{\"LL\":{\"base_lat_s\":4.4e-6,\"bw_factor\":0.2368},\"LL128\":{\"base_lat_s\":4.4e-6,\"bw_factor\":0.8235},"
+        "\"Simple\":{\"base_lat_s\":0,\"bw_factor\":0.9}}},\"links\":{"
+        "\"nvl\":{\"lat_s\":3.4e-6,\"bw_Bps\":20e9,\"hop_lat_s\":{\"ring\":{\"LL\":0.47e-6,\"LL128\":1.9e-6,\"Simple\":3.4e-6},"
+        "\"tree\":{\"LL\":0.52e-6,\"LL128\":1.2e-6,\"Simple\":28e-6}}},"
+        "\"nic\":{\"lat_s\":9.6e-6,\"bw_Bps\":12e9,\"hop_lat_s\":{\"ring\":{\"LL\":2.7e-6,\"LL128\":4e-6,\"Simple\":9.6e-6},"
+        "\"tree\":{\"LL\":5e-6,\"LL128\":8.5e-6,\"Simple\":50e-6}}}}}}";
+    snprintf(text, sizeof text, fmt, "\"tuning_model\":\"nccl-2.7\",");
+    profile_t *pr = fixture_profile(text, "refined.json");
+    snprintf(text, sizeof text, fmt, "");
+    profile_t *pp = fixture_profile(text, "plain.json");
+    topo_t *t8 = topology(8);
+    nccl_model mr, mp;
+    double S = 1048576, ring = 2.0 * 7 / 8 * S, bw6 = 6 * 20e9;
+    /* One node of 8 GPUs, 6 channels of 20 GB/s. */
+    rc = nccl_model_init(&mr, pr, t8, 1, 8, 6, bw6, 0, &e);
+    rc = rc ? rc : nccl_choose(&mr, S, 1u << NCCL_ALGO_RING, 1u << NCCL_PROTO_LL128, &ch, &e);
+    double want = 1e-5 + 14 * 1.9e-6 + ring / (16.7e9 * 6);
+    CHECK(rc == 0 && check_close(want, ch.time_s, 0, 1e-12),
+          "2.7: ring/LL128 capped at 16.7 GB/s per channel: %.6g s (want %.6g: min(0.92 x 120, 6 x 16.7) GB/s)", ch.time_s, want);
+    rc = nccl_choose(&mr, S, 1u << NCCL_ALGO_TREE, 1u << NCCL_PROTO_SIMPLE, &ch, &e);
+    want = 0 + 2 * 7 * 28e-6 + 2 * S / (0.9 * bw6 * 0.5);
+    CHECK(rc == 0 && check_close(want, ch.time_s, 0, 1e-12),
+          "2.7: tree/Simple at 1 MiB gets the correction 0.5 (S/64 = 2^14): %.6g s (want %.6g)", ch.time_s, want);
+    rc = nccl_choose(&mr, S, 1u << NCCL_ALGO_TREE, 1u << NCCL_PROTO_LL128, &ch, &e);
+    want = 4.4e-6 + 2 * 7 * 1.2e-6 + 2 * S / (fmin(0.9 * 7 / 9 * bw6, fmin(110e9 * 7 / 9, 16.7e9 * 6 * 7 / 9)) * 0.6);
+    CHECK(rc == 0 && check_close(want, ch.time_s, 0, 1e-12),
+          "2.7: tree/LL128 on one node at 7/9, capped at 16.7 x 7/9 GB/s per channel, correction 0.6: %.6g s (want %.6g)",
+          ch.time_s, want);
+    /* Two nodes of 8: the plateau and LL's intra-node hops. */
+    rc = nccl_model_init(&mr, pr, t8, 2, 8, 4, 4 * 12e9, 4 * 12e9, &e);
+    rc = rc ? rc : nccl_model_init(&mp, pp, t8, 2, 8, 4, 4 * 12e9, 4 * 12e9, &e);
+    nccl_choice cr, cp;
+    rc = rc ? rc : nccl_choose(&mr, S, 1u << NCCL_ALGO_RING, 1u << NCCL_PROTO_SIMPLE, &cr, &e);
+    rc = rc ? rc : nccl_choose(&mp, S, 1u << NCCL_ALGO_RING, 1u << NCCL_PROTO_SIMPLE, &cp, &e);
+    CHECK(rc == 0 && check_close(1.9 * cp.lat_s, cr.lat_s, 0, 1e-12) && check_close(cp.edge_bytes, cr.edge_bytes, 0, 1e-12),
+          "2.7: ring/Simple across nodes from n/16 x 64 KiB: latency x1.9 (%.4g s against %.4g s), same bandwidth", cr.lat_s,
+          cp.lat_s);
+    rc = nccl_choose(&mr, 4096, 1u << NCCL_ALGO_RING, 1u << NCCL_PROTO_SIMPLE, &cr, &e);
+    rc = rc ? rc : nccl_choose(&mp, 4096, 1u << NCCL_ALGO_RING, 1u << NCCL_PROTO_SIMPLE, &cp, &e);
+    CHECK(rc == 0 && cr.lat_s == cp.lat_s, "2.7: below n/16 x 64 KiB no plateau (%.4g s)", cr.lat_s);
+    rc = nccl_choose(&mr, 4096, 1u << NCCL_ALGO_RING, 1u << NCCL_PROTO_LL, &cr, &e);
+    want = 3.6e-6 + (30 - 2) * 0.47e-6 * 1.8 + 2 * 2.7e-6;
+    CHECK(rc == 0 && check_close(want, cr.lat_s, 0, 1e-12), "2.7: LL's intra-node hops cost 1.8x across nodes: %.6g s (want %.6g)",
+          cr.lat_s, want);
+    /* The simulation follows the refined choice on an idle platform (flow fidelity). */
+    model_t *mm = model((long)S);
+    sim_config c;
+    sim_config_defaults(&c);
+    c.model = mm;
+    c.topo = t8;
+    c.profile = pr;
+    c.nodes = 1;
+    c.gpus_per_node = 4;
+    c.bucket_cap_mb = c.first_bucket_mb = 1000;
+    c.nccl_algos = 1u << NCCL_ALGO_TREE;
+    c.iterations = 2;
+    sim_result r;
+    if (sim_run(&c, &r, &e) == 0) {
+      double got = r.buckets[0].comm_end_s - r.buckets[0].comm_start_s;
+      CHECK(check_close(r.buckets[0].nccl_estimate_s, got, 2.0 / 60e9, 1e-9), "2.7, 4 GPUs, tree: simulated %.6g s = NCCL's estimate %.6g s",
+            got, r.buckets[0].nccl_estimate_s);
+      sim_result_free(&r);
+    } else CHECK(0, "sim_run: %s", e.msg);
+    model_destroy(mm);
+    topo_destroy(t8);
+    profile_destroy(pr);
+    profile_destroy(pp);
+    profile_t *q = NULL;
+    snprintf(text, sizeof text, fmt, "\"tuning_model\":\"nccl-2.19\",");
+    CHECK(profile_parse(text, "bad.json", &q, &e) == ERR_INPUT && strstr(e.msg, "comm.nccl.tuning_model must be \"nccl-2.7\""),
+          "an unknown tuning model -> %s", e.msg);
   }
   topo_destroy(t);
   topo_destroy(t1);
