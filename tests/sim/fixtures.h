@@ -7,6 +7,7 @@
 
 #include "model.h"
 #include "profile.h"
+#include "sim.h"
 #include "topo.h"
 
 static inline void fixture_die(const err_t *e) {
@@ -33,6 +34,16 @@ static inline model_t *fixture_model(const char *text, const char *origin) {
   err_t e;
   if (model_parse(text, origin, &m, &e)) fixture_die(&e);
   return m;
+}
+
+/* A simulation of model m on topology t with profile p, nodes x gpn GPUs, all else the defaults. */
+static inline void fixture_config(sim_config *c, const model_t *m, const topo_t *t, const profile_t *p, int nodes, int gpn) {
+  sim_config_defaults(c);
+  c->model = m;
+  c->topo = t;
+  c->profile = p;
+  c->nodes = nodes;
+  c->gpus_per_node = gpn;
 }
 
 #endif

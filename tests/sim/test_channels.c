@@ -92,12 +92,7 @@ static double allreduce(const topo_t *t, const profile_t *p, int nodes, int G, l
            S / 4);
   model_t *m = fixture_model(text, "channels.model");
   sim_config c;
-  sim_config_defaults(&c);
-  c.model = m;
-  c.topo = t;
-  c.profile = p;
-  c.nodes = nodes;
-  c.gpus_per_node = G;
+  fixture_config(&c, m, t, p, nodes, G);
   c.bucket_cap_mb = c.first_bucket_mb = 1000;
   c.nccl_algos = 1u << 0; /* ring */
   c.nccl_protos = 1u << 2; /* Simple */

@@ -108,12 +108,7 @@ int main(void) {
         snprintf(text, sizeof text, prof, shared ? "true" : "false");
         profile_t *q = fixture_profile(text, "sc.json");
         sim_config cc;
-        sim_config_defaults(&cc);
-        cc.model = mm;
-        cc.topo = t;
-        cc.profile = q;
-        cc.nodes = 1;
-        cc.gpus_per_node = 2;
+        fixture_config(&cc, mm, t, q, 1, 2);
         if (sim_run(&cc, &r, &e) == 0) {
           it[shared] = r.iteration_s;
           CHECK(r.shares_compute == shared, "shares_compute %s is read", shared ? "true" : "false");

@@ -101,11 +101,7 @@ int main(void) {
     for (size_t a = 0; a < 2; a++) {
       model_t *mm = model(sizes[i]);
       sim_config c;
-      sim_config_defaults(&c);
-      c.model = mm;
-      c.topo = t;
-      c.profile = p;
-      c.nodes = 4;
+      fixture_config(&c, mm, t, p, 4, 0);
       c.bucket_cap_mb = c.first_bucket_mb = 1000;
       c.nccl_algos = algos[a];
       c.iterations = 2;
@@ -224,12 +220,7 @@ int main(void) {
     /* The simulation follows the refined choice on an idle platform (flow fidelity). */
     model_t *mm = model((long)S);
     sim_config c;
-    sim_config_defaults(&c);
-    c.model = mm;
-    c.topo = t8;
-    c.profile = pr;
-    c.nodes = 1;
-    c.gpus_per_node = 4;
+    fixture_config(&c, mm, t8, pr, 1, 4);
     c.bucket_cap_mb = c.first_bucket_mb = 1000;
     c.nccl_algos = 1u << NCCL_ALGO_TREE;
     c.iterations = 2;
