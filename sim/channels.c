@@ -27,6 +27,13 @@ typedef struct {
 
 static int is_near(const channels_spec *s, int k, int g) { return !s->near || s->near[k * s->gpus + g]; }
 
+/* NIC k is near some GPU in use: NCCL uses it (not the others: nearer paths give it channels). */
+static int nic_in_use(const channels_spec *s, int k) {
+  for (int g = 0; g < s->gpus; g++)
+    if (is_near(s, k, g)) return 1;
+  return 0;
+}
+
 static int fits(double rem, double want) { return rem >= want * (1 - TOL); }
 
 static int edge_ok(const search_state *st, int u, int v) { return fits(st->rem_pair[u * st->G + v], st->speed); }
@@ -145,9 +152,7 @@ static void switched_build(const channels_spec *s, double speed, int count, int 
     if (s->nodes > 1) {
       int per = (int)floor(s->nic_Bps / speed + TOL), skip = c / per;
       for (int k = 0; k < s->nics; k++) {
-        int any = 0;
-        for (int g = 0; g < G; g++) any |= is_near(s, k, g);
-        if (any && skip-- == 0) {
+        if (nic_in_use(s, k) && skip-- == 0) {
           nic[c] = k;
           break;
         }
@@ -175,13 +180,8 @@ int channels_search(const channels_spec *s, channels_t *out, err_t *e) {
   if (G < 1 || s->nodes < 1) return err_set(e, ERR_INPUT, "channels need at least one GPU and one node");
   if (s->nodes > 1 && (s->nics < 1 || s->nics > 64 || !(s->nic_Bps > 0)))
     return err_set(e, ERR_INPUT, "%d nodes need between 1 and 64 NICs of positive bandwidth", s->nodes);
-  int reach = 0; /* NICs near some GPU in use; the others are not used (as NCCL, which does not
-                    reach a NIC across the CPU while nearer paths give it channels) */
-  for (int k = 0; s->nodes > 1 && k < s->nics; k++) {
-    int any = 0;
-    for (int g = 0; g < G; g++) any |= is_near(s, k, g);
-    reach += any;
-  }
+  int reach = 0; /* NICs in use */
+  for (int k = 0; s->nodes > 1 && k < s->nics; k++) reach += nic_in_use(s, k);
   if (s->nodes > 1 && reach == 0) return err_set(e, ERR_INPUT, "no NIC is near any of the %d GPUs in use", G);
   out->gpus = G;
   for (int c = 0; c < CHANNELS_MAX; c++) out->nic[c] = -1;
