@@ -10,6 +10,13 @@
 #include "sim.h"
 #include "topo.h"
 
+/* The start of a profile whose compute is nearly free (1e15 FLOP/s and B/s, 0.1 us per launch), so
+ * a test's communication shows alone; the caller appends "\"comm\":{...}}". */
+#define FIXTURE_FREE_COMPUTE                                                                                    \
+  "{\"format\":\"ddpsim-profile\",\"version\":1,\"compute\":{\"fp32\":{"                                            \
+  "\"gemm\":{\"model\":\"roofline\",\"launch_s\":1e-7,\"peak_flops\":1e15,\"efficiency\":1,\"mem_bw_Bps\":1e15}," \
+  "\"ewise\":{\"model\":\"roofline\",\"launch_s\":1e-7,\"mem_bw_Bps\":1e15}}},"
+
 static inline void fixture_die(const err_t *e) {
   printf("FAIL  %s\n", e->msg);
   exit(1);

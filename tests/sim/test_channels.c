@@ -75,9 +75,7 @@ static void expect(const topo_t *t, int G, int nodes, int count, double speed, i
 static profile_t *profile(void) {
   char text[2048];
   snprintf(text, sizeof text,
-           "{\"format\":\"ddpsim-profile\",\"version\":1,\"compute\":{\"fp32\":{"
-           "\"gemm\":{\"model\":\"roofline\",\"launch_s\":1e-7,\"peak_flops\":1e15,\"efficiency\":1,\"mem_bw_Bps\":1e15},"
-           "\"ewise\":{\"model\":\"roofline\",\"launch_s\":1e-7,\"mem_bw_Bps\":1e15}}},"
+           FIXTURE_FREE_COMPUTE
            "\"comm\":{\"links\":{\"nvlink\":{\"lat_s\":2.385e-6,\"bw_Bps\":%.17g},\"ib-edr\":{\"lat_s\":7.31e-6,\"bw_Bps\":%.17g},"
            "\"nic\":{\"lat_s\":7.31e-6,\"bw_Bps\":%.17g}}}}",
            LANE, NIC, NIC);

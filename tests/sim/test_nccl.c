@@ -16,9 +16,7 @@
 
 /* Hop latencies and base latencies, uneven on purpose; LL128 is left out (not enabled). */
 static const char *profile_text =
-    "{\"format\":\"ddpsim-profile\",\"version\":1,\"compute\":{\"fp32\":{"
-    "\"gemm\":{\"model\":\"roofline\",\"launch_s\":1e-7,\"peak_flops\":1e15,\"efficiency\":1,\"mem_bw_Bps\":1e15},"
-    "\"ewise\":{\"model\":\"roofline\",\"launch_s\":1e-7,\"mem_bw_Bps\":1e15}}},"
+    FIXTURE_FREE_COMPUTE
     "\"comm\":{\"nccl\":{\"ring\":{\"LL\":{\"base_lat_s\":3.6e-6,\"bw_factor\":0.25},\"Simple\":{\"base_lat_s\":8.4e-6,\"bw_factor\":1}},"
     "\"tree\":{\"LL\":{\"base_lat_s\":4.4e-6,\"bw_factor\":0.2368},\"Simple\":{\"base_lat_s\":0,\"bw_factor\":0.9}}},"
     "\"links\":{"

@@ -20,9 +20,7 @@ static profile_t *profile(void) {
   char text[2048];
   /* Compute nearly free (so a bucket's all-reduce starts at once), links as above. */
   snprintf(text, sizeof text,
-           "{\"format\":\"ddpsim-profile\",\"version\":1,\"compute\":{\"fp32\":{"
-           "\"gemm\":{\"model\":\"roofline\",\"launch_s\":1e-7,\"peak_flops\":1e15,\"efficiency\":1,\"mem_bw_Bps\":1e15},"
-           "\"ewise\":{\"model\":\"roofline\",\"launch_s\":1e-7,\"mem_bw_Bps\":1e15}}},"
+           FIXTURE_FREE_COMPUTE
            "\"comm\":{\"links\":{\"nvl\":{\"lat_s\":%.17g,\"bw_Bps\":%.17g},\"nic\":{\"lat_s\":%.17g,\"bw_Bps\":%.17g}}}}",
            NVL_LAT, NVL_BW, NIC_LAT, NIC_BW);
   return fixture_profile(text, "ring.json");
