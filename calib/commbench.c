@@ -1,6 +1,8 @@
 /* commbench: the all-reduce sweep driver. */
 #include "commbench.h"
 
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,11 +17,6 @@ int commbench_check_cfg(const commbench_cfg *c, cerr *e) {
   if (c->iters < 1) return cerr_set(e, CERR_USAGE, "-n: at least one iteration");
   if (c->warmups < 0) return cerr_set(e, CERR_USAGE, "-w: warm-ups must be >= 0");
   return CERR_OK;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
 }
 
 void commbench_result_free(commbench_result *r) {
@@ -91,14 +88,13 @@ int commbench_run(const commbench_cfg *cfg, const commbench_backend *b,
       out->wrong += row->wrong;
     }
     memcpy(t, row->samples_s, (size_t)cfg->iters * sizeof *t);
-    qsort(t, (size_t)cfg->iters, sizeof *t, cmp_double);
+    gsl_sort(t, 1, (size_t)cfg->iters);
     double sum = 0;
     for (int i = 0; i < cfg->iters; i++) sum += t[i];
     row->mean_s = sum / cfg->iters;
     row->min_s = t[0];
     row->max_s = t[cfg->iters - 1];
-    row->median_s = cfg->iters % 2 ? t[cfg->iters / 2]
-                                   : 0.5 * (t[cfg->iters / 2 - 1] + t[cfg->iters / 2]);
+    row->median_s = gsl_stats_median_from_sorted_data(t, 1, (size_t)cfg->iters);
     row->algbw_GBps = (double)row->bytes / row->mean_s / 1e9;
     row->busbw_GBps = row->algbw_GBps * 2.0 * (b->nranks - 1) / b->nranks;
     busbw_sum += row->busbw_GBps;

@@ -3,6 +3,8 @@
 #include "computebench.h"
 
 #include <cblas.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,11 +50,6 @@ static double now_s(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 /* A new measurement with room for nsamples samples. NULL when out of memory. */
 static computebench_meas *meas_new(computebench_result *r, int kind, const char *name,
                                    size_t nsamples, cerr *e) {
@@ -87,10 +84,10 @@ static void meas_stats(computebench_meas *m) {
     return;
   }
   memcpy(t, m->samples_s, n * sizeof *t);
-  qsort(t, n, sizeof *t, cmp_double);
+  gsl_sort(t, 1, n);
   m->min_s = t[0];
   m->max_s = t[n - 1];
-  m->median_s = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+  m->median_s = gsl_stats_median_from_sorted_data(t, 1, n);
   free(t);
 }
 

@@ -3,6 +3,8 @@
 #define _GNU_SOURCE
 #include <cjson/cJSON.h>
 #include <getopt.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,15 +57,11 @@ static int usage_fail(const cerr *e) {
   return 2;
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
+/* The median of v[0..n) (0 if empty), sorting v in place. */
 static double median(double *v, int n) {
   if (n < 1) return 0;
-  qsort(v, (size_t)n, sizeof *v, cmp_double);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  gsl_sort(v, 1, (size_t)n);
+  return gsl_stats_median_from_sorted_data(v, 1, (size_t)n);
 }
 
 static const char *param_name(int p) {

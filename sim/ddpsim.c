@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <gsl/gsl_errno.h>
+#include <gsl/gsl_sort.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -622,11 +623,6 @@ fail:
 
 static int cmd_predict(int argc, char **argv) { return run_predict(argc, argv, usage_predict, 0); }
 
-static int cmp_double_asc(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
 static int cmd_recommend(int argc, char **argv) {
   int allowed[64];
   sim_opts_and((const int[]){O_JSON, 0}, allowed);
@@ -649,7 +645,7 @@ static int cmd_recommend(int argc, char **argv) {
     have_default |= caps[i] == 25.0;
   }
   if (!have_default) caps[nc++] = 25.0;
-  qsort(caps, (size_t)nc, sizeof *caps, cmp_double_asc);
+  gsl_sort(caps, 1, (size_t)nc);
   inputs in = {0};
   err_t e;
   if ((rc = load_model(o.model, &in.model, &e)) || (rc = load_topo(o.topology, &in.topo, &e)) ||

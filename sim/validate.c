@@ -3,6 +3,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -490,15 +492,11 @@ static int predict(const validate_config *vc, const validate_opts *o, const mode
 
 /* ---- measurement ---------------------------------------------------------------------------- */
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
+/* The median of v[0..n) (0 if empty), sorting v in place. */
 static double median(double *v, int n) {
   if (n < 1) return 0;
-  qsort(v, (size_t)n, sizeof *v, cmp_double);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  gsl_sort(v, 1, (size_t)n);
+  return gsl_stats_median_from_sorted_data(v, 1, (size_t)n);
 }
 
 static double num(const cJSON *o, const char *key) {
@@ -532,7 +530,7 @@ static int parse_run(const char *text, const char *origin, sample *sm, err_t *e)
     rc = err_set(e, ERR_NOMEM, "out of memory");
   } else {
     for (int i = 0; i < ni; i++) t[i] = num(cJSON_GetArrayItem(its, i), "time_s");
-    qsort(t, (size_t)ni, sizeof *t, cmp_double);
+    gsl_sort(t, 1, (size_t)ni);
     sm->iqr_rel = ni >= 4 ? (t[(3 * ni) / 4] - t[ni / 4]) / sm->iter_s : 0;
     for (int b = 0; b < sm->nb; b++) {
       const cJSON *bo = cJSON_GetArrayItem(bs, b);
