@@ -1,4 +1,5 @@
-/* check.h: the tolerance check shared by the kernels tests (header-only, static functions).
+/* check.h: what the kernels tests share (header-only, static functions): the tolerance check and a
+ * recorder of the gradient-ready hook's calls.
  * An element passes when |ref - got| <= atol + rtol*|ref|. A check prints one line: the worst
  * element (largest ratio of error to allowance) and its relative error, then the first mismatches,
  * at most ten. */
@@ -69,6 +70,21 @@ static inline void check_tokens(unsigned char *tok, size_t n, int V, unsigned se
         s = s * 6364136223846793005ull + 1442695040888963407ull;
         tok[i] = (unsigned char)((s >> 33) % (unsigned)V);
     }
+}
+
+/* The gradient-ready hook's calls, in order (the first 64), as the kernels' on_grad_ready gives
+ * them: what DDP's buckets depend on. */
+typedef struct {
+    int seen[64];
+    int n;
+} record;
+
+static inline void on_ready(int idx, void *user)
+{
+    record *r = user;
+    if (r->n < 64)
+        r->seen[r->n] = idx;
+    r->n++;
 }
 
 #endif

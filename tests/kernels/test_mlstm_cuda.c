@@ -21,19 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct {
-    int seen[64];
-    int n;
-} record;
-
-static void on_ready(int idx, void *user)
-{
-    record *r = user;
-    if (r->n < 64)
-        r->seen[r->n] = idx;
-    r->n++;
-}
-
 static double maxabs(const float *x, size_t n)
 {
     double m = 0.0;

@@ -14,19 +14,6 @@ static void expect(int ok, const char *what)
     fails += !ok;
 }
 
-typedef struct {
-    int seen[64];
-    int n;
-} record;
-
-static void on_ready(int idx, void *user)
-{
-    record *r = user;
-    if (r->n < 64)
-        r->seen[r->n] = idx;
-    r->n++;
-}
-
 int main(void)
 {
     char what[256];
