@@ -97,11 +97,14 @@ static double refined_factor(const nccl_model *m, int a, int q, double bytes, do
   return bus / bw;
 }
 
-int nccl_choose(const nccl_model *m, double bytes, unsigned algo_mask, unsigned proto_mask, nccl_choice *out,
-                err_t *e) {
+int nccl_choose(const nccl_model *m, coll_kind coll, double bytes, unsigned algo_mask, unsigned proto_mask,
+                nccl_choice *out, err_t *e) {
+  const coll_desc *cd = coll_get(coll);
+  if (!cd) return err_set(e, ERR_INPUT, "unknown collective %d", (int)coll);
+  long steps = coll_ring_steps(coll, m->n), inter = coll_ring_inter_steps(coll, m->nodes);
   int found = 0;
   for (int a = 0; a < NCCL_NALGO; a++) {
-    if (!(algo_mask & (1u << a))) continue;
+    if (!(algo_mask & (1u << a)) || (a == NCCL_ALGO_TREE && !cd->has_tree)) continue;
     for (int q = 0; q < NCCL_NPROTO; q++) {
       if (!(proto_mask & (1u << q)) || !m->enabled[a][q]) continue;
       double lat, edge;
@@ -112,11 +115,12 @@ int nccl_choose(const nccl_model *m, double bytes, unsigned algo_mask, unsigned 
         lat = 0;
         edge = 0;
       } else if (a == NCCL_ALGO_RING) {
-        int inter = 2 * (m->nodes - 1);
-        lat = m->base_lat_s[a][q] + (double)(2 * (m->n - 1) - inter) * hop_intra + inter * m->hop_net_s[a][q];
-        /* The ring "plateau": across nodes, from n/16 x 64 KiB up, Simple's latency is 1.9x. */
-        if (m->refine && q == NCCL_PROTO_SIMPLE && m->nodes > 1 && bytes >= m->n / 16.0 * 65536) lat *= 1.9;
-        edge = 2.0 * (m->n - 1) / m->n * bytes / f;
+        lat = m->base_lat_s[a][q] + (double)(steps - inter) * hop_intra + (double)inter * m->hop_net_s[a][q];
+        /* The ring "plateau": across nodes, from n/16 x 64 KiB up, an all-reduce's Simple latency is
+         * 1.9x. */
+        if (m->refine && coll == COLL_ALLREDUCE && q == NCCL_PROTO_SIMPLE && m->nodes > 1 && bytes >= m->n / 16.0 * 65536)
+          lat *= 1.9;
+        edge = (double)steps / m->n * bytes / f;
       } else {
         lat = m->base_lat_s[a][q] + 2.0 * ((m->gpus_per_node - 1) * hop_intra + log2i(m->nodes) * m->hop_net_s[a][q]);
         edge = 2.0 * bytes / f;
@@ -128,6 +132,7 @@ int nccl_choose(const nccl_model *m, double bytes, unsigned algo_mask, unsigned 
         out->time_s = t;
         out->lat_s = lat;
         out->edge_bytes = edge;
+        out->steps = steps;
         found = 1;
       }
     }
@@ -136,9 +141,9 @@ int nccl_choose(const nccl_model *m, double bytes, unsigned algo_mask, unsigned 
   char avail[256] = "";
   for (int a = 0; a < NCCL_NALGO; a++)
     for (int q = 0; q < NCCL_NPROTO; q++)
-      if (m->enabled[a][q]) {
+      if (m->enabled[a][q] && (a != NCCL_ALGO_TREE || cd->has_tree)) {
         size_t l = strlen(avail);
         snprintf(avail + l, sizeof avail - l, "%s%s/%s", l ? ", " : "", algo_names[a], proto_names[q]);
       }
-  return err_set(e, ERR_INPUT, "no NCCL algorithm and protocol left to choose from (the profile enables: %s)", avail);
+  return err_set(e, ERR_INPUT, "no NCCL algorithm and protocol left to choose from for %s (the profile enables: %s)", cd->name, avail);
 }

@@ -6,6 +6,9 @@
  *   ring: t = base + (2(n-1) - 2(nodes-1)) hop_intra + 2(nodes-1) hop_net + 2(n-1)/n S / (f bw)
  *   tree: t = base + 2 ((G-1) hop_intra + log2(nodes) hop_net)            + 2 S / (f bw)
  *
+ * for an all-reduce; other collectives take their steps from the table in sim/coll.h (all-gather:
+ * n-1 steps, nodes-1 of them between nodes, (n-1)/n S per edge; ring only).
+ *
  * with bw what NCCL's channels together carry (channels x per-channel bandwidth, sim/channels.h),
  * f the protocol's bandwidth factor, and base and hop latencies per algorithm and protocol
  * from the profile (comm.nccl and comm.links.<class>.hop_lat_s). NCCL runs the fastest enabled
@@ -18,11 +21,13 @@
  * 16.7 x 7/9 GB/s per channel); tree LL128 on one node runs at 7/9 instead of 0.915 and ring LL128
  * with one GPU per node at 0.7 instead of 0.92 (the profile's factors being the general case);
  * trees get NCCL's per-size correction factor (64 B to 128 MB); LL's intra-node hops cost 1.8x
- * across nodes; and ring/Simple's latency is 1.9x across nodes from n x 4 KiB up (the "plateau").
+ * across nodes; and an all-reduce's ring/Simple latency is 1.9x across nodes from n x 4 KiB up (the
+ * "plateau").
  * docs/simulation.md. */
 #ifndef DDPSIM_NCCL_H
 #define DDPSIM_NCCL_H
 
+#include "coll.h"
 #include "err.h"
 #include "profile.h"
 #include "topo.h"
@@ -63,13 +68,16 @@ typedef struct {
   nccl_proto proto;
   double time_s;     /* NCCL's estimate on an idle network */
   double lat_s;      /* its latency part */
-  double edge_bytes; /* what each edge carries: 2(n-1)/n S / f (ring) or 2 S / f (tree), f the
-                        effective factor (with the refinements: bus bandwidth / (C bw)) */
+  double edge_bytes; /* what each edge carries: nsteps/n S / f (ring; 2(n-1)/n for all-reduce) or
+                        2 S / f (tree), f the effective factor (with the refinements: bus bandwidth /
+                        (C bw)) */
+  long steps;        /* the collective's ring steps (sim/coll.h): step fidelity's messages per edge */
 } nccl_choice;
 
-/* The fastest enabled combination within the masks for an all-reduce of `bytes`. ERR_INPUT when the
- * masks leave nothing the profile enables (the message says what is available). */
-int nccl_choose(const nccl_model *m, double bytes, unsigned algo_mask, unsigned proto_mask, nccl_choice *out,
-                err_t *e);
+/* The fastest enabled combination within the masks for collective `coll` (sim/coll.h) of `bytes`.
+ * ERR_INPUT when the masks leave nothing the profile enables for that collective (the message says
+ * what is available). */
+int nccl_choose(const nccl_model *m, coll_kind coll, double bytes, unsigned algo_mask, unsigned proto_mask,
+                nccl_choice *out, err_t *e);
 
 #endif

@@ -1,14 +1,10 @@
-/* sim: the SimGrid model of DDP's iteration.
+/* sim: one simulated run of a training configuration, from its config to its result.
  *
- * Every GPU is two actors: a compute actor playing forward, backward op by op (gradients becoming
- * ready, buckets filling) and the optimizer step; and a communication actor playing the NCCL stream:
- * it all-reduces the buckets strictly in bucket order, each as soon as it is ready and the previous
- * one is done, over a ring through the GPUs of a node and then over the NICs. The compute actor
- * waits for the last all-reduce before its optimizer step. The model and its derivation are in
- * docs/simulation.md.
- *
- * Each simulation runs in a child process (SimGrid's engine lives once per process), so sim_run can
- * be called any number of times from one program. */
+ * sim_run is three steps, each its own module: a plan says what every rank does (sim/plan.h for
+ * DDP and flat mode, sim/dp.h for DataParallel); the engine plays a plan on SimGrid in a child
+ * process (sim/engine.h); the readout turns the engine's record into the result (sim/readout.h).
+ * The model and its derivation are in docs/simulation.md; docs/architecture.md says where each
+ * kind of change goes. sim_run can be called any number of times from one program. */
 #ifndef DDPSIM_SIM_H
 #define DDPSIM_SIM_H
 
@@ -66,6 +62,8 @@ typedef struct {
                               per GPU, Python's GIL) */
   int dp_backward_gil;     /* DataParallel: backward's launches take turns under the GIL too (autograd
                               functions written in Python: 2017 PyTorch, pytorch#3275) */
+  int symmetry;            /* 1 (default): where no jitter tells the nodes apart, simulate 2 nodes
+                              standing for all (sim/plan.h); 0: simulate every rank */
 } sim_config;
 
 typedef struct {
@@ -113,17 +111,20 @@ typedef struct {
   sim_bucket_time *buckets; /* (plan.n) for the reported iteration */
   long messages;           /* network messages simulated */
   int iterations_simulated; /* in all (no_sync cycles, and whole rounds of DataLoader workers) */
+  int ranks_simulated;     /* GPUs the engine simulated: all, or 2 nodes' by symmetry (0: summed,
+                              not simulated, as DataParallel) */
   double wall_s;           /* wall-clock time of the simulation */
   long peak_rss_kb;        /* largest resident set of any simulation child so far, KiB */
 } sim_result;
 
 /* Fills a config with the documented defaults (bucket caps 25 and 1 MB, ddp, flow, 3 iterations,
- * no_sync 1, no hook, jitter from the profile, seed 1);
+ * no_sync 1, no hook, jitter from the profile, seed 1, symmetry on);
  * model, topo, profile and nodes are the caller's to set. */
 void sim_config_defaults(sim_config *c);
 
-/* Runs one simulation. Every input is validated before the engine starts: ERR_INPUT with a message
- * for bad values (a node count below 1, a link class missing from the profile, ...). ERR_SIM if the
+/* Runs one simulation (plan, engine, readout). Every input is validated before the engine starts:
+ * ERR_INPUT with a message for bad values (a node count below 1 or a job above PLAN_MAX_GPUS, a link
+ * class missing from the profile, ...). ERR_SIM if the
  * engine failed or an actor did not finish (a deadlock). On success the caller frees *r with
  * sim_result_free. */
 int sim_run(const sim_config *c, sim_result *r, err_t *e);

@@ -110,7 +110,6 @@ expect 2 "--framework must be ddp or dp" -- predict --framework horovod
 expect 2 "--host-launch-us must be a number >= 0" -- predict --host-launch-us -5
 expect 1 "DataParallel runs in one process: one node only" -- predict --framework dp --nodes 2
 expect 2 "--nccl-proto must list LL, LL128 and/or Simple" -- predict --nccl-proto LL256
-expect 1 "step fidelity simulates ring all-reduces with the Simple protocol only" -- predict --fidelity step --nccl-algo tree
 expect 2 "unexpected argument" -- predict extra
 expect 2 "'x' is not a positive integer" -- sweep --nodes 1,x
 expect 2 "needs --hidden" -- genmodel mlstm

@@ -102,9 +102,8 @@ int main(void) {
   }
 
   /* 2. A ring across 3 nodes of 4 GPUs: NCCL's latency model (2(nodes-1) network steps, the rest
-   * NVLink) plus the bandwidth term of the slowest edge. Flow follows it exactly. Step pipelines
-   * the hop latencies under the transfers, which NCCL's additive model does not: it may only be
-   * faster, by at most the latency term (docs/simulation.md). */
+   * NVLink) plus the bandwidth term of the slowest edge. Flow follows it exactly; step waits the
+   * same latency term and resolves the transfers step by step, within 2% (docs/simulation.md). */
   {
     int nodes = 3, gpn = 4, n = nodes * gpn;
     topo_t *t = topology(gpn);
@@ -124,24 +123,25 @@ int main(void) {
       if (f == 0)
         CHECK(check_close(want, got, 0, 1e-6), "3 x 4 GPUs, flow: %.9g s vs NCCL model %.9g s", got, want);
       else
-        CHECK(got <= want * (1 + 1e-6) && got >= want - lat_term, "3 x 4 GPUs, step: %.9g s, NCCL model %.9g s, latency term %.3g s",
-              got, want, lat_term);
+        CHECK(check_close(want, got, 0, 0.02), "3 x 4 GPUs, step: %.9g s, NCCL model %.9g s, latency term %.3g s", got, want,
+              lat_term);
       sim_result_free(&r);
     }
     model_destroy(m);
     topo_destroy(t);
   }
 
-  /* 3. Multi-bucket runs: step and flow agree within 0.5% on the iteration and on every bucket's
+  /* 3. Multi-bucket runs: step and flow agree within 1% on the iteration and 5% on every bucket's
    * all-reduce, with buckets queueing behind each other and overlapping backward. Gradients of
    * 24 MiB (bandwidth-bound, as the mLSTM's), and of 3 MiB, where hop latencies are a tenth of an
-   * all-reduce and the fidelities differ by how they treat them (checked within 10%). */
+   * all-reduce. Both wait NCCL's latency term; where channels load links unevenly (2 x 4 here) step
+   * fidelity's ranks finish a collective up to about a step apart (1/14 of it at n = 8). */
   {
     static const int shapes[][2] = {{1, 8}, {2, 4}, {4, 2}};
     static const long elems[] = {6291456, 786432};
     /* Per-bucket times may differ a little more than the iteration: in step fidelity a rank starts
      * its next all-reduce while its neighbours finish the last one, sharing their links. */
-    static const double caps[] = {25, 5}, tol[] = {5e-3, 0.1}, btol[] = {1e-2, 0.1};
+    static const double caps[] = {25, 5}, tol[] = {1e-2, 1e-2}, btol[] = {5e-2, 5e-2};
     for (int big = 0; big < 2; big++)
       for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
         int nodes = shapes[s][0], gpn = shapes[s][1];

@@ -1,0 +1,22 @@
+#include "coll.h"
+
+#include <stddef.h>
+#include <strings.h>
+
+/* NCCL's tuning.cc: nsteps = 2(n-1) for all-reduce, n-1 for all-gather. */
+static const coll_desc table[COLL_NKINDS] = {
+    [COLL_ALLREDUCE] = {"allreduce", 2, 1},
+    [COLL_ALLGATHER] = {"allgather", 1, 0},
+};
+
+const coll_desc *coll_get(coll_kind k) { return (int)k >= 0 && k < COLL_NKINDS ? &table[k] : NULL; }
+
+int coll_by_name(const char *name) {
+  for (int k = 0; k < COLL_NKINDS; k++)
+    if (strcasecmp(name, table[k].name) == 0) return k;
+  return -1;
+}
+
+long coll_ring_steps(coll_kind k, long n) { return n > 1 ? table[k].ring_k * (n - 1) : 0; }
+
+long coll_ring_inter_steps(coll_kind k, long nodes) { return nodes > 1 ? table[k].ring_k * (nodes - 1) : 0; }

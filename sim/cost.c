@@ -1,0 +1,58 @@
+#include "cost.h"
+
+#include <math.h>
+#include <stdio.h>
+
+double cost_host_launch(const sim_config *c) {
+  return c->host_launch_s >= 0 ? c->host_launch_s : profile_host_launch_s(c->profile);
+}
+
+int cost_op(const sim_config *c, const model_op *op, long batch, model_dtype prec, int host_threads, double *t,
+            int *extrap, err_t *e) {
+  double one;
+  int x = 0;
+  int rc = profile_op_time(c->profile, op, batch, prec, &one, &x, e);
+  if (rc) return rc;
+  *extrap += x;
+  double host = (double)op->launches * cost_host_launch(c) * host_threads;
+  *t = (one > host ? one : host) * (double)op->count;
+  return ERR_OK;
+}
+
+int cost_copy(const sim_config *c, long numel, long arrays, long batch, model_dtype prec, double *t, int *extrap,
+              err_t *e) {
+  model_op op = {.kind = MODEL_OP_EWISE, .elems = {numel, 0}, .arrays = arrays, .count = 1, .launches = 1,
+                 .follows_run = 1};
+  snprintf(op.name, sizeof op.name, "ddp_bucket_copy");
+  return cost_op(c, &op, batch, prec, 1, t, extrap, e);
+}
+
+int cost_input(const sim_config *c, const model_t *m, long batch, sim_h2d *mode_out, double *copy_s, err_t *e) {
+  if (c->load_s < 0 || !isfinite(c->load_s)) return err_set(e, ERR_INPUT, "load time per batch must be >= 0");
+  if (c->workers < 0 || c->workers > 256) return err_set(e, ERR_INPUT, "DataLoader workers must be 0 to 256, got %d", c->workers);
+  *copy_s = 0;
+  sim_h2d mode = c->h2d;
+  double bytes = (double)m->input_bytes_per_sample * (double)batch;
+  int have = 0;
+  double lat = 0, bw = 0;
+  static const char *const profile_mode[] = {[SIM_H2D_PAGEABLE] = "pageable_sync", [SIM_H2D_PINNED] = "pinned_sync",
+                                             [SIM_H2D_PINNED_ASYNC] = "pinned_async", [SIM_H2D_PREFETCH] = "pinned_async"};
+  if (mode == SIM_H2D_AUTO) {
+    /* PyTorch's default (pin_memory=False): pageable copies, when the profile and the model say
+     * what they cost; otherwise the copy is not modelled, and the report says so. */
+    mode = SIM_H2D_OFF;
+    if (bytes > 0 && profile_h2d(c->profile, profile_mode[SIM_H2D_PAGEABLE], &have, &lat, &bw, e) == 0 && have)
+      mode = SIM_H2D_PAGEABLE;
+  }
+  *mode_out = mode;
+  if (mode == SIM_H2D_OFF) return ERR_OK;
+  if (bytes <= 0)
+    return err_set(e, ERR_INPUT, "%s: the model has no 'input' line: the bytes of a sample to copy are unknown", m->path);
+  int rc = profile_h2d(c->profile, profile_mode[mode], &have, &lat, &bw, e);
+  if (rc) return rc;
+  if (!have)
+    return err_set(e, ERR_INPUT, "%s: no h2d.%s (host-to-device copy cost; ddpcalib h2d measures it)", profile_name(c->profile),
+                   profile_mode[mode]);
+  *copy_s = lat + bytes / bw;
+  return ERR_OK;
+}

@@ -1,0 +1,34 @@
+/* cost: what an op, a gradient copy and a batch's host-to-device copy cost under a configuration.
+ *
+ * The one place where the profile's per-op costs meet the scenario's host side: an op's run takes
+ * the longer of the GPU's time (profile_op_time) and the host's (its kernel launches at the host
+ * cost each, times the threads that take turns under one lock). Both plan builders (sim/plan.c for
+ * DDP, sim/dp.c for DataParallel) cost their work here. docs/simulation.md. */
+#ifndef DDPSIM_COST_H
+#define DDPSIM_COST_H
+
+#include "err.h"
+#include "model.h"
+#include "sim.h"
+
+/* The host cost of one kernel launch: the config's, or the profile's compute.host.launch_s. */
+double cost_host_launch(const sim_config *c);
+
+/* Time of an op's `count` runs, each the longer of the GPU's time and `launches` x host launch x
+ * host_threads (DataParallel's replicas taking turns under Python's GIL; 1 otherwise). Adds to
+ * *extrap the ops whose cost fell outside a measured table. Errors as profile_op_time. */
+int cost_op(const sim_config *c, const model_op *op, long batch, model_dtype prec, int host_threads, double *t,
+            int *extrap, err_t *e);
+
+/* An elementwise pass over numel gradient elements moving `arrays` arrays (DDP's bucket copies),
+ * costed as one launch of the profile's elementwise model. */
+int cost_copy(const sim_config *c, long numel, long arrays, long batch, model_dtype prec, double *t, int *extrap,
+              err_t *e);
+
+/* The host-to-device copy of one batch: the mode simulated (never SIM_H2D_AUTO: AUTO becomes
+ * pageable where the profile has h2d costs and the model an `input` size, else OFF) and its time
+ * (0 when OFF). Also checks the config's loading fields (load_s >= 0, 0..256 workers). ERR_INPUT
+ * when the mode needs what the model or the profile lacks. */
+int cost_input(const sim_config *c, const model_t *m, long batch, sim_h2d *mode, double *copy_s, err_t *e);
+
+#endif

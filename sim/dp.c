@@ -1,0 +1,107 @@
+#include "dp.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "cost.h"
+#include "plan.h"
+
+int dp_plan_build(const sim_config *c, dp_plan *p, err_t *e) {
+  memset(p, 0, sizeof *p);
+  int G, rc;
+  if ((rc = plan_job(c, &G, &p->batch, &p->precision, e))) return rc;
+  if (c->framework != SIM_FRAMEWORK_DP) return err_set(e, ERR_INPUT, "not a DataParallel configuration");
+  if (c->mode != SIM_MODE_DDP || c->no_sync != 1 || c->comm_hook != SIM_HOOK_NONE || c->rebuilt || c->static_graph ||
+      c->fidelity != SIM_FIDELITY_FLOW)
+    return err_set(e, ERR_INPUT, "DataParallel has no buckets, no_sync, communication hooks or fidelities to choose");
+  if (c->jitter_cv > 0) return err_set(e, ERR_INPUT, "compute jitter is not modelled for DataParallel");
+  const model_t *m = c->model;
+  p->gpus = G;
+  p->backward_gil = c->dp_backward_gil;
+  channels_t ch;
+  platform_spec spec;
+  double *pair = NULL;
+  unsigned char *near = NULL;
+  memset(&ch, 0, sizeof ch);
+  rc = plan_network(c, G, &ch, &spec, &pair, &near, e);
+  p->ring_bw_Bps = channels_bw_Bps(&ch);
+  p->hop_s = spec.intra_lat_s;
+  p->channels = ch.count;
+  p->channel_bw_Bps = ch.speed_Bps;
+  p->nics_used = ch.nics_used;
+  p->channels_exhausted = ch.exhausted;
+  channels_free(&ch);
+  free(pair);
+  free(near);
+  if (rc) return rc;
+  double copy_s;
+  if ((rc = cost_input(c, m, p->batch, &p->h2d, &copy_s, e))) return rc;
+  if (p->h2d == SIM_H2D_PREFETCH) return err_set(e, ERR_INPUT, "DataParallel scatters its input itself: no side-stream prefetch");
+  if (G > 1 && m->output_elems_per_sample <= 0)
+    return err_set(e, ERR_INPUT, "%s: DataParallel gathers the outputs to GPU 0, and the model has no 'output' line", m->path);
+  for (int o = 0; o < m->nops; o++) {
+    const model_op *op = &m->ops[o];
+    double t;
+    /* Forward runs in G Python threads; backward in the autograd engine's device threads, which
+     * need the GIL only where the autograd functions are Python (dp_backward_gil). */
+    int threads = op->phase == MODEL_PHASE_FORWARD || (op->phase == MODEL_PHASE_BACKWARD && c->dp_backward_gil) ? G : 1;
+    if ((rc = cost_op(c, op, p->batch, p->precision, threads, &t, &p->extrapolated_ops, e))) return rc;
+    if (op->phase == MODEL_PHASE_FORWARD) p->forward_s += t;
+    else if (op->phase == MODEL_PHASE_BACKWARD) p->backward_s += t;
+    else p->optimizer_s += t;
+  }
+  double S = (double)model_total_bytes(m, p->precision), bw = p->ring_bw_Bps, hop = p->hop_s;
+  double out = (double)m->output_elems_per_sample * (double)model_dtype_size(p->precision) * (double)p->batch;
+  if (G > 1) {
+    p->replicate_s = (G - 1) * hop + S / bw;                   /* broadcast, pipelined along the GPUs */
+    p->gather_s = 2.0 * (G - 1) * out / bw;                    /* into GPU 0's links, and back */
+    p->reduce_s = (G - 1) * hop + (double)(G - 1) / G * S / bw; /* a ring reduce to GPU 0 */
+  }
+  p->scatter_s = G * copy_s;                                   /* one thread copies every chunk */
+  if (c->load_s > 0) {
+    /* The DataLoader's batch is all G replicas' samples. */
+    double load = G * c->load_s;
+    double rest = p->forward_s + p->backward_s + p->optimizer_s + p->scatter_s + p->replicate_s + p->gather_s + p->reduce_s;
+    p->loading_s = c->workers == 0 ? load : (load / c->workers > rest ? load / c->workers - rest : 0);
+  }
+  return ERR_OK;
+}
+
+void dp_readout(const dp_plan *p, sim_result *r) {
+  r->gpus = p->gpus;
+  r->ranks_simulated = 0;
+  r->batch = p->batch;
+  r->precision = p->precision;
+  r->forward_s = p->forward_s;
+  r->backward_s = p->backward_s;
+  r->optimizer_s = p->optimizer_s;
+  r->compute_s = p->forward_s + p->backward_s + p->optimizer_s;
+  r->extrapolated_ops = p->extrapolated_ops;
+  r->jitter_kind = PROFILE_JITTER_NONE;
+  r->h2d = p->h2d;
+  r->channels = p->channels;
+  r->channel_bw_Bps = p->channel_bw_Bps;
+  r->nics_used = p->nics_used;
+  r->channels_exhausted = p->channels_exhausted;
+  r->intra_bw_Bps = p->ring_bw_Bps;
+  r->intra_lat_s = p->hop_s;
+  r->dp_scatter_s = p->scatter_s;
+  r->dp_replicate_s = p->replicate_s;
+  r->dp_gather_s = p->gather_s;
+  r->dp_reduce_s = p->reduce_s;
+  r->transfer_s = p->scatter_s;
+  r->loading_s = p->loading_s;
+  r->exposed_comm_s = p->replicate_s + p->gather_s + p->reduce_s;
+  r->iteration_s = r->loading_s + r->transfer_s + r->compute_s + r->exposed_comm_s;
+}
+
+int dp_plan_write(FILE *f, const dp_plan *p, err_t *e) {
+  fprintf(f, "# ddpsim plan (DataParallel: phases in order, summed)\n");
+  fprintf(f, "job 1 process x %d GPUs, batch %ld/GPU, %s%s\n", p->gpus, p->batch, model_dtype_name(p->precision),
+          p->backward_gil ? ", backward under the GIL" : "");
+  fprintf(f, "load %.9g s\nscatter %.9g s\nreplicate %.9g s\nforward %.9g s\ngather %.9g s\nbackward %.9g s\n", p->loading_s,
+          p->scatter_s, p->replicate_s, p->forward_s, p->gather_s, p->backward_s);
+  fprintf(f, "reduce %.9g s\noptimizer %.9g s\n", p->reduce_s, p->optimizer_s);
+  if (ferror(f)) return err_set(e, ERR_IO, "cannot write the plan");
+  return ERR_OK;
+}

@@ -1,0 +1,42 @@
+/* dp: PyTorch's DataParallel on one node, planned on its own (docs/simulation.md).
+ *
+ * One process, one Python thread per GPU. Every iteration scatters the inputs, replicates the
+ * parameters from GPU 0, runs the replicas' forward with their kernel launches taking turns under
+ * the GIL, gathers the outputs to GPU 0 (and scatters their gradients back), runs backward (C++
+ * threads, no GIL unless dp_backward_gil), reduces the gradients to GPU 0, and steps the optimizer
+ * there. Nothing overlaps, so the plan's phases are summed, not simulated. */
+#ifndef DDPSIM_DP_H
+#define DDPSIM_DP_H
+
+#include <stdio.h>
+
+#include "err.h"
+#include "sim.h"
+
+typedef struct {
+  int gpus;
+  long batch;
+  model_dtype precision;
+  double forward_s, backward_s, optimizer_s;             /* with the GIL's turns */
+  double scatter_s, replicate_s, gather_s, reduce_s;     /* per iteration */
+  double loading_s;                                      /* exposed loading per iteration */
+  double ring_bw_Bps, hop_s;                             /* the node's channels together, one hop */
+  int channels, nics_used, channels_exhausted;
+  double channel_bw_Bps;
+  int extrapolated_ops;
+  sim_h2d h2d;
+  int backward_gil;
+} dp_plan;
+
+/* Validates the config for DataParallel (no buckets, no_sync, hooks, fidelities, jitter or
+ * prefetch; one node; an `output` line in the model with more than one GPU) and builds its plan.
+ * ERR_INPUT with a message. */
+int dp_plan_build(const sim_config *c, dp_plan *p, err_t *e);
+
+/* The iteration as a result: every phase summed. */
+void dp_readout(const dp_plan *p, sim_result *r);
+
+/* Writes the plan as text; ERR_IO if writing fails. */
+int dp_plan_write(FILE *f, const dp_plan *p, err_t *e);
+
+#endif

@@ -1,0 +1,467 @@
+#include "engine.h"
+
+#include <errno.h>
+#include <simgrid/actor.h>
+#include <simgrid/barrier.h>
+#include <simgrid/comm.h>
+#include <simgrid/engine.h>
+#include <simgrid/host.h>
+#include <simgrid/mailbox.h>
+#include <simgrid/semaphore.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define SEND_SLOTS 8 /* step fidelity: sends in flight per rank and channel (NCCL_STEPS) */
+
+typedef struct {
+  sg_sem_t loaded, load_slots; /* batches loaded by the workers, and free prefetch slots */
+  sg_sem_t on_gpu, gpu_slots;  /* prefetch: batches copied to the GPU, and free GPU buffers */
+  sg_sem_t core;               /* shares_compute: the cores compute and communication take turns on */
+  int *ready_iter;             /* (nb) iteration in which the bucket last became ready */
+  sg_sem_t ready_sem;
+  sg_sem_t done_sem;
+  sg_mailbox_t *inbox;         /* (channels) what this rank receives on each channel */
+} rank_state;
+
+/* Child-process state: one simulation per process. */
+static const plan_t *P;
+static rank_state *S;
+static engine_record R;       /* rank 0's events */
+static int g_finished;
+static double *g_prefetch_load_wait; /* (K) rank 0: the prefetcher's wait for loading */
+static sg_comm_t *g_send_buf; /* (sim_ranks x SEND_SLOTS x channels) step fidelity: sends in flight */
+static sg_bar_t g_ring_barrier;       /* flow fidelity: the end of one collective on every rank */
+static char g_dummy;
+
+static void sleep_for(double s) {
+  if (s > 0) sg_actor_sleep_for(s);
+}
+
+/* A DataLoader worker: loads batches k, k + W, ... each taking load_s, as long as a prefetch slot is
+ * free (PyTorch keeps prefetch_factor = 2 batches per worker in flight). */
+static void loader_actor(int argc, char *argv[]) {
+  (void)argc;
+  int r = atoi(argv[1]), k = atoi(argv[2]);
+  rank_state *me = &S[r];
+  for (int it = k; it < P->iterations; it += P->workers) {
+    sg_sem_acquire(me->load_slots);
+    sleep_for(P->load_s);
+    sg_sem_release(me->loaded);
+  }
+  g_finished++;
+}
+
+/* The next loaded batch, as the training loop (or the prefetcher) takes it; returns the wait. */
+static double take_loaded_batch(rank_state *me) {
+  double t0 = simgrid_get_clock();
+  if (P->workers == 0) {
+    sleep_for(P->load_s); /* num_workers = 0: the loop loads it itself */
+  } else {
+    sg_sem_acquire(me->loaded);
+    sg_sem_release(me->load_slots);
+  }
+  return simgrid_get_clock() - t0;
+}
+
+/* Prefetch on a side stream: copies batch it+1 while the GPU computes batch it (one buffer ahead). */
+static void prefetch_actor(int argc, char *argv[]) {
+  (void)argc;
+  int r = atoi(argv[1]);
+  rank_state *me = &S[r];
+  for (int it = 0; it < P->iterations; it++) {
+    double w = P->load_s > 0 ? take_loaded_batch(me) : 0;
+    if (r == 0) g_prefetch_load_wait[it] = w;
+    sg_sem_acquire(me->gpu_slots);
+    sleep_for(P->copy_s);
+    sg_sem_release(me->on_gpu);
+  }
+  g_finished++;
+}
+
+/* Input of one iteration as the training loop sees it: loading, then the copy. */
+static void get_input(int r, int it) {
+  rank_state *me = &S[r];
+  double lw = 0, cw = 0;
+  if (P->prefetch) {
+    double t0 = simgrid_get_clock();
+    sg_sem_acquire(me->on_gpu);
+    sg_sem_release(me->gpu_slots);
+    double w = simgrid_get_clock() - t0;
+    /* What the loop waited for: loading first (as far as the prefetcher waited for it; recorded for
+     * rank 0, the only one reported), the rest copying. */
+    double pw = r == 0 ? g_prefetch_load_wait[it] : 0;
+    lw = w < pw ? w : pw;
+    cw = w - lw;
+  } else {
+    if (P->load_s > 0) lw = take_loaded_batch(me);
+    sleep_for(P->copy_s); /* pageable, or pinned on the compute stream: the GPU waits for it */
+    cw = P->copy_s;
+  }
+  if (r == 0) {
+    R.load_wait[it] = lw;
+    R.copy_wait[it] = cw;
+  }
+}
+
+/* Compute for s seconds; where communication shares the cores, hold them meanwhile. */
+static void compute_for(rank_state *me, double s) {
+  if (s <= 0) return;
+  if (P->shares_compute) sg_sem_acquire(me->core);
+  sg_actor_sleep_for(s);
+  if (P->shares_compute) sg_sem_release(me->core);
+}
+
+static void compute_actor(int argc, char *argv[]) {
+  (void)argc;
+  int r = atoi(argv[1]);
+  rank_state *me = &S[r];
+  for (int it = 0; it < P->iterations; it++) {
+    /* Under no_sync(), only the last iteration of each cycle all-reduces (and waits). */
+    int sync = P->ranks > 1 && it % P->no_sync == P->no_sync - 1;
+    int last = r == 0 && it == P->iterations - 1;
+    if (r == 0) R.iter_start[it] = simgrid_get_clock();
+    get_input(r, it);
+    /* This GPU's compute speed in this iteration (1 without jitter): stragglers. */
+    double slow = P->jitter ? P->jitter[(size_t)it * (size_t)P->ranks + (size_t)r] : 1.0;
+    compute_for(me, P->forward_s * slow);
+    for (int s = 0; s < P->nseg; s++) {
+      compute_for(me, (P->seg_s[s] + (sync ? P->seg_copy_s[s] : 0)) * slow);
+      for (int b = 0; b < P->nb; b++) {
+        if (P->ready_seg[b] != s) continue;
+        if (last) R.ready[b] = simgrid_get_clock();
+        if (!sync) {
+          if (last) R.start[b] = R.end[b] = R.ready[b];
+          continue;
+        }
+        me->ready_iter[b] = it;
+        sg_sem_release(me->ready_sem);
+      }
+    }
+    if (sync) {
+      sg_sem_acquire(me->done_sem); /* DDP's final wait for all buckets */
+      compute_for(me, P->copy_back_s * slow);
+    }
+    compute_for(me, P->optimizer_s * slow);
+    if (r == 0) R.iter_end[it] = simgrid_get_clock();
+  }
+  g_finished++;
+}
+
+/* One collective, seen from rank r: its share on every channel at once. */
+static void collective(int r, const plan_coll *pc) {
+  int nch = P->ch.count;
+  size_t n = (size_t)P->sim_ranks;
+  void *got;
+  sg_comm_t c[2 * CHANNELS_MAX];
+  if (P->fidelity == SIM_FIDELITY_STEP) {
+    /* NCCL's latency term, then every step of every channel as a message. The inboxes are this
+     * actor's permanent receivers, so a send starts at once (NCCL keeps buffers at the receiver);
+     * step s+1's send waits only for step s's chunk to arrive, as the reduction needs it. */
+    sleep_for(pc->lat_s);
+    sg_comm_t *sends = g_send_buf + (size_t)r * SEND_SLOTS * (size_t)nch;
+    for (long s = 0; s < pc->steps; s++) {
+      /* NCCL has NCCL_STEPS (8) buffers per connection: a send waits for a free one (the one step
+       * s - 8 used). Waiting keeps SimGrid's lists of pending sends short, too. */
+      sg_comm_t *slot = sends + (size_t)(s % SEND_SLOTS) * nch;
+      if (s >= SEND_SLOTS) sg_comm_wait_all(slot, (size_t)nch);
+      for (int k = 0; k < nch; k++) {
+        sg_mailbox_t out = S[P->next[(size_t)k * n + (size_t)r]].inbox[k];
+        slot[k] = sg_mailbox_put_async(out, &g_dummy, pc->step_bytes);
+        c[k] = sg_mailbox_get_async(S[r].inbox[k], &got);
+      }
+      sg_comm_wait_all(c, (size_t)nch);
+      R.messages += nch;
+    }
+    for (long s = pc->steps > SEND_SLOTS ? pc->steps - SEND_SLOTS : 0; s < pc->steps; s++)
+      sg_comm_wait_all(sends + (size_t)(s % SEND_SLOTS) * nch, (size_t)nch);
+  } else {
+    /* One flow per edge and channel carrying what the chosen algorithm and protocol put on an
+     * edge. The collective is one pipeline: it ends when its slowest edge has delivered (the
+     * barrier), plus NCCL's latency term. */
+    for (int k = 0; k < nch; k++) {
+      sg_mailbox_t out = S[P->next[(size_t)k * n + (size_t)r]].inbox[k];
+      c[2 * k] = sg_mailbox_put_async(out, &g_dummy, pc->edge_bytes);
+      c[2 * k + 1] = sg_mailbox_get_async(S[r].inbox[k], &got);
+    }
+    sg_comm_wait_all(c, 2 * (size_t)nch);
+    R.messages += nch;
+    sg_barrier_wait(g_ring_barrier);
+    sleep_for(pc->lat_s);
+  }
+}
+
+static void comm_actor(int argc, char *argv[]) {
+  (void)argc;
+  int r = atoi(argv[1]);
+  rank_state *me = &S[r];
+  if (P->fidelity == SIM_FIDELITY_STEP)
+    for (int k = 0; k < P->ch.count; k++) sg_mailbox_set_receiver(sg_mailbox_get_name(me->inbox[k]));
+  for (int it = P->no_sync - 1; it < P->iterations; it += P->no_sync) {
+    for (int b = 0; b < P->nb; b++) {
+      while (me->ready_iter[b] != it) sg_sem_acquire(me->ready_sem);
+      int last = r == 0 && it == P->iterations - 1;
+      if (last) R.start[b] = simgrid_get_clock();
+      /* Where the cores do the communication, a ready bucket waits for the op in progress (DDP's
+       * hooks run between ops) and backward waits for the collective. */
+      if (P->shares_compute) sg_sem_acquire(me->core);
+      sleep_for(P->hook_pre_s[b]);
+      collective(r, &P->coll[b]);
+      sleep_for(P->hook_post_s[b]);
+      if (P->shares_compute) sg_sem_release(me->core);
+      if (last) R.end[b] = simgrid_get_clock();
+    }
+    sg_sem_release(me->done_sem);
+  }
+  g_finished++;
+}
+
+/* ---- the record's one serializer: a header, then every field by name and length ---- */
+
+enum { BY_ITER = 0, BY_BUCKET = 1 };
+static const struct {
+  const char *name;
+  size_t off;
+  int by;
+} fields[] = {
+    {"iter_start", offsetof(engine_record, iter_start), BY_ITER},
+    {"iter_end", offsetof(engine_record, iter_end), BY_ITER},
+    {"ready", offsetof(engine_record, ready), BY_BUCKET},
+    {"start", offsetof(engine_record, start), BY_BUCKET},
+    {"end", offsetof(engine_record, end), BY_BUCKET},
+    {"load_wait", offsetof(engine_record, load_wait), BY_ITER},
+    {"copy_wait", offsetof(engine_record, copy_wait), BY_ITER},
+};
+#define NFIELDS (sizeof fields / sizeof *fields)
+
+typedef struct {
+  char magic[8]; /* "ddprec1" */
+  int32_t iterations, nb, finished, expected;
+  int64_t messages;
+} record_head;
+
+typedef struct {
+  char name[16];
+  int64_t count;
+} field_head;
+
+static double **field_ptr(engine_record *r, size_t i) { return (double **)((char *)r + fields[i].off); }
+static size_t field_len(const engine_record *r, size_t i) {
+  return (size_t)(fields[i].by == BY_ITER ? r->iterations : r->nb);
+}
+
+static int write_all(int fd, const void *buf, size_t len) {
+  const char *p = buf;
+  while (len) {
+    ssize_t w = write(fd, p, len);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return -1;
+    p += w;
+    len -= (size_t)w;
+  }
+  return 0;
+}
+
+static int read_all(int fd, void *buf, size_t len) {
+  char *p = buf;
+  while (len) {
+    ssize_t got = read(fd, p, len);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return -1;
+    p += got;
+    len -= (size_t)got;
+  }
+  return 0;
+}
+
+static int record_alloc(engine_record *r, int K, int nb) {
+  r->iterations = K;
+  r->nb = nb;
+  for (size_t i = 0; i < NFIELDS; i++)
+    if (!(*field_ptr(r, i) = calloc(field_len(r, i) + 1, sizeof(double)))) return -1;
+  return 0;
+}
+
+static int record_write(int fd, engine_record *r) {
+  record_head h = {.magic = "ddprec1", .iterations = r->iterations, .nb = r->nb, .finished = r->finished,
+                   .expected = r->expected, .messages = r->messages};
+  if (write_all(fd, &h, sizeof h)) return -1;
+  for (size_t i = 0; i < NFIELDS; i++) {
+    field_head fh = {.count = (int64_t)field_len(r, i)};
+    snprintf(fh.name, sizeof fh.name, "%s", fields[i].name);
+    if (write_all(fd, &fh, sizeof fh) || write_all(fd, *field_ptr(r, i), field_len(r, i) * sizeof(double))) return -1;
+  }
+  return 0;
+}
+
+/* Reads what record_write wrote for a plan of K iterations and nb buckets; a message on mismatch. */
+static int record_read(int fd, engine_record *r, int K, int nb, err_t *e) {
+  record_head h;
+  if (read_all(fd, &h, sizeof h)) return err_set(e, ERR_SIM, "the simulation engine sent no record");
+  if (memcmp(h.magic, "ddprec1", 8) != 0 || h.iterations != K || h.nb != nb)
+    return err_set(e, ERR_SIM, "the simulation engine sent a record for another plan");
+  if (record_alloc(r, K, nb)) return err_set(e, ERR_NOMEM, "out of memory");
+  r->finished = h.finished;
+  r->expected = h.expected;
+  r->messages = (long)h.messages;
+  for (size_t i = 0; i < NFIELDS; i++) {
+    field_head fh;
+    if (read_all(fd, &fh, sizeof fh) || strncmp(fh.name, fields[i].name, sizeof fh.name) != 0 ||
+        fh.count != (int64_t)field_len(r, i))
+      return err_set(e, ERR_SIM, "the simulation engine's record lacks field %s", fields[i].name);
+    if (read_all(fd, *field_ptr(r, i), field_len(r, i) * sizeof(double)))
+      return err_set(e, ERR_SIM, "the simulation engine's record is cut short in field %s", fields[i].name);
+  }
+  return ERR_OK;
+}
+
+void engine_record_free(engine_record *r) {
+  if (!r) return;
+  for (size_t i = 0; i < NFIELDS; i++) {
+    free(*field_ptr(r, i));
+    *field_ptr(r, i) = NULL;
+  }
+}
+
+/* ---- the child ---- */
+
+static void spawn(const char *what, int r, const char *extra, sg_host_t h, void (*fn)(int, char **)) {
+  char name[48], rank[16];
+  snprintf(rank, sizeof rank, "%d", r);
+  snprintf(name, sizeof name, "%s%d%s%s", what, r, extra ? "." : "", extra ? extra : "");
+  const char *argv[] = {what, rank, extra, NULL};
+  sg_actor_create_(name, h, fn, extra ? 3 : 2, argv);
+}
+
+/* Runs in the child: never returns. */
+static void child_main(const plan_t *plan, const char *platform_path, int fd) {
+  P = plan;
+  int n = plan->sim_ranks, nch = plan->ch.count, K = plan->iterations, nb = plan->nb;
+  if (plan->fidelity == SIM_FIDELITY_STEP && n > 1 &&
+      !(g_send_buf = calloc((size_t)n * SEND_SLOTS * (size_t)nch, sizeof *g_send_buf)))
+    _exit(3);
+  S = calloc((size_t)n, sizeof *S);
+  g_prefetch_load_wait = calloc((size_t)K, sizeof(double));
+  if (!S || !g_prefetch_load_wait || record_alloc(&R, K, nb)) _exit(3);
+
+  /* CM02 without cross-traffic or TCP window: a lone transfer takes exactly latency + size/bandwidth
+   * (docs/simulation.md). No guard pages around the actors' stacks: each costs a memory mapping, and
+   * the kernel's limit on mappings (vm.max_map_count, 65530 by default) would cap the actors. SimGrid's
+   * own log is silenced: the front end reports. */
+  char *args[] = {"ddpsim",
+                  "--cfg=network/model:CM02",
+                  "--cfg=network/crosstraffic:0",
+                  "--cfg=network/TCP-gamma:0",
+                  "--cfg=contexts/factory:raw",
+                  "--cfg=contexts/stack-size:256",
+                  "--cfg=contexts/guard-size:0",
+                  "--log=root.thres:critical",
+                  NULL};
+  int argc = (int)(sizeof args / sizeof *args) - 1;
+  simgrid_init(&argc, args);
+  simgrid_load_platform(platform_path);
+  if (n > 1) g_ring_barrier = sg_barrier_init((unsigned)n);
+
+  for (int r = 0; r < n; r++) {
+    char name[48], host[32];
+    S[r].ready_iter = malloc((size_t)(nb ? nb : 1) * sizeof(int));
+    S[r].inbox = malloc((size_t)nch * sizeof *S[r].inbox);
+    if (!S[r].ready_iter || !S[r].inbox) _exit(3);
+    for (int b = 0; b < nb; b++) S[r].ready_iter[b] = -1;
+    S[r].ready_sem = sg_sem_init(0);
+    S[r].done_sem = sg_sem_init(0);
+    S[r].loaded = sg_sem_init(0);
+    S[r].load_slots = sg_sem_init(2 * (plan->workers > 0 ? plan->workers : 1));
+    S[r].on_gpu = sg_sem_init(0);
+    S[r].gpu_slots = sg_sem_init(1);
+    S[r].core = sg_sem_init(1);
+    for (int k = 0; k < nch; k++) {
+      snprintf(name, sizeof name, "inbox%d.%d", r, k);
+      S[r].inbox[k] = sg_mailbox_by_name(name);
+    }
+    platform_host_name(r, host, sizeof host);
+    sg_host_t h = sg_host_by_name(host);
+    if (!h) _exit(4);
+    spawn("compute", r, NULL, h, compute_actor);
+    if (n > 1) spawn("comm", r, NULL, h, comm_actor);
+    if (plan->load_s > 0)
+      for (int k = 0; k < plan->workers; k++) {
+        char kk[16];
+        snprintf(kk, sizeof kk, "%d", k);
+        spawn("loader", r, kk, h, loader_actor);
+      }
+    if (plan->prefetch) spawn("prefetch", r, NULL, h, prefetch_actor);
+  }
+  simgrid_run();
+
+  R.expected = n * ((n > 1 ? 2 : 1) + (plan->load_s > 0 ? plan->workers : 0) + (plan->prefetch ? 1 : 0));
+  R.finished = g_finished;
+  if (record_write(fd, &R)) _exit(5);
+  _exit(0);
+}
+
+/* ---- the parent ---- */
+
+int engine_run(const plan_t *p, engine_record *rec, err_t *e) {
+  memset(rec, 0, sizeof *rec);
+  char path[512];
+  int rc, pipefd[2] = {-1, -1};
+  const char *tmpdir = getenv("TMPDIR");
+  snprintf(path, sizeof path, "%s/ddpsim-platform-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
+  int pfd = mkstemp(path);
+  if (pfd < 0) return err_set(e, ERR_IO, "%s: cannot create the platform file: %s", path, strerror(errno));
+  FILE *pf = fdopen(pfd, "w");
+  if (!pf) {
+    close(pfd);
+    rc = err_set(e, ERR_IO, "%s: cannot write the platform file: %s", path, strerror(errno));
+    goto done;
+  }
+  rc = platform_write(pf, &p->platform, e);
+  if (fclose(pf) != 0 && rc == 0) rc = err_set(e, ERR_IO, "%s: cannot write the platform file", path);
+  if (rc) goto done;
+  if (pipe(pipefd) != 0) {
+    rc = err_set(e, ERR_IO, "cannot create a pipe: %s", strerror(errno));
+    goto done;
+  }
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid < 0) {
+    rc = err_set(e, ERR_SIM, "cannot fork the simulation: %s", strerror(errno));
+    goto done;
+  }
+  if (pid == 0) {
+    close(pipefd[0]);
+    child_main(p, path, pipefd[1]);
+  }
+  close(pipefd[1]);
+  pipefd[1] = -1;
+  err_t re;
+  int read_rc = record_read(pipefd[0], rec, p->iterations, p->nb, &re);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFSIGNALED(status)) {
+    rc = err_set(e, ERR_SIM, "the simulation engine died (signal %d)", WTERMSIG(status));
+  } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    rc = err_set(e, ERR_SIM, "the simulation engine failed (exit status %d)", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+  } else if (read_rc) {
+    rc = err_set(e, read_rc, "%s", re.msg);
+  } else if (rec->finished != rec->expected) {
+    rc = err_set(e, ERR_SIM, "the simulation deadlocked: %d of the actors finished", rec->finished);
+  } else {
+    struct rusage ru;
+    if (getrusage(RUSAGE_CHILDREN, &ru) == 0) rec->peak_rss_kb = ru.ru_maxrss;
+    rc = ERR_OK;
+  }
+done:
+  if (pipefd[0] >= 0) close(pipefd[0]);
+  if (pipefd[1] >= 0) close(pipefd[1]);
+  unlink(path);
+  if (rc) engine_record_free(rec);
+  return rc;
+}

@@ -1,0 +1,40 @@
+/* engine: plays a plan (sim/plan.h) on SimGrid and records what happened.
+ *
+ * Every simulated rank is a host with a compute actor (forward, backward segments releasing ready
+ * buckets, DDP's final wait, the optimizer), a communication actor (the NCCL stream: each bucket's
+ * collective strictly in bucket order), and where the plan says so DataLoader workers and a
+ * prefetcher. A collective is, in flow fidelity, one flow per channel edge carrying the plan's edge
+ * bytes, a barrier for the slowest edge, then NCCL's latency term; in step fidelity NCCL's latency
+ * term, then the plan's steps as messages around each channel (a step's send waits for the previous
+ * step's chunk to arrive; at most 8 sends in flight per channel, NCCL_STEPS). docs/simulation.md.
+ *
+ * SimGrid's engine lives once per process, so each run forks a child; the child sends its record
+ * back through a pipe with the one serializer below (every field named and sized), and the parent
+ * checks it. Links carry no latency in either fidelity. */
+#ifndef DDPSIM_ENGINE_H
+#define DDPSIM_ENGINE_H
+
+#include "err.h"
+#include "plan.h"
+
+/* What the engine saw: rank 0's clock at each event, absolute simulated seconds. */
+typedef struct {
+  int iterations;      /* K: the plan's */
+  int nb;              /* the plan's buckets */
+  double *iter_start, *iter_end; /* (K) */
+  double *ready, *start, *end;   /* (nb) the last iteration's bucket events */
+  double *load_wait, *copy_wait; /* (K) what the training loop waited for its input */
+  long messages;       /* network messages simulated */
+  int finished;        /* actors that finished their work */
+  int expected;        /* actors started */
+  long peak_rss_kb;    /* the child's largest resident set */
+} engine_record;
+
+/* Runs p in a child process and fills *rec (free with engine_record_free). ERR_IO when the platform
+ * file or the pipe cannot be made, ERR_SIM when the engine died, failed, or an actor did not finish
+ * (a deadlock: the message says how many did), ERR_NOMEM. */
+int engine_run(const plan_t *p, engine_record *rec, err_t *e);
+
+void engine_record_free(engine_record *rec); /* frees the contents; NULL is a no-op */
+
+#endif

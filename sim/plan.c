@@ -1,0 +1,329 @@
+#include "plan.h"
+
+#include <gsl/gsl_rng.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cost.h"
+
+int plan_job(const sim_config *c, int *gpn_out, long *batch_out, model_dtype *prec_out, err_t *e) {
+  const model_t *m = c->model;
+  if (!m || !c->topo || !c->profile) return err_set(e, ERR_INPUT, "a model, a topology and a profile are needed");
+  int gpn = c->gpus_per_node > 0 ? c->gpus_per_node : c->topo->gpus_per_node;
+  long batch = c->batch > 0 ? c->batch : m->batch;
+  if (c->nodes < 1 || c->nodes > PLAN_MAX_GPUS)
+    return err_set(e, ERR_INPUT, "node count must be between 1 and %ld, got %d", PLAN_MAX_GPUS, c->nodes);
+  if (gpn > 4096) return err_set(e, ERR_INPUT, "GPUs per node must be at most 4096, got %d", gpn);
+  if ((long)c->nodes * gpn > PLAN_MAX_GPUS) return err_set(e, ERR_INPUT, "at most %ld GPUs can be simulated", PLAN_MAX_GPUS);
+  if (c->iterations < 1 || c->iterations > 1000) return err_set(e, ERR_INPUT, "iterations must be between 1 and 1000, got %d", c->iterations);
+  if (!(c->jitter_cv < 1.0) || isnan(c->jitter_cv)) return err_set(e, ERR_INPUT, "jitter cv must be below 1, got %g", c->jitter_cv);
+  if (c->no_sync < 1 || c->no_sync > 1000) return err_set(e, ERR_INPUT, "no-sync cycle must be between 1 and 1000, got %d", c->no_sync);
+  if (batch > 1L << 30) return err_set(e, ERR_INPUT, "batch %ld is too large", batch);
+  if (c->dp_backward_gil && c->framework != SIM_FRAMEWORK_DP)
+    return err_set(e, ERR_INPUT, "a backward under the GIL is DataParallel's (framework dp), not DDP's");
+  if (c->framework == SIM_FRAMEWORK_DP && c->nodes != 1)
+    return err_set(e, ERR_INPUT, "DataParallel runs in one process: one node only, not %d", c->nodes);
+  *gpn_out = gpn;
+  *batch_out = batch;
+  *prec_out = c->precision >= 0 ? (model_dtype)c->precision : m->precision;
+  return ERR_OK;
+}
+
+int plan_network(const sim_config *c, int gpn, channels_t *ch, platform_spec *spec, double **pair, unsigned char **near,
+                 err_t *e) {
+  const topo_t *t = c->topo;
+  int rc;
+  double link_bw = 0, nic_bw = 0, lat;
+  memset(spec, 0, sizeof *spec);
+  spec->nodes = c->nodes;
+  spec->gpus_per_node = gpn;
+  if (gpn > 1) {
+    if ((rc = profile_link(c->profile, t->intra_class, t->intra_bw_Bps, &link_bw, &lat, e))) return rc;
+    if ((rc = profile_hop_lat(c->profile, t->intra_class, "ring", "Simple", &lat, e))) return rc;
+    spec->intra_lat_s = lat;
+  }
+  if (c->nodes > 1 && t->has_nic) {
+    if ((rc = profile_link(c->profile, t->nic_class, t->nic_bw_Bps, &nic_bw, &lat, e))) return rc;
+    if ((rc = profile_hop_lat(c->profile, t->nic_class, "ring", "Simple", &lat, e))) return rc;
+    spec->nic_lat_s = lat;
+    spec->backbone_bw_Bps = t->switch_bw_Bps;
+  }
+  channels_spec cs;
+  if ((rc = channels_spec_from_topo(t, gpn, c->nodes, link_bw, nic_bw, &cs, pair, near, e))) return rc;
+  spec->pair_Bps = cs.pair_Bps;
+  spec->gpu_Bps = cs.gpu_Bps;
+  spec->nics = cs.nics;
+  spec->nic_Bps = cs.nic_Bps;
+  err_t ce;
+  if ((rc = channels_search(&cs, ch, &ce))) return err_set(e, rc, "%s: %s", t->path, ce.msg);
+  spec->ch = ch;
+  return ERR_OK;
+}
+
+void plan_free(plan_t *p) {
+  if (!p) return;
+  free(p->seg_s);
+  free(p->seg_copy_s);
+  free(p->jitter);
+  bucket_plan_free(&p->buckets);
+  free(p->ready_seg);
+  free(p->hook_pre_s);
+  free(p->hook_post_s);
+  free(p->coll);
+  channels_free(&p->ch);
+  free(p->next);
+  free(p->pair_Bps);
+  free(p->near);
+  memset(p, 0, sizeof *p);
+}
+
+/* Fills p->jitter (NULL when there is no jitter) and the straggler summary. compute_s: one
+ * iteration's compute, which the draws scale. */
+static int draw_jitter(const sim_config *c, plan_t *p, double compute_s, err_t *e) {
+  profile_jitter j;
+  int rc = profile_get_jitter(c->profile, &j, e);
+  if (rc) return rc;
+  if (c->jitter_cv >= 0) {
+    j.kind = c->jitter_cv > 0 ? PROFILE_JITTER_LOGNORMAL : PROFILE_JITTER_NONE;
+    j.cv = c->jitter_cv;
+  }
+  p->jitter_kind = j.kind;
+  p->jitter_cv = j.kind == PROFILE_JITTER_LOGNORMAL ? j.cv : 0;
+  if (j.kind == PROFILE_JITTER_NONE) return ERR_OK;
+  int n = p->ranks;
+  size_t count = (size_t)p->iterations * (size_t)n;
+  p->jitter = malloc(count * sizeof *p->jitter);
+  gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+  if (!p->jitter || !rng) {
+    gsl_rng_free(rng);
+    return err_set(e, ERR_NOMEM, "out of memory");
+  }
+  gsl_rng_set(rng, c->seed);
+  for (size_t i = 0; i < count; i++) p->jitter[i] = profile_jitter_draw(&j, rng);
+  gsl_rng_free(rng);
+  /* What synchronising costs: in each iteration every GPU waits for the slowest one's compute.
+   * Reported as the mean over the steady-state iterations of (slowest - mean) compute. */
+  int first = p->iterations > c->no_sync ? c->no_sync : 0;
+  double sum = 0;
+  for (int it = first; it < p->iterations; it++) {
+    const double *row = p->jitter + (size_t)it * (size_t)n;
+    double mx = row[0], mean = 0;
+    for (int k = 0; k < n; k++) {
+      if (row[k] > mx) mx = row[k];
+      mean += row[k] / n;
+    }
+    sum += mx - mean;
+  }
+  p->straggler_s = compute_s * sum / (p->iterations - first);
+  return ERR_OK;
+}
+
+/* Backward's segments and the per-phase totals; param_seg[i]: the segment after which parameter i's
+ * gradient is ready. copies: DDP copies gradients into buckets and back. */
+static int plan_compute(const sim_config *c, plan_t *p, int copies, int *param_seg, err_t *e) {
+  const model_t *m = c->model;
+  int rc;
+  double pending = 0;
+  if (copies && (rc = cost_copy(c, model_total_params(m), 2, p->batch, p->precision, &p->copy_back_s, &p->extrapolated_ops, e)))
+    return rc;
+  p->bucket_copy_s = p->copy_back_s;
+  for (int o = 0; o < m->nops; o++) {
+    const model_op *op = &m->ops[o];
+    double t;
+    if ((rc = cost_op(c, op, p->batch, p->precision, 1, &t, &p->extrapolated_ops, e))) return rc;
+    if (op->phase == MODEL_PHASE_FORWARD) {
+      p->forward_s += t;
+    } else if (op->phase == MODEL_PHASE_OPTIMIZER) {
+      p->optimizer_s += t;
+    } else {
+      p->backward_s += t;
+      pending += t;
+      if (!op->ready_count) continue;
+      if (copies) {
+        /* The Reducer's hook copies the ready gradients into their bucket (and the bucket is
+         * divided by the world size): read and write both, twice, on the compute stream. */
+        long numel = 0;
+        for (int k = 0; k < op->ready_count; k++) numel += m->params[m->ready[op->ready_first + k]].numel;
+        double ct;
+        if ((rc = cost_copy(c, numel, 4, p->batch, p->precision, &ct, &p->extrapolated_ops, e))) return rc;
+        p->bucket_copy_s += ct;
+        p->seg_copy_s[p->nseg] = ct;
+      }
+      for (int k = 0; k < op->ready_count; k++) param_seg[m->ready[op->ready_first + k]] = p->nseg;
+      p->seg_s[p->nseg++] = pending;
+      pending = 0;
+    }
+  }
+  if (pending > 0) p->seg_s[p->nseg++] = pending; /* backward work after the last gradient */
+  return ERR_OK;
+}
+
+int plan_bucket_coll(plan_t *p, int b, coll_kind kind, double bytes, err_t *e) {
+  nccl_choice ch;
+  int rc = nccl_choose(&p->nccl, kind, bytes, p->algos, p->protos, &ch, e);
+  if (rc) return rc;
+  int nch = p->ch.count;
+  plan_coll *pc = &p->coll[b];
+  pc->kind = kind;
+  pc->algo = ch.algo;
+  pc->proto = ch.proto;
+  pc->bytes = bytes;
+  pc->estimate_s = ch.time_s;
+  pc->lat_s = ch.lat_s;
+  pc->steps = ch.steps;
+  /* Whole bytes per channel message: each edge's share rounded up ((1 - 1e-12): a share that is a
+   * whole number of bytes stays one when the division rounds up). */
+  double per_edge = ch.edge_bytes / nch;
+  pc->edge_bytes = (long)ceil(per_edge * (1 - 1e-12));
+  if (pc->edge_bytes < 1) pc->edge_bytes = 1;
+  pc->step_bytes = ch.steps > 0 ? (long)ceil(per_edge / (double)ch.steps * (1 - 1e-12)) : 1;
+  if (pc->step_bytes < 1) pc->step_bytes = 1;
+  return ERR_OK;
+}
+
+/* Each bucket's ready segment, hook work and collective. */
+static int plan_buckets(const sim_config *c, plan_t *p, const int *param_seg, err_t *e) {
+  int rc;
+  for (int b = 0; b < p->nb; b++) {
+    const bucket_t *bk = &p->buckets.b[b];
+    int seg = 0;
+    for (int k = 0; k < bk->ntensors; k++)
+      if (param_seg[bk->tensors[k]] > seg) seg = param_seg[bk->tensors[k]];
+    p->ready_seg[b] = seg;
+    double bytes = (double)bk->bytes;
+    if (c->comm_hook == SIM_HOOK_FP16 && bk->dtype_key == MODEL_FP32) {
+      /* fp16_compress_hook: cast the bucket to fp16 (read 4, write 2 bytes per element), all-reduce
+       * half the bytes, cast back (read 2, write 4). Each cast costs an ewise pass of the profile. */
+      model_op cast = {.kind = MODEL_OP_EWISE, .elems = {(long)(bk->bytes / 4), 0}, .arrays = 3, .count = 1,
+                       .follows_run = 0, .dtype = MODEL_FP16};
+      snprintf(cast.name, sizeof cast.name, "fp16_compress_cast");
+      double t;
+      if ((rc = cost_op(c, &cast, p->batch, p->precision, 1, &t, &p->extrapolated_ops, e))) return rc;
+      p->hook_pre_s[b] = p->hook_post_s[b] = t;
+      bytes = (double)(bk->bytes / 2);
+    }
+    if ((rc = plan_bucket_coll(p, b, COLL_ALLREDUCE, bytes, e))) return rc;
+  }
+  return ERR_OK;
+}
+
+int plan_build(const sim_config *c, plan_t *p, err_t *e) {
+  memset(p, 0, sizeof *p);
+  int gpn, rc;
+  long batch;
+  model_dtype prec;
+  if ((rc = plan_job(c, &gpn, &batch, &prec, e))) return rc;
+  if (c->framework != SIM_FRAMEWORK_DDP) return err_set(e, ERR_INPUT, "DataParallel is planned by sim/dp.c, not here");
+  const model_t *m = c->model;
+  int n = c->nodes * gpn, *param_seg = NULL;
+  p->nodes = c->nodes;
+  p->gpus_per_node = gpn;
+  p->ranks = n;
+  p->batch = batch;
+  p->precision = prec;
+  p->fidelity = c->fidelity;
+  p->no_sync = c->no_sync;
+
+  if ((rc = plan_network(c, gpn, &p->ch, &p->platform, &p->pair_Bps, &p->near, e))) goto fail;
+  p->intra_lat_s = p->platform.intra_lat_s;
+  p->nic_lat_s = p->platform.nic_lat_s;
+  /* NCCL splits each collective evenly over its channels: together they give C x their bandwidth. */
+  p->ring_bw_Bps = channels_bw_Bps(&p->ch);
+  if ((rc = nccl_model_init(&p->nccl, c->profile, c->topo, c->nodes, gpn, p->ch.count, p->ring_bw_Bps, p->ring_bw_Bps, e)))
+    goto fail;
+  p->algos = c->nccl_algos ? c->nccl_algos : NCCL_ALL_ALGOS;
+  p->protos = c->nccl_protos ? c->nccl_protos : NCCL_ALL_PROTOS;
+
+  /* Buckets. static_graph's steady state runs the buckets rebuilt after the first iteration. */
+  int rebuilt = c->rebuilt || c->static_graph;
+  if (c->mode == SIM_MODE_FLAT) rc = bucket_plan_flat(m, prec, &p->buckets, e);
+  else rc = bucket_plan_for_model(m, prec, c->first_bucket_mb, c->bucket_cap_mb, rebuilt, &p->buckets, e);
+  if (rc) goto fail;
+  p->nb = p->buckets.n;
+
+  p->shares_compute = (gpn > 1 && profile_link_shares_compute(c->profile, c->topo->intra_class)) ||
+                      (c->nodes > 1 && profile_link_shares_compute(c->profile, c->topo->nic_class));
+  p->iterations = c->iterations * c->no_sync;
+  if (c->load_s > 0 && c->workers > 1) {
+    /* W workers hand out batches in rounds of W: average over whole rounds, or the mean is off. */
+    int first = c->iterations > 1 ? c->no_sync : 0, steady = p->iterations - first;
+    int round = c->workers * c->no_sync;
+    p->iterations = first + (steady + round - 1) / round * round;
+  }
+
+  size_t nb = (size_t)(p->nb ? p->nb : 1);
+  param_seg = malloc((size_t)(m->nparams ? m->nparams : 1) * sizeof *param_seg);
+  p->seg_s = malloc((size_t)(m->nops + 1) * sizeof *p->seg_s);
+  p->seg_copy_s = calloc((size_t)(m->nops + 1), sizeof *p->seg_copy_s);
+  p->ready_seg = calloc(nb, sizeof *p->ready_seg);
+  p->hook_pre_s = calloc(nb, sizeof *p->hook_pre_s);
+  p->hook_post_s = calloc(nb, sizeof *p->hook_post_s);
+  p->coll = calloc(nb, sizeof *p->coll);
+  if (!param_seg || !p->seg_s || !p->seg_copy_s || !p->ready_seg || !p->hook_pre_s || !p->hook_post_s || !p->coll) {
+    rc = err_set(e, ERR_NOMEM, "out of memory");
+    goto fail;
+  }
+  /* DDP with gradient_as_bucket_view=False (PyTorch's default) copies every gradient into its
+   * bucket and, after the all-reduce, back into .grad (docs/simulation.md). */
+  int copies = c->mode == SIM_MODE_DDP && n > 1 && !c->bucket_view;
+  if ((rc = plan_compute(c, p, copies, param_seg, e))) goto fail;
+  if ((rc = plan_buckets(c, p, param_seg, e))) goto fail;
+  double compute_s = p->forward_s + p->backward_s + p->optimizer_s + p->bucket_copy_s / c->no_sync;
+  /* Stragglers: every GPU's compute in every iteration scaled by a draw from the profile's
+   * distribution (or --jitter-cv), seeded, so runs are reproducible. */
+  if ((rc = draw_jitter(c, p, compute_s, e))) goto fail;
+  if ((rc = cost_input(c, m, batch, &p->h2d, &p->copy_s, e))) goto fail;
+  p->load_s = c->load_s;
+  p->workers = c->workers;
+  p->prefetch = p->h2d == SIM_H2D_PREFETCH;
+
+  /* What is simulated: every node, or two standing for all (plan.h). */
+  p->sim_nodes = c->nodes;
+  if (c->symmetry && !p->jitter && c->nodes > 2) {
+    p->sim_nodes = 2;
+    p->platform.nodes = 2;
+    p->platform.backbone_bw_Bps *= 2.0 / c->nodes;
+  }
+  p->sim_ranks = p->sim_nodes * gpn;
+  /* Links carry no latency: each collective waits NCCL's latency term itself, in both fidelities. */
+  p->platform.intra_lat_s = p->platform.nic_lat_s = 0;
+  p->next = malloc((size_t)p->ch.count * (size_t)p->sim_ranks * sizeof *p->next);
+  if (!p->next) {
+    rc = err_set(e, ERR_NOMEM, "out of memory");
+    goto fail;
+  }
+  for (int k = 0; k < p->ch.count; k++)
+    for (int q = 0; q < p->sim_ranks; q++) p->next[(size_t)k * p->sim_ranks + q] = channels_next(&p->ch, p->sim_nodes, k, q);
+  free(param_seg);
+  return ERR_OK;
+fail:
+  free(param_seg);
+  plan_free(p);
+  return rc;
+}
+
+int plan_write(FILE *f, const plan_t *p, err_t *e) {
+  fprintf(f, "# ddpsim plan\n");
+  fprintf(f, "job %d nodes x %d GPUs = %d ranks, batch %ld/GPU, %s\n", p->nodes, p->gpus_per_node, p->ranks, p->batch,
+          model_dtype_name(p->precision));
+  fprintf(f, "simulated %d nodes (%d ranks)%s, %s fidelity, %d iterations (no_sync %d)\n", p->sim_nodes, p->sim_ranks,
+          p->sim_nodes < p->nodes ? ", standing for all by symmetry" : "", p->fidelity == SIM_FIDELITY_STEP ? "step" : "flow",
+          p->iterations, p->no_sync);
+  fprintf(f, "channels %d x %.6g GB/s, %d NICs per node used%s\n", p->ch.count, p->ch.speed_Bps / 1e9, p->ch.nics_used,
+          p->shares_compute ? ", collectives share the compute cores" : "");
+  fprintf(f, "compute forward %.9g s, backward %.9g s in %d segments, optimizer %.9g s, bucket copies %.9g s\n", p->forward_s,
+          p->backward_s, p->nseg, p->optimizer_s, p->bucket_copy_s);
+  if (p->load_s > 0 || p->copy_s > 0)
+    fprintf(f, "input load %.9g s by %d workers, copy %.9g s%s\n", p->load_s, p->workers, p->copy_s, p->prefetch ? " (prefetched)" : "");
+  if (p->jitter) fprintf(f, "jitter lognormal cv %.4g\n", p->jitter_cv);
+  fprintf(f, "# bucket bytes ready_after_segment collective algo proto lat_s edge_bytes steps step_bytes nccl_estimate_s\n");
+  for (int b = 0; b < p->nb; b++) {
+    const plan_coll *c = &p->coll[b];
+    fprintf(f, "bucket %d %zu %d %s %s %s %.9g %ld %ld %ld %.9g\n", b, p->buckets.b[b].bytes, p->ready_seg[b],
+            coll_get(c->kind)->name, nccl_algo_name(c->algo), nccl_proto_name(c->proto), c->lat_s, c->edge_bytes, c->steps,
+            c->step_bytes, c->estimate_s);
+  }
+  if (ferror(f)) return err_set(e, ERR_IO, "cannot write the plan");
+  return ERR_OK;
+}

@@ -1,0 +1,123 @@
+/* plan: what every simulated rank does in one DDP run, built from a sim_config before the engine
+ * starts (sim/engine.h runs it; sim/readout.h turns the engine's record into a sim_result).
+ *
+ * A plan holds the network (NCCL's channels and the platform they become), each rank's compute as
+ * forward, backward segments ending in gradient-ready events, and the optimizer step; the buckets
+ * with the collective each one runs (sim/coll.h: kind, NCCL's algorithm and protocol, bytes per
+ * edge, steps, latency); the input pipeline; the compute jitter; and the totals the readout reports.
+ * Everything is computed here, once, for the whole job; the engine only plays it.
+ *
+ * Symmetry. Where nothing tells the ranks of one node from those of another (no jitter; every node
+ * alike, as every topology here is), every node of an N-node job does the same thing at the same
+ * time, so the engine simulates 2 nodes whose rings close on each other, with every collective's
+ * steps, bytes and latency those of the N-node job and a shared switch backbone scaled to 2/N of its
+ * bandwidth. The full and reduced runs solve the same equations (docs/simulation.md);
+ * tests/sim/test_engine.c checks them against each other. sim_config.symmetry = 0 turns it off. */
+#ifndef DDPSIM_PLAN_H
+#define DDPSIM_PLAN_H
+
+#include <stdio.h>
+
+#include "bucket.h"
+#include "channels.h"
+#include "coll.h"
+#include "err.h"
+#include "nccl.h"
+#include "platform.h"
+#include "sim.h"
+
+/* One collective a bucket runs. */
+typedef struct {
+  coll_kind kind;
+  nccl_algo algo;
+  nccl_proto proto;
+  double bytes;      /* S: what the collective reduces (the bucket, or half under the fp16 hook) */
+  double estimate_s; /* NCCL's estimate on an idle network */
+  double lat_s;      /* NCCL's latency term: both fidelities wait it once per collective */
+  long edge_bytes;   /* flow fidelity: what each edge of each channel carries */
+  long steps;        /* step fidelity: messages per edge and channel */
+  long step_bytes;   /* each of them */
+} plan_coll;
+
+typedef struct {
+  /* The job and what is simulated of it. */
+  int nodes, gpus_per_node, ranks; /* the whole job (ranks = nodes x gpus_per_node) */
+  int sim_nodes, sim_ranks;        /* simulated: all, or 2 nodes standing for all (symmetry) */
+  long batch;
+  model_dtype precision;
+  sim_fidelity fidelity;
+  int iterations;                  /* in all: cycles x no_sync (whole rounds of DataLoader workers) */
+  int no_sync;                     /* gradients are all-reduced in every no_sync-th iteration only */
+
+  /* Each rank's compute, seconds. */
+  double forward_s, optimizer_s;
+  int nseg;
+  double *seg_s;       /* (nseg) backward segments: compute up to a gradient-ready event */
+  double *seg_copy_s;  /* (nseg) DDP's copies of the gradients ready after segment s into buckets */
+  double copy_back_s;  /* DDP's copy of the reduced buckets back into the gradients, after the wait */
+  double *jitter;      /* (iterations x sim_ranks) compute multipliers, or NULL */
+  int shares_compute;  /* collectives and compute take turns on the same cores (MPI on CPUs) */
+
+  /* Buckets, in reduction order, each with its collective. */
+  bucket_plan buckets;
+  int nb;
+  int *ready_seg;                   /* (nb) segment after which the bucket is ready */
+  double *hook_pre_s, *hook_post_s; /* (nb) communication-hook work around the collective */
+  plan_coll *coll;                  /* (nb) */
+
+  /* Network: NCCL's channels, its cost model, and the platform. */
+  channels_t ch;
+  nccl_model nccl;      /* for the whole job */
+  unsigned algos, protos; /* what NCCL may choose from (NCCL_ALGO, NCCL_PROTO) */
+  int *next;            /* (ch.count x sim_ranks) each simulated rank's successor on each channel */
+  platform_spec platform; /* the simulated nodes; links carry no latency (collectives wait lat_s) */
+  double *pair_Bps;     /* owned by the plan: the platform's pair graph, or NULL */
+  unsigned char *near;  /* owned: NIC placement, or NULL */
+  double intra_lat_s, nic_lat_s; /* one hop of each class (ring/Simple), as reported */
+  double ring_bw_Bps;   /* what the channels carry together */
+
+  /* Input pipeline. */
+  double load_s;        /* loading one batch by one worker; 0: not modelled */
+  int workers;          /* DataLoader workers (0: loading in the training loop) */
+  double copy_s;        /* the host-to-device copy of a batch; 0: not modelled */
+  int prefetch;         /* the copy runs ahead on a side stream */
+  sim_h2d h2d;          /* the copy simulated */
+
+  /* Totals the readout reports (per iteration, rank 0's view without jitter). */
+  double backward_s, bucket_copy_s;
+  int extrapolated_ops;
+  profile_jitter_kind jitter_kind;
+  double jitter_cv, straggler_s;
+} plan_t;
+
+/* Validates the config and builds DDP's plan (or flat mode's) into *p; free with plan_free.
+ * ERR_INPUT with a message for bad values, ERR_NOMEM. DataParallel has its own (sim/dp.h): this
+ * refuses framework dp. */
+int plan_build(const sim_config *c, plan_t *p, err_t *e);
+
+void plan_free(plan_t *p); /* frees the contents; NULL is a no-op */
+
+/* Makes bucket b run collective `kind` over its bytes (S as sim/coll.h defines it for that kind):
+ * NCCL's choice for it and what each edge and step carries. plan_build calls it with
+ * COLL_ALLREDUCE for every bucket; a caller may set another kind before engine_run. ERR_INPUT when
+ * NCCL has no algorithm for it within the plan's masks. */
+int plan_bucket_coll(plan_t *p, int b, coll_kind kind, double bytes, err_t *e);
+
+/* The config's GPUs per node, batch and precision, its defaults applied, checked. Shared with
+ * DataParallel's builder. */
+int plan_job(const sim_config *c, int *gpn, long *batch, model_dtype *prec, err_t *e);
+
+/* The network for `gpn` GPUs per node: NCCL's channels (into *ch), the platform spec for `nodes`
+ * nodes, the one-hop latencies and the pair graph / NIC placement the spec points to (the caller
+ * frees *pair, *near and ch). Shared with DataParallel's builder. */
+int plan_network(const sim_config *c, int gpn, channels_t *ch, platform_spec *spec, double **pair, unsigned char **near,
+                 err_t *e);
+
+/* Writes the plan as text: the job, what is simulated, each rank's compute, and one line per
+ * bucket with its collective. ERR_IO if writing fails. */
+int plan_write(FILE *f, const plan_t *p, err_t *e);
+
+/* Largest job sim_run accepts. */
+#define PLAN_MAX_GPUS (1L << 20)
+
+#endif
