@@ -129,6 +129,7 @@ cJSON *report_predict_json(const sim_config *c, const predict_result *p) {
   if (sim) {
     cJSON_AddNumberToObject(sim, "messages", (double)r->messages);
     cJSON_AddNumberToObject(sim, "iterations", r->iterations_simulated);
+    cJSON_AddNumberToObject(sim, "ranks_simulated", r->ranks_simulated);
     cJSON_AddNumberToObject(sim, "wall_s", r->wall_s);
     cJSON_AddNumberToObject(sim, "peak_rss_kb", (double)r->peak_rss_kb);
   }
@@ -186,6 +187,9 @@ char *report_predict_table(const sim_config *c, const predict_result *p) {
     if (r->channels_exhausted)
       strbuf_printf(&s, "# note: the channel search stopped at its step budget: NCCL may find more bandwidth\n");
   }
+  if (r->ranks_simulated > 0 && r->ranks_simulated < r->gpus)
+    strbuf_printf(&s, "# simulated %d of the %d GPUs: every node does the same (no jitter), so 2 nodes stand for all\n",
+                  r->ranks_simulated, r->gpus);
   if (r->extrapolated_ops) strbuf_printf(&s, "# note: %d op cost(s) extrapolated outside the profile's measured range\n", r->extrapolated_ops);
   strbuf_printf(&s, "#\n# %-4s %12s %9s %12s %12s %12s %12s  %s\n", "bkt", "bytes", "params", "ready_s", "start_s", "end_s", "wait_s",
       "nccl");

@@ -1,0 +1,107 @@
+/* The collectives table (sim/coll.h): each row against NCCL's own step counts (src/graph/tuning.cc:
+ * nsteps = 2(n-1) for all-reduce, n-1 for all-gather and reduce-scatter; trees for all-reduce
+ * only), NCCL's cost of each row worked by hand on the bundled V100 profile, and the engine running
+ * each row in both fidelities: flow equals NCCL's estimate, step is within 2% of it. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "data.h"
+#include "engine.h"
+#include "fixtures.h"
+#include "plan.h"
+#include "readout.h"
+
+/* What NCCL's tuning.cc says of each collective, written out independently of the table. */
+static const struct {
+  const char *name;
+  int steps_per_rank; /* nsteps = steps_per_rank x (n - 1) */
+  int tree;
+} nccl_says[] = {
+    {"allreduce", 2, 1},
+    {"allgather", 1, 0},
+};
+#define NKINDS ((int)(sizeof nccl_says / sizeof *nccl_says))
+
+int main(void) {
+  char path[1024];
+  err_t e;
+  profile_t *p = NULL;
+  topo_t *t = NULL;
+  if (data_resolve(DATA_TOPOLOGY, "dgx1v-ib", path, sizeof path, &e) || topo_load(path, &t, &e) ||
+      data_resolve(DATA_PROFILE, "v100-dgx1v", path, sizeof path, &e) || profile_load(path, &p, &e)) {
+    printf("FAIL  loading bundled inputs: %s\n", e.msg);
+    return 1;
+  }
+  CHECK(NKINDS == COLL_NKINDS, "the table has the %d collectives NCCL's costs are written out for here (%d)", NKINDS, COLL_NKINDS);
+
+  /* The rows. */
+  for (int k = 0; k < NKINDS && k < COLL_NKINDS; k++) {
+    const coll_desc *d = coll_get((coll_kind)k);
+    CHECK(d && strcmp(d->name, nccl_says[k].name) == 0 && coll_by_name(nccl_says[k].name) == k, "row %d is %s", k, nccl_says[k].name);
+    CHECK(coll_ring_steps((coll_kind)k, 1024) == nccl_says[k].steps_per_rank * 1023 && coll_ring_steps((coll_kind)k, 1) == 0 &&
+              coll_ring_inter_steps((coll_kind)k, 128) == nccl_says[k].steps_per_rank * 127,
+          "%s: %d x (n - 1) steps, %d x (nodes - 1) across nodes", nccl_says[k].name, nccl_says[k].steps_per_rank,
+          nccl_says[k].steps_per_rank);
+  }
+  CHECK(coll_get(COLL_NKINDS) == NULL && coll_by_name("alltoall") == -1, "no row beyond the table");
+
+  /* NCCL's cost of each, by hand: ring/Simple on 4 nodes of 8 GPUs, 4 channels of 12 GB/s. */
+  nccl_model m;
+  int rc = nccl_model_init(&m, p, t, 4, 8, 4, 48e9, 48e9, &e);
+  CHECK(rc == 0, "nccl model: %s", rc ? e.msg : "ok");
+  const double S = 96.5 * 1024 * 1024;
+  for (int k = 0; rc == 0 && k < NKINDS; k++) {
+    nccl_choice ch;
+    int q = NCCL_PROTO_SIMPLE, a = NCCL_ALGO_RING, n = 32, nodes = 4;
+    int r2 = nccl_choose(&m, (coll_kind)k, S, 1u << a, 1u << q, &ch, &e);
+    double steps = nccl_says[k].steps_per_rank * (n - 1.0), inter = nccl_says[k].steps_per_rank * (nodes - 1.0);
+    double lat = m.base_lat_s[a][q] + (steps - inter) * m.hop_intra_s[a][q] + inter * m.hop_net_s[a][q];
+    if (k == COLL_ALLREDUCE) lat *= 1.9; /* NCCL 2.7's ring plateau: all-reduce only */
+    double want = lat + steps / n * S / (m.bw_factor[a][q] * 48e9);
+    CHECK(r2 == 0 && check_close(want, ch.time_s, 0, 1e-12) && ch.steps == (long)steps,
+          "%s of %.1f MiB on 4 x 8 GPUs, ring/Simple: %.9g s, by hand %.9g s", nccl_says[k].name, S / 1048576, r2 ? -1 : ch.time_s,
+          want);
+    r2 = nccl_choose(&m, (coll_kind)k, S, 1u << NCCL_ALGO_TREE, NCCL_ALL_PROTOS, &ch, &e);
+    CHECK((r2 == 0) == nccl_says[k].tree, "%s: a tree %s", nccl_says[k].name, nccl_says[k].tree ? "runs" : "is refused");
+  }
+
+  /* The engine runs each row: a plan whose one bucket runs that collective. */
+  model_t *mod = fixture_model("ddpsim-model 1\nname one\nbatch 1\ntokens 1 tokens\nprecision fp32\nparam p 25165824\n"
+                               "backward\newise g elems=1 arrays=1 ready=p\n",
+                               "one.model");
+  for (int k = 0; k < NKINDS; k++)
+    for (int f = 0; f < 2; f++) {
+      sim_config c;
+      fixture_config(&c, mod, t, p, 3, 0);
+      c.iterations = 1;
+      c.fidelity = f ? SIM_FIDELITY_STEP : SIM_FIDELITY_FLOW;
+      c.bucket_cap_mb = c.first_bucket_mb = 1024;
+      plan_t pl;
+      engine_record rec;
+      sim_result r;
+      memset(&r, 0, sizeof r);
+      int ok = plan_build(&c, &pl, &e) == 0;
+      ok = ok && plan_bucket_coll(&pl, 0, (coll_kind)k, (double)pl.buckets.b[0].bytes, &e) == 0;
+      ok = ok && engine_run(&pl, &rec, &e) == 0;
+      if (ok) {
+        ok = readout_ddp(&pl, &rec, &r, &e) == 0;
+        engine_record_free(&rec);
+      }
+      if (!ok) {
+        CHECK(0, "%s: %s", nccl_says[k].name, e.msg);
+        continue;
+      }
+      double got = r.buckets[0].comm_end_s - r.buckets[0].comm_start_s, want = pl.coll[0].estimate_s;
+      CHECK(pl.coll[0].kind == (coll_kind)k && check_close(want, got, 0, f ? 0.02 : 1e-9),
+            "%s of 96 MiB on 3 x 8 GPUs, %s fidelity, %s/%s: %.9g s, NCCL's estimate %.9g s", nccl_says[k].name, f ? "step" : "flow",
+            nccl_algo_name(pl.coll[0].algo), nccl_proto_name(pl.coll[0].proto), got, want);
+      sim_result_free(&r);
+      plan_free(&pl);
+    }
+  model_destroy(mod);
+  topo_destroy(t);
+  profile_destroy(p);
+  return check_status();
+}

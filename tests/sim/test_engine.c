@@ -1,0 +1,204 @@
+/* The engine at scale: symmetry and the two fidelities.
+ *
+ * 1. Symmetry: where no jitter tells nodes apart, 2 simulated nodes stand for N (sim/plan.h). The
+ *    reduced run must give what the full run gives: the iteration and every bucket's ready, start
+ *    and end, on the bundled ResNet-50 and mLSTM-4k, DGX-1V over InfiniBand and over an
+ *    oversubscribed switch (a backbone all nodes share), 3 to 6 nodes, both fidelities.
+ * 2. The fidelities model the same latencies: one all-reduce of every size from 1 KiB to 256 MiB on
+ *    8, 128 and 1,024 V100s (1, 16 and 128 DGX-1V over InfiniBand, the bundled profile, NCCL
+ *    choosing as it would) takes the same time in step and flow fidelity, within 2%, and flow
+ *    fidelity equals NCCL's own estimate on the idle network (to whole bytes per message).
+ * 3. The plan can be printed, and says what is simulated. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "data.h"
+#include "fixtures.h"
+#include "plan.h"
+#include "sim.h"
+
+static profile_t *P;
+static topo_t *T_IB, *T_OVER;
+static model_t *M_RESNET, *M_MLSTM;
+
+static int load(void) {
+  char path[1024];
+  err_t e;
+  if (data_resolve(DATA_MODEL, "resnet50", path, sizeof path, &e) || model_load(path, &M_RESNET, &e) ||
+      data_resolve(DATA_MODEL, "mlstm-4k", path, sizeof path, &e) || model_load(path, &M_MLSTM, &e) ||
+      data_resolve(DATA_TOPOLOGY, "dgx1v-ib", path, sizeof path, &e) || topo_load(path, &T_IB, &e) ||
+      data_resolve(DATA_PROFILE, "v100-dgx1v", path, sizeof path, &e) || profile_load(path, &P, &e)) {
+    printf("FAIL  loading bundled inputs: %s\n", e.msg);
+    return -1;
+  }
+  /* The same node behind a switch whose backbone carries 300 Gb/s in all: less than 2 nodes' NICs. */
+  FILE *f = fopen(T_IB->path, "r");
+  if (!f) return -1;
+  char text[8192];
+  size_t n = fread(text, 1, sizeof text - 1, f);
+  fclose(f);
+  text[n] = 0;
+  char *sw = strstr(text, "switch nonblocking");
+  if (!sw) return -1;
+  char over[8192];
+  snprintf(over, sizeof over, "%.*sswitch bw=300Gbps%s", (int)(sw - text), text, sw + strlen("switch nonblocking"));
+  T_OVER = fixture_topo(over, "over.topo");
+  return 0;
+}
+
+/* |a - b| relative to a (times of a millisecond or more here). */
+static double rel(double a, double b) { return fabs(a - b) / fmax(fabs(a), 1e-9); }
+
+static int run(const model_t *m, const topo_t *t, int nodes, sim_fidelity f, int symmetry, sim_result *r) {
+  sim_config c;
+  fixture_config(&c, m, t, P, nodes, 0);
+  c.fidelity = f;
+  c.iterations = 2;
+  c.symmetry = symmetry;
+  err_t e;
+  int rc = sim_run(&c, r, &e);
+  if (rc) printf("      sim_run: %s\n", e.msg);
+  return rc;
+}
+
+static void symmetry_matches_full(void) {
+  static const struct {
+    const model_t **m;
+    const char *name;
+    topo_t **t;
+    int nodes;
+    sim_fidelity f;
+  } cases[] = {
+      {(const model_t **)&M_RESNET, "resnet50", &T_IB, 3, SIM_FIDELITY_FLOW},
+      {(const model_t **)&M_RESNET, "resnet50", &T_IB, 6, SIM_FIDELITY_FLOW},
+      {(const model_t **)&M_RESNET, "resnet50", &T_OVER, 5, SIM_FIDELITY_FLOW},
+      {(const model_t **)&M_MLSTM, "mlstm-4k", &T_OVER, 4, SIM_FIDELITY_FLOW},
+      {(const model_t **)&M_RESNET, "resnet50", &T_IB, 4, SIM_FIDELITY_STEP},
+      {(const model_t **)&M_MLSTM, "mlstm-4k", &T_OVER, 3, SIM_FIDELITY_STEP},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    sim_result full, sym;
+    const char *topo = *cases[i].t == T_IB ? "dgx1v-ib" : "oversubscribed";
+    const char *fid = cases[i].f == SIM_FIDELITY_STEP ? "step" : "flow";
+    if (run(*cases[i].m, *cases[i].t, cases[i].nodes, cases[i].f, 0, &full) ||
+        run(*cases[i].m, *cases[i].t, cases[i].nodes, cases[i].f, 1, &sym)) {
+      CHECK(0, "%s, %s, %d nodes, %s: simulation failed", cases[i].name, topo, cases[i].nodes, fid);
+      continue;
+    }
+    CHECK(full.ranks_simulated == full.gpus && sym.ranks_simulated == 16,
+          "%s, %s, %d nodes, %s: full simulates %d GPUs, symmetric %d", cases[i].name, topo, cases[i].nodes, fid,
+          full.ranks_simulated, sym.ranks_simulated);
+    double worst = rel(full.iteration_s, sym.iteration_s);
+    for (int b = 0; b < full.plan.n && b < sym.plan.n; b++) {
+      const sim_bucket_time *x = &full.buckets[b], *y = &sym.buckets[b];
+      double d[] = {rel(x->ready_s, y->ready_s), rel(x->comm_start_s, y->comm_start_s),
+                    rel(x->comm_end_s, y->comm_end_s)};
+      for (int k = 0; k < 3; k++)
+        if (d[k] > worst) worst = d[k];
+    }
+    CHECK(full.plan.n == sym.plan.n && worst < 1e-9,
+          "%s, %s, %d nodes, %s: iteration full %.9f s, symmetric %.9f s; worst relative difference %.2g over %d buckets",
+          cases[i].name, topo, cases[i].nodes, fid, full.iteration_s, sym.iteration_s, worst, full.plan.n);
+    sim_result_free(&full);
+    sim_result_free(&sym);
+  }
+  /* Jitter tells the nodes apart: every GPU is simulated. */
+  sim_config c;
+  fixture_config(&c, M_RESNET, T_IB, P, 3, 0);
+  c.jitter_cv = 0.05;
+  sim_result r;
+  err_t e;
+  if (sim_run(&c, &r, &e) == 0) {
+    CHECK(r.ranks_simulated == 24, "with jitter all 24 GPUs are simulated (%d)", r.ranks_simulated);
+    sim_result_free(&r);
+  } else {
+    CHECK(0, "jitter run: %s", e.msg);
+  }
+}
+
+/* A model whose one gradient of `bytes` is ready at once. */
+static model_t *one_bucket(long bytes) {
+  char text[512];
+  snprintf(text, sizeof text,
+           "ddpsim-model 1\nname one\nbatch 1\ntokens 1 tokens\nprecision fp32\nparam p %ld\nbackward\n"
+           "ewise g elems=1 arrays=1 ready=p\n",
+           bytes / 4);
+  return fixture_model(text, "one.model");
+}
+
+static void fidelities_agree(void) {
+  static const int nodes[] = {1, 16, 128};
+  for (size_t i = 0; i < sizeof nodes / sizeof *nodes; i++)
+    for (long bytes = 1024; bytes <= 256L << 20; bytes *= 8) {
+      model_t *m = one_bucket(bytes);
+      sim_result r[2];
+      sim_config c;
+      fixture_config(&c, m, T_IB, P, nodes[i], 0);
+      c.iterations = 1;
+      c.bucket_cap_mb = c.first_bucket_mb = 1024;
+      err_t e;
+      int ok = 1;
+      for (int f = 0; f < 2 && ok; f++) {
+        c.fidelity = f ? SIM_FIDELITY_STEP : SIM_FIDELITY_FLOW;
+        if (sim_run(&c, &r[f], &e)) {
+          printf("      sim_run: %s\n", e.msg);
+          ok = 0;
+          if (f) sim_result_free(&r[0]);
+        }
+      }
+      if (!ok) {
+        CHECK(0, "%d GPUs, %ld B: simulation failed", nodes[i] * 8, bytes);
+        model_destroy(m);
+        continue;
+      }
+      const sim_bucket_time *a = &r[0].buckets[0], *b = &r[1].buckets[0];
+      double flow = a->comm_end_s - a->comm_start_s, step = b->comm_end_s - b->comm_start_s;
+      /* Flow equals the estimate up to whole bytes per channel (a tiny bucket's edge rounds up). */
+      CHECK(check_close(a->nccl_estimate_s, flow, 0, 1e-4) && check_close(flow, step, 0, 0.02),
+            "%4d GPUs, %9ld B, %s/%s: flow %.6g s (NCCL's estimate %.6g s), step %.6g s (%+.2f%%)", nodes[i] * 8, bytes,
+            nccl_algo_name((nccl_algo)a->algo), nccl_proto_name((nccl_proto)a->proto), flow, a->nccl_estimate_s, step,
+            100 * (step / flow - 1));
+      sim_result_free(&r[0]);
+      sim_result_free(&r[1]);
+      model_destroy(m);
+    }
+}
+
+static void plan_prints(void) {
+  sim_config c;
+  fixture_config(&c, M_RESNET, T_IB, P, 64, 0);
+  plan_t p;
+  err_t e;
+  if (plan_build(&c, &p, &e)) {
+    CHECK(0, "plan_build: %s", e.msg);
+    return;
+  }
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  int rc = f ? plan_write(f, &p, &e) : ERR_IO;
+  if (f) fclose(f);
+  CHECK(rc == 0 && strstr(buf, "job 64 nodes x 8 GPUs = 512 ranks") && strstr(buf, "simulated 2 nodes (16 ranks)"),
+        "the plan says what is simulated");
+  int lines = 0;
+  for (char *s = buf; s && (s = strstr(s, "\nbucket ")); s++) lines++;
+  CHECK(lines == p.nb && p.nb > 1, "the plan has a line per bucket (%d of %d)", lines, p.nb);
+  CHECK(buf && strstr(buf, " allreduce "), "each bucket names its collective");
+  free(buf);
+  plan_free(&p);
+}
+
+int main(void) {
+  if (load()) return 1;
+  symmetry_matches_full();
+  fidelities_agree();
+  plan_prints();
+  model_destroy(M_RESNET);
+  model_destroy(M_MLSTM);
+  topo_destroy(T_IB);
+  topo_destroy(T_OVER);
+  profile_destroy(P);
+  return check_status();
+}
