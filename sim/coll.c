@@ -3,10 +3,11 @@
 #include <stddef.h>
 #include <strings.h>
 
-/* NCCL's tuning.cc: nsteps = 2(n-1) for all-reduce, n-1 for all-gather. */
+/* NCCL's tuning.cc: nsteps = 2(n-1) for all-reduce, n-1 for all-gather and reduce-scatter. */
 static const coll_desc table[COLL_NKINDS] = {
     [COLL_ALLREDUCE] = {"allreduce", 2, 1},
     [COLL_ALLGATHER] = {"allgather", 1, 0},
+    [COLL_REDUCESCATTER] = {"reducescatter", 1, 0},
 };
 
 const coll_desc *coll_get(coll_kind k) { return (int)k >= 0 && k < COLL_NKINDS ? &table[k] : NULL; }

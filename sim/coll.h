@@ -18,7 +18,7 @@
 #ifndef DDPSIM_COLL_H
 #define DDPSIM_COLL_H
 
-typedef enum { COLL_ALLREDUCE = 0, COLL_ALLGATHER = 1, COLL_NKINDS } coll_kind;
+typedef enum { COLL_ALLREDUCE = 0, COLL_ALLGATHER = 1, COLL_REDUCESCATTER = 2, COLL_NKINDS } coll_kind;
 
 typedef struct {
   const char *name;  /* "allreduce", as NCCL_ALGO-style names and the plan printout spell it */

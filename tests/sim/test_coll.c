@@ -21,6 +21,7 @@ static const struct {
 } nccl_says[] = {
     {"allreduce", 2, 1},
     {"allgather", 1, 0},
+    {"reducescatter", 1, 0},
 };
 #define NKINDS ((int)(sizeof nccl_says / sizeof *nccl_says))
 
