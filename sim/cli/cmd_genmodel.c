@@ -1,0 +1,113 @@
+/* cmd_genmodel: `ddpsim genmodel mlstm|resnet|bert`, a model file from its sizes. docs/models.md. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "err.h"
+#include "modelgen.h"
+#include "modelzoo.h"
+#include "out.h"
+#include "simopts.h"
+
+static const char *usage_genmodel =
+    "usage: ddpsim genmodel mlstm --hidden H [--embed E] [--vocab V] [--seq T] [--batch B] [common]\n"
+    "       ddpsim genmodel resnet --depth 18|34|50|101|152 [--image PX] [--classes C] [--batch B]\n"
+    "                              [--amp] [common]\n"
+    "       ddpsim genmodel bert [--size base|large] [--seq S] [--batch B] [--amp] [common]\n"
+    "common: [--precision fp32|fp16] [--name NAME] [-o FILE]\n"
+    "\n"
+    "Writes a model file to FILE (atomically) or to standard output (docs/models.md):\n"
+    "  mlstm   sentiment-discovery's multiplicative LSTM; defaults embed 64, vocab 256, seq 256,\n"
+    "          batch 256, fp16\n"
+    "  resnet  torchvision's ResNet; defaults 224x224 images, 1000 classes, batch 64, fp16\n"
+    "  bert    Hugging Face's BertForPreTraining; defaults base, seq 128, batch 32, fp16\n"
+    "--amp keeps parameters and gradients fp32 (torch.cuda.amp) while ops run at --precision.\n"
+    "\n";
+
+/* The sizes given (0: not given, the family's default). */
+typedef struct {
+  int hidden, embed, vocab, seq, batch, depth, image, classes, amp, precision;
+  const char *size, *name, *out;
+} gen_opts;
+
+static const char *const families[] = {"mlstm", "resnet", "bert", NULL};
+/* The options each family takes, beside --precision, --name and -o. */
+static const char *const takes[3][9] = {
+    {"hidden", "embed", "vocab", "seq", "batch", "precision", "name", "output"},
+    {"depth", "image", "classes", "batch", "amp", "precision", "name", "output"},
+    {"size", "seq", "batch", "amp", "precision", "name", "output", NULL}};
+static const char *const all_names[] = {"hidden", "embed", "vocab",     "seq",  "batch",  "depth", "image",
+                                        "classes", "size", "amp", "precision", "name", "output", NULL};
+
+/* The model file's text for family fam, or the status with the message in x. */
+static int generate(cli_ctx *x, int fam, const gen_opts *g, char **text) {
+  err_t e;
+  int rc;
+  if (fam == 0) {
+    if (!g->hidden) return cli_usage(x, "needs --hidden H");
+    modelgen_mlstm spec = {.name = g->name, .hidden = g->hidden, .embed = g->embed ? g->embed : 64,
+                           .vocab = g->vocab ? g->vocab : 256, .seq = g->seq ? g->seq : 256,
+                           .batch = g->batch ? g->batch : 256, .precision = (model_dtype)g->precision};
+    rc = modelgen_mlstm_text(&spec, text, &e);
+  } else if (fam == 1) {
+    if (!g->depth) return cli_usage(x, "needs --depth 18|34|50|101|152");
+    modelzoo_resnet spec;
+    if (modelzoo_resnet_defaults(g->depth, &spec, &e)) return cli_usage(x, "%s", e.msg);
+    if (g->name) spec.name = g->name;
+    if (g->image) spec.image = g->image;
+    if (g->classes) spec.classes = g->classes;
+    if (g->batch) spec.batch = g->batch;
+    spec.precision = (model_dtype)g->precision;
+    spec.amp = g->amp;
+    rc = modelzoo_resnet_text(&spec, text, &e);
+  } else {
+    modelzoo_bert spec;
+    if (modelzoo_bert_defaults(g->size, &spec, &e)) return cli_usage(x, "%s", e.msg);
+    if (g->name) spec.name = g->name;
+    if (g->seq) spec.seq = g->seq;
+    if (g->batch) spec.batch = g->batch;
+    spec.precision = (model_dtype)g->precision;
+    spec.amp = g->amp;
+    rc = modelzoo_bert_text(&spec, text, &e);
+  }
+  return rc ? cli_fail(x, rc, "%s", e.msg) : CLI_OK;
+}
+
+int cmd_genmodel(cli_ctx *x, int argc, char **argv) {
+  gen_opts g = {.precision = MODEL_FP16, .size = "base"};
+  const cli_opt all[] = {
+      {"hidden", 0, CLI_INT, &g.hidden, "H", "mlstm: hidden size (required)", CLI_MIN, 1},
+      {"embed", 0, CLI_INT, &g.embed, "E", "mlstm: embedding size", CLI_MIN, 1},
+      {"vocab", 0, CLI_INT, &g.vocab, "V", "mlstm: vocabulary size", CLI_MIN, 1},
+      {"depth", 0, CLI_INT, &g.depth, "D", "resnet: 18, 34, 50, 101 or 152 (required)", CLI_MIN, 1},
+      {"image", 0, CLI_INT, &g.image, "PX", "resnet: image side in pixels", CLI_MIN, 1},
+      {"classes", 0, CLI_INT, &g.classes, "C", "resnet: classes", CLI_MIN, 1},
+      {"size", 0, CLI_STRING, &g.size, "base|large", "bert: the model size"},
+      {"seq", 0, CLI_INT, &g.seq, "T", "mlstm, bert: sequence length", CLI_MIN, 1},
+      {"batch", 0, CLI_INT, &g.batch, "B", "per-GPU batch", CLI_MIN, 1},
+      {"amp", 0, CLI_FLAG, &g.amp, NULL, "resnet, bert: parameters and gradients fp32, ops at --precision"},
+      {"precision", 0, CLI_CUSTOM, &g.precision, "fp32|fp16", "run precision (default fp16)", .parse = simopts_parse_precision,
+       .must = "must be fp32 or fp16"},
+      {"name", 0, CLI_STRING, &g.name, "NAME", "the model's name"},
+      {"output", 'o', CLI_STRING, &g.out, "FILE", "write the model here, atomically (default: standard output)"},
+      {0}};
+  int fam = -1;
+  for (int i = 0; argc >= 2 && families[i]; i++)
+    if (strcmp(argv[1], families[i]) == 0) fam = i;
+  const cli_opt *every[] = {all, NULL};
+  const cli_cmd help = {.usage = usage_genmodel, .tables = every};
+  if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) return cli_help(&help, stdout), CLI_HELP;
+  if (fam < 0) return cli_usage(x, "the model family must be given first; known: mlstm, resnet, bert");
+  snprintf(x->where, sizeof x->where, "genmodel %s", families[fam]);
+  cli_opt mine[9];
+  cli_select(all, takes[fam], mine);
+  const cli_opt *tables[] = {mine, NULL};
+  const cli_cmd c = {.usage = usage_genmodel, .tables = tables, .elsewhere = all_names, .not_here = "does not apply to it"};
+  int rc = cli_parse(x, &c, argc - 1, argv + 1, NULL, NULL, stdout);
+  char *text = NULL;
+  if (rc || (rc = generate(x, fam, &g, &text))) return rc;
+  if (g.out) rc = out_write_atomic(x, g.out, text);
+  else fputs(text, stdout);
+  free(text);
+  return rc;
+}

@@ -1,0 +1,18 @@
+/* out: how ddpsim's commands print what the library built, and write files atomically.
+ * Front-end code: failures are a status with the message in the caller's cli_ctx (cli.h). */
+#ifndef DDPSIM_OUT_H
+#define DDPSIM_OUT_H
+
+#include <cjson/cJSON.h>
+
+#include "cli.h"
+
+/* Prints a report the library built (NULL: it ran out of memory) and frees it: CLI_OK, or ERR_NOMEM
+ * with the message in x. out_json prints cJSON's text and a newline. */
+int out_text(cli_ctx *x, char *s);
+int out_json(cli_ctx *x, cJSON *j);
+
+/* Writes text to path atomically (a temporary file beside it, then rename): CLI_OK or ERR_IO. */
+int out_write_atomic(cli_ctx *x, const char *path, const char *text);
+
+#endif

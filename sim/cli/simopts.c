@@ -1,0 +1,170 @@
+/* simopts: the scenario options shared by predict, sweep, recommend and trace (simopts.h). */
+#include "simopts.h"
+
+#include <string.h>
+
+#include "data.h"
+#include "nccl.h"
+
+void simopts_init(simopts *o) {
+  memset(o, 0, sizeof *o);
+  o->model = "mlstm-4k";
+  o->topology = "dgx1v-ib";
+  o->profile = "v100-dgx1v";
+  o->first_mb = 1.0;
+  o->iterations = 3;
+  o->no_sync = 1;
+  o->hook = SIM_HOOK_NONE;
+  o->jitter_cv = -1;
+  o->seed = 1;
+  o->precision = -1;
+  o->host_launch_us = -1;
+  o->mode = SIM_MODE_DDP;
+  o->fidelity = SIM_FIDELITY_FLOW;
+  o->framework = SIM_FRAMEWORK_DDP;
+}
+
+int simopts_parse_precision(const char *s, void *dest) {
+  model_dtype d;
+  if (model_dtype_parse(s, &d)) return -1;
+  *(int *)dest = (int)d;
+  return 0;
+}
+static int parse_algos(const char *s, void *dest) { return nccl_parse_algos(s, dest) ? -1 : 0; }
+static int parse_protos(const char *s, void *dest) { return nccl_parse_protos(s, dest) ? -1 : 0; }
+
+/* Enum names in the order of the sim.h values they stand for. */
+static const char *const modes[] = {"ddp", "flat", NULL}, *const fidelities[] = {"flow", "step", NULL},
+                         *const hooks[] = {"none", "fp16", NULL}, *const frameworks[] = {"ddp", "dp", NULL};
+
+void simopts_table(simopts *o, cli_opt t[SIMOPTS_COUNT]) {
+  const cli_opt table[SIMOPTS_COUNT] = {
+      {"model", 0, CLI_STRING, &o->model, "M", "model file or bundled name (default mlstm-4k)"},
+      {"topology", 0, CLI_STRING, &o->topology, "T", "topology file or bundled name (default dgx1v-ib)"},
+      {"profile", 0, CLI_STRING, &o->profile, "P", "profile file or bundled name (default v100-dgx1v)"},
+      {"gpus-per-node", 0, CLI_INT, &o->gpus_per_node, "G", "GPUs per node (default: the topology's)", CLI_MIN | CLI_MAX, 1, 4096},
+      {"batch", 0, CLI_LONG, &o->batch, "B", "per-GPU batch (default: the model's)", CLI_MIN, 1},
+      {"precision", 0, CLI_CUSTOM, &o->precision, "fp32|fp16", "run precision (default: the model's)",
+       .parse = simopts_parse_precision, .must = "must be fp32 or fp16"},
+      {"first-bucket-mb", 0, CLI_DOUBLE, &o->first_mb, "Y", "first bucket cap in MB (default 1)", CLI_MIN_OPEN, 0},
+      {"rebuilt", 0, CLI_FLAG, &o->rebuilt, NULL, "buckets rebuilt in gradient-ready order (after DDP's first iteration)"},
+      {"bucket-view", 0, CLI_FLAG, &o->bucket_view, NULL,
+       "DDP(gradient_as_bucket_view=True): no gradient copies into and out of\nbuckets (PyTorch's default copies them)"},
+      {"static-graph", 0, CLI_FLAG, &o->static_graph, NULL,
+       "DDP(static_graph=True): rebuilt buckets, and the first iteration's single\nbucket reported apart"},
+      {"mode", 0, CLI_ENUM, &o->mode, "ddp|flat",
+       "ddp: bucketed all-reduces overlapping backward (default);\nflat: one all-reduce of all gradients after backward", .names = modes},
+      {"fidelity", 0, CLI_ENUM, &o->fidelity, "flow|step", "flow: one flow per ring edge (default, fast); step: every ring step",
+       .names = fidelities},
+      {"iterations", 0, CLI_INT, &o->iterations, "K", "iterations simulated, steady state from the 2nd on (default 3)",
+       CLI_MIN | CLI_MAX, 1, 1000},
+      {"no-sync", 0, CLI_INT, &o->no_sync, "K", "all-reduce every K-th iteration only (DDP's no_sync(); default 1)",
+       CLI_MIN | CLI_MAX, 1, 1000},
+      {"comm-hook", 0, CLI_ENUM, &o->hook, "none|fp16", "fp16: DDP's fp16_compress_hook (half the bytes, two casts)", .names = hooks},
+      {"jitter-cv", 0, CLI_DOUBLE, &o->jitter_cv, "X",
+       "each GPU's compute per iteration varies (lognormal, this coefficient\nof variation; 0: none); default: the profile's "
+       "compute.jitter, if any",
+       CLI_MIN | CLI_MAX_OPEN, 0, 1},
+      {"seed", 0, CLI_ULONG, &o->seed, "N", "seed of the jitter draws (default 1)"},
+      {"nccl-algo", 0, CLI_CUSTOM, &o->nccl_algos, "LIST", "NCCL_ALGO: ring, tree or both (default auto: NCCL's fastest)",
+       .parse = parse_algos, .must = "must list ring and/or tree (or auto)"},
+      {"nccl-proto", 0, CLI_CUSTOM, &o->nccl_protos, "LIST", "NCCL_PROTO: LL, LL128, Simple (default auto); needs the profile's comm.nccl",
+       .parse = parse_protos, .must = "must list LL, LL128 and/or Simple (or auto)"},
+      {"num-workers", 0, CLI_INT, &o->workers, "W", "DataLoader workers loading batches (default 0: the training loop loads)",
+       CLI_MIN | CLI_MAX, 0, 256},
+      {"load-ms", 0, CLI_DOUBLE, &o->load_ms, "X", "time one worker takes to load one batch (default 0: loading not modelled)",
+       CLI_MIN, 0},
+      {"pin-memory", 0, CLI_FLAG, &o->pin, NULL, "batches in pinned memory (faster copies; default pageable, as PyTorch)"},
+      {"non-blocking", 0, CLI_FLAG, &o->nonblocking, NULL, "copies with non_blocking=True (no effect without --pin-memory)"},
+      {"prefetch", 0, CLI_FLAG, &o->prefetch, NULL, "pinned copies one batch ahead on a side stream, overlapping compute"},
+      {"no-h2d", 0, CLI_FLAG, &o->no_h2d, NULL, "do not model the host-to-device copy of the batch"},
+      {"framework", 0, CLI_ENUM, &o->framework, "ddp|dp",
+       "ddp: DistributedDataParallel (default); dp: DataParallel, one process with\none thread per GPU whose kernel launches take "
+       "turns under Python's GIL",
+       .names = frameworks},
+      {"host-launch-us", 0, CLI_DOUBLE, &o->host_launch_us, "X",
+       "host cost of one kernel launch (default: the profile's compute.host, or 0)", CLI_MIN, 0},
+      {"dp-backward-gil", 0, CLI_FLAG, &o->dp_backward_gil, NULL,
+       "dp: backward's launches take turns under the GIL too (autograd functions\nwritten in Python, as in 2017 PyTorch; default: "
+       "C++ threads)"},
+      {0},
+  };
+  memcpy(t, table, sizeof table);
+}
+
+const char *const simopts_known[] = {
+    "model", "topology", "profile", "gpus-per-node", "batch", "precision", "first-bucket-mb", "rebuilt", "bucket-view",
+    "static-graph", "mode", "fidelity", "iterations", "no-sync", "comm-hook", "jitter-cv", "seed", "nccl-algo",
+    "nccl-proto", "num-workers", "load-ms", "pin-memory", "non-blocking", "prefetch", "no-h2d", "framework",
+    "host-launch-us", "dp-backward-gil", "nodes", "bucket-cap-mb", "json", "csv", "trace", NULL};
+
+int simopts_check(cli_ctx *x, const simopts *o) {
+  if (o->no_h2d && (o->pin || o->nonblocking || o->prefetch))
+    return cli_usage(x, "--no-h2d contradicts --pin-memory, --non-blocking and --prefetch");
+  return CLI_OK;
+}
+
+/* Resolves a name (data.h) and loads it with load; the status, the message in x. */
+#define LOAD(kind, name, load, out)                                          \
+  do {                                                                       \
+    char path_[1024];                                                        \
+    err_t e_;                                                                \
+    int rc_ = data_resolve(kind, name, path_, sizeof path_, &e_);            \
+    if (!rc_) rc_ = load(path_, out, &e_);                                   \
+    return rc_ ? cli_fail(x, rc_, "%s", e_.msg) : CLI_OK;                    \
+  } while (0)
+
+int simopts_load_model(cli_ctx *x, const char *name, model_t **m) { LOAD(DATA_MODEL, name, model_load, m); }
+int simopts_load_topo(cli_ctx *x, const char *name, topo_t **t) { LOAD(DATA_TOPOLOGY, name, topo_load, t); }
+int simopts_load_profile(cli_ctx *x, const char *name, profile_t **p) { LOAD(DATA_PROFILE, name, profile_load, p); }
+
+int simopts_load(cli_ctx *x, const simopts *o, simopts_inputs *in) {
+  memset(in, 0, sizeof *in);
+  int rc;
+  if ((rc = simopts_load_model(x, o->model, &in->model)) || (rc = simopts_load_topo(x, o->topology, &in->topo)) ||
+      (rc = simopts_load_profile(x, o->profile, &in->profile)))
+    simopts_inputs_free(in);
+  return rc;
+}
+
+void simopts_inputs_free(simopts_inputs *in) {
+  model_destroy(in->model);
+  topo_destroy(in->topo);
+  profile_destroy(in->profile);
+  memset(in, 0, sizeof *in);
+}
+
+void simopts_config(const simopts *o, const simopts_inputs *in, sim_config *c) {
+  sim_config_defaults(c);
+  c->model = in->model;
+  c->topo = in->topo;
+  c->profile = in->profile;
+  c->gpus_per_node = o->gpus_per_node;
+  c->batch = o->batch;
+  c->precision = o->precision;
+  c->first_bucket_mb = o->first_mb;
+  c->rebuilt = o->rebuilt;
+  c->static_graph = o->static_graph;
+  c->bucket_view = o->bucket_view;
+  c->mode = (sim_mode)o->mode;
+  c->fidelity = (sim_fidelity)o->fidelity;
+  c->iterations = o->iterations;
+  c->no_sync = o->no_sync;
+  c->comm_hook = (sim_comm_hook)o->hook;
+  c->jitter_cv = o->jitter_cv;
+  c->seed = o->seed;
+  c->nccl_algos = o->nccl_algos;
+  c->nccl_protos = o->nccl_protos;
+  c->workers = o->workers;
+  c->framework = (sim_framework)o->framework;
+  c->host_launch_s = o->host_launch_us < 0 ? -1 : o->host_launch_us * 1e-6;
+  c->dp_backward_gil = o->dp_backward_gil;
+  c->load_s = o->load_ms * 1e-3;
+  /* PyTorch: non_blocking only matters for pinned memory; a prefetcher copies pinned batches. */
+  c->h2d = o->no_h2d ? SIM_H2D_OFF
+         : o->prefetch ? SIM_H2D_PREFETCH
+         : o->pin && o->nonblocking ? SIM_H2D_PINNED_ASYNC
+         : o->pin ? SIM_H2D_PINNED
+         : o->nonblocking ? SIM_H2D_PAGEABLE
+                          : SIM_H2D_AUTO;
+}

@@ -1,0 +1,68 @@
+/* simopts: the scenario options that ddpsim's simulating commands (predict, sweep, recommend,
+ * trace) share, as one cli table, and what the front end does with them: load the model, topology
+ * and profile they name, and fill a sim_config.
+ * Front-end code: messages go into the caller's cli_ctx (cli.h), never to a stream of its own. */
+#ifndef DDPSIM_SIMOPTS_H
+#define DDPSIM_SIMOPTS_H
+
+#include "cli.h"
+#include "model.h"
+#include "profile.h"
+#include "sim.h"
+#include "topo.h"
+
+/* The values of the shared options, as given (defaults from simopts_init; -1: "the input's"). */
+typedef struct {
+  const char *model, *topology, *profile;
+  int gpus_per_node, iterations, rebuilt, no_sync, static_graph, bucket_view;
+  double jitter_cv;     /* -1: the profile's */
+  unsigned long seed;
+  unsigned nccl_algos, nccl_protos;
+  int workers, pin, nonblocking, prefetch, no_h2d, dp_backward_gil;
+  int framework, hook, mode, fidelity; /* sim_framework, sim_comm_hook, sim_mode, sim_fidelity */
+  double host_launch_us; /* -1: the profile's */
+  double load_ms;
+  long batch;           /* 0: the model's */
+  int precision;        /* model_dtype, -1: the model's */
+  double first_mb;
+} simopts;
+
+#define SIMOPTS_COUNT 29 /* entries of the shared table, its end included */
+
+/* Fills o with the documented defaults (docs/cli.md). */
+void simopts_init(simopts *o);
+
+/* Writes the shared options' table, pointing into o, to t (SIMOPTS_COUNT entries, NULL-ended). */
+void simopts_table(simopts *o, cli_opt t[SIMOPTS_COUNT]);
+
+/* --precision's parser (cli_opt.parse): fp32 or fp16 into an int (model_dtype). */
+int simopts_parse_precision(const char *s, void *dest);
+
+/* Every option name some ddpsim command takes (NULL-ended): cli_cmd.elsewhere. */
+extern const char *const simopts_known[];
+
+/* Checks what no single option can: CLI_USAGE with the message in x, or CLI_OK. */
+int simopts_check(cli_ctx *x, const simopts *o);
+
+/* The inputs the options name, loaded. */
+typedef struct {
+  model_t *model;
+  topo_t *topo;
+  profile_t *profile;
+} simopts_inputs;
+
+/* Loads a model, topology or profile from a path or bundled name (data.h); the status, with the
+ * message in x on failure. The caller destroys what was loaded. */
+int simopts_load_model(cli_ctx *x, const char *name, model_t **m);
+int simopts_load_topo(cli_ctx *x, const char *name, topo_t **t);
+int simopts_load_profile(cli_ctx *x, const char *name, profile_t **p);
+
+/* All three (topology: o->topology), or the status with nothing left loaded. */
+int simopts_load(cli_ctx *x, const simopts *o, simopts_inputs *in);
+void simopts_inputs_free(simopts_inputs *in); /* zeroes it; a zeroed one is a no-op */
+
+/* A sim_config from the defaults, the inputs and the options; nodes and bucket_cap_mb are the
+ * caller's (left at their defaults). */
+void simopts_config(const simopts *o, const simopts_inputs *in, sim_config *c);
+
+#endif
