@@ -14,6 +14,7 @@ static const cmd_entry commands[] = {
     {"sweep", "predictions over lists of node counts, bucket caps and topologies", cmd_sweep},
     {"recommend", "the bucket cap to use, from a sweep of caps for one configuration", cmd_recommend},
     {"trace", "the simulated iteration as a Chrome trace (timeline)", cmd_trace},
+    {"plan", "what the engine would simulate for one configuration, without running it", cmd_plan},
     {"buckets", "DDP's gradient bucket assignment for a model", cmd_buckets},
     {"genmodel", "write a model file (mlstm, resnet, bert) from its sizes", cmd_genmodel},
     {"validate", "predictions against a real data-parallel run on this machine (ddpcalib train)", cmd_validate},

@@ -21,6 +21,7 @@ int cmd_trace(cli_ctx *x, int argc, char **argv);     /* trace.c */
 int cmd_buckets(cli_ctx *x, int argc, char **argv);   /* buckets.c */
 int cmd_genmodel(cli_ctx *x, int argc, char **argv);  /* genmodel.c */
 int cmd_validate(cli_ctx *x, int argc, char **argv);  /* validate.c */
+int cmd_plan(cli_ctx *x, int argc, char **argv);      /* plan.c */
 
 /* predict and trace: the same options and simulation; trace (trace_only) writes the Chrome trace
  * to trace_file and prints no report. predict.c. */

@@ -87,6 +87,8 @@ void simopts_table(simopts *o, cli_opt t[SIMOPTS_COUNT]) {
       {"dp-backward-gil", 0, CLI_FLAG, &o->dp_backward_gil, NULL,
        "dp: backward's launches take turns under the GIL too (autograd functions\nwritten in Python, as in 2017 PyTorch; default: "
        "C++ threads)"},
+      {"no-symmetry", 0, CLI_FLAG, &o->no_symmetry, NULL,
+       "simulate every GPU (default: with no jitter every node does the same,\nso 2 simulated nodes stand for all; same results, faster)"},
       {0},
   };
   memcpy(t, table, sizeof table);
@@ -96,7 +98,7 @@ const char *const simopts_known[] = {
     "model", "topology", "profile", "gpus-per-node", "batch", "precision", "first-bucket-mb", "rebuilt", "bucket-view",
     "static-graph", "mode", "fidelity", "iterations", "no-sync", "comm-hook", "jitter-cv", "seed", "nccl-algo",
     "nccl-proto", "num-workers", "load-ms", "pin-memory", "non-blocking", "prefetch", "no-h2d", "framework",
-    "host-launch-us", "dp-backward-gil", "nodes", "bucket-cap-mb", "json", "csv", "trace", NULL};
+    "host-launch-us", "dp-backward-gil", "no-symmetry", "nodes", "bucket-cap-mb", "json", "csv", "trace", NULL};
 
 int simopts_check(cli_ctx *x, const simopts *o) {
   if (o->no_h2d && (o->pin || o->nonblocking || o->prefetch))
@@ -159,6 +161,7 @@ void simopts_config(const simopts *o, const simopts_inputs *in, sim_config *c) {
   c->framework = (sim_framework)o->framework;
   c->host_launch_s = o->host_launch_us < 0 ? -1 : o->host_launch_us * 1e-6;
   c->dp_backward_gil = o->dp_backward_gil;
+  c->symmetry = !o->no_symmetry;
   c->load_s = o->load_ms * 1e-3;
   /* PyTorch: non_blocking only matters for pinned memory; a prefetcher copies pinned batches. */
   c->h2d = o->no_h2d ? SIM_H2D_OFF

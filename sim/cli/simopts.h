@@ -19,6 +19,7 @@ typedef struct {
   unsigned long seed;
   unsigned nccl_algos, nccl_protos;
   int workers, pin, nonblocking, prefetch, no_h2d, dp_backward_gil;
+  int no_symmetry;      /* simulate every GPU even where 2 nodes could stand for all */
   int framework, hook, mode, fidelity; /* sim_framework, sim_comm_hook, sim_mode, sim_fidelity */
   double host_launch_us; /* -1: the profile's */
   double load_ms;
@@ -27,7 +28,7 @@ typedef struct {
   double first_mb;
 } simopts;
 
-#define SIMOPTS_COUNT 29 /* entries of the shared table, its end included */
+#define SIMOPTS_COUNT 30 /* entries of the shared table, its end included */
 
 /* Fills o with the documented defaults (docs/cli.md). */
 void simopts_init(simopts *o);

@@ -25,7 +25,7 @@ expect() {
   check "ddpsim $* -> exit $got ($msg)" test "$got" -eq "$code" -a -n "$(grep -E -- "$pattern" "$tmp/err")"
 }
 
-for c in "" predict sweep recommend trace buckets "genmodel"; do
+for c in "" predict sweep recommend trace plan buckets "genmodel"; do
   "$ddpsim" $c --help >"$tmp/out" 2>&1
   check "ddpsim $c --help exits 0 and prints usage" test $? -eq 0 -a -n "$(grep usage "$tmp/out")"
 done
@@ -139,6 +139,18 @@ sed '/^  "h2d": {/,/^  },/d' "$src/profiles/v100-dgx1v.json" >"$tmp/noh2d.json"
 expect 1 "no h2d.pinned_sync" -- predict --profile "$tmp/noh2d.json" --pin-memory
 "$ddpsim" predict --topology "$tmp/solo.topo" --nodes 1 >/dev/null 2>&1
 check "a NIC-less topology still runs on one node" test $? -eq 0
+
+# plan: what would be simulated, without simulating it.
+"$ddpsim" plan --nodes 64 --model resnet50 >"$tmp/plan.txt" 2>&1
+check "plan of 64 nodes: 2 simulated, one line per bucket" \
+  test $? -eq 0 -a -n "$(grep 'simulated 2 nodes (16 ranks)' "$tmp/plan.txt")" -a -n "$(grep '^bucket 0 .* allreduce ' "$tmp/plan.txt")"
+"$ddpsim" plan --nodes 64 --jitter-cv 0.1 >"$tmp/plan.txt" 2>&1
+check "plan with jitter simulates all 512 GPUs" test $? -eq 0 -a -n "$(grep 'simulated 64 nodes (512 ranks)' "$tmp/plan.txt")"
+expect 1 "DataParallel runs in one process" -- plan --framework dp --nodes 2
+"$ddpsim" predict --nodes 3 --no-symmetry --json >"$tmp/full.json" && "$ddpsim" predict --nodes 3 --json >"$tmp/sym.json"
+check "--no-symmetry simulates all 24 GPUs, the default 16, same iteration" \
+  test -n "$(grep '"ranks_simulated":.24,' "$tmp/full.json")" -a -n "$(grep '"ranks_simulated":.16,' "$tmp/sym.json")" \
+  -a "$(grep '"iteration_s"' "$tmp/full.json")" = "$(grep '"iteration_s"' "$tmp/sym.json")"
 
 # genmodel -o writes atomically: a failure leaves no file behind.
 "$ddpsim" genmodel mlstm --hidden 64 -o "$tmp/nodir/x.model" 2>/dev/null

@@ -1,0 +1,51 @@
+/* cmd_plan: `ddpsim plan`, what the engine would run for one configuration, without running it. */
+#include <stdio.h>
+
+#include "cmd.h"
+#include "dp.h"
+#include "plan.h"
+#include "simopts.h"
+
+static const char *usage =
+    "usage: ddpsim plan [--nodes N] [--bucket-cap-mb X] [options]\n"
+    "\n"
+    "Prints the simulation plan of one configuration (what `ddpsim predict` would simulate): the\n"
+    "job and how many of its GPUs are simulated, NCCL's channels, each rank's compute, and one line\n"
+    "per bucket with its collective (algorithm, protocol, latency term, bytes per edge and per step).\n"
+    "\n";
+
+int cmd_plan(cli_ctx *x, int argc, char **argv) {
+  simopts o;
+  simopts_init(&o);
+  int nodes = 1;
+  double cap = 25;
+  cli_opt common[SIMOPTS_COUNT];
+  simopts_table(&o, common);
+  const cli_opt own[] = {
+      {"nodes", 0, CLI_INT, &nodes, "N", "number of nodes (default 1)", CLI_MIN, 1},
+      {"bucket-cap-mb", 0, CLI_DOUBLE, &cap, "X", "DDP's bucket_cap_mb (default 25)", CLI_MIN_OPEN, 0},
+      {0}};
+  const cli_opt *tables[] = {own, common, NULL};
+  const cli_cmd c = {.usage = usage, .tables = tables, .elsewhere = simopts_known};
+  int rc = cli_parse(x, &c, argc, argv, NULL, NULL, stdout);
+  if (!rc) rc = simopts_check(x, &o);
+  simopts_inputs in;
+  if (rc || (rc = simopts_load(x, &o, &in))) return rc;
+  sim_config cfg;
+  simopts_config(&o, &in, &cfg);
+  cfg.nodes = nodes;
+  cfg.bucket_cap_mb = cap;
+  err_t e;
+  if (cfg.framework == SIM_FRAMEWORK_DP) {
+    dp_plan p;
+    if (!(rc = dp_plan_build(&cfg, &p, &e))) rc = dp_plan_write(stdout, &p, &e);
+  } else {
+    plan_t p;
+    if (!(rc = plan_build(&cfg, &p, &e))) {
+      rc = plan_write(stdout, &p, &e);
+      plan_free(&p);
+    }
+  }
+  simopts_inputs_free(&in);
+  return rc ? cli_fail(x, rc, "%s", e.msg) : CLI_OK;
+}
