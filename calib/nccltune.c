@@ -53,41 +53,41 @@ double nccltune_time(const nccltune_setup *s, int algo, int proto, double base_l
          nccltune_edge_per_byte(s, algo) * bytes / (bw_factor * s->bw_Bps);
 }
 
-static int check_setup(const nccltune_setup *s, cerr *e) {
+static int check_setup(const nccltune_setup *s, err_t *e) {
   if (s->nranks < 2)
-    return cerr_set(e, CERR_RUNTIME, "nccltune: an all-reduce needs at least 2 ranks, got %d", s->nranks);
+    return err_set(e, ERR_RUNTIME, "nccltune: an all-reduce needs at least 2 ranks, got %d", s->nranks);
   if (s->nodes < 1 || s->gpus_per_node < 1 || s->nodes * s->gpus_per_node != s->nranks)
-    return cerr_set(e, CERR_RUNTIME, "nccltune: %d ranks are not %d node(s) x %d per node", s->nranks,
+    return err_set(e, ERR_RUNTIME, "nccltune: %d ranks are not %d node(s) x %d per node", s->nranks,
                     s->nodes, s->gpus_per_node);
   if (!(s->bw_Bps > 0) || !isfinite(s->bw_Bps))
-    return cerr_set(e, CERR_RUNTIME, "nccltune: the link bandwidth must be > 0, got %g B/s", s->bw_Bps);
+    return err_set(e, ERR_RUNTIME, "nccltune: the link bandwidth must be > 0, got %g B/s", s->bw_Bps);
   for (int a = 0; a < NCCLTUNE_NALGO; a++)
     for (int q = 0; q < NCCLTUNE_NPROTO; q++)
       if (!(s->hop_intra_s[a][q] >= 0) || !isfinite(s->hop_intra_s[a][q]) || !(s->hop_net_s[a][q] >= 0) ||
           !isfinite(s->hop_net_s[a][q]))
-        return cerr_set(e, CERR_RUNTIME, "nccltune: %s/%s: hop latencies must be finite and >= 0",
+        return err_set(e, ERR_RUNTIME, "nccltune: %s/%s: hop latencies must be finite and >= 0",
                         algo_names[a], proto_names[q]);
-  return CERR_OK;
+  return ERR_OK;
 }
 
 /* One combination: the line from fit_ring, then base and factor from it. */
 static int fit_combo(const nccltune_setup *s, int a, int q, const nccltune_sweep *w,
-                     const fit_ring_opts *opts, nccltune_combo *c, cerr *e) {
+                     const fit_ring_opts *opts, nccltune_combo *c, err_t *e) {
   const char *an = algo_names[a], *qn = proto_names[q];
   if (!w->bytes || !w->time_s || w->n < NCCLTUNE_MIN_POINTS)
-    return cerr_set(e, CERR_RUNTIME, "nccltune: %s/%s: %zu size(s) measured; the fit needs at least %d", an,
+    return err_set(e, ERR_RUNTIME, "nccltune: %s/%s: %zu size(s) measured; the fit needs at least %d", an,
                     qn, w->bytes && w->time_s ? w->n : 0, NCCLTUNE_MIN_POINTS);
   fit_ring_result r;
-  cerr fe = {{0}};
+  err_t fe = {{0}};
   int rc = fit_ring(w->bytes, w->time_s, w->n, s->nranks, opts, &r, &fe);
-  if (rc) return cerr_set(e, rc, "nccltune: %s/%s: %s", an, qn, fe.msg);
+  if (rc) return err_set(e, rc, "nccltune: %s/%s: %s", an, qn, fe.msg);
   /* fit_ring reports per ring step; undo its scaling to get the line's own coefficients. Its
    * summary latency already falls back to the smallest time when the first intercept is <= 0. */
   double steps = 2.0 * (s->nranks - 1);
   c->c0_s = steps * r.lat_s;
   c->c1_s_per_B = steps / ((double)s->nranks * r.bw_Bps);
   if (!(c->c1_s_per_B > 0) || !isfinite(c->c1_s_per_B))
-    return cerr_set(e, CERR_RUNTIME, "nccltune: %s/%s: slope %g s/B is not positive: no bandwidth to fit", an,
+    return err_set(e, ERR_RUNTIME, "nccltune: %s/%s: slope %g s/B is not positive: no bandwidth to fit", an,
                     qn, c->c1_s_per_B);
   c->enabled = 1;
   c->points = w->n;
@@ -111,11 +111,11 @@ static int fit_combo(const nccltune_setup *s, int a, int q, const nccltune_sweep
   }
   c->rms_rel = sqrt(sum / (double)w->n);
   c->max_rel = m;
-  return CERR_OK;
+  return ERR_OK;
 }
 
 int nccltune_fit(const nccltune_setup *s, const nccltune_sweep sweep[NCCLTUNE_NALGO][NCCLTUNE_NPROTO],
-                 const fit_ring_opts *opts, nccltune_result *out, cerr *e) {
+                 const fit_ring_opts *opts, nccltune_result *out, err_t *e) {
   memset(out, 0, sizeof *out);
   int rc = check_setup(s, e);
   if (rc) return rc;
@@ -126,7 +126,7 @@ int nccltune_fit(const nccltune_setup *s, const nccltune_sweep sweep[NCCLTUNE_NA
       out->nenabled++;
     }
   if (!out->nenabled)
-    return cerr_set(e, CERR_RUNTIME,
+    return err_set(e, ERR_RUNTIME,
                     "nccltune: NCCL refused every algorithm/protocol combination: nothing to fit");
-  return CERR_OK;
+  return ERR_OK;
 }

@@ -25,14 +25,14 @@
  * combination outruns ring/Simple's bandwidth) as 1; both keep the unclamped value and set a flag,
  * and the residuals are those of the clamped model, so the cost of clamping is visible.
  *
- * Pure: no GPU, no I/O; the caller owns every array. Functions return CERR_OK or a CERR_* code
+ * Pure: no GPU, no I/O; the caller owns every array. Functions return ERR_OK or an ERR_* code (sim/err.h)
  * with a message in `e` that names the combination. */
 #ifndef DDPCALIB_NCCLTUNE_H
 #define DDPCALIB_NCCLTUNE_H
 
 #include <stddef.h>
 
-#include "cerr.h"
+#include "err.h"
 #include "fit.h"
 
 /* Indices as in sim/nccl.h, names as in the profile. */
@@ -99,12 +99,12 @@ double nccltune_edge_per_byte(const nccltune_setup *s, int algo);
 double nccltune_time(const nccltune_setup *s, int algo, int proto, double base_lat_s,
                      double bw_factor, double bytes);
 
-/* Fits every combination not refused. Errors (CERR_RUNTIME): an invalid setup (nranks < 2,
+/* Fits every combination not refused. Errors (ERR_RUNTIME): an invalid setup (nranks < 2,
  * nranks != nodes x gpus_per_node, bw_Bps <= 0, a negative or non-finite hop latency); every
  * combination refused; a sweep with fewer than NCCLTUNE_MIN_POINTS sizes; a sweep whose time does
  * not grow with size in its largest sizes (no bandwidth to fit); anything fit_ring refuses.
- * opts as fit_ring's (NULL: fit_ring_defaults()). *out is complete only on CERR_OK. */
+ * opts as fit_ring's (NULL: fit_ring_defaults()). *out is complete only on ERR_OK. */
 int nccltune_fit(const nccltune_setup *s, const nccltune_sweep sweep[NCCLTUNE_NALGO][NCCLTUNE_NPROTO],
-                 const fit_ring_opts *opts, nccltune_result *out, cerr *e);
+                 const fit_ring_opts *opts, nccltune_result *out, err_t *e);
 
 #endif

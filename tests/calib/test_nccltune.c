@@ -67,7 +67,7 @@ static void generate(gsl_rng *rng, const truth_t *t) {
 }
 
 /* The link's bandwidth as ddpcalib gets it: fit_ring on the ring/Simple sweep. */
-static double ring_simple_bw(int n, cerr *e) {
+static double ring_simple_bw(int n, err_t *e) {
   fit_ring_result r;
   if (fit_ring(bytes, times[0][2], N, n, NULL, &r, e)) return 0;
   return r.bw_Bps;
@@ -101,7 +101,7 @@ static void check_recovery(const char *label, const truth_t *t, const nccltune_r
 /* A profile with comm.links.<cls> (the ring/Simple sweep) and comm.nccl, as ddpcalib comm
  * --nccl-tuning writes it. */
 static int write_profile(const char *path, const char *cls, const nccltune_setup *s, const nccltune_result *r,
-                         cerr *e) {
+                         err_t *e) {
   commbench_result res[2][3];
   commbench_row rows[2][3][N];
   for (int a = 0; a < 2; a++)
@@ -119,7 +119,7 @@ static int write_profile(const char *path, const char *cls, const nccltune_setup
   fit_ring_result fit;
   profilew_prov p = {.subcommand = "comm", .devices = "synthetic (test_calib_nccltune)"};
   cJSON *doc = profilew_new("synthetic-nccl", &p);
-  int rc = doc ? CERR_OK : cerr_set(e, CERR_NOMEM, "out of memory");
+  int rc = doc ? ERR_OK : err_set(e, ERR_NOMEM, "out of memory");
   if (!rc) rc = fit_ring(bytes, times[0][2], N, s->nranks, NULL, &fit, e);
   if (!rc) rc = record_comm(doc, cls, &b, &cfg, &res[0][2], &fit, 1, NULL, e);
   if (!rc)
@@ -139,7 +139,7 @@ int main(int argc, char **argv) {
   }
   gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
   gsl_rng_set(rng, 20250611);
-  cerr e = {{0}};
+  err_t e = {{0}};
   int rc;
 
   /* 1. One node of 8 GPUs over NVLink (hops: NCCL's NVLink row), link 19.3 GB/s, all six. */
@@ -224,7 +224,7 @@ int main(int argc, char **argv) {
   setup_from(&one, 1.93e10, &s, sw);
   sw[1][0].n = 2;
   rc = nccltune_fit(&s, (const nccltune_sweep(*)[3])sw, NULL, &r, &e);
-  truth("error: two sizes are too few (names tree/LL)", rc == CERR_RUNTIME && strstr(e.msg, "tree/LL:") && strstr(e.msg, "at least 3"));
+  truth("error: two sizes are too few (names tree/LL)", rc == ERR_RUNTIME && strstr(e.msg, "tree/LL:") && strstr(e.msg, "at least 3"));
   printf("     | %s\n", e.msg);
   double flat[N];
   for (int i = 0; i < N; i++) flat[i] = 2.3e-5 * (1 + 0.001 * (i % 3));
@@ -232,25 +232,25 @@ int main(int argc, char **argv) {
   sw[0][1].time_s = flat;
   rc = nccltune_fit(&s, (const nccltune_sweep(*)[3])sw, NULL, &r, &e);
   truth("error: time not growing with size (names ring/LL128)",
-        rc == CERR_RUNTIME && strstr(e.msg, "ring/LL128:") && strstr(e.msg, "bandwidth"));
+        rc == ERR_RUNTIME && strstr(e.msg, "ring/LL128:") && strstr(e.msg, "bandwidth"));
   printf("     | %s\n", e.msg);
   setup_from(&one, 1.93e10, &s, sw);
   for (int a = 0; a < 2; a++)
     for (int q = 0; q < 3; q++) sw[a][q].refused = 1;
   rc = nccltune_fit(&s, (const nccltune_sweep(*)[3])sw, NULL, &r, &e);
-  truth("error: every combination refused", rc == CERR_RUNTIME && strstr(e.msg, "refused every"));
+  truth("error: every combination refused", rc == ERR_RUNTIME && strstr(e.msg, "refused every"));
   printf("     | %s\n", e.msg);
   setup_from(&one, 1.93e10, &s, sw);
   s.gpus_per_node = 3;
   rc = nccltune_fit(&s, (const nccltune_sweep(*)[3])sw, NULL, &r, &e);
-  truth("error: 8 ranks are not 1 node x 3", rc == CERR_RUNTIME && strstr(e.msg, "not 1 node(s) x 3"));
+  truth("error: 8 ranks are not 1 node x 3", rc == ERR_RUNTIME && strstr(e.msg, "not 1 node(s) x 3"));
   setup_from(&one, 0, &s, sw);
   rc = nccltune_fit(&s, (const nccltune_sweep(*)[3])sw, NULL, &r, &e);
-  truth("error: no link bandwidth", rc == CERR_RUNTIME && strstr(e.msg, "bandwidth"));
+  truth("error: no link bandwidth", rc == ERR_RUNTIME && strstr(e.msg, "bandwidth"));
   setup_from(&one, 1.93e10, &s, sw);
   s.hop_net_s[0][0] = -1e-6;
   rc = nccltune_fit(&s, (const nccltune_sweep(*)[3])sw, NULL, &r, &e);
-  truth("error: a negative hop latency (names ring/LL)", rc == CERR_RUNTIME && strstr(e.msg, "ring/LL:"));
+  truth("error: a negative hop latency (names ring/LL)", rc == ERR_RUNTIME && strstr(e.msg, "ring/LL:"));
 
   gsl_rng_free(rng);
   return check_status();
