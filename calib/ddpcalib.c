@@ -281,8 +281,8 @@ static int agree(int mine) {
 static int tuning_open(int ngpus, int a, int q, commbench_backend *b, int *refused, char *why, size_t why_len,
                        err_t *e) {
   *refused = 0;
-  setenv("NCCL_ALGO", nccltune_algo_env(a), 1);
-  setenv("NCCL_PROTO", nccltune_proto_name(q), 1);
+  setenv("NCCL_ALGO", nccl_algo_env(a), 1);
+  setenv("NCCL_PROTO", nccl_proto_name(q), 1);
   int rc = comm_nccl_open(b, ngpus, e);
   int worst = agree(rc == ERR_OK ? 0 : rc == ERR_RUNTIME ? 1 : 2);
   if (worst == 0) {
@@ -309,18 +309,18 @@ static int tuning_open(int ngpus, int a, int q, commbench_backend *b, int *refus
 static int comm_tuning(const commbench_cfg *cfg, int ngpus, const char *link_class, const char *topology,
                        const char *output, size_t regimes) {
   /* Ring/Simple first: it is the one that must work (the link's bandwidth comes from it). */
-  static const int order[NCCLTUNE_NALGO * NCCLTUNE_NPROTO][2] = {
-      {NCCLTUNE_RING, NCCLTUNE_SIMPLE}, {NCCLTUNE_RING, NCCLTUNE_LL}, {NCCLTUNE_RING, NCCLTUNE_LL128},
-      {NCCLTUNE_TREE, NCCLTUNE_SIMPLE}, {NCCLTUNE_TREE, NCCLTUNE_LL}, {NCCLTUNE_TREE, NCCLTUNE_LL128}};
+  static const int order[NCCL_NALGO * NCCL_NPROTO][2] = {
+      {NCCL_ALGO_RING, NCCL_PROTO_SIMPLE}, {NCCL_ALGO_RING, NCCL_PROTO_LL}, {NCCL_ALGO_RING, NCCL_PROTO_LL128},
+      {NCCL_ALGO_TREE, NCCL_PROTO_SIMPLE}, {NCCL_ALGO_TREE, NCCL_PROTO_LL}, {NCCL_ALGO_TREE, NCCL_PROTO_LL128}};
   const char *env_names[2] = {"NCCL_ALGO", "NCCL_PROTO"};
   char *saved[2] = {NULL, NULL};
   for (int i = 0; i < 2; i++)
     if (getenv(env_names[i])) saved[i] = strdup(getenv(env_names[i]));
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  commbench_result res[NCCLTUNE_NALGO][NCCLTUNE_NPROTO];
-  nccltune_sweep sweep[NCCLTUNE_NALGO][NCCLTUNE_NPROTO];
-  double *pts_bytes[NCCLTUNE_NALGO][NCCLTUNE_NPROTO], *pts_t[NCCLTUNE_NALGO][NCCLTUNE_NPROTO];
+  commbench_result res[NCCL_NALGO][NCCL_NPROTO];
+  nccltune_sweep sweep[NCCL_NALGO][NCCL_NPROTO];
+  double *pts_bytes[NCCL_NALGO][NCCL_NPROTO], *pts_t[NCCL_NALGO][NCCL_NPROTO];
   memset(res, 0, sizeof res);
   memset(sweep, 0, sizeof sweep);
   memset(pts_bytes, 0, sizeof pts_bytes);
@@ -331,20 +331,20 @@ static int comm_tuning(const commbench_cfg *cfg, int ngpus, const char *link_cla
   int rc = ERR_OK, status = 0;
   link_span span;
 
-  for (int k = 0; k < NCCLTUNE_NALGO * NCCLTUNE_NPROTO; k++) {
+  for (int k = 0; k < NCCL_NALGO * NCCL_NPROTO; k++) {
     int a = order[k][0], q = order[k][1], refused;
     char why[sizeof e.msg];
     commbench_backend b;
     if ((rc = tuning_open(ngpus, a, q, &b, &refused, why, sizeof why, &e))) goto done;
     if (refused) {
-      if (a == NCCLTUNE_RING && q == NCCLTUNE_SIMPLE) {
+      if (a == NCCL_ALGO_RING && q == NCCL_PROTO_SIMPLE) {
         rc = err_set(&e, ERR_RUNTIME, "nccl: ring/Simple was refused (%s); it gives the link's bandwidth", why);
         goto done;
       }
       sweep[a][q].refused = 1;
       if (rank == 0) printf("# NCCL_ALGO=%s NCCL_PROTO=%s: refused by NCCL (%s): comm.nccl.%s.%s disabled\n#\n",
-                            nccltune_algo_env(a), nccltune_proto_name(q), why, nccltune_algo_name(a),
-                            nccltune_proto_name(q));
+                            nccl_algo_env(a), nccl_proto_name(q), why, nccl_algo_name(a),
+                            nccl_proto_name(q));
       continue;
     }
     if (k == 0) {
@@ -363,8 +363,8 @@ static int comm_tuning(const commbench_cfg *cfg, int ngpus, const char *link_cla
     if (rank == 0) {
       char hdr[512];
       commbench_format_header(hdr, sizeof hdr);
-      printf("# NCCL_ALGO=%s NCCL_PROTO=%s (comm.nccl.%s.%s)\n%s\n", nccltune_algo_env(a), nccltune_proto_name(q),
-             nccltune_algo_name(a), nccltune_proto_name(q), hdr);
+      printf("# NCCL_ALGO=%s NCCL_PROTO=%s (comm.nccl.%s.%s)\n%s\n", nccl_algo_env(a), nccl_proto_name(q),
+             nccl_algo_name(a), nccl_proto_name(q), hdr);
       fflush(stdout);
     }
     rc = commbench_run(cfg, &b, print_row, &b, &res[a][q], &e);
@@ -377,14 +377,14 @@ static int comm_tuning(const commbench_cfg *cfg, int ngpus, const char *link_cla
     }
     if (res[a][q].wrong > 0) {
       rc = err_set(&e, ERR_RUNTIME, "comm: %s/%s: %lld wrong elements in the all-reduce results",
-                    nccltune_algo_name(a), nccltune_proto_name(q), res[a][q].wrong);
+                    nccl_algo_name(a), nccl_proto_name(q), res[a][q].wrong);
       goto done;
     }
   }
   if (rank != 0) goto done;
 
   fit_ring_result fit;
-  if ((rc = fit_sweep(&res[NCCLTUNE_RING][NCCLTUNE_SIMPLE], info.nranks, regimes, &fit, &e))) goto done;
+  if ((rc = fit_sweep(&res[NCCL_ALGO_RING][NCCL_PROTO_SIMPLE], info.nranks, regimes, &fit, &e))) goto done;
   print_ring_fit(link_class, &fit);
   print_span(&span, link_class, fit.bw_Bps);
   if (info.nranks % info.nhosts) {
@@ -394,11 +394,11 @@ static int comm_tuning(const commbench_cfg *cfg, int ngpus, const char *link_cla
   }
   nccltune_setup setup = {.nranks = info.nranks, .nodes = info.nhosts, .gpus_per_node = info.nranks / info.nhosts,
                           .bw_Bps = fit.bw_Bps};
-  nccltune_hw intra = strncmp(link_class, "pci", 3) == 0 ? NCCLTUNE_HW_PCI : NCCLTUNE_HW_NVLINK;
-  nccltune_hw_hops(intra, setup.hop_intra_s);
-  nccltune_hw_hops(NCCLTUNE_HW_NET, setup.hop_net_s);
-  for (int a = 0; a < NCCLTUNE_NALGO; a++)
-    for (int q = 0; q < NCCLTUNE_NPROTO; q++) {
+  nccl_hw intra = strncmp(link_class, "pci", 3) == 0 ? NCCL_HW_PCI : NCCL_HW_NVLINK;
+  nccl_hw_hops(intra, setup.hop_intra_s);
+  nccl_hw_hops(NCCL_HW_NET, setup.hop_net_s);
+  for (int a = 0; a < NCCL_NALGO; a++)
+    for (int q = 0; q < NCCL_NPROTO; q++) {
       if (sweep[a][q].refused) continue;
       if ((rc = sweep_points(&res[a][q], &pts_bytes[a][q], &pts_t[a][q], &e))) goto done;
       sweep[a][q].bytes = pts_bytes[a][q];
@@ -408,25 +408,25 @@ static int comm_tuning(const commbench_cfg *cfg, int ngpus, const char *link_cla
   fit_ring_opts fo = fit_ring_defaults();
   fo.max_regimes = regimes;
   nccltune_result tr;
-  if ((rc = nccltune_fit(&setup, (const nccltune_sweep(*)[NCCLTUNE_NPROTO])sweep, &fo, &tr, &e))) goto done;
+  if ((rc = nccltune_fit(&setup, (const nccltune_sweep(*)[NCCL_NPROTO])sweep, &fo, &tr, &e))) goto done;
   char hops_src[512];
   snprintf(hops_src, sizeof hops_src,
            "assumed, not measured: NCCL src/graph/tuning.cc hwLat (%s) per algorithm and protocol; "
            "ddpcalib comm --nccl-tuning subtracted them from the measured latency to get comm.nccl base_lat_s",
-           nccltune_hw_name(setup.nodes > 1 ? NCCLTUNE_HW_NET : intra));
+           nccl_hw_name(setup.nodes > 1 ? NCCL_HW_NET : intra));
   printf("# fit comm.nccl (t = c0 + c1 S per combination; hops assumed from NCCL tuning.cc hwLat: %s inside a "
          "host, network between hosts; bw %.4g B/s from ring/Simple):\n",
-         nccltune_hw_name(intra), setup.bw_Bps);
-  for (int a = 0; a < NCCLTUNE_NALGO; a++)
-    for (int q = 0; q < NCCLTUNE_NPROTO; q++) {
+         nccl_hw_name(intra), setup.bw_Bps);
+  for (int a = 0; a < NCCL_NALGO; a++)
+    for (int q = 0; q < NCCL_NPROTO; q++) {
       const nccltune_combo *cb = &tr.c[a][q];
       if (!cb->enabled) {
-        printf("#   %s/%-6s disabled (refused by NCCL)\n", nccltune_algo_name(a), nccltune_proto_name(q));
+        printf("#   %s/%-6s disabled (refused by NCCL)\n", nccl_algo_name(a), nccl_proto_name(q));
         continue;
       }
       printf("#   %s/%-6s c0 %9.3f us, hops %9.3f us -> base_lat_s %.4g%s; bw_factor %.4g%s; residual rms %.1f%% "
              "max %.1f%%\n",
-             nccltune_algo_name(a), nccltune_proto_name(q), cb->c0_s * 1e6, cb->hops_s * 1e6, cb->base_lat_s,
+             nccl_algo_name(a), nccl_proto_name(q), cb->c0_s * 1e6, cb->hops_s * 1e6, cb->base_lat_s,
              cb->base_clamped ? " (clamped: fit below 0)" : "", cb->bw_factor,
              cb->bw_clamped ? " (clamped: fit above 1)" : "", cb->rms_rel * 100, cb->max_rel * 100);
     }
@@ -436,10 +436,10 @@ static int comm_tuning(const commbench_cfg *cfg, int ngpus, const char *link_cla
     doc = profilew_new("measured", &p);
     if (!doc) rc = err_set(&e, ERR_NOMEM, "out of memory");
     if (!rc)
-      rc = record_comm(doc, link_class, &info, cfg, &res[NCCLTUNE_RING][NCCLTUNE_SIMPLE], &fit, span.units,
+      rc = record_comm(doc, link_class, &info, cfg, &res[NCCL_ALGO_RING][NCCL_PROTO_SIMPLE], &fit, span.units,
                        span.from[0] ? span.from : NULL, &e);
     if (!rc)
-      rc = record_nccl(doc, link_class, hops_src, &setup, &tr, cfg, (const commbench_result(*)[NCCLTUNE_NPROTO])res,
+      rc = record_nccl(doc, link_class, hops_src, &setup, &tr, cfg, (const commbench_result(*)[NCCL_NPROTO])res,
                        &e);
     if (!rc) rc = profilew_write(doc, output, &e);
     if (!rc) printf("# wrote %s\n", output);
@@ -448,8 +448,8 @@ done:
   if (rc) status = fail(rc, &e);
   fflush(stdout);
   cJSON_Delete(doc);
-  for (int a = 0; a < NCCLTUNE_NALGO; a++)
-    for (int q = 0; q < NCCLTUNE_NPROTO; q++) {
+  for (int a = 0; a < NCCL_NALGO; a++)
+    for (int q = 0; q < NCCL_NPROTO; q++) {
       commbench_result_free(&res[a][q]);
       free(pts_bytes[a][q]);
       free(pts_t[a][q]);

@@ -149,7 +149,7 @@ static cJSON *combo_json(const nccltune_combo *c) {
 
 int record_nccl(cJSON *doc, const char *link_class, const char *hops_source, const nccltune_setup *s,
                 const nccltune_result *r, const commbench_cfg *cfg,
-                const commbench_result res[NCCLTUNE_NALGO][NCCLTUNE_NPROTO], err_t *e) {
+                const commbench_result res[NCCL_NALGO][NCCL_NPROTO], err_t *e) {
   cJSON *comm = profilew_obj(doc, "comm");
   cJSON *link = cJSON_GetObjectItemCaseSensitive(profilew_obj(comm, "links"), link_class);
   if (!comm) return NOMEM(e);
@@ -163,26 +163,26 @@ int record_nccl(cJSON *doc, const char *link_class, const char *hops_source, con
    * combinations get one, so a later merge that enables another combination still finds it. */
   char refused[256] = "";
   double minb = 0, maxb = 0;
-  for (int a = 0; a < NCCLTUNE_NALGO; a++) {
-    cJSON *ao = cJSON_AddObjectToObject(nccl, nccltune_algo_name(a)), *ho = cJSON_AddObjectToObject(hops, nccltune_algo_name(a));
+  for (int a = 0; a < NCCL_NALGO; a++) {
+    cJSON *ao = cJSON_AddObjectToObject(nccl, nccl_algo_name(a)), *ho = cJSON_AddObjectToObject(hops, nccl_algo_name(a));
     if (!ao || !ho) goto nomem;
-    for (int q = 0; q < NCCLTUNE_NPROTO; q++) {
+    for (int q = 0; q < NCCL_NPROTO; q++) {
       const nccltune_combo *c = &r->c[a][q];
       double hop = s->nodes > 1 ? s->hop_net_s[a][q] : s->hop_intra_s[a][q];
-      if (!cJSON_AddNumberToObject(ho, nccltune_proto_name(q), hop)) goto nomem;
+      if (!cJSON_AddNumberToObject(ho, nccl_proto_name(q), hop)) goto nomem;
       if (!c->enabled) {
         size_t l = strlen(refused);
-        snprintf(refused + l, sizeof refused - l, "%s%s/%s", l ? ", " : "", nccltune_algo_name(a),
-                 nccltune_proto_name(q));
+        snprintf(refused + l, sizeof refused - l, "%s%s/%s", l ? ", " : "", nccl_algo_name(a),
+                 nccl_proto_name(q));
         continue;
       }
       if (minb == 0 || c->min_bytes < minb) minb = c->min_bytes;
       if (c->max_bytes > maxb) maxb = c->max_bytes;
       cJSON *co = combo_json(c);
       if (!co) goto nomem;
-      cJSON_AddItemToObject(ao, nccltune_proto_name(q), co);
+      cJSON_AddItemToObject(ao, nccl_proto_name(q), co);
     }
-    if (!ao->child) cJSON_DeleteItemFromObjectCaseSensitive(nccl, nccltune_algo_name(a));
+    if (!ao->child) cJSON_DeleteItemFromObjectCaseSensitive(nccl, nccl_algo_name(a));
   }
   char src[1024];
   snprintf(src, sizeof src,
@@ -204,10 +204,10 @@ int record_nccl(cJSON *doc, const char *link_class, const char *hops_source, con
         !cJSON_AddStringToObject(smp, "time", "per iteration, max over processes, seconds") ||
         !(combos = cJSON_AddObjectToObject(smp, "combinations")))
       goto nomem;
-    for (int a = 0; a < NCCLTUNE_NALGO; a++)
-      for (int q = 0; q < NCCLTUNE_NPROTO; q++) {
+    for (int a = 0; a < NCCL_NALGO; a++)
+      for (int q = 0; q < NCCL_NPROTO; q++) {
         char name[32];
-        snprintf(name, sizeof name, "%s/%s", nccltune_algo_name(a), nccltune_proto_name(q));
+        snprintf(name, sizeof name, "%s/%s", nccl_algo_name(a), nccl_proto_name(q));
         cJSON *co = cJSON_AddObjectToObject(combos, name), *sizes;
         if (!co || !cJSON_AddBoolToObject(co, "refused", !r->c[a][q].enabled) ||
             !(sizes = cJSON_AddArrayToObject(co, "sizes")))

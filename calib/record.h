@@ -30,7 +30,7 @@ int record_comm(cJSON *doc, const char *link_class, const commbench_backend *b,
  * Replaces whatever comm.nccl the tree had. */
 int record_nccl(cJSON *doc, const char *link_class, const char *hops_source, const nccltune_setup *s,
                 const nccltune_result *r, const commbench_cfg *cfg,
-                const commbench_result res[NCCLTUNE_NALGO][NCCLTUNE_NPROTO], err_t *e);
+                const commbench_result res[NCCL_NALGO][NCCL_NPROTO], err_t *e);
 
 #include "computebench.h"
 

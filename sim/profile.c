@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nccl.h"
 #include "txt.h"
 
 #define FORMAT_TAG "ddpsim-profile"
@@ -35,10 +36,21 @@ typedef struct {
   gsl_interp *interp;     /* NULL when nuniq < 2 */
 } costmodel;
 
-#define NALGO 2
-#define NPROTO 3
-static const char *const algo_names[NALGO] = {"ring", "tree"};
-static const char *const proto_names[NPROTO] = {"LL", "LL128", "Simple"};
+/* comm.nccl and hop_lat_s are keyed by NCCL's algorithm and protocol names (sim/nccl.h's). */
+#define NALGO NCCL_NALGO
+#define NPROTO NCCL_NPROTO
+
+static int algo_index(const char *s) {
+  for (int i = 0; i < NALGO; i++)
+    if (strcmp(s, nccl_algo_name((nccl_algo)i)) == 0) return i;
+  return -1;
+}
+
+static int proto_index(const char *s) {
+  for (int i = 0; i < NPROTO; i++)
+    if (strcmp(s, nccl_proto_name((nccl_proto)i)) == 0) return i;
+  return -1;
+}
 
 typedef struct {
   char name[64];
@@ -227,9 +239,7 @@ static int load_algo_table(const cJSON *o, const char *origin, const char *path,
   if (!cJSON_IsObject(o)) return err_set(e, ERR_INPUT, "%s: %s%s must be an object", origin, path, bwf ? "" : ".hop_lat_s");
   const cJSON *a;
   cJSON_ArrayForEach(a, o) {
-    int ai = -1;
-    for (int i = 0; i < NALGO; i++)
-      if (strcmp(a->string, algo_names[i]) == 0) ai = i;
+    int ai = algo_index(a->string);
     snprintf(where, sizeof where, "%s%s.%s", path, bwf ? "" : ".hop_lat_s", a->string);
     if (ai < 0) {
       if (strcmp(a->string, "source") == 0 || (bwf && strcmp(a->string, "tuning_model") == 0)) continue;
@@ -238,9 +248,7 @@ static int load_algo_table(const cJSON *o, const char *origin, const char *path,
     if (!cJSON_IsObject(a)) return err_set(e, ERR_INPUT, "%s: %s must be an object", origin, where);
     const cJSON *q;
     cJSON_ArrayForEach(q, a) {
-      int qi = -1;
-      for (int i = 0; i < NPROTO; i++)
-        if (strcmp(q->string, proto_names[i]) == 0) qi = i;
+      int qi = proto_index(q->string);
       char leaf[300];
       snprintf(leaf, sizeof leaf, "%s.%s", where, q->string);
       if (qi < 0) return err_set(e, ERR_INPUT, "%s: %s: unknown protocol (LL, LL128, Simple)", origin, leaf);
@@ -546,15 +554,9 @@ double profile_jitter_draw(const profile_jitter *j, const gsl_rng *rng) {
   return 1.0;
 }
 
-static int index_of(const char *const *names, int n, const char *s) {
-  for (int i = 0; i < n; i++)
-    if (strcmp(names[i], s) == 0) return i;
-  return -1;
-}
-
 int profile_nccl(const profile_t *p, const char *algo, const char *proto, int *enabled, double *base_lat_s,
                  double *bw_factor, err_t *e) {
-  int a = index_of(algo_names, NALGO, algo), q = index_of(proto_names, NPROTO, proto);
+  int a = algo_index(algo), q = proto_index(proto);
   if (a < 0 || q < 0) return err_set(e, ERR_INPUT, "unknown NCCL algorithm or protocol '%s/%s'", algo, proto);
   if (!p->has_nccl) {
     /* Without comm.nccl: ring/Simple only, no base latency, full bandwidth. */
@@ -572,7 +574,7 @@ int profile_nccl(const profile_t *p, const char *algo, const char *proto, int *e
 int profile_nccl_tuning_model(const profile_t *p) { return p->nccl_tuning_model; }
 
 int profile_hop_lat(const profile_t *p, const char *cls, const char *algo, const char *proto, double *lat_s, err_t *e) {
-  int a = index_of(algo_names, NALGO, algo), q = index_of(proto_names, NPROTO, proto);
+  int a = algo_index(algo), q = proto_index(proto);
   if (a < 0 || q < 0) return err_set(e, ERR_INPUT, "unknown NCCL algorithm or protocol '%s/%s'", algo, proto);
   for (int i = 0; i < p->nlinks; i++) {
     const linkcost *l = &p->links[i];

@@ -30,9 +30,8 @@
 #include "record.h"
 
 enum { N = 26 }; /* 8 B .. 256 MiB, factor 2 */
-static const char *const an[2] = {"ring", "tree"}, *const pn[3] = {"LL", "LL128", "Simple"};
 
-/* The truth: ddpsim's model (sim/nccl.h), independent of the library's nccltune_time. */
+/* The truth: ddpsim's model (sim/nccl.h), independent of the library (nccl_time_s, which nccltune uses). */
 typedef struct {
   int n, nodes, g;
   double bw, hop_intra[2][3], hop_net[2][3];
@@ -52,7 +51,7 @@ static double c0_of(const truth_t *t, int a, int q) {
   return t->base[a][q] + 2 * ((t->g - 1) * t->hop_intra[a][q] + floor_log2(t->nodes) * t->hop_net[a][q]);
 }
 
-static double model_t(const truth_t *t, int a, int q, double s) {
+static double truth_time(const truth_t *t, int a, int q, double s) {
   double edge = a == 0 ? 2.0 * (t->n - 1) / t->n * s : 2.0 * s;
   return c0_of(t, a, q) + edge / (t->f[a][q] * t->bw);
 }
@@ -63,7 +62,7 @@ static void generate(gsl_rng *rng, const truth_t *t) {
   for (int i = 0; i < N; i++) bytes[i] = 8.0 * pow(2.0, i);
   for (int a = 0; a < 2; a++)
     for (int q = 0; q < 3; q++)
-      for (int i = 0; i < N; i++) times[a][q][i] = model_t(t, a, q, bytes[i]) * (1 + gsl_ran_gaussian(rng, 0.01));
+      for (int i = 0; i < N; i++) times[a][q][i] = truth_time(t, a, q, bytes[i]) * (1 + gsl_ran_gaussian(rng, 0.01));
 }
 
 /* The link's bandwidth as ddpcalib gets it: fit_ring on the ring/Simple sweep. */
@@ -88,13 +87,13 @@ static void setup_from(const truth_t *t, double bw, nccltune_setup *s, nccltune_
 static void check_recovery(const char *label, const truth_t *t, const nccltune_result *r, int a, int q) {
   char what[160];
   const nccltune_combo *c = &r->c[a][q];
-  snprintf(what, sizeof what, "%s %s/%s: enabled", label, an[a], pn[q]);
+  snprintf(what, sizeof what, "%s %s/%s: enabled", label, nccl_algo_name(a), nccl_proto_name(q));
   truth(what, c->enabled);
-  snprintf(what, sizeof what, "%s %s/%s: bw_factor", label, an[a], pn[q]);
+  snprintf(what, sizeof what, "%s %s/%s: bw_factor", label, nccl_algo_name(a), nccl_proto_name(q));
   near(what, c->bw_factor, t->f[a][q], 0.03);
-  snprintf(what, sizeof what, "%s %s/%s: base_lat_s (tol 2%% of c0 %.3g s)", label, an[a], pn[q], c0_of(t, a, q));
+  snprintf(what, sizeof what, "%s %s/%s: base_lat_s (tol 2%% of c0 %.3g s)", label, nccl_algo_name(a), nccl_proto_name(q), c0_of(t, a, q));
   within(what, c->base_fit_s, t->base[a][q], 0.02 * c0_of(t, a, q));
-  snprintf(what, sizeof what, "%s %s/%s: no clamp, residual near the 1%% noise", label, an[a], pn[q]);
+  snprintf(what, sizeof what, "%s %s/%s: no clamp, residual near the 1%% noise", label, nccl_algo_name(a), nccl_proto_name(q));
   truth(what, !c->base_clamped && !c->bw_clamped && c->rms_rel < 0.02);
 }
 
@@ -146,8 +145,8 @@ int main(int argc, char **argv) {
   truth_t one = {.n = 8, .nodes = 1, .g = 8, .bw = 1.93e10,
                  .base = {{4.13e-6, 7.31e-6, 8.77e-6}, {5.29e-6, 3.87e-6, 1.17e-5}},
                  .f = {{0.247, 0.917, 1.0}, {0.231, 0.813, 0.874}}};
-  nccltune_hw_hops(NCCLTUNE_HW_NVLINK, one.hop_intra);
-  nccltune_hw_hops(NCCLTUNE_HW_NET, one.hop_net);
+  nccl_hw_hops(NCCL_HW_NVLINK, one.hop_intra);
+  nccl_hw_hops(NCCL_HW_NET, one.hop_net);
   generate(rng, &one);
   double bw = ring_simple_bw(8, &e);
   near("one node: link bandwidth from the ring/Simple sweep", bw, 1.93e10, 0.02);
@@ -178,8 +177,8 @@ int main(int argc, char **argv) {
   truth_t two = {.n = 8, .nodes = 2, .g = 4, .bw = 1.137e10,
                  .base = {{6.71e-6, 1.0e-5, 1.433e-5}, {7.7e-6, 9.1e-6, 2.39e-5}},
                  .f = {{0.241, 0.9, 1.0}, {0.2, 0.7, 0.887}}};
-  nccltune_hw_hops(NCCLTUNE_HW_NVLINK, two.hop_intra);
-  nccltune_hw_hops(NCCLTUNE_HW_NET, two.hop_net);
+  nccl_hw_hops(NCCL_HW_NVLINK, two.hop_intra);
+  nccl_hw_hops(NCCL_HW_NET, two.hop_net);
   generate(rng, &two);
   bw = ring_simple_bw(8, &e);
   setup_from(&two, bw, &s, sw);
