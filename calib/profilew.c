@@ -4,13 +4,14 @@
 
 #include <errno.h>
 #include <gsl/gsl_version.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "profile.h"
 
 int profilew_num(cJSON *obj, const char *key, double v, err_t *e) {
   cJSON *n = cJSON_CreateNumber(v);
@@ -160,194 +161,14 @@ int profilew_load(const char *path, cJSON **out, err_t *e) {
 
 /* ---- validate ---- */
 
-/* A required number at obj[key] (path names it); positive unless zero_ok. */
-static int need_num(const cJSON *obj, const char *key, const char *file, const char *path, int zero_ok,
-                    double *v, err_t *e) {
-  const cJSON *n = cJSON_GetObjectItemCaseSensitive(obj, key);
-  if (!n) return err_set(e, ERR_INPUT, "%s: %s.%s is missing", file, path, key);
-  if (!cJSON_IsNumber(n) || !isfinite(n->valuedouble))
-    return err_set(e, ERR_INPUT, "%s: %s.%s is not a number", file, path, key);
-  if (zero_ok ? n->valuedouble < 0 : !(n->valuedouble > 0))
-    return err_set(e, ERR_INPUT, "%s: %s.%s is %g, must be %s", file, path, key, n->valuedouble,
-                    zero_ok ? ">= 0" : "> 0");
-  if (v) *v = n->valuedouble;
-  return ERR_OK;
-}
-
-static int opt_num(const cJSON *obj, const char *key, const char *file, const char *path, err_t *e) {
-  if (!cJSON_GetObjectItemCaseSensitive(obj, key)) return ERR_OK;
-  return need_num(obj, key, file, path, 0, NULL, e);
-}
-
-static int check_roofline(const cJSON *m, const char *kind, const char *file, const char *path,
-                          err_t *e) {
-  int rc;
-  if ((rc = need_num(m, "launch_s", file, path, 1, NULL, e))) return rc;
-  if (strcmp(kind, "gemm") == 0) {
-    if ((rc = need_num(m, "peak_flops", file, path, 0, NULL, e))) return rc;
-    if ((rc = need_num(m, "efficiency", file, path, 0, NULL, e))) return rc;
-  }
-  if ((rc = need_num(m, "mem_bw_Bps", file, path, 0, NULL, e))) return rc;
-  return opt_num(m, "mem_efficiency", file, path, e);
-}
-
-static int check_model(const cJSON *m, const char *kind, const char *file, const char *path, err_t *e) {
-  if (!cJSON_IsObject(m)) return err_set(e, ERR_INPUT, "%s: %s is not an object", file, path);
-  const cJSON *model = cJSON_GetObjectItemCaseSensitive(m, "model");
-  if (!cJSON_IsString(model)) return err_set(e, ERR_INPUT, "%s: %s.model is missing", file, path);
-  if (strcmp(model->valuestring, "roofline") == 0) return check_roofline(m, kind, file, path, e);
-  if (strcmp(model->valuestring, "table") != 0)
-    return err_set(e, ERR_INPUT, "%s: %s.model is \"%s\", expected \"roofline\" or \"table\"", file,
-                    path, model->valuestring);
-  const cJSON *pts = cJSON_GetObjectItemCaseSensitive(m, "points");
-  if (!cJSON_IsArray(pts) || cJSON_GetArraySize(pts) < 1)
-    return err_set(e, ERR_INPUT, "%s: %s.points must be an array of at least one point", file, path);
-  int i = 0, rc;
-  const cJSON *pt;
-  cJSON_ArrayForEach(pt, pts) {
-    char p[256];
-    snprintf(p, sizeof p, "%s.points[%d]", path, i++);
-    if (!cJSON_IsObject(pt)) return err_set(e, ERR_INPUT, "%s: %s is not an object", file, p);
-    if (strcmp(kind, "gemm") == 0) {
-      if ((rc = need_num(pt, "m", file, p, 0, NULL, e)) || (rc = need_num(pt, "n", file, p, 0, NULL, e)) ||
-          (rc = need_num(pt, "k", file, p, 0, NULL, e)))
-        return rc;
-    } else if ((rc = need_num(pt, "bytes", file, p, 0, NULL, e))) {
-      return rc;
-    }
-    if ((rc = need_num(pt, "time_s", file, p, 0, NULL, e))) return rc;
-  }
-  const cJSON *fb = cJSON_GetObjectItemCaseSensitive(m, "fallback");
-  char p[256];
-  snprintf(p, sizeof p, "%s.fallback", path);
-  if (!cJSON_IsObject(fb)) return err_set(e, ERR_INPUT, "%s: %s is missing", file, p);
-  const cJSON *fm = cJSON_GetObjectItemCaseSensitive(fb, "model");
-  if (!cJSON_IsString(fm) || strcmp(fm->valuestring, "roofline") != 0)
-    return err_set(e, ERR_INPUT, "%s: %s.model must be \"roofline\"", file, p);
-  return check_roofline(fb, kind, file, p, e);
-}
-
-/* compute.jitter as ddpsim reads it (docs/profile.md). */
-static int check_jitter(const cJSON *j, const char *file, err_t *e) {
-  const cJSON *m = cJSON_IsObject(j) ? cJSON_GetObjectItemCaseSensitive(j, "model") : NULL;
-  if (cJSON_IsString(m) && strcmp(m->valuestring, "lognormal") == 0) {
-    const cJSON *cv = cJSON_GetObjectItemCaseSensitive(j, "cv");
-    if (!cJSON_IsNumber(cv) || !(cv->valuedouble >= 0 && cv->valuedouble < 1))
-      return err_set(e, ERR_INPUT, "%s: compute.jitter.cv must be a number from 0 to below 1", file);
-    return ERR_OK;
-  }
-  if (cJSON_IsString(m) && strcmp(m->valuestring, "empirical") == 0) {
-    const cJSON *r = cJSON_GetObjectItemCaseSensitive(j, "ratios"), *v;
-    if (!cJSON_IsArray(r) || cJSON_GetArraySize(r) < 1)
-      return err_set(e, ERR_INPUT, "%s: compute.jitter.ratios must be a non-empty array", file);
-    cJSON_ArrayForEach(v, r) if (!cJSON_IsNumber(v) || !(v->valuedouble > 0))
-      return err_set(e, ERR_INPUT, "%s: compute.jitter.ratios must hold positive numbers", file);
-    return ERR_OK;
-  }
-  return err_set(e, ERR_INPUT, "%s: compute.jitter.model must be \"lognormal\" or \"empirical\"", file);
-}
-
-/* comm.nccl (is_nccl: leaves {base_lat_s >= 0, 0 < bw_factor <= 1}) or a link's hop_lat_s (leaves
- * latencies >= 0), keyed algorithm then protocol, as sim/profile.c reads them. */
-static int check_algo_table(const cJSON *o, const char *file, const char *path, int is_nccl, err_t *e) {
-  static const char *const algos[] = {"ring", "tree"}, *const protos[] = {"LL", "LL128", "Simple"};
-  if (!cJSON_IsObject(o)) return err_set(e, ERR_INPUT, "%s: %s is not an object", file, path);
-  const cJSON *a;
-  cJSON_ArrayForEach(a, o) {
-    if (strcmp(a->string, "source") == 0) continue;
-    if (is_nccl && strcmp(a->string, "tuning_model") == 0) {
-      if (!cJSON_IsString(a) || strcmp(a->valuestring, "nccl-2.7") != 0)
-        return err_set(e, ERR_INPUT, "%s: %s.tuning_model must be \"nccl-2.7\"", file, path);
-      continue;
-    }
-    char ap[256];
-    snprintf(ap, sizeof ap, "%s.%s", path, a->string);
-    if (strcmp(a->string, algos[0]) != 0 && strcmp(a->string, algos[1]) != 0)
-      return err_set(e, ERR_INPUT, "%s: %s: unknown algorithm (ring, tree)", file, ap);
-    if (!cJSON_IsObject(a)) return err_set(e, ERR_INPUT, "%s: %s is not an object", file, ap);
-    const cJSON *q;
-    cJSON_ArrayForEach(q, a) {
-      char qp[300];
-      snprintf(qp, sizeof qp, "%s.%s", ap, q->string);
-      int known = 0;
-      for (int i = 0; i < 3; i++) known |= strcmp(q->string, protos[i]) == 0;
-      if (!known) return err_set(e, ERR_INPUT, "%s: %s: unknown protocol (LL, LL128, Simple)", file, qp);
-      if (!is_nccl) {
-        if (!cJSON_IsNumber(q) || !(q->valuedouble >= 0) || !isfinite(q->valuedouble))
-          return err_set(e, ERR_INPUT, "%s: %s must be a latency >= 0 in seconds", file, qp);
-        continue;
-      }
-      if (!cJSON_IsObject(q)) return err_set(e, ERR_INPUT, "%s: %s is not an object {base_lat_s, bw_factor}", file, qp);
-      double f;
-      int rc;
-      if ((rc = need_num(q, "base_lat_s", file, qp, 1, NULL, e)) || (rc = need_num(q, "bw_factor", file, qp, 0, &f, e)))
-        return rc;
-      if (f > 1) return err_set(e, ERR_INPUT, "%s: %s.bw_factor is %g, must be <= 1", file, qp, f);
-    }
-  }
-  return ERR_OK;
-}
-
 int profilew_validate(const cJSON *d, const char *file, err_t *e) {
-  if (!cJSON_IsObject(d)) return err_set(e, ERR_INPUT, "%s: not a JSON object", file);
-  const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(d, "format");
-  if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, "ddpsim-profile") != 0)
-    return err_set(e, ERR_INPUT, "%s: format must be \"ddpsim-profile\"", file);
-  const cJSON *ver = cJSON_GetObjectItemCaseSensitive(d, "version");
-  if (!cJSON_IsNumber(ver) || ver->valuedouble != 1)
-    return err_set(e, ERR_INPUT, "%s: version must be 1 (this ddpcalib writes and reads version 1)", file);
+  int rc = profile_check_json(d, file, PROFILE_PART, e);
+  if (rc) return rc;
+  /* Beyond what ddpsim reads: a profile ddpcalib accepts says what it is and where it comes from. */
   if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(d, "name")))
     return err_set(e, ERR_INPUT, "%s: name is missing", file);
   if (!cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(d, "provenance")))
     return err_set(e, ERR_INPUT, "%s: provenance is missing", file);
-  const cJSON *compute = cJSON_GetObjectItemCaseSensitive(d, "compute");
-  if (compute && !cJSON_IsObject(compute)) return err_set(e, ERR_INPUT, "%s: compute is not an object", file);
-  const cJSON *prec;
-  cJSON_ArrayForEach(prec, compute) {
-    if (strcmp(prec->string, "jitter") == 0) {
-      int rc = check_jitter(prec, file, e);
-      if (rc) return rc;
-      continue;
-    }
-    if (strcmp(prec->string, "fp32") != 0 && strcmp(prec->string, "fp16") != 0)
-      return err_set(e, ERR_INPUT, "%s: compute.%s: unknown precision (fp32, fp16)", file, prec->string);
-    if (!cJSON_IsObject(prec)) return err_set(e, ERR_INPUT, "%s: compute.%s is not an object", file, prec->string);
-    for (int k = 0; k < 2; k++) {
-      const char *kind = k ? "ewise" : "gemm";
-      char p[128];
-      snprintf(p, sizeof p, "compute.%s.%s", prec->string, kind);
-      const cJSON *m = cJSON_GetObjectItemCaseSensitive(prec, kind);
-      if (!m) return err_set(e, ERR_INPUT, "%s: %s is missing", file, p);
-      int rc = check_model(m, kind, file, p, e);
-      if (rc) return rc;
-    }
-  }
-  const cJSON *comm = cJSON_GetObjectItemCaseSensitive(d, "comm");
-  if (comm && !cJSON_IsObject(comm)) return err_set(e, ERR_INPUT, "%s: comm is not an object", file);
-  const cJSON *links = cJSON_GetObjectItemCaseSensitive(comm, "links");
-  if (comm && links && !cJSON_IsObject(links))
-    return err_set(e, ERR_INPUT, "%s: comm.links is not an object", file);
-  const cJSON *l;
-  cJSON_ArrayForEach(l, links) {
-    char p[160];
-    snprintf(p, sizeof p, "comm.links.%s", l->string);
-    if (!cJSON_IsObject(l)) return err_set(e, ERR_INPUT, "%s: %s is not an object", file, p);
-    int rc = need_num(l, "lat_s", file, p, 0, NULL, e);
-    if (rc) return rc;
-    if (!cJSON_GetObjectItemCaseSensitive(l, "bw_Bps") && !cJSON_GetObjectItemCaseSensitive(l, "efficiency"))
-      return err_set(e, ERR_INPUT, "%s: %s needs bw_Bps or efficiency", file, p);
-    if ((rc = opt_num(l, "bw_Bps", file, p, e)) || (rc = opt_num(l, "efficiency", file, p, e))) return rc;
-    const cJSON *hops = cJSON_GetObjectItemCaseSensitive(l, "hop_lat_s");
-    char hp[200];
-    snprintf(hp, sizeof hp, "%s.hop_lat_s", p);
-    if (hops && (rc = check_algo_table(hops, file, hp, 0, e))) return rc;
-  }
-  const cJSON *nccl = cJSON_GetObjectItemCaseSensitive(comm, "nccl");
-  if (nccl) {
-    int rc = check_algo_table(nccl, file, "comm.nccl", 1, e);
-    if (rc) return rc;
-  }
-  if (!compute && !comm) return err_set(e, ERR_INPUT, "%s: neither compute nor comm is present", file);
   return ERR_OK;
 }
 

@@ -37,9 +37,11 @@ cJSON *profilew_obj(cJSON *obj, const char *key);
 /* Reads and parses `path` (does not validate). */
 int profilew_load(const char *path, cJSON **out, err_t *e);
 
-/* Checks the tree against docs/profile.md: everything ddpsim reads must be present and positive;
- * comm.nccl and comm.links.<class>.hop_lat_s, when present, as sim/profile.c reads them (known
- * algorithms and protocols, latencies >= 0, 0 < bw_factor <= 1). `file` prefixes the message. */
+/* Checks the tree against docs/profile.md with ddpsim's own loader (profile_check_json in
+ * sim/profile.h, PROFILE_PART): every section present is checked exactly as ddpsim checks it, with
+ * ddpsim's message, and either half (compute or comm) may be missing, as ddpcalib writes them for
+ * merging. Beyond that schema, a top-level "name" string and "provenance" object are required.
+ * ERR_INPUT (ERR_NOMEM) with `file: what is wrong`, naming the JSON path. */
 int profilew_validate(const cJSON *doc, const char *file, err_t *e);
 
 /* Validates, then writes `doc` to `path` atomically: a temporary file in the same directory,

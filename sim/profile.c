@@ -114,8 +114,11 @@ static int get_num(const cJSON *obj, const char *key, const char *path, const ch
   }
   if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
     return err_set(e, ERR_INPUT, "%s: %s.%s must be a number", origin, path, key);
-  if (!(v->valuedouble > min_excl))
+  if (!(v->valuedouble > min_excl)) {
+    if (min_excl < 0) /* min_excl -1e-300 stands for ">= 0" */
+      return err_set(e, ERR_INPUT, "%s: %s.%s must be >= 0, got %g", origin, path, key, v->valuedouble);
     return err_set(e, ERR_INPUT, "%s: %s.%s must be > %g, got %g", origin, path, key, min_excl, v->valuedouble);
+  }
   *out = v->valuedouble;
   return 0;
 }
@@ -304,7 +307,6 @@ static int load_jitter(const cJSON *j, const char *origin, profile_t *p, err_t *
 
 int profile_parse(const char *text, const char *origin, profile_t **out, err_t *e) {
   *out = NULL;
-  int rc = ERR_OK;
   cJSON *root = cJSON_Parse(text);
   if (!root) {
     /* cJSON gives the position where parsing stopped; turn it into a line number. */
@@ -314,11 +316,23 @@ int profile_parse(const char *text, const char *origin, profile_t **out, err_t *
       for (const char *s = text; s < where && *s; s++) line += *s == '\n';
     return err_set(e, ERR_INPUT, "%s:%d: not valid JSON", origin, line);
   }
+  int rc = profile_from_json(root, origin, PROFILE_WHOLE, out, e);
+  cJSON_Delete(root);
+  return rc;
+}
+
+int profile_check_json(const cJSON *root, const char *origin, int part, err_t *e) {
+  profile_t *p;
+  int rc = profile_from_json(root, origin, part, &p, e);
+  profile_destroy(p);
+  return rc;
+}
+
+int profile_from_json(const cJSON *root, const char *origin, int part, profile_t **out, err_t *e) {
+  *out = NULL;
+  int rc = ERR_OK;
   profile_t *p = calloc(1, sizeof *p);
-  if (!p) {
-    cJSON_Delete(root);
-    return err_set(e, ERR_NOMEM, "%s: out of memory", origin);
-  }
+  if (!p) return err_set(e, ERR_NOMEM, "%s: out of memory", origin);
   snprintf(p->path, sizeof p->path, "%s", origin);
   const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
   const cJSON *ver = cJSON_GetObjectItemCaseSensitive(root, "version");
@@ -327,11 +341,11 @@ int profile_parse(const char *text, const char *origin, profile_t **out, err_t *
     goto fail;
   }
   if (!cJSON_IsNumber(ver)) {
-    rc = err_set(e, ERR_INPUT, "%s: \"version\" is missing (this ddpsim reads version %d)", origin, FORMAT_VERSION);
+    rc = err_set(e, ERR_INPUT, "%s: \"version\" is missing (ddpsim and ddpcalib read version %d)", origin, FORMAT_VERSION);
     goto fail;
   }
   if (ver->valuedouble != FORMAT_VERSION) {
-    rc = err_set(e, ERR_INPUT, "%s: unsupported profile version %g (this ddpsim reads version %d)", origin,
+    rc = err_set(e, ERR_INPUT, "%s: unsupported profile version %g (ddpsim and ddpcalib read version %d)", origin,
                  ver->valuedouble, FORMAT_VERSION);
     goto fail;
   }
@@ -339,7 +353,12 @@ int profile_parse(const char *text, const char *origin, profile_t **out, err_t *
   snprintf(p->name, sizeof p->name, "%s", cJSON_IsString(name) ? name->valuestring : origin);
 
   const cJSON *compute = cJSON_GetObjectItemCaseSensitive(root, "compute");
-  if (!cJSON_IsObject(compute)) {
+  const cJSON *comm = cJSON_GetObjectItemCaseSensitive(root, "comm");
+  if (part && !compute && !comm) {
+    rc = err_set(e, ERR_INPUT, "%s: neither \"compute\" nor \"comm\" is present", origin);
+    goto fail;
+  }
+  if ((compute || !part) && !cJSON_IsObject(compute)) {
     rc = err_set(e, ERR_INPUT, "%s: \"compute\" is missing or not an object", origin);
     goto fail;
   }
@@ -361,7 +380,7 @@ int profile_parse(const char *text, const char *origin, profile_t **out, err_t *
     }
     any = 1;
   }
-  if (!any) {
+  if (!any && !part) {
     rc = err_set(e, ERR_INPUT, "%s: \"compute\" has neither \"fp32\" nor \"fp16\"", origin);
     goto fail;
   }
@@ -393,9 +412,12 @@ int profile_parse(const char *text, const char *origin, profile_t **out, err_t *
     p->nh2d++;
   }
 
-  const cJSON *comm = cJSON_GetObjectItemCaseSensitive(root, "comm");
+  if (comm && !cJSON_IsObject(comm)) {
+    rc = err_set(e, ERR_INPUT, "%s: \"comm\" must be an object", origin);
+    goto fail;
+  }
   const cJSON *links = comm ? cJSON_GetObjectItemCaseSensitive(comm, "links") : NULL;
-  if (!cJSON_IsObject(links)) {
+  if ((links || !part) && !cJSON_IsObject(links)) {
     rc = err_set(e, ERR_INPUT, "%s: \"comm.links\" is missing or not an object", origin);
     goto fail;
   }
@@ -450,11 +472,9 @@ int profile_parse(const char *text, const char *origin, profile_t **out, err_t *
       p->nccl_tuning_model = 1;
     }
   }
-  cJSON_Delete(root);
   *out = p;
   return ERR_OK;
 fail:
-  cJSON_Delete(root);
   profile_destroy(p);
   return rc;
 }
