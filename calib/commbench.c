@@ -34,10 +34,10 @@ int commbench_run(const commbench_cfg *cfg, const commbench_backend *b,
   if (rc) return rc;
   if (b->nranks < 2)
     return err_set(e, ERR_RUNTIME,
-                    "%s: an all-reduce over %d participant measures no communication; run %s",
-                    b->name, b->nranks,
-                    strcmp(b->name, "mpi") == 0 ? "under mpirun -np N with N >= 2"
-                                                : "with -g N >= 2 or under mpirun");
+                   "%s: an all-reduce over %d participant measures no communication; run %s",
+                   b->name, b->nranks,
+                   strcmp(b->name, "mpi") == 0 ? "under mpirun -np N with N >= 2"
+                                               : "with -g N >= 2 or under mpirun");
 
   /* The sizes: min * f^k, rounded down to whole floats, strictly increasing. */
   size_t cap = 1;

@@ -32,7 +32,7 @@ int computebench_check_cfg(const computebench_cfg *c, err_t *e) {
       mlstm_shape s = {.H = (int)c->hidden[i], .E = EMBED, .V = VOCAB, .T = c->seq, .B = (int)c->batch[j]};
       if (mlstm_shape_check(&s))
         return err_set(e, ERR_USAGE, "--hidden %ld --batch %ld --seq %d: shape out of range",
-                        c->hidden[i], c->batch[j], c->seq);
+                       c->hidden[i], c->batch[j], c->seq);
     }
   return ERR_OK;
 }
@@ -105,7 +105,7 @@ typedef struct {
 static int mlstm_fail(engine *g, int st, const char *what, err_t *e) {
   const char *detail = g->gpu ? mlstm_cuda_last_error(g->gpu) : "";
   return err_set(e, st == MLSTM_ENODEV ? ERR_NODEV : ERR_RUNTIME, "%s: %s%s%s", what,
-                  mlstm_strerror(st), *detail ? ": " : "", detail);
+                 mlstm_strerror(st), *detail ? ": " : "", detail);
 }
 
 static int timer_start(engine *g) {
@@ -260,7 +260,7 @@ static int run_shape(engine *g, const computebench_cfg *cfg, int H, int B, compu
   }
   if (st) {
     rc = err_set(e, st == MLSTM_ENODEV ? ERR_NODEV : ERR_RUNTIME, "mlstm H=%d B=%d: %s", H, B,
-                  *msg ? msg : mlstm_strerror(st));
+                 *msg ? msg : mlstm_strerror(st));
     goto done;
   }
 

@@ -253,7 +253,7 @@ static int span_of(const char *topology, int nranks, int nhosts, link_span *sp, 
 static int span_class(const link_span *sp, const char **link_class, int nhosts, int nccl, err_t *e) {
   if (sp->cls[0] && *link_class && strcmp(*link_class, sp->cls) != 0)
     return err_set(e, ERR_USAGE, "--link-class %s, but the measured ring's links are the topology's '%s' (%s)",
-                    *link_class, sp->cls, sp->from);
+                   *link_class, sp->cls, sp->from);
   if (!*link_class) *link_class = sp->cls[0] ? sp->cls : nhosts > 1 ? "net" : nccl ? "nvlink" : "shm";
   return ERR_OK;
 }
@@ -377,7 +377,7 @@ static int comm_tuning(const commbench_cfg *cfg, int ngpus, const char *link_cla
     }
     if (res[a][q].wrong > 0) {
       rc = err_set(&e, ERR_RUNTIME, "comm: %s/%s: %lld wrong elements in the all-reduce results",
-                    nccl_algo_name(a), nccl_proto_name(q), res[a][q].wrong);
+                   nccl_algo_name(a), nccl_proto_name(q), res[a][q].wrong);
       goto done;
     }
   }
@@ -389,7 +389,7 @@ static int comm_tuning(const commbench_cfg *cfg, int ngpus, const char *link_cla
   print_span(&span, link_class, fit.bw_Bps);
   if (info.nranks % info.nhosts) {
     rc = err_set(&e, ERR_RUNTIME, "nccl: %d ranks on %d hosts are not the same number per host", info.nranks,
-                  info.nhosts);
+                 info.nhosts);
     goto done;
   }
   nccltune_setup setup = {.nranks = info.nranks, .nodes = info.nhosts, .gpus_per_node = info.nranks / info.nhosts,

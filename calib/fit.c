@@ -151,9 +151,9 @@ int fit_ring(const double *bytes, const double *time_s, size_t n, int nranks,
        * unbounded. The largest sizes must show a bandwidth, or there is nothing to give ddpsim. */
       if (i == nseg - 1)
         return err_set(e, ERR_RUNTIME,
-                        "fit: time does not grow with size between %.0f and %.0f bytes "
-                        "(slope %g s/B): no bandwidth to fit; raise -e or add iterations",
-                        g->min_bytes, g->max_bytes, c1);
+                       "fit: time does not grow with size between %.0f and %.0f bytes "
+                       "(slope %g s/B): no bandwidth to fit; raise -e or add iterations",
+                       g->min_bytes, g->max_bytes, c1);
       double a = 0, b = 0;
       for (size_t j = g->first; j < g->first + g->count; j++) {
         a += 1.0 / time_s[j];
@@ -310,7 +310,7 @@ int fit_table_build(const double *size, const double *time_s, size_t npoints, fi
     if (!(size[i] > 0) || !(time_s[i] > 0)) {
       free(pairs);
       return err_set(e, ERR_RUNTIME, "fit: table point %zu has size %g, time %g (must be > 0)",
-                      i, size[i], time_s[i]);
+                     i, size[i], time_s[i]);
     }
     pairs[2 * i] = size[i];
     pairs[2 * i + 1] = time_s[i];

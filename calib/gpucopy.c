@@ -40,7 +40,7 @@ int gpucopy_probe(char *name, size_t namelen, char *versions, size_t verlen, err
   cudaError_t ce = cudaGetDeviceCount(&n);
   if (ce != cudaSuccess || n < 1)
     return err_set(e, ERR_NODEV, "no CUDA device (cudaGetDeviceCount: %s)",
-                    ce != cudaSuccess ? cudaGetErrorString(ce) : "0 devices");
+                   ce != cudaSuccess ? cudaGetErrorString(ce) : "0 devices");
   struct cudaDeviceProp p;
   if (cudaGetDeviceProperties(&p, 0) != cudaSuccess)
     return err_set(e, ERR_RUNTIME, "cuda: cudaGetDeviceProperties failed");

@@ -14,7 +14,7 @@ static int check_setup(const nccltune_setup *s, err_t *e) {
     return err_set(e, ERR_RUNTIME, "nccltune: an all-reduce needs at least 2 ranks, got %d", s->nranks);
   if (s->nodes < 1 || s->gpus_per_node < 1 || s->nodes * s->gpus_per_node != s->nranks)
     return err_set(e, ERR_RUNTIME, "nccltune: %d ranks are not %d node(s) x %d per node", s->nranks,
-                    s->nodes, s->gpus_per_node);
+                   s->nodes, s->gpus_per_node);
   if (!(s->bw_Bps > 0) || !isfinite(s->bw_Bps))
     return err_set(e, ERR_RUNTIME, "nccltune: the link bandwidth must be > 0, got %g B/s", s->bw_Bps);
   for (int a = 0; a < NCCL_NALGO; a++)
@@ -22,7 +22,7 @@ static int check_setup(const nccltune_setup *s, err_t *e) {
       if (!(s->hop_intra_s[a][q] >= 0) || !isfinite(s->hop_intra_s[a][q]) || !(s->hop_net_s[a][q] >= 0) ||
           !isfinite(s->hop_net_s[a][q]))
         return err_set(e, ERR_RUNTIME, "nccltune: %s/%s: hop latencies must be finite and >= 0",
-                        nccl_algo_name((nccl_algo)a), nccl_proto_name((nccl_proto)q));
+                       nccl_algo_name((nccl_algo)a), nccl_proto_name((nccl_proto)q));
   return ERR_OK;
 }
 
@@ -32,7 +32,7 @@ static int fit_combo(const nccltune_setup *s, int a, int q, const nccltune_sweep
   const char *an = nccl_algo_name((nccl_algo)a), *qn = nccl_proto_name((nccl_proto)q);
   if (!w->bytes || !w->time_s || w->n < NCCLTUNE_MIN_POINTS)
     return err_set(e, ERR_RUNTIME, "nccltune: %s/%s: %zu size(s) measured; the fit needs at least %d", an,
-                    qn, w->bytes && w->time_s ? w->n : 0, NCCLTUNE_MIN_POINTS);
+                   qn, w->bytes && w->time_s ? w->n : 0, NCCLTUNE_MIN_POINTS);
   fit_ring_result r;
   err_t fe = {{0}};
   int rc = fit_ring(w->bytes, w->time_s, w->n, s->nranks, opts, &r, &fe);
@@ -44,7 +44,7 @@ static int fit_combo(const nccltune_setup *s, int a, int q, const nccltune_sweep
   c->c1_s_per_B = steps / ((double)s->nranks * r.bw_Bps);
   if (!(c->c1_s_per_B > 0) || !isfinite(c->c1_s_per_B))
     return err_set(e, ERR_RUNTIME, "nccltune: %s/%s: slope %g s/B is not positive: no bandwidth to fit", an,
-                    qn, c->c1_s_per_B);
+                   qn, c->c1_s_per_B);
   c->enabled = 1;
   c->points = w->n;
   c->nregimes = r.nregimes;
@@ -84,6 +84,6 @@ int nccltune_fit(const nccltune_setup *s, const nccltune_sweep sweep[NCCL_NALGO]
     }
   if (!out->nenabled)
     return err_set(e, ERR_RUNTIME,
-                    "nccltune: NCCL refused every algorithm/protocol combination: nothing to fit");
+                   "nccltune: NCCL refused every algorithm/protocol combination: nothing to fit");
   return ERR_OK;
 }

@@ -35,7 +35,7 @@ void train_cfg_defaults(train_cfg *c) {
 int train_cfg_check(const train_cfg *c, err_t *e) {
   if (mlstm_shape_check(&c->shape) != MLSTM_OK)
     return err_set(e, ERR_USAGE, "sizes out of range (hidden %d, embed %d, vocab %d <= 256, seq %d, batch %d)",
-                    c->shape.H, c->shape.E, c->shape.V, c->shape.T, c->shape.B);
+                   c->shape.H, c->shape.E, c->shape.V, c->shape.T, c->shape.B);
   if (c->mode != TRAIN_DDP && c->mode != TRAIN_FLAT) return err_set(e, ERR_USAGE, "--mode must be ddp or flat");
   if (!(c->bucket_cap_mb > 0) || !(c->first_bucket_mb > 0) || bucket_mb_to_bytes(c->bucket_cap_mb) < 1 ||
       bucket_mb_to_bytes(c->first_bucket_mb) < 1)
