@@ -4,7 +4,7 @@
 
 #include <cuda_runtime.h>
 #include <mpi.h>
-#include <nccl.h>
+#include DDPCALIB_NCCL_H /* NCCL's <nccl.h>, not sim/nccl.h (calib/CMakeLists.txt) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,7 +126,7 @@ static int open_ctx(commbench_backend *b, nccl_ctx *c, int ngpus, err_t *e) {
   cudaError_t ce = cudaGetDeviceCount(&ndev);
   if (ce != cudaSuccess || ndev < 1)
     return err_set(e, ERR_NODEV, "nccl: no CUDA device (cudaGetDeviceCount: %s)",
-                    ce != cudaSuccess ? cudaGetErrorString(ce) : "0 devices");
+                   ce != cudaSuccess ? cudaGetErrorString(ce) : "0 devices");
   if (ngpus > MAX_LOCAL) return err_set(e, ERR_USAGE, "-g: at most %d GPUs per process", MAX_LOCAL);
   MPI_Comm_rank(MPI_COMM_WORLD, &c->rank);
   MPI_Comm_size(MPI_COMM_WORLD, &c->size);
