@@ -13,45 +13,45 @@ typedef struct {
   float *recv; /* [cap] */
 } mpi_ctx;
 
-static int mpi_fail(cerr *e, int code, const char *what) {
+static int mpi_fail(err_t *e, int code, const char *what) {
   char s[MPI_MAX_ERROR_STRING];
   int len = 0;
   if (MPI_Error_string(code, s, &len) != MPI_SUCCESS) snprintf(s, sizeof s, "error %d", code);
-  return cerr_set(e, CERR_RUNTIME, "mpi: %s: %s", what, s);
+  return err_set(e, ERR_RUNTIME, "mpi: %s: %s", what, s);
 }
 
-static int m_alloc(void *vc, size_t max_count, cerr *e) {
+static int m_alloc(void *vc, size_t max_count, err_t *e) {
   mpi_ctx *c = vc;
   if (max_count > (size_t)0x7fffffff)
-    return cerr_set(e, CERR_USAGE, "mpi: %zu floats exceed MPI's int count", max_count);
+    return err_set(e, ERR_USAGE, "mpi: %zu floats exceed MPI's int count", max_count);
   free(c->send);
   free(c->recv);
   c->send = malloc(max_count * sizeof(float));
   c->recv = malloc(max_count * sizeof(float));
   c->cap = max_count;
-  if (!c->send || !c->recv) return cerr_set(e, CERR_NOMEM, "mpi: cannot allocate 2 x %zu floats", max_count);
-  return CERR_OK;
+  if (!c->send || !c->recv) return err_set(e, ERR_NOMEM, "mpi: cannot allocate 2 x %zu floats", max_count);
+  return ERR_OK;
 }
 
-static int m_fill(void *vc, size_t count, cerr *e) {
+static int m_fill(void *vc, size_t count, err_t *e) {
   (void)e;
   mpi_ctx *c = vc;
   for (size_t i = 0; i < count; i++) {
     c->send[i] = (float)(c->rank + 1) * (float)(1 + i % 7);
     c->recv[i] = -1.0f;
   }
-  return CERR_OK;
+  return ERR_OK;
 }
 
-static int m_allreduce(void *vc, size_t count, double *elapsed_s, cerr *e) {
+static int m_allreduce(void *vc, size_t count, double *elapsed_s, err_t *e) {
   mpi_ctx *c = vc;
   double t0 = MPI_Wtime();
   int rc = MPI_Allreduce(c->send, c->recv, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
   *elapsed_s = MPI_Wtime() - t0;
-  return rc == MPI_SUCCESS ? CERR_OK : mpi_fail(e, rc, "MPI_Allreduce");
+  return rc == MPI_SUCCESS ? ERR_OK : mpi_fail(e, rc, "MPI_Allreduce");
 }
 
-static int m_check(void *vc, size_t count, long long *wrong, cerr *e) {
+static int m_check(void *vc, size_t count, long long *wrong, err_t *e) {
   mpi_ctx *c = vc;
   /* Small integers: every partial sum is exact in float, so equality is the right test. */
   float ranks = (float)c->size * (float)(c->size + 1) / 2.0f;
@@ -59,23 +59,23 @@ static int m_check(void *vc, size_t count, long long *wrong, cerr *e) {
   for (size_t i = 0; i < count; i++)
     if (c->recv[i] != ranks * (float)(1 + i % 7)) w++;
   int rc = MPI_Allreduce(&w, wrong, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
-  return rc == MPI_SUCCESS ? CERR_OK : mpi_fail(e, rc, "MPI_Allreduce (check)");
+  return rc == MPI_SUCCESS ? ERR_OK : mpi_fail(e, rc, "MPI_Allreduce (check)");
 }
 
-static int m_reduce_max(void *vc, double *v, size_t n, cerr *e) {
+static int m_reduce_max(void *vc, double *v, size_t n, err_t *e) {
   (void)vc;
   int rc = MPI_Allreduce(MPI_IN_PLACE, v, (int)n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  return rc == MPI_SUCCESS ? CERR_OK : mpi_fail(e, rc, "MPI_Allreduce (max)");
+  return rc == MPI_SUCCESS ? ERR_OK : mpi_fail(e, rc, "MPI_Allreduce (max)");
 }
 
-int comm_mpi_hosts(char *hosts, size_t len, int *nhosts, cerr *e) {
+int comm_mpi_hosts(char *hosts, size_t len, int *nhosts, err_t *e) {
   int size;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   char name[MPI_MAX_PROCESSOR_NAME] = {0};
   int nlen = 0;
   MPI_Get_processor_name(name, &nlen);
   char *all = malloc((size_t)size * MPI_MAX_PROCESSOR_NAME);
-  if (!all) return cerr_set(e, CERR_NOMEM, "mpi: out of memory");
+  if (!all) return err_set(e, ERR_NOMEM, "mpi: out of memory");
   int rc = MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all, MPI_MAX_PROCESSOR_NAME,
                          MPI_CHAR, MPI_COMM_WORLD);
   if (rc != MPI_SUCCESS) {
@@ -94,13 +94,13 @@ int comm_mpi_hosts(char *hosts, size_t len, int *nhosts, cerr *e) {
     (*nhosts)++;
   }
   free(all);
-  return CERR_OK;
+  return ERR_OK;
 }
 
-int comm_mpi_open(commbench_backend *b, cerr *e) {
+int comm_mpi_open(commbench_backend *b, err_t *e) {
   memset(b, 0, sizeof *b);
   mpi_ctx *c = calloc(1, sizeof *c);
-  if (!c) return cerr_set(e, CERR_NOMEM, "mpi: out of memory");
+  if (!c) return err_set(e, ERR_NOMEM, "mpi: out of memory");
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   MPI_Comm_rank(MPI_COMM_WORLD, &c->rank);
   MPI_Comm_size(MPI_COMM_WORLD, &c->size);
@@ -125,7 +125,7 @@ int comm_mpi_open(commbench_backend *b, cerr *e) {
   b->allreduce = m_allreduce;
   b->check = m_check;
   b->reduce_max = m_reduce_max;
-  return CERR_OK;
+  return ERR_OK;
 }
 
 void comm_mpi_close(commbench_backend *b) {

@@ -4,7 +4,7 @@
 
 #include <cuda_runtime.h>
 #include <mpi.h>
-#include <nccl.h>
+#include DDPCALIB_NCCL_H /* NCCL's <nccl.h>, not sim/nccl.h (calib/CMakeLists.txt) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,13 +30,13 @@ typedef struct {
   do {                                                                                          \
     cudaError_t err_ = (call);                                                                  \
     if (err_ != cudaSuccess)                                                                    \
-      return cerr_set(e, CERR_RUNTIME, "cuda: %s: %s", #call, cudaGetErrorString(err_));        \
+      return err_set(e, ERR_RUNTIME, "cuda: %s: %s", #call, cudaGetErrorString(err_));        \
   } while (0)
 #define NCCL_TRY(call)                                                                          \
   do {                                                                                          \
     ncclResult_t r_ = (call);                                                                   \
     if (r_ != ncclSuccess)                                                                      \
-      return cerr_set(e, CERR_RUNTIME, "nccl: %s: %s", #call, ncclGetErrorString(r_));          \
+      return err_set(e, ERR_RUNTIME, "nccl: %s: %s", #call, ncclGetErrorString(r_));          \
   } while (0)
 
 static double now_s(void) {
@@ -56,21 +56,21 @@ static void free_buffers(nccl_ctx *c) {
   c->cap = 0;
 }
 
-static int n_alloc(void *vc, size_t max_count, cerr *e) {
+static int n_alloc(void *vc, size_t max_count, err_t *e) {
   nccl_ctx *c = vc;
   free_buffers(c);
   c->host = malloc(max_count * sizeof(float));
-  if (!c->host) return cerr_set(e, CERR_NOMEM, "nccl: cannot allocate %zu floats on the host", max_count);
+  if (!c->host) return err_set(e, ERR_NOMEM, "nccl: cannot allocate %zu floats on the host", max_count);
   c->cap = max_count;
   for (int i = 0; i < c->ngpus; i++) {
     CUDA_TRY(cudaSetDevice(c->dev[i]));
     CUDA_TRY(cudaMalloc((void **)&c->send[i], max_count * sizeof(float)));
     CUDA_TRY(cudaMalloc((void **)&c->recv[i], max_count * sizeof(float)));
   }
-  return CERR_OK;
+  return ERR_OK;
 }
 
-static int n_fill(void *vc, size_t count, cerr *e) {
+static int n_fill(void *vc, size_t count, err_t *e) {
   nccl_ctx *c = vc;
   for (int i = 0; i < c->ngpus; i++) {
     int r = c->rank * c->ngpus + i;
@@ -80,10 +80,10 @@ static int n_fill(void *vc, size_t count, cerr *e) {
     for (size_t j = 0; j < count; j++) c->host[j] = -1.0f;
     CUDA_TRY(cudaMemcpy(c->recv[i], c->host, count * sizeof(float), cudaMemcpyHostToDevice));
   }
-  return CERR_OK;
+  return ERR_OK;
 }
 
-static int n_allreduce(void *vc, size_t count, double *elapsed_s, cerr *e) {
+static int n_allreduce(void *vc, size_t count, double *elapsed_s, err_t *e) {
   nccl_ctx *c = vc;
   double t0 = now_s();
   NCCL_TRY(ncclGroupStart());
@@ -95,10 +95,10 @@ static int n_allreduce(void *vc, size_t count, double *elapsed_s, cerr *e) {
     CUDA_TRY(cudaStreamSynchronize(c->stream[i]));
   }
   *elapsed_s = now_s() - t0;
-  return CERR_OK;
+  return ERR_OK;
 }
 
-static int n_check(void *vc, size_t count, long long *wrong, cerr *e) {
+static int n_check(void *vc, size_t count, long long *wrong, err_t *e) {
   nccl_ctx *c = vc;
   /* Small integers: every partial sum is exact in float, so equality is the right test. */
   float ranks = (float)c->nranks * (float)(c->nranks + 1) / 2.0f;
@@ -110,35 +110,35 @@ static int n_check(void *vc, size_t count, long long *wrong, cerr *e) {
       if (c->host[j] != ranks * (float)(1 + j % 7)) w++;
   }
   if (MPI_Allreduce(&w, wrong, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD) != MPI_SUCCESS)
-    return cerr_set(e, CERR_RUNTIME, "mpi: MPI_Allreduce (check) failed");
-  return CERR_OK;
+    return err_set(e, ERR_RUNTIME, "mpi: MPI_Allreduce (check) failed");
+  return ERR_OK;
 }
 
-static int n_reduce_max(void *vc, double *v, size_t n, cerr *e) {
+static int n_reduce_max(void *vc, double *v, size_t n, err_t *e) {
   (void)vc;
   if (MPI_Allreduce(MPI_IN_PLACE, v, (int)n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS)
-    return cerr_set(e, CERR_RUNTIME, "mpi: MPI_Allreduce (max) failed");
-  return CERR_OK;
+    return err_set(e, ERR_RUNTIME, "mpi: MPI_Allreduce (max) failed");
+  return ERR_OK;
 }
 
-static int open_ctx(commbench_backend *b, nccl_ctx *c, int ngpus, cerr *e) {
+static int open_ctx(commbench_backend *b, nccl_ctx *c, int ngpus, err_t *e) {
   int ndev = 0;
   cudaError_t ce = cudaGetDeviceCount(&ndev);
   if (ce != cudaSuccess || ndev < 1)
-    return cerr_set(e, CERR_NODEV, "nccl: no CUDA device (cudaGetDeviceCount: %s)",
-                    ce != cudaSuccess ? cudaGetErrorString(ce) : "0 devices");
-  if (ngpus > MAX_LOCAL) return cerr_set(e, CERR_USAGE, "-g: at most %d GPUs per process", MAX_LOCAL);
+    return err_set(e, ERR_NODEV, "nccl: no CUDA device (cudaGetDeviceCount: %s)",
+                   ce != cudaSuccess ? cudaGetErrorString(ce) : "0 devices");
+  if (ngpus > MAX_LOCAL) return err_set(e, ERR_USAGE, "-g: at most %d GPUs per process", MAX_LOCAL);
   MPI_Comm_rank(MPI_COMM_WORLD, &c->rank);
   MPI_Comm_size(MPI_COMM_WORLD, &c->size);
   MPI_Comm local;
   int local_rank = 0;
   if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, c->rank, MPI_INFO_NULL, &local) !=
       MPI_SUCCESS)
-    return cerr_set(e, CERR_RUNTIME, "mpi: MPI_Comm_split_type failed");
+    return err_set(e, ERR_RUNTIME, "mpi: MPI_Comm_split_type failed");
   MPI_Comm_rank(local, &local_rank);
   MPI_Comm_free(&local);
   if (ngpus > ndev)
-    return cerr_set(e, CERR_USAGE, "-g %d: this host has %d CUDA device(s)", ngpus, ndev);
+    return err_set(e, ERR_USAGE, "-g %d: this host has %d CUDA device(s)", ngpus, ndev);
   c->ngpus = ngpus;
   c->nranks = c->size * ngpus;
   for (int i = 0; i < ngpus; i++) c->dev[i] = (local_rank * ngpus + i) % ndev;
@@ -146,7 +146,7 @@ static int open_ctx(commbench_backend *b, nccl_ctx *c, int ngpus, cerr *e) {
   ncclUniqueId id;
   if (c->rank == 0) NCCL_TRY(ncclGetUniqueId(&id));
   if (MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD) != MPI_SUCCESS)
-    return cerr_set(e, CERR_RUNTIME, "mpi: MPI_Bcast of the ncclUniqueId failed");
+    return err_set(e, ERR_RUNTIME, "mpi: MPI_Bcast of the ncclUniqueId failed");
   NCCL_TRY(ncclGroupStart());
   for (int i = 0; i < ngpus; i++) {
     CUDA_TRY(cudaSetDevice(c->dev[i]));
@@ -169,14 +169,14 @@ static int open_ctx(commbench_backend *b, nccl_ctx *c, int ngpus, cerr *e) {
   cudaDriverGetVersion(&drv);
   cudaRuntimeGetVersion(&rt);
   snprintf(b->library, sizeof b->library, "NCCL %d; CUDA runtime %d; CUDA driver %d", nv, rt, drv);
-  return CERR_OK;
+  return ERR_OK;
 }
 
-int comm_nccl_open(commbench_backend *b, int ngpus, cerr *e) {
+int comm_nccl_open(commbench_backend *b, int ngpus, err_t *e) {
   memset(b, 0, sizeof *b);
   b->name = "nccl";
   nccl_ctx *c = calloc(1, sizeof *c);
-  if (!c) return cerr_set(e, CERR_NOMEM, "nccl: out of memory");
+  if (!c) return err_set(e, ERR_NOMEM, "nccl: out of memory");
   b->ctx = c;
   int rc = open_ctx(b, c, ngpus, e);
   if (rc) {
@@ -190,7 +190,7 @@ int comm_nccl_open(commbench_backend *b, int ngpus, cerr *e) {
   b->allreduce = n_allreduce;
   b->check = n_check;
   b->reduce_max = n_reduce_max;
-  return CERR_OK;
+  return ERR_OK;
 }
 
 void comm_nccl_close(commbench_backend *b) {

@@ -10,12 +10,12 @@
 #ifndef DDPCALIB_COMM_NCCL_H
 #define DDPCALIB_COMM_NCCL_H
 
-#include "cerr.h"
+#include "err.h"
 #include "commbench.h"
 
-/* Fills *b. CERR_NODEV when CUDA reports no device (any error from cudaGetDeviceCount counts as
- * none), CERR_RUNTIME on any other CUDA, NCCL or MPI failure. Collective over MPI_COMM_WORLD. */
-int comm_nccl_open(commbench_backend *b, int ngpus, cerr *e);
+/* Fills *b. ERR_NODEV when CUDA reports no device (any error from cudaGetDeviceCount counts as
+ * none), ERR_RUNTIME on any other CUDA, NCCL or MPI failure. Collective over MPI_COMM_WORLD. */
+int comm_nccl_open(commbench_backend *b, int ngpus, err_t *e);
 
 /* Destroys the communicators, streams and buffers. NULL or a never-opened backend is a no-op. */
 void comm_nccl_close(commbench_backend *b);

@@ -8,15 +8,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-int commbench_check_cfg(const commbench_cfg *c, cerr *e) {
-  if (c->min_bytes < 4) return cerr_set(e, CERR_USAGE, "-b: the smallest size is 4 bytes (one float)");
+int commbench_check_cfg(const commbench_cfg *c, err_t *e) {
+  if (c->min_bytes < 4) return err_set(e, ERR_USAGE, "-b: the smallest size is 4 bytes (one float)");
   if (c->max_bytes < c->min_bytes)
-    return cerr_set(e, CERR_USAGE, "-e: max size %zu is below min size %zu", c->max_bytes, c->min_bytes);
+    return err_set(e, ERR_USAGE, "-e: max size %zu is below min size %zu", c->max_bytes, c->min_bytes);
   if (!(c->factor > 1.0) && c->max_bytes > c->min_bytes)
-    return cerr_set(e, CERR_USAGE, "-f: the factor must be > 1");
-  if (c->iters < 1) return cerr_set(e, CERR_USAGE, "-n: at least one iteration");
-  if (c->warmups < 0) return cerr_set(e, CERR_USAGE, "-w: warm-ups must be >= 0");
-  return CERR_OK;
+    return err_set(e, ERR_USAGE, "-f: the factor must be > 1");
+  if (c->iters < 1) return err_set(e, ERR_USAGE, "-n: at least one iteration");
+  if (c->warmups < 0) return err_set(e, ERR_USAGE, "-w: warm-ups must be >= 0");
+  return ERR_OK;
 }
 
 void commbench_result_free(commbench_result *r) {
@@ -28,16 +28,16 @@ void commbench_result_free(commbench_result *r) {
 
 int commbench_run(const commbench_cfg *cfg, const commbench_backend *b,
                   void (*on_row)(const commbench_row *row, void *arg), void *arg,
-                  commbench_result *out, cerr *e) {
+                  commbench_result *out, err_t *e) {
   memset(out, 0, sizeof *out);
   int rc = commbench_check_cfg(cfg, e);
   if (rc) return rc;
   if (b->nranks < 2)
-    return cerr_set(e, CERR_RUNTIME,
-                    "%s: an all-reduce over %d participant measures no communication; run %s",
-                    b->name, b->nranks,
-                    strcmp(b->name, "mpi") == 0 ? "under mpirun -np N with N >= 2"
-                                                : "with -g N >= 2 or under mpirun");
+    return err_set(e, ERR_RUNTIME,
+                   "%s: an all-reduce over %d participant measures no communication; run %s",
+                   b->name, b->nranks,
+                   strcmp(b->name, "mpi") == 0 ? "under mpirun -np N with N >= 2"
+                                               : "with -g N >= 2 or under mpirun");
 
   /* The sizes: min * f^k, rounded down to whole floats, strictly increasing. */
   size_t cap = 1;
@@ -45,7 +45,7 @@ int commbench_run(const commbench_cfg *cfg, const commbench_backend *b,
        s *= cfg->factor)
     cap++;
   size_t *sizes = malloc(cap * sizeof *sizes);
-  if (!sizes) return cerr_set(e, CERR_NOMEM, "out of memory");
+  if (!sizes) return err_set(e, ERR_NOMEM, "out of memory");
   size_t nsizes = 0;
   double s = (double)cfg->min_bytes;
   for (size_t k = 0; k < cap; k++, s *= cfg->factor) {
@@ -56,7 +56,7 @@ int commbench_run(const commbench_cfg *cfg, const commbench_backend *b,
   out->rows = calloc(nsizes, sizeof *out->rows);
   double *t = malloc((size_t)cfg->iters * sizeof *t);
   if (!out->rows || !t) {
-    rc = cerr_set(e, CERR_NOMEM, "out of memory");
+    rc = err_set(e, ERR_NOMEM, "out of memory");
     goto done;
   }
   out->nranks = b->nranks;
@@ -71,7 +71,7 @@ int commbench_run(const commbench_cfg *cfg, const commbench_backend *b,
     row->wrong = -1;
     row->samples_s = malloc((size_t)cfg->iters * sizeof *row->samples_s);
     if (!row->samples_s) {
-      rc = cerr_set(e, CERR_NOMEM, "out of memory");
+      rc = err_set(e, ERR_NOMEM, "out of memory");
       goto done;
     }
     out->nrows = k + 1;

@@ -15,7 +15,7 @@
 
 #include <stddef.h>
 
-#include "cerr.h"
+#include "err.h"
 
 /* A backend: all function pointers are required. `ctx` is the backend's own state. */
 typedef struct {
@@ -28,18 +28,18 @@ typedef struct {
   char library[128]; /* library and version, e.g. "Open MPI v4.1.4", "NCCL 2.28.3" */
   void *ctx;
   /* Allocates buffers for up to max_count floats per participant. */
-  int (*alloc)(void *ctx, size_t max_count, cerr *e);
+  int (*alloc)(void *ctx, size_t max_count, err_t *e);
   /* Fills the send buffers with the check pattern (participant r, element i: (r+1) * (1 + i%7))
    * and the receive buffers with -1. */
-  int (*fill)(void *ctx, size_t count, cerr *e);
+  int (*fill)(void *ctx, size_t count, err_t *e);
   /* One all-reduce of `count` floats; returns when it is complete on this process; writes the
    * elapsed seconds measured on this process. */
-  int (*allreduce)(void *ctx, size_t count, double *elapsed_s, cerr *e);
+  int (*allreduce)(void *ctx, size_t count, double *elapsed_s, err_t *e);
   /* Counts the receive-buffer elements differing from n(n+1)/2 * (1 + i%7), summed over all
    * processes, result valid on every process. */
-  int (*check)(void *ctx, size_t count, long long *wrong, cerr *e);
+  int (*check)(void *ctx, size_t count, long long *wrong, err_t *e);
   /* Replaces v[0..n) by its elementwise max over all processes (identity for one process). */
-  int (*reduce_max)(void *ctx, double *v, size_t n, cerr *e);
+  int (*reduce_max)(void *ctx, double *v, size_t n, err_t *e);
 } commbench_backend;
 
 typedef struct {
@@ -66,15 +66,15 @@ typedef struct {
   long long wrong;       /* total wrong elements, -1 when not checked */
 } commbench_result;
 
-/* Checks cfg (CERR_USAGE with a message naming the flag). */
-int commbench_check_cfg(const commbench_cfg *cfg, cerr *e);
+/* Checks cfg (ERR_USAGE with a message naming the flag). */
+int commbench_check_cfg(const commbench_cfg *cfg, err_t *e);
 
 /* Runs the sweep. on_row (may be NULL) is called after each size with the finished row, on every
  * process: the caller decides who prints. The caller owns `out` and frees it with
  * commbench_result_free (also on failure). Needs nranks >= 2. */
 int commbench_run(const commbench_cfg *cfg, const commbench_backend *b,
                   void (*on_row)(const commbench_row *row, void *arg), void *arg,
-                  commbench_result *out, cerr *e);
+                  commbench_result *out, err_t *e);
 
 void commbench_result_free(commbench_result *r);
 

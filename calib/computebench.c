@@ -16,25 +16,25 @@
 
 enum { EMBED = 64, VOCAB = 256 };
 
-int computebench_check_cfg(const computebench_cfg *c, cerr *e) {
+int computebench_check_cfg(const computebench_cfg *c, err_t *e) {
   if (c->backend != COMPUTEBENCH_CPU && c->backend != COMPUTEBENCH_CUDA)
-    return cerr_set(e, CERR_USAGE, "--backend: cpu or cuda");
+    return err_set(e, ERR_USAGE, "--backend: cpu or cuda");
   if (c->precision == COMPUTEBENCH_FP16 && c->backend == COMPUTEBENCH_CPU)
-    return cerr_set(e, CERR_USAGE, "--precision fp16 needs --backend cuda (the CPU kernels are fp32)");
-  if (c->nhidden < 1 || c->nbatch < 1) return cerr_set(e, CERR_USAGE, "--hidden and --batch need values");
-  if (c->seq < 1) return cerr_set(e, CERR_USAGE, "--seq must be >= 1");
-  if (c->iters < 1) return cerr_set(e, CERR_USAGE, "-n: at least one iteration");
-  if (c->warmups < 0) return cerr_set(e, CERR_USAGE, "-w: warm-ups must be >= 0");
-  if (c->gemm_max < 16) return cerr_set(e, CERR_USAGE, "--gemm-max must be >= 16");
-  if (c->copy_max_bytes < 4096) return cerr_set(e, CERR_USAGE, "the largest copy must be >= 4K");
+    return err_set(e, ERR_USAGE, "--precision fp16 needs --backend cuda (the CPU kernels are fp32)");
+  if (c->nhidden < 1 || c->nbatch < 1) return err_set(e, ERR_USAGE, "--hidden and --batch need values");
+  if (c->seq < 1) return err_set(e, ERR_USAGE, "--seq must be >= 1");
+  if (c->iters < 1) return err_set(e, ERR_USAGE, "-n: at least one iteration");
+  if (c->warmups < 0) return err_set(e, ERR_USAGE, "-w: warm-ups must be >= 0");
+  if (c->gemm_max < 16) return err_set(e, ERR_USAGE, "--gemm-max must be >= 16");
+  if (c->copy_max_bytes < 4096) return err_set(e, ERR_USAGE, "the largest copy must be >= 4K");
   for (size_t i = 0; i < c->nhidden; i++)
     for (size_t j = 0; j < c->nbatch; j++) {
       mlstm_shape s = {.H = (int)c->hidden[i], .E = EMBED, .V = VOCAB, .T = c->seq, .B = (int)c->batch[j]};
       if (mlstm_shape_check(&s))
-        return cerr_set(e, CERR_USAGE, "--hidden %ld --batch %ld --seq %d: shape out of range",
-                        c->hidden[i], c->batch[j], c->seq);
+        return err_set(e, ERR_USAGE, "--hidden %ld --batch %ld --seq %d: shape out of range",
+                       c->hidden[i], c->batch[j], c->seq);
     }
-  return CERR_OK;
+  return ERR_OK;
 }
 
 void computebench_result_free(computebench_result *r) {
@@ -52,18 +52,18 @@ static double now_s(void) {
 
 /* A new measurement with room for nsamples samples. NULL when out of memory. */
 static computebench_meas *meas_new(computebench_result *r, int kind, const char *name,
-                                   size_t nsamples, cerr *e) {
+                                   size_t nsamples, err_t *e) {
   if (r->n == r->cap) {
     size_t cap = r->cap ? 2 * r->cap : 64;
     computebench_meas *m = realloc(r->m, cap * sizeof *m);
-    if (!m) return cerr_set(e, CERR_NOMEM, "out of memory"), NULL;
+    if (!m) return err_set(e, ERR_NOMEM, "out of memory"), NULL;
     r->m = m;
     r->cap = cap;
   }
   computebench_meas *m = &r->m[r->n];
   memset(m, 0, sizeof *m);
   m->samples_s = calloc(nsamples, sizeof *m->samples_s);
-  if (!m->samples_s) return cerr_set(e, CERR_NOMEM, "out of memory"), NULL;
+  if (!m->samples_s) return err_set(e, ERR_NOMEM, "out of memory"), NULL;
   r->n++;
   m->kind = kind;
   snprintf(m->name, sizeof m->name, "%s", name);
@@ -102,10 +102,10 @@ typedef struct {
   size_t cap;       /* floats in each */
 } engine;
 
-static int mlstm_fail(engine *g, int st, const char *what, cerr *e) {
+static int mlstm_fail(engine *g, int st, const char *what, err_t *e) {
   const char *detail = g->gpu ? mlstm_cuda_last_error(g->gpu) : "";
-  return cerr_set(e, st == MLSTM_ENODEV ? CERR_NODEV : CERR_RUNTIME, "%s: %s%s%s", what,
-                  mlstm_strerror(st), *detail ? ": " : "", detail);
+  return err_set(e, st == MLSTM_ENODEV ? ERR_NODEV : ERR_RUNTIME, "%s: %s%s%s", what,
+                 mlstm_strerror(st), *detail ? ": " : "", detail);
 }
 
 static int timer_start(engine *g) {
@@ -155,7 +155,7 @@ static int run_phase(engine *g, int ph, int t, const uint8_t *tok) {
 /* One whole iteration, phase by phase; when rec is non-NULL each phase (each step) is timed into
  * rec[phase]->samples_s starting at index *pos[phase]. */
 static int iteration(engine *g, int T, const uint8_t *tok, computebench_meas **rec, size_t *pos,
-                     computebench_meas *total, size_t it, cerr *e) {
+                     computebench_meas *total, size_t it, err_t *e) {
   static const int order[PH_N] = {PH_PREPARE, PH_FWD_STEP, PH_DEC_FWD, PH_DEC_BWD,
                                   PH_BWD_STEP, PH_WGRAD, PH_EMBED};
   double sum = 0;
@@ -174,26 +174,26 @@ static int iteration(engine *g, int T, const uint8_t *tok, computebench_meas **r
     }
   }
   if (total) total->samples_s[it] = sum;
-  return CERR_OK;
+  return ERR_OK;
 }
 
 /* One timed GEMM C[m,n] = A[m,k] B[k,n]. */
-static int gemm_once(engine *g, long m, long n, long k, double *sec, cerr *e) {
+static int gemm_once(engine *g, long m, long n, long k, double *sec, err_t *e) {
   if (g->cuda) {
     int st = mlstm_cuda_bench_gemm(g->gpu, (int)m, (int)n, (int)k, 1, sec);
-    return st ? mlstm_fail(g, st, "cuBLAS GEMM", e) : CERR_OK;
+    return st ? mlstm_fail(g, st, "cuBLAS GEMM", e) : ERR_OK;
   }
   double t0 = now_s();
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0f, g->a, (int)k,
               g->b, (int)n, 0.0f, g->c, (int)n);
   *sec = now_s() - t0;
-  return CERR_OK;
+  return ERR_OK;
 }
 
-static int ensure_gemm_buffers(engine *g, long m, long n, long k, cerr *e) {
-  if (g->cuda) return CERR_OK;
+static int ensure_gemm_buffers(engine *g, long m, long n, long k, err_t *e) {
+  if (g->cuda) return ERR_OK;
   size_t need = (size_t)(m * k > k * n ? (m * k > m * n ? m * k : m * n) : (k * n > m * n ? k * n : m * n));
-  if (need <= g->cap) return CERR_OK;
+  if (need <= g->cap) return ERR_OK;
   free(g->a), free(g->b), free(g->c);
   g->a = malloc(need * sizeof(float));
   g->b = malloc(need * sizeof(float));
@@ -201,19 +201,19 @@ static int ensure_gemm_buffers(engine *g, long m, long n, long k, cerr *e) {
   g->cap = need;
   if (!g->a || !g->b || !g->c) {
     g->cap = 0;
-    return cerr_set(e, CERR_NOMEM, "cannot allocate GEMM operands of %zu floats", need);
+    return err_set(e, ERR_NOMEM, "cannot allocate GEMM operands of %zu floats", need);
   }
   for (size_t i = 0; i < need; i++) g->a[i] = g->b[i] = (float)((i % 13) * 0.01);
-  return CERR_OK;
+  return ERR_OK;
 }
 
 static int time_gemm(engine *g, const computebench_cfg *cfg, computebench_result *r, const char *name,
                      long m, long n, long k, int H, int B,
-                     void (*on_meas)(const computebench_meas *, void *), void *arg, cerr *e) {
+                     void (*on_meas)(const computebench_meas *, void *), void *arg, err_t *e) {
   int rc = ensure_gemm_buffers(g, m, n, k, e);
   if (rc) return rc;
   computebench_meas *x = meas_new(r, COMPUTEBENCH_GEMM, name, (size_t)cfg->iters, e);
-  if (!x) return CERR_NOMEM;
+  if (!x) return ERR_NOMEM;
   x->m = m, x->n = n, x->k = k, x->H = H, x->B = B, x->T = H ? cfg->seq : 0;
   x->flops = 2.0 * (double)m * (double)n * (double)k;
   x->bytes = (cfg->precision == COMPUTEBENCH_FP16 ? 2.0 : 4.0) * (double)(m * k + k * n + m * n);
@@ -224,7 +224,7 @@ static int time_gemm(engine *g, const computebench_cfg *cfg, computebench_result
     if ((rc = gemm_once(g, m, n, k, &x->samples_s[i], e))) return rc;
   meas_stats(x);
   if (on_meas) on_meas(x, arg);
-  return CERR_OK;
+  return ERR_OK;
 }
 
 static void engine_free(engine *g) {
@@ -236,16 +236,16 @@ static void engine_free(engine *g) {
 
 /* All of one (H, B): the mLSTM phases, then the model's GEMM shapes. */
 static int run_shape(engine *g, const computebench_cfg *cfg, int H, int B, computebench_result *r,
-                     void (*on_meas)(const computebench_meas *, void *), void *arg, cerr *e) {
+                     void (*on_meas)(const computebench_meas *, void *), void *arg, err_t *e) {
   mlstm_shape s = {.H = H, .E = EMBED, .V = VOCAB, .T = cfg->seq, .B = B};
   char msg[256] = "";
-  int st, rc = CERR_OK;
+  int st, rc = ERR_OK;
   engine_free(g);
   size_t np = mlstm_num_params(H, EMBED, VOCAB);
   float *params = malloc(np * sizeof *params);
   uint8_t *tok = malloc((size_t)(s.T + 1) * (size_t)B);
   if (!params || !tok) {
-    rc = cerr_set(e, CERR_NOMEM, "out of memory for H=%d", H);
+    rc = err_set(e, ERR_NOMEM, "out of memory for H=%d", H);
     goto done;
   }
   mlstm_init_params(&s, params, 2385, 0.1f);
@@ -259,8 +259,8 @@ static int run_shape(engine *g, const computebench_cfg *cfg, int H, int B, compu
     if (!st) memcpy(mlstm_cpu_params(g->cpu), params, np * sizeof *params);
   }
   if (st) {
-    rc = cerr_set(e, st == MLSTM_ENODEV ? CERR_NODEV : CERR_RUNTIME, "mlstm H=%d B=%d: %s", H, B,
-                  *msg ? msg : mlstm_strerror(st));
+    rc = err_set(e, st == MLSTM_ENODEV ? ERR_NODEV : ERR_RUNTIME, "mlstm H=%d B=%d: %s", H, B,
+                 *msg ? msg : mlstm_strerror(st));
     goto done;
   }
 
@@ -269,7 +269,7 @@ static int run_shape(engine *g, const computebench_cfg *cfg, int H, int B, compu
   for (int ph = 0; ph < PH_N; ph++) {
     size_t per = ph == PH_FWD_STEP || ph == PH_BWD_STEP ? (size_t)s.T : 1;
     if (!(rec[ph] = meas_new(r, COMPUTEBENCH_MLSTM, phase_name[ph], per * (size_t)cfg->iters, e))) {
-      rc = CERR_NOMEM;
+      rc = ERR_NOMEM;
       goto done;
     }
     rec[ph]->H = H, rec[ph]->B = B, rec[ph]->T = s.T;
@@ -279,7 +279,7 @@ static int run_shape(engine *g, const computebench_cfg *cfg, int H, int B, compu
   for (int ph = 0; ph < PH_N; ph++) rec[ph] = &r->m[r->n - PH_N - 0 + ph];
   computebench_meas *total = meas_new(r, COMPUTEBENCH_MLSTM, "iteration", (size_t)cfg->iters, e);
   if (!total) {
-    rc = CERR_NOMEM;
+    rc = ERR_NOMEM;
     goto done;
   }
   for (int ph = 0; ph < PH_N; ph++) rec[ph] = &r->m[r->n - 1 - PH_N + ph];
@@ -315,11 +315,11 @@ done:
 }
 
 /* One timed elementwise copy of `bytes` on the CPU. */
-static int copy_cpu(size_t bytes, const computebench_cfg *cfg, double *samples, cerr *e) {
+static int copy_cpu(size_t bytes, const computebench_cfg *cfg, double *samples, err_t *e) {
   char *src = malloc(bytes), *dst = malloc(bytes);
   if (!src || !dst) {
     free(src), free(dst);
-    return cerr_set(e, CERR_NOMEM, "cannot allocate 2 x %zu bytes", bytes);
+    return err_set(e, ERR_NOMEM, "cannot allocate 2 x %zu bytes", bytes);
   }
   memset(src, 1, bytes);
   memset(dst, 0, bytes);
@@ -333,12 +333,12 @@ static int copy_cpu(size_t bytes, const computebench_cfg *cfg, double *samples, 
   }
   free(src);
   free(dst);
-  return CERR_OK;
+  return ERR_OK;
 }
 
 int computebench_run(const computebench_cfg *cfg,
                      void (*on_meas)(const computebench_meas *m, void *arg), void *arg,
-                     computebench_result *out, cerr *e) {
+                     computebench_result *out, err_t *e) {
   memset(out, 0, sizeof *out);
   int rc = computebench_check_cfg(cfg, e);
   if (rc) return rc;
@@ -377,7 +377,7 @@ int computebench_run(const computebench_cfg *cfg,
   for (long bytes = 4096; bytes <= cfg->copy_max_bytes; bytes *= 4) {
     computebench_meas *x = meas_new(out, COMPUTEBENCH_EWISE, "copy", (size_t)cfg->iters, e);
     if (!x) {
-      rc = CERR_NOMEM;
+      rc = ERR_NOMEM;
       goto done;
     }
     x->bytes = 2.0 * (double)bytes;

@@ -17,7 +17,7 @@
 
 #include <stddef.h>
 
-#include "cerr.h"
+#include "err.h"
 
 enum { COMPUTEBENCH_CPU = 0, COMPUTEBENCH_CUDA = 1 };
 enum { COMPUTEBENCH_FP32 = 0, COMPUTEBENCH_FP16 = 1 };
@@ -58,14 +58,14 @@ typedef struct {
   char library[256]; /* OpenBLAS config, or CUDA runtime/driver versions */
 } computebench_result;
 
-/* CERR_USAGE with a message naming the flag when cfg is out of range (fp16 on CPU included). */
-int computebench_check_cfg(const computebench_cfg *cfg, cerr *e);
+/* ERR_USAGE with a message naming the flag when cfg is out of range (fp16 on CPU included). */
+int computebench_check_cfg(const computebench_cfg *cfg, err_t *e);
 
 /* Runs everything. on_meas (may be NULL) sees each finished measurement. The caller owns `out`
- * and frees it with computebench_result_free, also on failure. CERR_NODEV for CUDA without a GPU. */
+ * and frees it with computebench_result_free, also on failure. ERR_NODEV for CUDA without a GPU. */
 int computebench_run(const computebench_cfg *cfg,
                      void (*on_meas)(const computebench_meas *m, void *arg), void *arg,
-                     computebench_result *out, cerr *e);
+                     computebench_result *out, err_t *e);
 
 void computebench_result_free(computebench_result *r);
 

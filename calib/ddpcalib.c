@@ -1,7 +1,8 @@
 /* ddpcalib: calibrates this machine and writes the profile ddpsim reads.
  *
  * A thin front end: parses flags, calls the calib library, prints, and maps status to exit code
- * (0 success, 2 usage error, 1 runtime failure). Commands and flags: docs/calib.md. */
+ * with err_exit_code (sim/err.h: 0 success, 2 usage error, 1 runtime failure). Commands and flags:
+ * docs/calib.md. */
 #define _GNU_SOURCE
 #include <getopt.h>
 #include <gsl/gsl_errno.h>
@@ -10,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cerr.h"
+#include "err.h"
 #include "channels.h"
 #include "commbench.h"
 #include "computebench.h"
@@ -146,9 +147,9 @@ static int quiet_rank(void) {
   return r && strcmp(r, "0") != 0;
 }
 
-static int fail(int code, const cerr *e) {
-  if (!quiet_rank() || code != CERR_USAGE) fprintf(stderr, "ddpcalib: %s\n", e->msg);
-  return code == CERR_USAGE ? 2 : 1;
+static int fail(int code, const err_t *e) {
+  if (!quiet_rank() || code != ERR_USAGE) fprintf(stderr, "ddpcalib: %s\n", e->msg);
+  return err_exit_code(code);
 }
 
 static int usage_error(const char *cmd, const char *fmt, const char *arg) {
@@ -157,7 +158,7 @@ static int usage_error(const char *cmd, const char *fmt, const char *arg) {
     fprintf(stderr, fmt, arg);
     fprintf(stderr, "\n(ddpcalib %s --help for usage)\n", cmd);
   }
-  return 2;
+  return err_exit_code(ERR_USAGE);
 }
 
 /* getopt_long's '?' and ':' into a message naming the offending flag. */
@@ -178,23 +179,23 @@ static void print_row(const commbench_row *row, void *arg) {
 }
 
 /* The sweep's median times as (bytes, time) arrays; the caller frees both. */
-static int sweep_points(const commbench_result *res, double **bytes, double **t, cerr *e) {
+static int sweep_points(const commbench_result *res, double **bytes, double **t, err_t *e) {
   *bytes = malloc(res->nrows * sizeof **bytes);
   *t = malloc(res->nrows * sizeof **t);
   if (!*bytes || !*t) {
     free(*bytes), free(*t);
     *bytes = *t = NULL;
-    return cerr_set(e, CERR_NOMEM, "out of memory");
+    return err_set(e, ERR_NOMEM, "out of memory");
   }
   for (size_t i = 0; i < res->nrows; i++) {
     (*bytes)[i] = (double)res->rows[i].bytes;
     (*t)[i] = res->rows[i].median_s;
   }
-  return CERR_OK;
+  return ERR_OK;
 }
 
 /* The ring model fitted to the sweep's median times (docs/calib.md "Fitting the link"). */
-static int fit_sweep(const commbench_result *res, int nranks, size_t regimes, fit_ring_result *fit, cerr *e) {
+static int fit_sweep(const commbench_result *res, int nranks, size_t regimes, fit_ring_result *fit, err_t *e) {
   double *bytes, *t;
   int rc = sweep_points(res, &bytes, &t, e);
   if (rc) return rc;
@@ -227,34 +228,34 @@ typedef struct {
   char cls[64];         /* the topology's class for this measurement */
 } link_span;
 
-static int span_of(const char *topology, int nranks, int nhosts, link_span *sp, cerr *e) {
+static int span_of(const char *topology, int nranks, int nhosts, link_span *sp, err_t *e) {
   memset(sp, 0, sizeof *sp);
   sp->units = 1;
-  if (!topology) return CERR_OK;
+  if (!topology) return ERR_OK;
   char path[1024];
   err_t se;
   topo_t *t = NULL;
-  if (nranks % nhosts) return cerr_set(e, CERR_RUNTIME, "%d ranks on %d hosts are not the same number per host", nranks, nhosts);
+  if (nranks % nhosts) return err_set(e, ERR_RUNTIME, "%d ranks on %d hosts are not the same number per host", nranks, nhosts);
   int G = nranks / nhosts, rc;
   if ((rc = data_resolve(DATA_TOPOLOGY, topology, path, sizeof path, &se)) || (rc = topo_load(path, &t, &se)))
-    return cerr_set(e, CERR_USAGE, "--topology: %s", se.msg);
+    return err_set(e, ERR_USAGE, "--topology: %s", se.msg);
   if ((rc = channels_link_units(t, G, nhosts, &sp->units, &se))) {
     topo_destroy(t);
-    return cerr_set(e, CERR_USAGE, "--topology: %s", se.msg);
+    return err_set(e, ERR_USAGE, "--topology: %s", se.msg);
   }
   snprintf(sp->cls, sizeof sp->cls, "%s", nhosts > 1 ? t->nic_class : t->intra_class);
   snprintf(sp->from, sizeof sp->from, "topology %s, %d GPU(s) per host on %d host(s)", t->name, G, nhosts);
   topo_destroy(t);
-  return CERR_OK;
+  return ERR_OK;
 }
 
 /* The link class written: the user's, which must be the topology's when one is given. */
-static int span_class(const link_span *sp, const char **link_class, int nhosts, int nccl, cerr *e) {
+static int span_class(const link_span *sp, const char **link_class, int nhosts, int nccl, err_t *e) {
   if (sp->cls[0] && *link_class && strcmp(*link_class, sp->cls) != 0)
-    return cerr_set(e, CERR_USAGE, "--link-class %s, but the measured ring's links are the topology's '%s' (%s)",
-                    *link_class, sp->cls, sp->from);
+    return err_set(e, ERR_USAGE, "--link-class %s, but the measured ring's links are the topology's '%s' (%s)",
+                   *link_class, sp->cls, sp->from);
   if (!*link_class) *link_class = sp->cls[0] ? sp->cls : nhosts > 1 ? "net" : nccl ? "nvlink" : "shm";
-  return CERR_OK;
+  return ERR_OK;
 }
 
 static void print_span(const link_span *sp, const char *link_class, double ring_bw_Bps) {
@@ -275,15 +276,15 @@ static int agree(int mine) {
  * communicator is created, in tuning.cc, so they cannot change under an open one), one probe
  * all-reduce of a single float, then the sweep. A runtime error at the open or at the probe, on any
  * process, is NCCL refusing the combination: *refused is set, `why` says why, and the status is
- * CERR_OK. No device, a bad -g or no memory stay failures, as does any error during the sweep.
+ * ERR_OK. No device, a bad -g or no memory stay failures, as does any error during the sweep.
  * On success the backend is left open in *b (the caller closes it). */
 static int tuning_open(int ngpus, int a, int q, commbench_backend *b, int *refused, char *why, size_t why_len,
-                       cerr *e) {
+                       err_t *e) {
   *refused = 0;
-  setenv("NCCL_ALGO", nccltune_algo_env(a), 1);
-  setenv("NCCL_PROTO", nccltune_proto_name(q), 1);
+  setenv("NCCL_ALGO", nccl_algo_env(a), 1);
+  setenv("NCCL_PROTO", nccl_proto_name(q), 1);
   int rc = comm_nccl_open(b, ngpus, e);
-  int worst = agree(rc == CERR_OK ? 0 : rc == CERR_RUNTIME ? 1 : 2);
+  int worst = agree(rc == ERR_OK ? 0 : rc == ERR_RUNTIME ? 1 : 2);
   if (worst == 0) {
     double dt;
     rc = b->alloc(b->ctx, 1, e);
@@ -292,15 +293,15 @@ static int tuning_open(int ngpus, int a, int q, commbench_backend *b, int *refus
     if (!rc && (rc = b->allreduce(b->ctx, 1, &dt, e))) mine = 1;
     worst = agree(mine);
   }
-  if (worst == 0) return CERR_OK;
+  if (worst == 0) return ERR_OK;
   if (worst == 2) {
     comm_nccl_close(b);
-    return rc ? rc : cerr_set(e, CERR_RUNTIME, "nccl: another process failed to open NCCL");
+    return rc ? rc : err_set(e, ERR_RUNTIME, "nccl: another process failed to open NCCL");
   }
   snprintf(why, why_len, "%s", rc ? e->msg : "refused on another process");
   comm_nccl_close(b);
   *refused = 1;
-  return CERR_OK;
+  return ERR_OK;
 }
 
 /* `ddpcalib comm --backend nccl --nccl-tuning`: the sweep per algorithm x protocol, the link from
@@ -308,42 +309,42 @@ static int tuning_open(int ngpus, int a, int q, commbench_backend *b, int *refus
 static int comm_tuning(const commbench_cfg *cfg, int ngpus, const char *link_class, const char *topology,
                        const char *output, size_t regimes) {
   /* Ring/Simple first: it is the one that must work (the link's bandwidth comes from it). */
-  static const int order[NCCLTUNE_NALGO * NCCLTUNE_NPROTO][2] = {
-      {NCCLTUNE_RING, NCCLTUNE_SIMPLE}, {NCCLTUNE_RING, NCCLTUNE_LL}, {NCCLTUNE_RING, NCCLTUNE_LL128},
-      {NCCLTUNE_TREE, NCCLTUNE_SIMPLE}, {NCCLTUNE_TREE, NCCLTUNE_LL}, {NCCLTUNE_TREE, NCCLTUNE_LL128}};
+  static const int order[NCCL_NALGO * NCCL_NPROTO][2] = {
+      {NCCL_ALGO_RING, NCCL_PROTO_SIMPLE}, {NCCL_ALGO_RING, NCCL_PROTO_LL}, {NCCL_ALGO_RING, NCCL_PROTO_LL128},
+      {NCCL_ALGO_TREE, NCCL_PROTO_SIMPLE}, {NCCL_ALGO_TREE, NCCL_PROTO_LL}, {NCCL_ALGO_TREE, NCCL_PROTO_LL128}};
   const char *env_names[2] = {"NCCL_ALGO", "NCCL_PROTO"};
   char *saved[2] = {NULL, NULL};
   for (int i = 0; i < 2; i++)
     if (getenv(env_names[i])) saved[i] = strdup(getenv(env_names[i]));
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  commbench_result res[NCCLTUNE_NALGO][NCCLTUNE_NPROTO];
-  nccltune_sweep sweep[NCCLTUNE_NALGO][NCCLTUNE_NPROTO];
-  double *pts_bytes[NCCLTUNE_NALGO][NCCLTUNE_NPROTO], *pts_t[NCCLTUNE_NALGO][NCCLTUNE_NPROTO];
+  commbench_result res[NCCL_NALGO][NCCL_NPROTO];
+  nccltune_sweep sweep[NCCL_NALGO][NCCL_NPROTO];
+  double *pts_bytes[NCCL_NALGO][NCCL_NPROTO], *pts_t[NCCL_NALGO][NCCL_NPROTO];
   memset(res, 0, sizeof res);
   memset(sweep, 0, sizeof sweep);
   memset(pts_bytes, 0, sizeof pts_bytes);
   memset(pts_t, 0, sizeof pts_t);
   commbench_backend info = {0}; /* ring/Simple's description, kept after its communicators close */
-  cerr e = {{0}};
+  err_t e = {{0}};
   cJSON *doc = NULL;
-  int rc = CERR_OK, status = 0;
+  int rc = ERR_OK, status = 0;
   link_span span;
 
-  for (int k = 0; k < NCCLTUNE_NALGO * NCCLTUNE_NPROTO; k++) {
+  for (int k = 0; k < NCCL_NALGO * NCCL_NPROTO; k++) {
     int a = order[k][0], q = order[k][1], refused;
     char why[sizeof e.msg];
     commbench_backend b;
     if ((rc = tuning_open(ngpus, a, q, &b, &refused, why, sizeof why, &e))) goto done;
     if (refused) {
-      if (a == NCCLTUNE_RING && q == NCCLTUNE_SIMPLE) {
-        rc = cerr_set(&e, CERR_RUNTIME, "nccl: ring/Simple was refused (%s); it gives the link's bandwidth", why);
+      if (a == NCCL_ALGO_RING && q == NCCL_PROTO_SIMPLE) {
+        rc = err_set(&e, ERR_RUNTIME, "nccl: ring/Simple was refused (%s); it gives the link's bandwidth", why);
         goto done;
       }
       sweep[a][q].refused = 1;
       if (rank == 0) printf("# NCCL_ALGO=%s NCCL_PROTO=%s: refused by NCCL (%s): comm.nccl.%s.%s disabled\n#\n",
-                            nccltune_algo_env(a), nccltune_proto_name(q), why, nccltune_algo_name(a),
-                            nccltune_proto_name(q));
+                            nccl_algo_env(a), nccl_proto_name(q), why, nccl_algo_name(a),
+                            nccl_proto_name(q));
       continue;
     }
     if (k == 0) {
@@ -362,8 +363,8 @@ static int comm_tuning(const commbench_cfg *cfg, int ngpus, const char *link_cla
     if (rank == 0) {
       char hdr[512];
       commbench_format_header(hdr, sizeof hdr);
-      printf("# NCCL_ALGO=%s NCCL_PROTO=%s (comm.nccl.%s.%s)\n%s\n", nccltune_algo_env(a), nccltune_proto_name(q),
-             nccltune_algo_name(a), nccltune_proto_name(q), hdr);
+      printf("# NCCL_ALGO=%s NCCL_PROTO=%s (comm.nccl.%s.%s)\n%s\n", nccl_algo_env(a), nccl_proto_name(q),
+             nccl_algo_name(a), nccl_proto_name(q), hdr);
       fflush(stdout);
     }
     rc = commbench_run(cfg, &b, print_row, &b, &res[a][q], &e);
@@ -375,29 +376,29 @@ static int comm_tuning(const commbench_cfg *cfg, int ngpus, const char *link_cla
       printf("%s\n#\n", foot);
     }
     if (res[a][q].wrong > 0) {
-      rc = cerr_set(&e, CERR_RUNTIME, "comm: %s/%s: %lld wrong elements in the all-reduce results",
-                    nccltune_algo_name(a), nccltune_proto_name(q), res[a][q].wrong);
+      rc = err_set(&e, ERR_RUNTIME, "comm: %s/%s: %lld wrong elements in the all-reduce results",
+                   nccl_algo_name(a), nccl_proto_name(q), res[a][q].wrong);
       goto done;
     }
   }
   if (rank != 0) goto done;
 
   fit_ring_result fit;
-  if ((rc = fit_sweep(&res[NCCLTUNE_RING][NCCLTUNE_SIMPLE], info.nranks, regimes, &fit, &e))) goto done;
+  if ((rc = fit_sweep(&res[NCCL_ALGO_RING][NCCL_PROTO_SIMPLE], info.nranks, regimes, &fit, &e))) goto done;
   print_ring_fit(link_class, &fit);
   print_span(&span, link_class, fit.bw_Bps);
   if (info.nranks % info.nhosts) {
-    rc = cerr_set(&e, CERR_RUNTIME, "nccl: %d ranks on %d hosts are not the same number per host", info.nranks,
-                  info.nhosts);
+    rc = err_set(&e, ERR_RUNTIME, "nccl: %d ranks on %d hosts are not the same number per host", info.nranks,
+                 info.nhosts);
     goto done;
   }
   nccltune_setup setup = {.nranks = info.nranks, .nodes = info.nhosts, .gpus_per_node = info.nranks / info.nhosts,
                           .bw_Bps = fit.bw_Bps};
-  nccltune_hw intra = strncmp(link_class, "pci", 3) == 0 ? NCCLTUNE_HW_PCI : NCCLTUNE_HW_NVLINK;
-  nccltune_hw_hops(intra, setup.hop_intra_s);
-  nccltune_hw_hops(NCCLTUNE_HW_NET, setup.hop_net_s);
-  for (int a = 0; a < NCCLTUNE_NALGO; a++)
-    for (int q = 0; q < NCCLTUNE_NPROTO; q++) {
+  nccl_hw intra = strncmp(link_class, "pci", 3) == 0 ? NCCL_HW_PCI : NCCL_HW_NVLINK;
+  nccl_hw_hops(intra, setup.hop_intra_s);
+  nccl_hw_hops(NCCL_HW_NET, setup.hop_net_s);
+  for (int a = 0; a < NCCL_NALGO; a++)
+    for (int q = 0; q < NCCL_NPROTO; q++) {
       if (sweep[a][q].refused) continue;
       if ((rc = sweep_points(&res[a][q], &pts_bytes[a][q], &pts_t[a][q], &e))) goto done;
       sweep[a][q].bytes = pts_bytes[a][q];
@@ -407,25 +408,25 @@ static int comm_tuning(const commbench_cfg *cfg, int ngpus, const char *link_cla
   fit_ring_opts fo = fit_ring_defaults();
   fo.max_regimes = regimes;
   nccltune_result tr;
-  if ((rc = nccltune_fit(&setup, (const nccltune_sweep(*)[NCCLTUNE_NPROTO])sweep, &fo, &tr, &e))) goto done;
+  if ((rc = nccltune_fit(&setup, (const nccltune_sweep(*)[NCCL_NPROTO])sweep, &fo, &tr, &e))) goto done;
   char hops_src[512];
   snprintf(hops_src, sizeof hops_src,
            "assumed, not measured: NCCL src/graph/tuning.cc hwLat (%s) per algorithm and protocol; "
            "ddpcalib comm --nccl-tuning subtracted them from the measured latency to get comm.nccl base_lat_s",
-           nccltune_hw_name(setup.nodes > 1 ? NCCLTUNE_HW_NET : intra));
+           nccl_hw_name(setup.nodes > 1 ? NCCL_HW_NET : intra));
   printf("# fit comm.nccl (t = c0 + c1 S per combination; hops assumed from NCCL tuning.cc hwLat: %s inside a "
          "host, network between hosts; bw %.4g B/s from ring/Simple):\n",
-         nccltune_hw_name(intra), setup.bw_Bps);
-  for (int a = 0; a < NCCLTUNE_NALGO; a++)
-    for (int q = 0; q < NCCLTUNE_NPROTO; q++) {
+         nccl_hw_name(intra), setup.bw_Bps);
+  for (int a = 0; a < NCCL_NALGO; a++)
+    for (int q = 0; q < NCCL_NPROTO; q++) {
       const nccltune_combo *cb = &tr.c[a][q];
       if (!cb->enabled) {
-        printf("#   %s/%-6s disabled (refused by NCCL)\n", nccltune_algo_name(a), nccltune_proto_name(q));
+        printf("#   %s/%-6s disabled (refused by NCCL)\n", nccl_algo_name(a), nccl_proto_name(q));
         continue;
       }
       printf("#   %s/%-6s c0 %9.3f us, hops %9.3f us -> base_lat_s %.4g%s; bw_factor %.4g%s; residual rms %.1f%% "
              "max %.1f%%\n",
-             nccltune_algo_name(a), nccltune_proto_name(q), cb->c0_s * 1e6, cb->hops_s * 1e6, cb->base_lat_s,
+             nccl_algo_name(a), nccl_proto_name(q), cb->c0_s * 1e6, cb->hops_s * 1e6, cb->base_lat_s,
              cb->base_clamped ? " (clamped: fit below 0)" : "", cb->bw_factor,
              cb->bw_clamped ? " (clamped: fit above 1)" : "", cb->rms_rel * 100, cb->max_rel * 100);
     }
@@ -433,12 +434,12 @@ static int comm_tuning(const commbench_cfg *cfg, int ngpus, const char *link_cla
     profilew_prov p = {.subcommand = "comm", .argc = g_argc, .argv = g_argv, .devices = info.devices,
                        .hosts = info.hosts, .libraries = info.library};
     doc = profilew_new("measured", &p);
-    if (!doc) rc = cerr_set(&e, CERR_NOMEM, "out of memory");
+    if (!doc) rc = err_set(&e, ERR_NOMEM, "out of memory");
     if (!rc)
-      rc = record_comm(doc, link_class, &info, cfg, &res[NCCLTUNE_RING][NCCLTUNE_SIMPLE], &fit, span.units,
+      rc = record_comm(doc, link_class, &info, cfg, &res[NCCL_ALGO_RING][NCCL_PROTO_SIMPLE], &fit, span.units,
                        span.from[0] ? span.from : NULL, &e);
     if (!rc)
-      rc = record_nccl(doc, link_class, hops_src, &setup, &tr, cfg, (const commbench_result(*)[NCCLTUNE_NPROTO])res,
+      rc = record_nccl(doc, link_class, hops_src, &setup, &tr, cfg, (const commbench_result(*)[NCCL_NPROTO])res,
                        &e);
     if (!rc) rc = profilew_write(doc, output, &e);
     if (!rc) printf("# wrote %s\n", output);
@@ -447,8 +448,8 @@ done:
   if (rc) status = fail(rc, &e);
   fflush(stdout);
   cJSON_Delete(doc);
-  for (int a = 0; a < NCCLTUNE_NALGO; a++)
-    for (int q = 0; q < NCCLTUNE_NPROTO; q++) {
+  for (int a = 0; a < NCCL_NALGO; a++)
+    for (int q = 0; q < NCCL_NPROTO; q++) {
       commbench_result_free(&res[a][q]);
       free(pts_bytes[a][q]);
       free(pts_t[a][q]);
@@ -466,7 +467,7 @@ static int cmd_comm(int argc, char **argv) {
   commbench_cfg cfg = {.min_bytes = 8, .max_bytes = 32u << 20, .factor = 2, .iters = 20, .warmups = 5};
   const char *backend = NULL, *link_class = NULL, *output = NULL, *topology = NULL;
   long ngpus = 1, regimes = 3, v;
-  cerr e = {{0}};
+  err_t e = {{0}};
   int rc;
   int tuning = 0;
   enum { OPT_BACKEND = 256, OPT_LINK, OPT_REGIMES, OPT_TUNING, OPT_TOPO };
@@ -482,7 +483,7 @@ static int cmd_comm(int argc, char **argv) {
   opterr = 0;
   int c;
   while ((c = getopt_long(argc, argv, ":b:e:f:g:n:w:co:h", opts, NULL)) != -1) {
-    rc = CERR_OK;
+    rc = ERR_OK;
     switch (c) {
     case OPT_BACKEND: backend = optarg; break;
     case OPT_LINK: link_class = optarg; break;
@@ -592,7 +593,7 @@ static int cmd_comm(int argc, char **argv) {
     profilew_prov p = {.subcommand = "comm", .argc = g_argc, .argv = g_argv, .devices = b.devices,
                        .hosts = b.hosts, .libraries = libs};
     doc = profilew_new("measured", &p);
-    if (!doc) rc = cerr_set(&e, CERR_NOMEM, "out of memory");
+    if (!doc) rc = err_set(&e, ERR_NOMEM, "out of memory");
     if (!rc) rc = record_comm(doc, link_class, &b, &cfg, &res, &fit, span.units, span.from[0] ? span.from : NULL, &e);
     if (!rc) rc = profilew_write(doc, output, &e);
     if (rc) {
@@ -631,7 +632,7 @@ static int cmd_merge(int argc, char **argv) {
   if (argc - optind != 2) return usage_error("merge", "%s", "needs exactly two input profiles");
   if (!output) return usage_error("merge", "%s", "-o OUT.json is required");
   const char *fa = argv[optind], *fb = argv[optind + 1];
-  cerr e = {{0}};
+  err_t e = {{0}};
   cJSON *a = NULL, *b = NULL, *m = NULL;
   int rc = profilew_load(fa, &a, &e);
   if (!rc) rc = profilew_load(fb, &b, &e);
@@ -655,7 +656,7 @@ static int cmd_validate(int argc, char **argv) {
     return bad_flag("validate", c, argc, argv);
   }
   if (argc - optind != 1) return usage_error("validate", "%s", "needs exactly one profile");
-  cerr e = {{0}};
+  err_t e = {{0}};
   cJSON *d = NULL;
   int rc = profilew_load(argv[optind], &d, &e);
   if (!rc) rc = profilew_validate(d, argv[optind], &e);
@@ -686,7 +687,7 @@ static int cmd_compute(int argc, char **argv) {
                           .iters = 10, .warmups = 2, .gemm_max = 512, .copy_max_bytes = 16 << 20};
   const char *output = NULL, *backend = NULL, *prec = "fp32";
   long v;
-  cerr e = {{0}};
+  err_t e = {{0}};
   int rc;
   enum { OPT_BACKEND = 256, OPT_HIDDEN, OPT_BATCH, OPT_SEQ, OPT_PREC, OPT_GEMM_MAX };
   static const struct option opts[] = {
@@ -699,7 +700,7 @@ static int cmd_compute(int argc, char **argv) {
   opterr = 0;
   int c;
   while ((c = getopt_long(argc, argv, ":n:w:o:h", opts, NULL)) != -1) {
-    rc = CERR_OK;
+    rc = ERR_OK;
     switch (c) {
     case OPT_BACKEND: backend = optarg; break;
     case OPT_HIDDEN:
@@ -742,7 +743,7 @@ static int cmd_compute(int argc, char **argv) {
     profilew_prov p = {.subcommand = "compute", .argc = g_argc, .argv = g_argv,
                        .devices = res.device, .libraries = res.library};
     doc = profilew_new("measured", &p);
-    rc = doc ? record_compute(doc, &cfg, &res, &fit, &e) : cerr_set(&e, CERR_NOMEM, "out of memory");
+    rc = doc ? record_compute(doc, &cfg, &res, &fit, &e) : err_set(&e, ERR_NOMEM, "out of memory");
   }
   if (rc) {
     status = fail(rc, &e);
@@ -776,7 +777,7 @@ static int cmd_h2d(int argc, char **argv) {
   double factor = 4;
   long iters = 10, warmups = 2;
   const char *output = NULL, *backend = NULL;
-  cerr e = {{0}};
+  err_t e = {{0}};
   int rc;
   enum { OPT_BACKEND = 256 };
   static const struct option opts[] = {
@@ -788,7 +789,7 @@ static int cmd_h2d(int argc, char **argv) {
   opterr = 0;
   int c;
   while ((c = getopt_long(argc, argv, ":b:e:f:n:w:o:h", opts, NULL)) != -1) {
-    rc = CERR_OK;
+    rc = ERR_OK;
     switch (c) {
     case OPT_BACKEND: backend = optarg; break;
     case 'b': rc = parse_bytes(optarg, "-b", &minb, &e); break;
@@ -822,7 +823,7 @@ static int cmd_h2d(int argc, char **argv) {
   cJSON *samples = doc ? profilew_obj(profilew_obj(doc, "samples"), "h2d") : NULL;
   int status = 0;
   if (!bytes || !med || !t || !h2d || !samples) {
-    rc = cerr_set(&e, CERR_NOMEM, "out of memory");
+    rc = err_set(&e, ERR_NOMEM, "out of memory");
     goto done;
   }
   printf("# ddpcalib h2d: %s, %s; median of %ld timed copies (CUDA events)\n", dev, ver, iters);
@@ -830,7 +831,7 @@ static int cmd_h2d(int argc, char **argv) {
   for (int mode = GPUCOPY_H2D_PAGEABLE; mode < GPUCOPY_NMODES; mode++) {
     cJSON *sm = profilew_obj(samples, gpucopy_mode_name(mode)), *arr = cJSON_AddArrayToObject(sm, "sizes");
     if (!arr) {
-      rc = cerr_set(&e, CERR_NOMEM, "out of memory");
+      rc = err_set(&e, ERR_NOMEM, "out of memory");
       goto done;
     }
     size_t k = 0;
@@ -839,7 +840,7 @@ static int cmd_h2d(int argc, char **argv) {
       if ((rc = gpucopy_time(mode, (size_t)s, (int)warmups, (int)iters, t, &e))) goto done;
       double *sorted = malloc((size_t)iters * sizeof *sorted);
       if (!sorted) {
-        rc = cerr_set(&e, CERR_NOMEM, "out of memory");
+        rc = err_set(&e, ERR_NOMEM, "out of memory");
         goto done;
       }
       memcpy(sorted, t, (size_t)iters * sizeof *t);
@@ -855,7 +856,7 @@ static int cmd_h2d(int argc, char **argv) {
              bytes[k] / med[k] / 1e9);
       cJSON *o = cJSON_CreateObject();
       if (!o) {
-        rc = cerr_set(&e, CERR_NOMEM, "out of memory");
+        rc = err_set(&e, ERR_NOMEM, "out of memory");
         goto done;
       }
       cJSON_AddItemToArray(arr, o);
@@ -890,7 +891,7 @@ int main(int argc, char **argv) {
   g_argv = argv;
   if (argc < 2) {
     fputs(usage_main, stderr);
-    return 2;
+    return err_exit_code(ERR_USAGE);
   }
   const char *cmd = argv[1];
   if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
@@ -905,5 +906,5 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "h2d") == 0) return cmd_h2d(argc - 1, argv + 1);
   if (strcmp(cmd, "train") == 0) return train_main(argc - 1, argv + 1);
   if (!quiet_rank()) fprintf(stderr, "ddpcalib: unknown command '%s'\n%s", cmd, usage_main);
-  return 2;
+  return err_exit_code(ERR_USAGE);
 }

@@ -20,32 +20,32 @@ static void rel_residuals(const double *x, const double *y, size_t n, double c0,
   *max = m;
 }
 
-int fit_line_rel(const double *x, const double *y, size_t n, fit_line *out, cerr *e) {
-  if (n < 2) return cerr_set(e, CERR_RUNTIME, "fit: a line needs at least 2 points, got %zu", n);
+int fit_line_rel(const double *x, const double *y, size_t n, fit_line *out, err_t *e) {
+  if (n < 2) return err_set(e, ERR_RUNTIME, "fit: a line needs at least 2 points, got %zu", n);
   double *w = malloc(n * sizeof *w);
-  if (!w) return cerr_set(e, CERR_NOMEM, "fit: out of memory");
+  if (!w) return err_set(e, ERR_NOMEM, "fit: out of memory");
   int distinct = 0;
   for (size_t i = 0; i < n; i++) {
     if (!(y[i] > 0) || !isfinite(y[i]) || !isfinite(x[i])) {
       free(w);
-      return cerr_set(e, CERR_RUNTIME, "fit: point %zu has time %g (must be > 0)", i, y[i]);
+      return err_set(e, ERR_RUNTIME, "fit: point %zu has time %g (must be > 0)", i, y[i]);
     }
     w[i] = 1.0 / (y[i] * y[i]);
     if (x[i] != x[0]) distinct = 1;
   }
   if (!distinct) {
     free(w);
-    return cerr_set(e, CERR_RUNTIME, "fit: all %zu points have the same size %g", n, x[0]);
+    return err_set(e, ERR_RUNTIME, "fit: all %zu points have the same size %g", n, x[0]);
   }
   double c0, c1, cov00, cov01, cov11, chisq;
   int st = gsl_fit_wlinear(x, 1, w, 1, y, 1, n, &c0, &c1, &cov00, &cov01, &cov11, &chisq);
   free(w);
-  if (st) return cerr_set(e, CERR_RUNTIME, "fit: gsl_fit_wlinear: %s", gsl_strerror(st));
+  if (st) return err_set(e, ERR_RUNTIME, "fit: gsl_fit_wlinear: %s", gsl_strerror(st));
   out->c0 = c0;
   out->c1 = c1;
   out->chisq = chisq;
   rel_residuals(x, y, n, c0, c1, &out->rms_rel, &out->max_rel);
-  return CERR_OK;
+  return ERR_OK;
 }
 
 fit_ring_opts fit_ring_defaults(void) {
@@ -60,8 +60,8 @@ typedef struct {
 
 /* Best split of s: the breakpoint minimising the two lines' summed chisq. Returns 0 if none. */
 static int best_split(const double *x, const double *y, const seg *s, size_t min_points,
-                      seg *left, seg *right, cerr *e, int *rc) {
-  *rc = CERR_OK;
+                      seg *left, seg *right, err_t *e, int *rc) {
+  *rc = ERR_OK;
   int found = 0;
   double best = INFINITY;
   for (size_t k = min_points; k + min_points <= s->count; k++) {
@@ -86,16 +86,16 @@ static double bic(double chisq, size_t npoints, size_t nregimes) {
 }
 
 int fit_ring(const double *bytes, const double *time_s, size_t n, int nranks,
-             const fit_ring_opts *opts, fit_ring_result *out, cerr *e) {
+             const fit_ring_opts *opts, fit_ring_result *out, err_t *e) {
   fit_ring_opts o = opts ? *opts : fit_ring_defaults();
-  if (nranks < 2) return cerr_set(e, CERR_RUNTIME, "fit: a ring needs at least 2 ranks, got %d", nranks);
+  if (nranks < 2) return err_set(e, ERR_RUNTIME, "fit: a ring needs at least 2 ranks, got %d", nranks);
   if (o.max_regimes < 1 || o.max_regimes > FIT_MAX_REGIMES)
-    return cerr_set(e, CERR_USAGE, "fit: max_regimes must be in [1, %d]", FIT_MAX_REGIMES);
+    return err_set(e, ERR_USAGE, "fit: max_regimes must be in [1, %d]", FIT_MAX_REGIMES);
   if (o.min_points < 3) o.min_points = 3;
-  if (n < 2) return cerr_set(e, CERR_RUNTIME, "fit: the sweep has %zu size(s); need at least 2", n);
+  if (n < 2) return err_set(e, ERR_RUNTIME, "fit: the sweep has %zu size(s); need at least 2", n);
   for (size_t i = 1; i < n; i++)
     if (!(bytes[i] > bytes[i - 1]))
-      return cerr_set(e, CERR_RUNTIME, "fit: sizes must increase (point %zu)", i);
+      return err_set(e, ERR_RUNTIME, "fit: sizes must increase (point %zu)", i);
 
   seg segs[FIT_MAX_REGIMES];
   size_t nseg = 1;
@@ -150,10 +150,10 @@ int fit_ring(const double *bytes, const double *time_s, size_t n, int nranks,
        * Fit the constant instead: the weighted mean c0 = sum(1/t) / sum(1/t^2), bandwidth
        * unbounded. The largest sizes must show a bandwidth, or there is nothing to give ddpsim. */
       if (i == nseg - 1)
-        return cerr_set(e, CERR_RUNTIME,
-                        "fit: time does not grow with size between %.0f and %.0f bytes "
-                        "(slope %g s/B): no bandwidth to fit; raise -e or add iterations",
-                        g->min_bytes, g->max_bytes, c1);
+        return err_set(e, ERR_RUNTIME,
+                       "fit: time does not grow with size between %.0f and %.0f bytes "
+                       "(slope %g s/B): no bandwidth to fit; raise -e or add iterations",
+                       g->min_bytes, g->max_bytes, c1);
       double a = 0, b = 0;
       for (size_t j = g->first; j < g->first + g->count; j++) {
         a += 1.0 / time_s[j];
@@ -185,7 +185,7 @@ int fit_ring(const double *bytes, const double *time_s, size_t n, int nranks,
   }
   out->rms_rel = sqrt(s / (double)n);
   out->max_rel = m;
-  return CERR_OK;
+  return ERR_OK;
 }
 
 double fit_ring_time(const fit_ring_result *r, double bytes) {
@@ -199,20 +199,20 @@ double fit_roofline_time(const fit_roofline *r, double flops, double bytes) {
 }
 
 /* Weighted fit y = c1 x through the origin (weights 1/y^2). */
-static int fit_origin(const double *x, const double *y, size_t n, double *c1, cerr *e) {
+static int fit_origin(const double *x, const double *y, size_t n, double *c1, err_t *e) {
   double *w = malloc(n * sizeof *w);
-  if (!w) return cerr_set(e, CERR_NOMEM, "fit: out of memory");
+  if (!w) return err_set(e, ERR_NOMEM, "fit: out of memory");
   for (size_t i = 0; i < n; i++) w[i] = 1.0 / (y[i] * y[i]);
   double cov, chisq;
   int st = gsl_fit_wmul(x, 1, w, 1, y, 1, n, c1, &cov, &chisq);
   free(w);
-  if (st) return cerr_set(e, CERR_RUNTIME, "fit: gsl_fit_wmul: %s", gsl_strerror(st));
-  return CERR_OK;
+  if (st) return err_set(e, ERR_RUNTIME, "fit: gsl_fit_wmul: %s", gsl_strerror(st));
+  return ERR_OK;
 }
 
 /* t = launch + x / rate, launch clamped at 0. */
 static int fit_affine_rate(const double *x, const double *t, size_t n, double *launch, double *rate,
-                           const char *what, cerr *e) {
+                           const char *what, err_t *e) {
   fit_line l;
   int rc = fit_line_rel(x, t, n, &l, e);
   if (rc) return rc;
@@ -222,10 +222,10 @@ static int fit_affine_rate(const double *x, const double *t, size_t n, double *l
     if ((rc = fit_origin(x, t, n, &c1, e))) return rc;
   }
   if (!(c1 > 0))
-    return cerr_set(e, CERR_RUNTIME, "fit: %s time does not grow with size: no rate to fit", what);
+    return err_set(e, ERR_RUNTIME, "fit: %s time does not grow with size: no rate to fit", what);
   *launch = c0;
   *rate = 1.0 / c1;
-  return CERR_OK;
+  return ERR_OK;
 }
 
 static void roofline_residuals(fit_roofline *r, const double *flops, const double *bytes,
@@ -241,25 +241,25 @@ static void roofline_residuals(fit_roofline *r, const double *flops, const doubl
 }
 
 int fit_roofline_ewise(const double *bytes, const double *time_s, size_t n, fit_roofline *out,
-                       cerr *e) {
+                       err_t *e) {
   memset(out, 0, sizeof *out);
   int rc = fit_affine_rate(bytes, time_s, n, &out->launch_s, &out->mem_bw_Bps, "elementwise", e);
   if (rc) return rc;
   roofline_residuals(out, NULL, bytes, time_s, n);
-  return CERR_OK;
+  return ERR_OK;
 }
 
 int fit_roofline_gemm(const double *flops, const double *bytes, const double *time_s, size_t n,
-                      double mem_bw_Bps, fit_roofline *out, cerr *e) {
-  if (!(mem_bw_Bps > 0)) return cerr_set(e, CERR_RUNTIME, "fit: gemm needs a memory bandwidth > 0");
-  if (n < 2) return cerr_set(e, CERR_RUNTIME, "fit: gemm needs at least 2 points, got %zu", n);
+                      double mem_bw_Bps, fit_roofline *out, err_t *e) {
+  if (!(mem_bw_Bps > 0)) return err_set(e, ERR_RUNTIME, "fit: gemm needs a memory bandwidth > 0");
+  if (n < 2) return err_set(e, ERR_RUNTIME, "fit: gemm needs at least 2 points, got %zu", n);
   memset(out, 0, sizeof *out);
   out->mem_bw_Bps = mem_bw_Bps;
   unsigned char *cb = malloc(n);
   double *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
-  int rc = CERR_OK;
+  int rc = ERR_OK;
   if (!cb || !x || !y) {
-    rc = cerr_set(e, CERR_NOMEM, "fit: out of memory");
+    rc = err_set(e, ERR_NOMEM, "fit: out of memory");
     goto done;
   }
   memset(cb, 1, n); /* start with every point compute-bound */
@@ -285,7 +285,7 @@ int fit_roofline_gemm(const double *flops, const double *bytes, const double *ti
     if (!changed) break;
   }
   if (!(out->rate_flops > 0)) {
-    rc = cerr_set(e, CERR_RUNTIME, "fit: no gemm point is compute-bound: no rate to fit");
+    rc = err_set(e, ERR_RUNTIME, "fit: no gemm point is compute-bound: no rate to fit");
     goto done;
   }
   roofline_residuals(out, flops, bytes, time_s, n);
@@ -302,15 +302,15 @@ static int cmp_pair(const void *a, const void *b) {
 }
 
 int fit_table_build(const double *size, const double *time_s, size_t npoints, fit_table *t,
-                    cerr *e) {
-  if (npoints < 1) return cerr_set(e, CERR_RUNTIME, "fit: a table needs at least one point");
+                    err_t *e) {
+  if (npoints < 1) return err_set(e, ERR_RUNTIME, "fit: a table needs at least one point");
   double *pairs = malloc(2 * npoints * sizeof *pairs);
-  if (!pairs) return cerr_set(e, CERR_NOMEM, "fit: out of memory");
+  if (!pairs) return err_set(e, ERR_NOMEM, "fit: out of memory");
   for (size_t i = 0; i < npoints; i++) {
     if (!(size[i] > 0) || !(time_s[i] > 0)) {
       free(pairs);
-      return cerr_set(e, CERR_RUNTIME, "fit: table point %zu has size %g, time %g (must be > 0)",
-                      i, size[i], time_s[i]);
+      return err_set(e, ERR_RUNTIME, "fit: table point %zu has size %g, time %g (must be > 0)",
+                     i, size[i], time_s[i]);
     }
     pairs[2 * i] = size[i];
     pairs[2 * i + 1] = time_s[i];
@@ -328,7 +328,7 @@ int fit_table_build(const double *size, const double *time_s, size_t npoints, fi
   }
   t->n = k;
   free(pairs);
-  return CERR_OK;
+  return ERR_OK;
 }
 
 double fit_table_time(const fit_table *t, double size, double fallback_time_s, int *extrapolated) {

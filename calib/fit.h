@@ -6,13 +6,13 @@
  * Residuals are reported as relative errors (model - measured) / measured.
  *
  * The caller owns every array; nothing here allocates except fit_ring's GSL-free search, which
- * needs no workspace. Every function returns CERR_OK or a CERR_* code with a message in `e`. */
+ * needs no workspace. Every function returns ERR_OK or an ERR_* code (sim/err.h) with a message in `e`. */
 #ifndef DDPCALIB_FIT_H
 #define DDPCALIB_FIT_H
 
 #include <stddef.h>
 
-#include "cerr.h"
+#include "err.h"
 
 /* ---- weighted straight line: y = c0 + c1 x, weights w_i = 1/y_i^2 ---- */
 typedef struct {
@@ -22,7 +22,7 @@ typedef struct {
 } fit_line;
 
 /* Fits points [0, n) (n >= 2, every y > 0, x not all equal). */
-int fit_line_rel(const double *x, const double *y, size_t n, fit_line *out, cerr *e);
+int fit_line_rel(const double *x, const double *y, size_t n, fit_line *out, err_t *e);
 
 /* ---- ring all-reduce: t(S) = 2(n-1) (lat_s + S / (n bw_Bps)), per size regime ---- */
 enum { FIT_MAX_REGIMES = 4 };
@@ -60,10 +60,10 @@ fit_ring_opts fit_ring_defaults(void);
  * segmentation: each regime is split at the breakpoint minimising the summed residuals of the two
  * lines, and the split is kept if it lowers the Bayesian information criterion and cuts the
  * residual sum by opts->min_gain. A regime whose time does not grow with size is fitted as a
- * constant (latency-bound, bw_Bps = INFINITY); fails (CERR_RUNTIME) when that is the largest-size
+ * constant (latency-bound, bw_Bps = INFINITY); fails (ERR_RUNTIME) when that is the largest-size
  * regime, which must give the bandwidth. */
 int fit_ring(const double *bytes, const double *time_s, size_t n, int nranks,
-             const fit_ring_opts *opts, fit_ring_result *out, cerr *e);
+             const fit_ring_opts *opts, fit_ring_result *out, err_t *e);
 
 /* Time of one all-reduce of `bytes` over n ranks under the summary model. */
 double fit_ring_time(const fit_ring_result *r, double bytes);
@@ -82,13 +82,13 @@ double fit_roofline_time(const fit_roofline *r, double flops, double bytes);
 /* Elementwise points: fits t = launch + bytes / bw (launch clamped at 0: refit through the origin
  * when the intercept comes out negative). n >= 2. */
 int fit_roofline_ewise(const double *bytes, const double *time_s, size_t n, fit_roofline *out,
-                       cerr *e);
+                       err_t *e);
 
 /* Gemm points, given the memory bandwidth fitted from the elementwise points of the same precision:
  * fits launch and rate on the points the current model calls compute-bound, reclassifies, and
  * repeats until the classification is stable (at most 20 rounds). n >= 2. */
 int fit_roofline_gemm(const double *flops, const double *bytes, const double *time_s, size_t n,
-                      double mem_bw_Bps, fit_roofline *out, cerr *e);
+                      double mem_bw_Bps, fit_roofline *out, err_t *e);
 
 /* ---- table: docs/profile.md's "model": "table", evaluated as ddpsim must ---- */
 typedef struct {
@@ -100,7 +100,7 @@ typedef struct {
 /* Builds the table from `npoints` (size, time) points in any order; points of equal size are
  * averaged. t->size and t->time_s must each have room for npoints values. */
 int fit_table_build(const double *size, const double *time_s, size_t npoints, fit_table *t,
-                    cerr *e);
+                    err_t *e);
 
 /* Time at `size`: the achieved rate size/time interpolated linearly in log(size) between
  * neighbours; outside [size[0], size[n-1]] returns `fallback_time_s` and sets *extrapolated. */

@@ -1,4 +1,4 @@
-/* gpucopy: CUDA copies timed with events; CERR_NODEV stubs without CUDA. */
+/* gpucopy: CUDA copies timed with events; ERR_NODEV stubs without CUDA. */
 #include "gpucopy.h"
 
 #include <stdio.h>
@@ -12,14 +12,14 @@ const char *gpucopy_mode_name(int mode) {
 
 #ifndef DDPCALIB_HAVE_CUDA
 
-int gpucopy_probe(char *name, size_t namelen, char *versions, size_t verlen, cerr *e) {
+int gpucopy_probe(char *name, size_t namelen, char *versions, size_t verlen, err_t *e) {
   (void)name, (void)namelen, (void)versions, (void)verlen;
-  return cerr_set(e, CERR_NODEV, "no CUDA device (ddpcalib was built without CUDA)");
+  return err_set(e, ERR_NODEV, "no CUDA device (ddpcalib was built without CUDA)");
 }
 
-int gpucopy_time(int mode, size_t bytes, int warmups, int iters, double *samples_s, cerr *e) {
+int gpucopy_time(int mode, size_t bytes, int warmups, int iters, double *samples_s, err_t *e) {
   (void)mode, (void)bytes, (void)warmups, (void)iters, (void)samples_s;
-  return cerr_set(e, CERR_NODEV, "no CUDA device (ddpcalib was built without CUDA)");
+  return err_set(e, ERR_NODEV, "no CUDA device (ddpcalib was built without CUDA)");
 }
 
 #else
@@ -30,32 +30,32 @@ int gpucopy_time(int mode, size_t bytes, int warmups, int iters, double *samples
   do {                                                                                          \
     cudaError_t err_ = (call);                                                                  \
     if (err_ != cudaSuccess) {                                                                  \
-      rc = cerr_set(e, CERR_RUNTIME, "cuda: %s: %s", #call, cudaGetErrorString(err_));          \
+      rc = err_set(e, ERR_RUNTIME, "cuda: %s: %s", #call, cudaGetErrorString(err_));          \
       goto done;                                                                                \
     }                                                                                           \
   } while (0)
 
-int gpucopy_probe(char *name, size_t namelen, char *versions, size_t verlen, cerr *e) {
+int gpucopy_probe(char *name, size_t namelen, char *versions, size_t verlen, err_t *e) {
   int n = 0;
   cudaError_t ce = cudaGetDeviceCount(&n);
   if (ce != cudaSuccess || n < 1)
-    return cerr_set(e, CERR_NODEV, "no CUDA device (cudaGetDeviceCount: %s)",
-                    ce != cudaSuccess ? cudaGetErrorString(ce) : "0 devices");
+    return err_set(e, ERR_NODEV, "no CUDA device (cudaGetDeviceCount: %s)",
+                   ce != cudaSuccess ? cudaGetErrorString(ce) : "0 devices");
   struct cudaDeviceProp p;
   if (cudaGetDeviceProperties(&p, 0) != cudaSuccess)
-    return cerr_set(e, CERR_RUNTIME, "cuda: cudaGetDeviceProperties failed");
+    return err_set(e, ERR_RUNTIME, "cuda: cudaGetDeviceProperties failed");
   int drv = 0, rt = 0;
   cudaDriverGetVersion(&drv);
   cudaRuntimeGetVersion(&rt);
   snprintf(name, namelen, "%.200s (%d device(s))", p.name, n);
   snprintf(versions, verlen, "CUDA runtime %d, driver %d", rt, drv);
-  return CERR_OK;
+  return ERR_OK;
 }
 
-int gpucopy_time(int mode, size_t bytes, int warmups, int iters, double *samples_s, cerr *e) {
-  int rc = CERR_OK, n = 0;
+int gpucopy_time(int mode, size_t bytes, int warmups, int iters, double *samples_s, err_t *e) {
+  int rc = ERR_OK, n = 0;
   cudaError_t ce = cudaGetDeviceCount(&n);
-  if (ce != cudaSuccess || n < 1) return cerr_set(e, CERR_NODEV, "no CUDA device");
+  if (ce != cudaSuccess || n < 1) return err_set(e, ERR_NODEV, "no CUDA device");
   void *dst = NULL, *src_dev = NULL, *host = NULL;
   int pinned = mode == GPUCOPY_H2D_PINNED || mode == GPUCOPY_H2D_ASYNC;
   cudaStream_t s = NULL;
@@ -70,7 +70,7 @@ int gpucopy_time(int mode, size_t bytes, int warmups, int iters, double *samples
   } else {
     host = malloc(bytes);
     if (!host) {
-      rc = cerr_set(e, CERR_NOMEM, "cannot allocate %zu host bytes", bytes);
+      rc = err_set(e, ERR_NOMEM, "cannot allocate %zu host bytes", bytes);
       goto done;
     }
     memset(host, 1, bytes);

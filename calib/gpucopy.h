@@ -1,15 +1,15 @@
 /* gpucopy: CUDA memory copies timed with CUDA events (device-to-device for the elementwise
  * table, host-to-device for `ddpcalib h2d`). Without CUDA in the build, or when
- * cudaGetDeviceCount reports an error or no device, every function returns CERR_NODEV. */
+ * cudaGetDeviceCount reports an error or no device, every function returns ERR_NODEV. */
 #ifndef DDPCALIB_GPUCOPY_H
 #define DDPCALIB_GPUCOPY_H
 
 #include <stddef.h>
 
-#include "cerr.h"
+#include "err.h"
 
 /* Device 0's name into name, "CUDA runtime R, driver D" into versions. */
-int gpucopy_probe(char *name, size_t namelen, char *versions, size_t verlen, cerr *e);
+int gpucopy_probe(char *name, size_t namelen, char *versions, size_t verlen, err_t *e);
 
 enum {
   GPUCOPY_D2D = 0,          /* cudaMemcpy device to device */
@@ -23,6 +23,6 @@ const char *gpucopy_mode_name(int mode);
 
 /* `warmups` untimed copies of `bytes`, then `iters` timed ones, each between two events on the
  * copy's stream; samples_s[iters] gets the seconds of each. */
-int gpucopy_time(int mode, size_t bytes, int warmups, int iters, double *samples_s, cerr *e);
+int gpucopy_time(int mode, size_t bytes, int warmups, int iters, double *samples_s, err_t *e);
 
 #endif

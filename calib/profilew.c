@@ -4,7 +4,6 @@
 
 #include <errno.h>
 #include <gsl/gsl_version.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,24 +11,26 @@
 #include <time.h>
 #include <unistd.h>
 
-int profilew_num(cJSON *obj, const char *key, double v, cerr *e) {
+#include "profile.h"
+
+int profilew_num(cJSON *obj, const char *key, double v, err_t *e) {
   cJSON *n = cJSON_CreateNumber(v);
-  if (!n) return cerr_set(e, CERR_NOMEM, "out of memory");
+  if (!n) return err_set(e, ERR_NOMEM, "out of memory");
   if (cJSON_GetObjectItemCaseSensitive(obj, key))
     cJSON_ReplaceItemInObjectCaseSensitive(obj, key, n);
   else
     cJSON_AddItemToObject(obj, key, n);
-  return CERR_OK;
+  return ERR_OK;
 }
 
-int profilew_str(cJSON *obj, const char *key, const char *v, cerr *e) {
+int profilew_str(cJSON *obj, const char *key, const char *v, err_t *e) {
   cJSON *n = cJSON_CreateString(v ? v : "");
-  if (!n) return cerr_set(e, CERR_NOMEM, "out of memory");
+  if (!n) return err_set(e, ERR_NOMEM, "out of memory");
   if (cJSON_GetObjectItemCaseSensitive(obj, key))
     cJSON_ReplaceItemInObjectCaseSensitive(obj, key, n);
   else
     cJSON_AddItemToObject(obj, key, n);
-  return CERR_OK;
+  return ERR_OK;
 }
 
 cJSON *profilew_obj(cJSON *obj, const char *key) {
@@ -111,10 +112,10 @@ cJSON *profilew_new(const char *name, const profilew_prov *p) {
 
 /* ---- load ---- */
 
-int profilew_load(const char *path, cJSON **out, cerr *e) {
+int profilew_load(const char *path, cJSON **out, err_t *e) {
   *out = NULL;
   FILE *f = fopen(path, "rb");
-  if (!f) return cerr_set(e, CERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
+  if (!f) return err_set(e, ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
   size_t cap = 1 << 16, len = 0;
   char *buf = malloc(cap);
   while (buf) {
@@ -131,14 +132,14 @@ int profilew_load(const char *path, cJSON **out, cerr *e) {
   }
   int err = ferror(f);
   fclose(f);
-  if (!buf) return cerr_set(e, CERR_NOMEM, "%s: out of memory", path);
+  if (!buf) return err_set(e, ERR_NOMEM, "%s: out of memory", path);
   if (err) {
     free(buf);
-    return cerr_set(e, CERR_INPUT, "%s: read error (is it a directory?)", path);
+    return err_set(e, ERR_INPUT, "%s: read error (is it a directory?)", path);
   }
   if (len == 0) {
     free(buf);
-    return cerr_set(e, CERR_INPUT, "%s: empty file, expected a JSON profile", path);
+    return err_set(e, ERR_INPUT, "%s: empty file, expected a JSON profile", path);
   }
   const char *end = NULL;
   cJSON *d = cJSON_ParseWithLengthOpts(buf, len, &end, 0);
@@ -147,255 +148,75 @@ int profilew_load(const char *path, cJSON **out, cerr *e) {
     int line = 1;
     for (size_t i = 0; i < off; i++) line += buf[i] == '\n';
     free(buf);
-    return cerr_set(e, CERR_INPUT, "%s:%d: malformed JSON", path, line);
+    return err_set(e, ERR_INPUT, "%s:%d: malformed JSON", path, line);
   }
   free(buf);
   if (!cJSON_IsObject(d)) {
     cJSON_Delete(d);
-    return cerr_set(e, CERR_INPUT, "%s: the top level is not a JSON object", path);
+    return err_set(e, ERR_INPUT, "%s: the top level is not a JSON object", path);
   }
   *out = d;
-  return CERR_OK;
+  return ERR_OK;
 }
 
 /* ---- validate ---- */
 
-/* A required number at obj[key] (path names it); positive unless zero_ok. */
-static int need_num(const cJSON *obj, const char *key, const char *file, const char *path, int zero_ok,
-                    double *v, cerr *e) {
-  const cJSON *n = cJSON_GetObjectItemCaseSensitive(obj, key);
-  if (!n) return cerr_set(e, CERR_INPUT, "%s: %s.%s is missing", file, path, key);
-  if (!cJSON_IsNumber(n) || !isfinite(n->valuedouble))
-    return cerr_set(e, CERR_INPUT, "%s: %s.%s is not a number", file, path, key);
-  if (zero_ok ? n->valuedouble < 0 : !(n->valuedouble > 0))
-    return cerr_set(e, CERR_INPUT, "%s: %s.%s is %g, must be %s", file, path, key, n->valuedouble,
-                    zero_ok ? ">= 0" : "> 0");
-  if (v) *v = n->valuedouble;
-  return CERR_OK;
-}
-
-static int opt_num(const cJSON *obj, const char *key, const char *file, const char *path, cerr *e) {
-  if (!cJSON_GetObjectItemCaseSensitive(obj, key)) return CERR_OK;
-  return need_num(obj, key, file, path, 0, NULL, e);
-}
-
-static int check_roofline(const cJSON *m, const char *kind, const char *file, const char *path,
-                          cerr *e) {
-  int rc;
-  if ((rc = need_num(m, "launch_s", file, path, 1, NULL, e))) return rc;
-  if (strcmp(kind, "gemm") == 0) {
-    if ((rc = need_num(m, "peak_flops", file, path, 0, NULL, e))) return rc;
-    if ((rc = need_num(m, "efficiency", file, path, 0, NULL, e))) return rc;
-  }
-  if ((rc = need_num(m, "mem_bw_Bps", file, path, 0, NULL, e))) return rc;
-  return opt_num(m, "mem_efficiency", file, path, e);
-}
-
-static int check_model(const cJSON *m, const char *kind, const char *file, const char *path, cerr *e) {
-  if (!cJSON_IsObject(m)) return cerr_set(e, CERR_INPUT, "%s: %s is not an object", file, path);
-  const cJSON *model = cJSON_GetObjectItemCaseSensitive(m, "model");
-  if (!cJSON_IsString(model)) return cerr_set(e, CERR_INPUT, "%s: %s.model is missing", file, path);
-  if (strcmp(model->valuestring, "roofline") == 0) return check_roofline(m, kind, file, path, e);
-  if (strcmp(model->valuestring, "table") != 0)
-    return cerr_set(e, CERR_INPUT, "%s: %s.model is \"%s\", expected \"roofline\" or \"table\"", file,
-                    path, model->valuestring);
-  const cJSON *pts = cJSON_GetObjectItemCaseSensitive(m, "points");
-  if (!cJSON_IsArray(pts) || cJSON_GetArraySize(pts) < 1)
-    return cerr_set(e, CERR_INPUT, "%s: %s.points must be an array of at least one point", file, path);
-  int i = 0, rc;
-  const cJSON *pt;
-  cJSON_ArrayForEach(pt, pts) {
-    char p[256];
-    snprintf(p, sizeof p, "%s.points[%d]", path, i++);
-    if (!cJSON_IsObject(pt)) return cerr_set(e, CERR_INPUT, "%s: %s is not an object", file, p);
-    if (strcmp(kind, "gemm") == 0) {
-      if ((rc = need_num(pt, "m", file, p, 0, NULL, e)) || (rc = need_num(pt, "n", file, p, 0, NULL, e)) ||
-          (rc = need_num(pt, "k", file, p, 0, NULL, e)))
-        return rc;
-    } else if ((rc = need_num(pt, "bytes", file, p, 0, NULL, e))) {
-      return rc;
-    }
-    if ((rc = need_num(pt, "time_s", file, p, 0, NULL, e))) return rc;
-  }
-  const cJSON *fb = cJSON_GetObjectItemCaseSensitive(m, "fallback");
-  char p[256];
-  snprintf(p, sizeof p, "%s.fallback", path);
-  if (!cJSON_IsObject(fb)) return cerr_set(e, CERR_INPUT, "%s: %s is missing", file, p);
-  const cJSON *fm = cJSON_GetObjectItemCaseSensitive(fb, "model");
-  if (!cJSON_IsString(fm) || strcmp(fm->valuestring, "roofline") != 0)
-    return cerr_set(e, CERR_INPUT, "%s: %s.model must be \"roofline\"", file, p);
-  return check_roofline(fb, kind, file, p, e);
-}
-
-/* compute.jitter as ddpsim reads it (docs/profile.md). */
-static int check_jitter(const cJSON *j, const char *file, cerr *e) {
-  const cJSON *m = cJSON_IsObject(j) ? cJSON_GetObjectItemCaseSensitive(j, "model") : NULL;
-  if (cJSON_IsString(m) && strcmp(m->valuestring, "lognormal") == 0) {
-    const cJSON *cv = cJSON_GetObjectItemCaseSensitive(j, "cv");
-    if (!cJSON_IsNumber(cv) || !(cv->valuedouble >= 0 && cv->valuedouble < 1))
-      return cerr_set(e, CERR_INPUT, "%s: compute.jitter.cv must be a number from 0 to below 1", file);
-    return CERR_OK;
-  }
-  if (cJSON_IsString(m) && strcmp(m->valuestring, "empirical") == 0) {
-    const cJSON *r = cJSON_GetObjectItemCaseSensitive(j, "ratios"), *v;
-    if (!cJSON_IsArray(r) || cJSON_GetArraySize(r) < 1)
-      return cerr_set(e, CERR_INPUT, "%s: compute.jitter.ratios must be a non-empty array", file);
-    cJSON_ArrayForEach(v, r) if (!cJSON_IsNumber(v) || !(v->valuedouble > 0))
-      return cerr_set(e, CERR_INPUT, "%s: compute.jitter.ratios must hold positive numbers", file);
-    return CERR_OK;
-  }
-  return cerr_set(e, CERR_INPUT, "%s: compute.jitter.model must be \"lognormal\" or \"empirical\"", file);
-}
-
-/* comm.nccl (is_nccl: leaves {base_lat_s >= 0, 0 < bw_factor <= 1}) or a link's hop_lat_s (leaves
- * latencies >= 0), keyed algorithm then protocol, as sim/profile.c reads them. */
-static int check_algo_table(const cJSON *o, const char *file, const char *path, int is_nccl, cerr *e) {
-  static const char *const algos[] = {"ring", "tree"}, *const protos[] = {"LL", "LL128", "Simple"};
-  if (!cJSON_IsObject(o)) return cerr_set(e, CERR_INPUT, "%s: %s is not an object", file, path);
-  const cJSON *a;
-  cJSON_ArrayForEach(a, o) {
-    if (strcmp(a->string, "source") == 0) continue;
-    if (is_nccl && strcmp(a->string, "tuning_model") == 0) {
-      if (!cJSON_IsString(a) || strcmp(a->valuestring, "nccl-2.7") != 0)
-        return cerr_set(e, CERR_INPUT, "%s: %s.tuning_model must be \"nccl-2.7\"", file, path);
-      continue;
-    }
-    char ap[256];
-    snprintf(ap, sizeof ap, "%s.%s", path, a->string);
-    if (strcmp(a->string, algos[0]) != 0 && strcmp(a->string, algos[1]) != 0)
-      return cerr_set(e, CERR_INPUT, "%s: %s: unknown algorithm (ring, tree)", file, ap);
-    if (!cJSON_IsObject(a)) return cerr_set(e, CERR_INPUT, "%s: %s is not an object", file, ap);
-    const cJSON *q;
-    cJSON_ArrayForEach(q, a) {
-      char qp[300];
-      snprintf(qp, sizeof qp, "%s.%s", ap, q->string);
-      int known = 0;
-      for (int i = 0; i < 3; i++) known |= strcmp(q->string, protos[i]) == 0;
-      if (!known) return cerr_set(e, CERR_INPUT, "%s: %s: unknown protocol (LL, LL128, Simple)", file, qp);
-      if (!is_nccl) {
-        if (!cJSON_IsNumber(q) || !(q->valuedouble >= 0) || !isfinite(q->valuedouble))
-          return cerr_set(e, CERR_INPUT, "%s: %s must be a latency >= 0 in seconds", file, qp);
-        continue;
-      }
-      if (!cJSON_IsObject(q)) return cerr_set(e, CERR_INPUT, "%s: %s is not an object {base_lat_s, bw_factor}", file, qp);
-      double f;
-      int rc;
-      if ((rc = need_num(q, "base_lat_s", file, qp, 1, NULL, e)) || (rc = need_num(q, "bw_factor", file, qp, 0, &f, e)))
-        return rc;
-      if (f > 1) return cerr_set(e, CERR_INPUT, "%s: %s.bw_factor is %g, must be <= 1", file, qp, f);
-    }
-  }
-  return CERR_OK;
-}
-
-int profilew_validate(const cJSON *d, const char *file, cerr *e) {
-  if (!cJSON_IsObject(d)) return cerr_set(e, CERR_INPUT, "%s: not a JSON object", file);
-  const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(d, "format");
-  if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, "ddpsim-profile") != 0)
-    return cerr_set(e, CERR_INPUT, "%s: format must be \"ddpsim-profile\"", file);
-  const cJSON *ver = cJSON_GetObjectItemCaseSensitive(d, "version");
-  if (!cJSON_IsNumber(ver) || ver->valuedouble != 1)
-    return cerr_set(e, CERR_INPUT, "%s: version must be 1 (this ddpcalib writes and reads version 1)", file);
+int profilew_validate(const cJSON *d, const char *file, err_t *e) {
+  int rc = profile_check_json(d, file, PROFILE_PART, e);
+  if (rc) return rc;
+  /* Beyond what ddpsim reads: a profile ddpcalib accepts says what it is and where it comes from. */
   if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(d, "name")))
-    return cerr_set(e, CERR_INPUT, "%s: name is missing", file);
+    return err_set(e, ERR_INPUT, "%s: name is missing", file);
   if (!cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(d, "provenance")))
-    return cerr_set(e, CERR_INPUT, "%s: provenance is missing", file);
-  const cJSON *compute = cJSON_GetObjectItemCaseSensitive(d, "compute");
-  if (compute && !cJSON_IsObject(compute)) return cerr_set(e, CERR_INPUT, "%s: compute is not an object", file);
-  const cJSON *prec;
-  cJSON_ArrayForEach(prec, compute) {
-    if (strcmp(prec->string, "jitter") == 0) {
-      int rc = check_jitter(prec, file, e);
-      if (rc) return rc;
-      continue;
-    }
-    if (strcmp(prec->string, "fp32") != 0 && strcmp(prec->string, "fp16") != 0)
-      return cerr_set(e, CERR_INPUT, "%s: compute.%s: unknown precision (fp32, fp16)", file, prec->string);
-    if (!cJSON_IsObject(prec)) return cerr_set(e, CERR_INPUT, "%s: compute.%s is not an object", file, prec->string);
-    for (int k = 0; k < 2; k++) {
-      const char *kind = k ? "ewise" : "gemm";
-      char p[128];
-      snprintf(p, sizeof p, "compute.%s.%s", prec->string, kind);
-      const cJSON *m = cJSON_GetObjectItemCaseSensitive(prec, kind);
-      if (!m) return cerr_set(e, CERR_INPUT, "%s: %s is missing", file, p);
-      int rc = check_model(m, kind, file, p, e);
-      if (rc) return rc;
-    }
-  }
-  const cJSON *comm = cJSON_GetObjectItemCaseSensitive(d, "comm");
-  if (comm && !cJSON_IsObject(comm)) return cerr_set(e, CERR_INPUT, "%s: comm is not an object", file);
-  const cJSON *links = cJSON_GetObjectItemCaseSensitive(comm, "links");
-  if (comm && links && !cJSON_IsObject(links))
-    return cerr_set(e, CERR_INPUT, "%s: comm.links is not an object", file);
-  const cJSON *l;
-  cJSON_ArrayForEach(l, links) {
-    char p[160];
-    snprintf(p, sizeof p, "comm.links.%s", l->string);
-    if (!cJSON_IsObject(l)) return cerr_set(e, CERR_INPUT, "%s: %s is not an object", file, p);
-    int rc = need_num(l, "lat_s", file, p, 0, NULL, e);
-    if (rc) return rc;
-    if (!cJSON_GetObjectItemCaseSensitive(l, "bw_Bps") && !cJSON_GetObjectItemCaseSensitive(l, "efficiency"))
-      return cerr_set(e, CERR_INPUT, "%s: %s needs bw_Bps or efficiency", file, p);
-    if ((rc = opt_num(l, "bw_Bps", file, p, e)) || (rc = opt_num(l, "efficiency", file, p, e))) return rc;
-    const cJSON *hops = cJSON_GetObjectItemCaseSensitive(l, "hop_lat_s");
-    char hp[200];
-    snprintf(hp, sizeof hp, "%s.hop_lat_s", p);
-    if (hops && (rc = check_algo_table(hops, file, hp, 0, e))) return rc;
-  }
-  const cJSON *nccl = cJSON_GetObjectItemCaseSensitive(comm, "nccl");
-  if (nccl) {
-    int rc = check_algo_table(nccl, file, "comm.nccl", 1, e);
-    if (rc) return rc;
-  }
-  if (!compute && !comm) return cerr_set(e, CERR_INPUT, "%s: neither compute nor comm is present", file);
-  return CERR_OK;
+    return err_set(e, ERR_INPUT, "%s: provenance is missing", file);
+  return ERR_OK;
 }
 
 /* ---- write ---- */
 
-int profilew_write(const cJSON *doc, const char *path, cerr *e) {
+int profilew_write(const cJSON *doc, const char *path, err_t *e) {
   int rc = profilew_validate(doc, path, e);
   if (rc) {
     char why[sizeof e->msg];
-    snprintf(why, sizeof why, "%s", e->msg); /* cerr_set writes into e->msg: no aliasing */
-    return cerr_set(e, CERR_RUNTIME, "internal: the profile to write is invalid: %s", why);
+    snprintf(why, sizeof why, "%s", e->msg); /* err_set writes into e->msg: no aliasing */
+    return err_set(e, ERR_RUNTIME, "internal: the profile to write is invalid: %s", why);
   }
   char *text = cJSON_Print(doc);
-  if (!text) return cerr_set(e, CERR_NOMEM, "%s: out of memory", path);
+  if (!text) return err_set(e, ERR_NOMEM, "%s: out of memory", path);
   size_t plen = strlen(path);
   char *tmp = malloc(plen + 16);
   if (!tmp) {
     free(text);
-    return cerr_set(e, CERR_NOMEM, "%s: out of memory", path);
+    return err_set(e, ERR_NOMEM, "%s: out of memory", path);
   }
   /* Same directory as the target, so rename() is atomic (never across file systems). */
   snprintf(tmp, plen + 16, "%s.tmp.XXXXXX", path);
   int fd = mkstemp(tmp);
   if (fd < 0) {
-    rc = cerr_set(e, CERR_IO, "%s: cannot create a temporary file beside it: %s", path, strerror(errno));
+    rc = err_set(e, ERR_IO, "%s: cannot create a temporary file beside it: %s", path, strerror(errno));
     goto done;
   }
   FILE *f = fdopen(fd, "w");
   if (!f) {
     close(fd);
     unlink(tmp);
-    rc = cerr_set(e, CERR_IO, "%s: %s", tmp, strerror(errno));
+    rc = err_set(e, ERR_IO, "%s: %s", tmp, strerror(errno));
     goto done;
   }
   int bad = fputs(text, f) < 0 || fputc('\n', f) == EOF || fflush(f) != 0 || fsync(fileno(f)) != 0;
   bad |= fclose(f) != 0;
   if (bad) {
     unlink(tmp);
-    rc = cerr_set(e, CERR_IO, "%s: write failed: %s", path, strerror(errno));
+    rc = err_set(e, ERR_IO, "%s: write failed: %s", path, strerror(errno));
     goto done;
   }
   if (rename(tmp, path) != 0) {
     int err = errno;
     unlink(tmp);
-    rc = cerr_set(e, CERR_IO, "%s: cannot rename the temporary file into place: %s", path, strerror(err));
+    rc = err_set(e, ERR_IO, "%s: cannot rename the temporary file into place: %s", path, strerror(err));
     goto done;
   }
-  rc = CERR_OK;
+  rc = ERR_OK;
 done:
   free(tmp);
   free(text);
@@ -407,7 +228,7 @@ done:
 /* Merges src into dst (both objects) at depth `depth` (1 = top level). At depth 3 a member of src
  * replaces dst's whole; `replaced` collects the paths where src overrode something. */
 static int merge_into(cJSON *dst, const cJSON *src, int depth, const char *path, cJSON *replaced,
-                      const char *src_file, cerr *e) {
+                      const char *src_file, err_t *e) {
   const cJSON *s;
   cJSON_ArrayForEach(s, src) {
     if (depth == 1 && (strcmp(s->string, "provenance") == 0)) continue;
@@ -420,7 +241,7 @@ static int merge_into(cJSON *dst, const cJSON *src, int depth, const char *path,
       continue;
     }
     cJSON *copy = cJSON_Duplicate(s, 1);
-    if (!copy) return cerr_set(e, CERR_NOMEM, "out of memory");
+    if (!copy) return err_set(e, ERR_NOMEM, "out of memory");
     if (d) {
       if (!cJSON_Compare(d, s, 1)) {
         char note[640];
@@ -428,7 +249,7 @@ static int merge_into(cJSON *dst, const cJSON *src, int depth, const char *path,
         cJSON *n = cJSON_CreateString(note);
         if (!n) {
           cJSON_Delete(copy);
-          return cerr_set(e, CERR_NOMEM, "out of memory");
+          return err_set(e, ERR_NOMEM, "out of memory");
         }
         cJSON_AddItemToArray(replaced, n);
       }
@@ -437,11 +258,11 @@ static int merge_into(cJSON *dst, const cJSON *src, int depth, const char *path,
       cJSON_AddItemToObject(dst, s->string, copy);
     }
   }
-  return CERR_OK;
+  return ERR_OK;
 }
 
 int profilew_merge(const cJSON *a, const char *a_file, const cJSON *b, const char *b_file,
-                   const profilew_prov *p, cJSON **out, cerr *e) {
+                   const profilew_prov *p, cJSON **out, err_t *e) {
   *out = NULL;
   int rc;
   if ((rc = profilew_validate(a, a_file, e)) || (rc = profilew_validate(b, b_file, e))) return rc;
@@ -451,7 +272,7 @@ int profilew_merge(const cJSON *a, const char *a_file, const cJSON *b, const cha
   cJSON *replaced = cJSON_CreateArray();
   cJSON *fresh = profilew_new("", p);
   if (!m || !prov || !sources || !replaced || !fresh) {
-    rc = cerr_set(e, CERR_NOMEM, "out of memory");
+    rc = err_set(e, ERR_NOMEM, "out of memory");
     goto fail;
   }
   if ((rc = merge_into(m, b, 1, "", replaced, b_file, e))) goto fail;
@@ -460,7 +281,7 @@ int profilew_merge(const cJSON *a, const char *a_file, const cJSON *b, const cha
   cJSON_Delete(fresh);
   fresh = NULL;
   if (!own) {
-    rc = cerr_set(e, CERR_NOMEM, "out of memory");
+    rc = err_set(e, ERR_NOMEM, "out of memory");
     goto fail;
   }
   cJSON_ReplaceItemInObjectCaseSensitive(own, "kind", cJSON_CreateString("merged"));
@@ -476,7 +297,7 @@ int profilew_merge(const cJSON *a, const char *a_file, const cJSON *b, const cha
       cJSON_Delete(s);
       cJSON_Delete(pv);
       cJSON_Delete(own);
-      rc = cerr_set(e, CERR_NOMEM, "out of memory");
+      rc = err_set(e, ERR_NOMEM, "out of memory");
       goto fail;
     }
     cJSON_AddItemToObject(s, "provenance", pv);
@@ -488,7 +309,7 @@ int profilew_merge(const cJSON *a, const char *a_file, const cJSON *b, const cha
   cJSON_ReplaceItemInObjectCaseSensitive(m, "provenance", own);
   cJSON_Delete(prov);
   *out = m;
-  return CERR_OK;
+  return ERR_OK;
 fail:
   cJSON_Delete(m);
   cJSON_Delete(prov);

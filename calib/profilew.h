@@ -9,7 +9,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "cerr.h"
+#include "err.h"
 
 /* What a measured profile records about where it comes from. Any field may be NULL or empty. */
 typedef struct {
@@ -27,24 +27,26 @@ typedef struct {
  * "comm": {"links": {}} and "samples". NULL when out of memory. */
 cJSON *profilew_new(const char *name, const profilew_prov *p);
 
-/* Adds a number / string member, replacing any member of that name. CERR_NOMEM on failure. */
-int profilew_num(cJSON *obj, const char *key, double v, cerr *e);
-int profilew_str(cJSON *obj, const char *key, const char *v, cerr *e);
+/* Adds a number / string member, replacing any member of that name. ERR_NOMEM on failure. */
+int profilew_num(cJSON *obj, const char *key, double v, err_t *e);
+int profilew_str(cJSON *obj, const char *key, const char *v, err_t *e);
 /* Returns obj[key], creating an empty object there if absent (NULL when out of memory or when
  * obj[key] exists and is not an object). */
 cJSON *profilew_obj(cJSON *obj, const char *key);
 
 /* Reads and parses `path` (does not validate). */
-int profilew_load(const char *path, cJSON **out, cerr *e);
+int profilew_load(const char *path, cJSON **out, err_t *e);
 
-/* Checks the tree against docs/profile.md: everything ddpsim reads must be present and positive;
- * comm.nccl and comm.links.<class>.hop_lat_s, when present, as sim/profile.c reads them (known
- * algorithms and protocols, latencies >= 0, 0 < bw_factor <= 1). `file` prefixes the message. */
-int profilew_validate(const cJSON *doc, const char *file, cerr *e);
+/* Checks the tree against docs/profile.md with ddpsim's own loader (profile_check_json in
+ * sim/profile.h, PROFILE_PART): every section present is checked exactly as ddpsim checks it, with
+ * ddpsim's message, and either half (compute or comm) may be missing, as ddpcalib writes them for
+ * merging. Beyond that schema, a top-level "name" string and "provenance" object are required.
+ * ERR_INPUT (ERR_NOMEM) with `file: what is wrong`, naming the JSON path. */
+int profilew_validate(const cJSON *doc, const char *file, err_t *e);
 
 /* Validates, then writes `doc` to `path` atomically: a temporary file in the same directory,
  * flushed to disk, then renamed over `path`. On failure `path` is untouched. */
-int profilew_write(const cJSON *doc, const char *path, cerr *e);
+int profilew_write(const cJSON *doc, const char *path, err_t *e);
 
 /* Merges b over a into a new tree (*out; caller frees): objects merge key by key down to the
  * units `compute.<precision>.<kind>`, `comm.links.<class>` and `samples.<section>.<name>`, which
@@ -52,6 +54,6 @@ int profilew_write(const cJSON *doc, const char *path, cerr *e);
  * {kind: "merged", sources: [{file, provenance}...], replaced: ["path from b_file", ...]}. Both
  * inputs must have the same format and version. */
 int profilew_merge(const cJSON *a, const char *a_file, const cJSON *b, const char *b_file,
-                   const profilew_prov *p, cJSON **out, cerr *e);
+                   const profilew_prov *p, cJSON **out, err_t *e);
 
 #endif

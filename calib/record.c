@@ -8,7 +8,7 @@
 
 #include "profilew.h"
 
-#define NOMEM(e) cerr_set(e, CERR_NOMEM, "out of memory")
+#define NOMEM(e) err_set(e, ERR_NOMEM, "out of memory")
 
 static cJSON *regime_json(const fit_regime *g) {
   cJSON *o = cJSON_CreateObject();
@@ -53,9 +53,9 @@ static int sizes_json(cJSON *sizes, const commbench_cfg *cfg, const commbench_re
 
 int record_comm(cJSON *doc, const char *link_class, const commbench_backend *b,
                 const commbench_cfg *cfg, const commbench_result *res, const fit_ring_result *fit,
-                double link_units, const char *units_from, cerr *e) {
+                double link_units, const char *units_from, err_t *e) {
   if (!(link_units >= 1) || !isfinite(link_units))
-    return cerr_set(e, CERR_USAGE, "link units must be >= 1, got %g", link_units);
+    return err_set(e, ERR_USAGE, "link units must be >= 1, got %g", link_units);
   cJSON *links = profilew_obj(profilew_obj(doc, "comm"), "links");
   cJSON *samples = profilew_obj(profilew_obj(doc, "samples"), "comm");
   if (!links || !samples) return NOMEM(e);
@@ -109,7 +109,7 @@ int record_comm(cJSON *doc, const char *link_class, const commbench_backend *b,
     cJSON_DeleteItemFromObjectCaseSensitive(samples, link_class);
   cJSON_AddItemToObject(links, link_class, l);
   cJSON_AddItemToObject(samples, link_class, s);
-  return CERR_OK;
+  return ERR_OK;
 nomem:
   cJSON_Delete(l);
   cJSON_Delete(s);
@@ -149,12 +149,12 @@ static cJSON *combo_json(const nccltune_combo *c) {
 
 int record_nccl(cJSON *doc, const char *link_class, const char *hops_source, const nccltune_setup *s,
                 const nccltune_result *r, const commbench_cfg *cfg,
-                const commbench_result res[NCCLTUNE_NALGO][NCCLTUNE_NPROTO], cerr *e) {
+                const commbench_result res[NCCL_NALGO][NCCL_NPROTO], err_t *e) {
   cJSON *comm = profilew_obj(doc, "comm");
   cJSON *link = cJSON_GetObjectItemCaseSensitive(profilew_obj(comm, "links"), link_class);
   if (!comm) return NOMEM(e);
   if (!cJSON_IsObject(link))
-    return cerr_set(e, CERR_RUNTIME, "internal: record_nccl: comm.links.%s must be recorded first", link_class);
+    return err_set(e, ERR_RUNTIME, "internal: record_nccl: comm.links.%s must be recorded first", link_class);
   cJSON *nccl = cJSON_CreateObject(), *hops = cJSON_CreateObject(), *smp = NULL;
   if (!nccl || !hops) goto nomem;
 
@@ -163,26 +163,26 @@ int record_nccl(cJSON *doc, const char *link_class, const char *hops_source, con
    * combinations get one, so a later merge that enables another combination still finds it. */
   char refused[256] = "";
   double minb = 0, maxb = 0;
-  for (int a = 0; a < NCCLTUNE_NALGO; a++) {
-    cJSON *ao = cJSON_AddObjectToObject(nccl, nccltune_algo_name(a)), *ho = cJSON_AddObjectToObject(hops, nccltune_algo_name(a));
+  for (int a = 0; a < NCCL_NALGO; a++) {
+    cJSON *ao = cJSON_AddObjectToObject(nccl, nccl_algo_name(a)), *ho = cJSON_AddObjectToObject(hops, nccl_algo_name(a));
     if (!ao || !ho) goto nomem;
-    for (int q = 0; q < NCCLTUNE_NPROTO; q++) {
+    for (int q = 0; q < NCCL_NPROTO; q++) {
       const nccltune_combo *c = &r->c[a][q];
       double hop = s->nodes > 1 ? s->hop_net_s[a][q] : s->hop_intra_s[a][q];
-      if (!cJSON_AddNumberToObject(ho, nccltune_proto_name(q), hop)) goto nomem;
+      if (!cJSON_AddNumberToObject(ho, nccl_proto_name(q), hop)) goto nomem;
       if (!c->enabled) {
         size_t l = strlen(refused);
-        snprintf(refused + l, sizeof refused - l, "%s%s/%s", l ? ", " : "", nccltune_algo_name(a),
-                 nccltune_proto_name(q));
+        snprintf(refused + l, sizeof refused - l, "%s%s/%s", l ? ", " : "", nccl_algo_name(a),
+                 nccl_proto_name(q));
         continue;
       }
       if (minb == 0 || c->min_bytes < minb) minb = c->min_bytes;
       if (c->max_bytes > maxb) maxb = c->max_bytes;
       cJSON *co = combo_json(c);
       if (!co) goto nomem;
-      cJSON_AddItemToObject(ao, nccltune_proto_name(q), co);
+      cJSON_AddItemToObject(ao, nccl_proto_name(q), co);
     }
-    if (!ao->child) cJSON_DeleteItemFromObjectCaseSensitive(nccl, nccltune_algo_name(a));
+    if (!ao->child) cJSON_DeleteItemFromObjectCaseSensitive(nccl, nccl_algo_name(a));
   }
   char src[1024];
   snprintf(src, sizeof src,
@@ -204,10 +204,10 @@ int record_nccl(cJSON *doc, const char *link_class, const char *hops_source, con
         !cJSON_AddStringToObject(smp, "time", "per iteration, max over processes, seconds") ||
         !(combos = cJSON_AddObjectToObject(smp, "combinations")))
       goto nomem;
-    for (int a = 0; a < NCCLTUNE_NALGO; a++)
-      for (int q = 0; q < NCCLTUNE_NPROTO; q++) {
+    for (int a = 0; a < NCCL_NALGO; a++)
+      for (int q = 0; q < NCCL_NPROTO; q++) {
         char name[32];
-        snprintf(name, sizeof name, "%s/%s", nccltune_algo_name(a), nccltune_proto_name(q));
+        snprintf(name, sizeof name, "%s/%s", nccl_algo_name(a), nccl_proto_name(q));
         cJSON *co = cJSON_AddObjectToObject(combos, name), *sizes;
         if (!co || !cJSON_AddBoolToObject(co, "refused", !r->c[a][q].enabled) ||
             !(sizes = cJSON_AddArrayToObject(co, "sizes")))
@@ -229,7 +229,7 @@ int record_nccl(cJSON *doc, const char *link_class, const char *hops_source, con
     if (cJSON_GetObjectItemCaseSensitive(samples, link_class)) cJSON_DeleteItemFromObjectCaseSensitive(samples, link_class);
     cJSON_AddItemToObject(samples, link_class, smp);
   }
-  return CERR_OK;
+  return ERR_OK;
 nomem:
   cJSON_Delete(nccl);
   cJSON_Delete(hops);
@@ -313,12 +313,12 @@ static cJSON *roofline_json(const fit_roofline *f, int gemm, const char *src) {
 /* compute.jitter (docs/profile.md): every timed whole iteration of the real mLSTM divided by the
  * mean of its shape's runs; ddpsim draws from these ratios to make GPUs straggle. Written only when
  * some shape has at least two timed iterations. */
-static int record_jitter(cJSON *compute, const computebench_result *res, cerr *e) {
+static int record_jitter(cJSON *compute, const computebench_result *res, err_t *e) {
   size_t total = 0;
   for (size_t i = 0; i < res->n; i++)
     if (res->m[i].kind == COMPUTEBENCH_MLSTM && strcmp(res->m[i].name, "iteration") == 0 && res->m[i].nsamples >= 2)
       total += res->m[i].nsamples;
-  if (total == 0) return CERR_OK;
+  if (total == 0) return ERR_OK;
   double *ratios = malloc(total * sizeof *ratios);
   if (!ratios) return NOMEM(e);
   size_t k = 0;
@@ -340,11 +340,11 @@ static int record_jitter(cJSON *compute, const computebench_result *res, cerr *e
   cJSON_AddItemToObject(j, "ratios", arr);
   cJSON_DeleteItemFromObjectCaseSensitive(compute, "jitter");
   cJSON_AddItemToObject(compute, "jitter", j);
-  return CERR_OK;
+  return ERR_OK;
 }
 
 int record_compute(cJSON *doc, const computebench_cfg *cfg, const computebench_result *res,
-                   record_compute_fit *fit, cerr *e) {
+                   record_compute_fit *fit, err_t *e) {
   const char *prec = cfg->precision == COMPUTEBENCH_FP16 ? "fp16" : "fp32";
   memset(fit, 0, sizeof *fit);
   size_t n = res->n;
@@ -354,7 +354,7 @@ int record_compute(cJSON *doc, const computebench_cfg *cfg, const computebench_r
   double *eb = calloc(n, sizeof *eb), *et = calloc(n, sizeof *et);
   int *cnt = calloc(n, sizeof *cnt);
   cJSON *prec_obj = NULL, *samp = NULL;
-  int rc = CERR_OK;
+  int rc = ERR_OK;
   if (!gm || !gn || !gk || !gt || !gf || !gb || !eb || !et || !cnt) {
     rc = NOMEM(e);
     goto done;
@@ -378,7 +378,7 @@ int record_compute(cJSON *doc, const computebench_cfg *cfg, const computebench_r
   }
   for (size_t j = 0; j < ng; j++) gt[j] /= cnt[j];
   if (ng < 2 || ne < 2) {
-    rc = cerr_set(e, CERR_RUNTIME, "compute: %zu GEMM shapes and %zu copy sizes; need 2 of each to fit", ng, ne);
+    rc = err_set(e, ERR_RUNTIME, "compute: %zu GEMM shapes and %zu copy sizes; need 2 of each to fit", ng, ne);
     goto done;
   }
   if ((rc = fit_roofline_ewise(eb, et, ne, &fit->ewise, e))) goto done;

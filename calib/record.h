@@ -5,7 +5,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "cerr.h"
+#include "err.h"
 #include "commbench.h"
 #include "fit.h"
 
@@ -16,7 +16,7 @@
  * per host", and is recorded with ring_bw_Bps; NULL when it is 1 by default). */
 int record_comm(cJSON *doc, const char *link_class, const commbench_backend *b,
                 const commbench_cfg *cfg, const commbench_result *res, const fit_ring_result *fit,
-                double link_units, const char *units_from, cerr *e);
+                double link_units, const char *units_from, err_t *e);
 
 #include "nccltune.h"
 
@@ -30,7 +30,7 @@ int record_comm(cJSON *doc, const char *link_class, const commbench_backend *b,
  * Replaces whatever comm.nccl the tree had. */
 int record_nccl(cJSON *doc, const char *link_class, const char *hops_source, const nccltune_setup *s,
                 const nccltune_result *r, const commbench_cfg *cfg,
-                const commbench_result res[NCCLTUNE_NALGO][NCCLTUNE_NPROTO], cerr *e);
+                const commbench_result res[NCCL_NALGO][NCCL_NPROTO], err_t *e);
 
 #include "computebench.h"
 
@@ -46,5 +46,5 @@ typedef struct {
  * (median time per shape; shapes measured twice are averaged) and a fitted roofline fallback)
  * and samples.compute.<precision> (every measurement with its per-iteration times). */
 int record_compute(cJSON *doc, const computebench_cfg *cfg, const computebench_result *res,
-                   record_compute_fit *fit, cerr *e);
+                   record_compute_fit *fit, err_t *e);
 #endif

@@ -32,19 +32,19 @@ void train_cfg_defaults(train_cfg *c) {
   c->poll = 1;
 }
 
-int train_cfg_check(const train_cfg *c, cerr *e) {
+int train_cfg_check(const train_cfg *c, err_t *e) {
   if (mlstm_shape_check(&c->shape) != MLSTM_OK)
-    return cerr_set(e, CERR_USAGE, "sizes out of range (hidden %d, embed %d, vocab %d <= 256, seq %d, batch %d)",
-                    c->shape.H, c->shape.E, c->shape.V, c->shape.T, c->shape.B);
-  if (c->mode != TRAIN_DDP && c->mode != TRAIN_FLAT) return cerr_set(e, CERR_USAGE, "--mode must be ddp or flat");
+    return err_set(e, ERR_USAGE, "sizes out of range (hidden %d, embed %d, vocab %d <= 256, seq %d, batch %d)",
+                   c->shape.H, c->shape.E, c->shape.V, c->shape.T, c->shape.B);
+  if (c->mode != TRAIN_DDP && c->mode != TRAIN_FLAT) return err_set(e, ERR_USAGE, "--mode must be ddp or flat");
   if (!(c->bucket_cap_mb > 0) || !(c->first_bucket_mb > 0) || bucket_mb_to_bytes(c->bucket_cap_mb) < 1 ||
       bucket_mb_to_bytes(c->first_bucket_mb) < 1)
-    return cerr_set(e, CERR_USAGE, "--bucket-cap-mb and --first-bucket-mb must be at least one byte");
-  if (c->no_sync < 1) return cerr_set(e, CERR_USAGE, "--no-sync must be >= 1");
-  if (c->iters < 1 || c->warmups < 0) return cerr_set(e, CERR_USAGE, "-n must be >= 1 and -w >= 0");
-  if (c->optim != TRAIN_SGD && c->optim != TRAIN_ADAM) return cerr_set(e, CERR_USAGE, "--optimizer must be sgd or adam");
-  if (!(c->lr > 0) || !isfinite(c->lr)) return cerr_set(e, CERR_USAGE, "--lr must be a positive number");
-  return CERR_OK;
+    return err_set(e, ERR_USAGE, "--bucket-cap-mb and --first-bucket-mb must be at least one byte");
+  if (c->no_sync < 1) return err_set(e, ERR_USAGE, "--no-sync must be >= 1");
+  if (c->iters < 1 || c->warmups < 0) return err_set(e, ERR_USAGE, "-n must be >= 1 and -w >= 0");
+  if (c->optim != TRAIN_SGD && c->optim != TRAIN_ADAM) return err_set(e, ERR_USAGE, "--optimizer must be sgd or adam");
+  if (!(c->lr > 0) || !isfinite(c->lr)) return err_set(e, ERR_USAGE, "--lr must be a positive number");
+  return ERR_OK;
 }
 
 static uint64_t mix64(uint64_t x) {
@@ -176,11 +176,11 @@ void train_result_free(train_result *r) {
   memset(r, 0, sizeof *r);
 }
 
-static int mlstm_fail(int st, const char *what, cerr *e) {
-  return cerr_set(e, CERR_RUNTIME, "mlstm %s: %s", what, mlstm_strerror(st));
+static int mlstm_fail(int st, const char *what, err_t *e) {
+  return err_set(e, ERR_RUNTIME, "mlstm %s: %s", what, mlstm_strerror(st));
 }
 
-int train_run(const train_cfg *c, train_result *r, cerr *e) {
+int train_run(const train_cfg *c, train_result *r, err_t *e) {
   memset(r, 0, sizeof *r);
   int rc = train_cfg_check(c, e);
   if (rc) return rc;
@@ -199,14 +199,14 @@ int train_run(const train_cfg *c, train_result *r, cerr *e) {
   uint8_t *tokens = NULL;
   char msg[256];
   if (mlstm_cpu_create(s, &m, msg, sizeof msg) != MLSTM_OK) {
-    rc = cerr_set(e, CERR_NOMEM, "mlstm: %s", msg);
+    rc = err_set(e, ERR_NOMEM, "mlstm: %s", msg);
     goto fail;
   }
   float *params = mlstm_cpu_params(m), *grads = mlstm_cpu_grads(m);
   if (rank == 0) mlstm_init_params(s, params, c->seed, 0.1f);
   /* DDP's constructor broadcasts rank 0's parameters. */
   if (MPI_Bcast(params, (int)nparams, MPI_FLOAT, 0, MPI_COMM_WORLD) != MPI_SUCCESS) {
-    rc = cerr_set(e, CERR_RUNTIME, "MPI_Bcast of the parameters failed");
+    rc = err_set(e, ERR_RUNTIME, "MPI_Bcast of the parameters failed");
     goto fail;
   }
 
@@ -219,7 +219,7 @@ int train_run(const train_cfg *c, train_result *r, cerr *e) {
   if (c->mode == TRAIN_DDP) {
     if (bucket_assign(MLSTM_NPARAMS, bytes, dtype, c->rebuilt ? order : NULL, bucket_mb_to_bytes(c->first_bucket_mb),
                       bucket_mb_to_bytes(c->bucket_cap_mb), &plan, &be)) {
-      rc = cerr_set(e, CERR_RUNTIME, "bucket assignment: %s", be.msg);
+      rc = err_set(e, ERR_RUNTIME, "bucket assignment: %s", be.msg);
       goto fail;
     }
   } else {
@@ -228,7 +228,7 @@ int train_run(const train_cfg *c, train_result *r, cerr *e) {
     /* One bucket of every gradient, as ddpsim's flat mode: a cap larger than the whole. */
     if (bucket_assign(MLSTM_NPARAMS, bytes, dtype, all, nparams * sizeof(float) + 1, nparams * sizeof(float) + 1,
                       &plan, &be)) {
-      rc = cerr_set(e, CERR_RUNTIME, "bucket assignment: %s", be.msg);
+      rc = err_set(e, ERR_RUNTIME, "bucket assignment: %s", be.msg);
       goto fail;
     }
   }
@@ -259,7 +259,7 @@ int train_run(const train_cfg *c, train_result *r, cerr *e) {
   if (!r->bucket_bytes || !r->bucket_ntensors || !r->bucket_tensors || !r->iter || !r->bucket || !r->params ||
       !red.buf || !red.count || !red.ntensors || !red.remaining || !red.req || (c->mode == TRAIN_DDP && !bufmem) ||
       !tokens || !p0 || (c->optim == TRAIN_ADAM && (!adam_m || !adam_v)) || (c->no_sync > 1 && !accum)) {
-    rc = cerr_set(e, CERR_NOMEM, "out of memory");
+    rc = err_set(e, ERR_NOMEM, "out of memory");
     goto fail;
   }
   size_t off = 0;
@@ -289,7 +289,7 @@ int train_run(const train_cfg *c, train_result *r, cerr *e) {
 
   train_bucket_time *iter_times = calloc((size_t)nb, sizeof *iter_times);
   if (!iter_times) {
-    rc = cerr_set(e, CERR_NOMEM, "out of memory");
+    rc = err_set(e, ERR_NOMEM, "out of memory");
     goto fail;
   }
   long steps = 0;
@@ -345,7 +345,7 @@ int train_run(const train_cfg *c, train_result *r, cerr *e) {
         iter_times[0].end_s = MPI_Wtime() - t0;
       }
       if (red.mpi_failed) {
-        rc = cerr_set(e, CERR_RUNTIME, "an MPI all-reduce failed");
+        rc = err_set(e, ERR_RUNTIME, "an MPI all-reduce failed");
         goto fail_it;
       }
       tw = MPI_Wtime();
@@ -381,7 +381,7 @@ int train_run(const train_cfg *c, train_result *r, cerr *e) {
   /* Iteration times: the slowest rank decides. */
   double *tmax = malloc((size_t)c->iters * sizeof *tmax);
   if (!tmax) {
-    rc = cerr_set(e, CERR_NOMEM, "out of memory");
+    rc = err_set(e, ERR_NOMEM, "out of memory");
     goto fail;
   }
   for (int i = 0; i < c->iters; i++) tmax[i] = r->iter[i].time_s;
@@ -408,7 +408,7 @@ int train_run(const train_cfg *c, train_result *r, cerr *e) {
   }
   MPI_Allreduce(MPI_IN_PLACE, &d, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   r->param_rank_maxdiff = d;
-  rc = CERR_OK;
+  rc = ERR_OK;
   goto done;
 
 fail:

@@ -35,7 +35,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cerr.h"
+#include "err.h"
 #include "mlstm.h"
 
 typedef enum { TRAIN_DDP = 0, TRAIN_FLAT = 1 } train_mode;
@@ -60,8 +60,8 @@ typedef struct {
  * no_sync 1, 20 iterations, 3 warm-ups, seed 1234, SGD lr 0.01, polling on. */
 void train_cfg_defaults(train_cfg *c);
 
-/* Checks every field; CERR_USAGE with a message naming the flag. */
-int train_cfg_check(const train_cfg *c, cerr *e);
+/* Checks every field; ERR_USAGE with a message naming the flag. */
+int train_cfg_check(const train_cfg *c, err_t *e);
 
 typedef struct {
   double ready_s; /* last gradient of the bucket copied in, relative to the iteration start */
@@ -100,9 +100,9 @@ typedef struct {
 } train_result;
 
 /* Runs warm-ups then the timed iterations. On success the caller frees *r with train_result_free.
- * CERR_USAGE for a bad cfg, CERR_NOMEM, CERR_RUNTIME (a kernel or MPI failure, with a message).
+ * ERR_USAGE for a bad cfg, ERR_NOMEM, ERR_RUNTIME (a kernel or MPI failure, with a message).
  * The result is complete on every rank (timings max-reduced over ranks where stated). */
-int train_run(const train_cfg *c, train_result *r, cerr *e);
+int train_run(const train_cfg *c, train_result *r, err_t *e);
 void train_result_free(train_result *r); /* NULL is a no-op */
 
 /* The bytes of the synthetic stream at position pos: a seeded, order-2 Markov source over the

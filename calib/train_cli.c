@@ -52,9 +52,9 @@ static int is_quiet(void) {
   return r && strcmp(r, "0") != 0;
 }
 
-static int usage_fail(const cerr *e) {
+static int usage_fail(const err_t *e) {
   if (!is_quiet()) fprintf(stderr, "ddpcalib train: %s\n(ddpcalib train --help for usage)\n", e->msg);
-  return 2;
+  return err_exit_code(ERR_USAGE);
 }
 
 /* The median of v[0..n) (0 if empty), sorting v in place. */
@@ -215,24 +215,24 @@ static void report_table(const train_cfg *c, const train_result *r, const double
   printf("# parameters: max difference between ranks %.3g\n", r->param_rank_maxdiff);
 }
 
-static int dump_params(const char *path, const float *p, size_t n, cerr *e) {
+static int dump_params(const char *path, const float *p, size_t n, err_t *e) {
   char tmp[1100];
   snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path);
   int fd = mkstemp(tmp);
-  if (fd < 0) return cerr_set(e, CERR_IO, "%s: cannot create a temporary file", path);
+  if (fd < 0) return err_set(e, ERR_IO, "%s: cannot create a temporary file", path);
   FILE *f = fdopen(fd, "wb");
   if (!f) {
     close(fd);
     unlink(tmp);
-    return cerr_set(e, CERR_IO, "%s: cannot write", path);
+    return err_set(e, ERR_IO, "%s: cannot write", path);
   }
   int bad = fwrite(p, sizeof *p, n, f) != n;
   bad |= fclose(f) != 0;
   if (bad || rename(tmp, path) != 0) {
     unlink(tmp);
-    return cerr_set(e, CERR_IO, "%s: cannot write", path);
+    return err_set(e, ERR_IO, "%s: cannot write", path);
   }
-  return CERR_OK;
+  return ERR_OK;
 }
 
 int train_main(int argc, char **argv) {
@@ -240,7 +240,7 @@ int train_main(int argc, char **argv) {
   train_cfg_defaults(&c);
   int json = 0;
   const char *dump = NULL;
-  cerr e = {{0}};
+  err_t e = {{0}};
   long v;
   double d;
   enum {
@@ -262,7 +262,7 @@ int train_main(int argc, char **argv) {
   optind = 1;
   int ch;
   while ((ch = getopt_long(argc, argv, ":n:w:h", opts, NULL)) != -1) {
-    int rc = CERR_OK;
+    int rc = ERR_OK;
     switch (ch) {
     case O_H: rc = parse_int(optarg, "--hidden", 1, 1 << 16, &v, &e), c.shape.H = (int)v; break;
     case O_E: rc = parse_int(optarg, "--embed", 1, 1 << 16, &v, &e), c.shape.E = (int)v; break;
@@ -272,7 +272,7 @@ int train_main(int argc, char **argv) {
     case O_MODE:
       if (strcmp(optarg, "ddp") == 0) c.mode = TRAIN_DDP;
       else if (strcmp(optarg, "flat") == 0) c.mode = TRAIN_FLAT;
-      else rc = cerr_set(&e, CERR_USAGE, "--mode: '%s' is not ddp or flat", optarg);
+      else rc = err_set(&e, ERR_USAGE, "--mode: '%s' is not ddp or flat", optarg);
       break;
     case O_CAP: rc = parse_double(optarg, "--bucket-cap-mb", &c.bucket_cap_mb, &e); break;
     case O_FIRST: rc = parse_double(optarg, "--first-bucket-mb", &c.first_bucket_mb, &e); break;
@@ -283,7 +283,7 @@ int train_main(int argc, char **argv) {
     case O_OPT:
       if (strcmp(optarg, "adam") == 0) c.optim = TRAIN_ADAM;
       else if (strcmp(optarg, "sgd") == 0) c.optim = TRAIN_SGD;
-      else rc = cerr_set(&e, CERR_USAGE, "--optimizer: '%s' is not adam or sgd", optarg);
+      else rc = err_set(&e, ERR_USAGE, "--optimizer: '%s' is not adam or sgd", optarg);
       break;
     case O_LR: rc = parse_double(optarg, "--lr", &d, &e), c.lr = (float)d; break;
     case O_SEED: rc = parse_int(optarg, "--seed", 0, 0x7fffffffL, &v, &e), c.seed = (uint64_t)v; break;
@@ -293,13 +293,13 @@ int train_main(int argc, char **argv) {
     case 'h': fputs(usage_train, stdout); return 0;
     default: {
       const char *arg = optind - 1 < argc ? argv[optind - 1] : "?";
-      rc = cerr_set(&e, CERR_USAGE, ch == ':' ? "flag '%s' needs a value" : "unknown flag '%s'", arg);
+      rc = err_set(&e, ERR_USAGE, ch == ':' ? "flag '%s' needs a value" : "unknown flag '%s'", arg);
     }
     }
     if (rc) return usage_fail(&e);
   }
   if (optind < argc) {
-    cerr_set(&e, CERR_USAGE, "unexpected argument '%s'", argv[optind]);
+    err_set(&e, ERR_USAGE, "unexpected argument '%s'", argv[optind]);
     return usage_fail(&e);
   }
   if (train_cfg_check(&c, &e)) return usage_fail(&e);
@@ -318,7 +318,7 @@ int train_main(int argc, char **argv) {
     fflush(stderr);
     if (nranks > 1) MPI_Abort(MPI_COMM_WORLD, 1); /* the other ranks may be waiting in a collective */
     MPI_Finalize();
-    return 1;
+    return err_exit_code(rc);
   }
   int status = 0;
   if (rank == 0) {

@@ -12,3 +12,8 @@ int err_set(err_t *e, int code, const char *fmt, ...) {
   }
   return code;
 }
+
+int err_exit_code(int code) {
+  if (code == ERR_OK) return 0;
+  return code == ERR_USAGE ? 2 : 1;
+}

@@ -101,7 +101,7 @@ int nccl_choose(const nccl_model *m, coll_kind coll, double bytes, unsigned algo
                 nccl_choice *out, err_t *e) {
   const coll_desc *cd = coll_get(coll);
   if (!cd) return err_set(e, ERR_INPUT, "unknown collective %d", (int)coll);
-  long steps = coll_ring_steps(coll, m->n), inter = coll_ring_inter_steps(coll, m->nodes);
+  long steps = coll_ring_steps(coll, m->n);
   int found = 0;
   for (int a = 0; a < NCCL_NALGO; a++) {
     if (!(algo_mask & (1u << a)) || (a == NCCL_ALGO_TREE && !cd->has_tree)) continue;
@@ -114,16 +114,14 @@ int nccl_choose(const nccl_model *m, coll_kind coll, double bytes, unsigned algo
       if (m->n <= 1) {
         lat = 0;
         edge = 0;
-      } else if (a == NCCL_ALGO_RING) {
-        lat = m->base_lat_s[a][q] + (double)(steps - inter) * hop_intra + (double)inter * m->hop_net_s[a][q];
+      } else {
+        lat = m->base_lat_s[a][q] + nccl_hops_s(coll, (nccl_algo)a, m->nodes, m->gpus_per_node, hop_intra, m->hop_net_s[a][q]);
         /* The ring "plateau": across nodes, from n/16 x 64 KiB up, an all-reduce's Simple latency is
          * 1.9x. */
-        if (m->refine && coll == COLL_ALLREDUCE && q == NCCL_PROTO_SIMPLE && m->nodes > 1 && bytes >= m->n / 16.0 * 65536)
+        if (m->refine && coll == COLL_ALLREDUCE && a == NCCL_ALGO_RING && q == NCCL_PROTO_SIMPLE && m->nodes > 1 &&
+            bytes >= m->n / 16.0 * 65536)
           lat *= 1.9;
-        edge = (double)steps / m->n * bytes / f;
-      } else {
-        lat = m->base_lat_s[a][q] + 2.0 * ((m->gpus_per_node - 1) * hop_intra + log2i(m->nodes) * m->hop_net_s[a][q]);
-        edge = 2.0 * bytes / f;
+        edge = nccl_edge_per_byte(coll, (nccl_algo)a, m->n) * bytes / f;
       }
       double t = lat + (m->n > 1 ? edge / m->bw_Bps : 0);
       if (!found || t < out->time_s) {
@@ -146,4 +144,42 @@ int nccl_choose(const nccl_model *m, coll_kind coll, double bytes, unsigned algo
         snprintf(avail + l, sizeof avail - l, "%s%s/%s", l ? ", " : "", algo_names[a], proto_names[q]);
       }
   return err_set(e, ERR_INPUT, "no NCCL algorithm and protocol left to choose from for %s (the profile enables: %s)", cd->name, avail);
+}
+
+/* ---- the model's pieces (nccl.h) ---- */
+
+static const char *const algo_env[NCCL_NALGO] = {"Ring", "Tree"};
+static const char *const hw_names[NCCL_NHW] = {"NVLink", "PCI", "network"};
+
+const char *nccl_algo_env(nccl_algo a) { return algo_env[a]; }
+const char *nccl_hw_name(nccl_hw hw) { return hw_names[hw]; }
+
+void nccl_hw_hops(nccl_hw hw, double hop_s[NCCL_NALGO][NCCL_NPROTO]) {
+  /* NCCL src/graph/tuning.cc, hwLat[hw][algo][proto] in microseconds (2.7-era table, unchanged in
+   * the versions since for these rows). */
+  static const double us[NCCL_NHW][NCCL_NALGO][NCCL_NPROTO] = {
+      /* NVLink */ {/* ring */ {0.47, 1.9, 3.4}, /* tree */ {0.52, 1.2, 28}},
+      /* PCI */ {/* ring */ {1.0, 2.5, 5.7}, /* tree */ {1.0, 1.9, 28}},
+      /* network */ {/* ring */ {2.7, 4.0, 9.6}, /* tree */ {5.0, 8.5, 50}},
+  };
+  for (int a = 0; a < NCCL_NALGO; a++)
+    for (int q = 0; q < NCCL_NPROTO; q++) hop_s[a][q] = us[hw][a][q] * 1e-6;
+}
+
+double nccl_hops_s(coll_kind coll, nccl_algo a, int nodes, int gpus_per_node, double hop_intra_s, double hop_net_s) {
+  if (a == NCCL_ALGO_RING) {
+    long steps = coll_ring_steps(coll, (long)nodes * gpus_per_node), inter = coll_ring_inter_steps(coll, nodes);
+    return (double)(steps - inter) * hop_intra_s + (double)inter * hop_net_s;
+  }
+  return 2.0 * ((gpus_per_node - 1) * hop_intra_s + log2i(nodes) * hop_net_s);
+}
+
+double nccl_edge_per_byte(coll_kind coll, nccl_algo a, int n) {
+  return a == NCCL_ALGO_RING ? (double)coll_ring_steps(coll, n) / n : 2.0;
+}
+
+double nccl_time_s(coll_kind coll, nccl_algo a, int nodes, int gpus_per_node, double base_lat_s, double hop_intra_s,
+                   double hop_net_s, double bw_factor, double bw_Bps, double bytes) {
+  return base_lat_s + nccl_hops_s(coll, a, nodes, gpus_per_node, hop_intra_s, hop_net_s) +
+         nccl_edge_per_byte(coll, a, nodes * gpus_per_node) * bytes / (bw_factor * bw_Bps);
 }

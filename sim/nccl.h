@@ -80,4 +80,33 @@ typedef struct {
 int nccl_choose(const nccl_model *m, coll_kind coll, double bytes, unsigned algo_mask, unsigned proto_mask,
                 nccl_choice *out, err_t *e);
 
+/* ---- The model's pieces, one definition for the simulator (nccl_model_init, nccl_choose above)
+ * and for calib/nccltune.h, which fits comm.nccl to sweeps measured with NCCL (docs/calib.md). ---- */
+
+/* NCCL_ALGO's spelling of an algorithm: "Ring", "Tree". (NCCL_PROTO's is nccl_proto_name's.) */
+const char *nccl_algo_env(nccl_algo a);
+
+/* The hardware rows of NCCL's tuning.cc hwLat table. */
+typedef enum { NCCL_HW_NVLINK = 0, NCCL_HW_PCI = 1, NCCL_HW_NET = 2, NCCL_NHW = 3 } nccl_hw;
+const char *nccl_hw_name(nccl_hw hw); /* "NVLink", "PCI", "network" */
+
+/* NCCL's tuning.cc hwLat for that hardware, in seconds per hop, [algo][proto]: the hop latencies
+ * the bundled profiles carry and ddpcalib comm --nccl-tuning assumes. */
+void nccl_hw_hops(nccl_hw hw, double hop_s[NCCL_NALGO][NCCL_NPROTO]);
+
+/* The hop terms of the model (the formulas at the top) for collective coll over nodes x
+ * gpus_per_node ranks, seconds (nsteps, nInterSteps: sim/coll.h):
+ *   ring: (nsteps - nInterSteps) hop_intra + nInterSteps hop_net   (all-reduce: 2(n-1), 2(nodes-1))
+ *   tree: 2 ((G-1) hop_intra + log2i(nodes) hop_net)                (log2i rounded down, as NCCL's) */
+double nccl_hops_s(coll_kind coll, nccl_algo a, int nodes, int gpus_per_node, double hop_intra_s, double hop_net_s);
+
+/* Bytes each edge carries per byte of collective coll over n ranks: nsteps/n (ring; 2(n-1)/n for an
+ * all-reduce) or 2 (tree). */
+double nccl_edge_per_byte(coll_kind coll, nccl_algo a, int n);
+
+/* The model's time for collective coll of `bytes` over nodes x gpus_per_node >= 2 ranks, without
+ * NCCL 2.7's refinements: base + hops + edge_per_byte bytes / (bw_factor bw). */
+double nccl_time_s(coll_kind coll, nccl_algo a, int nodes, int gpus_per_node, double base_lat_s, double hop_intra_s,
+                   double hop_net_s, double bw_factor, double bw_Bps, double bytes);
+
 #endif

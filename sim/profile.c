@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nccl.h"
 #include "txt.h"
 
 #define FORMAT_TAG "ddpsim-profile"
@@ -35,10 +36,21 @@ typedef struct {
   gsl_interp *interp;     /* NULL when nuniq < 2 */
 } costmodel;
 
-#define NALGO 2
-#define NPROTO 3
-static const char *const algo_names[NALGO] = {"ring", "tree"};
-static const char *const proto_names[NPROTO] = {"LL", "LL128", "Simple"};
+/* comm.nccl and hop_lat_s are keyed by NCCL's algorithm and protocol names (sim/nccl.h's). */
+#define NALGO NCCL_NALGO
+#define NPROTO NCCL_NPROTO
+
+static int algo_index(const char *s) {
+  for (int i = 0; i < NALGO; i++)
+    if (strcmp(s, nccl_algo_name((nccl_algo)i)) == 0) return i;
+  return -1;
+}
+
+static int proto_index(const char *s) {
+  for (int i = 0; i < NPROTO; i++)
+    if (strcmp(s, nccl_proto_name((nccl_proto)i)) == 0) return i;
+  return -1;
+}
 
 typedef struct {
   char name[64];
@@ -102,8 +114,11 @@ static int get_num(const cJSON *obj, const char *key, const char *path, const ch
   }
   if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
     return err_set(e, ERR_INPUT, "%s: %s.%s must be a number", origin, path, key);
-  if (!(v->valuedouble > min_excl))
+  if (!(v->valuedouble > min_excl)) {
+    if (min_excl < 0) /* min_excl -1e-300 stands for ">= 0" */
+      return err_set(e, ERR_INPUT, "%s: %s.%s must be >= 0, got %g", origin, path, key, v->valuedouble);
     return err_set(e, ERR_INPUT, "%s: %s.%s must be > %g, got %g", origin, path, key, min_excl, v->valuedouble);
+  }
   *out = v->valuedouble;
   return 0;
 }
@@ -227,9 +242,7 @@ static int load_algo_table(const cJSON *o, const char *origin, const char *path,
   if (!cJSON_IsObject(o)) return err_set(e, ERR_INPUT, "%s: %s%s must be an object", origin, path, bwf ? "" : ".hop_lat_s");
   const cJSON *a;
   cJSON_ArrayForEach(a, o) {
-    int ai = -1;
-    for (int i = 0; i < NALGO; i++)
-      if (strcmp(a->string, algo_names[i]) == 0) ai = i;
+    int ai = algo_index(a->string);
     snprintf(where, sizeof where, "%s%s.%s", path, bwf ? "" : ".hop_lat_s", a->string);
     if (ai < 0) {
       if (strcmp(a->string, "source") == 0 || (bwf && strcmp(a->string, "tuning_model") == 0)) continue;
@@ -238,9 +251,7 @@ static int load_algo_table(const cJSON *o, const char *origin, const char *path,
     if (!cJSON_IsObject(a)) return err_set(e, ERR_INPUT, "%s: %s must be an object", origin, where);
     const cJSON *q;
     cJSON_ArrayForEach(q, a) {
-      int qi = -1;
-      for (int i = 0; i < NPROTO; i++)
-        if (strcmp(q->string, proto_names[i]) == 0) qi = i;
+      int qi = proto_index(q->string);
       char leaf[300];
       snprintf(leaf, sizeof leaf, "%s.%s", where, q->string);
       if (qi < 0) return err_set(e, ERR_INPUT, "%s: %s: unknown protocol (LL, LL128, Simple)", origin, leaf);
@@ -296,7 +307,6 @@ static int load_jitter(const cJSON *j, const char *origin, profile_t *p, err_t *
 
 int profile_parse(const char *text, const char *origin, profile_t **out, err_t *e) {
   *out = NULL;
-  int rc = ERR_OK;
   cJSON *root = cJSON_Parse(text);
   if (!root) {
     /* cJSON gives the position where parsing stopped; turn it into a line number. */
@@ -306,11 +316,23 @@ int profile_parse(const char *text, const char *origin, profile_t **out, err_t *
       for (const char *s = text; s < where && *s; s++) line += *s == '\n';
     return err_set(e, ERR_INPUT, "%s:%d: not valid JSON", origin, line);
   }
+  int rc = profile_from_json(root, origin, PROFILE_WHOLE, out, e);
+  cJSON_Delete(root);
+  return rc;
+}
+
+int profile_check_json(const cJSON *root, const char *origin, int part, err_t *e) {
+  profile_t *p;
+  int rc = profile_from_json(root, origin, part, &p, e);
+  profile_destroy(p);
+  return rc;
+}
+
+int profile_from_json(const cJSON *root, const char *origin, int part, profile_t **out, err_t *e) {
+  *out = NULL;
+  int rc = ERR_OK;
   profile_t *p = calloc(1, sizeof *p);
-  if (!p) {
-    cJSON_Delete(root);
-    return err_set(e, ERR_NOMEM, "%s: out of memory", origin);
-  }
+  if (!p) return err_set(e, ERR_NOMEM, "%s: out of memory", origin);
   snprintf(p->path, sizeof p->path, "%s", origin);
   const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
   const cJSON *ver = cJSON_GetObjectItemCaseSensitive(root, "version");
@@ -319,11 +341,11 @@ int profile_parse(const char *text, const char *origin, profile_t **out, err_t *
     goto fail;
   }
   if (!cJSON_IsNumber(ver)) {
-    rc = err_set(e, ERR_INPUT, "%s: \"version\" is missing (this ddpsim reads version %d)", origin, FORMAT_VERSION);
+    rc = err_set(e, ERR_INPUT, "%s: \"version\" is missing (ddpsim and ddpcalib read version %d)", origin, FORMAT_VERSION);
     goto fail;
   }
   if (ver->valuedouble != FORMAT_VERSION) {
-    rc = err_set(e, ERR_INPUT, "%s: unsupported profile version %g (this ddpsim reads version %d)", origin,
+    rc = err_set(e, ERR_INPUT, "%s: unsupported profile version %g (ddpsim and ddpcalib read version %d)", origin,
                  ver->valuedouble, FORMAT_VERSION);
     goto fail;
   }
@@ -331,7 +353,12 @@ int profile_parse(const char *text, const char *origin, profile_t **out, err_t *
   snprintf(p->name, sizeof p->name, "%s", cJSON_IsString(name) ? name->valuestring : origin);
 
   const cJSON *compute = cJSON_GetObjectItemCaseSensitive(root, "compute");
-  if (!cJSON_IsObject(compute)) {
+  const cJSON *comm = cJSON_GetObjectItemCaseSensitive(root, "comm");
+  if (part && !compute && !comm) {
+    rc = err_set(e, ERR_INPUT, "%s: neither \"compute\" nor \"comm\" is present", origin);
+    goto fail;
+  }
+  if ((compute || !part) && !cJSON_IsObject(compute)) {
     rc = err_set(e, ERR_INPUT, "%s: \"compute\" is missing or not an object", origin);
     goto fail;
   }
@@ -353,7 +380,7 @@ int profile_parse(const char *text, const char *origin, profile_t **out, err_t *
     }
     any = 1;
   }
-  if (!any) {
+  if (!any && !part) {
     rc = err_set(e, ERR_INPUT, "%s: \"compute\" has neither \"fp32\" nor \"fp16\"", origin);
     goto fail;
   }
@@ -385,9 +412,12 @@ int profile_parse(const char *text, const char *origin, profile_t **out, err_t *
     p->nh2d++;
   }
 
-  const cJSON *comm = cJSON_GetObjectItemCaseSensitive(root, "comm");
+  if (comm && !cJSON_IsObject(comm)) {
+    rc = err_set(e, ERR_INPUT, "%s: \"comm\" must be an object", origin);
+    goto fail;
+  }
   const cJSON *links = comm ? cJSON_GetObjectItemCaseSensitive(comm, "links") : NULL;
-  if (!cJSON_IsObject(links)) {
+  if ((links || !part) && !cJSON_IsObject(links)) {
     rc = err_set(e, ERR_INPUT, "%s: \"comm.links\" is missing or not an object", origin);
     goto fail;
   }
@@ -442,11 +472,9 @@ int profile_parse(const char *text, const char *origin, profile_t **out, err_t *
       p->nccl_tuning_model = 1;
     }
   }
-  cJSON_Delete(root);
   *out = p;
   return ERR_OK;
 fail:
-  cJSON_Delete(root);
   profile_destroy(p);
   return rc;
 }
@@ -546,15 +574,9 @@ double profile_jitter_draw(const profile_jitter *j, const gsl_rng *rng) {
   return 1.0;
 }
 
-static int index_of(const char *const *names, int n, const char *s) {
-  for (int i = 0; i < n; i++)
-    if (strcmp(names[i], s) == 0) return i;
-  return -1;
-}
-
 int profile_nccl(const profile_t *p, const char *algo, const char *proto, int *enabled, double *base_lat_s,
                  double *bw_factor, err_t *e) {
-  int a = index_of(algo_names, NALGO, algo), q = index_of(proto_names, NPROTO, proto);
+  int a = algo_index(algo), q = proto_index(proto);
   if (a < 0 || q < 0) return err_set(e, ERR_INPUT, "unknown NCCL algorithm or protocol '%s/%s'", algo, proto);
   if (!p->has_nccl) {
     /* Without comm.nccl: ring/Simple only, no base latency, full bandwidth. */
@@ -572,7 +594,7 @@ int profile_nccl(const profile_t *p, const char *algo, const char *proto, int *e
 int profile_nccl_tuning_model(const profile_t *p) { return p->nccl_tuning_model; }
 
 int profile_hop_lat(const profile_t *p, const char *cls, const char *algo, const char *proto, double *lat_s, err_t *e) {
-  int a = index_of(algo_names, NALGO, algo), q = index_of(proto_names, NPROTO, proto);
+  int a = algo_index(algo), q = proto_index(proto);
   if (a < 0 || q < 0) return err_set(e, ERR_INPUT, "unknown NCCL algorithm or protocol '%s/%s'", algo, proto);
   for (int i = 0; i < p->nlinks; i++) {
     const linkcost *l = &p->links[i];

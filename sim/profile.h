@@ -6,6 +6,7 @@
 #ifndef DDPSIM_PROFILE_H
 #define DDPSIM_PROFILE_H
 
+#include <cjson/cJSON.h>
 #include <gsl/gsl_rng.h>
 
 #include "err.h"
@@ -30,6 +31,22 @@ typedef struct {
 int profile_load(const char *path, profile_t **out, err_t *e);
 int profile_parse(const char *text, const char *origin, profile_t **out, err_t *e);
 void profile_destroy(profile_t *p); /* NULL is a no-op */
+
+/* The one schema of docs/profile.md. profile_parse and profile_load check a whole profile
+ * (PROFILE_WHOLE: at least one precision under "compute", a "comm.links" object), what ddpsim
+ * needs to simulate. PROFILE_PART accepts the halves ddpcalib writes for `ddpcalib merge`:
+ * "compute" (or its precisions) and "comm" (or "comm.links") may be absent, but not both; every
+ * section that is present is checked exactly as for a whole profile, with the same messages. */
+enum { PROFILE_WHOLE = 0, PROFILE_PART = 1 };
+
+/* A profile from an already parsed JSON document (not modified, still the caller's); `origin`
+ * (a file name) starts every message. As profile_parse otherwise. */
+int profile_from_json(const cJSON *doc, const char *origin, int part, profile_t **out, err_t *e);
+
+/* Checks doc as profile_from_json does and keeps nothing: ERR_OK, ERR_INPUT or ERR_NOMEM. This is
+ * what `ddpcalib validate` runs (calib/profilew.h), so it and ddpsim refuse the same profiles with
+ * the same message. */
+int profile_check_json(const cJSON *doc, const char *origin, int part, err_t *e);
 
 const char *profile_name(const profile_t *p);
 

@@ -1,6 +1,8 @@
 /* cli: option tables parsed from argv, and their help (cli.h). */
 #include "cli.h"
 
+#include "err.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -38,7 +40,7 @@ int cli_fail(cli_ctx *x, int code, const char *fmt, ...) {
 
 int cli_exit_code(int status) {
   if (status == CLI_OK || status == CLI_HELP) return 0;
-  return status == CLI_USAGE ? 2 : 1;
+  return err_exit_code(status == CLI_USAGE ? ERR_USAGE : status);
 }
 
 int cli_exit(const cli_ctx *x, int status) {

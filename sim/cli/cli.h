@@ -110,7 +110,8 @@ void cli_help(const cli_cmd *c, FILE *f);
 int cli_usage(cli_ctx *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int cli_fail(cli_ctx *x, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* 0 for CLI_OK and CLI_HELP, 2 for CLI_USAGE, 1 for any other code (err_exit_code's contract). */
+/* 0 for CLI_OK and CLI_HELP; else sim/err.h's err_exit_code, the one policy (CLI_USAGE as ERR_USAGE:
+ * 2; any other failure 1). */
 int cli_exit_code(int status);
 
 /* The end of a command: prints x's message to stderr when status is a misuse or a failure (with

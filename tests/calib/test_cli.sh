@@ -89,14 +89,14 @@ expect 1 "malformed.json:3: malformed JSON" "validate malformed JSON (line named
 : >empty.json
 expect 1 "empty.json: empty file" "validate an empty file" -- "$calib" validate empty.json
 printf '{"format": "ddpsim-profile", "version": 2, "name": "x", "provenance": {}}\n' >v2.json
-expect 1 "v2.json: version must be 1" "validate a wrong version" -- "$calib" validate v2.json
+expect 1 "v2.json: unsupported profile version 2" "validate a wrong version" -- "$calib" validate v2.json
 printf '{"format": "other", "version": 1}\n' >fmt.json
-expect 1 "fmt.json: format" "validate a wrong format" -- "$calib" validate fmt.json
+expect 1 "fmt.json: not a ddpsim profile" "validate a wrong format" -- "$calib" validate fmt.json
 printf '{"format":"ddpsim-profile","version":1,"name":"x","provenance":{},"comm":{"links":{"shm":{"lat_s":-1,"bw_Bps":1e9}}}}\n' >neg.json
-expect 1 "neg.json: comm.links.shm.lat_s is -1" "validate a negative latency (path named)" -- "$calib" validate neg.json
+expect 1 "neg.json: comm.links.shm.lat_s must be >= 0, got -1" "validate a negative latency (path named)" -- "$calib" validate neg.json
 expect 1 "" "validate a directory" -- "$calib" validate .
 printf '{"format":"ddpsim-profile","version":1,"name":"x","provenance":{},"comm":{"links":{},"nccl":{"tree":{"LL128":{"base_lat_s":1e-6,"bw_factor":1.2}}}}}\n' >bwf.json
-expect 1 "bwf.json: comm.nccl.tree.LL128.bw_factor is 1.2, must be <= 1" "validate comm.nccl bw_factor > 1 (path named)" -- \
+expect 1 "bwf.json: comm.nccl.tree.LL128.bw_factor must be <= 1" "validate comm.nccl bw_factor > 1 (path named)" -- \
   "$calib" validate bwf.json
 printf '{"format":"ddpsim-profile","version":1,"name":"x","provenance":{},"comm":{"links":{"nvlink":{"lat_s":1e-6,"bw_Bps":1e9,"hop_lat_s":{"ring":{"LL64":1e-6}}}}}}\n' >hop.json
 expect 1 "hop.json: comm.links.nvlink.hop_lat_s.ring.LL64: unknown protocol" "validate hop_lat_s with an unknown protocol" -- \

@@ -19,7 +19,7 @@ int main(void) {
   gsl_set_error_handler_off();
   gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
   gsl_rng_set(rng, 20240917);
-  cerr e = {{0}};
+  err_t e = {{0}};
   enum { N = 24 };
   double bytes[N], t[N];
 
@@ -77,13 +77,13 @@ int main(void) {
 
   /* 3. Errors. */
   rc = fit_ring(bytes, t, N, 1, NULL, &r, &e);
-  truth("ring: one rank is refused", rc == CERR_RUNTIME && strstr(e.msg, "2 ranks"));
+  truth("ring: one rank is refused", rc == ERR_RUNTIME && strstr(e.msg, "2 ranks"));
   double flat[4] = {1e-5, 1e-5, 1e-5, 1e-5};
   rc = fit_ring(bytes, flat, 4, 2, NULL, &r, &e);
-  truth("ring: time not growing with size is refused", rc == CERR_RUNTIME && strstr(e.msg, "bandwidth"));
+  truth("ring: time not growing with size is refused", rc == ERR_RUNTIME && strstr(e.msg, "bandwidth"));
   double down[3] = {8, 4, 16};
   rc = fit_ring(down, flat, 3, 2, NULL, &r, &e);
-  truth("ring: sizes out of order are refused", rc == CERR_RUNTIME);
+  truth("ring: sizes out of order are refused", rc == ERR_RUNTIME);
 
   /* 4. Roofline: ewise copies at 11.3 GB/s with 1.7 us launch; gemm at 87.4 GFLOP/s, 3.1 us. */
   enum { M = 12 };

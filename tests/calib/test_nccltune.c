@@ -30,9 +30,8 @@
 #include "record.h"
 
 enum { N = 26 }; /* 8 B .. 256 MiB, factor 2 */
-static const char *const an[2] = {"ring", "tree"}, *const pn[3] = {"LL", "LL128", "Simple"};
 
-/* The truth: ddpsim's model (sim/nccl.h), independent of the library's nccltune_time. */
+/* The truth: ddpsim's model (sim/nccl.h), independent of the library (nccl_time_s, which nccltune uses). */
 typedef struct {
   int n, nodes, g;
   double bw, hop_intra[2][3], hop_net[2][3];
@@ -52,7 +51,7 @@ static double c0_of(const truth_t *t, int a, int q) {
   return t->base[a][q] + 2 * ((t->g - 1) * t->hop_intra[a][q] + floor_log2(t->nodes) * t->hop_net[a][q]);
 }
 
-static double model_t(const truth_t *t, int a, int q, double s) {
+static double truth_time(const truth_t *t, int a, int q, double s) {
   double edge = a == 0 ? 2.0 * (t->n - 1) / t->n * s : 2.0 * s;
   return c0_of(t, a, q) + edge / (t->f[a][q] * t->bw);
 }
@@ -63,11 +62,11 @@ static void generate(gsl_rng *rng, const truth_t *t) {
   for (int i = 0; i < N; i++) bytes[i] = 8.0 * pow(2.0, i);
   for (int a = 0; a < 2; a++)
     for (int q = 0; q < 3; q++)
-      for (int i = 0; i < N; i++) times[a][q][i] = model_t(t, a, q, bytes[i]) * (1 + gsl_ran_gaussian(rng, 0.01));
+      for (int i = 0; i < N; i++) times[a][q][i] = truth_time(t, a, q, bytes[i]) * (1 + gsl_ran_gaussian(rng, 0.01));
 }
 
 /* The link's bandwidth as ddpcalib gets it: fit_ring on the ring/Simple sweep. */
-static double ring_simple_bw(int n, cerr *e) {
+static double ring_simple_bw(int n, err_t *e) {
   fit_ring_result r;
   if (fit_ring(bytes, times[0][2], N, n, NULL, &r, e)) return 0;
   return r.bw_Bps;
@@ -88,20 +87,20 @@ static void setup_from(const truth_t *t, double bw, nccltune_setup *s, nccltune_
 static void check_recovery(const char *label, const truth_t *t, const nccltune_result *r, int a, int q) {
   char what[160];
   const nccltune_combo *c = &r->c[a][q];
-  snprintf(what, sizeof what, "%s %s/%s: enabled", label, an[a], pn[q]);
+  snprintf(what, sizeof what, "%s %s/%s: enabled", label, nccl_algo_name(a), nccl_proto_name(q));
   truth(what, c->enabled);
-  snprintf(what, sizeof what, "%s %s/%s: bw_factor", label, an[a], pn[q]);
+  snprintf(what, sizeof what, "%s %s/%s: bw_factor", label, nccl_algo_name(a), nccl_proto_name(q));
   near(what, c->bw_factor, t->f[a][q], 0.03);
-  snprintf(what, sizeof what, "%s %s/%s: base_lat_s (tol 2%% of c0 %.3g s)", label, an[a], pn[q], c0_of(t, a, q));
+  snprintf(what, sizeof what, "%s %s/%s: base_lat_s (tol 2%% of c0 %.3g s)", label, nccl_algo_name(a), nccl_proto_name(q), c0_of(t, a, q));
   within(what, c->base_fit_s, t->base[a][q], 0.02 * c0_of(t, a, q));
-  snprintf(what, sizeof what, "%s %s/%s: no clamp, residual near the 1%% noise", label, an[a], pn[q]);
+  snprintf(what, sizeof what, "%s %s/%s: no clamp, residual near the 1%% noise", label, nccl_algo_name(a), nccl_proto_name(q));
   truth(what, !c->base_clamped && !c->bw_clamped && c->rms_rel < 0.02);
 }
 
 /* A profile with comm.links.<cls> (the ring/Simple sweep) and comm.nccl, as ddpcalib comm
  * --nccl-tuning writes it. */
 static int write_profile(const char *path, const char *cls, const nccltune_setup *s, const nccltune_result *r,
-                         cerr *e) {
+                         err_t *e) {
   commbench_result res[2][3];
   commbench_row rows[2][3][N];
   for (int a = 0; a < 2; a++)
@@ -119,7 +118,7 @@ static int write_profile(const char *path, const char *cls, const nccltune_setup
   fit_ring_result fit;
   profilew_prov p = {.subcommand = "comm", .devices = "synthetic (test_calib_nccltune)"};
   cJSON *doc = profilew_new("synthetic-nccl", &p);
-  int rc = doc ? CERR_OK : cerr_set(e, CERR_NOMEM, "out of memory");
+  int rc = doc ? ERR_OK : err_set(e, ERR_NOMEM, "out of memory");
   if (!rc) rc = fit_ring(bytes, times[0][2], N, s->nranks, NULL, &fit, e);
   if (!rc) rc = record_comm(doc, cls, &b, &cfg, &res[0][2], &fit, 1, NULL, e);
   if (!rc)
@@ -139,15 +138,15 @@ int main(int argc, char **argv) {
   }
   gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
   gsl_rng_set(rng, 20250611);
-  cerr e = {{0}};
+  err_t e = {{0}};
   int rc;
 
   /* 1. One node of 8 GPUs over NVLink (hops: NCCL's NVLink row), link 19.3 GB/s, all six. */
   truth_t one = {.n = 8, .nodes = 1, .g = 8, .bw = 1.93e10,
                  .base = {{4.13e-6, 7.31e-6, 8.77e-6}, {5.29e-6, 3.87e-6, 1.17e-5}},
                  .f = {{0.247, 0.917, 1.0}, {0.231, 0.813, 0.874}}};
-  nccltune_hw_hops(NCCLTUNE_HW_NVLINK, one.hop_intra);
-  nccltune_hw_hops(NCCLTUNE_HW_NET, one.hop_net);
+  nccl_hw_hops(NCCL_HW_NVLINK, one.hop_intra);
+  nccl_hw_hops(NCCL_HW_NET, one.hop_net);
   generate(rng, &one);
   double bw = ring_simple_bw(8, &e);
   near("one node: link bandwidth from the ring/Simple sweep", bw, 1.93e10, 0.02);
@@ -178,8 +177,8 @@ int main(int argc, char **argv) {
   truth_t two = {.n = 8, .nodes = 2, .g = 4, .bw = 1.137e10,
                  .base = {{6.71e-6, 1.0e-5, 1.433e-5}, {7.7e-6, 9.1e-6, 2.39e-5}},
                  .f = {{0.241, 0.9, 1.0}, {0.2, 0.7, 0.887}}};
-  nccltune_hw_hops(NCCLTUNE_HW_NVLINK, two.hop_intra);
-  nccltune_hw_hops(NCCLTUNE_HW_NET, two.hop_net);
+  nccl_hw_hops(NCCL_HW_NVLINK, two.hop_intra);
+  nccl_hw_hops(NCCL_HW_NET, two.hop_net);
   generate(rng, &two);
   bw = ring_simple_bw(8, &e);
   setup_from(&two, bw, &s, sw);
@@ -224,7 +223,7 @@ int main(int argc, char **argv) {
   setup_from(&one, 1.93e10, &s, sw);
   sw[1][0].n = 2;
   rc = nccltune_fit(&s, (const nccltune_sweep(*)[3])sw, NULL, &r, &e);
-  truth("error: two sizes are too few (names tree/LL)", rc == CERR_RUNTIME && strstr(e.msg, "tree/LL:") && strstr(e.msg, "at least 3"));
+  truth("error: two sizes are too few (names tree/LL)", rc == ERR_RUNTIME && strstr(e.msg, "tree/LL:") && strstr(e.msg, "at least 3"));
   printf("     | %s\n", e.msg);
   double flat[N];
   for (int i = 0; i < N; i++) flat[i] = 2.3e-5 * (1 + 0.001 * (i % 3));
@@ -232,25 +231,25 @@ int main(int argc, char **argv) {
   sw[0][1].time_s = flat;
   rc = nccltune_fit(&s, (const nccltune_sweep(*)[3])sw, NULL, &r, &e);
   truth("error: time not growing with size (names ring/LL128)",
-        rc == CERR_RUNTIME && strstr(e.msg, "ring/LL128:") && strstr(e.msg, "bandwidth"));
+        rc == ERR_RUNTIME && strstr(e.msg, "ring/LL128:") && strstr(e.msg, "bandwidth"));
   printf("     | %s\n", e.msg);
   setup_from(&one, 1.93e10, &s, sw);
   for (int a = 0; a < 2; a++)
     for (int q = 0; q < 3; q++) sw[a][q].refused = 1;
   rc = nccltune_fit(&s, (const nccltune_sweep(*)[3])sw, NULL, &r, &e);
-  truth("error: every combination refused", rc == CERR_RUNTIME && strstr(e.msg, "refused every"));
+  truth("error: every combination refused", rc == ERR_RUNTIME && strstr(e.msg, "refused every"));
   printf("     | %s\n", e.msg);
   setup_from(&one, 1.93e10, &s, sw);
   s.gpus_per_node = 3;
   rc = nccltune_fit(&s, (const nccltune_sweep(*)[3])sw, NULL, &r, &e);
-  truth("error: 8 ranks are not 1 node x 3", rc == CERR_RUNTIME && strstr(e.msg, "not 1 node(s) x 3"));
+  truth("error: 8 ranks are not 1 node x 3", rc == ERR_RUNTIME && strstr(e.msg, "not 1 node(s) x 3"));
   setup_from(&one, 0, &s, sw);
   rc = nccltune_fit(&s, (const nccltune_sweep(*)[3])sw, NULL, &r, &e);
-  truth("error: no link bandwidth", rc == CERR_RUNTIME && strstr(e.msg, "bandwidth"));
+  truth("error: no link bandwidth", rc == ERR_RUNTIME && strstr(e.msg, "bandwidth"));
   setup_from(&one, 1.93e10, &s, sw);
   s.hop_net_s[0][0] = -1e-6;
   rc = nccltune_fit(&s, (const nccltune_sweep(*)[3])sw, NULL, &r, &e);
-  truth("error: a negative hop latency (names ring/LL)", rc == CERR_RUNTIME && strstr(e.msg, "ring/LL:"));
+  truth("error: a negative hop latency (names ring/LL)", rc == ERR_RUNTIME && strstr(e.msg, "ring/LL:"));
 
   gsl_rng_free(rng);
   return check_status();
