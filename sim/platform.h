@@ -10,7 +10,13 @@
  * their summed bandwidth (SimGrid has one route per pair of hosts). Only the routes the channels
  * use exist: from every rank to its successor on each channel. The hop latency sits on the first
  * link of each route (the others have none), so a route's latency is exactly one hop of its class.
- * Several channels crossing one link share it (max-min fairness). See docs/simulation.md. */
+ * Several channels crossing one link share it (max-min fairness). See docs/simulation.md.
+ *
+ * Where every GPU leaves and enters its node through one NIC (after merging), each node is a zone
+ * of its own with a router: a GPU's route to the router is its NIC up, the router's to a GPU that
+ * NIC down, and node zones reach each other through the backbone (or a switch link that bounds no
+ * flow), so SimGrid's all-pairs route tables hold G^2 entries per node and N^2 between nodes, not
+ * (N G)^2. The links each route crosses are the same either way. */
 #ifndef DDPSIM_PLATFORM_H
 #define DDPSIM_PLATFORM_H
 
