@@ -36,7 +36,7 @@ expect() {
 if [[ $part == errors ]]; then
 # ---- help
 expect 0 "usage: ddpcalib COMMAND" "--help" -- "$calib" --help
-for c in comm compute h2d merge validate; do
+for c in comm compute h2d merge validate train; do
   expect 0 "usage:" "$c --help" -- "$calib" $c --help
 done
 
@@ -44,19 +44,19 @@ done
 expect 2 "usage" "no command" -- "$calib"
 expect 2 "unknown command" "unknown command" -- "$calib" frobnicate
 expect 2 "--backend" "comm without --backend" -- "$calib" comm -b 8 -e 64
-expect 2 "not mpi or nccl" "comm --backend bogus" -- "$calib" comm --backend bogus
+expect 2 "--backend must be mpi or nccl" "comm --backend bogus" -- "$calib" comm --backend bogus
 expect 2 "-b" "comm -b 0" -- "$calib" comm --backend mpi -b 0
-expect 2 "unknown suffix" "comm -b 12X" -- "$calib" comm --backend mpi -b 12X
-expect 2 "trailing" "comm -b 12KB" -- "$calib" comm --backend mpi -b 12KB
-expect 2 "negative" "comm -e -5" -- "$calib" comm --backend mpi -e -5
+expect 2 "minbytes \\(-b\\) must be a size in bytes > 0, with an optional K, M or G suffix" "comm -b 12X" -- "$calib" comm --backend mpi -b 12X
+expect 2 "minbytes \\(-b\\) must be a size.*got '12KB'" "comm -b 12KB" -- "$calib" comm --backend mpi -b 12KB
+expect 2 "maxbytes \\(-e\\) must be a size in bytes > 0.*got '-5'" "comm -e -5" -- "$calib" comm --backend mpi -e -5
 expect 2 "below min" "comm -e < -b" -- "$calib" comm --backend mpi -b 1M -e 1K
 expect 2 "-f" "comm -f 1" -- "$calib" comm --backend mpi -b 8 -e 64 -f 1
 expect 2 "-f" "comm -f abc" -- "$calib" comm --backend mpi -f abc
 expect 2 "-n" "comm -n 0" -- "$calib" comm --backend mpi -n 0
 expect 2 "-w" "comm -w x" -- "$calib" comm --backend mpi -w x
 expect 2 "-g applies" "comm -g with mpi" -- "$calib" comm --backend mpi -g 2
-expect 2 "unknown flag '--frob'" "comm unknown long flag" -- "$calib" comm --backend mpi --frob
-expect 2 "unknown flag" "comm unknown short flag" -- "$calib" comm --backend mpi -z
+expect 2 "unknown option '--frob'" "comm unknown long flag" -- "$calib" comm --backend mpi --frob
+expect 2 "unknown option '-z'" "comm unknown short flag" -- "$calib" comm --backend mpi -z
 expect 2 "needs a value" "comm flag without value" -- "$calib" comm --backend mpi -o
 expect 2 "plain name" "comm --link-class with a dot" -- "$calib" comm --backend mpi --link-class a.b
 expect 2 "--regimes" "comm --regimes 9" -- "$calib" comm --backend mpi --regimes 9
@@ -66,18 +66,18 @@ expect 0 "--nccl-tuning" "comm --help names --nccl-tuning" -- "$calib" comm --he
 expect 2 "unexpected argument" "comm stray argument" -- "$calib" comm --backend mpi stray
 expect 2 "two input" "merge with one input" -- "$calib" merge a.json -o c.json
 expect 2 "-o" "merge without -o" -- "$calib" merge a.json b.json
-expect 2 "unknown flag" "merge unknown flag" -- "$calib" merge --frob a b -o c
+expect 2 "unknown option '--frob'" "merge unknown flag" -- "$calib" merge --frob a b -o c
 expect 2 "one profile" "validate without a file" -- "$calib" validate
 expect 2 "--backend" "compute without --backend" -- "$calib" compute
-expect 2 "not cpu or cuda" "compute --backend gpu" -- "$calib" compute --backend gpu
+expect 2 "--backend must be cpu or cuda" "compute --backend gpu" -- "$calib" compute --backend gpu
 expect 2 "fp16 needs" "compute fp16 on cpu" -- "$calib" compute --backend cpu --precision fp16
-expect 2 "not fp32 or fp16" "compute --precision fp8" -- "$calib" compute --backend cpu --precision fp8
+expect 2 "--precision must be fp32 or fp16" "compute --precision fp8" -- "$calib" compute --backend cpu --precision fp8
 expect 2 "--hidden" "compute --hidden 0" -- "$calib" compute --backend cpu --hidden 0
 expect 2 "--hidden" "compute --hidden 64,,128" -- "$calib" compute --backend cpu --hidden 64,,128
 expect 2 "--batch" "compute --batch x" -- "$calib" compute --backend cpu --batch x
 expect 2 "--seq" "compute --seq 0" -- "$calib" compute --backend cpu --seq 0
 expect 2 "--gemm-max" "compute --gemm-max 8" -- "$calib" compute --backend cpu --gemm-max 8
-expect 2 "unknown flag" "compute unknown flag" -- "$calib" compute --backend cpu --frob
+expect 2 "unknown option '--frob'" "compute unknown flag" -- "$calib" compute --backend cpu --frob
 expect 2 "needs a GPU" "h2d --backend cpu" -- "$calib" h2d --backend cpu
 expect 2 "--backend" "h2d without --backend" -- "$calib" h2d
 expect 2 "-f" "h2d -f 0.5" -- "$calib" h2d --backend cuda -f 0.5

@@ -1,0 +1,67 @@
+/* calcmd: what ddpcalib's commands share (calcmd.h). */
+#include "calcmd.h"
+
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "parse.h"
+
+static int g_argc;
+static char **g_argv;
+
+int calcmd_quiet(void) {
+  const char *r = getenv("OMPI_COMM_WORLD_RANK");
+  if (!r) r = getenv("PMI_RANK");
+  return r && strcmp(r, "0") != 0;
+}
+
+void calcmd_set_line(int argc, char **argv) {
+  g_argc = argc;
+  g_argv = argv;
+}
+
+profilew_prov calcmd_prov(const char *subcommand) {
+  return (profilew_prov){.subcommand = subcommand, .argc = g_argc, .argv = g_argv};
+}
+
+int calcmd_status(cli_ctx *x, int rc, const err_t *e) {
+  if (rc == ERR_OK) return CLI_OK;
+  return rc == ERR_USAGE ? cli_usage(x, "%s", e->msg) : cli_fail(x, rc, "%s", e->msg);
+}
+
+int calcmd_mpi_init(cli_ctx *x, int *argc, char ***argv) {
+  return MPI_Init(argc, argv) == MPI_SUCCESS ? CLI_OK : cli_fail(x, ERR_RUNTIME, "MPI_Init failed");
+}
+
+int calcmd_bytes(const char *text, void *dest) {
+  err_t e;
+  return parse_bytes(text, "", (size_t *)dest, &e) ? -1 : 0;
+}
+
+void calcmd_print_row(const commbench_row *row, void *arg) {
+  const commbench_backend *b = arg;
+  if (!b->is_root) return;
+  char line[256];
+  commbench_format_row(row, line, sizeof line);
+  printf("%s\n", line);
+  fflush(stdout);
+}
+
+void calcmd_print_ring_fit(const char *link_class, const fit_ring_result *fit) {
+  printf("# fit (ring model on median times, %zu regime(s)):\n", fit->nregimes);
+  for (size_t i = 0; i < fit->nregimes; i++) {
+    const fit_regime *g = &fit->regime[i];
+    printf("#   %10.0f .. %10.0f B: lat %.3f us/hop, bw %.3f GB/s/link, residual rms %.1f%% max %.1f%%\n",
+           g->min_bytes, g->max_bytes, g->lat_s * 1e6, g->bw_Bps / 1e9, g->rms_rel * 100, g->max_rel * 100);
+  }
+  printf("# comm.links.%s: lat_s %.4g, bw_Bps %.4g (residual over the sweep: rms %.1f%%, max %.1f%%)\n",
+         link_class, fit->lat_s, fit->bw_Bps, fit->rms_rel * 100, fit->max_rel * 100);
+}
+
+void calcmd_print_span(const commfit_span *sp, const char *link_class, double ring_bw_Bps) {
+  if (sp->from[0])
+    printf("# the ring spans %g %s link(s) (%s): bw_Bps per link %.4g\n", sp->units, link_class, sp->from,
+           ring_bw_Bps / sp->units);
+}

@@ -1,0 +1,67 @@
+/* calcmd: ddpcalib's commands, one file each (calib/cli/cmd_<name>.c), the table ddpcalib.c
+ * dispatches on, and what the commands share (calcmd.c). ddpsim's are sim/cli/cmd.h: the same
+ * shape, over the same option tables (sim/cli/cli.h).
+ *
+ * A command gets argv from its own name on and a cli_ctx for its messages; it returns a status
+ * (cli.h: CLI_OK, CLI_HELP, CLI_USAGE, or a library's failure code with the message in the
+ * context), which main turns into the exit code with cli_exit, the one place that does (only MPI
+ * rank 0 reports a misuse: calcmd_quiet). A command that starts MPI (comm, train) finalises it
+ * before it returns. */
+#ifndef DDPCALIB_CALCMD_H
+#define DDPCALIB_CALCMD_H
+
+#include "cli.h"
+#include "commbench.h"
+#include "commfit.h"
+#include "err.h"
+#include "profilew.h"
+
+typedef struct {
+  const char *name;
+  const char *summary; /* one line for `ddpcalib --help` */
+  int (*run)(cli_ctx *x, int argc, char **argv);
+} calcmd_entry;
+
+int cmd_comm(cli_ctx *x, int argc, char **argv);     /* cmd_comm.c */
+int cmd_compute(cli_ctx *x, int argc, char **argv);  /* cmd_compute.c */
+int cmd_h2d(cli_ctx *x, int argc, char **argv);      /* cmd_h2d.c */
+int cmd_merge(cli_ctx *x, int argc, char **argv);    /* cmd_merge.c */
+int cmd_validate(cli_ctx *x, int argc, char **argv); /* cmd_merge.c */
+int cmd_train(cli_ctx *x, int argc, char **argv);    /* cmd_train.c */
+
+/* comm --nccl-tuning (cmd_comm_tuning.c, built with CUDA): the sweep of every NCCL algorithm x
+ * protocol, its tables, fit and profile. MPI is initialised by the caller. */
+int cmd_comm_tuning(cli_ctx *x, const commbench_cfg *cfg, int ngpus, const char *link_class, const char *topology,
+                    const char *output, int regimes);
+
+/* 1 on an MPI rank other than 0 (from mpirun's environment, before MPI starts): it keeps quiet
+ * about misuse, which every rank would repeat. */
+int calcmd_quiet(void);
+
+/* The whole command line, as main got it, for the profile's provenance (calcmd_prov). */
+void calcmd_set_line(int argc, char **argv);
+profilew_prov calcmd_prov(const char *subcommand);
+
+/* A library's status into the command's: ERR_USAGE becomes CLI_USAGE (the usage hint follows),
+ * any other failure stays, with e's message in x. */
+int calcmd_status(cli_ctx *x, int rc, const err_t *e);
+
+/* MPI_Init (a failure: ERR_RUNTIME in x). */
+int calcmd_mpi_init(cli_ctx *x, int *argc, char ***argv);
+
+/* CLI_CUSTOM parser of a byte count with a K, M or G suffix (calib/parse.c's parse_bytes) into a
+ * size_t; CALCMD_BYTES_MUST says what it takes. */
+int calcmd_bytes(const char *text, void *dest);
+#define CALCMD_BYTES_MUST "must be a size in bytes > 0, with an optional K, M or G suffix (1024-based)"
+
+/* What comm prints (rank 0), plain and --nccl-tuning alike: a row of the sweep's table (arg: a
+ * commbench_backend, which prints when it is the root), the ring fit, the span of the ring over a
+ * topology (nothing without one). */
+void calcmd_print_row(const commbench_row *row, void *arg);
+void calcmd_print_ring_fit(const char *link_class, const fit_ring_result *fit);
+void calcmd_print_span(const commfit_span *sp, const char *link_class, double ring_bw_Bps);
+
+/* Bounds of the -n (timed) and -w (warm-up) iteration counts every measuring command takes. */
+#define CALCMD_MAX_ITERS 1000000
+
+#endif
