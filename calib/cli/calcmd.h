@@ -16,12 +16,6 @@
 #include "err.h"
 #include "profilew.h"
 
-typedef struct {
-  const char *name;
-  const char *summary; /* one line for `ddpcalib --help` */
-  int (*run)(cli_ctx *x, int argc, char **argv);
-} calcmd_entry;
-
 int cmd_comm(cli_ctx *x, int argc, char **argv);     /* cmd_comm.c */
 int cmd_compute(cli_ctx *x, int argc, char **argv);  /* cmd_compute.c */
 int cmd_h2d(cli_ctx *x, int argc, char **argv);      /* cmd_h2d.c */

@@ -291,3 +291,38 @@ void cli_help(const cli_cmd *c, FILE *f) {
   }
   if (c->epilog) fputs(c->epilog, f);
 }
+
+static void program_help(const cli_program *p, FILE *f) {
+  fputs(p->intro, f);
+  fputs("\ncommands:\n", f);
+  for (int i = 0; i < p->ncommands; i++) fprintf(f, "  %-10s %s\n", p->commands[i].name, p->commands[i].summary);
+  if (p->outro) fprintf(f, "\n%s", p->outro);
+}
+
+static int program_exit(const cli_program *p, const cli_ctx *x, int status) {
+  if (status == CLI_USAGE && p->quiet && p->quiet()) return cli_exit_code(status);
+  return cli_exit(x, status);
+}
+
+int cli_main(const cli_program *p, int argc, char **argv) {
+  cli_ctx x;
+  cli_ctx_init(&x, p->prog, NULL);
+  if (argc < 2) {
+    if (!(p->quiet && p->quiet())) program_help(p, stderr);
+    return cli_exit_code(CLI_USAGE);
+  }
+  const char *name = argv[1];
+  if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
+    program_help(p, stdout);
+    return cli_exit_code(CLI_HELP);
+  }
+  for (int i = 0; i < p->ncommands; i++)
+    if (strcmp(name, p->commands[i].name) == 0) {
+      cli_ctx_init(&x, p->prog, name);
+      return program_exit(p, &x, p->commands[i].run(&x, argc - 1, argv + 1));
+    }
+  char known[256] = "";
+  for (int i = 0; i < p->ncommands; i++)
+    snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", i ? ", " : "", p->commands[i].name);
+  return program_exit(p, &x, cli_usage(&x, "unknown command '%s' (%s)", name, known));
+}

@@ -118,4 +118,26 @@ int cli_exit_code(int status);
  * the usage hint for a misuse) and returns the exit code. */
 int cli_exit(const cli_ctx *x, int status);
 
+/* A program of commands (ddpsim, ddpcalib): each command gets argv from its own name on and a
+ * context for its messages, and returns a status. */
+typedef struct {
+  const char *name;
+  const char *summary; /* one line for `PROG --help` */
+  int (*run)(cli_ctx *x, int argc, char **argv);
+} cli_command;
+
+typedef struct {
+  const char *prog;            /* "ddpsim" */
+  const char *intro;           /* the help before the list of commands */
+  const char *outro;           /* after it (may be NULL) */
+  const cli_command *commands;
+  int ncommands;
+  int (*quiet)(void);          /* non-NULL and true: a misuse is not printed (MPI ranks but 0) */
+} cli_program;
+
+/* Runs the command argv[1] names and returns the exit code (cli_exit): the program's help for
+ * --help, -h or help (exit 0), or with no command (exit 2), and a misuse naming the commands for
+ * an unknown one. */
+int cli_main(const cli_program *p, int argc, char **argv);
+
 #endif

@@ -1,4 +1,4 @@
-/* cmd: ddpsim's commands, one file each (sim/cli/<name>.c), and the table ddpsim.c dispatches on.
+/* cmd: ddpsim's commands, one file each (sim/cli/cmd_<name>.c); sim/ddpsim.c lists them for cli_main.
  *
  * A command gets argv from its own name on and a cli_ctx for its messages; it returns a status
  * (cli.h: CLI_OK, CLI_HELP, CLI_USAGE, or a library's failure code with the message in the
@@ -7,12 +7,6 @@
 #define DDPSIM_CMD_H
 
 #include "cli.h"
-
-typedef struct {
-  const char *name;
-  const char *summary; /* one line for `ddpsim --help` */
-  int (*run)(cli_ctx *x, int argc, char **argv);
-} cmd_entry;
 
 int cmd_predict(cli_ctx *x, int argc, char **argv);   /* predict.c */
 int cmd_sweep(cli_ctx *x, int argc, char **argv);     /* sweep.c */
