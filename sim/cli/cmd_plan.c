@@ -27,14 +27,10 @@ int cmd_plan(cli_ctx *x, int argc, char **argv) {
       {0}};
   const cli_opt *tables[] = {own, common, NULL};
   const cli_cmd c = {.usage = usage, .tables = tables, .elsewhere = simopts_known};
-  int rc = cli_parse(x, &c, argc, argv, NULL, NULL, stdout);
-  if (!rc) rc = simopts_check(x, &o);
   simopts_inputs in;
-  if (rc || (rc = simopts_load(x, &o, &in))) return rc;
   sim_config cfg;
-  simopts_config(&o, &in, &cfg);
-  cfg.nodes = nodes;
-  cfg.bucket_cap_mb = cap;
+  int rc = simopts_setup(x, &c, argc, argv, &o, NULL, NULL, &nodes, &cap, &in, &cfg);
+  if (rc) return rc;
   err_t e;
   if (cfg.framework == SIM_FRAMEWORK_DP) {
     dp_plan p;

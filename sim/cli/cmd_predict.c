@@ -56,15 +56,10 @@ int cmd_predict_run(cli_ctx *x, int argc, char **argv, int trace_only) {
       {0}};
   const cli_opt *tables[] = {own, common, trace_only ? trace_out : predict_out, NULL};
   const cli_cmd c = {.usage = trace_only ? usage_trace : usage_predict, .tables = tables, .elsewhere = simopts_known};
-  int rc = cli_parse(x, &c, argc, argv, NULL, NULL, stdout);
-  if (!rc) rc = simopts_check(x, &o);
-  if (!rc && trace_only && !trace) rc = cli_usage(x, "-o FILE is required");
   simopts_inputs in;
-  if (rc || (rc = simopts_load(x, &o, &in))) return rc;
   sim_config cfg;
-  simopts_config(&o, &in, &cfg);
-  cfg.nodes = nodes;
-  cfg.bucket_cap_mb = cap;
+  int rc = simopts_setup(x, &c, argc, argv, &o, trace_only ? &trace : NULL, "-o FILE is required", &nodes, &cap, &in, &cfg);
+  if (rc) return rc;
   predict_result p;
   err_t e;
   if ((rc = predict_run(&cfg, &p, &e))) {

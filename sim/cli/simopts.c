@@ -171,3 +171,15 @@ void simopts_config(const simopts *o, const simopts_inputs *in, sim_config *c) {
          : o->nonblocking ? SIM_H2D_PAGEABLE
                           : SIM_H2D_AUTO;
 }
+
+int simopts_setup(cli_ctx *x, const cli_cmd *c, int argc, char **argv, simopts *o, const char *const *required,
+                  const char *missing, int *nodes, double *bucket_cap_mb, simopts_inputs *in, sim_config *cfg) {
+  int rc = cli_parse(x, c, argc, argv, NULL, NULL, stdout);
+  if (!rc) rc = simopts_check(x, o);
+  if (!rc && required && !*required) rc = cli_usage(x, "%s", missing);
+  if (rc || (rc = simopts_load(x, o, in))) return rc;
+  simopts_config(o, in, cfg);
+  cfg->nodes = *nodes;
+  cfg->bucket_cap_mb = *bucket_cap_mb;
+  return CLI_OK;
+}

@@ -66,4 +66,11 @@ void simopts_inputs_free(simopts_inputs *in); /* zeroes it; a zeroed one is a no
  * caller's (left at their defaults). */
 void simopts_config(const simopts *o, const simopts_inputs *in, sim_config *c);
 
+/* One configuration's command line, start to end: parses argv against c (whose tables hold the
+ * shared ones, pointing into o), checks it (when `required` is non-NULL, a *required still NULL
+ * after parsing is the misuse `missing`), loads the inputs into *in and fills *cfg, nodes and
+ * bucket_cap_mb included. The status (CLI_HELP after the help); on CLI_OK the caller frees *in. */
+int simopts_setup(cli_ctx *x, const cli_cmd *c, int argc, char **argv, simopts *o, const char *const *required,
+                  const char *missing, int *nodes, double *bucket_cap_mb, simopts_inputs *in, sim_config *cfg);
+
 #endif
