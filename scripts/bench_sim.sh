@@ -9,7 +9,7 @@
 # same results with 10x fewer messages. The previous engine is built from PREV (default: the last
 # commit before the plan/engine/readout split) into build-prev/; it refuses more than 65,536 GPUs.
 # --full adds the new engine simulating every GPU (--no-symmetry, as with jitter) at 1,024 and
-# 16,384 GPUs, and step fidelity at 1,024 GPUs on the previous engine (minutes).
+# 16,384 GPUs (about 30 s), and step fidelity at 1,024 GPUs on the previous engine (tens of minutes).
 # usage: scripts/bench_sim.sh [--full]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -46,8 +46,7 @@ run() {
 printf '# %-7s %-5s %-12s %10s %10s %12s %12s %14s %10s\n' gpus fid engine wall_s peak_MiB messages messages/s iteration_s target
 row() { # row GPUS FID ENGINE "RESULT" TARGET
   local g=$1 f=$2 e=$3 res=$4 target=$5
-  if [[ $res == died ]]; then
-    printf '  %-7s %-5s %-12s %10s\n' "$g" "$f" "$e" "(refused or died)"
+X
   else
     read -r w r m it <<<"$res"
     awk -v g="$g" -v f="$f" -v e="$e" -v w="$w" -v r="$r" -v m="$m" -v it="$it" -v t="$target" \
@@ -55,6 +54,7 @@ row() { # row GPUS FID ENGINE "RESULT" TARGET
   fi
 }
 ratio() { # ratio NAME "PREV RESULT" "NEW RESULT"
+  [[ $2 == skipped ]] && return
   [[ $2 == died || $3 == died ]] && { echo "#   $1: previous engine refused or died"; return; }
   read -r w0 r0 m0 i0 <<<"$2"
   read -r w1 r1 m1 i1 <<<"$3"
@@ -80,7 +80,7 @@ for nodes in 128 2048 16384; do
 done
 for nodes in 16 128; do
   g=$((nodes * 8))
-  p=died
+  p=skipped
   if ((nodes == 16 || full)); then p=$(run "$prev" "$nodes" step); fi
   n=$(run "$new" "$nodes" step)
   row "$g" step previous "$p" ""
