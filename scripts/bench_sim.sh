@@ -46,7 +46,8 @@ run() {
 printf '# %-7s %-5s %-12s %10s %10s %12s %12s %14s %10s\n' gpus fid engine wall_s peak_MiB messages messages/s iteration_s target
 row() { # row GPUS FID ENGINE "RESULT" TARGET
   local g=$1 f=$2 e=$3 res=$4 target=$5
-X
+  if [[ $res == died || $res == skipped ]]; then
+    printf '  %-7s %-5s %-12s %10s\n' "$g" "$f" "$e" "$([[ $res == died ]] && echo '(refused or died)' || echo '(--full)')"
   else
     read -r w r m it <<<"$res"
     awk -v g="$g" -v f="$f" -v e="$e" -v w="$w" -v r="$r" -v m="$m" -v it="$it" -v t="$target" \
