@@ -3,7 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-void readout_plan(const plan_t *p, sim_result *r) {
+/* The plan's part of the result: what it says before anything is simulated. */
+static void readout_plan(const plan_t *p, sim_result *r) {
   r->gpus = p->ranks;
   r->ranks_simulated = p->sim_ranks;
   r->batch = p->batch;

@@ -17,8 +17,4 @@
  * ERR_NOMEM; ERR_SIM when the record does not fit the plan. On failure r holds nothing to free. */
 int readout_ddp(plan_t *p, const engine_record *rec, sim_result *r, err_t *e);
 
-/* The plan's part of a result alone (no engine run): what readout_ddp copies from the plan. Used
- * where a plan is described without being simulated. */
-void readout_plan(const plan_t *p, sim_result *r);
-
 #endif
