@@ -17,14 +17,12 @@ static const char *usage =
 int cmd_plan(cli_ctx *x, int argc, char **argv) {
   simopts o;
   simopts_init(&o);
-  int nodes = 1;
-  double cap = 25;
+  int nodes;
+  double cap;
   cli_opt common[SIMOPTS_COUNT];
   simopts_table(&o, common);
-  const cli_opt own[] = {
-      {"nodes", 0, CLI_INT, &nodes, "N", "number of nodes (default 1)", CLI_MIN, 1},
-      {"bucket-cap-mb", 0, CLI_DOUBLE, &cap, "X", "DDP's bucket_cap_mb (default 25)", CLI_MIN_OPEN, 0},
-      {0}};
+  cli_opt own[SIMOPTS_JOB_COUNT];
+  simopts_job_table(&nodes, &cap, own);
   const cli_opt *tables[] = {own, common, NULL};
   const cli_cmd c = {.usage = usage, .tables = tables, .elsewhere = simopts_known};
   simopts_inputs in;

@@ -36,15 +36,13 @@ static int write_trace(cli_ctx *x, const sim_config *c, const predict_result *p,
 int cmd_predict_run(cli_ctx *x, int argc, char **argv, int trace_only) {
   simopts o;
   simopts_init(&o);
-  int nodes = 1, json = 0;
-  double cap = 25;
+  int nodes, json = 0;
+  double cap;
   const char *trace = NULL;
   cli_opt common[SIMOPTS_COUNT];
   simopts_table(&o, common);
-  const cli_opt own[] = {
-      {"nodes", 0, CLI_INT, &nodes, "N", "number of nodes (default 1)", CLI_MIN, 1},
-      {"bucket-cap-mb", 0, CLI_DOUBLE, &cap, "X", "DDP's bucket_cap_mb (default 25)", CLI_MIN_OPEN, 0},
-      {0}};
+  cli_opt own[SIMOPTS_JOB_COUNT];
+  simopts_job_table(&nodes, &cap, own);
   const cli_opt predict_out[] = {
       {"json", 0, CLI_FLAG, &json, NULL, "print one JSON object instead of the table"},
       {"trace", 0, CLI_STRING, &trace, "FILE",

@@ -94,6 +94,16 @@ void simopts_table(simopts *o, cli_opt t[SIMOPTS_COUNT]) {
   memcpy(t, table, sizeof table);
 }
 
+void simopts_job_table(int *nodes, double *cap, cli_opt t[SIMOPTS_JOB_COUNT]) {
+  *nodes = 1;
+  *cap = 25;
+  const cli_opt table[SIMOPTS_JOB_COUNT] = {
+      {"nodes", 0, CLI_INT, nodes, "N", "number of nodes (default 1)", CLI_MIN, 1},
+      {"bucket-cap-mb", 0, CLI_DOUBLE, cap, "X", "DDP's bucket_cap_mb (default 25)", CLI_MIN_OPEN, 0},
+      {0}};
+  memcpy(t, table, sizeof table);
+}
+
 const char *const simopts_known[] = {
     "model", "topology", "profile", "gpus-per-node", "batch", "precision", "first-bucket-mb", "rebuilt", "bucket-view",
     "static-graph", "mode", "fidelity", "iterations", "no-sync", "comm-hook", "jitter-cv", "seed", "nccl-algo",

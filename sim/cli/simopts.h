@@ -36,6 +36,11 @@ void simopts_init(simopts *o);
 /* Writes the shared options' table, pointing into o, to t (SIMOPTS_COUNT entries, NULL-ended). */
 void simopts_table(simopts *o, cli_opt t[SIMOPTS_COUNT]);
 
+/* One configuration's size options, pointing at nodes and cap (defaults 1 and 25) and ended: t
+ * needs SIMOPTS_JOB_COUNT entries. predict, trace and plan take them; sweep and recommend take lists. */
+#define SIMOPTS_JOB_COUNT 3
+void simopts_job_table(int *nodes, double *cap, cli_opt t[SIMOPTS_JOB_COUNT]);
+
 /* --precision's parser (cli_opt.parse): fp32 or fp16 into an int (model_dtype). */
 int simopts_parse_precision(const char *s, void *dest);
 
