@@ -310,7 +310,7 @@ int modelzoo_resnet_text(const modelzoo_resnet *p, char **text, err_t *e) {
   ewise(&s, "loss.bwd", PB(p->classes), 4, 1, NULL, "NLL gradient into zeros (1), log-softmax backward (3)");
   gemm(&s, "fc.dgrad", C(cfin), PB(1), C(p->classes), NULL, NULL);
   gemm(&s, "fc.wgrad", C(p->classes), C(cfin), PB(1), NULL, NULL);
-  ewise(&s, "fc.dbias", PB(p->classes), 1, 1, "fc.weight,fc.bias", "bias gradient: sum over the batch");
+  ewise(&s, "fc.dbias", PB(p->classes), 1, 1, "fc.bias,fc.weight", "bias gradient: sum over the batch; bias ready first");
   ewise(&s, "avgpool.bwd", PB(cfin * (hfin * hfin + 1)), 1, 1, NULL, NULL);
   for (int i = n - 1; i >= 0; i--) {
     const rblock *b = &blk[i];
@@ -393,7 +393,9 @@ static void linear_bwd(sbuf *s, const char *name, const char *module, long out, 
   char n1[96], r[256];
   gemm(s, cat(s, n1, sizeof n1, name, "dgrad"), C(in), PB(rows), C(out), NULL, NULL);
   gemm(s, cat(s, n1, sizeof n1, name, "wgrad"), C(out), C(in), PB(rows), NULL, NULL);
-  ewise(s, cat(s, n1, sizeof n1, name, "dbias"), PB(out * rows), 1, 1, pair(s, r, sizeof r, module, "weight", "bias"),
+  /* autograd accumulates nn.Linear's bias gradient before its weight's (AccumulateGrad order, checked
+   * against post-accumulate-grad hooks by tests/torch/test_reducer.py) */
+  ewise(s, cat(s, n1, sizeof n1, name, "dbias"), PB(out * rows), 1, 1, pair(s, r, sizeof r, module, "bias", "weight"),
         NULL);
 }
 

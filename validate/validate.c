@@ -221,7 +221,7 @@ static long param_numel(const validate_opts *o, const char *name, size_t len) {
  * With SGD the optimizer op is SGD's: read p, g; write p (3 arrays of P). */
 static int make_model(const validate_opts *o, sim_mode mode, model_t **m, err_t *e) {
   modelgen_mlstm spec = {.name = "mlstm-validate", .hidden = o->hidden, .embed = o->embed, .vocab = o->vocab,
-                         .seq = o->seq, .batch = o->batch, .precision = MODEL_FP32};
+                         .seq = o->seq, .batch = o->batch, .precision = MODEL_FP32, .kernels_order = 1};
   char *text;
   int rc = modelgen_mlstm_text(&spec, &text, e);
   if (rc) return rc;

@@ -133,7 +133,7 @@ static void check_resnet(int depth, long params, double gmacs) {
   if (!m) return;
   CHECK(model_total_params(m) == params, "%s: %ld parameters (torchvision: %ld)", what, model_total_params(m), params);
   first_last(m, what, "conv1.weight", "fc.bias");
-  ready_ends(m, what, "fc.weight", "conv1.weight");
+  ready_ends(m, what, "fc.bias", "conv1.weight");
   CHECK(m->batch == 64 && m->tokens_per_sample == 1 && strcmp(m->token_unit, "images") == 0 &&
             m->precision == MODEL_FP16,
         "%s: batch 64, 1 image per sample, fp16", what);
@@ -161,7 +161,7 @@ static void check_bert(const char *size, long bert_params, long hf_params, doubl
   CHECK(model_total_params(m) == hf_params, "%s: BertForPreTraining %ld parameters (Hugging Face: %ld)", what,
         model_total_params(m), hf_params);
   first_last(m, what, "bert.embeddings.word_embeddings.weight", "cls.seq_relationship.bias");
-  ready_ends(m, what, "cls.seq_relationship.weight", "bert.embeddings.word_embeddings.weight");
+  ready_ends(m, what, "cls.seq_relationship.bias", "bert.embeddings.word_embeddings.weight");
   CHECK(m->batch == 32 && m->tokens_per_sample == 128 && strcmp(m->token_unit, "tokens") == 0 &&
             m->precision == MODEL_FP16,
         "%s: batch 32, 128 tokens per sample, fp16", what);
@@ -196,8 +196,9 @@ static void check_buckets(void) {
     }
     if (!rebuilt)
       CHECK(has_w && has_b, "resnet50 construction: fc.weight and fc.bias are in the first-reduced bucket");
-    else /* ready order, limits [1 MiB, 25 MiB]: the 8 MB fc.weight closes the first bucket alone */
-      CHECK(has_w && plan.b[0].ntensors == 1, "resnet50 rebuilt: fc.weight (first ready) alone in the first bucket");
+    else /* ready order, limits [1 MiB, 25 MiB]: fc.bias is ready first; the 8 MB fc.weight closes it */
+      CHECK(has_w && has_b && plan.b[0].ntensors == 2 && plan.b[0].tensors[0] == fcb,
+            "resnet50 rebuilt: fc.bias (first ready) and fc.weight alone in the first bucket");
     int has_conv1 = 0;
     for (int t = 0; t < plan.b[plan.n - 1].ntensors; t++) has_conv1 |= plan.b[plan.n - 1].tensors[t] == 0;
     CHECK(has_conv1, "resnet50 %s: conv1.weight is in the last-reduced bucket", rebuilt ? "rebuilt" : "construction");
