@@ -20,7 +20,7 @@ typedef struct {
   int *tensors;
   int ntensors;
   size_t bytes;
-  int limits_used; /* 0: the first limit applies, else cap */
+  int closed; /* buckets of this dtype closed so far: limits[min(closed, nlimits - 1)] applies */
 } open_bucket;
 
 static int push(bucket_plan *p, int *cap, open_bucket *ob) {
@@ -56,9 +56,17 @@ static int cmp_bucket(const void *a, const void *b) {
 
 int bucket_assign(int n, const size_t *bytes, const int *dtype_key, const int *order, size_t first_cap, size_t cap,
                   bucket_plan *out, err_t *e) {
+  const size_t limits[2] = {first_cap, cap};
+  return bucket_assign_limits(n, bytes, dtype_key, order, limits, 2, out, e);
+}
+
+int bucket_assign_limits(int n, const size_t *bytes, const int *dtype_key, const int *order, const size_t *limits,
+                         int nlimits, bucket_plan *out, err_t *e) {
   memset(out, 0, sizeof *out);
   if (n < 1) return err_set(e, ERR_INPUT, "bucket assignment needs at least one tensor");
-  if (first_cap == 0 || cap == 0) return err_set(e, ERR_INPUT, "bucket caps must be at least one byte");
+  if (nlimits < 1) return err_set(e, ERR_INPUT, "bucket assignment needs at least one size limit");
+  for (int i = 0; i < nlimits; i++)
+    if (limits[i] == 0) return err_set(e, ERR_INPUT, "bucket caps must be at least one byte");
   int rc = ERR_OK, pcap = 0, nopen = 0;
   open_bucket *open = calloc((size_t)n, sizeof *open); /* at most one per distinct key */
   char *seen = order ? calloc((size_t)n, 1) : NULL;
@@ -91,13 +99,13 @@ int bucket_assign(int n, const size_t *bytes, const int *dtype_key, const int *o
     }
     ob->tensors[ob->ntensors++] = t;
     ob->bytes += bytes[t];
-    size_t limit = ob->limits_used ? cap : first_cap;
+    size_t limit = limits[ob->closed < nlimits ? ob->closed : nlimits - 1];
     if (ob->bytes >= limit) {
       if (push(out, &pcap, ob)) {
         rc = err_set(e, ERR_NOMEM, "out of memory");
         goto done;
       }
-      ob->limits_used = 1;
+      ob->closed++;
     }
   }
   /* Leftovers, in dtype-key order so the result does not depend on the walk. */
@@ -148,8 +156,13 @@ int bucket_plan_for_model(const model_t *m, model_dtype run, double first_mb, do
   memset(out, 0, sizeof *out);
   if (!(first_mb > 0) || !(cap_mb > 0) || !isfinite(first_mb) || !isfinite(cap_mb))
     return err_set(e, ERR_INPUT, "bucket caps must be positive numbers of MB");
-  size_t first = bucket_mb_to_bytes(first_mb), cap = bucket_mb_to_bytes(cap_mb);
-  if (first == 0 || cap == 0) return err_set(e, ERR_INPUT, "bucket caps must be at least one byte");
+  const size_t limits[2] = {bucket_mb_to_bytes(first_mb), bucket_mb_to_bytes(cap_mb)};
+  return bucket_plan_for_limits(m, run, limits, 2, rebuilt, out, e);
+}
+
+int bucket_plan_for_limits(const model_t *m, model_dtype run, const size_t *limits, int nlimits, int rebuilt,
+                           bucket_plan *out, err_t *e) {
+  memset(out, 0, sizeof *out);
   size_t *bytes;
   int *keys, *order = NULL;
   int rc = model_tensors(m, run, &bytes, &keys, e);
@@ -162,7 +175,7 @@ int bucket_plan_for_model(const model_t *m, model_dtype run, double first_mb, do
     }
     model_ready_order(m, order);
   }
-  rc = bucket_assign(m->nparams, bytes, keys, order, first, cap, out, e);
+  rc = bucket_assign_limits(m->nparams, bytes, keys, order, limits, nlimits, out, e);
 done:
   free(order);
   free(bytes);

@@ -4,7 +4,9 @@
  * torch/nn/parallel/distributed.py): walk the tensors in registration order, keep one open bucket per
  * dtype, add the tensor, and close the bucket once its size is >= the current limit of that dtype
  * (so a bucket may exceed the limit by its last tensor). Each dtype's limits go
- * [first_cap, cap, cap, ...]. Leftover open buckets are closed at the end. Buckets are sorted by their
+ * limits[0], limits[1], ..., the last one repeating ([first_cap, cap, cap, ...] for DDP's
+ * bucket_cap_mb, the user's list for bucket_cap_mb_list). Which limits and which order an iteration
+ * uses is the Reducer's, release by release: sim/reducer.h. Leftover open buckets are closed at the end. Buckets are sorted by their
  * smallest tensor index, and DDP reverses the list: the last-registered parameters reduce first.
  *
  * Rebuild (Reducer::rebuild_buckets, after the first iteration): the same walk over the tensors in
@@ -41,6 +43,15 @@ size_t bucket_mb_to_bytes(double mb);
  * ERR_INPUT if n < 1, a cap is 0 or order is not a permutation; ERR_NOMEM. */
 int bucket_assign(int n, const size_t *bytes, const int *dtype_key, const int *order, size_t first_cap, size_t cap,
                   bucket_plan *out, err_t *e);
+
+/* The same walk over the limits limits[0..nlimits-1] (each > 0; the last one repeats). */
+int bucket_assign_limits(int n, const size_t *bytes, const int *dtype_key, const int *order, const size_t *limits,
+                         int nlimits, bucket_plan *out, err_t *e);
+
+/* The plan for a model run at precision `run` under those limits: construction-time, or rebuilt
+ * in the order the model's backward makes gradients ready. */
+int bucket_plan_for_limits(const model_t *m, model_dtype run, const size_t *limits, int nlimits, int rebuilt,
+                           bucket_plan *out, err_t *e);
 
 /* The plan DDP builds for a model run at precision `run`: construction-time, or rebuilt in the
  * order the model's backward makes gradients ready. */

@@ -11,7 +11,8 @@ int dp_plan_build(const sim_config *c, dp_plan *p, err_t *e) {
   int G, rc;
   if ((rc = plan_job(c, &G, &p->batch, &p->precision, e))) return rc;
   if (c->framework != SIM_FRAMEWORK_DP) return err_set(e, ERR_INPUT, "not a DataParallel configuration");
-  if (c->mode != SIM_MODE_DDP || c->no_sync != 1 || c->comm_hook != SIM_HOOK_NONE || c->rebuilt || c->static_graph ||
+  if (c->mode != SIM_MODE_DDP || c->no_sync != 1 || c->comm_hook != SIM_HOOK_NONE || c->layout != SIM_LAYOUT_REDUCER || c->static_graph ||
+      c->find_unused || c->ncap_list || c->ddp_iteration ||
       c->fidelity != SIM_FIDELITY_FLOW)
     return err_set(e, ERR_INPUT, "DataParallel has no buckets, no_sync, communication hooks or fidelities to choose");
   if (c->jitter_cv > 0) return err_set(e, ERR_INPUT, "compute jitter is not modelled for DataParallel");

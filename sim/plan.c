@@ -184,16 +184,19 @@ int plan_bucket_coll(plan_t *p, int b, coll_kind kind, double bytes, err_t *e) {
 
 /* Each bucket's ready segment, hook work and collective. */
 static int plan_buckets(const sim_config *c, plan_t *p, const int *param_seg, err_t *e) {
-  int rc;
+  int rc, last = 0;
+  for (int i = 0; i < c->model->nparams; i++)
+    if (param_seg[i] > last) last = param_seg[i];
   for (int b = 0; b < p->nb; b++) {
     const bucket_t *bk = &p->buckets.b[b];
     int seg = 0;
     for (int k = 0; k < bk->ntensors; k++)
       if (param_seg[bk->tensors[k]] > seg) seg = param_seg[bk->tensors[k]];
-    p->ready_seg[b] = seg;
+    /* static_graph's first iteration: every bucket waits for the end of backward (delay_all_reduce) */
+    p->ready_seg[b] = p->delayed ? last : seg;
     double bytes = (double)bk->bytes;
-    if (c->comm_hook == SIM_HOOK_FP16 && bk->dtype_key == MODEL_FP32) {
-      /* fp16_compress_hook: cast the bucket to fp16 (read 4, write 2 bytes per element), all-reduce
+    if (c->comm_hook != SIM_HOOK_NONE && bk->dtype_key == MODEL_FP32) {
+      /* fp16_compress_hook (bf16_compress_hook the same bytes): cast the bucket to 16 bits (read 4, write 2 bytes per element), all-reduce
        * half the bytes, cast back (read 2, write 4). Each cast costs an ewise pass of the profile. */
       model_op cast = {.kind = MODEL_OP_EWISE, .elems = {(long)(bk->bytes / 4), 0}, .arrays = 3, .count = 1,
                        .follows_run = 0, .dtype = MODEL_FP16};
@@ -235,10 +238,12 @@ int plan_build(const sim_config *c, plan_t *p, err_t *e) {
   p->algos = c->nccl_algos ? c->nccl_algos : NCCL_ALL_ALGOS;
   p->protos = c->nccl_protos ? c->nccl_protos : NCCL_ALL_PROTOS;
 
-  /* Buckets. static_graph's steady state runs the buckets rebuilt after the first iteration. */
-  int rebuilt = c->rebuilt || c->static_graph;
+  /* Buckets: those the release's Reducer all-reduces in the iteration simulated (sim/reducer.h). */
+  reducer_iter it;
+  sim_reducer_iteration(c, &it);
+  p->delayed = c->mode == SIM_MODE_DDP && it.delayed;
   if (c->mode == SIM_MODE_FLAT) rc = bucket_plan_flat(m, prec, &p->buckets, e);
-  else rc = bucket_plan_for_model(m, prec, c->first_bucket_mb, c->bucket_cap_mb, rebuilt, &p->buckets, e);
+  else rc = bucket_plan_for_limits(m, prec, it.limits, it.nlimits, it.layout == REDUCER_REBUILT, &p->buckets, e);
   if (rc) goto fail;
   p->nb = p->buckets.n;
 

@@ -62,6 +62,7 @@ typedef struct {
   bucket_plan buckets;
   int nb;
   int *ready_seg;                   /* (nb) segment after which the bucket is ready */
+  int delayed;                      /* every bucket ready at the end of backward (static_graph's iteration 1) */
   double *hook_pre_s, *hook_post_s; /* (nb) communication-hook work around the collective */
   plan_coll *coll;                  /* (nb) */
 

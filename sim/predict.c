@@ -23,21 +23,26 @@ int predict_run(const sim_config *c, predict_result *out, err_t *e) {
     out->single_gpu_iteration_s = base.iteration_s;
     sim_result_free(&base);
   }
-  if (c->static_graph && c->framework == SIM_FRAMEWORK_DDP && out->sim.gpus > 1) {
-    /* DDP's first iteration under static_graph (or find_unused_parameters=False in recent
-     * PyTorch): one bucket of every gradient, all-reduced once backward is done: a flat iteration. */
-    sim_config first = *c;
-    first.mode = SIM_MODE_FLAT;
-    first.rebuilt = 0;
-    first.iterations = 1;
-    first.no_sync = 1;
-    sim_result f;
-    if ((rc = sim_run(&first, &f, e))) {
-      predict_result_free(out);
-      return rc;
+  sim_reducer_iteration(c, &out->steady);
+  if (c->framework == SIM_FRAMEWORK_DDP && c->mode == SIM_MODE_DDP && c->ddp_iteration == 0 &&
+      c->layout == SIM_LAYOUT_REDUCER && out->sim.gpus > 1) {
+    /* The iterations before the Reducer's steady state, each simulated once. */
+    reducer_knobs k;
+    sim_reducer_knobs(c, &k);
+    for (int it = 1; it < reducer_steady_iteration(&k) && it <= 2; it++) {
+      sim_config early = *c;
+      early.ddp_iteration = it;
+      early.iterations = 1;
+      early.no_sync = 1;
+      sim_result f;
+      if ((rc = sim_run(&early, &f, e))) {
+        predict_result_free(out);
+        return rc;
+      }
+      sim_reducer_iteration(&early, &out->early[out->nearly]);
+      out->early_s[out->nearly++] = f.iteration_s;
+      sim_result_free(&f);
     }
-    out->first_iteration_s = f.iteration_s;
-    sim_result_free(&f);
   }
   const sim_result *r = &out->sim;
   out->samples_per_s = (double)r->gpus * (double)r->batch / r->iteration_s;

@@ -2,8 +2,10 @@
  *
  * Runs the configured simulation and the same model on one GPU (no communication, no jitter: the
  * expected single-GPU time), and derives
- * samples/s, tokens/s and scaling efficiency = throughput(N) / (N * throughput(1)). With
- * static_graph, also DDP's first iteration, which all-reduces one bucket of every gradient. */
+ * samples/s, tokens/s and scaling efficiency = throughput(N) / (N * throughput(1)), all of the
+ * iteration simulated (by default DDP's steady state). When the Reducer all-reduces other buckets
+ * before its steady state (sim/reducer.h: iteration 1, and 2 under static_graph), those iterations
+ * are simulated too and reported apart. */
 #ifndef DDPSIM_PREDICT_H
 #define DDPSIM_PREDICT_H
 
@@ -15,7 +17,10 @@ typedef struct {
   double samples_per_s;
   double tokens_per_s;
   double scaling_efficiency;
-  double first_iteration_s; /* static_graph: DDP's first iteration, one bucket (0 otherwise) */
+  int nearly;               /* DDP iterations before the steady state reported apart (0..2) */
+  double early_s[2];        /* iteration 1 (and 2) before the steady state, one each */
+  reducer_iter early[2];    /* the buckets they all-reduced */
+  reducer_iter steady;      /* the buckets of the iteration simulated */
 } predict_result;
 
 /* Runs both simulations. On success the caller frees *out with predict_result_free. Errors as

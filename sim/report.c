@@ -1,5 +1,7 @@
 #include "report.h"
 
+#include <stdint.h>
+
 #include "nccl.h"
 #include "strbuf.h"
 
@@ -15,6 +17,7 @@ static const char *h2d_name(sim_h2d h) {
 }
 
 static const char *mode_name(sim_mode m) { return m == SIM_MODE_FLAT ? "flat" : "ddp"; }
+static const char *hook_name(sim_comm_hook h) { return h == SIM_HOOK_FP16 ? "fp16" : h == SIM_HOOK_BF16 ? "bf16" : "none"; }
 static const char *fid_name(sim_fidelity f) { return f == SIM_FIDELITY_STEP ? "step" : "flow"; }
 
 static cJSON *bucket_params(const model_t *m, const bucket_t *b, int names) {
@@ -45,14 +48,27 @@ cJSON *report_predict_json(const sim_config *c, const predict_result *p) {
   cJSON_AddStringToObject(o, "precision", model_dtype_name(r->precision));
   cJSON_AddStringToObject(o, "mode", mode_name(c->mode));
   cJSON_AddStringToObject(o, "fidelity", fid_name(c->fidelity));
-  cJSON_AddNumberToObject(o, "bucket_cap_mb", c->bucket_cap_mb);
-  cJSON_AddNumberToObject(o, "first_bucket_mb", c->first_bucket_mb);
-  cJSON_AddBoolToObject(o, "rebuilt", c->rebuilt || c->static_graph);
+  char vb[16], lb[64];
+  cJSON_AddStringToObject(o, "pytorch", reducer_version_name(c->pytorch, vb, sizeof vb));
+  cJSON_AddNumberToObject(o, "bucket_cap_mb", c->bucket_cap_mb > 0 ? c->bucket_cap_mb : 25);
+  cJSON_AddBoolToObject(o, "bucket_cap_mb_given", c->bucket_cap_mb > 0);
+  cJSON_AddNumberToObject(o, "first_bucket_bytes", (double)(p->steady.nlimits == 1 && p->steady.limits[0] == SIZE_MAX ? 0 : p->steady.limits[0]));
+  cJSON_AddBoolToObject(o, "find_unused_parameters", c->find_unused);
   cJSON_AddBoolToObject(o, "static_graph", c->static_graph);
-  if (c->static_graph) cJSON_AddNumberToObject(o, "first_iteration_s", p->first_iteration_s);
+  cJSON_AddNumberToObject(o, "ddp_iteration", c->ddp_iteration);
+  cJSON_AddStringToObject(o, "buckets", reducer_iter_name(&p->steady, lb, sizeof lb));
+  cJSON *early = cJSON_AddArrayToObject(o, "before_steady_state");
+  for (int i = 0; early && i < p->nearly; i++) {
+    cJSON *it = cJSON_CreateObject();
+    if (!it) break;
+    cJSON_AddNumberToObject(it, "ddp_iteration", i + 1);
+    cJSON_AddNumberToObject(it, "iteration_s", p->early_s[i]);
+    cJSON_AddStringToObject(it, "buckets", reducer_iter_name(&p->early[i], lb, sizeof lb));
+    cJSON_AddItemToArray(early, it);
+  }
   cJSON_AddNumberToObject(o, "iterations", c->iterations);
   cJSON_AddNumberToObject(o, "no_sync", c->no_sync);
-  cJSON_AddStringToObject(o, "comm_hook", c->comm_hook == SIM_HOOK_FP16 ? "fp16" : "none");
+  cJSON_AddStringToObject(o, "comm_hook", hook_name(c->comm_hook));
   cJSON_AddNumberToObject(o, "iteration_s", r->iteration_s);
   cJSON_AddNumberToObject(o, "samples_per_s", p->samples_per_s);
   cJSON_AddNumberToObject(o, "tokens_per_s", p->tokens_per_s);
@@ -150,15 +166,28 @@ char *report_predict_table(const sim_config *c, const predict_result *p) {
   fmt_bytes(gb, sizeof gb, (double)model_total_bytes(m, r->precision));
   strbuf_printf(&s, "# %s on %d x %d GPUs (%s, profile %s)%s\n", m->name, c->nodes, r->gpus / c->nodes, c->topo->name,
       profile_name(c->profile), c->framework == SIM_FRAMEWORK_DP ? ", DataParallel" : "");
-  strbuf_printf(&s, "# batch %ld/GPU, %s, mode %s, bucket cap %g MB (first %g MB)%s, %s fidelity", r->batch,
-      model_dtype_name(r->precision), mode_name(c->mode), c->bucket_cap_mb, c->first_bucket_mb,
-      c->static_graph ? ", static_graph (rebuilt)" : c->rebuilt ? ", rebuilt" : "", fid_name(c->fidelity));
+  char vb[16], lb[64];
+  strbuf_printf(&s, "# batch %ld/GPU, %s, %s fidelity", r->batch, model_dtype_name(r->precision), fid_name(c->fidelity));
+  if (c->framework == SIM_FRAMEWORK_DDP && c->mode == SIM_MODE_FLAT)
+    strbuf_printf(&s, ", flat: one all-reduce of every gradient after backward");
+  else if (c->framework == SIM_FRAMEWORK_DDP) {
+    strbuf_printf(&s, "\n# PyTorch %s DDP, bucket_cap_mb %g%s%s%s: ", reducer_version_name(c->pytorch, vb, sizeof vb),
+                  c->bucket_cap_mb > 0 ? c->bucket_cap_mb : 25, c->bucket_cap_mb > 0 ? "" : " (default)",
+                  c->find_unused ? ", find_unused_parameters" : "", c->static_graph ? ", static_graph" : "");
+    if (c->ddp_iteration > 0) strbuf_printf(&s, "iteration %d, ", c->ddp_iteration);
+    else strbuf_printf(&s, "steady state, ");
+    strbuf_printf(&s, "%s", reducer_iter_name(&p->steady, lb, sizeof lb));
+  }
   if (c->no_sync > 1) strbuf_printf(&s, ", all-reduce every %d iterations", c->no_sync);
-  if (c->comm_hook == SIM_HOOK_FP16) strbuf_printf(&s, ", fp16 compression hook");
+  if (c->comm_hook != SIM_HOOK_NONE) strbuf_printf(&s, ", %s compression hook", hook_name(c->comm_hook));
   strbuf_printf(&s, "\n");
-  strbuf_printf(&s, "%-24s %14.6f s\n", "iteration", r->iteration_s);
-  if (c->static_graph && p->first_iteration_s > 0)
-    strbuf_printf(&s, "%-24s %14.6f s   (one bucket of every gradient)\n", "  first iteration", p->first_iteration_s);
+  strbuf_printf(&s, "%-24s %14.6f s\n", c->ddp_iteration > 0 || c->framework != SIM_FRAMEWORK_DDP ? "iteration" : "iteration (steady)",
+                r->iteration_s);
+  for (int i = 0; i < p->nearly; i++) {
+    char what[40];
+    snprintf(what, sizeof what, "  iteration %d", i + 1);
+    strbuf_printf(&s, "%-24s %14.6f s   (once: %s)\n", what, p->early_s[i], reducer_iter_name(&p->early[i], lb, sizeof lb));
+  }
   strbuf_printf(&s, "%-24s %14.1f\n", "samples/s", p->samples_per_s);
   char unit[40];
   snprintf(unit, sizeof unit, "%s/s", m->token_unit);

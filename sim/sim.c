@@ -15,8 +15,6 @@ void sim_config_defaults(sim_config *c) {
   c->gpus_per_node = 0;
   c->batch = 0;
   c->precision = -1;
-  c->bucket_cap_mb = 25.0;
-  c->first_bucket_mb = 1.0;
   c->mode = SIM_MODE_DDP;
   c->fidelity = SIM_FIDELITY_FLOW;
   c->iterations = 3;
@@ -28,6 +26,30 @@ void sim_config_defaults(sim_config *c) {
   c->host_launch_s = -1;
   c->framework = SIM_FRAMEWORK_DDP;
   c->symmetry = 1;
+}
+
+void sim_reducer_knobs(const sim_config *c, reducer_knobs *k) {
+  memset(k, 0, sizeof *k);
+  k->version = c->pytorch;
+  k->bucket_cap_mb = c->bucket_cap_mb;
+  k->first_bucket_mb = c->first_bucket_mb;
+  k->find_unused_parameters = c->find_unused;
+  k->static_graph = c->static_graph;
+  k->ncap_list = c->ncap_list;
+  for (int i = 0; i < c->ncap_list && i < REDUCER_MAX_LIMITS; i++) k->cap_list_mb[i] = c->cap_list_mb[i];
+}
+
+void sim_reducer_iteration(const sim_config *c, reducer_iter *it) {
+  reducer_knobs k;
+  sim_reducer_knobs(c, &k);
+  reducer_iteration(&k, c->ddp_iteration, it);
+  if (c->layout != SIM_LAYOUT_REDUCER) {
+    it->layout = c->layout == SIM_LAYOUT_REBUILT ? REDUCER_REBUILT : REDUCER_CONSTRUCTION;
+    it->delayed = 0;
+    it->nlimits = 2;
+    it->limits[0] = bucket_mb_to_bytes(c->first_bucket_mb > 0 ? c->first_bucket_mb : 1.0);
+    it->limits[1] = bucket_mb_to_bytes(c->bucket_cap_mb > 0 ? c->bucket_cap_mb : 25.0);
+  }
 }
 
 void sim_result_free(sim_result *r) {

@@ -12,12 +12,18 @@
 #include "err.h"
 #include "model.h"
 #include "profile.h"
+#include "reducer.h"
 #include "topo.h"
 
 typedef enum { SIM_MODE_DDP = 0, SIM_MODE_FLAT = 1 } sim_mode;
 typedef enum { SIM_FIDELITY_FLOW = 0, SIM_FIDELITY_STEP = 1 } sim_fidelity;
-typedef enum { SIM_HOOK_NONE = 0, SIM_HOOK_FP16 = 1 } sim_comm_hook;
+typedef enum { SIM_HOOK_NONE = 0, SIM_HOOK_FP16 = 1, SIM_HOOK_BF16 = 2 } sim_comm_hook;
 typedef enum { SIM_FRAMEWORK_DDP = 0, SIM_FRAMEWORK_DP = 1 } sim_framework;
+
+/* The buckets: the Reducer's for the release and iteration (default), or a layout forced with the
+ * limits [first_bucket_mb or 1, bucket_cap_mb or 25] whatever the release would do (`ddpsim
+ * validate` compares with our own trainer, calib/train.c, which builds them so). */
+typedef enum { SIM_LAYOUT_REDUCER = 0, SIM_LAYOUT_CONSTRUCTION, SIM_LAYOUT_REBUILT } sim_layout;
 
 /* How a batch reaches the GPU (docs/simulation.md): not modelled; pageable memory (synchronous);
  * pinned, synchronous; pinned and non_blocking on the compute stream; pinned and prefetched on a
@@ -35,19 +41,25 @@ typedef struct {
   int gpus_per_node;       /* <= 0: the topology's */
   long batch;              /* per GPU; <= 0: the model's */
   int precision;           /* model_dtype, or -1: the model's */
-  double bucket_cap_mb;    /* DDP's bucket_cap_mb (25 in PyTorch) */
-  double first_bucket_mb;  /* the first bucket's cap (1 in PyTorch) */
-  int rebuilt;             /* buckets rebuilt in gradient-ready order */
+  /* DDP's Reducer (sim/reducer.h): which buckets each iteration all-reduces depends on these and
+   * on the PyTorch release. */
+  int pytorch;             /* release, major*100+minor (205 for 2.5); 0: REDUCER_VERSION_LATEST */
+  double bucket_cap_mb;    /* DDP's bucket_cap_mb; <= 0: not given (DDP's default, 25) */
+  double first_bucket_mb;  /* dist._DEFAULT_FIRST_BUCKET_BYTES in MB; <= 0: the release's (1) */
+  int ncap_list;           /* bucket_cap_mb_list (2.11 and later); 0: none */
+  double cap_list_mb[REDUCER_MAX_LIMITS];
+  int find_unused;         /* DDP(find_unused_parameters=True) */
+  int static_graph;        /* DDP(static_graph=True) */
   int bucket_view;         /* DDP(gradient_as_bucket_view=True): no copies into and out of buckets */
-  int static_graph;        /* DDP(static_graph=True): rebuilt buckets in the steady state, after a
-                              first iteration with one bucket of everything (predict reports it) */
+  int ddp_iteration;       /* the DDP iteration simulated: 0 the steady state; k >= 1 the k-th */
+  sim_layout layout;       /* SIM_LAYOUT_REDUCER: as the release's Reducer does in that iteration */
   sim_mode mode;
   sim_fidelity fidelity;
   int iterations;          /* >= 1 cycles of no_sync iterations; the steady state is the mean
                               iteration over cycles 2..K (cycle 1 if K == 1) */
   int no_sync;             /* >= 1: gradients are all-reduced every no_sync-th iteration only
                               (DDP's no_sync() for the others) */
-  sim_comm_hook comm_hook; /* SIM_HOOK_FP16: DDP's fp16_compress_hook on fp32 buckets */
+  sim_comm_hook comm_hook; /* DDP's fp16_compress_hook / bf16_compress_hook on fp32 buckets */
   double jitter_cv;        /* < 0: compute jitter from the profile (if any); 0: none; > 0:
                               lognormal with this coefficient of variation */
   unsigned long seed;      /* for the jitter draws */
@@ -121,6 +133,12 @@ typedef struct {
  * no_sync 1, no hook, jitter from the profile, seed 1, symmetry on);
  * model, topo, profile and nodes are the caller's to set. */
 void sim_config_defaults(sim_config *c);
+
+/* The Reducer's knobs of a config (sim/reducer.h). */
+void sim_reducer_knobs(const sim_config *c, reducer_knobs *k);
+
+/* The buckets iteration c->ddp_iteration all-reduces: the Reducer's, or the forced layout. */
+void sim_reducer_iteration(const sim_config *c, reducer_iter *it);
 
 /* Runs one simulation (plan, engine, readout). Every input is validated before the engine starts:
  * ERR_INPUT with a message for bad values (a node count below 1 or a job above PLAN_MAX_GPUS, a link

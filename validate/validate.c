@@ -454,7 +454,7 @@ static int predict(const validate_config *vc, const validate_opts *o, const mode
   c.mode = vc->mode;
   c.bucket_cap_mb = vc->mode == SIM_MODE_DDP ? vc->cap_mb : 25;
   c.first_bucket_mb = vc->mode == SIM_MODE_DDP ? vc->first_mb : 1;
-  c.rebuilt = o->rebuilt;
+  c.layout = o->rebuilt ? SIM_LAYOUT_REBUILT : SIM_LAYOUT_CONSTRUCTION; /* as calib/train.c builds them */
   c.bucket_view = 1; /* the bucket copies are ops of the model file built above (every process count) */
   c.fidelity = SIM_FIDELITY_FLOW;
   c.iterations = 3;

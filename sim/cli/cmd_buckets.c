@@ -6,33 +6,47 @@
 #include "simopts.h"
 
 static const char *usage_buckets =
-    "usage: ddpsim buckets [--model M] [--bucket-cap-mb X] [--first-bucket-mb Y]\n"
-    "                      [--precision fp32|fp16] [--rebuilt] [--mode ddp|flat] [--json]\n"
+    "usage: ddpsim buckets [--model M] [--bucket-cap-mb X] [--pytorch VERSION] [--ddp-iteration K]\n"
+    "                      [--find-unused-parameters] [--static-graph] [--bucket-cap-mb-list LIST]\n"
+    "                      [--first-bucket-mb Y] [--precision fp32|fp16] [--rebuilt] [--mode ddp|flat]\n"
+    "                      [--json]\n"
     "\n"
-    "Prints DDP's gradient buckets in reduction order, with bytes and parameter names and\n"
-    "registration indices (0-based), exactly as PyTorch's Reducer assigns them.\n"
+    "Prints the gradient buckets DDP all-reduces in its steady state (or in iteration K), in\n"
+    "reduction order, with bytes and parameter names and registration indices (0-based), exactly\n"
+    "as the Reducer of that PyTorch release assigns them (docs/reducer.md).\n"
     "\n";
 
 int cmd_buckets(cli_ctx *x, int argc, char **argv) {
   simopts o;
   simopts_init(&o);
   int json = 0;
-  double cap = 25;
-  cli_opt common[SIMOPTS_COUNT], shared[8];
+  double cap = 0;
+  cli_opt common[SIMOPTS_COUNT], shared[16];
   simopts_table(&o, common);
-  cli_select(common, (const char *const[]){"model", "first-bucket-mb", "precision", "rebuilt", "mode", NULL}, shared);
-  const cli_opt own[] = {{"bucket-cap-mb", 0, CLI_DOUBLE, &cap, "X", "DDP's bucket_cap_mb (default 25)", CLI_MIN_OPEN, 0}, {0}};
+  cli_select(common,
+             (const char *const[]){"model", "pytorch", "find-unused-parameters", "static-graph", "bucket-cap-mb-list",
+                                   "first-bucket-mb", "ddp-iteration", "precision", "rebuilt", "mode", NULL},
+             shared);
+  const cli_opt own[] = {
+      {"bucket-cap-mb", 0, CLI_DOUBLE, &cap, "X", "DDP's bucket_cap_mb (default: not given, DDP's 25)", CLI_MIN_OPEN, 0}, {0}};
   const cli_opt tail[] = {{"json", 0, CLI_FLAG, &json, NULL, "print one JSON object instead of the table"}, {0}};
   const cli_opt *tables[] = {shared, own, tail, NULL};
   const cli_cmd c = {.usage = usage_buckets, .tables = tables, .elsewhere = simopts_known};
   int rc = cli_parse(x, &c, argc, argv, NULL, NULL, stdout);
+  if (!rc) rc = simopts_check(x, &o);
   model_t *m = NULL;
   if (rc || (rc = simopts_load_model(x, o.model, &m))) return rc;
   model_dtype prec = o.precision >= 0 ? (model_dtype)o.precision : m->precision;
+  simopts_inputs in = {.model = m};
+  sim_config cfg;
+  simopts_config(&o, &in, &cfg);
+  cfg.bucket_cap_mb = cap;
+  reducer_iter it;
+  sim_reducer_iteration(&cfg, &it);
   bucket_plan plan;
   err_t e;
   rc = o.mode == SIM_MODE_FLAT ? bucket_plan_flat(m, prec, &plan, &e)
-                               : bucket_plan_for_model(m, prec, o.first_mb, cap, o.rebuilt, &plan, &e);
+                               : bucket_plan_for_limits(m, prec, it.limits, it.nlimits, it.layout == REDUCER_REBUILT, &plan, &e);
   if (rc) {
     model_destroy(m);
     return cli_fail(x, rc, "%s", e.msg);

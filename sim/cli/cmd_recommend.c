@@ -15,7 +15,8 @@ static const char *usage_recommend =
     "usage: ddpsim recommend [--nodes N] [--bucket-cap-mb LIST] [options] [--json]\n"
     "\n"
     "Simulates one configuration at every bucket cap of LIST (default " RECOMMEND_CAPS " MB;\n"
-    "PyTorch's default 25 MB is always included) and recommends the fastest: its gain over the\n"
+    "PyTorch's default, bucket_cap_mb not given, is always included as 25) in DDP's steady state\n"
+    "and recommends the fastest: its gain over the\n"
     "default and the caps within 1% of it.\n"
     "\n";
 
@@ -54,7 +55,9 @@ int cmd_recommend(cli_ctx *x, int argc, char **argv) {
   for (int i = 0; i < nc && !rc; i++) {
     simopts_config(&o, &in, &cfg);
     cfg.nodes = nodes;
-    cfg.bucket_cap_mb = cap[i];
+    /* The default is DDP's with bucket_cap_mb not given (from 2.4 its first bucket stays 1 MiB);
+     * every other cap is one the user passes, which from 2.4 also caps the first bucket. */
+    cfg.bucket_cap_mb = cap[i] == DEFAULT_CAP_MB ? 0 : cap[i];
     predict_result p;
     err_t e;
     if ((rc = predict_run(&cfg, &p, &e))) rc = cli_fail(x, rc, "%s", e.msg);

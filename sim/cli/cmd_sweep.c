@@ -15,17 +15,20 @@ static const char *usage_sweep =
     "--bucket-cap-mb 1,25,100 --topology dgx1v-ib,dgx1v-10gbe) and prints a table, or CSV.\n"
     "\n";
 
+/* --bucket-cap-mb's default: one cap, DDP's when bucket_cap_mb is not given (recognised by address). */
+static const char default_caps[] = "25";
+
 /* One topology's rows: every node count at every cap, and the best cap of each node count. */
 static int sweep_topology(cli_ctx *x, const simopts *o, simopts_inputs *in, const cli_list *nodes, const cli_list *caps,
                           int csv) {
-  int rc = CLI_OK;
+  int rc = CLI_OK, caps_given = caps->text != default_caps;
   for (int i = 0; i < nodes->n && !rc; i++) {
     double iter_s[CLI_MAX_LIST];
     for (int j = 0; j < caps->n && !rc; j++) {
       sim_config c;
       simopts_config(o, in, &c);
       c.nodes = (int)nodes->i[i];
-      c.bucket_cap_mb = caps->d[j];
+      c.bucket_cap_mb = caps_given ? caps->d[j] : 0; /* not given: DDP's default */
       predict_result p;
       err_t e;
       if ((rc = predict_run(&c, &p, &e))) return cli_fail(x, rc, "%s", e.msg);
@@ -43,12 +46,12 @@ int cmd_sweep(cli_ctx *x, int argc, char **argv) {
   simopts o;
   simopts_init(&o);
   int csv = 0;
-  cli_list nodes = {.text = "1"}, caps = {.text = "25"}, topos = {.text = "dgx1v-ib"};
+  cli_list nodes = {.text = "1"}, caps = {.text = default_caps}, topos = {.text = "dgx1v-ib"};
   cli_opt common[SIMOPTS_COUNT];
   simopts_table(&o, common);
   const cli_opt own[] = {
       {"nodes", 0, CLI_INT, &nodes, "LIST", "node counts (default 1)", CLI_MIN, 1, .list = CLI_MAX_LIST},
-      {"bucket-cap-mb", 0, CLI_DOUBLE, &caps, "LIST", "DDP's bucket_cap_mb values (default 25)", CLI_MIN_OPEN, 0,
+      {"bucket-cap-mb", 0, CLI_DOUBLE, &caps, "LIST", "DDP's bucket_cap_mb values (default: not given, DDP's 25)", CLI_MIN_OPEN, 0,
        .list = CLI_MAX_LIST},
       {"topology", 0, CLI_STRING, &topos, "LIST", "topology files or bundled names (default dgx1v-ib)", .list = CLI_MAX_LIST},
       {0}};

@@ -1,6 +1,8 @@
 /* simopts: the scenario options shared by predict, sweep, recommend and trace (simopts.h). */
 #include "simopts.h"
 
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "data.h"
@@ -11,7 +13,6 @@ void simopts_init(simopts *o) {
   o->model = "mlstm-4k";
   o->topology = "dgx1v-ib";
   o->profile = "v100-dgx1v";
-  o->first_mb = 1.0;
   o->iterations = 3;
   o->no_sync = 1;
   o->hook = SIM_HOOK_NONE;
@@ -30,12 +31,33 @@ int simopts_parse_precision(const char *s, void *dest) {
   *(int *)dest = (int)d;
   return 0;
 }
+static int parse_pytorch(const char *s, void *dest) {
+  err_t e;
+  return reducer_version_parse(s, dest, &e) ? -1 : 0;
+}
+/* "10,25,50" into simopts.ncap_list and cap_list_mb: positive numbers, REDUCER_MAX_LIMITS at most. */
+static int parse_cap_list(const char *s, void *dest) {
+  simopts *o = dest;
+  int n = 0;
+  const char *p = s;
+  for (;;) {
+    char *end;
+    double v = strtod(p, &end);
+    if (end == p || !(v > 0) || !isfinite(v) || n == REDUCER_MAX_LIMITS) return -1;
+    o->cap_list_mb[n++] = v;
+    if (*end == 0) break;
+    if (*end != ',') return -1;
+    p = end + 1;
+  }
+  o->ncap_list = n;
+  return 0;
+}
 static int parse_algos(const char *s, void *dest) { return nccl_parse_algos(s, dest) ? -1 : 0; }
 static int parse_protos(const char *s, void *dest) { return nccl_parse_protos(s, dest) ? -1 : 0; }
 
 /* Enum names in the order of the sim.h values they stand for. */
 static const char *const modes[] = {"ddp", "flat", NULL}, *const fidelities[] = {"flow", "step", NULL},
-                         *const hooks[] = {"none", "fp16", NULL}, *const frameworks[] = {"ddp", "dp", NULL};
+                         *const hooks[] = {"none", "fp16", "bf16", NULL}, *const frameworks[] = {"ddp", "dp", NULL};
 
 void simopts_table(simopts *o, cli_opt t[SIMOPTS_COUNT]) {
   const cli_opt table[SIMOPTS_COUNT] = {
@@ -46,12 +68,25 @@ void simopts_table(simopts *o, cli_opt t[SIMOPTS_COUNT]) {
       {"batch", 0, CLI_LONG, &o->batch, "B", "per-GPU batch (default: the model's)", CLI_MIN, 1},
       {"precision", 0, CLI_CUSTOM, &o->precision, "fp32|fp16", "run precision (default: the model's)",
        .parse = simopts_parse_precision, .must = "must be fp32 or fp16"},
-      {"first-bucket-mb", 0, CLI_DOUBLE, &o->first_mb, "Y", "first bucket cap in MB (default 1)", CLI_MIN_OPEN, 0},
-      {"rebuilt", 0, CLI_FLAG, &o->rebuilt, NULL, "buckets rebuilt in gradient-ready order (after DDP's first iteration)"},
-      {"bucket-view", 0, CLI_FLAG, &o->bucket_view, NULL,
-       "DDP(gradient_as_bucket_view=True): no gradient copies into and out of\nbuckets (PyTorch's default copies them)"},
+      {"pytorch", 0, CLI_CUSTOM, &o->pytorch, "VERSION",
+       "the PyTorch release whose DDP Reducer is modelled, 1.1 to 2.15\n(default 2.15; docs/reducer.md)",
+       .parse = parse_pytorch, .must = "must be a release from 1.1 to 2.15, as MAJOR.MINOR"},
+      {"find-unused-parameters", 0, CLI_FLAG, &o->find_unused, NULL,
+       "DDP(find_unused_parameters=True): construction-time buckets, never rebuilt"},
       {"static-graph", 0, CLI_FLAG, &o->static_graph, NULL,
-       "DDP(static_graph=True): rebuilt buckets, and the first iteration's single\nbucket reported apart"},
+       "DDP(static_graph=True): iteration 1 all-reduces after backward, rebuilt\nbuckets from iteration 3"},
+      {"gradient-as-bucket-view", 0, CLI_FLAG, &o->bucket_view, NULL,
+       "DDP(gradient_as_bucket_view=True): no gradient copies into and out of\nbuckets (PyTorch's default copies them)"},
+      {"bucket-view", 0, CLI_FLAG, &o->bucket_view, NULL, "the same as --gradient-as-bucket-view"},
+      {"bucket-cap-mb-list", 0, CLI_CUSTOM, o, "LIST",
+       "DDP(bucket_cap_mb_list=[...]) (2.11 and later): each bucket's cap, MB", .parse = parse_cap_list,
+       .must = "must list 1 to 64 positive numbers of MB, comma-separated"},
+      {"first-bucket-mb", 0, CLI_DOUBLE, &o->first_mb, "Y",
+       "dist._DEFAULT_FIRST_BUCKET_BYTES in MB (default 1; used where the release\nuses it)", CLI_MIN_OPEN, 0},
+      {"ddp-iteration", 0, CLI_INT, &o->ddp_iteration, "K",
+       "simulate the buckets of DDP's K-th iteration (default: the steady state)", CLI_MIN | CLI_MAX, 1, 3},
+      {"rebuilt", 0, CLI_FLAG, &o->rebuilt, NULL,
+       "force buckets rebuilt in gradient-ready order with limits [first, cap],\nwhatever the release does"},
       {"mode", 0, CLI_ENUM, &o->mode, "ddp|flat",
        "ddp: bucketed all-reduces overlapping backward (default);\nflat: one all-reduce of all gradients after backward", .names = modes},
       {"fidelity", 0, CLI_ENUM, &o->fidelity, "flow|step", "flow: one flow per ring edge (default, fast); step: every ring step",
@@ -60,7 +95,8 @@ void simopts_table(simopts *o, cli_opt t[SIMOPTS_COUNT]) {
        CLI_MIN | CLI_MAX, 1, 1000},
       {"no-sync", 0, CLI_INT, &o->no_sync, "K", "all-reduce every K-th iteration only (DDP's no_sync(); default 1)",
        CLI_MIN | CLI_MAX, 1, 1000},
-      {"comm-hook", 0, CLI_ENUM, &o->hook, "none|fp16", "fp16: DDP's fp16_compress_hook (half the bytes, two casts)", .names = hooks},
+      {"comm-hook", 0, CLI_ENUM, &o->hook, "none|fp16|bf16",
+       "DDP's fp16_compress_hook or bf16_compress_hook (half the bytes, two casts)", .names = hooks},
       {"jitter-cv", 0, CLI_DOUBLE, &o->jitter_cv, "X",
        "each GPU's compute per iteration varies (lognormal, this coefficient\nof variation; 0: none); default: the profile's "
        "compute.jitter, if any",
@@ -96,23 +132,31 @@ void simopts_table(simopts *o, cli_opt t[SIMOPTS_COUNT]) {
 
 void simopts_job_table(int *nodes, double *cap, cli_opt t[SIMOPTS_JOB_COUNT]) {
   *nodes = 1;
-  *cap = 25;
+  *cap = 0;
   const cli_opt table[SIMOPTS_JOB_COUNT] = {
       {"nodes", 0, CLI_INT, nodes, "N", "number of nodes (default 1)", CLI_MIN, 1},
-      {"bucket-cap-mb", 0, CLI_DOUBLE, cap, "X", "DDP's bucket_cap_mb (default 25)", CLI_MIN_OPEN, 0},
+      {"bucket-cap-mb", 0, CLI_DOUBLE, cap, "X", "DDP's bucket_cap_mb (default: not given, DDP's 25)", CLI_MIN_OPEN, 0},
       {0}};
   memcpy(t, table, sizeof table);
 }
 
 const char *const simopts_known[] = {
     "model", "topology", "profile", "gpus-per-node", "batch", "precision", "first-bucket-mb", "rebuilt", "bucket-view",
-    "static-graph", "mode", "fidelity", "iterations", "no-sync", "comm-hook", "jitter-cv", "seed", "nccl-algo",
+    "static-graph", "pytorch", "find-unused-parameters", "gradient-as-bucket-view", "bucket-cap-mb-list", "ddp-iteration", "mode", "fidelity", "iterations", "no-sync", "comm-hook", "jitter-cv", "seed", "nccl-algo",
     "nccl-proto", "num-workers", "load-ms", "pin-memory", "non-blocking", "prefetch", "no-h2d", "framework",
     "host-launch-us", "dp-backward-gil", "no-symmetry", "nodes", "bucket-cap-mb", "json", "csv", "trace", NULL};
 
 int simopts_check(cli_ctx *x, const simopts *o) {
   if (o->no_h2d && (o->pin || o->nonblocking || o->prefetch))
     return cli_usage(x, "--no-h2d contradicts --pin-memory, --non-blocking and --prefetch");
+  reducer_knobs k = {.version = o->pytorch, .find_unused_parameters = o->find_unused, .static_graph = o->static_graph,
+                     .ncap_list = o->ncap_list};
+  for (int i = 0; i < o->ncap_list; i++) k.cap_list_mb[i] = o->cap_list_mb[i];
+  err_t e;
+  if (reducer_check(&k, o->bucket_view, o->hook, &e)) return cli_usage(x, "%s", e.msg);
+  if (o->framework == SIM_FRAMEWORK_DP && (o->find_unused || o->static_graph || o->ncap_list || o->ddp_iteration || o->rebuilt))
+    return cli_usage(x, "DataParallel has no Reducer: --find-unused-parameters, --static-graph, --bucket-cap-mb-list,\n"
+                        "--ddp-iteration and --rebuilt are DDP's");
   return CLI_OK;
 }
 
@@ -154,9 +198,14 @@ void simopts_config(const simopts *o, const simopts_inputs *in, sim_config *c) {
   c->gpus_per_node = o->gpus_per_node;
   c->batch = o->batch;
   c->precision = o->precision;
+  c->pytorch = o->pytorch;
   c->first_bucket_mb = o->first_mb;
-  c->rebuilt = o->rebuilt;
+  c->layout = o->rebuilt ? SIM_LAYOUT_REBUILT : SIM_LAYOUT_REDUCER;
+  c->find_unused = o->find_unused;
   c->static_graph = o->static_graph;
+  c->ddp_iteration = o->ddp_iteration;
+  c->ncap_list = o->ncap_list;
+  for (int i = 0; i < o->ncap_list; i++) c->cap_list_mb[i] = o->cap_list_mb[i];
   c->bucket_view = o->bucket_view;
   c->mode = (sim_mode)o->mode;
   c->fidelity = (sim_fidelity)o->fidelity;

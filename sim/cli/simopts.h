@@ -15,6 +15,10 @@
 typedef struct {
   const char *model, *topology, *profile;
   int gpus_per_node, iterations, rebuilt, no_sync, static_graph, bucket_view;
+  int pytorch;          /* release (reducer.h); 0: the latest */
+  int find_unused, ddp_iteration;
+  int ncap_list;        /* --bucket-cap-mb-list */
+  double cap_list_mb[REDUCER_MAX_LIMITS];
   double jitter_cv;     /* -1: the profile's */
   unsigned long seed;
   unsigned nccl_algos, nccl_protos;
@@ -28,7 +32,7 @@ typedef struct {
   double first_mb;
 } simopts;
 
-#define SIMOPTS_COUNT 30 /* entries of the shared table, its end included */
+#define SIMOPTS_COUNT 36 /* entries of the shared table, its end included */
 
 /* Fills o with the documented defaults (docs/cli.md). */
 void simopts_init(simopts *o);
@@ -36,7 +40,8 @@ void simopts_init(simopts *o);
 /* Writes the shared options' table, pointing into o, to t (SIMOPTS_COUNT entries, NULL-ended). */
 void simopts_table(simopts *o, cli_opt t[SIMOPTS_COUNT]);
 
-/* One configuration's size options, pointing at nodes and cap (defaults 1 and 25) and ended: t
+/* One configuration's size options, pointing at nodes and cap (defaults 1 and 0: bucket_cap_mb not
+ * given, DDP's default) and ended: t
  * needs SIMOPTS_JOB_COUNT entries. predict, trace and plan take them; sweep and recommend take lists. */
 #define SIMOPTS_JOB_COUNT 3
 void simopts_job_table(int *nodes, double *cap, cli_opt t[SIMOPTS_JOB_COUNT]);

@@ -41,7 +41,7 @@ check "defaults: mlstm-4k on dgx1v-ib, 8 GPUs, cap 25" grep -q '"bucket_cap_mb":
 "$ddpsim" buckets --json --precision fp32 >"$tmp/b.json"
 check "buckets --json lists w_hh_v at index 8" grep -q '"w_hh_v"' "$tmp/b.json"
 check "predict --json names NCCL's algorithm and protocol per bucket" grep -q '"protocol":' "$tmp/p.json"
-"$ddpsim" predict --nodes 2 --trace "$tmp/trace.json" >/dev/null
+"$ddpsim" predict --nodes 2 --topology dgx1v-10gbe --trace "$tmp/trace.json" >/dev/null
 check "predict --trace writes a Chrome trace with every bucket's all-reduce" grep -q '"name":	"all-reduce bucket 2"' "$tmp/trace.json"
 check "... and the compute stream's phases" grep -q '"name":	"waiting for all-reduces"' "$tmp/trace.json"
 "$ddpsim" predict --trace "$tmp/nodir/t.json" >/dev/null 2>&1
@@ -77,8 +77,8 @@ check "sweep --csv: header and 8 rows" test "$(wc -l <"$tmp/s.csv")" -eq 9
 
 "$ddpsim" sweep --nodes 2 --bucket-cap-mb 1,25 --topology dgx1v-10gbe --precision fp32 >"$tmp/s.txt"
 check "sweep over caps names the best one" grep -q "^# best bucket cap: 1 MB, .*% faster than the next best (25 MB)" "$tmp/s.txt"
-"$ddpsim" sweep --model resnet50 --nodes 4 --bucket-cap-mb 1,25 --topology dgx1v-ib >"$tmp/s2.txt"
-check "sweep says when every cap ties" grep -q "^# best bucket cap: all 2 caps tie" "$tmp/s2.txt"
+"$ddpsim" sweep --model resnet50 --nodes 1 --gpus-per-node 1 --bucket-cap-mb 1,25 --topology dgx1v-ib >"$tmp/s2.txt"
+check "sweep says when every cap ties (one GPU: nothing to all-reduce)" grep -q "^# best bucket cap: all 2 caps tie" "$tmp/s2.txt"
 
 # The bundled models are what the generators write.
 for spec in "resnet --depth 18:resnet18" "resnet --depth 50:resnet50" "bert --size base:bert-base" "bert --size large:bert-large"; do
@@ -151,6 +151,31 @@ expect 1 "DataParallel runs in one process" -- plan --framework dp --nodes 2
 check "--no-symmetry simulates all 24 GPUs, the default 16, same iteration" \
   test -n "$(grep '"ranks_simulated":.24,' "$tmp/full.json")" -a -n "$(grep '"ranks_simulated":.16,' "$tmp/sym.json")" \
   -a "$(grep '"iteration_s"' "$tmp/full.json")" = "$(grep '"iteration_s"' "$tmp/sym.json")"
+
+# DDP's Reducer by release (docs/reducer.md): the steady state by default, earlier iterations apart.
+"$ddpsim" buckets --model resnet18 --precision fp32 >"$tmp/rb.txt"
+check "buckets: resnet18's steady state is the rebuilt 2,052,000 / 28,852,224 / 15,853,824 bytes" \
+  test "$(awk '/^ +[0-9]/ {printf "%s ", $2}' "$tmp/rb.txt")" = "2052000 28852224 15853824 "
+"$ddpsim" buckets --model resnet18 --precision fp32 --ddp-iteration 1 >"$tmp/rb.txt"
+check "buckets --ddp-iteration 1: one bucket of every gradient (2.15)" test "$(grep -c '^ \+[0-9]' "$tmp/rb.txt")" -eq 1
+"$ddpsim" buckets --model resnet18 --precision fp32 --pytorch 1.5 >"$tmp/rb.txt"
+check "buckets --pytorch 1.5: construction-time buckets for ever, limits [1 MiB, 25 MiB]" \
+  test "$(awk '/^ +[0-9]/ {printf "%s ", $2}' "$tmp/rb.txt")" = "11497376 33744896 1515776 "
+"$ddpsim" predict --nodes 2 --static-graph >"$tmp/sg.txt"
+check "predict --static-graph reports iterations 1 and 2 apart from the steady state" \
+  test -n "$(grep '^  iteration 1 .*one bucket per dtype, all after backward' "$tmp/sg.txt")" \
+  -a -n "$(grep '^  iteration 2 .*one bucket per dtype)' "$tmp/sg.txt")" -a -n "$(grep 'steady state, rebuilt buckets' "$tmp/sg.txt")"
+"$ddpsim" predict --nodes 2 --find-unused-parameters >"$tmp/fu.txt"
+check "predict --find-unused-parameters: construction-time buckets, nothing reported apart" \
+  test -n "$(grep 'steady state, construction-time buckets' "$tmp/fu.txt")" -a -z "$(grep '^  iteration 1' "$tmp/fu.txt")"
+expect 2 "from 1.1 to 2.15" -- predict --pytorch 3.0
+expect 2 "--pytorch" -- predict --pytorch two
+expect 2 "static_graph needs PyTorch 1.9" -- predict --static-graph --pytorch 1.8
+expect 2 "bucket_cap_mb_list needs PyTorch 2.11" -- buckets --bucket-cap-mb-list 10,25 --pytorch 2.10
+expect 2 "gradient_as_bucket_view needs PyTorch 1.7" -- predict --gradient-as-bucket-view --pytorch 1.6
+expect 2 "bf16_compress_hook needs PyTorch 1.10" -- predict --comm-hook bf16 --pytorch 1.9
+expect 2 "--bucket-cap-mb-list" -- buckets --bucket-cap-mb-list 10,,25
+expect 2 "DataParallel has no Reducer" -- predict --framework dp --static-graph
 
 # genmodel -o writes atomically: a failure leaves no file behind.
 "$ddpsim" genmodel mlstm --hidden 64 -o "$tmp/nodir/x.model" 2>/dev/null

@@ -1,0 +1,78 @@
+/* reducer: what PyTorch's DDP Reducer does around the bucket assignment, release by release.
+ *
+ * sim/bucket.h assigns tensors to buckets for given size limits and order. Which limits, which
+ * order and in which iteration is the Reducer's business, and it changed across releases
+ * (docs/reducer.md has the table and the PyTorch source each row comes from):
+ *   - 1.1-1.5: construction-time buckets, limits [1 MiB, cap], for ever.
+ *   - 1.6: buckets rebuilt once, after iteration 1, in the order gradients became ready, limits
+ *     [1 MiB, cap], when find_unused_parameters=False (reducer.cpp, should_rebuild_buckets).
+ *   - 1.9: static_graph (_set_static_graph; a constructor argument from 1.11): also rebuilt, one
+ *     iteration later: iteration 1 all-reduces every bucket after backward (delay_all_reduce),
+ *     iteration 2 runs the construction-time buckets, the rebuilt ones from iteration 3.
+ *   - 1.12: with find_unused_parameters=False or static_graph, the construction-time assignment is
+ *     one bucket per dtype (limits [sys.maxsize]): iteration 1 all-reduces all gradients at once.
+ *   - 2.4: bucket_cap_mb defaults to None; a cap given by the user also caps the first bucket,
+ *     construction and rebuild alike; the 1 MiB first bucket stays only when it is left unset.
+ *   - 2.11: bucket_cap_mb_list: per-bucket limits, used for construction and rebuild, and the
+ *     construction-time buckets are then used from iteration 1 even without find_unused_parameters.
+ * Other knobs by release: gradient_as_bucket_view 1.7, fp16_compress_hook 1.8, bf16_compress_hook
+ * 1.10. Versions are written major*100+minor (2.5 -> 205). */
+#ifndef DDPSIM_REDUCER_H
+#define DDPSIM_REDUCER_H
+
+#include <stddef.h>
+
+#include "err.h"
+
+#define REDUCER_VERSION_MIN 101    /* 1.1: the C++ Reducer */
+#define REDUCER_VERSION_LATEST 215 /* 2.15: the newest release read (and the default) */
+#define REDUCER_MAX_LIMITS 64      /* entries of a bucket_cap_mb_list */
+
+/* DDP's constructor arguments that decide the buckets, under their PyTorch names. */
+typedef struct {
+  int version;            /* major*100+minor; 0: REDUCER_VERSION_LATEST */
+  double bucket_cap_mb;   /* <= 0: not given (DDP's default, 25) */
+  double first_bucket_mb; /* <= 0: the release's own (dist._DEFAULT_FIRST_BUCKET_BYTES, 1 MiB); > 0: set */
+  int find_unused_parameters;
+  int static_graph;
+  int ncap_list;                          /* bucket_cap_mb_list entries; 0: none */
+  double cap_list_mb[REDUCER_MAX_LIMITS]; /* bucket_cap_mb_list */
+} reducer_knobs;
+
+/* Which buckets an iteration all-reduces. */
+typedef enum {
+  REDUCER_CONSTRUCTION = 0, /* the construction-time assignment: registration order, reversed */
+  REDUCER_REBUILT = 1       /* rebuilt in gradient-ready order */
+} reducer_layout;
+
+typedef struct {
+  reducer_layout layout;
+  int nlimits;                      /* >= 1 */
+  size_t limits[REDUCER_MAX_LIMITS]; /* per-dtype bucket size limits in bytes, the last one repeats */
+  int delayed;                      /* every bucket all-reduced after backward (static_graph, iteration 1) */
+} reducer_iter;
+
+/* "2.5" -> 205 (also "2.5.1": the patch is ignored). ERR_INPUT with a message naming the modelled
+ * range for a malformed version or one outside [REDUCER_VERSION_MIN, REDUCER_VERSION_LATEST]. */
+int reducer_version_parse(const char *text, int *version, err_t *e);
+
+/* "2.5" into buf. */
+const char *reducer_version_name(int version, char *buf, size_t n);
+
+/* ERR_INPUT (misuse) when the knobs ask for something their release does not have (static_graph
+ * before 1.9, bucket_cap_mb_list before 2.11, a non-positive cap) or the extra knobs the caller
+ * passes: gradient_as_bucket_view (before 1.7), comm hook 1 = fp16 (before 1.8), 2 = bf16 (1.10). */
+int reducer_check(const reducer_knobs *k, int bucket_view, int comm_hook, err_t *e);
+
+/* The first iteration (1-based) of the steady state: 1, 2 (rebuilt after iteration 1) or 3
+ * (static_graph). */
+int reducer_steady_iteration(const reducer_knobs *k);
+
+/* The buckets iteration `iteration` all-reduces (1-based; 0: the steady state). */
+void reducer_iteration(const reducer_knobs *k, int iteration, reducer_iter *out);
+
+/* "rebuilt", "construction-time", or "one bucket per dtype", with ", all after backward" when
+ * delayed: what an iteration all-reduces, for reports. */
+const char *reducer_iter_name(const reducer_iter *it, char *buf, size_t n);
+
+#endif
