@@ -5,6 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+bash scripts/setup_python.sh   # PyTorch for tests/torch (not needed by scripts/demo.sh)
 
 jobs=$(nproc)
 # OpenMPI refuses to run as root unless told; CI runs as root. One BLAS thread per process.

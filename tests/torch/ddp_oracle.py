@@ -22,6 +22,14 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 
+def file_name(model, name):
+    """A parameter's name as the model file writes it."""
+    if model.startswith("mlstm-"):
+        import mlstm_module
+        return mlstm_module.file_name(name)
+    return name
+
+
 def build(name):
     """(module, example inputs, loss function of the outputs) for a model name."""
     torch.manual_seed(0)
@@ -48,7 +56,8 @@ def ready_order(name):
         if p.requires_grad:
             p.register_post_accumulate_grad_hook(lambda _p, n=pname: order.append(n))
     loss_of(m(*inputs)).backward()
-    return {"model": name, "params": [n for n, _ in m.named_parameters()], "ready": order}
+    return {"model": name, "params": [file_name(name, n) for n, _ in m.named_parameters()],
+            "ready": [file_name(name, n) for n in order]}
 
 
 def parse_config(text):
