@@ -45,3 +45,16 @@ class ModelFile:
             f *= _dim(kv.get("gemms", "1"), batch) * int(kv.get("count", "1"))
             total += f
         return total
+
+    def ready_flops(self, batch):
+        """{parameter: backward GEMM FLOPs done when its gradient becomes ready}."""
+        done, at = 0, {}
+        for ph, kind, _, kv in self.ops:
+            if ph != "backward":
+                continue
+            if kind == "gemm":
+                done += (2 * _dim(kv["m"], batch) * _dim(kv["n"], batch) * _dim(kv["k"], batch)
+                         * _dim(kv.get("gemms", "1"), batch) * int(kv.get("count", "1")))
+            for p in kv.get("ready", "").split(",") if "ready" in kv else []:
+                at[p] = done
+        return at
