@@ -86,6 +86,14 @@ static void ewise(sbuf *s, const char *name, dim elems, long arrays, long count,
   ewise_dt(s, name, elems, arrays, count, NULL, ready, note);
 }
 
+/* The transformers' optimizer: AdamW over P fp32 master weights; then finish(). */
+static int adamw_finish(sbuf *s, long P, int amp, char **text, err_t *e) {
+  put(s, "\noptimizer\n");
+  put(s, "# AdamW on fp32 master weights: read param, grad, m, v; write param, m, v.\n");
+  ewise_dt(s, "adamw", C(P), 7, 1, "fp32", NULL, NULL);
+  return finish(s, amp, text, e);
+}
+
 /* "P.a,P.b": the parameters of one module, ready together after its autograd node. */
 static const char *pair(sbuf *s, char *buf, size_t n, const char *module, const char *a, const char *b) {
   int k = snprintf(buf, n, "%s.%s,%s.%s", module, a, module, b);
@@ -581,10 +589,7 @@ int modelzoo_bert_text(const modelzoo_bert *p, char **text, err_t *e) {
   ewise(&s, "embeddings.word.tied_sum", C(V * H), 4, 1, "bert.embeddings.word_embeddings.weight",
         "zero-fill (1), then add the decoder's gradient (3)");
 
-  put(&s, "\noptimizer\n");
-  put(&s, "# AdamW on fp32 master weights: read param, grad, m, v; write param, m, v.\n");
-  ewise_dt(&s, "adamw", C(P), 7, 1, "fp32", NULL, NULL);
-  return finish(&s, p->amp, text, e);
+  return adamw_finish(&s, P, p->amp, text, e);
 }
 
 /* ======================================================================================
@@ -756,8 +761,5 @@ int modelzoo_gpt_text(const modelzoo_gpt *p, char **text, err_t *e) {
     ewise(&s, "wte.tied_sum", C(V * H), 4, 1, "transformer.wte.weight",
           "zero-fill (1), then add the LM head's gradient (3)");
 
-  put(&s, "\noptimizer\n");
-  put(&s, "# AdamW on fp32 master weights: read param, grad, m, v; write param, m, v.\n");
-  ewise_dt(&s, "adamw", C(P), 7, 1, "fp32", NULL, NULL);
-  return finish(&s, p->amp, text, e);
+  return adamw_finish(&s, P, p->amp, text, e);
 }
