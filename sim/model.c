@@ -10,7 +10,6 @@
 
 #define MAX_TOKENS 32
 #define FORMAT_TAG "ddpsim-model"
-#define FORMAT_VERSION 1
 
 const char *model_dtype_name(model_dtype d) { return d == MODEL_FP16 ? "fp16" : "fp32"; }
 size_t model_dtype_size(model_dtype d) { return d == MODEL_FP16 ? 2 : 4; }
@@ -22,7 +21,7 @@ int model_dtype_parse(const char *s, model_dtype *out) {
   return 0;
 }
 
-long model_dim_value(model_dim d, long batch) { return d.per_batch ? d.v * batch : d.v; }
+long model_dim_value(model_dim d, long batch) { return d.per_batch ? d.v * batch + d.c : d.v; }
 
 model_dtype model_param_dtype(const model_param *p, model_dtype run) {
   return p->follows_run ? run : p->dtype;
@@ -49,10 +48,15 @@ size_t model_total_bytes(const model_t *m, model_dtype run) {
   return n;
 }
 
+long model_op_gemms(const model_op *op, long batch) {
+  long g = op->kind == MODEL_OP_GEMM ? model_dim_value(op->gemms, batch) : 1;
+  return g > 0 ? g : 1;
+}
+
 double model_op_flops(const model_op *op, long batch) {
   if (op->kind != MODEL_OP_GEMM) return 0.0;
   return 2.0 * (double)model_dim_value(op->m, batch) * (double)model_dim_value(op->n, batch) *
-         (double)model_dim_value(op->k, batch);
+         (double)model_dim_value(op->k, batch) * (double)model_op_gemms(op, batch);
 }
 
 double model_op_bytes(const model_op *op, long batch, model_dtype run) {
@@ -60,7 +64,7 @@ double model_op_bytes(const model_op *op, long batch, model_dtype run) {
   if (op->kind == MODEL_OP_GEMM) {
     double M = (double)model_dim_value(op->m, batch), N = (double)model_dim_value(op->n, batch),
            K = (double)model_dim_value(op->k, batch);
-    return es * (M * K + K * N + M * N);
+    return es * (M * K + K * N + M * N) * (double)model_op_gemms(op, batch);
   }
   return es * (double)model_dim_value(op->elems, batch) * (double)op->arrays;
 }
@@ -84,6 +88,7 @@ void model_destroy(model_t *m) {
 typedef struct {
   const char *origin;
   int line;
+  int version; /* of the file: 1 or 2 */
   err_t *e;
   int pcap, ocap, rcap;
 } parser;
@@ -124,26 +129,36 @@ static int parse_positive(parser *P, const char *s, long *out, const char *what)
   return 0;
 }
 
-/* "4096", "B", "256*B", "B*256" */
+/* "4096", "B", "256*B", "B*256"; version 2 also "C+B", "C+N*B", "C+B*N". */
 static int parse_dim(parser *P, const char *s, model_dim *d, const char *what) {
   char buf[64];
   if (strlen(s) >= sizeof buf) return FAIL(P, "%s: value '%s' too long", what, s);
   strcpy(buf, s);
   d->per_batch = 0;
   d->v = 0;
-  if (strcmp(buf, "B") == 0) {
+  d->c = 0;
+  char *term = buf, *plus = strchr(buf, '+');
+  if (plus) {
+    if (P->version < 2) return FAIL(P, "%s: '%s': a C+N*B dimension needs 'ddpsim-model 2'", what, s);
+    *plus = '\0';
+    if (txt_parse_long(buf, &d->c) || d->c < 0) return FAIL(P, "%s: '%s' is not C+N*B with C >= 0", what, s);
+    term = plus + 1;
+  }
+  if (strcmp(term, "B") == 0) {
     d->per_batch = 1;
     d->v = 1;
     return 0;
   }
-  char *star = strchr(buf, '*');
-  const char *num = buf;
+  char *star = strchr(term, '*');
+  const char *num = term;
   if (star) {
     *star = '\0';
-    if (strcmp(star + 1, "B") == 0) num = buf;
-    else if (strcmp(buf, "B") == 0) num = star + 1;
+    if (strcmp(star + 1, "B") == 0) num = term;
+    else if (strcmp(term, "B") == 0) num = star + 1;
     else return FAIL(P, "%s: '%s' is not N, B or N*B", what, s);
     d->per_batch = 1;
+  } else if (plus) {
+    return FAIL(P, "%s: '%s' is not C+N*B", what, s);
   }
   if (txt_parse_long(num, &d->v) || d->v <= 0)
     return FAIL(P, "%s: '%s' is not a positive integer, B or N*B", what, s);
@@ -200,6 +215,7 @@ static int parse_op(parser *P, model_t *m, model_phase phase, char **tok, int n)
   op.count = 1;
   op.launches = 1;
   op.follows_run = 1;
+  op.gemms = (model_dim){1, 0, 0};
   op.line = P->line;
   op.ready_first = m->nready;
   if (strcmp(tok[0], "gemm") == 0) op.kind = MODEL_OP_GEMM;
@@ -219,6 +235,9 @@ static int parse_op(parser *P, model_t *m, model_phase phase, char **tok, int n)
     } else if (op.kind == MODEL_OP_GEMM && (v = txt_kv(tok[i], "k"))) {
       if (parse_dim(P, v, &op.k, "k")) return ERR_INPUT;
       have_k = 1;
+    } else if (op.kind == MODEL_OP_GEMM && (v = txt_kv(tok[i], "gemms"))) {
+      if (P->version < 2) return FAIL(P, "gemms= needs 'ddpsim-model 2'");
+      if (parse_dim(P, v, &op.gemms, "gemms")) return ERR_INPUT;
     } else if (op.kind == MODEL_OP_EWISE && (v = txt_kv(tok[i], "elems"))) {
       if (parse_dim(P, v, &op.elems, "elems")) return ERR_INPUT;
       have_e = 1;
@@ -292,13 +311,15 @@ int model_parse(const char *text, const char *origin, model_t **out, err_t *e) {
     if (!have_header) {
       long v;
       if (strcmp(tok[0], FORMAT_TAG) != 0 || n != 2) {
-        rc = FAIL(&P, "first line must be '%s %d'", FORMAT_TAG, FORMAT_VERSION);
+        rc = FAIL(&P, "first line must be '%s %d'", FORMAT_TAG, 1);
         goto fail;
       }
-      if (txt_parse_long(tok[1], &v) || v != FORMAT_VERSION) {
-        rc = FAIL(&P, "unsupported model format version '%s' (this ddpsim reads version %d)", tok[1], FORMAT_VERSION);
+      if (txt_parse_long(tok[1], &v) || v < 1 || v > MODEL_FORMAT_VERSION) {
+        rc = FAIL(&P, "unsupported model format version '%s' (this ddpsim reads versions 1 to %d)", tok[1],
+                  MODEL_FORMAT_VERSION);
         goto fail;
       }
+      P.version = (int)v;
       have_header = 1;
       continue;
     }
@@ -351,7 +372,7 @@ int model_parse(const char *text, const char *origin, model_t **out, err_t *e) {
   }
   (void)save;
   P.line = 0;
-  if (!have_header) { rc = err_set(e, ERR_INPUT, "%s: empty file, expected '%s %d'", origin, FORMAT_TAG, FORMAT_VERSION); goto fail; }
+  if (!have_header) { rc = err_set(e, ERR_INPUT, "%s: empty file, expected '%s %d'", origin, FORMAT_TAG, 1); goto fail; }
   if (!have_name || !have_batch || !have_tokens || !have_prec) {
     rc = err_set(e, ERR_INPUT, "%s: missing %s line", origin,
                  !have_name ? "'name'" : !have_batch ? "'batch'" : !have_tokens ? "'tokens'" : "'precision'");

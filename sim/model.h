@@ -33,10 +33,11 @@ typedef struct {
   model_dtype dtype; /* meaningful when !follows_run */
 } model_param;
 
-/* A dimension that is either a constant or a multiple of the per-GPU batch B. */
+/* A dimension: a constant, a multiple of the per-GPU batch B, or (format version 2) both. */
 typedef struct {
   long v;
-  int per_batch; /* value = per_batch ? v * B : v */
+  int per_batch; /* value = per_batch ? v * B + c : v */
+  long c;        /* the constant term beside v * B ("C+N*B", version 2); 0 otherwise */
 } model_dim;
 
 typedef enum { MODEL_OP_GEMM = 0, MODEL_OP_EWISE = 1, MODEL_OP_KIND_COUNT = 2 } model_op_kind;
@@ -48,6 +49,8 @@ typedef struct {
   model_op_kind kind;
   model_phase phase;
   model_dim m, n, k;   /* gemm: C[m,n] = A[m,k] B[k,n] */
+  model_dim gemms;     /* gemm: independent products of that shape in one launch (a strided-batched
+                          GEMM, `gemms=`, version 2); 1 for a plain GEMM */
   model_dim elems;     /* ewise: elements touched */
   long arrays;         /* ewise: arrays of `elems` elements read or written */
   long count;          /* the op runs this many times in a row (e.g. T time steps) */
@@ -77,6 +80,10 @@ typedef struct {
   int nready;
 } model_t;
 
+/* The format versions model_load reads: 1 and 2. Version 2 adds `C+N*B` dimensions and `gemms=`;
+ * they are errors in a version 1 file (models/README.md). */
+#define MODEL_FORMAT_VERSION 2
+
 /* Loads a model file. On success *out is a model the caller frees with model_destroy. On failure
  * returns ERR_IO (unreadable) or ERR_INPUT with `path:line: reason`; nothing is allocated. */
 int model_load(const char *path, model_t **out, err_t *e);
@@ -100,7 +107,12 @@ size_t model_param_bytes(const model_t *m, int i, model_dtype run);
 long model_total_params(const model_t *m);
 size_t model_total_bytes(const model_t *m, model_dtype run);
 
-/* FLOPs and bytes moved by ONE launch of op at batch B and run precision (not times count). */
+/* The products a GEMM op's one launch runs: its `gemms` at batch B (an op built in code with gemms
+ * left zero counts 1); 1 for any other op. */
+long model_op_gemms(const model_op *op, long batch);
+
+/* FLOPs and bytes moved by ONE launch of op at batch B and run precision (not times count); a batched
+ * GEMM's are its `gemms` products'. */
 double model_op_flops(const model_op *op, long batch);
 double model_op_bytes(const model_op *op, long batch, model_dtype run);
 

@@ -86,6 +86,14 @@ static void ewise(sbuf *s, const char *name, dim elems, long arrays, long count,
   ewise_dt(s, name, elems, arrays, count, NULL, ready, note);
 }
 
+/* The transformers' optimizer: AdamW over P fp32 master weights; then finish(). */
+static int adamw_finish(sbuf *s, long P, int amp, char **text, err_t *e) {
+  put(s, "\noptimizer\n");
+  put(s, "# AdamW on fp32 master weights: read param, grad, m, v; write param, m, v.\n");
+  ewise_dt(s, "adamw", C(P), 7, 1, "fp32", NULL, NULL);
+  return finish(s, amp, text, e);
+}
+
 /* "P.a,P.b": the parameters of one module, ready together after its autograd node. */
 static const char *pair(sbuf *s, char *buf, size_t n, const char *module, const char *a, const char *b) {
   int k = snprintf(buf, n, "%s.%s,%s.%s", module, a, module, b);
@@ -581,8 +589,177 @@ int modelzoo_bert_text(const modelzoo_bert *p, char **text, err_t *e) {
   ewise(&s, "embeddings.word.tied_sum", C(V * H), 4, 1, "bert.embeddings.word_embeddings.weight",
         "zero-fill (1), then add the decoder's gradient (3)");
 
-  put(&s, "\noptimizer\n");
-  put(&s, "# AdamW on fp32 master weights: read param, grad, m, v; write param, m, v.\n");
-  ewise_dt(&s, "adamw", C(P), 7, 1, "fp32", NULL, NULL);
-  return finish(&s, p->amp, text, e);
+  return adamw_finish(&s, P, p->amp, text, e);
+}
+
+/* ======================================================================================
+ * GPT (Hugging Face GPT2LMHeadModel)
+ *
+ * Pre-LayerNorm decoder blocks: ln_1, c_attn (Q, K, V in one Conv1D: addmm with an in x out
+ * weight), causal attention, c_proj, residual; ln_2, c_fc, GELU (tanh form), c_proj, residual; then
+ * ln_f and the LM head over every token. Attention's products are strided-batched GEMMs over the A
+ * heads and B sequences, written with gemms= (format version 2). The order of backward and of the
+ * gradient-ready points is the one ddpsim_export records from GPT2LMHeadModel (docs/models.md).
+ * ====================================================================================== */
+
+int modelzoo_gpt_defaults(const char *size, modelzoo_gpt *spec, err_t *e) {
+  static const char *const sizes[4] = {"small", "medium", "large", "xl"};
+  static const char *const names[4] = {"gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl"};
+  static const long hidden[4] = {768, 1024, 1280, 1600}, layers[4] = {12, 24, 36, 48}, heads[4] = {12, 16, 20, 25};
+  for (int i = 0; i < 4; i++) {
+    if (!size || strcmp(size, sizes[i]) != 0) continue;
+    *spec = (modelzoo_gpt){.name = names[i], .hidden = hidden[i], .layers = layers[i], .heads = heads[i],
+                           .ffn = 4 * hidden[i], .vocab = 50257, .max_position = 1024, .seq = 1024, .batch = 8,
+                           .untied = 0, .precision = MODEL_FP16, .amp = 0};
+    return ERR_OK;
+  }
+  return err_set(e, ERR_INPUT, "GPT size '%s' is not small, medium, large or xl", size ? size : "(null)");
+}
+
+/* Causal attention of one layer, forward: heads split and scaled, Q K^T per head, the causal mask,
+ * softmax, dropout, P V, heads merged. */
+static void gpt_attention_fwd(sbuf *s, const char *pre, long S, long H, long A) {
+  char name[128], note[96];
+  long d = H / A, SH = S * H, SSA = S * S * A;
+  ewise(s, cat(s, name, sizeof name, pre, "qkv_heads"), PB(SH), 2, 2, NULL, "Q scaled, K made contiguous per head");
+  snprintf(note, sizeof note, "Q K^T: %ld heads x B of %ldx%ldx%ld", A, S, S, d);
+  put(s, "gemm  %-40s m=%ld n=%ld k=%ld gemms=%ld*B  # %s\n", cat(s, name, sizeof name, pre, "scores"), S, S, d, A,
+      note);
+  ewise(s, cat(s, name, sizeof name, pre, "causal_mask"), PB(SSA), 3, 1, NULL, "where(mask, scores, -inf)");
+  ewise(s, cat(s, name, sizeof name, pre, "softmax"), PB(SSA), 2, 1, NULL, NULL);
+  ewise(s, cat(s, name, sizeof name, pre, "attn_dropout"), PB(SSA), 3, 1, NULL, NULL);
+  snprintf(note, sizeof note, "P V: %ld heads x B of %ldx%ldx%ld", A, S, d, S);
+  put(s, "gemm  %-40s m=%ld n=%ld k=%ld gemms=%ld*B  # %s\n", cat(s, name, sizeof name, pre, "context"), d, S, S, A,
+      note);
+  ewise(s, cat(s, name, sizeof name, pre, "merge_heads"), PB(SH), 2, 1, NULL, NULL);
+}
+
+static void gpt_attention_bwd(sbuf *s, const char *pre, long S, long H, long A) {
+  char name[128];
+  long d = H / A, SH = S * H, SSA = S * S * A;
+  ewise(s, cat(s, name, sizeof name, pre, "merge_heads.bwd"), PB(SH), 2, 1, NULL, NULL);
+  put(s, "gemm  %-40s m=%ld n=%ld k=%ld gemms=%ld*B  # dC V^T\n", cat(s, name, sizeof name, pre, "context.dprobs"), S,
+      S, d, A);
+  put(s, "gemm  %-40s m=%ld n=%ld k=%ld gemms=%ld*B  # P^T dC\n", cat(s, name, sizeof name, pre, "context.dvalue"), d,
+      S, S, A);
+  ewise(s, cat(s, name, sizeof name, pre, "attn_dropout.bwd"), PB(SSA), 3, 1, NULL, NULL);
+  ewise(s, cat(s, name, sizeof name, pre, "softmax.bwd"), PB(SSA), 3, 1, NULL, NULL);
+  ewise(s, cat(s, name, sizeof name, pre, "causal_mask.bwd"), PB(SSA), 3, 1, NULL, NULL);
+  put(s, "gemm  %-40s m=%ld n=%ld k=%ld gemms=%ld*B  # dS K\n", cat(s, name, sizeof name, pre, "scores.dquery"), d, S,
+      S, A);
+  put(s, "gemm  %-40s m=%ld n=%ld k=%ld gemms=%ld*B  # dS^T Q\n", cat(s, name, sizeof name, pre, "scores.dkey"), d,
+      S, S, A);
+  ewise(s, cat(s, name, sizeof name, pre, "qkv_heads.bwd"), PB(SH), 2, 3, NULL, "per-head gradients into B x S x 3H");
+}
+
+int modelzoo_gpt_text(const modelzoo_gpt *p, char **text, err_t *e) {
+  *text = NULL;
+  long H = p->hidden, L = p->layers, A = p->heads, F = p->ffn, V = p->vocab, Pm = p->max_position, S = p->seq;
+  if (H < 1 || L < 1 || A < 1 || F < 1 || V < 1 || Pm < 1 || S < 1 || p->batch < 1)
+    return err_set(e, ERR_INPUT,
+                   "GPT sizes must be positive (hidden %ld, layers %ld, heads %ld, ffn %ld, vocab %ld, "
+                   "max_position %ld, seq %ld, batch %ld)",
+                   H, L, A, F, V, Pm, S, p->batch);
+  if (H > 1L << 16 || L > 1024 || F > 1L << 20 || V > 1L << 24 || Pm > 1L << 20)
+    return err_set(e, ERR_INPUT, "GPT sizes are unreasonably large");
+  if (H % A != 0) return err_set(e, ERR_INPUT, "GPT hidden size %ld is not a multiple of the %ld heads", H, A);
+  if (S > Pm) return err_set(e, ERR_INPUT, "GPT sequence %ld is longer than its %ld position embeddings", S, Pm);
+  if (p->precision != MODEL_FP32 && p->precision != MODEL_FP16)
+    return err_set(e, ERR_INPUT, "GPT precision must be fp32 or fp16");
+  long layerP = 2 * H + (3 * H * H + 3 * H) + (H * H + H) + 2 * H + (H * F + F) + (F * H + H);
+  long P = V * H + Pm * H + L * layerP + 2 * H + (p->untied ? V * H : 0);
+  long SH = S * H, SF = S * F;
+
+  sbuf s = {0};
+  char mname[64], name[128], mod[128], pre[64];
+  if (p->name) snprintf(mname, sizeof mname, "%s", p->name);
+  else snprintf(mname, sizeof mname, "gpt-%ldx%ld", L, H);
+  put(&s, "ddpsim-model 2\n");
+  put(&s, "# GPT (Hugging Face GPT2LMHeadModel), generated by `ddpsim genmodel gpt`: hidden %ld, layers %ld,\n", H,
+      L);
+  put(&s, "#   heads %ld, ffn %ld, vocab %ld, positions %ld, seq %ld; %ld parameters; the LM head %s.\n", A, F, V, Pm,
+      S, P, p->untied ? "has its own weight" : "is the token embedding (tied)");
+  put(&s, "#   Version 2: attention's products are strided-batched GEMMs (gemms=). Derivation: docs/models.md.\n");
+  if (p->amp) put(&s, "# torch.cuda.amp: parameters and gradients fp32, ops at the run precision.\n");
+  put(&s, "name %s\nbatch %ld\ntokens %ld tokens\nprecision %s\n", mname, p->batch, S, model_dtype_name(p->precision));
+  put(&s, "input %ld                          # input_ids and labels, int64 x %ld each\n", 2 * S * 8, S);
+  put(&s, "output %ld                       # LM scores for every token (S x V)\n\n", S * V);
+
+  put(&s, "# Parameters in registration order (model.named_parameters(); tied weights once). Conv1D: in x out.\n");
+  put(&s, "param transformer.wte.weight %ldx%ld\nparam transformer.wpe.weight %ldx%ld\n", V, H, Pm, H);
+  for (long l = 0; l < L; l++) {
+    snprintf(pre, sizeof pre, "transformer.h.%ld", l);
+    put(&s, "param %s.ln_1.weight %ld\nparam %s.ln_1.bias %ld\n", pre, H, pre, H);
+    put(&s, "param %s.attn.c_attn.weight %ldx%ld\nparam %s.attn.c_attn.bias %ld\n", pre, H, 3 * H, pre, 3 * H);
+    put(&s, "param %s.attn.c_proj.weight %ldx%ld\nparam %s.attn.c_proj.bias %ld\n", pre, H, H, pre, H);
+    put(&s, "param %s.ln_2.weight %ld\nparam %s.ln_2.bias %ld\n", pre, H, pre, H);
+    put(&s, "param %s.mlp.c_fc.weight %ldx%ld\nparam %s.mlp.c_fc.bias %ld\n", pre, H, F, pre, F);
+    put(&s, "param %s.mlp.c_proj.weight %ldx%ld\nparam %s.mlp.c_proj.bias %ld\n", pre, F, H, pre, H);
+  }
+  put(&s, "param transformer.ln_f.weight %ld\nparam transformer.ln_f.bias %ld\n", H, H);
+  if (p->untied) put(&s, "param lm_head.weight %ldx%ld\n", V, H);
+
+  /* ---- forward ---- */
+  put(&s, "\nforward\n");
+  ewise(&s, "wte", PB(SH), 2, 1, NULL, "gather: read rows, write");
+  ewise(&s, "wpe", PB(SH), 3, 1, NULL, "gather and add");
+  ewise(&s, "drop", PB(SH), 3, 1, NULL, "read, write, and the mask counted as one array");
+  for (long l = 0; l < L; l++) {
+    snprintf(pre, sizeof pre, "h.%ld", l);
+    put(&s, "# %s\n", pre);
+    ewise(&s, cat(&s, name, sizeof name, pre, "ln_1"), PB(SH), 2, 1, NULL, NULL);
+    linear_fwd(&s, cat(&s, name, sizeof name, pre, "attn.c_attn"), 3 * H, H, S, NULL);
+    gpt_attention_fwd(&s, pre, S, H, A);
+    linear_fwd(&s, cat(&s, name, sizeof name, pre, "attn.c_proj"), H, H, S, NULL);
+    ewise(&s, cat(&s, name, sizeof name, pre, "attn.resid_dropout"), PB(SH), 3, 1, NULL, NULL);
+    ewise(&s, cat(&s, name, sizeof name, pre, "residual_1"), PB(SH), 3, 1, NULL, NULL);
+    ewise(&s, cat(&s, name, sizeof name, pre, "ln_2"), PB(SH), 2, 1, NULL, NULL);
+    linear_fwd(&s, cat(&s, name, sizeof name, pre, "mlp.c_fc"), F, H, S, NULL);
+    ewise(&s, cat(&s, name, sizeof name, pre, "mlp.gelu"), PB(SF), 2, 1, NULL, "tanh GELU, one fused pass");
+    linear_fwd(&s, cat(&s, name, sizeof name, pre, "mlp.c_proj"), H, F, S, NULL);
+    ewise(&s, cat(&s, name, sizeof name, pre, "mlp.dropout"), PB(SH), 3, 1, NULL, NULL);
+    ewise(&s, cat(&s, name, sizeof name, pre, "residual_2"), PB(SH), 3, 1, NULL, NULL);
+  }
+  ewise(&s, "ln_f", PB(SH), 2, 1, NULL, NULL);
+  linear_fwd(&s, "lm_head", V, H, S, "scores for every token, no bias");
+  ewise(&s, "loss", PB(S * V), 2, 1, NULL, "log-softmax: read logits, write log-probabilities");
+
+  /* ---- backward ---- */
+  put(&s, "\nbackward\n");
+  ewise(&s, "loss.bwd", PB(S * V), 4, 1, NULL, "NLL gradient into zeros (1), log-softmax backward (3)");
+  gemm(&s, "lm_head.wgrad", C(H), C(V), PB(S), NULL,
+       p->untied ? NULL : "into the token embedding's gradient: final only at the end");
+  gemm(&s, "lm_head.dgrad", C(H), PB(S), C(V), p->untied ? "lm_head.weight" : NULL, NULL);
+  ln_bwd(&s, "ln_f", "transformer.ln_f", SH);
+  for (long l = L - 1; l >= 0; l--) {
+    char mpre[64];
+    snprintf(pre, sizeof pre, "h.%ld", l);
+    snprintf(mpre, sizeof mpre, "transformer.h.%ld", l);
+    put(&s, "# %s\n", pre);
+    ewise(&s, cat(&s, name, sizeof name, pre, "mlp.dropout.bwd"), PB(SH), 3, 1, NULL, NULL);
+    linear_bwd(&s, cat(&s, name, sizeof name, pre, "mlp.c_proj"), cat(&s, mod, sizeof mod, mpre, "mlp.c_proj"), H, F,
+               S);
+    ewise(&s, cat(&s, name, sizeof name, pre, "mlp.gelu.bwd"), PB(SF), 3, 1, NULL, NULL);
+    linear_bwd(&s, cat(&s, name, sizeof name, pre, "mlp.c_fc"), cat(&s, mod, sizeof mod, mpre, "mlp.c_fc"), F, H, S);
+    ln_bwd(&s, cat(&s, name, sizeof name, pre, "ln_2"), cat(&s, mod, sizeof mod, mpre, "ln_2"), SH);
+    ewise(&s, cat(&s, name, sizeof name, pre, "residual_2.grad_sum"), PB(SH), 3, 1, NULL, "MLP path plus residual");
+    ewise(&s, cat(&s, name, sizeof name, pre, "attn.resid_dropout.bwd"), PB(SH), 3, 1, NULL, NULL);
+    linear_bwd(&s, cat(&s, name, sizeof name, pre, "attn.c_proj"), cat(&s, mod, sizeof mod, mpre, "attn.c_proj"), H,
+               H, S);
+    gpt_attention_bwd(&s, pre, S, H, A);
+    linear_bwd(&s, cat(&s, name, sizeof name, pre, "attn.c_attn"), cat(&s, mod, sizeof mod, mpre, "attn.c_attn"),
+               3 * H, H, S);
+    ln_bwd(&s, cat(&s, name, sizeof name, pre, "ln_1"), cat(&s, mod, sizeof mod, mpre, "ln_1"), SH);
+    ewise(&s, cat(&s, name, sizeof name, pre, "residual_1.grad_sum"), PB(SH), 3, 1, NULL, "attention path plus residual");
+  }
+  put(&s, "# embeddings\n");
+  ewise(&s, "drop.bwd", PB(SH), 3, 1, NULL, NULL);
+  ewise(&s, "wpe.bwd", PB(SH), 1, 1, "transformer.wpe.weight", "sum over the batch into S rows");
+  ewise(&s, "wte.bwd", PB(SH), 2, 1, p->untied ? "transformer.wte.weight" : NULL,
+        "scatter-add into a zeroed V x H gradient");
+  if (!p->untied)
+    ewise(&s, "wte.tied_sum", C(V * H), 4, 1, "transformer.wte.weight",
+          "zero-fill (1), then add the LM head's gradient (3)");
+
+  return adamw_finish(&s, P, p->amp, text, e);
 }

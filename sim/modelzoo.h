@@ -1,7 +1,7 @@
 /* modelzoo: model files for well-known convolutional and transformer models.
  *
  * ResNet (torchvision's resnet18/34/50/101/152, v1.5: the bottleneck's stride is on its 3x3
- * convolution) and BERT (Hugging Face's BertForPreTraining: BertModel with its pooler, plus the
+ * convolution), GPT (Hugging Face's GPT2LMHeadModel, any size) and BERT (Hugging Face's BertForPreTraining: BertModel with its pooler, plus the
  * masked-LM and next-sentence heads, the MLM decoder tied to the word embeddings), written in the
  * model format of models/README.md. Parameters come in PyTorch's registration order
  * (model.named_parameters(), tied weights listed once) with their real names and shapes;
@@ -59,5 +59,29 @@ int modelzoo_bert_defaults(const char *size, modelzoo_bert *spec, err_t *e);
 /* BERT (BertForPreTraining) model text. ERR_INPUT for non-positive sizes, heads not dividing
  * hidden, seq above max_position, or absurd sizes. */
 int modelzoo_bert_text(const modelzoo_bert *spec, char **text, err_t *e);
+
+typedef struct {
+  const char *name;      /* NULL: "gpt-<layers>x<hidden>" */
+  long hidden;           /* H: 768 (small) */
+  long layers;           /* L: 12 */
+  long heads;            /* A: 12; must divide H */
+  long ffn;              /* F: the MLP's inner size, 4H */
+  long vocab;            /* V: 50257 */
+  long max_position;     /* 1024: rows of the position embedding; seq may not exceed it */
+  long seq;              /* S: tokens per sample (1024) */
+  long batch;            /* default per-GPU batch, sequences (8) */
+  int untied;            /* 0: the LM head is the token embedding (GPT-2); 1: its own lm_head.weight */
+  model_dtype precision; /* default run precision (fp16) */
+  int amp;               /* as in modelzoo_resnet */
+} modelzoo_gpt;
+
+/* Fills *spec with GPT-2's "small" (124M), "medium", "large" or "xl" config, seq 1024, batch 8,
+ * fp16, tied, amp 0, name "gpt2" / "gpt2-medium" / ... ERR_INPUT for any other size name. */
+int modelzoo_gpt_defaults(const char *size, modelzoo_gpt *spec, err_t *e);
+
+/* GPT (Hugging Face GPT2LMHeadModel: decoder-only, pre-LayerNorm, causal attention, Conv1D weights
+ * stored in x out) model text, format version 2 (attention as strided-batched GEMMs, gemms=).
+ * ERR_INPUT for non-positive sizes, heads not dividing hidden, seq above max_position, absurd sizes. */
+int modelzoo_gpt_text(const modelzoo_gpt *spec, char **text, err_t *e);
 
 #endif

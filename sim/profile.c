@@ -512,11 +512,13 @@ int profile_op_time(const profile_t *p, const model_op *op, long batch, model_dt
     *time_s = roof_time(&c->roof, gemm, flops, bytes) + extra;
     return ERR_OK;
   }
-  /* An exactly measured shape costs what was measured (the mean of its samples). */
+  /* An exactly measured shape costs what was measured (the mean of its samples); the samples are
+   * single GEMMs, so a batched one is costed by its FLOPs below. */
   double sum = 0;
   int hits = 0;
   for (int i = 0; i < c->npts; i++) {
-    int same = gemm ? c->pm[i] == (double)model_dim_value(op->m, batch) && c->pn[i] == (double)model_dim_value(op->n, batch) &&
+    int same = gemm ? model_op_gemms(op, batch) == 1 && c->pm[i] == (double)model_dim_value(op->m, batch) &&
+                          c->pn[i] == (double)model_dim_value(op->n, batch) &&
                           c->pk[i] == (double)model_dim_value(op->k, batch)
                     : c->pbytes[i] == bytes;
     if (same) {

@@ -1,4 +1,4 @@
-/* cmd_genmodel: `ddpsim genmodel mlstm|resnet|bert`, a model file from its sizes. docs/models.md. */
+/* cmd_genmodel: `ddpsim genmodel mlstm|resnet|bert|gpt`, a model file from its sizes. docs/models.md. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,7 +13,10 @@ static const char *usage_genmodel =
     "usage: ddpsim genmodel mlstm --hidden H [--embed E] [--vocab V] [--seq T] [--batch B] [common]\n"
     "       ddpsim genmodel resnet --depth 18|34|50|101|152 [--image PX] [--classes C] [--batch B]\n"
     "                              [--amp] [common]\n"
-    "       ddpsim genmodel bert [--size base|large] [--seq S] [--batch B] [--amp] [common]\n"
+    "       ddpsim genmodel bert [--size base|large] [sizes] [--seq S] [--batch B] [--amp] [common]\n"
+    "       ddpsim genmodel gpt [--size small|medium|large|xl] [sizes] [--seq S] [--untied] [--batch B]\n"
+    "                           [--amp] [common]\n"
+    "sizes: [--layers L] [--hidden H] [--heads A] [--ffn F] [--vocab V] [--positions P]\n"
     "common: [--precision fp32|fp16] [--name NAME] [-o FILE]\n"
     "\n"
     "Writes a model file to FILE (atomically) or to standard output (docs/models.md):\n"
@@ -21,23 +24,44 @@ static const char *usage_genmodel =
     "          batch 256, fp16\n"
     "  resnet  torchvision's ResNet; defaults 224x224 images, 1000 classes, batch 64, fp16\n"
     "  bert    Hugging Face's BertForPreTraining; defaults base, seq 128, batch 32, fp16\n"
+    "  gpt     Hugging Face's GPT2LMHeadModel (decoder-only, tied LM head); defaults small (GPT-2's\n"
+    "          124M: 12 layers, hidden 768, 12 heads, ffn 3072, vocab 50257), seq 1024, batch 8, fp16\n"
+    "The sizes override --size's; a model with changed sizes is named <family>-<layers>x<hidden>\n"
+    "unless --name is given.\n"
     "--amp keeps parameters and gradients fp32 (torch.cuda.amp) while ops run at --precision.\n"
     "\n";
 
 /* The sizes given (0: not given, the family's default). */
 typedef struct {
   int hidden, embed, vocab, seq, batch, depth, image, classes, amp, precision;
+  int layers, heads, ffn, positions, untied;
   const char *size, *name, *out;
 } gen_opts;
 
-static const char *const families[] = {"mlstm", "resnet", "bert", NULL};
-/* The options each family takes, beside --precision, --name and -o. */
-static const char *const takes[3][9] = {
+static const char *const families[] = {"mlstm", "resnet", "bert", "gpt", NULL};
+#define TAKES_MAX 16
+/* The options each family takes. */
+static const char *const takes[4][TAKES_MAX] = {
     {"hidden", "embed", "vocab", "seq", "batch", "precision", "name", "output"},
     {"depth", "image", "classes", "batch", "amp", "precision", "name", "output"},
-    {"size", "seq", "batch", "amp", "precision", "name", "output", NULL}};
-static const char *const all_names[] = {"hidden", "embed", "vocab",     "seq",  "batch",  "depth", "image",
-                                        "classes", "size", "amp", "precision", "name", "output", NULL};
+    {"size", "layers", "hidden", "heads", "ffn", "vocab", "positions", "seq", "batch", "amp", "precision", "name",
+     "output"},
+    {"size", "layers", "hidden", "heads", "ffn", "vocab", "positions", "seq", "untied", "batch", "amp", "precision",
+     "name", "output"}};
+static const char *const all_names[] = {"hidden", "embed",  "vocab", "seq",       "batch", "depth",     "image",
+                                        "classes", "size",  "amp",   "precision", "name",  "output",    "layers",
+                                        "heads",   "ffn",   "positions", "untied", NULL};
+
+/* The transformer sizes given on the command line over a family's defaults; 1 if any was given. */
+static int transformer_sizes(const gen_opts *g, long *layers, long *hidden, long *heads, long *ffn, long *vocab,
+                             long *positions) {
+  const int given[6] = {g->layers, g->hidden, g->heads, g->ffn, g->vocab, g->positions};
+  long *const field[6] = {layers, hidden, heads, ffn, vocab, positions};
+  int any = 0;
+  for (int i = 0; i < 6; i++)
+    if (given[i]) *field[i] = given[i], any = 1;
+  return any;
+}
 
 /* The model file's text for family fam, or the status with the message in x. */
 static int generate(cli_ctx *x, int fam, const gen_opts *g, char **text) {
@@ -60,32 +84,52 @@ static int generate(cli_ctx *x, int fam, const gen_opts *g, char **text) {
     spec.precision = (model_dtype)g->precision;
     spec.amp = g->amp;
     rc = modelzoo_resnet_text(&spec, text, &e);
-  } else {
+  } else if (fam == 2) {
     modelzoo_bert spec;
-    if (modelzoo_bert_defaults(g->size, &spec, &e)) return cli_usage(x, "%s", e.msg);
+    if (modelzoo_bert_defaults(g->size ? g->size : "base", &spec, &e)) return cli_usage(x, "%s", e.msg);
+    if (transformer_sizes(g, &spec.layers, &spec.hidden, &spec.heads, &spec.intermediate, &spec.vocab,
+                          &spec.max_position))
+      spec.name = NULL;
     if (g->name) spec.name = g->name;
     if (g->seq) spec.seq = g->seq;
     if (g->batch) spec.batch = g->batch;
     spec.precision = (model_dtype)g->precision;
     spec.amp = g->amp;
     rc = modelzoo_bert_text(&spec, text, &e);
+  } else {
+    modelzoo_gpt spec;
+    if (modelzoo_gpt_defaults(g->size ? g->size : "small", &spec, &e)) return cli_usage(x, "%s", e.msg);
+    if (transformer_sizes(g, &spec.layers, &spec.hidden, &spec.heads, &spec.ffn, &spec.vocab, &spec.max_position))
+      spec.name = NULL;
+    if (g->name) spec.name = g->name;
+    if (g->seq) spec.seq = g->seq;
+    if (g->batch) spec.batch = g->batch;
+    spec.untied = g->untied;
+    spec.precision = (model_dtype)g->precision;
+    spec.amp = g->amp;
+    rc = modelzoo_gpt_text(&spec, text, &e);
   }
   return rc ? cli_fail(x, rc, "%s", e.msg) : CLI_OK;
 }
 
 int cmd_genmodel(cli_ctx *x, int argc, char **argv) {
-  gen_opts g = {.precision = MODEL_FP16, .size = "base"};
+  gen_opts g = {.precision = MODEL_FP16};
   const cli_opt all[] = {
-      {"hidden", 0, CLI_INT, &g.hidden, "H", "mlstm: hidden size (required)", CLI_MIN, 1},
+      {"hidden", 0, CLI_INT, &g.hidden, "H", "hidden size (mlstm: required)", CLI_MIN, 1},
       {"embed", 0, CLI_INT, &g.embed, "E", "mlstm: embedding size", CLI_MIN, 1},
-      {"vocab", 0, CLI_INT, &g.vocab, "V", "mlstm: vocabulary size", CLI_MIN, 1},
+      {"vocab", 0, CLI_INT, &g.vocab, "V", "vocabulary size", CLI_MIN, 1},
+      {"layers", 0, CLI_INT, &g.layers, "L", "bert, gpt: transformer layers", CLI_MIN, 1},
+      {"heads", 0, CLI_INT, &g.heads, "A", "bert, gpt: attention heads (must divide --hidden)", CLI_MIN, 1},
+      {"ffn", 0, CLI_INT, &g.ffn, "F", "bert, gpt: the feed-forward inner size", CLI_MIN, 1},
+      {"positions", 0, CLI_INT, &g.positions, "P", "bert, gpt: position embeddings (the longest --seq)", CLI_MIN, 1},
+      {"untied", 0, CLI_FLAG, &g.untied, NULL, "gpt: the LM head has its own weight (default: tied to wte)"},
       {"depth", 0, CLI_INT, &g.depth, "D", "resnet: 18, 34, 50, 101 or 152 (required)", CLI_MIN, 1},
       {"image", 0, CLI_INT, &g.image, "PX", "resnet: image side in pixels", CLI_MIN, 1},
       {"classes", 0, CLI_INT, &g.classes, "C", "resnet: classes", CLI_MIN, 1},
-      {"size", 0, CLI_STRING, &g.size, "base|large", "bert: the model size"},
-      {"seq", 0, CLI_INT, &g.seq, "T", "mlstm, bert: sequence length", CLI_MIN, 1},
+      {"size", 0, CLI_STRING, &g.size, "NAME", "bert: base or large; gpt: small, medium, large or xl"},
+      {"seq", 0, CLI_INT, &g.seq, "T", "mlstm, bert, gpt: sequence length", CLI_MIN, 1},
       {"batch", 0, CLI_INT, &g.batch, "B", "per-GPU batch", CLI_MIN, 1},
-      {"amp", 0, CLI_FLAG, &g.amp, NULL, "resnet, bert: parameters and gradients fp32, ops at --precision"},
+      {"amp", 0, CLI_FLAG, &g.amp, NULL, "resnet, bert, gpt: parameters and gradients fp32, ops at --precision"},
       {"precision", 0, CLI_CUSTOM, &g.precision, "fp32|fp16", "run precision (default fp16)", .parse = simopts_parse_precision,
        .must = "must be fp32 or fp16"},
       {"name", 0, CLI_STRING, &g.name, "NAME", "the model's name"},
@@ -97,9 +141,11 @@ int cmd_genmodel(cli_ctx *x, int argc, char **argv) {
   const cli_opt *every[] = {all, NULL};
   const cli_cmd help = {.usage = usage_genmodel, .tables = every};
   if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) return cli_help(&help, stdout), CLI_HELP;
-  if (fam < 0) return cli_usage(x, "the model family must be given first; known: mlstm, resnet, bert");
+  if (fam < 0)
+    return cli_usage(x, "%s%s%s: the model family must be given first; known: mlstm, resnet, bert, gpt",
+                     argc >= 2 ? "unknown family '" : "", argc >= 2 ? argv[1] : "no family", argc >= 2 ? "'" : "");
   snprintf(x->where, sizeof x->where, "genmodel %s", families[fam]);
-  cli_opt mine[9];
+  cli_opt mine[TAKES_MAX];
   cli_select(all, takes[fam], mine);
   const cli_opt *tables[] = {mine, NULL};
   const cli_cmd c = {.usage = usage_genmodel, .tables = tables, .elsewhere = all_names, .not_here = "does not apply to it"};

@@ -173,6 +173,58 @@ static void check_bert(const char *size, long bert_params, long hf_params, doubl
   model_destroy(m);
 }
 
+/* GPT-2 at its four published sizes: Hugging Face's GPT2LMHeadModel parameter counts (the model
+ * cards' 124M, 355M, 774M, 1.5B: 124,439,808, 354,823,168, 774,030,080, 1,557,611,200); forward
+ * GEMM flops per token the dense estimate 2 N' + 4 L S H (Kaplan et al. 2020: N' the weights that
+ * multiply, the LM head's V x H included; the attention's two S x S products). */
+static void check_gpt(void) {
+  static const char *const sizes[4] = {"small", "medium", "large", "xl"};
+  static const long hf_params[4] = {124439808L, 354823168L, 774030080L, 1557611200L};
+  for (int i = 0; i < 4; i++) {
+    modelzoo_gpt spec;
+    err_t e;
+    char *text = NULL, what[32];
+    snprintf(what, sizeof what, "gpt2 %s", sizes[i]);
+    CHECK(modelzoo_gpt_defaults(sizes[i], &spec, &e) == ERR_OK && modelzoo_gpt_text(&spec, &text, &e) == ERR_OK,
+          "%s generates", what);
+    model_t *m = parse(what, text);
+    free(text);
+    if (!m) continue;
+    CHECK(model_total_params(m) == hf_params[i], "%s: %ld parameters (Hugging Face: %ld)", what,
+          model_total_params(m), hf_params[i]);
+    first_last(m, what, "transformer.wte.weight", "transformer.ln_f.bias");
+    ready_ends(m, what, "transformer.ln_f.weight", "transformer.wte.weight");
+    double H = (double)spec.hidden, L = (double)spec.layers, S = 1024, V = 50257;
+    double weights = L * 12 * H * H + V * H; /* c_attn 3H^2, c_proj H^2, c_fc and mlp.c_proj 4H^2 each */
+    double ref = S * (2 * weights + 4 * L * S * H), f = gemm_flops(m, MODEL_PHASE_FORWARD, m->batch);
+    CHECK(check_close(ref, f, 0, 0.001), "%s: forward %.5g flops per sequence = 2 N' S + 4 L S^2 H = %.5g", what, f,
+          ref);
+    backward_ratio(m, what, 1.99, 2.01);
+    model_destroy(m);
+  }
+  modelzoo_gpt g;
+  err_t e;
+  char *text = NULL;
+  modelzoo_gpt_defaults("small", &g, &e);
+  g.untied = 1;
+  g.layers = 2;
+  g.seq = 128;
+  CHECK(modelzoo_gpt_text(&g, &text, &e) == ERR_OK, "gpt 2 layers, untied, seq 128 generates");
+  model_t *m = parse("gpt untied", text);
+  free(text);
+  if (m) {
+    CHECK(strcmp(m->params[m->nparams - 1].name, "lm_head.weight") == 0 && param_index(m, "transformer.wte.weight") == 0 &&
+              model_total_params(m) == 124439808L - 10L * 7087872L + 50257L * 768L,
+          "untied: lm_head.weight last, %ld parameters (ten fewer layers of 7,087,872, one more V x H)",
+          model_total_params(m));
+    model_destroy(m);
+  }
+  g.heads = 5;
+  CHECK(modelzoo_gpt_text(&g, &text, &e) == ERR_INPUT && strstr(e.msg, "not a multiple of the 5 heads"),
+        "heads not dividing hidden: %s", e.msg);
+  CHECK(modelzoo_gpt_defaults("huge", &g, &e) == ERR_INPUT, "an unknown GPT size is refused: %s", e.msg);
+}
+
 static void check_buckets(void) {
   modelzoo_resnet spec;
   err_t e;
@@ -343,6 +395,7 @@ int main(int argc, char **argv) {
   check_resnet(152, 60192808L, 0);
   check_bert("base", 109482240L, 110106428L, 110e6, 12, 768);
   check_bert("large", 335141888L, 336226108L, 340e6, 24, 1024);
+  check_gpt();
   check_buckets();
   check_options();
   check_bundled(argv[1]);

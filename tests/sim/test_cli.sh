@@ -113,8 +113,13 @@ expect 2 "--nccl-proto must list LL, LL128 and/or Simple" -- predict --nccl-prot
 expect 2 "unexpected argument" -- predict extra
 expect 2 "'x' is not a positive integer" -- sweep --nodes 1,x
 expect 2 "needs --hidden" -- genmodel mlstm
-expect 2 "known: mlstm, resnet, bert" -- genmodel lstm
-expect 2 "genmodel bert: option '--hidden' does not apply to it" -- genmodel bert --hidden 5
+expect 2 "unknown family 'lstm'.*known: mlstm, resnet, bert, gpt" -- genmodel lstm
+expect 2 "unknown family 'gpt2'.*known: mlstm, resnet, bert, gpt" -- genmodel gpt2
+expect 1 "BERT hidden size 5 is not a multiple of the 12 heads" -- genmodel bert --hidden 5
+expect 2 "genmodel bert: option '--untied' does not apply to it" -- genmodel bert --untied
+expect 2 "genmodel mlstm: option '--layers' does not apply to it" -- genmodel mlstm --hidden 64 --layers 2
+expect 2 "GPT size 'huge' is not small, medium, large or xl" -- genmodel gpt --size huge
+expect 1 "GPT sequence 2048 is longer than its 1024 position embeddings" -- genmodel gpt --seq 2048
 expect 2 "ResNet depth 7 is not one of torchvision's" -- genmodel resnet --depth 7
 expect 2 "needs --depth" -- genmodel resnet
 

@@ -70,6 +70,28 @@ int main(void) {
     CHECK(order[0] == 1 && order[1] == 0, "ready order follows backward");
     model_destroy(m);
   }
+  /* Version 2: C+N*B dimensions and batched GEMMs (gemms=), as ddpsim_export writes them. */
+  rc = model_parse("ddpsim-model 2\nname t\nbatch 2\ntokens 3 chars\nprecision fp32\nparam a 3\nforward\n"
+                   "gemm s m=7 n=5 k=3 gemms=12*B\newise ln elems=1536+768*B arrays=1\n"
+                   "backward\ngemm d m=7 n=5 k=3 gemms=4 ready=a\n",
+                   "v2.model", &m, &e);
+  CHECK(rc == 0, "a version 2 model loads: %s", rc ? e.msg : "ok");
+  if (m) {
+    CHECK(model_op_gemms(&m->ops[0], 3) == 36 && model_op_flops(&m->ops[0], 3) == 2.0 * 7 * 5 * 3 * 36 &&
+              model_op_bytes(&m->ops[0], 3, MODEL_FP16) == 2.0 * 36 * (7 * 3 + 3 * 5 + 7 * 5),
+          "gemms=12*B at batch 3: 36 products, their flops and bytes");
+    CHECK(model_dim_value(m->ops[1].elems, 3) == 1536 + 768 * 3 && model_op_bytes(&m->ops[1], 3, MODEL_FP32) ==
+                                                                       4.0 * (1536 + 768 * 3),
+          "elems=1536+768*B at batch 3");
+    CHECK(model_op_gemms(&m->ops[1], 3) == 1 && model_op_gemms(&m->ops[2], 3) == 4, "gemms of an ewise op and a constant");
+    model_destroy(m);
+  }
+  model_err("C+N*B in version 1", HDR "param a 3\nbackward\newise g elems=1+2*B arrays=1 ready=a\n",
+            "x.model:8: elems: '1+2*B': a C+N*B dimension needs 'ddpsim-model 2'");
+  model_err("gemms= in version 1", HDR "param a 3\nbackward\ngemm g m=1 n=1 k=1 gemms=2 ready=a\n",
+            "x.model:8: gemms= needs 'ddpsim-model 2'");
+  model_err("C+N without B", "ddpsim-model 2\nname t\nbatch 2\ntokens 3 chars\nprecision fp32\nparam a 3\nbackward\n"
+            "ewise g elems=1+2 arrays=1 ready=a\n", "x.model:8: elems: '1+2' is not C+N*B");
   model_err("empty", "", "x.model: empty file");
   model_err("wrong header", "ddpsim-topology 1\n", "x.model:1: first line must be 'ddpsim-model 1'");
   model_err("wrong version", "ddpsim-model 7\n", "x.model:1: unsupported model format version '7'");

@@ -1,0 +1,125 @@
+"""ddpsim_export: a ddpsim model file from a PyTorch nn.Module.
+
+    from ddpsim_export import export
+    summary = export(model, (images,), "my.model")          # images: one example batch
+
+`export` runs one training step (forward, loss, backward) of the module on fake tensors (default:
+no memory, no compute, any size) or on its real tensors, records every op at the dispatcher, the
+parameters and the order their gradients become final, and writes the model format of
+models/README.md (version 2 where it needs its additions). It traces the step twice, at the batch
+given and at twice that, so that every dimension is written as a constant, a multiple of the batch
+B, or both (`C+N*B`): ddpsim can then run the model at any --batch. The command line is
+`python3 -m ddpsim_export --help`. docs/export.md says what is recorded and what is approximated.
+"""
+
+import math
+import os
+import sys
+import tempfile
+
+__all__ = ["export", "ExportError", "Summary"]
+
+
+class ExportError(Exception):
+    """The export failed: the message says why; nothing was written."""
+
+
+class Summary:
+    """What export() wrote: `path`, `params` (names in registration order), `numel` (parameter
+    count), `ready` (names in the order their gradients became final), `flops` per phase at the traced
+    batch ({'forward': F, 'backward': F}), `batch`, `framework_ops` and `launches` per phase, and
+    `notes` (what was approximated)."""
+
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+    def __repr__(self):
+        return "Summary(%s)" % ", ".join("%s=%r" % (k, v) for k, v in self.__dict__.items() if k != "text")
+
+
+def export(module, example_inputs, path, *, example_kwargs=None, batch=None, loss_fn=None, mode="fake", amp=False,
+           precision=None, optimizer="adamw", tokens=None, name=None, source=None, log=None):
+    """Records one training step of `module` and writes a ddpsim model file to `path` (atomically).
+
+    example_inputs: the positional inputs of one batch (a tensor or a tuple); example_kwargs: keyword
+    inputs. Every tensor input whose first dimension is the batch is doubled for the second trace.
+    batch: the per-GPU batch of the example (default: the first tensor input's first dimension).
+    loss_fn(output) -> scalar: the loss (default: `output.loss` if the output has one, else the sum of
+    every floating tensor in the output). mode: "fake" (FakeTensorMode: shapes only) or "real" (runs
+    on the tensors' own device). amp: run under torch.autocast at float16 (parameters and gradients
+    stay fp32). precision: the file's default run precision, "fp32" or "fp16" (default: fp16 with amp,
+    else the parameters' type). optimizer: "adamw", "adam", "sgd" (with momentum) or "none".
+    tokens: (count, unit) per sample (default: (S, "tokens") for an integer [B, S] first input, else
+    (1, "samples")). name: the model's name (default: the module's class name). source: a line saying
+    where the module came from, written into the file's header. log: a file for progress and notes
+    (default: none).
+
+    Returns a Summary. Raises ExportError with a message (forward or backward failed, inputs of the
+    wrong shape, an unwritable path, a module without trainable parameters); no file is left behind.
+    """
+    import torch
+
+    from . import model_text, step
+
+    if mode not in ("fake", "real"):
+        raise ExportError("mode must be 'fake' or 'real', got %r" % (mode,))
+    if optimizer not in model_text.OPTIMIZERS:
+        raise ExportError("optimizer must be one of %s, got %r" % (", ".join(model_text.OPTIMIZERS), optimizer))
+    if precision not in (None, "fp32", "fp16"):
+        raise ExportError("precision must be fp32 or fp16, got %r" % (precision,))
+    if not isinstance(module, torch.nn.Module):
+        raise ExportError("expected an nn.Module, got %s" % type(module).__name__)
+    args = tuple(example_inputs) if isinstance(example_inputs, (tuple, list)) else (example_inputs,)
+    kwargs = dict(example_kwargs or {})
+    first = next((t for t in list(args) + list(kwargs.values()) if isinstance(t, torch.Tensor)), None)
+    if first is None:
+        raise ExportError("no tensor among the example inputs")
+    if batch is None:
+        if first.dim() == 0:
+            raise ExportError("cannot tell the batch from a 0-dimensional first input: pass batch=")
+        batch = int(first.shape[0])
+    if batch < 1:
+        raise ExportError("batch must be positive, got %d" % batch)
+    # Fail on an unwritable path before the (possibly long) trace, and leave nothing if it fails.
+    tmp = _open_temp(path)
+    try:
+        one = step.trace(module, args, kwargs, loss_fn, mode, amp, batch, scale=1)
+        two = step.trace(module, args, kwargs, loss_fn, mode, amp, batch, scale=2)
+        summary = model_text.build(module, one, two, batch, amp=amp, precision=precision, optimizer=optimizer,
+                                   tokens=tokens or _default_tokens(first, batch), name=name or type(module).__name__,
+                                   source=source, torch_version=torch.__version__, mode=mode)
+        with os.fdopen(tmp[0], "w") as f:
+            tmp = (None, tmp[1])
+            f.write(summary.text)
+        os.replace(tmp[1], path)
+    except BaseException:
+        if tmp[0] is not None:
+            os.close(tmp[0])
+        try:
+            os.unlink(tmp[1])
+        except OSError:
+            pass
+        raise
+    summary.path = path
+    if log:
+        for n in summary.notes:
+            print("ddpsim_export: note: " + n, file=log)
+    return summary
+
+
+def _open_temp(path):
+    d = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise ExportError("%s: is a directory" % path)
+    try:
+        return tempfile.mkstemp(prefix=".%s." % os.path.basename(path), suffix=".tmp", dir=d)
+    except OSError as exc:
+        raise ExportError("%s: cannot write: %s" % (path, exc.strerror or exc)) from None
+
+
+def _default_tokens(first, batch):
+    import torch
+
+    if first.dim() == 2 and first.shape[0] == batch and not torch.is_floating_point(first):
+        return (int(first.shape[1]), "tokens")
+    return (1, "samples")

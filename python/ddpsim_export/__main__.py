@@ -1,0 +1,199 @@
+"""python3 -m ddpsim_export: a ddpsim model file from a model you name on the command line.
+
+Exit status: 0 written; 1 the export failed (the module, its forward or backward, the output path);
+2 misuse (an option, an --input spec, a --model that does not name a module)."""
+
+import argparse
+import importlib
+import importlib.util
+import json
+import os
+import sys
+
+from . import ExportError, export
+
+EPILOG = """\
+--model names a callable that returns the nn.Module: a dotted path (torchvision.models.resnet50,
+mypackage.MyNet), FILE.py:NAME, or hf:NAME_OR_DIR[:AutoClass] for a Hugging Face config (the
+model is built from its config, without weights; AutoClass defaults to AutoModel). A Hugging Face
+model class (transformers.BertForPreTraining) is built from its default config. --kwargs passes
+keyword arguments to the callable, as JSON.
+
+--input gives one input's per-sample shape: [NAME=]SHAPE[:DTYPE], e.g. 3x224x224 or
+input_ids=128:int64 (values are zeros). Named inputs are keyword arguments, the others positional.
+
+examples:
+  python3 -m ddpsim_export --model torchvision.models.resnet50 --input 3x224x224 --batch 32 -o resnet50.model
+  python3 -m ddpsim_export --model transformers.GPT2LMHeadModel --input input_ids=1024:int64 \\
+      --input labels=1024:int64 --batch 8 --amp -o gpt2.model
+  ddpsim predict --model gpt2.model --nodes 16
+"""
+
+DTYPES = {"float32": "float32", "fp32": "float32", "float16": "float16", "fp16": "float16", "bfloat16": "bfloat16",
+          "bf16": "bfloat16", "int64": "int64", "long": "int64", "int32": "int32", "bool": "bool"}
+
+
+class Usage(Exception):
+    pass
+
+
+def parse_input(spec):
+    """[NAME=]SHAPE[:DTYPE] -> (name or None, [dims], dtype name)."""
+    name, _, rest = spec.rpartition("=")
+    shape, _, dt = rest.partition(":")
+    dt = dt or "float32"
+    if dt not in DTYPES:
+        raise Usage("--input %s: dtype %r is not one of %s" % (spec, dt, ", ".join(sorted(DTYPES))))
+    try:
+        dims = [int(x) for x in shape.split("x")] if shape else []
+    except ValueError:
+        raise Usage("--input %s: shape %r is not like 3x224x224" % (spec, shape)) from None
+    if any(d < 1 for d in dims):
+        raise Usage("--input %s: every dimension must be positive" % spec)
+    if name and not name.isidentifier():
+        raise Usage("--input %s: %r is not an argument name" % (spec, name))
+    return name or None, dims, DTYPES[dt]
+
+
+def resolve(spec, kwargs):
+    """The nn.Module `spec` names, built with kwargs; raises Usage if it names nothing."""
+    if spec.startswith("hf:"):
+        try:
+            import transformers
+        except ImportError:
+            raise Usage("--model %s: transformers is not installed (pip install transformers)" % spec) from None
+        rest = spec[3:]
+        where, _, auto = rest.rpartition(":") if rest.count(":") and not os.path.exists(rest) else (rest, "", "")
+        auto = auto or "AutoModel"
+        if not hasattr(transformers, auto):
+            raise Usage("--model %s: transformers has no %s" % (spec, auto))
+        try:
+            config = transformers.AutoConfig.from_pretrained(where, **kwargs)
+        except Exception as exc:
+            raise Usage("--model %s: cannot load the config: %s" % (spec, exc)) from None
+        return getattr(transformers, auto).from_config(config)
+    if ".py:" in spec:
+        path, _, attr = spec.rpartition(":")
+        if not os.path.isfile(path):
+            raise Usage("--model %s: no file %s" % (spec, path))
+        mod_spec = importlib.util.spec_from_file_location("ddpsim_user_model", path)
+        mod = importlib.util.module_from_spec(mod_spec)
+        mod_spec.loader.exec_module(mod)
+        obj = getattr(mod, attr, None)
+    else:
+        modname, _, attr = spec.rpartition(".")
+        if not modname:
+            raise Usage("--model %s: expected a dotted path such as torchvision.models.resnet50" % spec)
+        try:
+            mod = importlib.import_module(modname)
+        except ImportError as exc:
+            raise Usage("--model %s: cannot import %s: %s" % (spec, modname, exc)) from None
+        obj = getattr(mod, attr, None)
+    if obj is None or not callable(obj):
+        raise Usage("--model %s: names nothing callable" % spec)
+    config_class = getattr(obj, "config_class", None)
+    if isinstance(obj, type) and config_class is not None and hasattr(obj, "from_pretrained"):
+        return obj(config_class(**kwargs))
+    return obj(**kwargs)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python3 -m ddpsim_export", description=(
+        "Records one training step of a PyTorch model (forward, loss, backward) at the dispatcher and "
+        "writes a ddpsim model file: parameters in registration order, every op with its GEMM shape or "
+        "bytes, and the op after which each gradient is ready."), epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--model", required=True, help="the callable that builds the module (see below)")
+    ap.add_argument("--kwargs", default="{}", help="JSON keyword arguments for --model")
+    ap.add_argument("--input", action="append", default=[], metavar="[NAME=]SHAPE[:DTYPE]",
+                    help="one input's per-sample shape (repeat for several)")
+    ap.add_argument("--batch", type=int, default=1, help="per-GPU batch to trace and write as the default (1)")
+    ap.add_argument("--mode", choices=("fake", "real"), default="fake",
+                    help="fake: FakeTensorMode, shapes only, any size (default); real: run on CPU tensors")
+    ap.add_argument("--meta", action="store_true",
+                    help="build the module on the meta device (no parameter memory; implies --mode fake)")
+    ap.add_argument("--amp", action="store_true", help="torch.autocast float16 (parameters and gradients stay fp32)")
+    ap.add_argument("--precision", choices=("fp32", "fp16"), help="the file's default run precision")
+    ap.add_argument("--optimizer", choices=("adamw", "adam", "sgd", "none"), default="adamw",
+                    help="the optimizer step written (default adamw)")
+    ap.add_argument("--loss", choices=("auto", "sum", "cross-entropy"), default="auto",
+                    help="auto: output.loss if the model returns one, else the sum of its outputs; cross-entropy: "
+                         "against class 0 for a [B, C] output")
+    ap.add_argument("--tokens", metavar="N:UNIT", help="tokens per sample and their unit, e.g. 128:tokens")
+    ap.add_argument("--name", help="the model's name in the file (default: --model's last part)")
+    ap.add_argument("-o", "--output", required=True, help="the model file to write (atomically)")
+    a = ap.parse_args(argv)
+    try:
+        return run(a)
+    except Usage as exc:
+        print("python3 -m ddpsim_export: %s" % exc, file=sys.stderr)
+        return 2
+    except ExportError as exc:
+        print("python3 -m ddpsim_export: %s" % exc, file=sys.stderr)
+        return 1
+
+
+def run(a):
+    try:
+        kwargs = json.loads(a.kwargs)
+    except ValueError as exc:
+        raise Usage("--kwargs: not JSON: %s" % exc) from None
+    if not isinstance(kwargs, dict):
+        raise Usage("--kwargs must be a JSON object")
+    if a.batch < 1:
+        raise Usage("--batch must be positive")
+    if not a.input:
+        raise Usage("give at least one --input")
+    specs = [parse_input(s) for s in a.input]
+    tokens = None
+    if a.tokens:
+        n, _, unit = a.tokens.partition(":")
+        if not n.isdigit() or int(n) < 1 or not unit or not unit.isidentifier():
+            raise Usage("--tokens %s: expected N:UNIT, e.g. 128:tokens" % a.tokens)
+        tokens = (int(n), unit)
+    import torch
+
+    try:
+        if a.meta:
+            with torch.device("meta"):
+                module = resolve(a.model, kwargs)
+        else:
+            module = resolve(a.model, kwargs)
+    except Usage:
+        raise
+    except Exception as exc:
+        raise ExportError("building %s failed: %s: %s" % (a.model, type(exc).__name__, exc)) from None
+    if not isinstance(module, torch.nn.Module):
+        raise Usage("--model %s returned a %s, not an nn.Module" % (a.model, type(module).__name__))
+    device = "meta" if a.meta else "cpu"
+    args, kw = [], {}
+    for name, dims, dt in specs:
+        t = torch.zeros([a.batch] + dims, dtype=getattr(torch, dt), device=device)
+        if name:
+            kw[name] = t
+        else:
+            args.append(t)
+    loss_fn = None
+    if a.loss == "sum":
+        def loss_fn(out):
+            return out.float().sum() if isinstance(out, torch.Tensor) else sum(t.float().sum() for t in out)
+    elif a.loss == "cross-entropy":
+        def loss_fn(out):
+            logits = out if isinstance(out, torch.Tensor) else getattr(out, "logits", None)
+            if not isinstance(logits, torch.Tensor) or logits.dim() != 2:
+                raise ExportError("--loss cross-entropy needs a [B, C] output")
+            target = torch.zeros(logits.shape[0], dtype=torch.long, device=logits.device)
+            return torch.nn.functional.cross_entropy(logits, target)
+    name = a.name or a.model.rstrip(":").split(":")[-1].split(".")[-1].split("/")[-1] or "model"
+    s = export(module, tuple(args), a.output, example_kwargs=kw, batch=a.batch, loss_fn=loss_fn,
+               mode="fake" if a.meta else a.mode, amp=a.amp, precision=a.precision, optimizer=a.optimizer,
+               tokens=tokens, name=name, source=a.model, log=sys.stderr)
+    print("%s: %s, %d parameters in %d tensors; per sample %.4g GFLOP forward, %.4g backward; %d+%d kernel "
+          "launches at batch %d" % (a.output, name, s.numel, len(s.params), s.flops["forward"] / a.batch / 1e9,
+                                    s.flops["backward"] / a.batch / 1e9, s.launches["forward"],
+                                    s.launches["backward"], a.batch))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

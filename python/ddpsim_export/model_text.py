@@ -1,0 +1,191 @@
+"""The model file from two traces of the same step, at batch B and 2B (models/README.md).
+
+Each number of each op is fitted as C + N*B from the two traces; the parameters and the ready
+points must be the same in both. Version 1 of the format is written when no op needs version 2's
+additions (`gemms=` on a GEMM, a `C+N*B` dimension)."""
+
+import math
+
+from . import ExportError, Summary
+from .trace import dtype_tag
+
+# name -> (arrays moved per parameter element, kernels per parameter tensor) of an fp32 optimizer
+# step: read param, grad (and momentum, or m and v); write param (and the state).
+OPTIMIZERS = {"adamw": (7, 7), "adam": (7, 7), "sgd": (5, 3), "none": None}
+NAME_MAX = 63  # sim/model.h MODEL_NAME_MAX - 1
+
+
+def _fit(v1, v2, batch):
+    """(C, N) with v = C + N*batch at the traced batch and v2 at twice it, or None if no such
+    non-negative integers exist."""
+    n, r = divmod(v2 - v1, batch)
+    c = v1 - n * batch
+    if r != 0 or n < 0 or c < 0:
+        return None
+    return c, n
+
+
+def _dim(cn):
+    c, n = cn
+    if n == 0:
+        return str(c)
+    nb = "B" if n == 1 else "%d*B" % n
+    return nb if c == 0 else "%d+%s" % (c, nb)
+
+
+def _short(name, taken):
+    """A name of at most NAME_MAX characters without spaces: the tail of a long one, '~' first."""
+    name = name.replace(" ", "_") or "op"
+    if len(name) > NAME_MAX:
+        name = "~" + name[-(NAME_MAX - 1):]
+    if taken is not None:
+        base, k = name, 2
+        while name in taken:
+            suffix = "#%d" % k
+            name = base[: NAME_MAX - len(suffix)] + suffix
+            k += 1
+        taken.add(name)
+    return name
+
+
+def _shape(t, notes):
+    dims = [int(d) for d in t.shape] or [1]
+    if len(dims) > 4:
+        dims = dims[:3] + [math.prod(dims[3:])]
+        notes.add("parameters of more than 4 dimensions are written with their trailing dimensions merged")
+    return "x".join(str(d) for d in dims)
+
+
+def build(module, one, two, batch, *, amp, precision, optimizer, tokens, name, source, torch_version, mode):
+    notes = set()
+    if one.names != two.names:
+        raise ExportError("the parameters differ between the traces at batch %d and %d" % (batch, 2 * batch))
+    if one.unused:
+        notes.add("%d parameter(s) got no gradient (%s%s): written ready at the end of backward; real DDP needs "
+                  "find_unused_parameters=True for them" % (len(one.unused), ", ".join(one.unused[:3]),
+                                                              ", ..." if len(one.unused) > 3 else ""))
+    same = len(one.lines) == len(two.lines) and all(
+        a.kind == b.kind and a.name == b.name and a.phase == b.phase and a.ready == b.ready
+        for a, b in zip(one.lines, two.lines))
+    if not same:
+        notes.add("the ops differ between batch %d and %d: every dimension is written at batch %d (ddpsim's "
+                  "--batch does not rescale this file)" % (batch, 2 * batch, batch))
+
+    # Element types: the parameters' main type (or autocast's) follows the run precision.
+    pdt = {}
+    for t in one.tensors:
+        pdt[dtype_tag(t.dtype)] = pdt.get(dtype_tag(t.dtype), 0) + t.numel()
+    param_main = max(pdt, key=pdt.get)
+    op_main = "fp16" if amp else param_main
+    run = precision or ("fp16" if amp else param_main or "fp32")
+    if any(d in one.dtypes for d in ("torch.bfloat16",)):
+        notes.add("bfloat16 ops are written as fp16 (the same bytes; the profile's fp16 costs)")
+    if "torch.float64" in one.dtypes:
+        notes.add("float64 ops are written as fp32")
+
+    ready_at = {}
+    lines_out = []
+    v2 = False
+    for i, a in enumerate(one.lines):
+        b = two.lines[i] if same else a
+        fits = []
+        for x, y in zip(a.dims, b.dims):
+            f = _fit(x, y, batch) if same else (x, 0)
+            if f is None:
+                f = (x, 0)
+                notes.add("some op dimensions do not scale linearly with the batch: written at batch %d" % batch)
+            fits.append(f)
+        if any(f[0] == 0 and f[1] == 0 for f in fits):
+            notes.add("ops with an empty operand are left out")
+            if a.ready:
+                raise ExportError("an empty op carries a gradient-ready point (%s)" % a.name)
+            continue
+        if any(f[0] and f[1] for f in fits):
+            v2 = True
+        lines_out.append((a, fits))
+        for idx in a.ready:
+            ready_at[idx] = len(lines_out) - 1
+    if one.pending:
+        notes.add("gradients final before any backward kernel are written ready after the next one")
+
+    taken = set()
+    pnames = [_short(n, taken) for n in one.names]
+    if any(p != n for p, n in zip(pnames, one.names)):
+        notes.add("parameter names longer than %d characters are shortened to their tail" % NAME_MAX)
+    # Parameters that never became ready: after the last backward op.
+    last_bwd = max((j for j, (a, _) in enumerate(lines_out) if a.phase == "backward"), default=None)
+    if last_bwd is None:
+        raise ExportError("backward launched no kernel: nothing to write")
+    for idx in range(len(one.names)):
+        ready_at.setdefault(idx, last_bwd)
+
+    total = sum(t.numel() for t in one.tensors)
+    flops = {"forward": 0, "backward": 0}
+    for a in one.lines:
+        flops[a.phase] += a.flops()
+    out = []
+    w = out.append
+    w("ddpsim-model %d" % (2 if v2 or any(f[1][3] != (1, 0) for f in lines_out if f[0].kind == "gemm") else 1))
+    w("# Exported by ddpsim_export (torch %s, %s tensors) from %s." % (torch_version, mode, source or name))
+    w("#   %d parameters in %d tensors that require gradients; traced at batch %d (and %d to fit the batch scaling)."
+      % (total, len(one.names), batch, 2 * batch))
+    for ph in ("forward", "backward"):
+        w("#   %s: %d framework ops, %d kernel launches, %.4g GFLOP per sample in GEMMs."
+          % (ph, one.framework_ops[ph], one.launches[ph], flops[ph] / batch / 1e9))
+    w("#   Op names: module path, ATen op. Derivation: docs/export.md.")
+    if amp:
+        w("# torch.autocast float16: parameters and gradients fp32; ops in fp32 under autocast say dtype=fp32.")
+    for n in sorted(notes):
+        w("# Approximated: " + n + ".")
+    w("name %s" % _short(name, None))
+    w("batch %d" % batch)
+    w("tokens %d %s" % (tokens[0], tokens[1]))
+    if one.input_bytes:
+        per = one.input_bytes // batch
+        w("input %d" % per if per > 0 else "# input: under one byte per sample")
+    if one.output_elems:
+        w("output %d" % max(1, one.output_elems // batch))
+    w("precision %s" % run)
+    w("")
+    w("# Parameters in registration order (named_parameters(), requires_grad only, tied weights once).")
+    for n, t in zip(pnames, one.tensors):
+        tag = dtype_tag(t.dtype)
+        fixed = amp or tag != param_main
+        w("param %s %s%s" % (n, _shape(t, notes), " " + (tag or "fp32") if fixed else ""))
+    ready_lists = {}
+    for idx, j in ready_at.items():
+        ready_lists.setdefault(j, []).append(idx)
+    order = {idx: k for k, idx in enumerate(one.ready)}
+    phase = None
+    for j, (a, fits) in enumerate(lines_out):
+        if a.phase != phase:
+            phase = a.phase
+            w("")
+            w(phase)
+        dt = "" if a.dtype in (None, op_main) else " dtype=%s" % a.dtype
+        nm = _short(a.name, None)
+        if a.kind == "gemm":
+            m, n, k, g = fits
+            s = "gemm  %s m=%s n=%s k=%s" % (nm, _dim(m), _dim(n), _dim(k))
+            if g != (1, 0):
+                s += " gemms=%s" % _dim(g)
+        else:
+            s = "ewise %s elems=%s arrays=1" % (nm, _dim(fits[0]))
+        s += dt
+        if j in ready_lists:
+            idxs = sorted(ready_lists[j], key=lambda i: order.get(i, len(order)))
+            s += " ready=" + ",".join(pnames[i] for i in idxs)
+        w(s)
+    w("")
+    w("optimizer")
+    opt = OPTIMIZERS[optimizer]
+    if opt:
+        arrays, kernels = opt
+        w("# %s on fp32 weights (%d arrays moved per parameter element), unfused: %d kernels per tensor."
+          % (optimizer, arrays, kernels))
+        w("ewise %s elems=%d arrays=%d dtype=fp32 launches=%d" % (optimizer, total, arrays, kernels * len(one.names)))
+    text = "\n".join(out) + "\n"
+    ready_names = [one.names[i] for i in one.ready]
+    return Summary(text=text, params=list(one.names), numel=total, ready=ready_names, flops=flops, batch=batch,
+                   framework_ops=dict(one.framework_ops), launches=dict(one.launches), notes=sorted(notes),
+                   unused=list(one.unused))

@@ -1,0 +1,171 @@
+"""One traced training step: parameters swapped for fake (or kept real) leaves with gradient hooks,
+forward, loss, backward, all under the Recorder (trace.py)."""
+
+import contextlib
+
+import torch
+from torch.utils.module_tracker import ModuleTracker
+
+from . import ExportError
+from .trace import Recorder
+
+
+class Trace:
+    """A recorded step: `lines` (trace.Line), `names` (trainable parameter names in registration
+    order, tied ones once), `tensors` (their tensors), `ready` (indices into names, in the order the
+    gradients became final), `framework_ops` and `launches` per phase, `unused` (names that got no
+    gradient), `output_elems` (elements of the output per batch), `input_bytes` (bytes of the
+    inputs per batch), `dtypes` (floating types the ops ran in, with counts)."""
+
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+
+def _scale_inputs(x, batch, scale):
+    """Tensors whose first dimension is the batch, repeated `scale` times along it."""
+    if isinstance(x, torch.Tensor):
+        if scale > 1 and x.dim() > 0 and x.shape[0] == batch:
+            return torch.cat([x] * scale, dim=0)
+        return x
+    if isinstance(x, (list, tuple)):
+        return type(x)(_scale_inputs(y, batch, scale) for y in x)
+    if isinstance(x, dict):
+        return {k: _scale_inputs(v, batch, scale) for k, v in x.items()}
+    return x
+
+
+def _nbytes(x):
+    if isinstance(x, torch.Tensor):
+        return x.numel() * x.element_size()
+    if isinstance(x, (list, tuple)):
+        return sum(_nbytes(y) for y in x)
+    if isinstance(x, dict):
+        return sum(_nbytes(y) for y in x.values())
+    return 0
+
+
+def _floats(x, out):
+    if isinstance(x, torch.Tensor):
+        if torch.is_floating_point(x):
+            out.append(x)
+    elif isinstance(x, dict) or hasattr(x, "values") and callable(x.values):
+        for y in x.values():
+            _floats(y, out)
+    elif isinstance(x, (list, tuple)):
+        for y in x:
+            _floats(y, out)
+    return out
+
+
+def _default_loss(output):
+    loss = getattr(output, "loss", None)
+    if isinstance(loss, torch.Tensor):
+        return loss
+    if isinstance(output, torch.Tensor) and output.dim() == 0:
+        return output
+    floats = _floats(output, [])
+    if not floats:
+        raise ExportError("the module's output has no floating tensor to take a loss of: pass loss_fn")
+    total = floats[0].sum()
+    for t in floats[1:]:
+        total = total + t.sum()
+    return total
+
+
+def trace(module, args, kwargs, loss_fn, mode, amp, batch, scale):
+    named = [(n, p) for n, p in module.named_parameters() if p.requires_grad]
+    if not named:
+        raise ExportError("the module has no parameters that require gradients: DDP has nothing to all-reduce")
+    args = _scale_inputs(args, batch, scale)
+    kwargs = _scale_inputs(kwargs, batch, scale)
+    input_bytes = _nbytes(args) + _nbytes(kwargs)
+    was_training = module.training
+    module.train()
+    ready = []
+    tracker = ModuleTracker()
+    root = type(module).__name__ + "."
+
+    def where():
+        deepest = max(tracker.parents, key=lambda s: (s.count("."), len(s)))
+        if deepest == "Global" or deepest == type(module).__name__:
+            return ""
+        return deepest[len(root):] if deepest.startswith(root) else deepest
+
+    rec = Recorder(where)
+    fake = None
+    handles = []
+    try:
+        if mode == "fake":
+            from torch._subclasses.fake_tensor import FakeTensorMode
+
+            fake = FakeTensorMode(allow_non_fake_inputs=True)
+            frozen = {n: fake.from_tensor(p) for n, p in module.named_parameters() if not p.requires_grad}
+            leaves = {n: fake.from_tensor(p) for n, p in named}
+            buffers = {n: fake.from_tensor(b) for n, b in module.named_buffers()}
+            args, kwargs = _to_fake(fake, args), _to_fake(fake, kwargs)
+            state = {**frozen, **leaves, **buffers}
+        else:
+            leaves = dict(named)
+            for p in leaves.values():
+                p.grad = None
+        tensors = [leaves[n] for n, _ in named]
+        def hook(i):
+            def on_ready(_tensor):
+                ready.append(i)
+                rec.ready(i)
+            return on_ready
+
+        for i, t in enumerate(tensors):
+            handles.append(t.register_post_accumulate_grad_hook(hook(i)))
+
+        def forward():
+            if fake is not None:
+                return torch.func.functional_call(module, state, args, kwargs, tie_weights=True, strict=False)
+            return module(*args, **kwargs)
+
+        device = next((t.device.type for t in tensors), "cpu")
+        autocast = torch.autocast(device, dtype=torch.float16) if amp else contextlib.nullcontext()
+        with tracker, fake if fake is not None else contextlib.nullcontext(), rec:
+            try:
+                with autocast:
+                    output = forward()
+                    loss = (loss_fn or _default_loss)(output)
+            except ExportError:
+                raise
+            except Exception as exc:
+                raise ExportError("the module's forward failed on the example inputs (batch %d): %s: %s"
+                                  % (batch * scale, type(exc).__name__, exc)) from exc
+            if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
+                raise ExportError("the loss must be a one-element tensor, got %s"
+                                  % (tuple(loss.shape) if isinstance(loss, torch.Tensor) else type(loss).__name__))
+            if not loss.requires_grad:
+                raise ExportError("the loss does not depend on any parameter that requires gradients")
+            rec.phase = "backward"
+            try:
+                loss.backward()
+            except Exception as exc:
+                raise ExportError("backward failed: %s: %s" % (type(exc).__name__, exc)) from exc
+        out_floats = [t for t in _floats(output, []) if t.dim() > 0 and t.shape[0] == batch * scale]
+        output_elems = sum(t.numel() for t in out_floats)
+    finally:
+        for h in handles:
+            h.remove()
+        if mode == "real":
+            for _, p in named:
+                p.grad = None
+        module.train(was_training)
+    got = set(ready)
+    return Trace(lines=rec.lines, names=[n for n, _ in named], tensors=[p for _, p in named], ready=ready,
+                 framework_ops=rec.framework_ops, launches=rec.launches,
+                 unused=[named[i][0] for i in range(len(named)) if i not in got], output_elems=output_elems,
+                 input_bytes=input_bytes, dtypes=rec.dtypes, pending=list(rec.pending_ready))
+
+
+def _to_fake(fake, x):
+    if isinstance(x, torch.Tensor):
+        return fake.from_tensor(x)
+    if isinstance(x, (list, tuple)):
+        return type(x)(_to_fake(fake, y) for y in x)
+    if isinstance(x, dict):
+        return {k: _to_fake(fake, v) for k, v in x.items()}
+    return x

@@ -1,0 +1,242 @@
+"""One training step of a module, recorded at the dispatcher.
+
+`trace_step` runs forward, the loss and backward once (on fake tensors, or on the module's real
+tensors) under a TorchDispatchMode that sees every ATen op after autograd and autocast have done
+their work, in the order the ops run; post-accumulate-grad hooks on the parameters say after which
+op each gradient became final. Every op is turned into the model format's terms (models/README.md):
+
+- matrix products (mm, addmm, bmm, baddbmm, _scaled_mm) as GEMMs in cuBLAS's column-major view:
+  torch's A[M,K] @ B[K,N] is `m=N n=M k=K`, with `batch=` the bmm batch count;
+- convolutions as implicit GEMMs (forward, and backward's input gradient and weight gradient as
+  output_mask asks for them), groups as the batch count;
+- fused attention (the _scaled_dot_product_*_attention ops) as its GEMMs: scores and context
+  forward, and the five products torch.utils.flop_counter counts for backward;
+- every other op that launches a kernel as elementwise work by the bytes it reads and writes;
+- views, allocations and detach launch nothing: counted as framework ops only.
+
+docs/export.md says what each choice rests on.
+"""
+
+import math
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+aten = torch.ops.aten
+
+# Ops that launch no kernel: allocations, metadata, host-side reads. Views are found by their schema
+# (OpOverload.is_view); _unsafe_view has no alias annotation but is one.
+_NO_KERNEL = {
+    "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "_unsafe_view", "detach", "alias",
+    "lift_fresh", "sym_size", "sym_stride", "sym_numel", "sym_storage_offset", "is_same_size", "_local_scalar_dense",
+    "set_", "resize_", "_reshape_alias", "is_nonzero", "_has_compatible_shallow_copy_type", "unbind", "split",
+    "split_with_sizes", "chunk",
+}
+
+_MM = {"mm", "addmm", "_scaled_mm"}
+_BMM = {"bmm", "baddbmm"}
+_SDPA_FWD = {
+    "_scaled_dot_product_flash_attention", "_scaled_dot_product_flash_attention_for_cpu",
+    "_scaled_dot_product_efficient_attention", "_scaled_dot_product_cudnn_attention",
+}
+_SDPA_BWD = {name + "_backward" for name in _SDPA_FWD}
+
+
+def _flat_tensors(x, out):
+    if isinstance(x, torch.Tensor):
+        out.append(x)
+    elif isinstance(x, (list, tuple)):
+        for y in x:
+            _flat_tensors(y, out)
+    elif isinstance(x, dict):
+        for y in x.values():
+            _flat_tensors(y, out)
+    return out
+
+
+def _footprint(t):
+    """Elements a kernel reads or writes for tensor t: a broadcast (stride 0) dimension once."""
+    n = 1
+    for size, stride in zip(t.shape, t.stride()):
+        if stride != 0:
+            n *= size
+    return n
+
+
+def dtype_tag(dt):
+    """The model format's element type for a torch dtype: fp16 for the 2-byte floats, fp32 for the
+    others (fp64 is written as fp32, an approximation the exporter reports); None if not floating."""
+    if dt in (torch.float16, torch.bfloat16):
+        return "fp16"
+    if dt in (torch.float32, torch.float64):
+        return "fp32"
+    return None
+
+
+class Line:
+    """One line of the model file: a GEMM (m, n, k, batch) or elementwise work (elems, in elements of
+    the op's own floating type; bytes of integer tensors as 4-byte elements)."""
+
+    __slots__ = ("phase", "kind", "name", "aten", "dims", "dtype", "ready", "note")
+
+    def __init__(self, phase, kind, name, aten_name, dims, dtype):
+        self.phase = phase
+        self.kind = kind
+        self.name = name
+        self.aten = aten_name
+        self.dims = dims  # gemm: [m, n, k, batch]; ewise: [elems]
+        self.dtype = dtype
+        self.ready = []
+        self.note = None
+
+    def flops(self):
+        if self.kind != "gemm":
+            return 0
+        m, n, k, g = self.dims
+        return 2 * m * n * k * g
+
+
+def _gemm_mm(a, b):
+    """torch A[M,K] @ B[K,N] (each maybe with a leading batch) in cuBLAS's view: m=N, n=M, k=K."""
+    if a.dim() == 3:
+        g, mm, kk = a.shape
+        return [b.shape[-1], mm, kk, g]
+    mm, kk = a.shape
+    return [b.shape[1], mm, kk, 1]
+
+
+def _conv_gemms(func_name, args, out):
+    """Implicit GEMMs of a convolution op: a list of (suffix, [m, n, k, groups])."""
+    if func_name == "convolution":
+        x, w = args[0], args[1]
+        transposed, groups = args[6], args[8]
+        nb = x.shape[0]
+        ksz = math.prod(w.shape[2:])
+        if not transposed:
+            return [("", [w.shape[0] // groups, nb * math.prod(out.shape[2:]), w.shape[1] * ksz, groups])]
+        return [("", [w.shape[1] * ksz, nb * math.prod(x.shape[2:]), w.shape[0] // groups, groups])]
+    # convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
+    #                      output_padding, groups, output_mask)
+    gy, x, w = args[0], args[1], args[2]
+    transposed, groups, mask = args[7], args[9], args[10]
+    nb = x.shape[0]
+    ksz = math.prod(w.shape[2:])
+    res = []
+    if not transposed:
+        pix = nb * math.prod(gy.shape[2:])
+        cin_g, cout_g = w.shape[1], w.shape[0] // groups
+        if mask[0]:
+            res.append(("dgrad", [cin_g * ksz, pix, cout_g, groups]))
+        if mask[1]:
+            res.append(("wgrad", [cout_g, cin_g * ksz, pix, groups]))
+    else:
+        pix = nb * math.prod(x.shape[2:])
+        cin_g, cout_g = w.shape[0] // groups, w.shape[1]
+        if mask[0]:
+            res.append(("dgrad", [cin_g, pix, cout_g * ksz, groups]))
+        if mask[1]:
+            res.append(("wgrad", [cin_g, cout_g * ksz, pix, groups]))
+    return res
+
+
+def _sdpa_gemms(func_name, args):
+    """GEMMs of fused attention, as torch.utils.flop_counter counts them: q [b,h,sq,d], k and v
+    [b,hkv,sk,d(v)]; grouped-query heads are broadcast to h."""
+    if func_name in _SDPA_FWD:
+        q, k, v = args[0], args[1], args[2]
+        b, h, sq, d = q.shape
+        sk, dv = k.shape[2], v.shape[3]
+        g = b * h
+        return [("scores", [sk, sq, d, g]), ("context", [dv, sq, sk, g])]
+    gy, q, k, v = args[0], args[1], args[2], args[3]
+    b, h, sq, d = q.shape
+    sk, dv = k.shape[2], v.shape[3]
+    g = b * h
+    return [("scores_recompute", [sk, sq, d, g]), ("dprobs", [sk, sq, dv, g]), ("dvalue", [dv, sk, sq, g]),
+            ("dquery", [d, sq, sk, g]), ("dkey", [sk, d, sq, g])]
+
+
+class Recorder(TorchDispatchMode):
+    """Records the ops of one step into lines. `phase` is set by the caller; `where()` names the
+    module running (a ModuleTracker's deepest module) or ''."""
+
+    def __init__(self, where):
+        super().__init__()
+        self.where = where
+        self.phase = "forward"
+        self.lines = []
+        self.framework_ops = {"forward": 0, "backward": 0}
+        self.launches = {"forward": 0, "backward": 0}
+        self.unknown = {}      # aten ops counted as elementwise work although they may not be
+        self.dtypes = {}       # floating dtypes seen on ops, name -> count
+        self.pending_ready = []
+
+    def _emit(self, kind, suffix, aten_name, dims, dtype):
+        mod = self.where()
+        name = aten_name + ("." + suffix if suffix else "")
+        if mod:
+            name = mod + "." + name
+        line = Line(self.phase, kind, name, aten_name, dims, dtype)
+        if self.pending_ready and self.phase == "backward":
+            line.ready.extend(self.pending_ready)
+            self.pending_ready = []
+        self.lines.append(line)
+        self.launches[self.phase] += 1
+
+    def ready(self, index):
+        """Parameter `index`'s gradient is final now: after the last op recorded in backward."""
+        if self.lines and self.lines[-1].phase == "backward":
+            self.lines[-1].ready.append(index)
+        else:
+            self.pending_ready.append(index)
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        if func.namespace not in ("aten",):
+            return out
+        self.framework_ops[self.phase] += 1
+        name = func.__name__.split(".")[0]
+        if func.is_view or name in _NO_KERNEL:
+            return out
+        if name in _MM or name in _BMM:
+            a, b = (args[1], args[2]) if name in ("addmm", "baddbmm") else (args[0], args[1])
+            dt = dtype_tag(a.dtype)
+            self._count_dtype(a.dtype)
+            self._emit("gemm", "", name, _gemm_mm(a, b), dt)
+            return out
+        if name in ("convolution", "convolution_backward"):
+            first = out if isinstance(out, torch.Tensor) else None
+            x = args[1] if name == "convolution_backward" else args[0]
+            self._count_dtype(x.dtype)
+            for suffix, dims in _conv_gemms(name, args, first):
+                self._emit("gemm", suffix, name, dims, dtype_tag(x.dtype))
+            if name == "convolution_backward" and args[10][2]:
+                self._emit("ewise", "dbias", name, [_footprint(args[0]) + out[2].numel()], dtype_tag(x.dtype))
+            return out
+        if name in _SDPA_FWD or name in _SDPA_BWD:
+            q = args[1] if name in _SDPA_BWD else args[0]
+            self._count_dtype(q.dtype)
+            for suffix, dims in _sdpa_gemms(name, args):
+                self._emit("gemm", suffix, name, dims, dtype_tag(q.dtype))
+            return out
+        tensors = _flat_tensors(args, [])
+        _flat_tensors(kwargs, tensors)
+        outs = _flat_tensors(out, [])
+        elems, dt = 0, None
+        for t in tensors + outs:
+            tag = dtype_tag(t.dtype)
+            if tag:
+                elems += _footprint(t)
+                dt = dt or t.dtype
+            else:
+                elems += (_footprint(t) * t.element_size() + 3) // 4
+        if dt is not None:
+            self._count_dtype(dt)
+        if elems == 0:
+            return out
+        self._emit("ewise", "", name, [elems], dtype_tag(dt) if dt is not None else None)
+        return out
+
+    def _count_dtype(self, dt):
+        self.dtypes[str(dt)] = self.dtypes.get(str(dt), 0) + 1

@@ -1,0 +1,60 @@
+"""A reader of ddpsim model files for the exporter's tests (models/README.md): parameters, the
+gradient-ready order, and GEMM FLOPs per phase at a batch. sim/model.c is the loader ddpsim uses;
+the tests also load every exported file with `ddpsim plan` to check that it accepts them."""
+
+
+def _dim(s, batch):
+    const, _, term = s.rpartition("+")
+    c = int(const) if const else 0
+    if term == "B":
+        return c + batch
+    if "*" in term:
+        a, b = term.split("*")
+        return c + int(a if b == "B" else b) * batch
+    return c + int(term)
+
+
+class ModelFile:
+    def __init__(self, path):
+        self.params, self.ready = [], []
+        self.ops = []  # (phase, kind, name, {key: value})
+        phase = None
+        with open(path) as f:
+            for raw in f:
+                toks = raw.split("#", 1)[0].split()
+                if not toks:
+                    continue
+                if toks[0] in ("forward", "backward", "optimizer"):
+                    phase = toks[0]
+                elif toks[0] == "param":
+                    self.params.append((toks[1], toks[2]))
+                elif toks[0] == "batch" and phase is None:
+                    self.batch = int(toks[1])
+                elif phase and toks[0] in ("gemm", "ewise"):
+                    kv = dict(t.split("=", 1) for t in toks[2:])
+                    self.ops.append((phase, toks[0], toks[1], kv))
+                    if "ready" in kv:
+                        self.ready.extend(kv["ready"].split(","))
+
+    def flops(self, phase, batch):
+        total = 0
+        for ph, kind, _, kv in self.ops:
+            if ph != phase or kind != "gemm":
+                continue
+            f = 2 * _dim(kv["m"], batch) * _dim(kv["n"], batch) * _dim(kv["k"], batch)
+            f *= _dim(kv.get("gemms", "1"), batch) * int(kv.get("count", "1"))
+            total += f
+        return total
+
+    def ready_flops(self, batch):
+        """{parameter: backward GEMM FLOPs done when its gradient becomes ready}."""
+        done, at = 0, {}
+        for ph, kind, _, kv in self.ops:
+            if ph != "backward":
+                continue
+            if kind == "gemm":
+                done += (2 * _dim(kv["m"], batch) * _dim(kv["n"], batch) * _dim(kv["k"], batch)
+                         * _dim(kv.get("gemms", "1"), batch) * int(kv.get("count", "1")))
+            for p in kv.get("ready", "").split(",") if "ready" in kv else []:
+                at[p] = done
+        return at
