@@ -241,6 +241,8 @@ int plan_build(const sim_config *c, plan_t *p, err_t *e) {
   /* Buckets: those the release's Reducer all-reduces in the iteration simulated (sim/reducer.h). */
   reducer_iter it;
   sim_reducer_iteration(c, &it);
+  p->reducer = it;
+  p->flat = c->mode == SIM_MODE_FLAT;
   p->delayed = c->mode == SIM_MODE_DDP && it.delayed;
   if (c->mode == SIM_MODE_FLAT) rc = bucket_plan_flat(m, prec, &p->buckets, e);
   else rc = bucket_plan_for_limits(m, prec, it.limits, it.nlimits, it.layout == REDUCER_REBUILT, &p->buckets, e);
@@ -322,6 +324,8 @@ int plan_write(FILE *f, const plan_t *p, err_t *e) {
   if (p->load_s > 0 || p->copy_s > 0)
     fprintf(f, "input load %.9g s by %d workers, copy %.9g s%s\n", p->load_s, p->workers, p->copy_s, p->prefetch ? " (prefetched)" : "");
   if (p->jitter) fprintf(f, "jitter lognormal cv %.4g\n", p->jitter_cv);
+  char rb[64];
+  fprintf(f, "buckets %d: %s\n", p->nb, p->flat ? "flat, one per dtype after backward" : reducer_iter_name(&p->reducer, rb, sizeof rb));
   fprintf(f, "# bucket bytes ready_after_segment collective algo proto lat_s edge_bytes steps step_bytes nccl_estimate_s\n");
   for (int b = 0; b < p->nb; b++) {
     const plan_coll *c = &p->coll[b];

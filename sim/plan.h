@@ -63,6 +63,8 @@ typedef struct {
   int nb;
   int *ready_seg;                   /* (nb) segment after which the bucket is ready */
   int delayed;                      /* every bucket ready at the end of backward (static_graph's iteration 1) */
+  reducer_iter reducer;             /* what the Reducer all-reduces in the iteration simulated (sim/reducer.h) */
+  int flat;                         /* flat mode: one bucket per dtype after backward, no Reducer */
   double *hook_pre_s, *hook_post_s; /* (nb) communication-hook work around the collective */
   plan_coll *coll;                  /* (nb) */
 
