@@ -72,31 +72,31 @@ int modelgen_mlstm_text(const modelgen_mlstm *p, char **text, err_t *e) {
   strbuf_printf(&s, "gemm  d_m          m=%ld n=B k=%ld count=%ld      # W_hh^T dgates\n", H, H4, T);
   strbuf_printf(&s, "ewise d_m_mul      elems=%ld*B arrays=4 count=%ld launches=2\n", H, T);
   strbuf_printf(&s, "gemm  d_h          m=%ld n=B k=%ld count=%ld launches=2 # W_mhh^T d(W_mhh h), added to dh\n", H, H, T);
+  /* The recurrent weights' gradients, each a GEMM over all T steps and its weight-norm backward:
+   * W_hh, W_mhh, W_ih, W_mih as kernels/ computes them, then the biases; autograd's order puts the
+   * biases first, then W_mhh, W_mih, W_hh, W_ih. */
+  const struct {
+    const char *n;
+    long rows, cols;
+  } w[4] = {{"hh", H4, H}, {"mhh", H, H}, {"ih", H4, E}, {"mih", H, E}};
+  static const int kernels[4] = {0, 1, 2, 3}, autograd[4] = {1, 3, 0, 2};
+  const int *order = p->kernels_order ? kernels : autograd;
   if (p->kernels_order) {
     strbuf_printf(&s, "# Weight gradients over all T steps at once: the recurrent weights are ready only now,\n");
     strbuf_printf(&s, "# in the order kernels/ computes them (then the biases, by reduction, and the embedding).\n");
-    strbuf_printf(&s, "gemm  d_w_hh       m=%ld n=%ld k=%ld*B\n", H4, H, T);
-    strbuf_printf(&s, "ewise wn_hh_bwd    elems=%ld arrays=4 launches=5 ready=w_hh_g,w_hh_v\n", H4 * H);
-    strbuf_printf(&s, "gemm  d_w_mhh      m=%ld n=%ld k=%ld*B\n", H, H, T);
-    strbuf_printf(&s, "ewise wn_mhh_bwd   elems=%ld arrays=4 launches=5 ready=w_mhh_g,w_mhh_v\n", H * H);
-    strbuf_printf(&s, "gemm  d_w_ih       m=%ld n=%ld k=%ld*B\n", H4, E, T);
-    strbuf_printf(&s, "ewise wn_ih_bwd    elems=%ld arrays=4 launches=5 ready=w_ih_g,w_ih_v\n", H4 * E);
-    strbuf_printf(&s, "gemm  d_w_mih      m=%ld n=%ld k=%ld*B\n", H, E, T);
-    strbuf_printf(&s, "ewise wn_mih_bwd   elems=%ld arrays=4 launches=5 ready=w_mih_g,w_mih_v\n", H * E);
-    strbuf_printf(&s, "ewise d_bias       elems=%ld*B arrays=1 launches=2 ready=b_ih,b_hh\n", H4 * T);
   } else {
     strbuf_printf(&s, "# Autograd's order once the recurrence is done: the biases (summed over the steps), then\n");
     strbuf_printf(&s, "# the weights' weight-norm backward as their gradients complete: W_mhh and W_mih, W_hh, W_ih.\n");
     strbuf_printf(&s, "ewise d_bias       elems=%ld*B arrays=1 launches=2 ready=b_hh,b_ih\n", H4 * T);
-    strbuf_printf(&s, "gemm  d_w_mhh      m=%ld n=%ld k=%ld*B\n", H, H, T);
-    strbuf_printf(&s, "ewise wn_mhh_bwd   elems=%ld arrays=4 launches=5 ready=w_mhh_g,w_mhh_v\n", H * H);
-    strbuf_printf(&s, "gemm  d_w_mih      m=%ld n=%ld k=%ld*B\n", H, E, T);
-    strbuf_printf(&s, "ewise wn_mih_bwd   elems=%ld arrays=4 launches=5 ready=w_mih_g,w_mih_v\n", H * E);
-    strbuf_printf(&s, "gemm  d_w_hh       m=%ld n=%ld k=%ld*B\n", H4, H, T);
-    strbuf_printf(&s, "ewise wn_hh_bwd    elems=%ld arrays=4 launches=5 ready=w_hh_g,w_hh_v\n", H4 * H);
-    strbuf_printf(&s, "gemm  d_w_ih       m=%ld n=%ld k=%ld*B\n", H4, E, T);
-    strbuf_printf(&s, "ewise wn_ih_bwd    elems=%ld arrays=4 launches=5 ready=w_ih_g,w_ih_v\n", H4 * E);
   }
+  for (int i = 0; i < 4; i++) {
+    int k = order[i];
+    strbuf_printf(&s, "gemm  d_w_%-8s m=%ld n=%ld k=%ld*B\n", w[k].n, w[k].rows, w[k].cols, T);
+    strbuf_printf(&s, "ewise wn_%s_bwd%*s elems=%ld arrays=4 launches=5 ready=w_%s_g,w_%s_v\n", w[k].n,
+                  (int)(5 - strlen(w[k].n)), "", w[k].rows * w[k].cols, w[k].n, w[k].n);
+  }
+  if (p->kernels_order)
+    strbuf_printf(&s, "ewise d_bias       elems=%ld*B arrays=1 launches=2 ready=b_ih,b_hh\n", H4 * T);
   strbuf_printf(&s, "gemm  d_x_ih       m=%ld n=%ld*B k=%ld            # into the embedding, through W_ih\n", E, T, H4);
   strbuf_printf(&s, "gemm  d_x_mih      m=%ld n=%ld*B k=%ld            # and through W_mih\n", E, T, H);
   strbuf_printf(&s, "ewise d_embed      elems=%ld*B arrays=2 ready=encoder.weight\n", T * E);

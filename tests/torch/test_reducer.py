@@ -29,7 +29,9 @@ except Exception as exc:  # noqa: BLE001 - any import failure means: no torch he
     sys.exit(77)
 
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(ROOT, "tests", "export"))
 import ddp_oracle  # noqa: E402
+from modelfile import ModelFile  # noqa: E402  (the model-file reader the exporter's tests use)
 
 # Configurations per model: bucket_cap_mb (None: not given), find_unused_parameters, static_graph.
 FULL = ["cap=none,fup=0,static=0", "cap=1,fup=0,static=0", "cap=5,fup=0,static=0", "cap=25,fup=0,static=0",
@@ -54,21 +56,8 @@ def model_file(name, tmp, ddpsim):
 
 def file_orders(path):
     """(parameter names, gradient-ready order) of a model file."""
-    params, ready, section = [], [], None
-    with open(path) as f:
-        for line in f:
-            words = line.split("#", 1)[0].split()
-            if not words:
-                continue
-            if words[0] in ("forward", "backward", "optimizer"):
-                section = words[0]
-            elif words[0] == "param":
-                params.append(words[1])
-            elif section == "backward":
-                for w in words:
-                    if w.startswith("ready="):
-                        ready += w[len("ready="):].split(",")
-    return params, ready
+    mf = ModelFile(path)
+    return [name for name, _ in mf.params], mf.ready
 
 
 def ddpsim_buckets(ddpsim, path, version, cfg, iteration):
