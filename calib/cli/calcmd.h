@@ -40,6 +40,11 @@ profilew_prov calcmd_prov(const char *subcommand);
  * any other failure stays, with e's message in x. */
 int calcmd_status(cli_ctx *x, int rc, const err_t *e);
 
+/* Before measuring: can the output file (NULL: none) be written (sim/afile.h's afile_check)? Checked
+ * by the process that writes it (rank 0, or a plain run); ERR_IO in x with `path: what is wrong`.
+ * Under mpirun the other ranks are ended by mpirun when rank 0 exits. */
+int calcmd_check_output(cli_ctx *x, const char *path);
+
 /* MPI_Init (a failure: ERR_RUNTIME in x). */
 int calcmd_mpi_init(cli_ctx *x, int *argc, char ***argv);
 
