@@ -93,6 +93,7 @@ void dp_readout(const dp_plan *p, sim_result *r) {
   r->loading_s = p->loading_s;
   r->exposed_comm_s = p->replicate_s + p->gather_s + p->reduce_s;
   r->iteration_s = r->loading_s + r->transfer_s + r->compute_s + r->exposed_comm_s;
+  r->buckets_iteration_s = r->iteration_s;
 }
 
 int dp_plan_write(FILE *f, const dp_plan *p, err_t *e) {

@@ -43,16 +43,21 @@ cJSON *report_predict_json(const sim_config *c, const predict_result *p) {
   cJSON_AddNumberToObject(o, "gpus", r->gpus);
   cJSON_AddNumberToObject(o, "batch_per_gpu", (double)r->batch);
   cJSON_AddStringToObject(o, "precision", model_dtype_name(r->precision));
-  cJSON_AddStringToObject(o, "mode", mode_name(c->mode));
-  cJSON_AddStringToObject(o, "fidelity", fid_name(c->fidelity));
-  cJSON_AddNumberToObject(o, "bucket_cap_mb", c->bucket_cap_mb);
-  cJSON_AddNumberToObject(o, "first_bucket_mb", c->first_bucket_mb);
-  cJSON_AddBoolToObject(o, "rebuilt", c->rebuilt || c->static_graph);
-  cJSON_AddBoolToObject(o, "static_graph", c->static_graph);
-  if (c->static_graph) cJSON_AddNumberToObject(o, "first_iteration_s", p->first_iteration_s);
+  int ddp = c->framework == SIM_FRAMEWORK_DDP; /* DataParallel has no buckets, modes or fidelities */
+  if (ddp) {
+    cJSON_AddStringToObject(o, "mode", mode_name(c->mode));
+    cJSON_AddStringToObject(o, "fidelity", fid_name(c->fidelity));
+    cJSON_AddNumberToObject(o, "bucket_cap_mb", c->bucket_cap_mb);
+    cJSON_AddNumberToObject(o, "first_bucket_mb", c->first_bucket_mb);
+    cJSON_AddBoolToObject(o, "rebuilt", c->rebuilt || c->static_graph);
+    cJSON_AddBoolToObject(o, "static_graph", c->static_graph);
+    if (c->static_graph) cJSON_AddNumberToObject(o, "first_iteration_s", p->first_iteration_s);
+  }
   cJSON_AddNumberToObject(o, "iterations", c->iterations);
-  cJSON_AddNumberToObject(o, "no_sync", c->no_sync);
-  cJSON_AddStringToObject(o, "comm_hook", c->comm_hook == SIM_HOOK_FP16 ? "fp16" : "none");
+  if (ddp) {
+    cJSON_AddNumberToObject(o, "no_sync", c->no_sync);
+    cJSON_AddStringToObject(o, "comm_hook", c->comm_hook == SIM_HOOK_FP16 ? "fp16" : "none");
+  }
   cJSON_AddNumberToObject(o, "iteration_s", r->iteration_s);
   cJSON_AddNumberToObject(o, "samples_per_s", p->samples_per_s);
   cJSON_AddNumberToObject(o, "tokens_per_s", p->tokens_per_s);
@@ -61,9 +66,12 @@ cJSON *report_predict_json(const sim_config *c, const predict_result *p) {
   cJSON_AddNumberToObject(o, "forward_s", r->forward_s);
   cJSON_AddNumberToObject(o, "backward_s", r->backward_s);
   cJSON_AddNumberToObject(o, "optimizer_s", r->optimizer_s);
-  cJSON_AddNumberToObject(o, "bucket_copy_s", r->bucket_copy_s);
-  cJSON_AddBoolToObject(o, "bucket_view", c->bucket_view);
+  if (ddp) {
+    cJSON_AddNumberToObject(o, "bucket_copy_s", r->bucket_copy_s);
+    cJSON_AddBoolToObject(o, "bucket_view", c->bucket_view);
+  }
   cJSON_AddNumberToObject(o, "exposed_comm_s", r->exposed_comm_s);
+  cJSON_AddNumberToObject(o, "straggler_wait_s", r->straggler_wait_s);
   cJSON_AddNumberToObject(o, "straggler_s", r->straggler_s);
   cJSON_AddStringToObject(o, "framework", c->framework == SIM_FRAMEWORK_DP ? "dp" : "ddp");
   cJSON_AddNumberToObject(o, "host_launch_s", c->host_launch_s >= 0 ? c->host_launch_s : profile_host_launch_s(c->profile));
@@ -86,7 +94,7 @@ cJSON *report_predict_json(const sim_config *c, const predict_result *p) {
                                        : r->jitter_kind == PROFILE_JITTER_EMPIRICAL ? "empirical" : "none");
   cJSON_AddNumberToObject(o, "jitter_cv", r->jitter_cv);
   cJSON_AddNumberToObject(o, "seed", (double)c->seed);
-  cJSON_AddNumberToObject(o, "comm_busy_s", r->comm_busy_s);
+  if (ddp) cJSON_AddNumberToObject(o, "comm_busy_s", r->comm_busy_s);
   cJSON_AddBoolToObject(o, "comm_shares_compute", r->shares_compute);
   cJSON_AddNumberToObject(o, "single_gpu_iteration_s", p->single_gpu_iteration_s);
   cJSON_AddNumberToObject(o, "scaling_efficiency", p->scaling_efficiency);
@@ -103,6 +111,8 @@ cJSON *report_predict_json(const sim_config *c, const predict_result *p) {
     cJSON_AddNumberToObject(links, "nics_used", r->nics_used);
     cJSON_AddBoolToObject(links, "channel_search_exhausted", r->channels_exhausted);
   }
+  if (ddp) cJSON_AddNumberToObject(o, "buckets_iteration_s", r->buckets_iteration_s);
+  if (ddp) cJSON_AddNumberToObject(o, "buckets_iteration_s", r->buckets_iteration_s);
   cJSON *bs = cJSON_AddArrayToObject(o, "buckets");
   for (int b = 0; bs && b < r->plan.n; b++) {
     const sim_bucket_time *t = &r->buckets[b];
@@ -150,35 +160,42 @@ char *report_predict_table(const sim_config *c, const predict_result *p) {
   fmt_bytes(gb, sizeof gb, (double)model_total_bytes(m, r->precision));
   strbuf_printf(&s, "# %s on %d x %d GPUs (%s, profile %s)%s\n", m->name, c->nodes, r->gpus / c->nodes, c->topo->name,
       profile_name(c->profile), c->framework == SIM_FRAMEWORK_DP ? ", DataParallel" : "");
-  strbuf_printf(&s, "# batch %ld/GPU, %s, mode %s, bucket cap %g MB (first %g MB)%s, %s fidelity", r->batch,
-      model_dtype_name(r->precision), mode_name(c->mode), c->bucket_cap_mb, c->first_bucket_mb,
-      c->static_graph ? ", static_graph (rebuilt)" : c->rebuilt ? ", rebuilt" : "", fid_name(c->fidelity));
-  if (c->no_sync > 1) strbuf_printf(&s, ", all-reduce every %d iterations", c->no_sync);
-  if (c->comm_hook == SIM_HOOK_FP16) strbuf_printf(&s, ", fp16 compression hook");
+  int ddp = c->framework == SIM_FRAMEWORK_DDP;
+  if (ddp) {
+    strbuf_printf(&s, "# batch %ld/GPU, %s, mode %s, bucket cap %g MB (first %g MB)%s, %s fidelity", r->batch,
+        model_dtype_name(r->precision), mode_name(c->mode), c->bucket_cap_mb, c->first_bucket_mb,
+        c->static_graph ? ", static_graph (rebuilt)" : c->rebuilt ? ", rebuilt" : "", fid_name(c->fidelity));
+    if (c->no_sync > 1) strbuf_printf(&s, ", all-reduce every %d iterations", c->no_sync);
+    if (c->comm_hook == SIM_HOOK_FP16) strbuf_printf(&s, ", fp16 compression hook");
+  } else {
+    strbuf_printf(&s, "# batch %ld/GPU, %s, phases in order, summed%s", r->batch, model_dtype_name(r->precision),
+        c->dp_backward_gil ? ", backward under the GIL" : "");
+  }
   strbuf_printf(&s, "\n");
-  strbuf_printf(&s, "%-24s %14.6f s\n", "iteration", r->iteration_s);
+  strbuf_printf(&s, "%-24s %14.6f s   (the parts below add up to it)\n", "iteration", r->iteration_s);
   if (c->static_graph && p->first_iteration_s > 0)
-    strbuf_printf(&s, "%-24s %14.6f s   (one bucket of every gradient)\n", "  first iteration", p->first_iteration_s);
-  strbuf_printf(&s, "%-24s %14.1f\n", "samples/s", p->samples_per_s);
-  char unit[40];
-  snprintf(unit, sizeof unit, "%s/s", m->token_unit);
-  strbuf_printf(&s, "%-24s %14.0f\n", unit, p->tokens_per_s);
-  strbuf_printf(&s, "%-24s %14.1f %%\n", "scaling efficiency", 100.0 * p->scaling_efficiency);
+    strbuf_printf(&s, "# first iteration %.6f s (one bucket of every gradient), not part of the mean\n", p->first_iteration_s);
   if (c->load_s > 0) strbuf_printf(&s, "%-24s %14.6f s   (%d workers)\n", "  loading (waiting)", r->loading_s, c->workers);
   if (r->h2d != SIM_H2D_OFF) strbuf_printf(&s, "%-24s %14.6f s   (%s)\n", "  host-to-device copy", r->transfer_s, h2d_name(r->h2d));
-  if (c->framework == SIM_FRAMEWORK_DP) {
-    strbuf_printf(&s, "%-24s %14.6f s\n", "  replicate parameters", r->dp_replicate_s);
-    strbuf_printf(&s, "%-24s %14.6f s\n", "  gather outputs (+grads)", r->dp_gather_s);
-    strbuf_printf(&s, "%-24s %14.6f s\n", "  reduce gradients", r->dp_reduce_s);
-  }
   strbuf_printf(&s, "%-24s %14.6f s\n", "  forward", r->forward_s);
   strbuf_printf(&s, "%-24s %14.6f s\n", "  backward", r->backward_s);
   strbuf_printf(&s, "%-24s %14.6f s\n", "  optimizer", r->optimizer_s);
-  if (r->bucket_copy_s > 0) strbuf_printf(&s, "%-24s %14.6f s\n", "  bucket copies (DDP)", r->bucket_copy_s);
+  if (r->bucket_copy_s > 0) strbuf_printf(&s, "%-24s %14.6f s\n", "  bucket copies", r->bucket_copy_s);
   strbuf_printf(&s, "%-24s %14.6f s\n", "  exposed communication", r->exposed_comm_s);
+  if (!ddp) {
+    strbuf_printf(&s, "%-24s %14.6f s\n", "    replicate parameters", r->dp_replicate_s);
+    strbuf_printf(&s, "%-24s %14.6f s\n", "    gather outputs+grads", r->dp_gather_s);
+    strbuf_printf(&s, "%-24s %14.6f s\n", "    reduce gradients", r->dp_reduce_s);
+  }
   if (r->jitter_kind != PROFILE_JITTER_NONE)
-    strbuf_printf(&s, "%-24s %14.6f s   (slowest GPU - mean, within the above)\n", "  stragglers", r->straggler_s);
-  strbuf_printf(&s, "%-24s %14.6f s\n", "communication busy", r->comm_busy_s);
+    strbuf_printf(&s, "%-24s %14.6f s   (slowest GPU's spread over the mean: %.6f s)\n", "  waiting for stragglers",
+                  r->straggler_wait_s, r->straggler_s);
+  strbuf_printf(&s, "%-24s %14.1f\n", "samples/s", p->samples_per_s);
+  strbuf_printf(&s, "%-24s %14.0f", "tokens/s", p->tokens_per_s);
+  if (strcmp(m->token_unit, "tokens") != 0) strbuf_printf(&s, "   (tokens are %s)", m->token_unit);
+  strbuf_printf(&s, "\n");
+  strbuf_printf(&s, "%-24s %14.1f %%\n", "scaling efficiency", 100.0 * p->scaling_efficiency);
+  if (ddp) strbuf_printf(&s, "%-24s %14.6f s\n", "communication busy", r->comm_busy_s);
   strbuf_printf(&s, "%-24s %14s\n", "gradients", gb);
   if (r->gpus > 1 && c->framework == SIM_FRAMEWORK_DDP) {
     strbuf_printf(&s, "%-24s %14d     x %.2f GB/s", "NCCL channels", r->channels, r->channel_bw_Bps / 1e9);
@@ -191,6 +208,10 @@ char *report_predict_table(const sim_config *c, const predict_result *p) {
     strbuf_printf(&s, "# simulated %d of the %d GPUs: every node does the same (no jitter), so 2 nodes stand for all\n",
                   r->ranks_simulated, r->gpus);
   if (r->extrapolated_ops) strbuf_printf(&s, "# note: %d op cost(s) extrapolated outside the profile's measured range\n", r->extrapolated_ops);
+  if (!ddp) return strbuf_take(&s);
+  if (r->buckets_iteration_s != r->iteration_s)
+    strbuf_printf(&s, "#\n# buckets of the last simulated iteration (%.6f s; the mean above differs by jitter)\n",
+                  r->buckets_iteration_s);
   strbuf_printf(&s, "#\n# %-4s %12s %9s %12s %12s %12s %12s  %s\n", "bkt", "bytes", "params", "ready_s", "start_s", "end_s", "wait_s",
       "nccl");
   for (int b = 0; b < r->plan.n; b++) {

@@ -81,18 +81,26 @@ typedef struct {
   int gpus;
   long batch;
   model_dtype precision;
-  double iteration_s;      /* steady-state iteration time */
-  double forward_s, backward_s, optimizer_s;
+  double iteration_s;      /* steady-state iteration time: loading_s + transfer_s + compute_s +
+                              exposed_comm_s + straggler_wait_s, every part >= 0 */
+  double forward_s, backward_s, optimizer_s; /* per iteration, rank 0's as simulated (its jitter
+                              draws included) */
   double compute_s;        /* forward + backward + optimizer + DDP's bucket copies (per iteration) */
-  double exposed_comm_s;   /* iteration_s - compute_s - loading_s - transfer_s: communication not
-                              hidden behind backward, and waiting for stragglers */
+  double exposed_comm_s;   /* communication not hidden behind compute: what is left of the iteration
+                              after compute, input and waiting for stragglers */
+  double straggler_wait_s; /* per iteration, rank 0 waiting for slower GPUs (jitter): how much longer
+                              the slowest computed up to the final wait, bounded by what was left */
+  double buckets_iteration_s; /* the length of the iteration the bucket times come from (the last
+                              one; differs from iteration_s, a mean, under jitter) */
   double comm_busy_s;      /* time the communication stream was busy in the reported iteration */
   int extrapolated_ops;    /* ops whose cost fell outside a measured table */
   profile_jitter_kind jitter_kind; /* the compute jitter simulated */
   double jitter_cv;        /* its coefficient of variation (lognormal) */
-  double straggler_s;      /* mean over steady iterations of (slowest - mean GPU compute) */
+  double straggler_s;      /* the jitter's spread: mean over steady iterations of (slowest - mean
+                              GPU compute); not a part of the iteration (straggler_wait_s is) */
   double bucket_copy_s;    /* DDP's gradient copies into buckets (during backward) and back (after
-                              the final wait), per synchronised iteration; part of compute_s */
+                              the final wait), per iteration (1/no_sync of a synchronised
+                              iteration's); part of compute_s */
   double loading_s;        /* per iteration, waiting for a loaded batch (rank 0, steady state) */
   double transfer_s;       /* per iteration, waiting for the host-to-device copy */
   sim_h2d h2d;             /* the copy simulated (never AUTO) */
