@@ -27,6 +27,10 @@ typedef enum {
   SIM_H2D_AUTO = 0, SIM_H2D_OFF, SIM_H2D_PAGEABLE, SIM_H2D_PINNED, SIM_H2D_PINNED_ASYNC, SIM_H2D_PREFETCH
 } sim_h2d;
 
+/* The largest bucket cap, MB: 1e9 MB (about a PB), far above any model's gradients (one bucket
+ * then holds them all), and its bytes (< 2^53) exact in a double and a size_t. */
+#define SIM_MAX_BUCKET_MB 1e9
+
 typedef struct {
   const model_t *model;
   const topo_t *topo;
@@ -131,8 +135,9 @@ typedef struct {
 void sim_config_defaults(sim_config *c);
 
 /* Runs one simulation (plan, engine, readout). Every input is validated before the engine starts:
- * ERR_INPUT with a message for bad values (a node count below 1 or a job above PLAN_MAX_GPUS, a link
- * class missing from the profile, ...). ERR_SIM if the
+ * ERR_USAGE for a scenario value out of range (a node count below 1 or a job above PLAN_MAX_GPUS,
+ * a batch, a bucket cap, ...), ERR_INPUT for inputs that do not fit (a link class missing from the
+ * profile, ...). ERR_SIM if the
  * engine failed or an actor did not finish (a deadlock). On success the caller frees *r with
  * sim_result_free. */
 int sim_run(const sim_config *c, sim_result *r, err_t *e);

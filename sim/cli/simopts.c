@@ -46,7 +46,7 @@ void simopts_table(simopts *o, cli_opt t[SIMOPTS_COUNT]) {
       {"batch", 0, CLI_LONG, &o->batch, "B", "per-GPU batch (default: the model's)", CLI_MIN, 1},
       {"precision", 0, CLI_CUSTOM, &o->precision, "fp32|fp16", "run precision (default: the model's)",
        .parse = simopts_parse_precision, .must = "must be fp32 or fp16"},
-      {"first-bucket-mb", 0, CLI_DOUBLE, &o->first_mb, "Y", "first bucket cap in MB (default 1)", CLI_MIN_OPEN, 0},
+      {"first-bucket-mb", 0, CLI_DOUBLE, &o->first_mb, "Y", "first bucket cap in MB (default 1)", CLI_MIN_OPEN | CLI_MAX, 0, SIM_MAX_BUCKET_MB},
       {"rebuilt", 0, CLI_FLAG, &o->rebuilt, NULL, "buckets rebuilt in gradient-ready order (after DDP's first iteration)"},
       {"bucket-view", 0, CLI_FLAG, &o->bucket_view, NULL,
        "DDP(gradient_as_bucket_view=True): no gradient copies into and out of\nbuckets (PyTorch's default copies them)"},
@@ -99,7 +99,7 @@ void simopts_job_table(int *nodes, double *cap, cli_opt t[SIMOPTS_JOB_COUNT]) {
   *cap = 25;
   const cli_opt table[SIMOPTS_JOB_COUNT] = {
       {"nodes", 0, CLI_INT, nodes, "N", "number of nodes (default 1)", CLI_MIN, 1},
-      {"bucket-cap-mb", 0, CLI_DOUBLE, cap, "X", "DDP's bucket_cap_mb (default 25)", CLI_MIN_OPEN, 0},
+      {"bucket-cap-mb", 0, CLI_DOUBLE, cap, "X", "DDP's bucket_cap_mb (default 25)", CLI_MIN_OPEN | CLI_MAX, 0, SIM_MAX_BUCKET_MB},
       {0}};
   memcpy(t, table, sizeof table);
 }
