@@ -19,6 +19,8 @@
 int cmd_comm(cli_ctx *x, int argc, char **argv);     /* cmd_comm.c */
 int cmd_compute(cli_ctx *x, int argc, char **argv);  /* cmd_compute.c */
 int cmd_h2d(cli_ctx *x, int argc, char **argv);      /* cmd_h2d.c */
+int cmd_machine(cli_ctx *x, int argc, char **argv);  /* cmd_machine.c */
+int cmd_cluster(cli_ctx *x, int argc, char **argv);  /* cmd_cluster.c */
 int cmd_merge(cli_ctx *x, int argc, char **argv);    /* cmd_merge.c */
 int cmd_validate(cli_ctx *x, int argc, char **argv); /* cmd_merge.c */
 int cmd_train(cli_ctx *x, int argc, char **argv);    /* cmd_train.c */
