@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "afile.h"
 #include "profile.h"
 
 int profilew_num(cJSON *obj, const char *key, double v, err_t *e) {
@@ -183,42 +184,9 @@ int profilew_write(const cJSON *doc, const char *path, err_t *e) {
   }
   char *text = cJSON_Print(doc);
   if (!text) return err_set(e, ERR_NOMEM, "%s: out of memory", path);
-  size_t plen = strlen(path);
-  char *tmp = malloc(plen + 16);
-  if (!tmp) {
-    free(text);
-    return err_set(e, ERR_NOMEM, "%s: out of memory", path);
-  }
-  /* Same directory as the target, so rename() is atomic (never across file systems). */
-  snprintf(tmp, plen + 16, "%s.tmp.XXXXXX", path);
-  int fd = mkstemp(tmp);
-  if (fd < 0) {
-    rc = err_set(e, ERR_IO, "%s: cannot create a temporary file beside it: %s", path, strerror(errno));
-    goto done;
-  }
-  FILE *f = fdopen(fd, "w");
-  if (!f) {
-    close(fd);
-    unlink(tmp);
-    rc = err_set(e, ERR_IO, "%s: %s", tmp, strerror(errno));
-    goto done;
-  }
-  int bad = fputs(text, f) < 0 || fputc('\n', f) == EOF || fflush(f) != 0 || fsync(fileno(f)) != 0;
-  bad |= fclose(f) != 0;
-  if (bad) {
-    unlink(tmp);
-    rc = err_set(e, ERR_IO, "%s: write failed: %s", path, strerror(errno));
-    goto done;
-  }
-  if (rename(tmp, path) != 0) {
-    int err = errno;
-    unlink(tmp);
-    rc = err_set(e, ERR_IO, "%s: cannot rename the temporary file into place: %s", path, strerror(err));
-    goto done;
-  }
-  rc = ERR_OK;
-done:
-  free(tmp);
+  size_t len = strlen(text);
+  text[len] = '\n'; /* cJSON's text ends the file with a newline: its NUL is not written */
+  rc = afile_write(path, text, len + 1, e);
   free(text);
   return rc;
 }

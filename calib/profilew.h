@@ -44,8 +44,9 @@ int profilew_load(const char *path, cJSON **out, err_t *e);
  * ERR_INPUT (ERR_NOMEM) with `file: what is wrong`, naming the JSON path. */
 int profilew_validate(const cJSON *doc, const char *file, err_t *e);
 
-/* Validates, then writes `doc` to `path` atomically: a temporary file in the same directory,
- * flushed to disk, then renamed over `path`. On failure `path` is untouched. */
+/* Validates, then writes `doc` to `path` atomically (sim/afile.h: a temporary file in the same
+ * directory, flushed to disk, renamed over `path`, the directory flushed; the umask honoured, a
+ * symbolic link written through). On failure `path` is untouched. */
 int profilew_write(const cJSON *doc, const char *path, err_t *e);
 
 /* Merges b over a into a new tree (*out; caller frees): objects merge key by key down to the

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "afile.h"
+
 /* The median of v[0..n) (0 if empty), sorting v in place. */
 static double median(double *v, int n) {
   if (n < 1) return 0;
@@ -146,21 +148,5 @@ cJSON *trainreport_json(const train_cfg *c, const train_result *r, const double 
 }
 
 int trainreport_dump_params(const char *path, const float *p, size_t n, err_t *e) {
-  char tmp[1100];
-  snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path);
-  int fd = mkstemp(tmp);
-  if (fd < 0) return err_set(e, ERR_IO, "%s: cannot create a temporary file", path);
-  FILE *f = fdopen(fd, "wb");
-  if (!f) {
-    close(fd);
-    unlink(tmp);
-    return err_set(e, ERR_IO, "%s: cannot write", path);
-  }
-  int bad = fwrite(p, sizeof *p, n, f) != n;
-  bad |= fclose(f) != 0;
-  if (bad || rename(tmp, path) != 0) {
-    unlink(tmp);
-    return err_set(e, ERR_IO, "%s: cannot write", path);
-  }
-  return ERR_OK;
+  return afile_write(path, p, n * sizeof *p, e);
 }

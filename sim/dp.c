@@ -14,8 +14,8 @@ int dp_plan_build(const sim_config *c, dp_plan *p, err_t *e) {
   if (c->mode != SIM_MODE_DDP || c->no_sync != 1 || c->comm_hook != SIM_HOOK_NONE || c->layout != SIM_LAYOUT_REDUCER || c->static_graph ||
       c->find_unused || c->ncap_list || c->ddp_iteration ||
       c->fidelity != SIM_FIDELITY_FLOW)
-    return err_set(e, ERR_INPUT, "DataParallel has no buckets, no_sync, communication hooks or fidelities to choose");
-  if (c->jitter_cv > 0) return err_set(e, ERR_INPUT, "compute jitter is not modelled for DataParallel");
+    return err_set(e, ERR_USAGE, "DataParallel has no buckets, no_sync, communication hooks or fidelities to choose");
+  if (c->jitter_cv > 0) return err_set(e, ERR_USAGE, "compute jitter is not modelled for DataParallel");
   const model_t *m = c->model;
   p->gpus = G;
   p->backward_gil = c->dp_backward_gil;
@@ -37,7 +37,7 @@ int dp_plan_build(const sim_config *c, dp_plan *p, err_t *e) {
   if (rc) return rc;
   double copy_s;
   if ((rc = cost_input(c, m, p->batch, &p->h2d, &copy_s, e))) return rc;
-  if (p->h2d == SIM_H2D_PREFETCH) return err_set(e, ERR_INPUT, "DataParallel scatters its input itself: no side-stream prefetch");
+  if (p->h2d == SIM_H2D_PREFETCH) return err_set(e, ERR_USAGE, "DataParallel scatters its input itself: no side-stream prefetch");
   if (G > 1 && m->output_elems_per_sample <= 0)
     return err_set(e, ERR_INPUT, "%s: DataParallel gathers the outputs to GPU 0, and the model has no 'output' line", m->path);
   for (int o = 0; o < m->nops; o++) {
@@ -94,6 +94,7 @@ void dp_readout(const dp_plan *p, sim_result *r) {
   r->loading_s = p->loading_s;
   r->exposed_comm_s = p->replicate_s + p->gather_s + p->reduce_s;
   r->iteration_s = r->loading_s + r->transfer_s + r->compute_s + r->exposed_comm_s;
+  r->buckets_iteration_s = r->iteration_s;
 }
 
 int dp_plan_write(FILE *f, const dp_plan *p, err_t *e) {

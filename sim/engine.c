@@ -13,6 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -348,8 +351,11 @@ static void spawn(const char *what, int r, const char *extra, sg_host_t h, void 
   sg_actor_create_(name, h, fn, extra ? 3 : 2, argv);
 }
 
-/* Runs in the child: never returns. */
-static void child_main(const plan_t *plan, const char *platform_path, int fd) {
+/* Runs in the child: never returns. It dies with its parent: PR_SET_PDEATHSIG asks the kernel for
+ * SIGKILL when the parent goes, and the getppid check covers a parent that went before the request
+ * was made (the child is then someone else's). */
+static void child_main(const plan_t *plan, const char *platform_path, int fd, pid_t parent) {
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(6);
   P = plan;
   int n = plan->sim_ranks, nch = plan->ch.count, K = plan->iterations, nb = plan->nb;
   if (plan->fidelity == SIM_FIDELITY_STEP && n > 1 &&
@@ -419,26 +425,27 @@ static void child_main(const plan_t *plan, const char *platform_path, int fd) {
 
 int engine_run(const plan_t *p, engine_record *rec, err_t *e) {
   memset(rec, 0, sizeof *rec);
-  char path[512];
+  char path[64];
   int rc, pipefd[2] = {-1, -1};
-  const char *tmpdir = getenv("TMPDIR");
-  snprintf(path, sizeof path, "%s/ddpsim-platform-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
-  int pfd = mkstemp(path);
-  if (pfd < 0) return err_set(e, ERR_IO, "%s: cannot create the platform file: %s", path, strerror(errno));
-  FILE *pf = fdopen(pfd, "w");
+  /* The platform lives in memory (a memfd), not in a file: nothing is left behind however the
+   * process ends (a signal, a kill). The forked child reads it through /proc/self/fd. */
+  int pfd = memfd_create("ddpsim-platform", 0);
+  if (pfd < 0) return err_set(e, ERR_IO, "cannot create the platform in memory: %s", strerror(errno));
+  snprintf(path, sizeof path, "/proc/self/fd/%d", pfd);
+  FILE *pf = fdopen(dup(pfd), "w");
   if (!pf) {
-    close(pfd);
-    rc = err_set(e, ERR_IO, "%s: cannot write the platform file: %s", path, strerror(errno));
+    rc = err_set(e, ERR_IO, "cannot write the platform: %s", strerror(errno));
     goto done;
   }
   rc = platform_write(pf, &p->platform, e);
-  if (fclose(pf) != 0 && rc == 0) rc = err_set(e, ERR_IO, "%s: cannot write the platform file", path);
+  if (fclose(pf) != 0 && rc == 0) rc = err_set(e, ERR_IO, "cannot write the platform");
   if (rc) goto done;
   if (pipe(pipefd) != 0) {
     rc = err_set(e, ERR_IO, "cannot create a pipe: %s", strerror(errno));
     goto done;
   }
   fflush(NULL);
+  pid_t parent = getpid();
   pid_t pid = fork();
   if (pid < 0) {
     rc = err_set(e, ERR_SIM, "cannot fork the simulation: %s", strerror(errno));
@@ -446,7 +453,7 @@ int engine_run(const plan_t *p, engine_record *rec, err_t *e) {
   }
   if (pid == 0) {
     close(pipefd[0]);
-    child_main(p, path, pipefd[1]);
+    child_main(p, path, pipefd[1], parent);
   }
   close(pipefd[1]);
   pipefd[1] = -1;
@@ -471,7 +478,7 @@ int engine_run(const plan_t *p, engine_record *rec, err_t *e) {
 done:
   if (pipefd[0] >= 0) close(pipefd[0]);
   if (pipefd[1] >= 0) close(pipefd[1]);
-  unlink(path);
+  close(pfd);
   if (rc) engine_record_free(rec);
   return rc;
 }

@@ -10,7 +10,9 @@
  *
  * SimGrid's engine lives once per process, so each run forks a child; the child sends its record
  * back through a pipe with the one serializer below (every field named and sized), and the parent
- * checks it. Links carry no latency in either fidelity. */
+ * checks it. The platform XML is handed over in memory (a memfd), never as a file, and the child
+ * dies with its parent (PR_SET_PDEATHSIG): an interrupted ddpsim leaves neither behind. Links carry
+ * no latency in either fidelity. */
 #ifndef DDPSIM_ENGINE_H
 #define DDPSIM_ENGINE_H
 
@@ -31,7 +33,7 @@ typedef struct {
 } engine_record;
 
 /* Runs p in a child process and fills *rec (free with engine_record_free). ERR_IO when the platform
- * file or the pipe cannot be made, ERR_SIM when the engine died, failed, or an actor did not finish
+ * (in memory) or the pipe cannot be made, ERR_SIM when the engine died, failed, or an actor did not finish
  * (a deadlock: the message says how many did), ERR_NOMEM. */
 int engine_run(const plan_t *p, engine_record *rec, err_t *e);
 

@@ -10,10 +10,10 @@ int modelgen_mlstm_text(const modelgen_mlstm *p, char **text, err_t *e) {
   *text = NULL;
   long H = p->hidden, E = p->embed, V = p->vocab, T = p->seq;
   if (H < 1 || E < 1 || V < 1 || T < 1 || p->batch < 1)
-    return err_set(e, ERR_INPUT, "mLSTM sizes must be positive (hidden %ld, embed %ld, vocab %ld, seq %ld, batch %ld)",
+    return err_set(e, ERR_USAGE, "mLSTM sizes must be positive (hidden %ld, embed %ld, vocab %ld, seq %ld, batch %ld)",
                    H, E, V, T, p->batch);
   if (H > 1L << 20 || E > 1L << 20 || V > 1L << 24 || T > 1L << 20)
-    return err_set(e, ERR_INPUT, "mLSTM sizes are unreasonably large");
+    return err_set(e, ERR_USAGE, "mLSTM sizes are unreasonably large");
   strbuf s = {0};
   char name[64];
   if (p->name) snprintf(name, sizeof name, "%s", p->name);

@@ -24,7 +24,8 @@ typedef struct {
   int kernels_order; /* 0: autograd's gradient-ready order (PyTorch); 1: kernels/'s */
 } modelgen_mlstm;
 
-/* Writes the model file text into *text (caller frees). ERR_INPUT for non-positive sizes. */
+/* Writes the model file text into *text (caller frees). ERR_USAGE for sizes out of range (each is
+ * a flag of ddpsim genmodel). */
 int modelgen_mlstm_text(const modelgen_mlstm *spec, char **text, err_t *e);
 
 #endif

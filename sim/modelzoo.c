@@ -40,7 +40,7 @@ static int finish(sbuf *s, int amp, char **text, err_t *e) {
   if (amp) amp_params(s);
   if (s->too_long) {
     strbuf_free(&s->text);
-    return err_set(e, ERR_INPUT, "a generated name is too long");
+    return err_set(e, ERR_USAGE, "a generated name is too long");
   }
   *text = strbuf_take(&s->text);
   return *text ? ERR_OK : err_set(e, ERR_NOMEM, "out of memory");
@@ -141,7 +141,7 @@ int modelzoo_resnet_defaults(int depth, modelzoo_resnet *spec, err_t *e) {
     spec->amp = 0;
     return ERR_OK;
   }
-  return err_set(e, ERR_INPUT, "ResNet depth %d is not one of torchvision's 18, 34, 50, 101, 152", depth);
+  return err_set(e, ERR_USAGE, "ResNet depth %d is not one of torchvision's 18, 34, 50, 101, 152", depth);
 }
 
 static void conv_param(sbuf *s, const char *module, long cout, long cin, long k) {
@@ -188,15 +188,15 @@ int modelzoo_resnet_text(const modelzoo_resnet *p, char **text, err_t *e) {
   case 50: bottleneck = 1; memcpy(nb, (int[4]){3, 4, 6, 3}, sizeof nb); break;
   case 101: bottleneck = 1; memcpy(nb, (int[4]){3, 4, 23, 3}, sizeof nb); break;
   case 152: bottleneck = 1; memcpy(nb, (int[4]){3, 8, 36, 3}, sizeof nb); break;
-  default: return err_set(e, ERR_INPUT, "ResNet depth %d is not one of torchvision's 18, 34, 50, 101, 152", p->depth);
+  default: return err_set(e, ERR_USAGE, "ResNet depth %d is not one of torchvision's 18, 34, 50, 101, 152", p->depth);
   }
   if (p->image < 1 || p->classes < 1 || p->batch < 1)
-    return err_set(e, ERR_INPUT, "ResNet sizes must be positive (image %ld, classes %ld, batch %ld)", p->image,
+    return err_set(e, ERR_USAGE, "ResNet sizes must be positive (image %ld, classes %ld, batch %ld)", p->image,
                    p->classes, p->batch);
   if (p->image > 16384 || p->classes > 1L << 24)
-    return err_set(e, ERR_INPUT, "ResNet sizes are unreasonably large (image %ld, classes %ld)", p->image, p->classes);
+    return err_set(e, ERR_USAGE, "ResNet sizes are unreasonably large (image %ld, classes %ld)", p->image, p->classes);
   if (p->precision != MODEL_FP32 && p->precision != MODEL_FP16)
-    return err_set(e, ERR_INPUT, "ResNet precision must be fp32 or fp16");
+    return err_set(e, ERR_USAGE, "ResNet precision must be fp32 or fp16");
 
   /* The blocks, as torchvision's _make_layer builds them. */
   long exp = bottleneck ? 4 : 1;
@@ -376,7 +376,7 @@ int modelzoo_bert_defaults(const char *size, modelzoo_bert *spec, err_t *e) {
   int large;
   if (size && strcmp(size, "base") == 0) large = 0;
   else if (size && strcmp(size, "large") == 0) large = 1;
-  else return err_set(e, ERR_INPUT, "BERT size '%s' is not base or large", size ? size : "(null)");
+  else return err_set(e, ERR_USAGE, "BERT size '%s' is not base or large", size ? size : "(null)");
   spec->name = large ? "bert-large" : "bert-base";
   spec->hidden = large ? 1024 : 768;
   spec->layers = large ? 24 : 12;
@@ -420,17 +420,17 @@ int modelzoo_bert_text(const modelzoo_bert *p, char **text, err_t *e) {
   long H = p->hidden, L = p->layers, A = p->heads, I = p->intermediate, V = p->vocab, Pm = p->max_position,
        T = p->type_vocab, S = p->seq;
   if (H < 1 || L < 1 || A < 1 || I < 1 || V < 1 || Pm < 1 || T < 1 || S < 1 || p->batch < 1)
-    return err_set(e, ERR_INPUT,
+    return err_set(e, ERR_USAGE,
                    "BERT sizes must be positive (hidden %ld, layers %ld, heads %ld, intermediate %ld, vocab %ld, "
                    "max_position %ld, type_vocab %ld, seq %ld, batch %ld)",
                    H, L, A, I, V, Pm, T, S, p->batch);
   if (H > 1L << 16 || L > 1024 || I > 1L << 20 || V > 1L << 24 || Pm > 1L << 20 || T > 1L << 20)
-    return err_set(e, ERR_INPUT, "BERT sizes are unreasonably large");
-  if (H % A != 0) return err_set(e, ERR_INPUT, "BERT hidden size %ld is not a multiple of the %ld heads", H, A);
+    return err_set(e, ERR_USAGE, "BERT sizes are unreasonably large");
+  if (H % A != 0) return err_set(e, ERR_USAGE, "BERT hidden size %ld is not a multiple of the %ld heads", H, A);
   if (S > Pm)
-    return err_set(e, ERR_INPUT, "BERT sequence %ld is longer than its %ld position embeddings", S, Pm);
+    return err_set(e, ERR_USAGE, "BERT sequence %ld is longer than its %ld position embeddings", S, Pm);
   if (p->precision != MODEL_FP32 && p->precision != MODEL_FP16)
-    return err_set(e, ERR_INPUT, "BERT precision must be fp32 or fp16");
+    return err_set(e, ERR_USAGE, "BERT precision must be fp32 or fp16");
   long d = H / A;
   long layerP = 4 * (H * H + H) + 2 * H + (I * H + I) + (H * I + H) + 2 * H;
   long bertP = V * H + Pm * H + T * H + 2 * H + L * layerP + H * H + H;

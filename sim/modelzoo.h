@@ -11,7 +11,7 @@
  * approximated.
  *
  * Both generators have the contract of modelgen_mlstm_text: they write the file text into *text
- * (the caller frees it), return ERR_INPUT with a message for sizes they cannot describe, ERR_NOMEM,
+ * (the caller frees it), return ERR_USAGE with a message for sizes they cannot describe, ERR_NOMEM,
  * and never print or exit. */
 #ifndef DDPSIM_MODELZOO_H
 #define DDPSIM_MODELZOO_H
@@ -31,10 +31,10 @@ typedef struct {
 } modelzoo_resnet;
 
 /* Fills *spec with torchvision's ResNet-<depth> at 224x224, 1000 classes, batch 64, fp16, amp 0,
- * name "resnet<depth>". ERR_INPUT for a depth other than 18, 34, 50, 101, 152. */
+ * name "resnet<depth>". ERR_USAGE for a depth other than 18, 34, 50, 101, 152. */
 int modelzoo_resnet_defaults(int depth, modelzoo_resnet *spec, err_t *e);
 
-/* ResNet model text. ERR_INPUT for an unknown depth or a non-positive or absurd size. */
+/* ResNet model text. ERR_USAGE for an unknown depth or a non-positive or absurd size. */
 int modelzoo_resnet_text(const modelzoo_resnet *spec, char **text, err_t *e);
 
 typedef struct {
@@ -53,10 +53,10 @@ typedef struct {
 } modelzoo_bert;
 
 /* Fills *spec with "base" (bert-base-uncased's config) or "large" (bert-large-uncased's), seq 128,
- * batch 32, fp16, amp 0, name "bert-base" / "bert-large". ERR_INPUT for any other size name. */
+ * batch 32, fp16, amp 0, name "bert-base" / "bert-large". ERR_USAGE for any other size name. */
 int modelzoo_bert_defaults(const char *size, modelzoo_bert *spec, err_t *e);
 
-/* BERT (BertForPreTraining) model text. ERR_INPUT for non-positive sizes, heads not dividing
+/* BERT (BertForPreTraining) model text. ERR_USAGE for non-positive sizes, heads not dividing
  * hidden, seq above max_position, or absurd sizes. */
 int modelzoo_bert_text(const modelzoo_bert *spec, char **text, err_t *e);
 

@@ -13,17 +13,29 @@ int plan_job(const sim_config *c, int *gpn_out, long *batch_out, model_dtype *pr
   int gpn = c->gpus_per_node > 0 ? c->gpus_per_node : c->topo->gpus_per_node;
   long batch = c->batch > 0 ? c->batch : m->batch;
   if (c->nodes < 1 || c->nodes > PLAN_MAX_GPUS)
-    return err_set(e, ERR_INPUT, "node count must be between 1 and %ld, got %d", PLAN_MAX_GPUS, c->nodes);
-  if (gpn > 4096) return err_set(e, ERR_INPUT, "GPUs per node must be at most 4096, got %d", gpn);
-  if ((long)c->nodes * gpn > PLAN_MAX_GPUS) return err_set(e, ERR_INPUT, "at most %ld GPUs can be simulated", PLAN_MAX_GPUS);
-  if (c->iterations < 1 || c->iterations > 1000) return err_set(e, ERR_INPUT, "iterations must be between 1 and 1000, got %d", c->iterations);
-  if (!(c->jitter_cv < 1.0) || isnan(c->jitter_cv)) return err_set(e, ERR_INPUT, "jitter cv must be below 1, got %g", c->jitter_cv);
-  if (c->no_sync < 1 || c->no_sync > 1000) return err_set(e, ERR_INPUT, "no-sync cycle must be between 1 and 1000, got %d", c->no_sync);
-  if (batch > 1L << 30) return err_set(e, ERR_INPUT, "batch %ld is too large", batch);
+    return err_set(e, ERR_USAGE, "node count must be between 1 and %ld, got %d", PLAN_MAX_GPUS, c->nodes);
+  if (gpn > 4096) return err_set(e, ERR_USAGE, "GPUs per node must be at most 4096, got %d", gpn);
+  if ((long)c->nodes * gpn > PLAN_MAX_GPUS) return err_set(e, ERR_USAGE, "at most %ld GPUs can be simulated", PLAN_MAX_GPUS);
+  if (c->iterations < 1 || c->iterations > 1000) return err_set(e, ERR_USAGE, "iterations must be between 1 and 1000, got %d", c->iterations);
+  if (!(c->jitter_cv < 1.0) || isnan(c->jitter_cv)) return err_set(e, ERR_USAGE, "jitter cv must be below 1, got %g", c->jitter_cv);
+  if (c->no_sync < 1 || c->no_sync > 1000) return err_set(e, ERR_USAGE, "no-sync cycle must be between 1 and 1000, got %d", c->no_sync);
+  if (batch > 1L << 30) return err_set(e, ERR_USAGE, "batch %ld is too large", batch);
+  if (c->framework == SIM_FRAMEWORK_DDP) {
+    reducer_knobs k;
+    err_t why;
+    sim_reducer_knobs(c, &k);
+    if (reducer_check(&k, c->bucket_view, (int)c->comm_hook, &why)) return err_set(e, ERR_USAGE, "%s", why.msg);
+    if (c->ddp_iteration < 0 || c->ddp_iteration > 3)
+      return err_set(e, ERR_USAGE, "the DDP iteration simulated must be 0 (steady state) to 3, got %d", c->ddp_iteration);
+  }
+  /* <= 0: not given (DDP's default; the release's first bucket) */
+  if (!(c->bucket_cap_mb <= SIM_MAX_BUCKET_MB) || !(c->first_bucket_mb <= SIM_MAX_BUCKET_MB))
+    return err_set(e, ERR_USAGE, "bucket caps must be at most %g MB (0: not given), got %g and %g (first)", SIM_MAX_BUCKET_MB,
+                   c->bucket_cap_mb, c->first_bucket_mb);
   if (c->dp_backward_gil && c->framework != SIM_FRAMEWORK_DP)
-    return err_set(e, ERR_INPUT, "a backward under the GIL is DataParallel's (framework dp), not DDP's");
+    return err_set(e, ERR_USAGE, "a backward under the GIL is DataParallel's (framework dp), not DDP's");
   if (c->framework == SIM_FRAMEWORK_DP && c->nodes != 1)
-    return err_set(e, ERR_INPUT, "DataParallel runs in one process: one node only, not %d", c->nodes);
+    return err_set(e, ERR_USAGE, "DataParallel runs in one process: one node only, not %d", c->nodes);
   *gpn_out = gpn;
   *batch_out = batch;
   *prec_out = c->precision >= 0 ? (model_dtype)c->precision : m->precision;

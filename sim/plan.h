@@ -107,7 +107,8 @@ void plan_free(plan_t *p); /* frees the contents; NULL is a no-op */
 int plan_bucket_coll(plan_t *p, int b, coll_kind kind, double bytes, err_t *e);
 
 /* The config's GPUs per node, batch and precision, its defaults applied, checked. Shared with
- * DataParallel's builder. */
+ * DataParallel's builder. A value the user chose out of range (nodes, GPUs, batch, bucket caps,
+ * iterations, a framework's impossible combination) is ERR_USAGE: each is a flag of ddpsim's. */
 int plan_job(const sim_config *c, int *gpn, long *batch, model_dtype *prec, err_t *e);
 
 /* The network for `gpn` GPUs per node: NCCL's channels (into *ch), the platform spec for `nodes`

@@ -9,12 +9,6 @@ static void readout_plan(const plan_t *p, sim_result *r) {
   r->ranks_simulated = p->sim_ranks;
   r->batch = p->batch;
   r->precision = p->precision;
-  r->forward_s = p->forward_s;
-  r->backward_s = p->backward_s;
-  r->optimizer_s = p->optimizer_s;
-  r->bucket_copy_s = p->bucket_copy_s;
-  /* Compute on the GPU: the model's ops, and DDP's bucket copies (in synchronised iterations). */
-  r->compute_s = p->forward_s + p->backward_s + p->optimizer_s + p->bucket_copy_s / p->no_sync;
   r->extrapolated_ops = p->extrapolated_ops;
   r->jitter_kind = p->jitter_kind;
   r->jitter_cv = p->jitter_cv;
@@ -33,6 +27,42 @@ static void readout_plan(const plan_t *p, sim_result *r) {
   r->iterations_simulated = p->iterations;
 }
 
+/* A part of the iteration found by subtraction: within rounding of the clock's sums (1 ns per
+ * simulated second) of 0 it is 0; below that it is a fault of the model, never printed. */
+static int snap_part(double *v, double iteration_s, const char *what, err_t *e) {
+  double tol = 1e-9 * iteration_s;
+  if (*v > tol) return ERR_OK;
+  if (*v < -tol) return err_set(e, ERR_SIM, "internal: the iteration's %s came out negative (%.9g s)", what, *v);
+  *v = 0;
+  return ERR_OK;
+}
+
+/* Rank 0's compute as the engine played it: each phase times this GPU's draw in each steady
+ * iteration (1 without jitter), averaged, so that the breakdown subtracts what was simulated, not
+ * the mean the draws scatter around. *strag_s: per iteration, how much longer the slowest GPU
+ * computed up to the final wait than rank 0 (the most rank 0 can have waited for it). */
+static void drawn_compute(const plan_t *p, int first, sim_result *r, double *strag_s) {
+  int K = p->iterations, cyc = p->no_sync, n = K - first;
+  double copy_in = 0, bwd = 0;
+  for (int s = 0; s < p->nseg; s++) copy_in += p->seg_copy_s[s], bwd += p->seg_s[s];
+  r->forward_s = r->backward_s = r->optimizer_s = r->bucket_copy_s = *strag_s = 0;
+  for (int it = first; it < K; it++) {
+    int sync = p->ranks > 1 && it % cyc == cyc - 1;
+    const double *row = p->jitter ? p->jitter + (size_t)it * (size_t)p->ranks : NULL;
+    double d0 = row ? row[0] : 1.0, dmax = d0;
+    for (int k = 1; row && sync && k < p->ranks; k++)
+      if (row[k] > dmax) dmax = row[k];
+    r->forward_s += p->forward_s * d0 / n;
+    r->backward_s += bwd * d0 / n;
+    r->optimizer_s += p->optimizer_s * d0 / n;
+    if (sync) {
+      r->bucket_copy_s += (copy_in + p->copy_back_s) * d0 / n;
+      *strag_s += (dmax - d0) * (p->forward_s + bwd + copy_in) / n;
+    }
+  }
+  r->compute_s = r->forward_s + r->backward_s + r->optimizer_s + r->bucket_copy_s;
+}
+
 int readout_ddp(plan_t *p, const engine_record *rec, sim_result *r, err_t *e) {
   int K = p->iterations, nb = p->nb, cyc = p->no_sync;
   if (rec->iterations != K || rec->nb != nb) return err_set(e, ERR_SIM, "the engine's record does not fit the plan");
@@ -41,13 +71,27 @@ int readout_ddp(plan_t *p, const engine_record *rec, sim_result *r, err_t *e) {
   if (!r->buckets) return err_set(e, ERR_NOMEM, "out of memory");
   r->iteration_s = K == cyc ? (rec->iter_end[K - 1] - rec->iter_start[0]) / K
                             : (rec->iter_end[K - 1] - rec->iter_start[cyc]) / (K - cyc);
+  r->buckets_iteration_s = rec->iter_end[K - 1] - rec->iter_start[K - 1];
   int first = K == cyc ? 0 : cyc;
   for (int it = first; it < K; it++) {
     r->loading_s += rec->load_wait[it] / (K - first);
     r->transfer_s += rec->copy_wait[it] / (K - first);
   }
-  r->exposed_comm_s = r->iteration_s - r->compute_s - r->loading_s - r->transfer_s;
-  if (r->exposed_comm_s < 0 && r->exposed_comm_s > -1e-9 * r->iteration_s) r->exposed_comm_s = 0;
+  double strag_s;
+  drawn_compute(p, first, r, &strag_s);
+  /* What is left of the iteration is communication not hidden behind compute, and waiting for the
+   * slowest GPU (the straggler estimate, as far as there was waiting at all). */
+  double rest = r->iteration_s - r->compute_s - r->loading_s - r->transfer_s;
+  int rc = snap_part(&rest, r->iteration_s, "exposed communication", e);
+  if (rc) {
+    free(r->buckets);
+    r->buckets = NULL;
+    return rc;
+  }
+  r->straggler_wait_s = strag_s < rest ? strag_s : rest;
+  r->exposed_comm_s = rest - r->straggler_wait_s;
+  snap_part(&r->exposed_comm_s, r->iteration_s, "", e);
+  snap_part(&r->straggler_wait_s, r->iteration_s, "", e);
   double base = rec->iter_start[K - 1];
   for (int b = 0; b < nb; b++) {
     sim_bucket_time *bt = &r->buckets[b];

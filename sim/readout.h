@@ -2,9 +2,12 @@
  *
  * The steady-state iteration is the mean over no_sync cycles 2..C (every iteration starts where the
  * previous ended; with one cycle, that cycle); loading and copy waits are averaged over the same
- * iterations; exposed communication is what the iteration holds beyond compute, loading and copying
- * (never below zero by rounding: a tiny negative from summing is reported as 0); bucket times are
- * the last iteration's, relative to its start, on rank 0. The plan's totals (compute phases,
+ * iterations; compute is rank 0's as played (each phase times its jitter draw, averaged over the
+ * same iterations); what the iteration holds beyond compute, loading and copying is split into
+ * waiting for stragglers (the slowest GPU's extra compute up to the final wait, as far as there was
+ * waiting) and exposed communication (the rest). Parts within rounding of 0 (1e-9 of the
+ * iteration) are 0; a part below that is ERR_SIM, never reported. Bucket times are the last
+ * iteration's, relative to its start, on rank 0 (buckets_iteration_s is its length). The plan's totals (compute phases,
  * buckets, channels, jitter) are copied. docs/simulation.md. */
 #ifndef DDPSIM_READOUT_H
 #define DDPSIM_READOUT_H

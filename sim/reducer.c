@@ -68,8 +68,8 @@ int reducer_check(const reducer_knobs *k, int bucket_view, int comm_hook, err_t 
   if (k->ncap_list < 0 || k->ncap_list > REDUCER_MAX_LIMITS)
     return err_set(e, ERR_INPUT, "bucket_cap_mb_list has %d entries (at most %d)", k->ncap_list, REDUCER_MAX_LIMITS);
   for (int i = 0; i < k->ncap_list; i++)
-    if (!(k->cap_list_mb[i] > 0) || bucket_mb_to_bytes(k->cap_list_mb[i]) == 0)
-      return err_set(e, ERR_INPUT, "bucket_cap_mb_list entry %d (%g) is below one byte", i + 1, k->cap_list_mb[i]);
+    if (!(k->cap_list_mb[i] > 0 && k->cap_list_mb[i] <= 1e9) || bucket_mb_to_bytes(k->cap_list_mb[i]) == 0)
+      return err_set(e, ERR_INPUT, "bucket_cap_mb_list entry %d (%g) is not from one byte to 1e9 MB", i + 1, k->cap_list_mb[i]);
   return ERR_OK;
 }
 

@@ -46,29 +46,35 @@ cJSON *report_predict_json(const sim_config *c, const predict_result *p) {
   cJSON_AddNumberToObject(o, "gpus", r->gpus);
   cJSON_AddNumberToObject(o, "batch_per_gpu", (double)r->batch);
   cJSON_AddStringToObject(o, "precision", model_dtype_name(r->precision));
-  cJSON_AddStringToObject(o, "mode", mode_name(c->mode));
-  cJSON_AddStringToObject(o, "fidelity", fid_name(c->fidelity));
+  int ddp = c->framework == SIM_FRAMEWORK_DDP; /* DataParallel has no buckets, modes or fidelities */
   char vb[16], lb[64];
-  cJSON_AddStringToObject(o, "pytorch", reducer_version_name(c->pytorch, vb, sizeof vb));
-  cJSON_AddNumberToObject(o, "bucket_cap_mb", c->bucket_cap_mb > 0 ? c->bucket_cap_mb : 25);
-  cJSON_AddBoolToObject(o, "bucket_cap_mb_given", c->bucket_cap_mb > 0);
-  cJSON_AddNumberToObject(o, "first_bucket_bytes", (double)(p->steady.nlimits == 1 && p->steady.limits[0] == SIZE_MAX ? 0 : p->steady.limits[0]));
-  cJSON_AddBoolToObject(o, "find_unused_parameters", c->find_unused);
-  cJSON_AddBoolToObject(o, "static_graph", c->static_graph);
-  cJSON_AddNumberToObject(o, "ddp_iteration", c->ddp_iteration);
-  cJSON_AddStringToObject(o, "buckets", reducer_iter_name(&p->steady, lb, sizeof lb));
-  cJSON *early = cJSON_AddArrayToObject(o, "before_steady_state");
-  for (int i = 0; early && i < p->nearly; i++) {
-    cJSON *it = cJSON_CreateObject();
-    if (!it) break;
-    cJSON_AddNumberToObject(it, "ddp_iteration", i + 1);
-    cJSON_AddNumberToObject(it, "iteration_s", p->early_s[i]);
-    cJSON_AddStringToObject(it, "buckets", reducer_iter_name(&p->early[i], lb, sizeof lb));
-    cJSON_AddItemToArray(early, it);
+  if (ddp) {
+    cJSON_AddStringToObject(o, "mode", mode_name(c->mode));
+    cJSON_AddStringToObject(o, "fidelity", fid_name(c->fidelity));
+    cJSON_AddStringToObject(o, "pytorch", reducer_version_name(c->pytorch, vb, sizeof vb));
+    cJSON_AddNumberToObject(o, "bucket_cap_mb", c->bucket_cap_mb > 0 ? c->bucket_cap_mb : 25);
+    cJSON_AddBoolToObject(o, "bucket_cap_mb_given", c->bucket_cap_mb > 0);
+    cJSON_AddNumberToObject(o, "first_bucket_bytes",
+                            (double)(p->steady.nlimits == 1 && p->steady.limits[0] == SIZE_MAX ? 0 : p->steady.limits[0]));
+    cJSON_AddBoolToObject(o, "find_unused_parameters", c->find_unused);
+    cJSON_AddBoolToObject(o, "static_graph", c->static_graph);
+    cJSON_AddNumberToObject(o, "ddp_iteration", c->ddp_iteration);
+    cJSON_AddStringToObject(o, "buckets", reducer_iter_name(&p->steady, lb, sizeof lb));
+    cJSON *early = cJSON_AddArrayToObject(o, "before_steady_state");
+    for (int i = 0; early && i < p->nearly; i++) {
+      cJSON *it = cJSON_CreateObject();
+      if (!it) break;
+      cJSON_AddNumberToObject(it, "ddp_iteration", i + 1);
+      cJSON_AddNumberToObject(it, "iteration_s", p->early_s[i]);
+      cJSON_AddStringToObject(it, "buckets", reducer_iter_name(&p->early[i], lb, sizeof lb));
+      cJSON_AddItemToArray(early, it);
+    }
   }
   cJSON_AddNumberToObject(o, "iterations", c->iterations);
-  cJSON_AddNumberToObject(o, "no_sync", c->no_sync);
-  cJSON_AddStringToObject(o, "comm_hook", hook_name(c->comm_hook));
+  if (ddp) {
+    cJSON_AddNumberToObject(o, "no_sync", c->no_sync);
+    cJSON_AddStringToObject(o, "comm_hook", hook_name(c->comm_hook));
+  }
   cJSON_AddNumberToObject(o, "iteration_s", r->iteration_s);
   cJSON_AddNumberToObject(o, "samples_per_s", p->samples_per_s);
   cJSON_AddNumberToObject(o, "tokens_per_s", p->tokens_per_s);
@@ -77,9 +83,12 @@ cJSON *report_predict_json(const sim_config *c, const predict_result *p) {
   cJSON_AddNumberToObject(o, "forward_s", r->forward_s);
   cJSON_AddNumberToObject(o, "backward_s", r->backward_s);
   cJSON_AddNumberToObject(o, "optimizer_s", r->optimizer_s);
-  cJSON_AddNumberToObject(o, "bucket_copy_s", r->bucket_copy_s);
-  cJSON_AddBoolToObject(o, "bucket_view", c->bucket_view);
+  if (ddp) {
+    cJSON_AddNumberToObject(o, "bucket_copy_s", r->bucket_copy_s);
+    cJSON_AddBoolToObject(o, "bucket_view", c->bucket_view);
+  }
   cJSON_AddNumberToObject(o, "exposed_comm_s", r->exposed_comm_s);
+  cJSON_AddNumberToObject(o, "straggler_wait_s", r->straggler_wait_s);
   cJSON_AddNumberToObject(o, "straggler_s", r->straggler_s);
   cJSON_AddStringToObject(o, "framework", c->framework == SIM_FRAMEWORK_DP ? "dp" : "ddp");
   cJSON_AddNumberToObject(o, "host_launch_s", c->host_launch_s >= 0 ? c->host_launch_s : profile_host_launch_s(c->profile));
@@ -102,7 +111,7 @@ cJSON *report_predict_json(const sim_config *c, const predict_result *p) {
                                        : r->jitter_kind == PROFILE_JITTER_EMPIRICAL ? "empirical" : "none");
   cJSON_AddNumberToObject(o, "jitter_cv", r->jitter_cv);
   cJSON_AddNumberToObject(o, "seed", (double)c->seed);
-  cJSON_AddNumberToObject(o, "comm_busy_s", r->comm_busy_s);
+  if (ddp) cJSON_AddNumberToObject(o, "comm_busy_s", r->comm_busy_s);
   cJSON_AddBoolToObject(o, "comm_shares_compute", r->shares_compute);
   cJSON_AddNumberToObject(o, "single_gpu_iteration_s", p->single_gpu_iteration_s);
   cJSON_AddNumberToObject(o, "scaling_efficiency", p->scaling_efficiency);
@@ -119,6 +128,8 @@ cJSON *report_predict_json(const sim_config *c, const predict_result *p) {
     cJSON_AddNumberToObject(links, "nics_used", r->nics_used);
     cJSON_AddBoolToObject(links, "channel_search_exhausted", r->channels_exhausted);
   }
+  if (ddp) cJSON_AddNumberToObject(o, "buckets_iteration_s", r->buckets_iteration_s);
+  if (ddp) cJSON_AddNumberToObject(o, "buckets_iteration_s", r->buckets_iteration_s);
   cJSON *bs = cJSON_AddArrayToObject(o, "buckets");
   for (int b = 0; bs && b < r->plan.n; b++) {
     const sim_bucket_time *t = &r->buckets[b];
@@ -166,48 +177,52 @@ char *report_predict_table(const sim_config *c, const predict_result *p) {
   fmt_bytes(gb, sizeof gb, (double)model_total_bytes(m, r->precision));
   strbuf_printf(&s, "# %s on %d x %d GPUs (%s, profile %s)%s\n", m->name, c->nodes, r->gpus / c->nodes, c->topo->name,
       profile_name(c->profile), c->framework == SIM_FRAMEWORK_DP ? ", DataParallel" : "");
+  int ddp = c->framework == SIM_FRAMEWORK_DDP;
   char vb[16], lb[64];
-  strbuf_printf(&s, "# batch %ld/GPU, %s, %s fidelity", r->batch, model_dtype_name(r->precision), fid_name(c->fidelity));
-  if (c->framework == SIM_FRAMEWORK_DDP && c->mode == SIM_MODE_FLAT)
-    strbuf_printf(&s, ", flat: one all-reduce of every gradient after backward");
-  else if (c->framework == SIM_FRAMEWORK_DDP) {
-    strbuf_printf(&s, "\n# PyTorch %s DDP, bucket_cap_mb %g%s%s%s: ", reducer_version_name(c->pytorch, vb, sizeof vb),
-                  c->bucket_cap_mb > 0 ? c->bucket_cap_mb : 25, c->bucket_cap_mb > 0 ? "" : " (default)",
-                  c->find_unused ? ", find_unused_parameters" : "", c->static_graph ? ", static_graph" : "");
-    if (c->ddp_iteration > 0) strbuf_printf(&s, "iteration %d, ", c->ddp_iteration);
-    else strbuf_printf(&s, "steady state, ");
-    strbuf_printf(&s, "%s", reducer_iter_name(&p->steady, lb, sizeof lb));
+  if (ddp) {
+    strbuf_printf(&s, "# batch %ld/GPU, %s, %s fidelity", r->batch, model_dtype_name(r->precision), fid_name(c->fidelity));
+    if (c->mode == SIM_MODE_FLAT) {
+      strbuf_printf(&s, ", flat: one all-reduce of every gradient after backward");
+    } else {
+      strbuf_printf(&s, "\n# PyTorch %s DDP, bucket_cap_mb %g%s%s%s: ", reducer_version_name(c->pytorch, vb, sizeof vb),
+                    c->bucket_cap_mb > 0 ? c->bucket_cap_mb : 25, c->bucket_cap_mb > 0 ? "" : " (default)",
+                    c->find_unused ? ", find_unused_parameters" : "", c->static_graph ? ", static_graph" : "");
+      if (c->ddp_iteration > 0) strbuf_printf(&s, "iteration %d, ", c->ddp_iteration);
+      else strbuf_printf(&s, "steady state, ");
+      strbuf_printf(&s, "%s", reducer_iter_name(&p->steady, lb, sizeof lb));
+    }
+    if (c->no_sync > 1) strbuf_printf(&s, ", all-reduce every %d iterations", c->no_sync);
+    if (c->comm_hook != SIM_HOOK_NONE) strbuf_printf(&s, ", %s compression hook", hook_name(c->comm_hook));
+  } else {
+    strbuf_printf(&s, "# batch %ld/GPU, %s, phases in order, summed%s", r->batch, model_dtype_name(r->precision),
+        c->dp_backward_gil ? ", backward under the GIL" : "");
   }
-  if (c->no_sync > 1) strbuf_printf(&s, ", all-reduce every %d iterations", c->no_sync);
-  if (c->comm_hook != SIM_HOOK_NONE) strbuf_printf(&s, ", %s compression hook", hook_name(c->comm_hook));
   strbuf_printf(&s, "\n");
-  strbuf_printf(&s, "%-24s %14.6f s\n", c->ddp_iteration > 0 || c->framework != SIM_FRAMEWORK_DDP ? "iteration" : "iteration (steady)",
-                r->iteration_s);
-  for (int i = 0; i < p->nearly; i++) {
-    char what[40];
-    snprintf(what, sizeof what, "  iteration %d", i + 1);
-    strbuf_printf(&s, "%-24s %14.6f s   (once: %s)\n", what, p->early_s[i], reducer_iter_name(&p->early[i], lb, sizeof lb));
-  }
-  strbuf_printf(&s, "%-24s %14.1f\n", "samples/s", p->samples_per_s);
-  char unit[40];
-  snprintf(unit, sizeof unit, "%s/s", m->token_unit);
-  strbuf_printf(&s, "%-24s %14.0f\n", unit, p->tokens_per_s);
-  strbuf_printf(&s, "%-24s %14.1f %%\n", "scaling efficiency", 100.0 * p->scaling_efficiency);
+  strbuf_printf(&s, "%-24s %14.6f s   (the parts below add up to it)\n", "iteration", r->iteration_s);
+  for (int i = 0; i < p->nearly; i++)
+    strbuf_printf(&s, "# iteration %d: %.6f s once (%s), before the steady state; not part of the mean\n", i + 1,
+                  p->early_s[i], reducer_iter_name(&p->early[i], lb, sizeof lb));
   if (c->load_s > 0) strbuf_printf(&s, "%-24s %14.6f s   (%d workers)\n", "  loading (waiting)", r->loading_s, c->workers);
   if (r->h2d != SIM_H2D_OFF) strbuf_printf(&s, "%-24s %14.6f s   (%s)\n", "  host-to-device copy", r->transfer_s, h2d_name(r->h2d));
-  if (c->framework == SIM_FRAMEWORK_DP) {
-    strbuf_printf(&s, "%-24s %14.6f s\n", "  replicate parameters", r->dp_replicate_s);
-    strbuf_printf(&s, "%-24s %14.6f s\n", "  gather outputs (+grads)", r->dp_gather_s);
-    strbuf_printf(&s, "%-24s %14.6f s\n", "  reduce gradients", r->dp_reduce_s);
-  }
   strbuf_printf(&s, "%-24s %14.6f s\n", "  forward", r->forward_s);
   strbuf_printf(&s, "%-24s %14.6f s\n", "  backward", r->backward_s);
   strbuf_printf(&s, "%-24s %14.6f s\n", "  optimizer", r->optimizer_s);
-  if (r->bucket_copy_s > 0) strbuf_printf(&s, "%-24s %14.6f s\n", "  bucket copies (DDP)", r->bucket_copy_s);
+  if (r->bucket_copy_s > 0) strbuf_printf(&s, "%-24s %14.6f s\n", "  bucket copies", r->bucket_copy_s);
   strbuf_printf(&s, "%-24s %14.6f s\n", "  exposed communication", r->exposed_comm_s);
+  if (!ddp) {
+    strbuf_printf(&s, "%-24s %14.6f s\n", "    replicate parameters", r->dp_replicate_s);
+    strbuf_printf(&s, "%-24s %14.6f s\n", "    gather outputs+grads", r->dp_gather_s);
+    strbuf_printf(&s, "%-24s %14.6f s\n", "    reduce gradients", r->dp_reduce_s);
+  }
   if (r->jitter_kind != PROFILE_JITTER_NONE)
-    strbuf_printf(&s, "%-24s %14.6f s   (slowest GPU - mean, within the above)\n", "  stragglers", r->straggler_s);
-  strbuf_printf(&s, "%-24s %14.6f s\n", "communication busy", r->comm_busy_s);
+    strbuf_printf(&s, "%-24s %14.6f s   (slowest GPU's spread over the mean: %.6f s)\n", "  waiting for stragglers",
+                  r->straggler_wait_s, r->straggler_s);
+  strbuf_printf(&s, "%-24s %14.1f\n", "samples/s", p->samples_per_s);
+  strbuf_printf(&s, "%-24s %14.0f", "tokens/s", p->tokens_per_s);
+  if (strcmp(m->token_unit, "tokens") != 0) strbuf_printf(&s, "   (tokens are %s)", m->token_unit);
+  strbuf_printf(&s, "\n");
+  strbuf_printf(&s, "%-24s %14.1f %%\n", "scaling efficiency", 100.0 * p->scaling_efficiency);
+  if (ddp) strbuf_printf(&s, "%-24s %14.6f s\n", "communication busy", r->comm_busy_s);
   strbuf_printf(&s, "%-24s %14s\n", "gradients", gb);
   if (r->gpus > 1 && c->framework == SIM_FRAMEWORK_DDP) {
     strbuf_printf(&s, "%-24s %14d     x %.2f GB/s", "NCCL channels", r->channels, r->channel_bw_Bps / 1e9);
@@ -220,6 +235,10 @@ char *report_predict_table(const sim_config *c, const predict_result *p) {
     strbuf_printf(&s, "# simulated %d of the %d GPUs: every node does the same (no jitter), so 2 nodes stand for all\n",
                   r->ranks_simulated, r->gpus);
   if (r->extrapolated_ops) strbuf_printf(&s, "# note: %d op cost(s) extrapolated outside the profile's measured range\n", r->extrapolated_ops);
+  if (!ddp) return strbuf_take(&s);
+  if (r->buckets_iteration_s != r->iteration_s)
+    strbuf_printf(&s, "#\n# buckets of the last simulated iteration (%.6f s; the mean above differs by jitter)\n",
+                  r->buckets_iteration_s);
   strbuf_printf(&s, "#\n# %-4s %12s %9s %12s %12s %12s %12s  %s\n", "bkt", "bytes", "params", "ready_s", "start_s", "end_s", "wait_s",
       "nccl");
   for (int b = 0; b < r->plan.n; b++) {

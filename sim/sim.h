@@ -33,6 +33,10 @@ typedef enum {
   SIM_H2D_AUTO = 0, SIM_H2D_OFF, SIM_H2D_PAGEABLE, SIM_H2D_PINNED, SIM_H2D_PINNED_ASYNC, SIM_H2D_PREFETCH
 } sim_h2d;
 
+/* The largest bucket cap, MB: 1e9 MB (about a PB), far above any model's gradients (one bucket
+ * then holds them all), and its bytes (< 2^53) exact in a double and a size_t. */
+#define SIM_MAX_BUCKET_MB 1e9
+
 typedef struct {
   const model_t *model;
   const topo_t *topo;
@@ -93,18 +97,26 @@ typedef struct {
   int gpus;
   long batch;
   model_dtype precision;
-  double iteration_s;      /* steady-state iteration time */
-  double forward_s, backward_s, optimizer_s;
+  double iteration_s;      /* steady-state iteration time: loading_s + transfer_s + compute_s +
+                              exposed_comm_s + straggler_wait_s, every part >= 0 */
+  double forward_s, backward_s, optimizer_s; /* per iteration, rank 0's as simulated (its jitter
+                              draws included) */
   double compute_s;        /* forward + backward + optimizer + DDP's bucket copies (per iteration) */
-  double exposed_comm_s;   /* iteration_s - compute_s - loading_s - transfer_s: communication not
-                              hidden behind backward, and waiting for stragglers */
+  double exposed_comm_s;   /* communication not hidden behind compute: what is left of the iteration
+                              after compute, input and waiting for stragglers */
+  double straggler_wait_s; /* per iteration, rank 0 waiting for slower GPUs (jitter): how much longer
+                              the slowest computed up to the final wait, bounded by what was left */
+  double buckets_iteration_s; /* the length of the iteration the bucket times come from (the last
+                              one; differs from iteration_s, a mean, under jitter) */
   double comm_busy_s;      /* time the communication stream was busy in the reported iteration */
   int extrapolated_ops;    /* ops whose cost fell outside a measured table */
   profile_jitter_kind jitter_kind; /* the compute jitter simulated */
   double jitter_cv;        /* its coefficient of variation (lognormal) */
-  double straggler_s;      /* mean over steady iterations of (slowest - mean GPU compute) */
+  double straggler_s;      /* the jitter's spread: mean over steady iterations of (slowest - mean
+                              GPU compute); not a part of the iteration (straggler_wait_s is) */
   double bucket_copy_s;    /* DDP's gradient copies into buckets (during backward) and back (after
-                              the final wait), per synchronised iteration; part of compute_s */
+                              the final wait), per iteration (1/no_sync of a synchronised
+                              iteration's); part of compute_s */
   double loading_s;        /* per iteration, waiting for a loaded batch (rank 0, steady state) */
   double transfer_s;       /* per iteration, waiting for the host-to-device copy */
   sim_h2d h2d;             /* the copy simulated (never AUTO) */
@@ -141,8 +153,9 @@ void sim_reducer_knobs(const sim_config *c, reducer_knobs *k);
 void sim_reducer_iteration(const sim_config *c, reducer_iter *it);
 
 /* Runs one simulation (plan, engine, readout). Every input is validated before the engine starts:
- * ERR_INPUT with a message for bad values (a node count below 1 or a job above PLAN_MAX_GPUS, a link
- * class missing from the profile, ...). ERR_SIM if the
+ * ERR_USAGE for a scenario value out of range (a node count below 1 or a job above PLAN_MAX_GPUS,
+ * a batch, a bucket cap, ...), ERR_INPUT for inputs that do not fit (a link class missing from the
+ * profile, ...). ERR_SIM if the
  * engine failed or an actor did not finish (a deadlock). On success the caller frees *r with
  * sim_result_free. */
 int sim_run(const sim_config *c, sim_result *r, err_t *e);

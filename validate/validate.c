@@ -801,6 +801,7 @@ int validate_run(const validate_opts *o, validate_progress_fn pf, void *user, va
         out->max_abs_comm_err = fmax(out->max_abs_comm_err, v[n - 1]);
       }
   }
+  out->n_comm = n;
   out->median_abs_comm_err = median(v, n);
   free(v);
   /* Ranking of bucket caps: pairs of ddp rows with the same process count (> 1). */
@@ -830,6 +831,11 @@ done:
 }
 
 /* ---- output --------------------------------------------------------------------------------- */
+
+static void err_summary(strbuf *s, const char *what, const char *unit, int n, double median_err, double max_err) {
+  if (n == 0) strbuf_printf(s, "# %s: no %s to compare\n", what, unit);
+  else strbuf_printf(s, "# %s: median |error| %.1f%%, max |error| %.1f%% over %d %s\n", what, median_err * 100, max_err * 100, n, unit);
+}
 
 char *validate_table(const validate_opts *o, const validate_report *r) {
   strbuf s = {0};
@@ -882,15 +888,21 @@ char *validate_table(const validate_opts *o, const validate_report *r) {
   }
   strbuf_printf(&s, "#\n# cpu: CPU time / wall time of the least served rank of the real run (below 100%%: other work had a core)\n");
   strbuf_printf(&s, "# bucket lines: predicted then measured (all-reduce duration, error; ready; end), from the iteration start\n");
-  strbuf_printf(&s, "# iteration time: median |error| %.1f%%, max |error| %.1f%% over %d configurations\n",
-      r->median_abs_err * 100, r->max_abs_err * 100, r->nrows);
-  strbuf_printf(&s, "# iteration time, the %d configurations whose runs had >= 90%% of a core per rank: median |error| %.1f%%, max %.1f%%\n",
-      r->n_uncontended, r->median_abs_err_uncontended * 100, r->max_abs_err_uncontended * 100);
-  strbuf_printf(&s, "# bucket all-reduce time (multi-process): median |error| %.1f%%, max |error| %.1f%%\n",
-      r->median_abs_comm_err * 100, r->max_abs_comm_err * 100);
+  /* A summary over nothing is said to be none, never printed as an error of 0. */
+  err_summary(&s, "iteration time", "configurations", r->nrows, r->median_abs_err, r->max_abs_err);
+  err_summary(&s, "iteration time, runs with >= 90% of a core per rank", "configurations", r->n_uncontended,
+              r->median_abs_err_uncontended, r->max_abs_err_uncontended);
+  err_summary(&s, "bucket all-reduce time (multi-process)", "all-reduces", r->n_comm, r->median_abs_comm_err,
+              r->max_abs_comm_err);
   strbuf_printf(&s, "# bucket-cap ranking: %d pairs, %d differ by more than the noise, %d of those predicted in the same order\n",
       r->rank_pairs, r->rank_resolved, r->rank_agree);
   return strbuf_take(&s);
+}
+
+/* A summary number, or null where it summarises nothing. */
+static void add_summary(cJSON *j, const char *key, int n, double v) {
+  if (n > 0) cJSON_AddNumberToObject(j, key, v);
+  else cJSON_AddNullToObject(j, key);
 }
 
 cJSON *validate_json(const validate_opts *o, const validate_report *r) {
@@ -983,13 +995,14 @@ cJSON *validate_json(const validate_opts *o, const validate_report *r) {
     for (int a = 0; isfinite(vr->drift) && a <= vr->redone; a++)
       cJSON_AddItemToArray(ad, cJSON_CreateNumber(vr->attempt_drift[a]));
   }
-  cJSON_AddNumberToObject(j, "median_abs_error", r->median_abs_err);
-  cJSON_AddNumberToObject(j, "max_abs_error", r->max_abs_err);
+  add_summary(j, "median_abs_error", r->nrows, r->median_abs_err);
+  add_summary(j, "max_abs_error", r->nrows, r->max_abs_err);
   cJSON_AddNumberToObject(j, "uncontended_configs", r->n_uncontended);
-  cJSON_AddNumberToObject(j, "median_abs_error_uncontended", r->median_abs_err_uncontended);
-  cJSON_AddNumberToObject(j, "max_abs_error_uncontended", r->max_abs_err_uncontended);
-  cJSON_AddNumberToObject(j, "median_abs_comm_error", r->median_abs_comm_err);
-  cJSON_AddNumberToObject(j, "max_abs_comm_error", r->max_abs_comm_err);
+  add_summary(j, "median_abs_error_uncontended", r->n_uncontended, r->median_abs_err_uncontended);
+  add_summary(j, "max_abs_error_uncontended", r->n_uncontended, r->max_abs_err_uncontended);
+  cJSON_AddNumberToObject(j, "comm_compared", r->n_comm);
+  add_summary(j, "median_abs_comm_error", r->n_comm, r->median_abs_comm_err);
+  add_summary(j, "max_abs_comm_error", r->n_comm, r->max_abs_comm_err);
   cJSON *rk = cJSON_AddObjectToObject(j, "ranking");
   cJSON_AddNumberToObject(rk, "pairs", r->rank_pairs);
   cJSON_AddNumberToObject(rk, "resolved", r->rank_resolved);

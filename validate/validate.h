@@ -112,6 +112,7 @@ typedef struct {
   double median_abs_err, max_abs_err;         /* over rows, of |rel_err| (fractions) */
   double median_abs_comm_err, max_abs_comm_err; /* over buckets of multi-process rows */
   int n_uncontended;                          /* rows whose real run had >= 90% of a core per rank */
+  int n_comm;                 /* bucket all-reduces compared (multi-process rows) */
   double median_abs_err_uncontended, max_abs_err_uncontended; /* over those rows (0 if none) */
   int rank_pairs, rank_resolved, rank_agree;  /* same nprocs and mode ddp, differing caps: pairs;
                                                  measured difference > noise; predicted order agrees */

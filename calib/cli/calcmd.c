@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "afile.h"
 #include "parse.h"
 
 static int g_argc;
@@ -15,6 +16,13 @@ int calcmd_quiet(void) {
   const char *r = getenv("OMPI_COMM_WORLD_RANK");
   if (!r) r = getenv("PMI_RANK");
   return r && strcmp(r, "0") != 0;
+}
+
+int calcmd_check_output(cli_ctx *x, const char *path) {
+  err_t e;
+  if (!path || calcmd_quiet()) return CLI_OK;
+  int rc = afile_check(path, &e);
+  return rc ? cli_fail(x, rc, "%s", e.msg) : CLI_OK;
 }
 
 void calcmd_set_line(int argc, char **argv) {

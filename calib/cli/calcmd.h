@@ -19,6 +19,8 @@
 int cmd_comm(cli_ctx *x, int argc, char **argv);     /* cmd_comm.c */
 int cmd_compute(cli_ctx *x, int argc, char **argv);  /* cmd_compute.c */
 int cmd_h2d(cli_ctx *x, int argc, char **argv);      /* cmd_h2d.c */
+int cmd_machine(cli_ctx *x, int argc, char **argv);  /* cmd_machine.c */
+int cmd_cluster(cli_ctx *x, int argc, char **argv);  /* cmd_cluster.c */
 int cmd_merge(cli_ctx *x, int argc, char **argv);    /* cmd_merge.c */
 int cmd_validate(cli_ctx *x, int argc, char **argv); /* cmd_merge.c */
 int cmd_train(cli_ctx *x, int argc, char **argv);    /* cmd_train.c */
@@ -39,6 +41,11 @@ profilew_prov calcmd_prov(const char *subcommand);
 /* A library's status into the command's: ERR_USAGE becomes CLI_USAGE (the usage hint follows),
  * any other failure stays, with e's message in x. */
 int calcmd_status(cli_ctx *x, int rc, const err_t *e);
+
+/* Before measuring: can the output file (NULL: none) be written (sim/afile.h's afile_check)? Checked
+ * by the process that writes it (rank 0, or a plain run); ERR_IO in x with `path: what is wrong`.
+ * Under mpirun the other ranks are ended by mpirun when rank 0 exits. */
+int calcmd_check_output(cli_ctx *x, const char *path);
 
 /* MPI_Init (a failure: ERR_RUNTIME in x). */
 int calcmd_mpi_init(cli_ctx *x, int *argc, char ***argv);

@@ -137,6 +137,7 @@ int cmd_comm(cli_ctx *x, int argc, char **argv) {
     return cli_usage(x, "--link-class must be a plain name (no dots, spaces, quotes), got '%s'", link_class);
   err_t e = {{0}};
   if ((rc = commbench_check_cfg(&cfg, &e))) return calcmd_status(x, rc, &e);
+  if ((rc = calcmd_check_output(x, output))) return rc;
 #ifndef DDPCALIB_HAVE_CUDA
   if (nccl) return cli_fail(x, ERR_RUNTIME, "--backend nccl: this ddpcalib was built without CUDA/NCCL");
 #endif

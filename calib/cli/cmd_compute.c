@@ -90,6 +90,7 @@ int cmd_compute(cli_ctx *x, int argc, char **argv) {
   if (rc) return rc;
   if (cfg.backend < 0) return cli_usage(x, "--backend cpu|cuda is required");
   if ((rc = computebench_check_cfg(&cfg, &e))) return calcmd_status(x, rc, &e);
+  if ((rc = calcmd_check_output(x, output))) return rc;
 
   const char *prec = precisions[cfg.precision];
   printf("# ddpcalib compute: backend %s, %s, %d warm-up + %d timed runs per measurement\n", backends[cfg.backend],

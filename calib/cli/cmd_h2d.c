@@ -85,6 +85,7 @@ int cmd_h2d(cli_ctx *x, int argc, char **argv) {
   if (backend < 0) return cli_usage(x, "--backend cuda is required");
   if (backend == 0) return cli_usage(x, "--backend cpu: a host-to-device copy needs a GPU; use --backend cuda");
   if (maxb < minb) return cli_usage(x, "--maxbytes (-e): max size is below min size");
+  if ((rc = calcmd_check_output(x, output))) return rc;
 
   char dev[256], ver[128];
   err_t e = {{0}};

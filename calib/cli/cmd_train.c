@@ -141,6 +141,7 @@ int cmd_train(cli_ctx *x, int argc, char **argv) {
   c.lr = (float)lr;
   err_t e = {{0}};
   if ((rc = train_cfg_check(&c, &e))) return cli_usage(x, "%s", e.msg);
+  if ((rc = calcmd_check_output(x, dump))) return rc;
   if ((rc = calcmd_mpi_init(x, &argc, &argv))) return rc;
   rc = run(x, &c, json, dump);
   MPI_Finalize();

@@ -141,13 +141,17 @@ static int bad_value(cli_ctx *x, const cli_opt *o, const char *s) {
   return cli_usage(x, "--%s must be %s, got '%s'", o->name, what, s);
 }
 
-/* Splits and checks a list option's text. */
+/* Splits and checks a list option's text. Every item must be there: "1,,2", ",1" and "1," are
+ * misuse, as is a text longer than the list's buffer. */
 static int split_list(cli_ctx *x, const cli_opt *o) {
   cli_list *l = o->dest;
   l->n = 0;
-  snprintf(l->buf, sizeof l->buf, "%s", l->text ? l->text : "");
+  const char *text = l->text ? l->text : "";
+  if (strlen(text) >= sizeof l->buf) return cli_usage(x, "--%s: the list is too long (%zu characters)", o->name, strlen(text));
+  snprintf(l->buf, sizeof l->buf, "%s", text);
   int too_many = 0;
-  for (char *save = NULL, *t = strtok_r(l->buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+  for (char *rest = l->buf, *t; (t = strsep(&rest, ",")) != NULL;) {
+    if (!*t) return cli_usage(x, "--%s has an empty item in '%s'", o->name, text);
     if (l->n == o->list) {
       too_many = 1;
       break;

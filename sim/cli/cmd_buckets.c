@@ -28,7 +28,8 @@ int cmd_buckets(cli_ctx *x, int argc, char **argv) {
                                    "first-bucket-mb", "ddp-iteration", "precision", "rebuilt", "mode", NULL},
              shared);
   const cli_opt own[] = {
-      {"bucket-cap-mb", 0, CLI_DOUBLE, &cap, "X", "DDP's bucket_cap_mb (default: not given, DDP's 25)", CLI_MIN_OPEN, 0}, {0}};
+      {"bucket-cap-mb", 0, CLI_DOUBLE, &cap, "X", "DDP's bucket_cap_mb (default: not given, DDP's 25)",
+       CLI_MIN_OPEN | CLI_MAX, 0, SIM_MAX_BUCKET_MB}, {0}};
   const cli_opt tail[] = {{"json", 0, CLI_FLAG, &json, NULL, "print one JSON object instead of the table"}, {0}};
   const cli_opt *tables[] = {shared, own, tail, NULL};
   const cli_cmd c = {.usage = usage_buckets, .tables = tables, .elsewhere = simopts_known};

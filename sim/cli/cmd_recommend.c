@@ -29,8 +29,8 @@ int cmd_recommend(cli_ctx *x, int argc, char **argv) {
   simopts_table(&o, common);
   const cli_opt own[] = {
       {"nodes", 0, CLI_INT, &nodes, "N", "number of nodes (default 1)", CLI_MIN, 1},
-      {"bucket-cap-mb", 0, CLI_DOUBLE, &caps, "LIST", "the caps to compare, MB (default " RECOMMEND_CAPS ")", CLI_MIN_OPEN,
-       0, .list = CLI_MAX_LIST - 1},
+      {"bucket-cap-mb", 0, CLI_DOUBLE, &caps, "LIST", "the caps to compare, MB (default " RECOMMEND_CAPS ")", CLI_MIN_OPEN | CLI_MAX,
+       0, SIM_MAX_BUCKET_MB, .list = CLI_MAX_LIST - 1},
       {0}};
   const cli_opt tail[] = {
       {"json", 0, CLI_FLAG, &json, NULL, "one JSON object: caps, recommended_bucket_cap_mb, gain_over_default"}, {0}};

@@ -51,7 +51,7 @@ int cmd_sweep(cli_ctx *x, int argc, char **argv) {
   simopts_table(&o, common);
   const cli_opt own[] = {
       {"nodes", 0, CLI_INT, &nodes, "LIST", "node counts (default 1)", CLI_MIN, 1, .list = CLI_MAX_LIST},
-      {"bucket-cap-mb", 0, CLI_DOUBLE, &caps, "LIST", "DDP's bucket_cap_mb values (default: not given, DDP's 25)", CLI_MIN_OPEN, 0,
+      {"bucket-cap-mb", 0, CLI_DOUBLE, &caps, "LIST", "DDP's bucket_cap_mb values (default: not given, DDP's 25)", CLI_MIN_OPEN | CLI_MAX, 0, SIM_MAX_BUCKET_MB,
        .list = CLI_MAX_LIST},
       {"topology", 0, CLI_STRING, &topos, "LIST", "topology files or bundled names (default dgx1v-ib)", .list = CLI_MAX_LIST},
       {0}};

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "afile.h"
 #include "err.h"
 
 int out_text(cli_ctx *x, char *s) {
@@ -25,23 +26,7 @@ int out_json(cli_ctx *x, cJSON *j) {
 }
 
 int out_write_atomic(cli_ctx *x, const char *path, const char *text) {
-  char tmp[1100];
-  snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path);
-  int fd = mkstemp(tmp);
-  if (fd < 0) return cli_fail(x, ERR_IO, "%s: cannot create a temporary file: %s", tmp, strerror(errno));
-  FILE *f = fdopen(fd, "w");
-  if (!f) {
-    int saved = errno;
-    close(fd);
-    unlink(tmp);
-    return cli_fail(x, ERR_IO, "%s: %s", tmp, strerror(saved));
-  }
-  int bad = fputs(text, f) < 0;
-  bad |= fclose(f) != 0;
-  if (bad || rename(tmp, path) != 0) {
-    int saved = errno;
-    unlink(tmp);
-    return cli_fail(x, ERR_IO, "%s: cannot write: %s", path, strerror(saved));
-  }
-  return CLI_OK;
+  err_t e;
+  int rc = afile_write(path, text, strlen(text), &e);
+  return rc ? cli_fail(x, rc, "%s", e.msg) : CLI_OK;
 }

@@ -12,7 +12,8 @@
 int out_text(cli_ctx *x, char *s);
 int out_json(cli_ctx *x, cJSON *j);
 
-/* Writes text to path atomically (a temporary file beside it, then rename): CLI_OK or ERR_IO. */
+/* Writes text to path atomically (sim/afile.h: fsync, rename, umask, links written through): CLI_OK
+ * or ERR_IO. */
 int out_write_atomic(cli_ctx *x, const char *path, const char *text);
 
 #endif

@@ -82,7 +82,7 @@ void simopts_table(simopts *o, cli_opt t[SIMOPTS_COUNT]) {
        "DDP(bucket_cap_mb_list=[...]) (2.11 and later): each bucket's cap, MB", .parse = parse_cap_list,
        .must = "must list 1 to 64 positive numbers of MB, comma-separated"},
       {"first-bucket-mb", 0, CLI_DOUBLE, &o->first_mb, "Y",
-       "dist._DEFAULT_FIRST_BUCKET_BYTES in MB (default 1; used where the release\nuses it)", CLI_MIN_OPEN, 0},
+       "dist._DEFAULT_FIRST_BUCKET_BYTES in MB (default 1; used where the release\nuses it)", CLI_MIN_OPEN | CLI_MAX, 0, SIM_MAX_BUCKET_MB},
       {"ddp-iteration", 0, CLI_INT, &o->ddp_iteration, "K",
        "simulate the buckets of DDP's K-th iteration (default: the steady state)", CLI_MIN | CLI_MAX, 1, 3},
       {"rebuilt", 0, CLI_FLAG, &o->rebuilt, NULL,
@@ -135,7 +135,8 @@ void simopts_job_table(int *nodes, double *cap, cli_opt t[SIMOPTS_JOB_COUNT]) {
   *cap = 0;
   const cli_opt table[SIMOPTS_JOB_COUNT] = {
       {"nodes", 0, CLI_INT, nodes, "N", "number of nodes (default 1)", CLI_MIN, 1},
-      {"bucket-cap-mb", 0, CLI_DOUBLE, cap, "X", "DDP's bucket_cap_mb (default: not given, DDP's 25)", CLI_MIN_OPEN, 0},
+      {"bucket-cap-mb", 0, CLI_DOUBLE, cap, "X", "DDP's bucket_cap_mb (default: not given, DDP's 25)", CLI_MIN_OPEN | CLI_MAX, 0,
+       SIM_MAX_BUCKET_MB},
       {0}};
   memcpy(t, table, sizeof table);
 }

@@ -159,10 +159,10 @@ expect 2 "unknown topology 'nosuch'" "comm --topology naming nothing" -- \
   "${mpirun[@]}" "$calib" comm --backend mpi -b 8 -e 64 --topology nosuch
 
 mkdir -p adir
-expect 1 "adir: cannot rename" "comm: -o naming a directory fails at the write" -- \
+expect 1 "adir: is a directory" "comm: -o naming a directory is refused before measuring" -- \
   "${mpirun[@]}" "$calib" comm --backend mpi -b 8 -e 64K -f 8 -n 3 -w 1 -o adir
 ls adir.tmp.* >/dev/null 2>&1 && bad "comm: failed write left a temporary file" || ok "comm: failed write cleaned up"
-expect 1 "cannot create" "comm: -o into a missing directory" -- \
+expect 1 "cannot create a file there" "comm: -o into a missing directory" -- \
   "${mpirun[@]}" "$calib" comm --backend mpi -b 8 -e 64K -f 8 -n 3 -w 1 -o no/such/dir/p.json
 
 expect 0 "" "comm: a second link class (--link-class net-test)" -- \

@@ -313,7 +313,7 @@ static void check_options(void) {
   }
   free(text);
 
-  /* Error paths: ERR_INPUT with a message, nothing allocated. */
+  /* Error paths: ERR_USAGE with a message (each is a flag of ddpsim genmodel), nothing allocated. */
   struct {
     const char *what;
     int rc;
@@ -358,7 +358,7 @@ static void check_options(void) {
   b.precision = (model_dtype)7;
   cases[n].what = "bert precision 7";
   cases[n++].rc = modelzoo_bert_text(&b, &text, &e);
-  for (int i = 0; i < n; i++) CHECK(cases[i].rc == ERR_INPUT, "%s is refused (ERR_INPUT)", cases[i].what);
+  for (int i = 0; i < n; i++) CHECK(cases[i].rc == ERR_USAGE, "%s is refused (ERR_USAGE)", cases[i].what);
   CHECK(text == NULL, "refused sizes leave *text NULL");
   CHECK(strstr(e.msg, "precision") != NULL, "the last refusal says why: %s", e.msg);
 }

@@ -65,7 +65,7 @@ check "recommend: resnet50 on 4 x 8 GPUs over 10 GbE recommends $rec MB, between
 check "recommend: caps that all tie keep the default (25 MB added to the list)" \
   test $? -eq 0 -a -n "$(grep 'recommended bucket_cap_mb 25: .*(the default)' "$tmp/out")"
 expect 2 "listed twice" -- recommend --bucket-cap-mb 5,5
-expect 2 "not a positive number" -- recommend --bucket-cap-mb 5,x
+expect 2 "is not a number from above 0 to 1e\+09" -- recommend --bucket-cap-mb 5,x
 expect 2 "option '--csv' does not apply here" -- recommend --csv
 "$ddpsim" predict --framework dp --gpus-per-node 4 --json >"$tmp/dp.json"
 check "predict --framework dp reports DataParallel's phases" grep -q '"replicate_s":' "$tmp/dp.json"
@@ -95,7 +95,7 @@ expect 2 "unknown command" -- bogus
 expect 2 "unknown option" -- predict --frobnicate
 expect 2 "--nodes must be a positive integer" -- predict --nodes 0
 expect 2 "--nodes must be a positive integer" -- predict --nodes two
-expect 2 "--bucket-cap-mb must be a positive number" -- predict --bucket-cap-mb -3
+expect 2 "--bucket-cap-mb must be a number from above 0 to 1e\+09" -- predict --bucket-cap-mb -3
 expect 2 "--precision must be fp32 or fp16" -- predict --precision fp8
 expect 2 "--mode must be ddp or flat" -- predict --mode ring
 expect 2 "--fidelity must be flow or step" -- predict --fidelity exact
@@ -108,20 +108,30 @@ expect 2 "--load-ms must be a number >= 0" -- predict --load-ms soon
 expect 2 "--no-h2d contradicts" -- predict --no-h2d --pin-memory
 expect 2 "--framework must be ddp or dp" -- predict --framework horovod
 expect 2 "--host-launch-us must be a number >= 0" -- predict --host-launch-us -5
-expect 1 "DataParallel runs in one process: one node only" -- predict --framework dp --nodes 2
+expect 2 "DataParallel runs in one process: one node only" -- predict --framework dp --nodes 2
 expect 2 "--nccl-proto must list LL, LL128 and/or Simple" -- predict --nccl-proto LL256
 expect 2 "unexpected argument" -- predict extra
 expect 2 "'x' is not a positive integer" -- sweep --nodes 1,x
 expect 2 "needs --hidden" -- genmodel mlstm
 expect 2 "unknown family 'lstm'.*known: mlstm, resnet, bert, gpt" -- genmodel lstm
 expect 2 "unknown family 'gpt2'.*known: mlstm, resnet, bert, gpt" -- genmodel gpt2
-expect 1 "BERT hidden size 5 is not a multiple of the 12 heads" -- genmodel bert --hidden 5
+expect 2 "BERT hidden size 5 is not a multiple of the 12 heads" -- genmodel bert --hidden 5
 expect 2 "genmodel bert: option '--untied' does not apply to it" -- genmodel bert --untied
 expect 2 "genmodel mlstm: option '--layers' does not apply to it" -- genmodel mlstm --hidden 64 --layers 2
 expect 2 "GPT size 'huge' is not small, medium, large or xl" -- genmodel gpt --size huge
 expect 1 "GPT sequence 2048 is longer than its 1024 position embeddings" -- genmodel gpt --seq 2048
 expect 2 "ResNet depth 7 is not one of torchvision's" -- genmodel resnet --depth 7
 expect 2 "needs --depth" -- genmodel resnet
+# Values out of range are misuse too, wherever they are found (the option table or the library).
+expect 2 "at most 1048576 GPUs can be simulated" -- predict --nodes 200000
+expect 2 "batch 2147483647 is too large" -- predict --batch 2147483647
+expect 2 "mLSTM sizes are unreasonably large" -- genmodel mlstm --hidden 2147483647
+expect 2 "--bucket-cap-mb must be a number from above 0 to 1e\+09, got '1e300'" -- predict --bucket-cap-mb 1e300
+expect 2 "--first-bucket-mb must be a number from above 0 to 1e\+09" -- predict --first-bucket-mb 1e300
+expect 2 "--nodes has an empty item in '1,,2'" -- sweep --nodes 1,,2
+expect 2 "--nodes has an empty item in '1,'" -- sweep --nodes 1,
+expect 2 "--bucket-cap-mb has an empty item" -- sweep --bucket-cap-mb ,25
+expect 2 "--jitter-cv|jitter" -- predict --framework dp --gpus-per-node 2 --jitter-cv 0.1
 
 # Bad input: exit 1 with the file and line, or the list of bundled names.
 expect 1 "unknown model 'nope' \(bundled: .*mlstm-4k, mlstm-8k" -- predict --model nope
@@ -151,7 +161,7 @@ check "plan of 64 nodes: 2 simulated, one line per bucket" \
   test $? -eq 0 -a -n "$(grep 'simulated 2 nodes (16 ranks)' "$tmp/plan.txt")" -a -n "$(grep '^bucket 0 .* allreduce ' "$tmp/plan.txt")"
 "$ddpsim" plan --nodes 64 --jitter-cv 0.1 >"$tmp/plan.txt" 2>&1
 check "plan with jitter simulates all 512 GPUs" test $? -eq 0 -a -n "$(grep 'simulated 64 nodes (512 ranks)' "$tmp/plan.txt")"
-expect 1 "DataParallel runs in one process" -- plan --framework dp --nodes 2
+expect 2 "DataParallel runs in one process" -- plan --framework dp --nodes 2
 "$ddpsim" predict --nodes 3 --no-symmetry --json >"$tmp/full.json" && "$ddpsim" predict --nodes 3 --json >"$tmp/sym.json"
 check "--no-symmetry simulates all 24 GPUs, the default 16, same iteration" \
   test -n "$(grep '"ranks_simulated":.24,' "$tmp/full.json")" -a -n "$(grep '"ranks_simulated":.16,' "$tmp/sym.json")" \
@@ -168,11 +178,11 @@ check "buckets --pytorch 1.5: construction-time buckets for ever, limits [1 MiB,
   test "$(awk '/^ +[0-9]/ {printf "%s ", $2}' "$tmp/rb.txt")" = "11497376 33744896 1515776 "
 "$ddpsim" predict --nodes 2 --static-graph >"$tmp/sg.txt"
 check "predict --static-graph reports iterations 1 and 2 apart from the steady state" \
-  test -n "$(grep '^  iteration 1 .*one bucket per dtype, all after backward' "$tmp/sg.txt")" \
-  -a -n "$(grep '^  iteration 2 .*one bucket per dtype)' "$tmp/sg.txt")" -a -n "$(grep 'steady state, rebuilt buckets' "$tmp/sg.txt")"
+  test -n "$(grep '^# iteration 1: .* once (one bucket per dtype, all after backward)' "$tmp/sg.txt")" \
+  -a -n "$(grep '^# iteration 2: .* once (one bucket per dtype)' "$tmp/sg.txt")" -a -n "$(grep 'steady state, rebuilt buckets' "$tmp/sg.txt")"
 "$ddpsim" predict --nodes 2 --find-unused-parameters >"$tmp/fu.txt"
 check "predict --find-unused-parameters: construction-time buckets, nothing reported apart" \
-  test -n "$(grep 'steady state, construction-time buckets' "$tmp/fu.txt")" -a -z "$(grep '^  iteration 1' "$tmp/fu.txt")"
+  test -n "$(grep 'steady state, construction-time buckets' "$tmp/fu.txt")" -a -z "$(grep '^# iteration 1' "$tmp/fu.txt")"
 expect 2 "from 1.1 to 2.15" -- predict --pytorch 3.0
 expect 2 "--pytorch" -- predict --pytorch two
 expect 2 "static_graph needs PyTorch 1.9" -- predict --static-graph --pytorch 1.8
@@ -186,6 +196,26 @@ expect 2 "DataParallel has no Reducer" -- predict --framework dp --static-graph
 "$ddpsim" genmodel mlstm --hidden 64 -o "$tmp/nodir/x.model" 2>/dev/null
 check "genmodel into a missing directory fails with exit 1" test $? -eq 1
 check "... and leaves nothing behind" test ! -e "$tmp/nodir/x.model"
+
+# Written files honour the umask, keep an existing file's mode, write through a symbolic link, and
+# a directory as the target is refused.
+(umask 022 && "$ddpsim" genmodel mlstm --hidden 64 -o "$tmp/m022.model")
+check "genmodel -o under umask 022 makes a 0644 file" test "$(stat -c %a "$tmp/m022.model")" = 644
+(umask 077 && "$ddpsim" genmodel mlstm --hidden 64 -o "$tmp/m077.model")
+check "genmodel -o under umask 077 makes a 0600 file" test "$(stat -c %a "$tmp/m077.model")" = 600
+chmod 640 "$tmp/m022.model"
+"$ddpsim" genmodel mlstm --hidden 32 -o "$tmp/m022.model"
+check "rewriting a 0640 file keeps 0640" test "$(stat -c %a "$tmp/m022.model")" = 640
+ln -s m077.model "$tmp/link.model"
+"$ddpsim" genmodel mlstm --hidden 48 -o "$tmp/link.model"
+check "-o through a symbolic link rewrites its target and keeps the link" \
+  test -L "$tmp/link.model" -a -n "$(grep 'hidden 48\|mlstm-48' "$tmp/m077.model")"
+ln -s nowhere/x.model "$tmp/dangling.model"
+"$ddpsim" genmodel mlstm --hidden 48 -o "$tmp/dangling.model" 2>"$tmp/err"
+check "-o to a dangling link fails with exit 1 and says so" test $? -eq 1 -a -n "$(grep 'symbolic link' "$tmp/err")"
+"$ddpsim" genmodel mlstm --hidden 48 -o "$tmp" 2>"$tmp/err"
+check "-o to a directory fails with exit 1" test $? -eq 1 -a -n "$(grep 'is a directory' "$tmp/err")"
+check "no temporary file is left beside the outputs" test -z "$(ls "$tmp" | grep '\.tmp\.')"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -81,14 +81,14 @@ int main(void) {
   c.host_launch_s = -1;
   /* What DataParallel cannot be. */
   c.nodes = 2;
-  CHECK(sim_run(&c, &r, &e) == ERR_INPUT && strstr(e.msg, "one node only"), "DP on 2 nodes -> %s", e.msg);
+  CHECK(sim_run(&c, &r, &e) == ERR_USAGE && strstr(e.msg, "one node only"), "DP on 2 nodes -> %s", e.msg);
   c.nodes = 1;
   c.no_sync = 2;
-  CHECK(sim_run(&c, &r, &e) == ERR_INPUT && strstr(e.msg, "no buckets, no_sync"), "DP with no_sync -> %s", e.msg);
+  CHECK(sim_run(&c, &r, &e) == ERR_USAGE && strstr(e.msg, "no buckets, no_sync"), "DP with no_sync -> %s", e.msg);
   c.no_sync = 1;
   c.framework = SIM_FRAMEWORK_DDP;
   c.dp_backward_gil = 1;
-  CHECK(sim_run(&c, &r, &e) == ERR_INPUT && strstr(e.msg, "framework dp"), "DDP with a backward under the GIL -> %s", e.msg);
+  CHECK(sim_run(&c, &r, &e) == ERR_USAGE && strstr(e.msg, "framework dp"), "DDP with a backward under the GIL -> %s", e.msg);
   c.dp_backward_gil = 0;
   /* Communication on the cores that compute (MPI between CPU processes): a bucket ready in the
    * middle of backward cannot overlap the rest of it. Backward: 2 ms, the gradient, 3 ms more;

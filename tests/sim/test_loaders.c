@@ -144,7 +144,7 @@ int main(void) {
     model_destroy(m);
     free(text);
     spec.hidden = 0;
-    CHECK(modelgen_mlstm_text(&spec, &text, &e) == ERR_INPUT, "generator refuses hidden 0");
+    CHECK(modelgen_mlstm_text(&spec, &text, &e) == ERR_USAGE, "generator refuses hidden 0 (ERR_USAGE)");
   }
 
   /* ---- topologies ---- */

@@ -263,10 +263,10 @@ int main(void) {
   /* Bad configurations are refused before the engine starts. */
   config(&c, T_IB, 0);
   err_t e;
-  CHECK(sim_run(&c, &r, &e) == ERR_INPUT, "0 nodes -> %s", e.msg);
+  CHECK(sim_run(&c, &r, &e) == ERR_USAGE, "0 nodes (a flag's value: ERR_USAGE) -> %s", e.msg);
   config(&c, T_IB, 1);
   c.no_sync = 0;
-  CHECK(sim_run(&c, &r, &e) == ERR_INPUT, "no_sync 0 -> %s", e.msg);
+  CHECK(sim_run(&c, &r, &e) == ERR_USAGE, "no_sync 0 (ERR_USAGE) -> %s", e.msg);
 
   model_destroy(M);
   topo_destroy(T_IB);

@@ -1,0 +1,27 @@
+/* afile: writing an output file so that a reader never sees half of it.
+ *
+ * The one atomic writer both front ends use (ddpsim's reports and traces, ddpcalib's profiles):
+ * the text goes to a temporary file in the target's directory, is flushed to disk (fsync), renamed
+ * over the target, and the directory is flushed too, so that a crash leaves the old file or the
+ * new one, never a mix. On failure the target is untouched and the temporary file removed.
+ *
+ * Permissions: a new file gets 0666 less the process's umask, as a plain open() would; an existing
+ * file keeps its mode. A target that is a symbolic link is written through: the file it points to
+ * is replaced and the link stays (a link to nothing is refused). A directory is refused.
+ * Messages start with the path. */
+#ifndef DDPSIM_AFILE_H
+#define DDPSIM_AFILE_H
+
+#include <stddef.h>
+
+#include "err.h"
+
+/* Writes len bytes of data to path as above. ERR_IO with `path: what is wrong`. */
+int afile_write(const char *path, const void *data, size_t len, err_t *e);
+
+/* Checks, before any long work, that afile_write could write path: the target is not a directory
+ * nor a dangling link, and a file can be created (and is removed again) in its directory.
+ * ERR_IO with `path: what is wrong`. */
+int afile_check(const char *path, err_t *e);
+
+#endif

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# The README's "Calibrate this machine, then predict", run as it stands (its lines between
+# <!-- example: machine --> and <!-- /example -->, from the build's parent directory), then what
+# it promises checked: one complete profile ddpsim takes as is, a cluster profile with every link
+# class named, the refusals, and no measuring before a bad output path is refused.
+set -u
+src=$1 build=$2 work=$3
+pass=0 fail=0
+check() { # check DESCRIPTION CONDITION...
+  local what=$1
+  shift
+  if "$@"; then echo "ok    $what"; pass=$((pass + 1)); else echo "FAIL  $what"; fail=$((fail + 1)); fi
+}
+rm -rf "$work" && mkdir -p "$work"
+ln -s "$build" "$work/build"
+cd "$work" || exit 1
+
+# The example: continued lines joined, each command run in turn.
+sed -n '/<!-- example: machine -->/,/<!-- \/example -->/p' "$src/README.md" | grep -v '<!--' |
+  sed -e 's/^    //' -e 's/  *#.*$//' | sed -e ':a' -e '/\\$/N; s/\\\n *//; ta' >example.sh
+check "the README's example has 5 commands" test "$(grep -c . example.sh)" -eq 5
+n=0
+while IFS= read -r cmd; do
+  n=$((n + 1))
+  bash -c "$cmd" >"step$n.out" 2>&1 </dev/null # mpirun would read the list of commands
+  rc=$?
+  check "step $n exits 0: $cmd" test $rc -eq 0
+  [ $rc -eq 0 ] || sed 's/^/  | /' "step$n.out"
+done <example.sh
+
+check "machine wrote a profile and a topology naming shm" test -s my.json -a -n "$(grep '^intra shm ' my.topo 2>/dev/null)"
+check "the profile has compute.fp32, comm.links.shm and compute.host" \
+  test -n "$(grep '"fp32"' my.json)" -a -n "$(grep '"shm"' my.json)" -a -n "$(grep '"host"' my.json)"
+check "predict on this machine's pair printed an iteration" test -n "$(grep '^iteration ' step3.out)"
+check "cluster says where each class comes from" \
+  test -n "$(grep 'comm.links.nvlink from my.json, class shm' step4.out)" -a -n "$(grep 'comm.links.ib-edr from v100-dgx1v' step4.out)"
+check "predict on 16 nodes of the cluster printed an iteration" test -n "$(grep '^iteration ' step5.out)"
+
+# The breakdown of both predictions adds up to the iteration (parts >= 0).
+for f in my cluster; do
+  args="--profile $f.json --model my.model"
+  [ $f = my ] && args="$args --topology my.topo" || args="$args --nodes 16"
+  build/sim/ddpsim predict $args --json >"$f.pred.json"
+  sum=$(python3 -c "
+import json,sys; r=json.load(open('$f.pred.json'))
+parts=[r[k] for k in ('loading_s','transfer_s','compute_s','exposed_comm_s','straggler_wait_s')]
+ok=all(p>=0 for p in parts) and abs(sum(parts)-r['iteration_s'])<=1e-9*r['iteration_s']
+print('ok' if ok else 'bad %r %r'%(parts,r['iteration_s']))" 2>&1)
+  check "$f: parts >= 0 add up to iteration_s ($sum)" test "$sum" = ok
+done
+
+# Refusals: every class of the topology named, nothing else; misuse 2, bad input 1.
+C=build/calib/ddpcalib
+$C cluster --compute my.json --topology dgx1v-ib --link my.json:shm=nvlink -o x.json 2>err
+check "a topology class left out: exit 2, named" test $? -eq 2 -a -n "$(grep "names link class 'ib-edr'" err)"
+$C cluster --compute my.json --topology dgx1v-ib --link my.json:shm=nvlink,my.json:shm=ib-edr,my.json:shm=pcie -o x.json 2>err
+check "a class the topology does not name: exit 2" test $? -eq 2 -a -n "$(grep "names no link class 'pcie'" err)"
+$C cluster --compute my.json --topology dgx1v-ib --link my.json:nv=nvlink,v100-dgx1v:ib-edr=ib-edr -o x.json 2>err
+check "a class the source lacks: exit 1, named" test $? -eq 1 -a -n "$(grep "no comm.links entry for link class 'nv'" err)"
+check "... and nothing written" test ! -e x.json
+build/sim/ddpsim predict --profile my.json --model my.model 2>err >/dev/null
+check "this machine's profile on a topology naming other classes is refused, not guessed" \
+  test $? -eq 1 -a -n "$(grep "no comm.links entry for link class 'nvlink'" err)"
+
+# A bad output path fails at once, before anything is measured (no mpirun started).
+start=$(date +%s%N)
+$C machine --quick -o "$work/nodir/p.json" 2>err
+rc=$?
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+check "machine -o into a missing directory: exit 1 in ${ms} ms, before measuring" \
+  test $rc -eq 1 -a -n "$(grep 'nodir/p.json' err)" -a -z "$(grep -l 'compute.fp32' err)"
+$C compute --backend cpu -o "$work/nodir/c.json" >out 2>err
+check "compute -o into a missing directory: exit 1, nothing measured" test $? -eq 1 -a -z "$(grep 'mlstm\|fwd_step' out)"
+$C machine 2>err
+check "machine without -o: exit 2" test $? -eq 2
+
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]
