@@ -53,6 +53,9 @@ void data_list(data_kind kind, char *out, size_t len) {
 
 int data_resolve(data_kind kind, const char *value, char *out, size_t len, err_t *e) {
   if (!value || !*value) return err_set(e, ERR_INPUT, "empty %s name", kind_word[kind]);
+  struct stat st;
+  if (stat(value, &st) == 0 && S_ISDIR(st.st_mode))
+    return err_set(e, ERR_INPUT, "%s: is a directory, not a %s file", value, kind_word[kind]);
   if (strchr(value, '/') || is_file(value)) {
     if (!is_file(value)) return err_set(e, ERR_INPUT, "%s: no such %s file", value, kind_word[kind]);
     snprintf(out, len, "%s", value);

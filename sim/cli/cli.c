@@ -145,6 +145,7 @@ static int bad_value(cli_ctx *x, const cli_opt *o, const char *s) {
 static int split_list(cli_ctx *x, const cli_opt *o) {
   cli_list *l = o->dest;
   l->n = 0;
+  if (!l->text) return CLI_OK; /* no default and not given: empty */
   snprintf(l->buf, sizeof l->buf, "%s", l->text ? l->text : "");
   int too_many = 0;
   for (char *save = NULL, *t = strtok_r(l->buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {

@@ -216,12 +216,12 @@ int main(void) {
     char text[1024];
     snprintf(text, sizeof text,
              "{\"format\":\"ddpsim-profile\",\"version\":1,\"compute\":{\"fp32\":{\"gemm\":{\"model\":\"roofline\","
-             "\"launch_s\":0,\"peak_flops\":-1,\"efficiency\":0.5,\"mem_bw_Bps\":1}}}}");
-    profile_err("negative peak", text, "compute.fp32.gemm.peak_flops must be > 0");
+             "\"launch_s\":0,\"peak_flops\":-1,\"efficiency\":0.5,\"mem_bw_Bps\":1e9}}}}");
+    profile_err("negative peak", text, "compute.fp32.gemm.peak_flops must be a rate in flop/s from 1e+06 to 1e+18, got -1");
     snprintf(text, sizeof text,
              "{\"format\":\"ddpsim-profile\",\"version\":1,\"compute\":{\"fp32\":{\"gemm\":%s,\"ewise\":%s}},"
              "\"comm\":{\"links\":{\"x\":{\"lat_s\":1e-6}}}}", roof, roof);
-    profile_err("link without bandwidth", text, "comm.links.x needs bw_Bps > 0 or 0 < efficiency <= 1");
+    profile_err("link without bandwidth", text, "comm.links.x needs bw_Bps (bytes/s) or efficiency");
     snprintf(text, sizeof text,
              "{\"format\":\"ddpsim-profile\",\"version\":1,\"compute\":{\"fp32\":{\"gemm\":%s,\"ewise\":{\"model\":\"table\","
              "\"points\":[]}}},\"comm\":{\"links\":{}}}", roof);
@@ -233,7 +233,7 @@ int main(void) {
     char text[2048];
     snprintf(text, sizeof text,
              "{\"format\":\"ddpsim-profile\",\"version\":1,\"compute\":{\"jitter\":{\"model\":\"empirical\","
-             "\"ratios\":[0.9,1.1]},\"fp32\":{\"gemm\":%s,\"ewise\":%s}},\"comm\":{\"links\":{}}}", roof, roof);
+             "\"ratios\":[0.9,1.1]},\"fp32\":{\"gemm\":%s,\"ewise\":%s}},\"comm\":{\"links\":{\"x\":{\"lat_s\":1e-6,\"bw_Bps\":1e9}}}}", roof, roof);
     profile_t *p = NULL;
     rc = profile_parse(text, "j.json", &p, &e);
     CHECK(rc == 0, "a profile with empirical jitter loads: %s", rc ? e.msg : "ok");
