@@ -154,7 +154,7 @@ typedef struct {
 
 static const range R_LAT = {1e-9, 10.0, 1, 0, "a time in seconds"};        /* latencies, launch costs */
 static const range R_TIME = {1e-9, 1e5, 0, 0, "a time in seconds"};        /* a measured time */
-static const range R_BW = {1e3, 1e15, 0, 0, "a bandwidth in bytes/s"};      /* 1 kB/s .. 1 PB/s */
+static const range R_BW = {TXT_BW_MIN_Bps, TXT_BW_MAX_Bps, 0, 0, "a bandwidth in bytes/s"}; /* sim/txt.h */
 static const range R_FLOPS = {1e6, 1e18, 0, 0, "a rate in flop/s"};        /* 1 Mflop/s .. 1 Eflop/s */
 static const range R_FRAC = {1e-3, 1.0, 0, 0, "a fraction"};                /* efficiencies, factors */
 static const range R_DIM = {1, 1e12, 0, 1, "an integer dimension"};        /* gemm m, n, k */
