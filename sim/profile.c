@@ -60,7 +60,11 @@ typedef struct {
   double hop_lat_s[NALGO][NPROTO]; /* hop_lat_s.<algo>.<proto> */
 } linkcost;
 
+#define MAX_WARNINGS 8
+
 struct profile {
+  char warning[MAX_WARNINGS][384]; /* "path: text" of each `warning` a fit carries (the first 8) */
+  int nwarnings;                   /* all of them */
   double host_launch_s; /* compute.host.launch_s: host-side cost of one kernel launch (0: none) */
   profile_jitter jitter;
   double *jitter_ratios;
@@ -120,6 +124,12 @@ int profile_require(const profile_t *p, const model_dtype *precs, int nprec, con
   return ERR_OK;
 }
 
+int profile_nwarnings(const profile_t *p) { return p->nwarnings; }
+
+const char *profile_warning(const profile_t *p, int i) {
+  return i >= 0 && i < p->nwarnings && i < MAX_WARNINGS ? p->warning[i] : NULL;
+}
+
 void profile_summary(const profile_t *p, char *buf, size_t len) {
   size_t n = 0;
 #define ADD(...) (n += (size_t)snprintf(buf + (n < len ? n : len), n < len ? len - n : 0, __VA_ARGS__))
@@ -137,6 +147,7 @@ void profile_summary(const profile_t *p, char *buf, size_t len) {
   else ADD("; no jitter");
   if (p->nh2d) ADD("; h2d");
   if (p->has_nccl) ADD("; comm.nccl");
+  if (p->nwarnings) ADD("; %d poor fit(s) kept with a warning", p->nwarnings);
 #undef ADD
 }
 
@@ -152,10 +163,10 @@ typedef struct {
   const char *what;
 } range;
 
-static const range R_LAT = {1e-9, 10.0, 1, 0, "a time in seconds"};        /* latencies, launch costs */
-static const range R_TIME = {1e-9, 1e5, 0, 0, "a time in seconds"};        /* a measured time */
+static const range R_LAT = {PROFILE_LAT_MIN_s, PROFILE_LAT_MAX_s, 1, 0, "a time in seconds"};        /* latencies, launch costs */
+static const range R_TIME = {PROFILE_LAT_MIN_s, 1e5, 0, 0, "a time in seconds"};        /* a measured time */
 static const range R_BW = {TXT_BW_MIN_Bps, TXT_BW_MAX_Bps, 0, 0, "a bandwidth in bytes/s"}; /* sim/txt.h */
-static const range R_FLOPS = {1e6, 1e18, 0, 0, "a rate in flop/s"};        /* 1 Mflop/s .. 1 Eflop/s */
+static const range R_FLOPS = {PROFILE_FLOPS_MIN, PROFILE_FLOPS_MAX, 0, 0, "a rate in flop/s"};
 static const range R_FRAC = {1e-3, 1.0, 0, 0, "a fraction"};                /* efficiencies, factors */
 static const range R_DIM = {1, 1e12, 0, 1, "an integer dimension"};        /* gemm m, n, k */
 static const range R_BYTES = {1, 1e15, 0, 0, "a size in bytes"};
@@ -278,6 +289,18 @@ static int load_table(const cJSON *o, int gemm, const char *path, const char *or
 fail:
   free(pairs);
   return rc;
+}
+
+/* An optional `warning` string on a fit ddpcalib kept with --accept-poor-fit (docs/calib.md,
+ * "Quality gates"): collected for ddpsim to report. */
+static int load_warning(const cJSON *o, const char *path, const char *origin, profile_t *p, err_t *e) {
+  const cJSON *w = cJSON_GetObjectItemCaseSensitive(o, "warning");
+  if (!w) return 0;
+  if (!cJSON_IsString(w)) return err_set(e, ERR_INPUT, "%s: %s.warning must be a string", origin, path);
+  if (p->nwarnings < MAX_WARNINGS)
+    snprintf(p->warning[p->nwarnings], sizeof p->warning[0], "%s: %s", path, w->valuestring);
+  p->nwarnings++;
+  return 0;
 }
 
 static int load_cost(const cJSON *o, int gemm, const char *path, const char *origin, costmodel *c, err_t *e) {
@@ -508,6 +531,7 @@ int profile_from_json(const cJSON *root, const char *origin, int part, profile_t
         goto fail;
       }
       if ((rc = load_cost(o, k == MODEL_OP_GEMM, path, origin, &p->cost[d][k], e))) goto fail;
+      if ((rc = load_warning(o, path, origin, p, e))) goto fail;
     }
     any = 1;
   }
@@ -592,6 +616,7 @@ int profile_from_json(const cJSON *root, const char *origin, int part, profile_t
       goto fail;
     }
     lc->shares_compute = cJSON_IsTrue(sc);
+    if ((rc = load_warning(l, path, origin, p, e))) goto fail;
     if ((rc = load_algo_table(cJSON_GetObjectItemCaseSensitive(l, "hop_lat_s"), origin, path, lc->has_hop, lc->hop_lat_s,
                               NULL, e)))
       goto fail;

@@ -14,6 +14,14 @@
 
 typedef struct profile profile_t;
 
+/* The physical ranges of docs/profile.md, "Ranges", that ddpcalib's quality gates share (the
+ * bandwidths' are sim/txt.h's TXT_BW_*): a latency or launch cost is 0 or 1 ns .. 10 s, a compute
+ * rate 1 Mflop/s .. 1 Eflop/s. */
+#define PROFILE_LAT_MIN_s 1e-9
+#define PROFILE_LAT_MAX_s 10.0
+#define PROFILE_FLOPS_MIN 1e6
+#define PROFILE_FLOPS_MAX 1e18
+
 /* Run-to-run variation of a GPU's compute time (docs/profile.md, `compute.jitter`): each GPU's
  * compute in each iteration is multiplied by a draw with mean 1. */
 typedef enum { PROFILE_JITTER_NONE = 0, PROFILE_JITTER_LOGNORMAL = 1, PROFILE_JITTER_EMPIRICAL = 2 } profile_jitter_kind;
@@ -62,6 +70,12 @@ const char *profile_name(const profile_t *p);
  * `ddpcalib validate --precision --links` refuses what such a run of ddpsim would refuse. */
 int profile_require(const profile_t *p, const model_dtype *precs, int nprec, const char *const *classes, int nclasses,
                     err_t *e);
+
+/* The `warning`s of fits ddpcalib kept with --accept-poor-fit (comm.links.<class>.warning,
+ * compute.<precision>.<kind>.warning), as "JSON path: text": how many, and the i-th (the first 8
+ * are kept; NULL beyond). Front ends report them whenever the profile is used. */
+int profile_nwarnings(const profile_t *p);
+const char *profile_warning(const profile_t *p, int i);
 
 /* One line saying what the profile holds: "compute fp32, fp16; links nvlink, ib-edr; jitter ...",
  * naming what is absent ("no fp16"). Truncated to len. */

@@ -81,6 +81,8 @@ expect 2 "unknown option '--frob'" "compute unknown flag" -- "$calib" compute --
 expect 2 "needs a GPU" "h2d --backend cpu" -- "$calib" h2d --backend cpu
 expect 2 "--backend" "h2d without --backend" -- "$calib" h2d
 expect 2 "-f" "h2d -f 0.5" -- "$calib" h2d --backend cuda -f 0.5
+expect 0 "--accept-poor-fit" "comm --help lists --accept-poor-fit" -- "$calib" comm --help
+expect 0 "--accept-poor-fit" "compute --help lists --accept-poor-fit" -- "$calib" compute --help
 
 # ---- runtime errors: exit 1 with `file: what is wrong`
 expect 1 "nope.json: cannot read" "validate a missing file" -- "$calib" validate nope.json

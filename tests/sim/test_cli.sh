@@ -132,6 +132,10 @@ sed 's/"lat_s": 3.4e-06/"lat_s": 1e-300/' "$src/profiles/v100-dgx1v.json" >"$tmp
 expect 1 "tiny.json: comm.links.nvlink.lat_s must be a time in seconds from 1e-09 to 10" -- predict --profile "$tmp/tiny.json"
 (cat "$src/profiles/v100-dgx1v.json"; echo ']') >"$tmp/trail.json"
 expect 1 "trail.json:[0-9]+: data after the end of the JSON document" -- predict --profile "$tmp/trail.json"
+sed 's/"lat_s": 3.4e-06,/"lat_s": 3.4e-06, "warning": "poor fit kept by --accept-poor-fit: 140% rms",/' \
+  "$src/profiles/v100-dgx1v.json" >"$tmp/poor.json"
+expect 0 "warning: profile .*poor.json: comm.links.nvlink: poor fit kept by --accept-poor-fit: 140% rms" -- \
+  predict --profile "$tmp/poor.json"
 printf 'ddpsim-model 1\nname x\nbatch 2\nbogus line\n' >"$tmp/bad.model"
 expect 1 "bad.model:4: unknown line 'bogus'" -- predict --model "$tmp/bad.model"
 printf 'ddpsim-topology 1\nname x\ngpus_per_node 8\nintra nvlink links=6 bw=fast\n' >"$tmp/bad.topo"

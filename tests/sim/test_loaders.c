@@ -270,6 +270,25 @@ int main(void) {
     profile_err("table without fallback", text, "compute.fp32.ewise.fallback is missing");
   }
 
+  /* ---- fits kept with --accept-poor-fit: their warnings load and are listed ---- */
+  {
+    char text[2048];
+    snprintf(text, sizeof text,
+             "{\"format\":\"ddpsim-profile\",\"version\":1,\"compute\":{\"fp32\":{\"gemm\":%s,\"ewise\":%s}},"
+             "\"comm\":{\"links\":{\"shm\":{\"lat_s\":1e-6,\"bw_Bps\":1e9,\"warning\":\"poor fit kept: 140%% rms\"}}}}",
+             roof, roof);
+    profile_t *p = NULL;
+    rc = profile_parse(text, "w.json", &p, &e);
+    CHECK(rc == 0 && profile_nwarnings(p) == 1 && strcmp(profile_warning(p, 0), "comm.links.shm: poor fit kept: 140% rms") == 0 &&
+              profile_warning(p, 1) == NULL,
+          "a link's warning loads and is listed with its path: %s", rc ? e.msg : profile_warning(p, 0));
+    profile_destroy(p);
+    snprintf(text, sizeof text,
+             "{\"format\":\"ddpsim-profile\",\"version\":1,\"compute\":{\"fp32\":{\"gemm\":%s,\"ewise\":%s}},"
+             "\"comm\":{\"links\":{\"shm\":{\"lat_s\":1e-6,\"bw_Bps\":1e9,\"warning\":3}}}}", roof, roof);
+    profile_err("a warning that is not a string", text, "x.json: comm.links.shm.warning must be a string");
+  }
+
   /* ---- compute jitter ---- */
   {
     char text[2048];
