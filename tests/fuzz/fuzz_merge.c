@@ -6,14 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "profile.h"
 #include "profilew.h"
 
 static cJSON *parse(const uint8_t *data, size_t size) {
-  char *text = malloc(size + 1);
+  char *text = fuzz_text(data, size);
   if (!text) return NULL;
-  memcpy(text, data, size);
-  text[size] = '\0';
   cJSON *doc = NULL;
   err_t e;
   if (profile_json_parse(text, size, "in.json", &doc, &e) != ERR_OK || !cJSON_IsObject(doc)) {

@@ -6,13 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "model.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  char *text = malloc(size + 1);
+  char *text = fuzz_text(data, size);
   if (!text) return 0;
-  memcpy(text, data, size);
-  text[size] = '\0';
   model_t *m = NULL;
   err_t e;
   if (model_parse(text, "fuzz.model", &m, &e) == ERR_OK) {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "profile.h"
 
 static void queries(const profile_t *p) {
@@ -38,10 +39,8 @@ static void queries(const profile_t *p) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  char *text = malloc(size + 1);
+  char *text = fuzz_text(data, size);
   if (!text) return 0;
-  memcpy(text, data, size);
-  text[size] = '\0';
   cJSON *doc = NULL;
   err_t e;
   if (profile_json_parse(text, size, "fuzz.json", &doc, &e) == ERR_OK) {

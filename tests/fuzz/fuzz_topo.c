@@ -4,16 +4,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "topo.h"
 #include "txt.h"
 
 static int in_range(double bw) { return bw >= TXT_BW_MIN_Bps && bw <= TXT_BW_MAX_Bps; }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  char *text = malloc(size + 1);
+  char *text = fuzz_text(data, size);
   if (!text) return 0;
-  memcpy(text, data, size);
-  text[size] = '\0';
   topo_t *t = NULL;
   err_t e;
   if (topo_parse(text, "fuzz.topo", &t, &e) == ERR_OK) {

@@ -38,7 +38,10 @@ for f in sim/err.c sim/txt.c sim/model.c sim/topo.c sim/coll.c sim/nccl.c sim/pr
   fi
   objs+=("$o")
 done
-declare -A seeds=([model]="$src/models/*.model" [topo]="$src/topologies/*.topo" [profile]="$src/profiles/*.json")
+# Profiles: the bundled references (rooflines, comm.nccl, h2d) and a calibrated CPU profile (tables,
+# empirical jitter, shares_compute, a warning: tests/fuzz/seeds/).
+declare -A seeds=([model]="$src/models/*.model" [topo]="$src/topologies/*.topo"
+                  [profile]="$src/profiles/*.json $src/tests/fuzz/seeds/*.json")
 dict_of() { case $1 in model|topo) echo "$src/tests/fuzz/text.dict" ;; *) echo "$src/tests/fuzz/json.dict" ;; esac; }
 
 failed=0
@@ -55,8 +58,8 @@ for t in "${targets[@]}"; do
     # Pairs of bundled profiles, and each with a comm-only half, joined by a NUL byte.
     half='{"format":"ddpsim-profile","version":1,"name":"h","provenance":{},"compute":{"jitter":{"model":"empirical","ratios":[0.9,1.1]}},"comm":{"links":{"shm":{"lat_s":1e-6,"bw_Bps":3e9,"shares_compute":true}}}}'
     i=0
-    for a in "$src"/profiles/*.json; do
-      for b in "$src"/profiles/*.json; do { cat "$a"; printf '\0'; cat "$b"; } >"$corpus/seed$((i++))"; done
+    for a in "$src"/profiles/*.json "$src"/tests/fuzz/seeds/*.json; do
+      for b in "$src"/profiles/*.json "$src"/tests/fuzz/seeds/*.json; do { cat "$a"; printf '\0'; cat "$b"; } >"$corpus/seed$((i++))"; done
       { cat "$a"; printf '\0%s' "$half"; } >"$corpus/seed$((i++))"
     done
   else
