@@ -135,10 +135,10 @@ static int load_profile(cli_ctx *x, const char *name, profile_t **p) { LOAD(DATA
 int simopts_load_profile(cli_ctx *x, const char *name, profile_t **p) {
   int rc = load_profile(x, name, p);
   if (rc) return rc;
-  int n = profile_nwarnings(*p);
-  for (int i = 0; i < n && profile_warning(*p, i); i++)
-    fprintf(stderr, "%s %s: warning: profile %s: %s\n", x->prog, x->where, name, profile_warning(*p, i));
-  if (n > 8) fprintf(stderr, "%s %s: warning: profile %s: %d more poor fits\n", x->prog, x->where, name, n - 8);
+  int n = profile_nwarnings(*p), shown = 0;
+  for (; shown < n && profile_warning(*p, shown); shown++)
+    fprintf(stderr, "%s %s: warning: profile %s: %s\n", x->prog, x->where, name, profile_warning(*p, shown));
+  if (shown < n) fprintf(stderr, "%s %s: warning: profile %s: %d more poor fits\n", x->prog, x->where, name, n - shown);
   return CLI_OK;
 }
 
