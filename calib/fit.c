@@ -5,7 +5,11 @@
 #include <gsl/gsl_fit.h>
 #include <math.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+
+#include "profile.h"
+#include "txt.h"
 
 /* Relative residuals of y ~ c0 + c1 x over [0, n). */
 static void rel_residuals(const double *x, const double *y, size_t n, double c0, double c1,
@@ -344,4 +348,52 @@ double fit_table_time(const fit_table *t, double size, double fallback_time_s, i
   double r0 = t->size[i] / t->time_s[i], r1 = t->size[i + 1] / t->time_s[i + 1];
   double u = (log(size) - x0) / (x1 - x0);
   return size / (r0 + u * (r1 - r0));
+}
+
+/* ---- quality gates ---- */
+
+/* The loader's ranges (sim/profile.h, sim/txt.h): a fit outside them could not be written at all. */
+static int out_of(double v, double lo, double hi, int zero_ok) { return !(isfinite(v) && ((v >= lo && v <= hi) || (zero_ok && v == 0))); }
+
+int fit_ring_poor(const fit_ring_result *r, char *why, size_t len, int *keepable) {
+  *keepable = 0;
+  if (out_of(r->lat_s, PROFILE_LAT_MIN_s, PROFILE_LAT_MAX_s, 0))
+    return snprintf(why, len, "latency %.4g s per hop is outside 1 ns .. 10 s", r->lat_s), 1;
+  if (out_of(r->bw_Bps, TXT_BW_MIN_Bps, TXT_BW_MAX_Bps, 0))
+    return snprintf(why, len, "bandwidth %.4g B/s is outside %g .. %g B/s", r->bw_Bps, TXT_BW_MIN_Bps, TXT_BW_MAX_Bps), 1;
+  *keepable = 1;
+  double hops = 2.0 * (r->nranks - 1);
+  for (size_t i = 0; i < r->nregimes; i++) {
+    const fit_regime *g = &r->regime[i];
+    /* t(S) = 2(n-1) (lat + S / (n bw)): increasing in S, so the smallest size is the test. */
+    double t_min = hops * (g->lat_s + (isinf(g->bw_Bps) ? 0 : g->min_bytes / (r->nranks * g->bw_Bps)));
+    if (!(t_min > 0))
+      return snprintf(why, len,
+                      "the regime %.0f .. %.0f B has a negative time at its own smallest size (intercept %.4g us/hop): "
+                      "not a physical fit",
+                      g->min_bytes, g->max_bytes, g->lat_s * 1e6), 1;
+    if (!(g->rms_rel <= FIT_MAX_RMS_REL))
+      return snprintf(why, len, "the regime %.0f .. %.0f B misses its times by %.1f%% rms, above the %.0f%% threshold",
+                      g->min_bytes, g->max_bytes, g->rms_rel * 100, FIT_MAX_RMS_REL * 100), 1;
+  }
+  if (!(r->rms_rel <= FIT_MAX_RMS_REL))
+    return snprintf(why, len, "the model written (lat_s, bw_Bps) misses the sweep by %.1f%% rms, above the %.0f%% threshold",
+                    r->rms_rel * 100, FIT_MAX_RMS_REL * 100), 1;
+  return 0;
+}
+
+int fit_roofline_poor(const fit_roofline *r, int gemm, char *why, size_t len, int *keepable) {
+  *keepable = 0;
+  if (out_of(r->launch_s, PROFILE_LAT_MIN_s, PROFILE_LAT_MAX_s, 1))
+    return snprintf(why, len, "launch cost %.4g s is outside 1 ns .. 10 s (or 0)", r->launch_s), 1;
+  if (gemm && out_of(r->rate_flops, PROFILE_FLOPS_MIN, PROFILE_FLOPS_MAX, 0))
+    return snprintf(why, len, "rate %.4g flop/s is outside 1e6 .. 1e18", r->rate_flops), 1;
+  if (out_of(r->mem_bw_Bps, TXT_BW_MIN_Bps, TXT_BW_MAX_Bps, 0))
+    return snprintf(why, len, "memory bandwidth %.4g B/s is outside %g .. %g B/s", r->mem_bw_Bps, TXT_BW_MIN_Bps,
+                    TXT_BW_MAX_Bps), 1;
+  *keepable = 1;
+  if (!(r->rms_rel <= FIT_MAX_RMS_REL))
+    return snprintf(why, len, "the fallback roofline misses the measured points by %.1f%% rms, above the %.0f%% threshold",
+                    r->rms_rel * 100, FIT_MAX_RMS_REL * 100), 1;
+  return 0;
 }

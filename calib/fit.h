@@ -90,6 +90,19 @@ int fit_roofline_ewise(const double *bytes, const double *time_s, size_t n, fit_
 int fit_roofline_gemm(const double *flops, const double *bytes, const double *time_s, size_t n,
                       double mem_bw_Bps, fit_roofline *out, err_t *e);
 
+/* ---- quality gates (docs/calib.md, "Quality gates") ----
+ * A fit is "poor" when a coefficient has no physical meaning (a regime's line giving a negative
+ * time within its own sizes; a latency, bandwidth or rate outside the ranges ddpsim's loader
+ * accepts, docs/profile.md) or when the model ddpsim will use misses the measured times by more
+ * than FIT_MAX_RMS_REL rms (relative). Each check returns 0 (good) or 1 (poor) and then writes
+ * why into `why` (a sentence naming the coefficient or the residual and the threshold), and sets
+ * *keepable to 0 when the profile could not hold the fit at all (a value the loader refuses),
+ * to 1 when only its quality is in question (ddpcalib's --accept-poor-fit may keep it, marked). */
+#define FIT_MAX_RMS_REL 1.0
+
+int fit_ring_poor(const fit_ring_result *r, char *why, size_t len, int *keepable);
+int fit_roofline_poor(const fit_roofline *r, int gemm, char *why, size_t len, int *keepable);
+
 /* ---- table: docs/profile.md's "model": "table", evaluated as ddpsim must ---- */
 typedef struct {
   size_t n;          /* distinct sizes */

@@ -13,6 +13,7 @@
 
 #include "afile.h"
 #include "profile.h"
+#include "txt.h"
 
 int profilew_num(cJSON *obj, const char *key, double v, err_t *e) {
   cJSON *n = cJSON_CreateNumber(v);
@@ -115,43 +116,13 @@ cJSON *profilew_new(const char *name, const profilew_prov *p) {
 
 int profilew_load(const char *path, cJSON **out, err_t *e) {
   *out = NULL;
-  FILE *f = fopen(path, "rb");
-  if (!f) return err_set(e, ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
-  size_t cap = 1 << 16, len = 0;
-  char *buf = malloc(cap);
-  while (buf) {
-    len += fread(buf + len, 1, cap - len, f);
-    if (len < cap) break;
-    char *nb = realloc(buf, cap * 2);
-    if (!nb) {
-      free(buf);
-      buf = NULL;
-      break;
-    }
-    buf = nb;
-    cap *= 2;
-  }
-  int err = ferror(f);
-  fclose(f);
-  if (!buf) return err_set(e, ERR_NOMEM, "%s: out of memory", path);
-  if (err) {
-    free(buf);
-    return err_set(e, ERR_INPUT, "%s: read error (is it a directory?)", path);
-  }
-  if (len == 0) {
-    free(buf);
-    return err_set(e, ERR_INPUT, "%s: empty file, expected a JSON profile", path);
-  }
-  const char *end = NULL;
-  cJSON *d = cJSON_ParseWithLengthOpts(buf, len, &end, 0);
-  if (!d) {
-    size_t off = end && end >= buf && end <= buf + len ? (size_t)(end - buf) : 0;
-    int line = 1;
-    for (size_t i = 0; i < off; i++) line += buf[i] == '\n';
-    free(buf);
-    return err_set(e, ERR_INPUT, "%s:%d: malformed JSON", path, line);
-  }
+  size_t len = 0;
+  char *buf = txt_read_file(path, &len);
+  if (!buf) return err_set(e, ERR_IO, "%s: cannot read: %s", path, strerror(errno));
+  cJSON *d;
+  int rc = profile_json_parse(buf, len, path, &d, e);
   free(buf);
+  if (rc) return rc;
   if (!cJSON_IsObject(d)) {
     cJSON_Delete(d);
     return err_set(e, ERR_INPUT, "%s: the top level is not a JSON object", path);
@@ -162,8 +133,8 @@ int profilew_load(const char *path, cJSON **out, err_t *e) {
 
 /* ---- validate ---- */
 
-int profilew_validate(const cJSON *d, const char *file, err_t *e) {
-  int rc = profile_check_json(d, file, PROFILE_PART, e);
+int profilew_validate(const cJSON *d, const char *file, int part, err_t *e) {
+  int rc = profile_check_json(d, file, part, e);
   if (rc) return rc;
   /* Beyond what ddpsim reads: a profile ddpcalib accepts says what it is and where it comes from. */
   if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(d, "name")))
@@ -176,7 +147,7 @@ int profilew_validate(const cJSON *d, const char *file, err_t *e) {
 /* ---- write ---- */
 
 int profilew_write(const cJSON *doc, const char *path, err_t *e) {
-  int rc = profilew_validate(doc, path, e);
+  int rc = profilew_validate(doc, path, PROFILE_PART, e);
   if (rc) {
     char why[sizeof e->msg];
     snprintf(why, sizeof why, "%s", e->msg); /* err_set writes into e->msg: no aliasing */
@@ -193,9 +164,31 @@ int profilew_write(const cJSON *doc, const char *path, err_t *e) {
 
 /* ---- merge ---- */
 
-/* Merges src into dst (both objects) at depth `depth` (1 = top level). At depth 3 a member of src
- * replaces dst's whole; `replaced` collects the paths where src overrode something. */
-static int merge_into(cJSON *dst, const cJSON *src, int depth, const char *path, cJSON *replaced,
+/* A member at `path` (depth 1 = top level) is one unit, taken whole from one side, at depth 3
+ * (compute.<precision>.<kind>, comm.links.<class>, samples.<section>.<name>), or sooner where its
+ * parts only make sense together: h2d.<mode>, compute.jitter (a model and its numbers),
+ * compute.host, comm.nccl (one tuning, one measurement). */
+static int is_unit(const char *path, int depth) {
+  return depth >= 3 || strcmp(path, "compute.jitter") == 0 || strcmp(path, "compute.host") == 0 ||
+         strcmp(path, "comm.nccl") == 0 || (depth == 2 && strncmp(path, "h2d.", 4) == 0);
+}
+
+static int add_str(cJSON *arr, const char *s, err_t *e) {
+  cJSON *n = cJSON_CreateString(s);
+  if (!n) return err_set(e, ERR_NOMEM, "out of memory");
+  cJSON_AddItemToArray(arr, n);
+  return ERR_OK;
+}
+
+static int in_list(const cJSON *arr, const char *s) {
+  const cJSON *v;
+  cJSON_ArrayForEach(v, arr) if (strcmp(v->valuestring, s) == 0) return 1;
+  return 0;
+}
+
+/* Merges src into dst (both objects) at depth `depth`. Every unit of src is recorded in `from_src`
+ * (its path); those that overrode a different value of dst also in `replaced` ("path from file"). */
+static int merge_into(cJSON *dst, const cJSON *src, int depth, const char *path, cJSON *from_src, cJSON *replaced,
                       const char *src_file, err_t *e) {
   const cJSON *s;
   cJSON_ArrayForEach(s, src) {
@@ -203,23 +196,24 @@ static int merge_into(cJSON *dst, const cJSON *src, int depth, const char *path,
     char p[512];
     snprintf(p, sizeof p, "%s%s%s", path, *path ? "." : "", s->string);
     cJSON *d = cJSON_GetObjectItemCaseSensitive(dst, s->string);
-    if (d && cJSON_IsObject(d) && cJSON_IsObject(s) && depth < 3) {
-      int rc = merge_into(d, s, depth + 1, p, replaced, src_file, e);
+    if (cJSON_IsObject(s) && !is_unit(p, depth) && (!d || cJSON_IsObject(d))) {
+      if (!d && !(d = cJSON_AddObjectToObject(dst, s->string))) return err_set(e, ERR_NOMEM, "out of memory");
+      int rc = merge_into(d, s, depth + 1, p, from_src, replaced, src_file, e);
       if (rc) return rc;
       continue;
     }
+    int rc = add_str(from_src, p, e);
+    if (rc) return rc;
     cJSON *copy = cJSON_Duplicate(s, 1);
     if (!copy) return err_set(e, ERR_NOMEM, "out of memory");
     if (d) {
       if (!cJSON_Compare(d, s, 1)) {
         char note[640];
         snprintf(note, sizeof note, "%s from %s", p, src_file);
-        cJSON *n = cJSON_CreateString(note);
-        if (!n) {
+        if ((rc = add_str(replaced, note, e))) {
           cJSON_Delete(copy);
-          return err_set(e, ERR_NOMEM, "out of memory");
+          return rc;
         }
-        cJSON_AddItemToArray(replaced, n);
       }
       cJSON_ReplaceItemInObjectCaseSensitive(dst, s->string, copy);
     } else {
@@ -229,60 +223,156 @@ static int merge_into(cJSON *dst, const cJSON *src, int depth, const char *path,
   return ERR_OK;
 }
 
-int profilew_merge(const cJSON *a, const char *a_file, const cJSON *b, const char *b_file,
+/* The units of doc (as is_unit cuts them), in order, into `all`; provenance, format and version
+ * (the same in both, or the merge was refused) left out. */
+static int list_units(const cJSON *doc, int depth, const char *path, cJSON *all, err_t *e) {
+  const cJSON *s;
+  cJSON_ArrayForEach(s, doc) {
+    if (depth == 1 && (strcmp(s->string, "provenance") == 0 || strcmp(s->string, "format") == 0 ||
+                       strcmp(s->string, "version") == 0))
+      continue;
+    char p[512];
+    snprintf(p, sizeof p, "%s%s%s", path, *path ? "." : "", s->string);
+    int rc = cJSON_IsObject(s) && !is_unit(p, depth) && s->child ? list_units(s, depth + 1, p, all, e)
+                                                                  : add_str(all, p, e);
+    if (rc) return rc;
+  }
+  return ERR_OK;
+}
+
+/* 1 if every compute.<precision>.<kind> unit of the merged units came from the side whose unit
+ * paths are `side` (from_b when b), i.e. that side measured all the compute the jitter would
+ * multiply; *other names one that did not. */
+static int owns_compute(const cJSON *units, const cJSON *from_b, int b, const char **other) {
+  const cJSON *u;
+  cJSON_ArrayForEach(u, units) {
+    const char *p = u->valuestring;
+    if (strncmp(p, "compute.fp32.", 13) != 0 && strncmp(p, "compute.fp16.", 13) != 0) continue;
+    if (in_list(from_b, p) != b) {
+      *other = p;
+      return 0;
+    }
+  }
+  return 1;
+}
+
+/* compute.jitter of the merge (docs/calib.md, "merge"): the policy's choice, written into m, and
+ * the sentence saying what was done into *why. */
+static int merge_jitter(cJSON *m, const cJSON *a, const char *a_file, const cJSON *b, const char *b_file,
+                        profilew_jitter policy, const cJSON *units, const cJSON *from_b, char *why, size_t len,
+                        err_t *e) {
+  const cJSON *ja = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(a, "compute"), "jitter");
+  const cJSON *jb = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(b, "compute"), "jitter");
+  cJSON *mc = cJSON_GetObjectItemCaseSensitive(m, "compute");
+  if (cJSON_IsObject(mc)) cJSON_DeleteItemFromObjectCaseSensitive(mc, "jitter");
+  const cJSON *take = NULL;
+  const char *file = NULL;
+  if (!ja && !jb) {
+    snprintf(why, len, "compute.jitter: neither profile has one");
+    return ERR_OK;
+  }
+  if (policy == PROFILEW_JITTER_NONE) {
+    snprintf(why, len, "compute.jitter: left out (--jitter none)");
+    return ERR_OK;
+  }
+  if (policy == PROFILEW_JITTER_FIRST || policy == PROFILEW_JITTER_SECOND) {
+    int first = policy == PROFILEW_JITTER_FIRST;
+    take = first ? ja : jb, file = first ? a_file : b_file;
+    if (!take) {
+      snprintf(why, len, "compute.jitter: %s has none, so the merge has none (--jitter %s)", file,
+               first ? "first" : "second");
+      return ERR_OK;
+    }
+    snprintf(why, len, "compute.jitter from %s (--jitter %s)", file, first ? "first" : "second");
+  } else {
+    /* auto: the jitter of the side that measured every precision the merge holds, else none. */
+    int use_b = jb != NULL;
+    take = use_b ? jb : ja, file = use_b ? b_file : a_file;
+    const char *other = NULL;
+    if (!owns_compute(units, from_b, use_b, &other)) {
+      snprintf(why, len,
+               "compute.jitter of %s left out: it was measured with that file's compute, and the merge's %s comes "
+               "from %s (--jitter %s keeps it anyway)",
+               file, other, use_b ? a_file : b_file, use_b ? "second" : "first");
+      return ERR_OK;
+    }
+    snprintf(why, len, "compute.jitter from %s, which also gave all the merge's compute", file);
+  }
+  cJSON *copy = cJSON_Duplicate(take, 1);
+  if (!copy || !mc) {
+    cJSON_Delete(copy);
+    return err_set(e, ERR_NOMEM, "out of memory");
+  }
+  cJSON_AddItemToObject(mc, "jitter", copy);
+  return ERR_OK;
+}
+
+int profilew_merge(const cJSON *a, const char *a_file, const cJSON *b, const char *b_file, profilew_jitter jitter,
                    const profilew_prov *p, cJSON **out, err_t *e) {
   *out = NULL;
   int rc;
-  if ((rc = profilew_validate(a, a_file, e)) || (rc = profilew_validate(b, b_file, e))) return rc;
+  if ((rc = profilew_validate(a, a_file, PROFILE_PART, e)) || (rc = profilew_validate(b, b_file, PROFILE_PART, e)))
+    return rc;
   cJSON *m = cJSON_Duplicate(a, 1);
-  cJSON *prov = cJSON_CreateObject();
-  cJSON *sources = cJSON_CreateArray();
-  cJSON *replaced = cJSON_CreateArray();
-  cJSON *fresh = profilew_new("", p);
-  if (!m || !prov || !sources || !replaced || !fresh) {
+  cJSON *from_b = cJSON_CreateArray(), *replaced = cJSON_CreateArray(), *units = cJSON_CreateArray();
+  cJSON *fresh = profilew_new("", p), *own = NULL;
+  if (!m || !from_b || !replaced || !units || !fresh) {
     rc = err_set(e, ERR_NOMEM, "out of memory");
-    goto fail;
+    goto done;
   }
-  if ((rc = merge_into(m, b, 1, "", replaced, b_file, e))) goto fail;
-  /* The merged provenance: this merge's own record, then each source's provenance untouched. */
-  cJSON *own = cJSON_DetachItemFromObjectCaseSensitive(fresh, "provenance");
-  cJSON_Delete(fresh);
-  fresh = NULL;
-  if (!own) {
+  if ((rc = merge_into(m, b, 1, "", from_b, replaced, b_file, e))) goto done;
+  if ((rc = list_units(m, 1, "", units, e))) goto done;
+  char why[1024];
+  if ((rc = merge_jitter(m, a, a_file, b, b_file, jitter, units, from_b, why, sizeof why, e))) goto done;
+  /* The merged provenance: this merge's own record, each source's provenance untouched, and which
+   * units came from which file. */
+  own = cJSON_DetachItemFromObjectCaseSensitive(fresh, "provenance");
+  cJSON *srcs = own ? cJSON_AddArrayToObject(own, "sources") : NULL;
+  if (!srcs) {
     rc = err_set(e, ERR_NOMEM, "out of memory");
-    goto fail;
+    goto done;
   }
   cJSON_ReplaceItemInObjectCaseSensitive(own, "kind", cJSON_CreateString("merged"));
-  cJSON_AddItemToObject(own, "sources", sources);
-  sources = NULL;
-  cJSON *srcs = cJSON_GetObjectItemCaseSensitive(own, "sources");
   const cJSON *docs[2] = {a, b};
   const char *files[2] = {a_file, b_file};
   for (int i = 0; i < 2; i++) {
-    cJSON *s = cJSON_CreateObject();
+    cJSON *s = cJSON_CreateObject(), *took = cJSON_CreateArray();
     cJSON *pv = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(docs[i], "provenance"), 1);
-    if (!s || !pv || !cJSON_AddStringToObject(s, "file", files[i])) {
+    int ok = s && took && pv && cJSON_AddStringToObject(s, "file", files[i]);
+    const cJSON *u;
+    cJSON_ArrayForEach(u, units) {
+      if (strcmp(u->valuestring, "compute.jitter") == 0 || in_list(from_b, u->valuestring) != i) continue;
+      if (ok && add_str(took, u->valuestring, e)) ok = 0;
+    }
+    if (!ok) {
       cJSON_Delete(s);
+      cJSON_Delete(took);
       cJSON_Delete(pv);
-      cJSON_Delete(own);
       rc = err_set(e, ERR_NOMEM, "out of memory");
-      goto fail;
+      goto done;
     }
     cJSON_AddItemToObject(s, "provenance", pv);
+    cJSON_AddItemToObject(s, "took", took);
     cJSON_AddItemToArray(srcs, s);
   }
-  cJSON_AddStringToObject(own, "conflicts", "the later file (the second) wins; see replaced");
+  if (!cJSON_AddStringToObject(own, "conflicts", "the later file (the second) wins; see replaced") ||
+      !cJSON_AddStringToObject(own, "jitter", why)) {
+    rc = err_set(e, ERR_NOMEM, "out of memory");
+    goto done;
+  }
   cJSON_AddItemToObject(own, "replaced", replaced);
   replaced = NULL;
   cJSON_ReplaceItemInObjectCaseSensitive(m, "provenance", own);
-  cJSON_Delete(prov);
+  own = NULL;
   *out = m;
-  return ERR_OK;
-fail:
+  m = NULL;
+  rc = ERR_OK;
+done:
   cJSON_Delete(m);
-  cJSON_Delete(prov);
-  cJSON_Delete(sources);
+  cJSON_Delete(own);
+  cJSON_Delete(from_b);
   cJSON_Delete(replaced);
+  cJSON_Delete(units);
   cJSON_Delete(fresh);
   return rc;
 }

@@ -38,23 +38,32 @@ cJSON *profilew_obj(cJSON *obj, const char *key);
 int profilew_load(const char *path, cJSON **out, err_t *e);
 
 /* Checks the tree against docs/profile.md with ddpsim's own loader (profile_check_json in
- * sim/profile.h, PROFILE_PART): every section present is checked exactly as ddpsim checks it, with
- * ddpsim's message, and either half (compute or comm) may be missing, as ddpcalib writes them for
- * merging. Beyond that schema, a top-level "name" string and "provenance" object are required.
- * ERR_INPUT (ERR_NOMEM) with `file: what is wrong`, naming the JSON path. */
-int profilew_validate(const cJSON *doc, const char *file, err_t *e);
+ * sim/profile.h), with ddpsim's message: with part PROFILE_WHOLE exactly what `ddpsim --profile`
+ * accepts; with PROFILE_PART either half (compute or comm) may be missing or empty, as ddpcalib
+ * writes them for merging, and every section present is checked as for a whole profile. Beyond
+ * that schema, a top-level "name" string and "provenance" object are required. ERR_INPUT
+ * (ERR_NOMEM) with `file: what is wrong`, naming the JSON path. */
+int profilew_validate(const cJSON *doc, const char *file, int part, err_t *e);
 
 /* Validates, then writes `doc` to `path` atomically (sim/afile.h: a temporary file in the same
  * directory, flushed to disk, renamed over `path`, the directory flushed; the umask honoured, a
  * symbolic link written through). On failure `path` is untouched. */
 int profilew_write(const cJSON *doc, const char *path, err_t *e);
 
-/* Merges b over a into a new tree (*out; caller frees): objects merge key by key down to the
- * units `compute.<precision>.<kind>`, `comm.links.<class>` and `samples.<section>.<name>`, which
- * the later profile (b) replaces whole; top-level scalars come from b. The provenance becomes
- * {kind: "merged", sources: [{file, provenance}...], replaced: ["path from b_file", ...]}. Both
- * inputs must have the same format and version. */
-int profilew_merge(const cJSON *a, const char *a_file, const cJSON *b, const char *b_file,
+/* Which compute.jitter a merge keeps (docs/calib.md, "merge"). Jitter is measured with a
+ * compute calibration and describes that machine's noise, so by default (AUTO) it is kept only
+ * when the side it comes from (b's when both have one) also gave every compute.<precision> of the
+ * merge; otherwise it is left out. FIRST / SECOND take a's / b's regardless; NONE drops it. */
+typedef enum { PROFILEW_JITTER_AUTO = 0, PROFILEW_JITTER_FIRST, PROFILEW_JITTER_SECOND, PROFILEW_JITTER_NONE } profilew_jitter;
+
+/* Merges b over a into a new tree (*out; caller frees): objects merge key by key down to units
+ * (`compute.<precision>.<kind>`, `comm.links.<class>`, `samples.<section>.<name>`, `h2d.<mode>`,
+ * and whole `compute.host`, `comm.nccl`), which the later profile (b) replaces whole; top-level
+ * scalars come from b; compute.jitter by `jitter`. The provenance becomes {kind: "merged",
+ * sources: [{file, provenance, took: [unit paths taken from it]}...], replaced: ["path from
+ * b_file", ...], jitter: "what was done with compute.jitter and why"}. Both inputs must pass
+ * profilew_validate (PROFILE_PART); the result is checked when written (profilew_write). */
+int profilew_merge(const cJSON *a, const char *a_file, const cJSON *b, const char *b_file, profilew_jitter jitter,
                    const profilew_prov *p, cJSON **out, err_t *e);
 
 #endif

@@ -11,6 +11,7 @@ packages=(
   libopenblas-dev       # CBLAS for the CPU reference kernels (kernels/)
   libcjson-dev          # profiles and reports
   gnuplot-nox           # plots
+  clang libclang-rt-dev # the loaders' fuzz targets: libFuzzer with ASan/UBSan (tests/fuzz/, docs/testing.md)
 )
 
 missing=()

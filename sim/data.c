@@ -53,7 +53,10 @@ void data_list(data_kind kind, char *out, size_t len) {
 
 int data_resolve(data_kind kind, const char *value, char *out, size_t len, err_t *e) {
   if (!value || !*value) return err_set(e, ERR_INPUT, "empty %s name", kind_word[kind]);
+  struct stat st;
+  int is_dir = stat(value, &st) == 0 && S_ISDIR(st.st_mode);
   if (strchr(value, '/') || is_file(value)) {
+    if (is_dir) return err_set(e, ERR_INPUT, "%s: is a directory, not a %s file", value, kind_word[kind]);
     if (!is_file(value)) return err_set(e, ERR_INPUT, "%s: no such %s file", value, kind_word[kind]);
     snprintf(out, len, "%s", value);
     return ERR_OK;
@@ -64,6 +67,8 @@ int data_resolve(data_kind kind, const char *value, char *out, size_t len, err_t
     snprintf(out, len, "%s", path);
     return ERR_OK;
   }
+  /* Not a bundled name: a directory of that name is what the user meant, and is not a file. */
+  if (is_dir) return err_set(e, ERR_INPUT, "%s: is a directory, not a %s file", value, kind_word[kind]);
   char names[2048];
   data_list(kind, names, sizeof names);
   return err_set(e, ERR_INPUT, "unknown %s '%s' (bundled: %s; or give a file path)", kind_word[kind], value,

@@ -91,6 +91,7 @@ typedef struct {
   int version; /* of the file: 1 or 2 */
   err_t *e;
   int pcap, ocap, rcap;
+  long total_params;
 } parser;
 
 #define FAIL(P, ...) \
@@ -124,9 +125,15 @@ static int parse_name(parser *P, const char *s, char *dst, const char *what) {
   return 0;
 }
 
-static int parse_positive(parser *P, const char *s, long *out, const char *what) {
-  if (txt_parse_long(s, out) || *out <= 0) return FAIL(P, "%s must be a positive integer, got '%s'", what, s);
+/* A positive integer at most max. */
+static int parse_bounded(parser *P, const char *s, long *out, long max, const char *what) {
+  if (txt_parse_long(s, out) || *out <= 0 || *out > max)
+    return FAIL(P, "%s must be an integer from 1 to %ld, got '%s'", what, max, s);
   return 0;
+}
+
+static int parse_positive(parser *P, const char *s, long *out, const char *what) {
+  return parse_bounded(P, s, out, MODEL_DIM_MAX, what);
 }
 
 /* "4096", "B", "256*B", "B*256"; version 2 also "C+B", "C+N*B", "C+B*N". */
@@ -142,6 +149,7 @@ static int parse_dim(parser *P, const char *s, model_dim *d, const char *what) {
     if (P->version < 2) return FAIL(P, "%s: '%s': a C+N*B dimension needs 'ddpsim-model 2'", what, s);
     *plus = '\0';
     if (txt_parse_long(buf, &d->c) || d->c < 0) return FAIL(P, "%s: '%s' is not C+N*B with C >= 0", what, s);
+    if (d->c > MODEL_DIM_MAX) return FAIL(P, "%s: '%s' exceeds the largest dimension, %ld (2^40)", what, s, MODEL_DIM_MAX);
     term = plus + 1;
   }
   if (strcmp(term, "B") == 0) {
@@ -162,6 +170,7 @@ static int parse_dim(parser *P, const char *s, model_dim *d, const char *what) {
   }
   if (txt_parse_long(num, &d->v) || d->v <= 0)
     return FAIL(P, "%s: '%s' is not a positive integer, B or N*B", what, s);
+  if (d->v > MODEL_DIM_MAX) return FAIL(P, "%s: '%s' exceeds the largest dimension, %ld (2^40)", what, s, MODEL_DIM_MAX);
   return 0;
 }
 
@@ -176,7 +185,7 @@ static int parse_shape(parser *P, const char *s, model_param *p) {
     long v;
     if (p->ndim == MODEL_MAX_DIMS) return FAIL(P, "shape '%s' has more than %d dimensions", s, MODEL_MAX_DIMS);
     if (txt_parse_long(t, &v) || v <= 0) return FAIL(P, "shape '%s': '%s' is not a positive integer", s, t);
-    if (p->numel > (long)(1L << 50) / v) return FAIL(P, "shape '%s' is too large", s);
+    if (p->numel > MODEL_DIM_MAX / v) return FAIL(P, "shape '%s' has more than %ld (2^40) elements", s, MODEL_DIM_MAX);
     p->shape[p->ndim++] = v;
     p->numel *= v;
   }
@@ -199,6 +208,9 @@ static int parse_param(parser *P, model_t *m, char **tok, int n) {
   if (parse_name(P, tok[1], p->name, "parameter name")) return ERR_INPUT;
   if (find_param(m, p->name) >= 0) return FAIL(P, "parameter '%s' is declared twice", p->name);
   if (parse_shape(P, tok[2], p)) return ERR_INPUT;
+  P->total_params += p->numel; /* each <= 2^40 and the sum so far too: no overflow */
+  if (P->total_params > MODEL_DIM_MAX)
+    return FAIL(P, "the parameters so far total %ld, more than %ld (2^40)", P->total_params, MODEL_DIM_MAX);
   p->follows_run = 1;
   if (n == 4 && strcmp(tok[3], "run") != 0) {
     if (model_dtype_parse(tok[3], &p->dtype)) return FAIL(P, "dtype '%s' is not fp32, fp16 or run", tok[3]);
@@ -242,12 +254,12 @@ static int parse_op(parser *P, model_t *m, model_phase phase, char **tok, int n)
       if (parse_dim(P, v, &op.elems, "elems")) return ERR_INPUT;
       have_e = 1;
     } else if (op.kind == MODEL_OP_EWISE && (v = txt_kv(tok[i], "arrays"))) {
-      if (parse_positive(P, v, &op.arrays, "arrays")) return ERR_INPUT;
+      if (parse_bounded(P, v, &op.arrays, MODEL_COUNT_MAX, "arrays")) return ERR_INPUT;
       have_a = 1;
     } else if ((v = txt_kv(tok[i], "count"))) {
-      if (parse_positive(P, v, &op.count, "count")) return ERR_INPUT;
+      if (parse_bounded(P, v, &op.count, MODEL_COUNT_MAX, "count")) return ERR_INPUT;
     } else if ((v = txt_kv(tok[i], "launches"))) {
-      if (parse_positive(P, v, &op.launches, "launches")) return ERR_INPUT;
+      if (parse_bounded(P, v, &op.launches, MODEL_COUNT_MAX, "launches")) return ERR_INPUT;
     } else if ((v = txt_kv(tok[i], "dtype"))) {
       if (strcmp(v, "run") != 0) {
         if (model_dtype_parse(v, &op.dtype)) return FAIL(P, "dtype '%s' is not fp32, fp16 or run", v);
@@ -346,7 +358,7 @@ int model_parse(const char *text, const char *origin, model_t **out, err_t *e) {
       have_name = 1;
     } else if (strcmp(tok[0], "batch") == 0) {
       if (n != 2) { rc = FAIL(&P, "expected 'batch N'"); goto fail; }
-      if ((rc = parse_positive(&P, tok[1], &m->batch, "batch"))) goto fail;
+      if ((rc = parse_bounded(&P, tok[1], &m->batch, MODEL_BATCH_MAX, "batch"))) goto fail;
       have_batch = 1;
     } else if (strcmp(tok[0], "tokens") == 0) {
       if (n != 3) { rc = FAIL(&P, "expected 'tokens N UNIT' (tokens per sample, e.g. 'tokens 256 chars')"); goto fail; }

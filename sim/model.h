@@ -22,6 +22,15 @@ size_t model_dtype_size(model_dtype d);
 int model_dtype_parse(const char *s, model_dtype *out);
 
 #define MODEL_NAME_MAX 64
+
+/* Bounds the loader enforces (file:line names the value): every dimension, element count, byte
+ * count and shape product at most MODEL_DIM_MAX (2^40, far above any real tensor, low enough that
+ * dim x batch cannot overflow a long for a batch up to MODEL_BATCH_MAX), the model's batch at most
+ * MODEL_BATCH_MAX (2^22), count, launches and arrays at most MODEL_COUNT_MAX, and the parameter
+ * total at most MODEL_DIM_MAX. */
+#define MODEL_DIM_MAX (1L << 40)
+#define MODEL_BATCH_MAX (1L << 22)
+#define MODEL_COUNT_MAX 1000000000L
 #define MODEL_MAX_DIMS 4
 
 typedef struct {

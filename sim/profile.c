@@ -60,7 +60,11 @@ typedef struct {
   double hop_lat_s[NALGO][NPROTO]; /* hop_lat_s.<algo>.<proto> */
 } linkcost;
 
+#define MAX_WARNINGS 8
+
 struct profile {
+  char warning[MAX_WARNINGS][384]; /* "path: text" of each `warning` a fit carries (the first 8) */
+  int nwarnings;                   /* all of them */
   double host_launch_s; /* compute.host.launch_s: host-side cost of one kernel launch (0: none) */
   profile_jitter jitter;
   double *jitter_ratios;
@@ -102,10 +106,82 @@ void profile_destroy(profile_t *p) {
 
 const char *profile_name(const profile_t *p) { return p->name; }
 
+static const char *const kind_names[MODEL_OP_KIND_COUNT] = {"gemm", "ewise"};
+
+int profile_require(const profile_t *p, const model_dtype *precs, int nprec, const char *const *classes, int nclasses,
+                    err_t *e) {
+  for (int i = 0; i < nprec; i++)
+    for (int k = 0; k < MODEL_OP_KIND_COUNT; k++)
+      if (!p->cost[precs[i]][k].present)
+        return err_set(e, ERR_INPUT, "%s: no %s cost model for %s (a run at %s needs compute.%s.%s)", p->path,
+                       kind_names[k], model_dtype_name(precs[i]), model_dtype_name(precs[i]),
+                       model_dtype_name(precs[i]), kind_names[k]);
+  for (int i = 0; i < nclasses; i++) {
+    double bw, lat;
+    int rc = profile_link(p, classes[i], 1, &bw, &lat, e);
+    if (rc) return rc;
+  }
+  return ERR_OK;
+}
+
+int profile_nwarnings(const profile_t *p) { return p->nwarnings; }
+
+const char *profile_warning(const profile_t *p, int i) {
+  return i >= 0 && i < p->nwarnings && i < MAX_WARNINGS ? p->warning[i] : NULL;
+}
+
+void profile_summary(const profile_t *p, char *buf, size_t len) {
+  size_t n = 0;
+#define ADD(...) (n += (size_t)snprintf(buf + (n < len ? n : len), n < len ? len - n : 0, __VA_ARGS__))
+  ADD("compute");
+  int any = 0;
+  for (int d = 0; d < MODEL_DTYPE_COUNT; d++)
+    if (p->cost[d][MODEL_OP_GEMM].present) ADD("%s %s", any++ ? "," : "", model_dtype_name((model_dtype)d));
+  for (int d = 0; d < MODEL_DTYPE_COUNT; d++)
+    if (!p->cost[d][MODEL_OP_GEMM].present) ADD("%s no %s", any++ ? "," : "", model_dtype_name((model_dtype)d));
+  ADD("; links");
+  for (int i = 0; i < p->nlinks; i++) ADD("%s %s", i ? "," : "", p->links[i].name);
+  if (!p->nlinks) ADD(" none");
+  if (p->jitter.kind == PROFILE_JITTER_LOGNORMAL) ADD("; jitter lognormal cv %g", p->jitter.cv);
+  else if (p->jitter.kind == PROFILE_JITTER_EMPIRICAL) ADD("; jitter empirical (%d ratios)", p->jitter.nratios);
+  else ADD("; no jitter");
+  if (p->nh2d) ADD("; h2d");
+  if (p->has_nccl) ADD("; comm.nccl");
+  if (p->nwarnings) ADD("; %d poor fit(s) kept with a warning", p->nwarnings);
+#undef ADD
+}
+
 /* ---- loading ---- */
 
+/* The physical bounds of every number the schema reads (docs/profile.md, "Ranges"): wide enough
+ * for any real machine, narrow enough that no value reaches SimGrid or the cost model as 1e-300 or
+ * 1e308 (a latency of 1e-300 s or a bandwidth of 1e308 B/s is a typo or an overflow, never a
+ * measurement). zero_ok: 0 is also allowed (a cost that is absent). */
+typedef struct {
+  double lo, hi;
+  int zero_ok, integer;
+  const char *what;
+} range;
+
+static const range R_LAT = {PROFILE_LAT_MIN_s, PROFILE_LAT_MAX_s, 1, 0, "a time in seconds"};        /* latencies, launch costs */
+static const range R_TIME = {PROFILE_LAT_MIN_s, 1e5, 0, 0, "a time in seconds"};        /* a measured time */
+static const range R_BW = {TXT_BW_MIN_Bps, TXT_BW_MAX_Bps, 0, 0, "a bandwidth in bytes/s"}; /* sim/txt.h */
+static const range R_FLOPS = {PROFILE_FLOPS_MIN, PROFILE_FLOPS_MAX, 0, 0, "a rate in flop/s"};
+static const range R_FRAC = {1e-3, 1.0, 0, 0, "a fraction"};                /* efficiencies, factors */
+static const range R_DIM = {1, 1e12, 0, 1, "an integer dimension"};        /* gemm m, n, k */
+static const range R_BYTES = {1, 1e15, 0, 0, "a size in bytes"};
+static const range R_CV = {1e-6, 0.99, 1, 0, "a coefficient of variation"}; /* lognormal jitter */
+static const range R_RATIO = {0.1, 10.0, 0, 0, "a ratio to the mean"};      /* empirical jitter */
+
+static int check_range(double v, const range *r, const char *path, const char *key, const char *origin, err_t *e) {
+  if (isfinite(v) && ((v >= r->lo && v <= r->hi) || (r->zero_ok && v == 0)) && (!r->integer || v == floor(v)))
+    return 0;
+  return err_set(e, ERR_INPUT, "%s: %s%s%s must be %s from %g to %g%s, got %g", origin, path, *key ? "." : "", key,
+                 r->what, r->lo, r->hi, r->zero_ok ? " (or 0)" : "", v);
+}
+
 static int get_num(const cJSON *obj, const char *key, const char *path, const char *origin, int required,
-                   double def, double min_excl, double *out, err_t *e) {
+                   double def, const range *r, double *out, err_t *e) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
   if (!v) {
     if (required) return err_set(e, ERR_INPUT, "%s: %s.%s is missing", origin, path, key);
@@ -114,26 +190,20 @@ static int get_num(const cJSON *obj, const char *key, const char *path, const ch
   }
   if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
     return err_set(e, ERR_INPUT, "%s: %s.%s must be a number", origin, path, key);
-  if (!(v->valuedouble > min_excl)) {
-    if (min_excl < 0) /* min_excl -1e-300 stands for ">= 0" */
-      return err_set(e, ERR_INPUT, "%s: %s.%s must be >= 0, got %g", origin, path, key, v->valuedouble);
-    return err_set(e, ERR_INPUT, "%s: %s.%s must be > %g, got %g", origin, path, key, min_excl, v->valuedouble);
-  }
+  if (check_range(v->valuedouble, r, path, key, origin, e)) return ERR_INPUT;
   *out = v->valuedouble;
   return 0;
 }
 
 static int load_roofline(const cJSON *o, int gemm, const char *path, const char *origin, roofline *r, err_t *e) {
   int rc;
-  if ((rc = get_num(o, "launch_s", path, origin, 1, 0, -1e-300, &r->launch_s, e))) return rc;
-  if ((rc = get_num(o, "mem_bw_Bps", path, origin, 1, 0, 0, &r->mem_bw_Bps, e))) return rc;
-  if ((rc = get_num(o, "mem_efficiency", path, origin, 0, 1.0, 0, &r->mem_efficiency, e))) return rc;
+  if ((rc = get_num(o, "launch_s", path, origin, 1, 0, &R_LAT, &r->launch_s, e))) return rc;
+  if ((rc = get_num(o, "mem_bw_Bps", path, origin, 1, 0, &R_BW, &r->mem_bw_Bps, e))) return rc;
+  if ((rc = get_num(o, "mem_efficiency", path, origin, 0, 1.0, &R_FRAC, &r->mem_efficiency, e))) return rc;
   if (gemm) {
-    if ((rc = get_num(o, "peak_flops", path, origin, 1, 0, 0, &r->peak_flops, e))) return rc;
-    if ((rc = get_num(o, "efficiency", path, origin, 1, 0, 0, &r->efficiency, e))) return rc;
+    if ((rc = get_num(o, "peak_flops", path, origin, 1, 0, &R_FLOPS, &r->peak_flops, e))) return rc;
+    if ((rc = get_num(o, "efficiency", path, origin, 1, 0, &R_FRAC, &r->efficiency, e))) return rc;
   }
-  if (r->mem_efficiency > 1.0 || (gemm && r->efficiency > 1.0))
-    return err_set(e, ERR_INPUT, "%s: %s: efficiencies are fractions and must be <= 1", origin, path);
   return 0;
 }
 
@@ -181,14 +251,14 @@ static int load_table(const cJSON *o, int gemm, const char *path, const char *or
       free(pairs);
       return err_set(e, ERR_INPUT, "%s: %s must be an object", origin, sub);
     }
-    if ((rc = get_num(pt, "time_s", sub, origin, 1, 0, 0, &c->ptime[i], e))) goto fail;
+    if ((rc = get_num(pt, "time_s", sub, origin, 1, 0, &R_TIME, &c->ptime[i], e))) goto fail;
     if (gemm) {
-      if ((rc = get_num(pt, "m", sub, origin, 1, 0, 0, &c->pm[i], e))) goto fail;
-      if ((rc = get_num(pt, "n", sub, origin, 1, 0, 0, &c->pn[i], e))) goto fail;
-      if ((rc = get_num(pt, "k", sub, origin, 1, 0, 0, &c->pk[i], e))) goto fail;
+      if ((rc = get_num(pt, "m", sub, origin, 1, 0, &R_DIM, &c->pm[i], e))) goto fail;
+      if ((rc = get_num(pt, "n", sub, origin, 1, 0, &R_DIM, &c->pn[i], e))) goto fail;
+      if ((rc = get_num(pt, "k", sub, origin, 1, 0, &R_DIM, &c->pk[i], e))) goto fail;
       size = 2.0 * c->pm[i] * c->pn[i] * c->pk[i];
     } else {
-      if ((rc = get_num(pt, "bytes", sub, origin, 1, 0, 0, &c->pbytes[i], e))) goto fail;
+      if ((rc = get_num(pt, "bytes", sub, origin, 1, 0, &R_BYTES, &c->pbytes[i], e))) goto fail;
       size = c->pbytes[i];
     }
     pairs[2 * i] = size;
@@ -219,6 +289,18 @@ static int load_table(const cJSON *o, int gemm, const char *path, const char *or
 fail:
   free(pairs);
   return rc;
+}
+
+/* An optional `warning` string on a fit ddpcalib kept with --accept-poor-fit (docs/calib.md,
+ * "Quality gates"): collected for ddpsim to report. */
+static int load_warning(const cJSON *o, const char *path, const char *origin, profile_t *p, err_t *e) {
+  const cJSON *w = cJSON_GetObjectItemCaseSensitive(o, "warning");
+  if (!w) return 0;
+  if (!cJSON_IsString(w)) return err_set(e, ERR_INPUT, "%s: %s.warning must be a string", origin, path);
+  if (p->nwarnings < MAX_WARNINGS)
+    snprintf(p->warning[p->nwarnings], sizeof p->warning[0], "%s: %s", path, w->valuestring);
+  p->nwarnings++;
+  return 0;
 }
 
 static int load_cost(const cJSON *o, int gemm, const char *path, const char *origin, costmodel *c, err_t *e) {
@@ -257,14 +339,13 @@ static int load_algo_table(const cJSON *o, const char *origin, const char *path,
       if (qi < 0) return err_set(e, ERR_INPUT, "%s: %s: unknown protocol (LL, LL128, Simple)", origin, leaf);
       int rc;
       if (!bwf) {
-        if (!cJSON_IsNumber(q) || !(q->valuedouble >= 0) || !isfinite(q->valuedouble))
-          return err_set(e, ERR_INPUT, "%s: %s must be a latency >= 0 in seconds", origin, leaf);
+        if (!cJSON_IsNumber(q)) return err_set(e, ERR_INPUT, "%s: %s must be a latency in seconds", origin, leaf);
+        if ((rc = check_range(q->valuedouble, &R_LAT, leaf, "", origin, e))) return rc;
         lat[ai][qi] = q->valuedouble;
       } else {
         if (!cJSON_IsObject(q)) return err_set(e, ERR_INPUT, "%s: %s must be an object {base_lat_s, bw_factor}", origin, leaf);
-        if ((rc = get_num(q, "base_lat_s", leaf, origin, 1, 0, -1e-300, &lat[ai][qi], e))) return rc;
-        if ((rc = get_num(q, "bw_factor", leaf, origin, 1, 0, 0, &bwf[ai][qi], e))) return rc;
-        if (bwf[ai][qi] > 1) return err_set(e, ERR_INPUT, "%s: %s.bw_factor must be <= 1", origin, leaf);
+        if ((rc = get_num(q, "base_lat_s", leaf, origin, 1, 0, &R_LAT, &lat[ai][qi], e))) return rc;
+        if ((rc = get_num(q, "bw_factor", leaf, origin, 1, 0, &R_FRAC, &bwf[ai][qi], e))) return rc;
       }
       on[ai][qi] = 1;
     }
@@ -279,9 +360,8 @@ static int load_jitter(const cJSON *j, const char *origin, profile_t *p, err_t *
   if (!cJSON_IsString(m))
     return err_set(e, ERR_INPUT, "%s: compute.jitter.model must be \"lognormal\" or \"empirical\"", origin);
   if (strcmp(m->valuestring, "lognormal") == 0) {
-    int rc = get_num(j, "cv", "compute.jitter", origin, 1, 0, -1e-300, &p->jitter.cv, e);
+    int rc = get_num(j, "cv", "compute.jitter", origin, 1, 0, &R_CV, &p->jitter.cv, e);
     if (rc) return rc;
-    if (p->jitter.cv >= 1) return err_set(e, ERR_INPUT, "%s: compute.jitter.cv must be below 1", origin);
     p->jitter.kind = p->jitter.cv > 0 ? PROFILE_JITTER_LOGNORMAL : PROFILE_JITTER_NONE;
     return 0;
   }
@@ -295,30 +375,103 @@ static int load_jitter(const cJSON *j, const char *origin, profile_t *p, err_t *
   int i = 0;
   const cJSON *v;
   cJSON_ArrayForEach(v, r) {
-    if (!cJSON_IsNumber(v) || !(v->valuedouble > 0) || !isfinite(v->valuedouble))
-      return err_set(e, ERR_INPUT, "%s: compute.jitter.ratios[%d] must be a positive number", origin, i);
+    char where[48];
+    snprintf(where, sizeof where, "compute.jitter.ratios[%d]", i);
+    if (!cJSON_IsNumber(v)) return err_set(e, ERR_INPUT, "%s: %s must be a number", origin, where);
+    if (check_range(v->valuedouble, &R_RATIO, where, "", origin, e)) return ERR_INPUT;
     p->jitter_ratios[i++] = v->valuedouble;
   }
+  double mean = 0;
+  for (i = 0; i < n; i++) mean += p->jitter_ratios[i] / n;
+  if (fabs(mean - 1) > 0.05)
+    return err_set(e, ERR_INPUT, "%s: compute.jitter.ratios: each is a time over the mean time, so their mean must be 1 "
+                   "(within 0.05), got %g", origin, mean);
   p->jitter.kind = PROFILE_JITTER_EMPIRICAL;
   p->jitter.ratios = p->jitter_ratios;
   p->jitter.nratios = n;
   return 0;
 }
 
-int profile_parse(const char *text, const char *origin, profile_t **out, err_t *e) {
+int profile_json_parse(const char *text, size_t len, const char *origin, cJSON **out, err_t *e) {
   *out = NULL;
-  cJSON *root = cJSON_Parse(text);
+  if (strlen(text) != len) {
+    int line = 1;
+    for (const char *s = text; *s; s++) line += *s == '\n';
+    return err_set(e, ERR_INPUT, "%s:%d: a NUL byte: not a JSON text file", origin, line);
+  }
+  const char *s = text;
+  while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r') s++;
+  if (!*s) return err_set(e, ERR_INPUT, "%s: empty file, expected a JSON profile", origin);
+  /* require_null_terminated: anything but white space after the document is an error, not ignored. */
+  const char *end = NULL;
+  cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
   if (!root) {
     /* cJSON gives the position where parsing stopped; turn it into a line number. */
-    const char *where = cJSON_GetErrorPtr();
+    const char *where = end ? end : cJSON_GetErrorPtr();
     int line = 1;
     if (where)
-      for (const char *s = text; s < where && *s; s++) line += *s == '\n';
-    return err_set(e, ERR_INPUT, "%s:%d: not valid JSON", origin, line);
+      for (const char *c = text; c < where && *c; c++) line += *c == '\n';
+    /* A whole document followed by more text parses up to the document's end. */
+    cJSON *first = cJSON_ParseWithOpts(text, NULL, 0);
+    cJSON_Delete(first);
+    return err_set(e, ERR_INPUT, "%s:%d: %s", origin, line,
+                   first ? "data after the end of the JSON document" : "not valid JSON");
   }
-  int rc = profile_from_json(root, origin, PROFILE_WHOLE, out, e);
+  *out = root;
+  return ERR_OK;
+}
+
+int profile_parse(const char *text, const char *origin, profile_t **out, err_t *e) {
+  *out = NULL;
+  cJSON *root;
+  int rc = profile_json_parse(text, strlen(text), origin, &root, e);
+  if (rc) return rc;
+  rc = profile_from_json(root, origin, PROFILE_WHOLE, out, e);
   cJSON_Delete(root);
   return rc;
+}
+
+static int cmp_member_name(const void *a, const void *b) {
+  return strcmp((*(const cJSON *const *)a)->string, (*(const cJSON *const *)b)->string);
+}
+
+/* What cJSON lets through and no reader should see: a key given twice in one object (cJSON keeps
+ * both and lookups find the first, while a merge would apply both) and a number that overflowed
+ * to infinity (1e999, which cJSON would write back as null). Checked over the whole document,
+ * free-form sections included, so whatever passes can be written back and read again. */
+static int check_tree(const cJSON *node, char *path, size_t cap, const char *origin, err_t *e) {
+  if (cJSON_IsNumber(node) && !isfinite(node->valuedouble))
+    return err_set(e, ERR_INPUT, "%s: %s: number out of range (overflows a double)", origin, *path ? path : "(top)");
+  if (!cJSON_IsObject(node) && !cJSON_IsArray(node)) return ERR_OK;
+  size_t len = strlen(path), n = 0;
+  const cJSON *c;
+  cJSON_ArrayForEach(c, node) n++;
+  if (cJSON_IsObject(node) && n > 1) {
+    const cJSON **v = malloc(n * sizeof *v);
+    if (!v) return err_set(e, ERR_NOMEM, "%s: out of memory", origin);
+    size_t i = 0;
+    cJSON_ArrayForEach(c, node) v[i++] = c;
+    qsort(v, n, sizeof *v, cmp_member_name);
+    for (i = 1; i < n && strcmp(v[i - 1]->string, v[i]->string) != 0; i++) {
+    }
+    if (i < n) {
+      int rc = err_set(e, ERR_INPUT, "%s: %s%s\"%.80s\" is given twice (duplicate key)", origin, path, len ? ": " : "",
+                       v[i]->string);
+      free(v);
+      return rc;
+    }
+    free(v);
+  }
+  size_t i = 0;
+  cJSON_ArrayForEach(c, node) {
+    if (cJSON_IsObject(node)) snprintf(path + len, cap - len, "%s%.80s", len ? "." : "", c->string);
+    else snprintf(path + len, cap - len, "[%zu]", i);
+    i++;
+    int rc = check_tree(c, path, cap, origin, e);
+    path[len] = '\0';
+    if (rc) return rc;
+  }
+  return ERR_OK;
 }
 
 int profile_check_json(const cJSON *root, const char *origin, int part, err_t *e) {
@@ -334,6 +487,8 @@ int profile_from_json(const cJSON *root, const char *origin, int part, profile_t
   profile_t *p = calloc(1, sizeof *p);
   if (!p) return err_set(e, ERR_NOMEM, "%s: out of memory", origin);
   snprintf(p->path, sizeof p->path, "%s", origin);
+  char where[1024] = "";
+  if ((rc = check_tree(root, where, sizeof where, origin, e))) goto fail;
   const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
   const cJSON *ver = cJSON_GetObjectItemCaseSensitive(root, "version");
   if (!cJSON_IsObject(root) || !cJSON_IsString(fmt) || strcmp(fmt->valuestring, FORMAT_TAG) != 0) {
@@ -367,16 +522,16 @@ int profile_from_json(const cJSON *root, const char *origin, int part, profile_t
     const char *dn = model_dtype_name((model_dtype)d);
     const cJSON *prec = cJSON_GetObjectItemCaseSensitive(compute, dn);
     if (!prec) continue;
-    static const char *kinds[MODEL_OP_KIND_COUNT] = {"gemm", "ewise"};
     for (int k = 0; k < MODEL_OP_KIND_COUNT; k++) {
       char path[128];
-      snprintf(path, sizeof path, "compute.%s.%s", dn, kinds[k]);
-      const cJSON *o = cJSON_GetObjectItemCaseSensitive(prec, kinds[k]);
+      snprintf(path, sizeof path, "compute.%s.%s", dn, kind_names[k]);
+      const cJSON *o = cJSON_GetObjectItemCaseSensitive(prec, kind_names[k]);
       if (!o) {
         rc = err_set(e, ERR_INPUT, "%s: %s is missing", origin, path);
         goto fail;
       }
       if ((rc = load_cost(o, k == MODEL_OP_GEMM, path, origin, &p->cost[d][k], e))) goto fail;
+      if ((rc = load_warning(o, path, origin, p, e))) goto fail;
     }
     any = 1;
   }
@@ -391,7 +546,7 @@ int profile_from_json(const cJSON *root, const char *origin, int part, profile_t
     rc = err_set(e, ERR_INPUT, "%s: compute.host must be an object {launch_s}", origin);
     goto fail;
   }
-  if (host && (rc = get_num(host, "launch_s", "compute.host", origin, 1, 0, -1e-300, &p->host_launch_s, e))) goto fail;
+  if (host && (rc = get_num(host, "launch_s", "compute.host", origin, 1, 0, &R_LAT, &p->host_launch_s, e))) goto fail;
 
   const cJSON *h2d = cJSON_GetObjectItemCaseSensitive(root, "h2d"), *hm;
   if (h2d && !cJSON_IsObject(h2d)) {
@@ -407,8 +562,8 @@ int profile_from_json(const cJSON *root, const char *origin, int part, profile_t
       goto fail;
     }
     strcpy(p->h2d[p->nh2d].mode, hm->string);
-    if ((rc = get_num(hm, "lat_s", path, origin, 1, 0, -1e-300, &p->h2d[p->nh2d].lat_s, e))) goto fail;
-    if ((rc = get_num(hm, "bw_Bps", path, origin, 1, 0, 0, &p->h2d[p->nh2d].bw_Bps, e))) goto fail;
+    if ((rc = get_num(hm, "lat_s", path, origin, 1, 0, &R_LAT, &p->h2d[p->nh2d].lat_s, e))) goto fail;
+    if ((rc = get_num(hm, "bw_Bps", path, origin, 1, 0, &R_BW, &p->h2d[p->nh2d].bw_Bps, e))) goto fail;
     p->nh2d++;
   }
 
@@ -422,6 +577,11 @@ int profile_from_json(const cJSON *root, const char *origin, int part, profile_t
     goto fail;
   }
   int nl = cJSON_GetArraySize(links);
+  if (!part && nl == 0) {
+    rc = err_set(e, ERR_INPUT, "%s: \"comm.links\" is empty: a whole profile needs the link classes its topologies "
+                 "name (a part for ddpcalib merge may leave them out)", origin);
+    goto fail;
+  }
   p->links = calloc((size_t)(nl ? nl : 1), sizeof *p->links);
   if (!p->links) {
     rc = err_set(e, ERR_NOMEM, "%s: out of memory", origin);
@@ -441,11 +601,13 @@ int profile_from_json(const cJSON *root, const char *origin, int part, profile_t
       goto fail;
     }
     strcpy(lc->name, l->string);
-    if ((rc = get_num(l, "lat_s", path, origin, 1, 0, -1e-300, &lc->lat_s, e))) goto fail;
-    if ((rc = get_num(l, "bw_Bps", path, origin, 0, 0, -1e-300, &lc->bw_Bps, e))) goto fail;
-    if ((rc = get_num(l, "efficiency", path, origin, 0, 0, -1e-300, &lc->efficiency, e))) goto fail;
-    if (lc->bw_Bps <= 0 && (lc->efficiency <= 0 || lc->efficiency > 1)) {
-      rc = err_set(e, ERR_INPUT, "%s: %s needs bw_Bps > 0 or 0 < efficiency <= 1", origin, path);
+    if ((rc = get_num(l, "lat_s", path, origin, 1, 0, &R_LAT, &lc->lat_s, e))) goto fail;
+    /* Either may be absent (0 here), not both; each that is present is checked. */
+    if ((rc = get_num(l, "bw_Bps", path, origin, 0, 0, &R_BW, &lc->bw_Bps, e))) goto fail;
+    if ((rc = get_num(l, "efficiency", path, origin, 0, 0, &R_FRAC, &lc->efficiency, e))) goto fail;
+    if (lc->bw_Bps == 0 && lc->efficiency == 0) {
+      rc = err_set(e, ERR_INPUT, "%s: %s needs bw_Bps (bytes/s) or efficiency (a fraction of the nominal bandwidth)",
+                   origin, path);
       goto fail;
     }
     const cJSON *sc = cJSON_GetObjectItemCaseSensitive(l, "shares_compute");
@@ -454,6 +616,7 @@ int profile_from_json(const cJSON *root, const char *origin, int part, profile_t
       goto fail;
     }
     lc->shares_compute = cJSON_IsTrue(sc);
+    if ((rc = load_warning(l, path, origin, p, e))) goto fail;
     if ((rc = load_algo_table(cJSON_GetObjectItemCaseSensitive(l, "hop_lat_s"), origin, path, lc->has_hop, lc->hop_lat_s,
                               NULL, e)))
       goto fail;

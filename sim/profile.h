@@ -14,6 +14,14 @@
 
 typedef struct profile profile_t;
 
+/* The physical ranges of docs/profile.md, "Ranges", that ddpcalib's quality gates share (the
+ * bandwidths' are sim/txt.h's TXT_BW_*): a latency or launch cost is 0 or 1 ns .. 10 s, a compute
+ * rate 1 Mflop/s .. 1 Eflop/s. */
+#define PROFILE_LAT_MIN_s 1e-9
+#define PROFILE_LAT_MAX_s 10.0
+#define PROFILE_FLOPS_MIN 1e6
+#define PROFILE_FLOPS_MAX 1e18
+
 /* Run-to-run variation of a GPU's compute time (docs/profile.md, `compute.jitter`): each GPU's
  * compute in each iteration is multiplied by a draw with mean 1. */
 typedef enum { PROFILE_JITTER_NONE = 0, PROFILE_JITTER_LOGNORMAL = 1, PROFILE_JITTER_EMPIRICAL = 2 } profile_jitter_kind;
@@ -29,6 +37,12 @@ typedef struct {
  * ERR_INPUT with `path: what is wrong` (naming the JSON path of the bad field) otherwise. Every
  * field is validated here, so later queries fail only for things the profile lacks. */
 int profile_load(const char *path, profile_t **out, err_t *e);
+
+/* Parses the JSON text of a profile, `len` bytes NUL-terminated at text[len], into *out (the
+ * caller frees it with cJSON_Delete); does not check the schema. ERR_INPUT with `origin:line: ...`
+ * for malformed JSON, data after the document or a NUL byte, `origin: empty file` for nothing.
+ * The one JSON reader of profiles: ddpsim's loader and ddpcalib's (calib/profilew.h) both use it. */
+int profile_json_parse(const char *text, size_t len, const char *origin, cJSON **out, err_t *e);
 int profile_parse(const char *text, const char *origin, profile_t **out, err_t *e);
 void profile_destroy(profile_t *p); /* NULL is a no-op */
 
@@ -49,6 +63,23 @@ int profile_from_json(const cJSON *doc, const char *origin, int part, profile_t 
 int profile_check_json(const cJSON *doc, const char *origin, int part, err_t *e);
 
 const char *profile_name(const profile_t *p);
+
+/* What a run needs of a loaded profile beyond its schema: both op kinds' cost models at each of the
+ * `nprec` precisions and an entry for each of the `nclasses` link classes. ERR_INPUT with the
+ * message ddpsim gives when a run meets the gap (profile_op_time's, profile_link's). This is how
+ * `ddpcalib validate --precision --links` refuses what such a run of ddpsim would refuse. */
+int profile_require(const profile_t *p, const model_dtype *precs, int nprec, const char *const *classes, int nclasses,
+                    err_t *e);
+
+/* The `warning`s of fits ddpcalib kept with --accept-poor-fit (comm.links.<class>.warning,
+ * compute.<precision>.<kind>.warning), as "JSON path: text": how many, and the i-th (the first 8
+ * are kept; NULL beyond). Front ends report them whenever the profile is used. */
+int profile_nwarnings(const profile_t *p);
+const char *profile_warning(const profile_t *p, int i);
+
+/* One line saying what the profile holds: "compute fp32, fp16; links nvlink, ib-edr; jitter ...",
+ * naming what is absent ("no fp16"). Truncated to len. */
+void profile_summary(const profile_t *p, char *buf, size_t len);
 
 /* Time of ONE launch of op at per-GPU batch `batch` and run precision `run`. *extrapolated (may be
  * NULL) is set to 1 when a measured table had to fall back to its roofline outside the measured

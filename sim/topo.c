@@ -13,6 +13,11 @@
 
 void topo_destroy(topo_t *t) { free(t); }
 
+/* A bandwidth within the bounds every loader shares (sim/txt.h). */
+static int parse_bw(const char *v, double *Bps) {
+  return txt_parse_bw(v, Bps) || !(*Bps >= TXT_BW_MIN_Bps && *Bps <= TXT_BW_MAX_Bps) ? -1 : 0;
+}
+
 static int copy_name(char *dst, const char *src) {
   size_t n = strlen(src);
   if (n == 0 || n >= TOPO_NAME_MAX) return -1;
@@ -71,8 +76,8 @@ int topo_parse(const char *text, const char *origin, topo_t **out, err_t *e) {
           t->intra_links = (int)l;
           hl = 1;
         } else if ((v = txt_kv(tok[i], "bw"))) {
-          if (txt_parse_bw(v, &t->intra_bw_Bps) || t->intra_bw_Bps <= 0)
-            BAD("%s:%d: bw '%s' is not a bandwidth like 25GBps or 100Gbps", origin, line_no, v);
+          if (parse_bw(v, &t->intra_bw_Bps))
+            BAD("%s:%d: bw '%s' is not a bandwidth like 25GBps or 100Gbps from 1kBps to 1000TBps", origin, line_no, v);
           hb = 1;
         } else {
           BAD("%s:%d: unknown key '%s' (intra takes links= and bw=)", origin, line_no, tok[i]);
@@ -98,8 +103,8 @@ int topo_parse(const char *text, const char *origin, topo_t **out, err_t *e) {
           t->nic_count = (int)l;
           hc = 1;
         } else if ((v = txt_kv(tok[i], "bw"))) {
-          if (txt_parse_bw(v, &t->nic_bw_Bps) || t->nic_bw_Bps <= 0)
-            BAD("%s:%d: bw '%s' is not a bandwidth like 100Gbps", origin, line_no, v);
+          if (parse_bw(v, &t->nic_bw_Bps))
+            BAD("%s:%d: bw '%s' is not a bandwidth like 100Gbps from 1kBps to 1000TBps", origin, line_no, v);
           hb = 1;
         } else {
           BAD("%s:%d: unknown key '%s' (nic takes count= and bw=)", origin, line_no, tok[i]);
@@ -111,8 +116,8 @@ int topo_parse(const char *text, const char *origin, topo_t **out, err_t *e) {
     } else if (strcmp(tok[0], "switch") == 0) {
       const char *v;
       if (n == 2 && strcmp(tok[1], "nonblocking") == 0) t->switch_bw_Bps = 0;
-      else if (n == 2 && (v = txt_kv(tok[1], "bw")) && txt_parse_bw(v, &t->switch_bw_Bps) == 0 && t->switch_bw_Bps > 0) {
-      } else BAD("%s:%d: expected 'switch nonblocking' or 'switch bw=BANDWIDTH'", origin, line_no);
+      else if (n == 2 && (v = txt_kv(tok[1], "bw")) && parse_bw(v, &t->switch_bw_Bps) == 0) {
+      } else BAD("%s:%d: expected 'switch nonblocking' or 'switch bw=BANDWIDTH' (1kBps to 1000TBps)", origin, line_no);
       have_switch = 1;
     } else if (strcmp(tok[0], "pair") == 0) {
       /* pair A B links=N */

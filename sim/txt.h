@@ -20,6 +20,11 @@ int txt_split(char *line, char **tok, int max);
 int txt_parse_long(const char *s, long *out);    /* decimal integer */
 int txt_parse_double(const char *s, double *out); /* finite double */
 int txt_parse_bw(const char *s, double *Bps);     /* "25GBps", "100Gbps", "1.25e9Bps" */
+
+/* The bandwidths every loader accepts (topologies' nominal ones, profiles' effective ones): 1 kB/s
+ * to 1 PB/s, beyond any real link either way, so that nothing like 1e-300 or 1e308 reaches SimGrid. */
+#define TXT_BW_MIN_Bps 1e3
+#define TXT_BW_MAX_Bps 1e15
 int txt_parse_time(const char *s, double *sec);   /* "0.7us", "5ms", "2e-6s", "10ns" */
 
 /* If tok is "key=value" with key equal to `key`, returns a pointer to value; else NULL. */

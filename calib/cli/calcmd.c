@@ -1,4 +1,5 @@
 /* calcmd: what ddpcalib's commands share (calcmd.h). */
+#define _POSIX_C_SOURCE 200809L
 #include "calcmd.h"
 
 #include <mpi.h>
@@ -61,8 +62,10 @@ void calcmd_print_ring_fit(const char *link_class, const fit_ring_result *fit) {
   printf("# fit (ring model on median times, %zu regime(s)):\n", fit->nregimes);
   for (size_t i = 0; i < fit->nregimes; i++) {
     const fit_regime *g = &fit->regime[i];
-    printf("#   %10.0f .. %10.0f B: lat %.3f us/hop, bw %.3f GB/s/link, residual rms %.1f%% max %.1f%%\n",
-           g->min_bytes, g->max_bytes, g->lat_s * 1e6, g->bw_Bps / 1e9, g->rms_rel * 100, g->max_rel * 100);
+    /* A negative intercept is the line's, not a latency: said so, never printed as one. */
+    printf("#   %10.0f .. %10.0f B: %s %.3f us/hop%s, bw %.3f GB/s/link, residual rms %.1f%% max %.1f%%\n",
+           g->min_bytes, g->max_bytes, g->lat_s < 0 ? "intercept" : "lat", g->lat_s * 1e6,
+           g->lat_s < 0 ? " (below 0: not a latency)" : "", g->bw_Bps / 1e9, g->rms_rel * 100, g->max_rel * 100);
   }
   printf("# comm.links.%s: lat_s %.4g, bw_Bps %.4g (residual over the sweep: rms %.1f%%, max %.1f%%)\n",
          link_class, fit->lat_s, fit->bw_Bps, fit->rms_rel * 100, fit->max_rel * 100);
@@ -72,4 +75,28 @@ void calcmd_print_span(const commfit_span *sp, const char *link_class, double ri
   if (sp->from[0])
     printf("# the ring spans %g %s link(s) (%s): bw_Bps per link %.4g\n", sp->units, link_class, sp->from,
            ring_bw_Bps / sp->units);
+}
+
+int calcmd_gate(const char *what, const char *why, int keepable, int accept_poor, err_t *e) {
+  if (!keepable)
+    return err_set(e, ERR_RUNTIME,
+                   "%s: the fit is not physical: %s; ddpsim's loader could not read it, so nothing is written "
+                   "(measure again: more iterations, a quieter machine, another size range)", what, why);
+  if (!accept_poor)
+    return err_set(e, ERR_RUNTIME,
+                   "%s: poor fit: %s; nothing written (measure again, or keep it with --accept-poor-fit: the "
+                   "profile then carries a warning that ddpsim reports)", what, why);
+  printf("# warning: %s: poor fit kept (--accept-poor-fit): %s\n", what, why);
+  return ERR_OK;
+}
+
+int calcmd_mark_poor(cJSON *doc, const char *what, const char *why, err_t *e) {
+  char path[256], note[640];
+  snprintf(path, sizeof path, "%s", what);
+  cJSON *o = doc;
+  for (char *save = NULL, *k = strtok_r(path, ".", &save); k && o; k = strtok_r(NULL, ".", &save))
+    o = cJSON_GetObjectItemCaseSensitive(o, k);
+  if (!cJSON_IsObject(o)) return err_set(e, ERR_RUNTIME, "internal: %s is not in the profile to mark it", what);
+  snprintf(note, sizeof note, "poor fit kept by --accept-poor-fit: %s", why);
+  return profilew_str(o, "warning", note, e);
 }

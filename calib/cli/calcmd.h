@@ -28,7 +28,8 @@ int cmd_train(cli_ctx *x, int argc, char **argv);    /* cmd_train.c */
 /* comm --nccl-tuning (cmd_comm_tuning.c, built with CUDA): the sweep of every NCCL algorithm x
  * protocol, its tables, fit and profile. MPI is initialised by the caller. */
 int cmd_comm_tuning(cli_ctx *x, const commbench_cfg *cfg, int ngpus, const char *link_class, const char *topology,
-                    const char *output, int regimes);
+                    const char *output, int regimes,
+                    int accept_poor);
 
 /* 1 on an MPI rank other than 0 (from mpirun's environment, before MPI starts): it keeps quiet
  * about misuse, which every rank would repeat. */
@@ -60,6 +61,20 @@ int calcmd_bytes(const char *text, void *dest);
  * topology (nothing without one). */
 void calcmd_print_row(const commbench_row *row, void *arg);
 void calcmd_print_ring_fit(const char *link_class, const fit_ring_result *fit);
+/* The quality gate every fitting command applies (calib/fit.h, docs/calib.md "Quality gates") to
+ * a poor fit of `what` (a JSON path such as comm.links.shm): ERR_RUNTIME with a message saying why
+ * and what to do, unless the fit is keepable and accept_poor (--accept-poor-fit) is set; then it
+ * prints `# warning: ...` and returns ERR_OK, and the caller marks the unit with
+ * calcmd_mark_poor once written. */
+int calcmd_gate(const char *what, const char *why, int keepable, int accept_poor, err_t *e);
+/* Puts "warning": "poor fit kept by --accept-poor-fit: why" into the unit at doc's `what` (a
+ * dotted JSON path the command has just written). */
+int calcmd_mark_poor(cJSON *doc, const char *what, const char *why, err_t *e);
+/* The --accept-poor-fit option's help. */
+#define CALCMD_ACCEPT_POOR_HELP \
+  "keep a fit the quality gate refuses (residual above 100% rms, a regime\n" \
+  "with a negative time), marked with a warning ddpsim reports"
+
 void calcmd_print_span(const commfit_span *sp, const char *link_class, double ring_bw_Bps);
 
 /* Bounds of the -n (timed) and -w (warm-up) iteration counts every measuring command takes. */

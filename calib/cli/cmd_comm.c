@@ -39,7 +39,7 @@ enum { BACKEND_MPI, BACKEND_NCCL };
 
 /* The plain sweep on an open backend b: table, fit, profile. Rank 0 prints and writes. */
 static int sweep(cli_ctx *x, commbench_backend *b, const commbench_cfg *cfg, const char *link_class,
-                 const char *topology, const char *output, int regimes, int nccl) {
+                 const char *topology, const char *output, int regimes, int nccl, int accept_poor) {
   err_t e = {{0}};
   commbench_result res = {0};
   cJSON *doc = NULL;
@@ -73,12 +73,17 @@ static int sweep(cli_ctx *x, commbench_backend *b, const commbench_cfg *cfg, con
   if ((rc = commfit_ring(&res, b->nranks, (size_t)regimes, &fit, &e))) goto done;
   calcmd_print_ring_fit(link_class, &fit);
   calcmd_print_span(&span, link_class, fit.bw_Bps);
+  char what[128], why[512];
+  int keepable, poor = fit_ring_poor(&fit, why, sizeof why, &keepable);
+  snprintf(what, sizeof what, "comm.links.%s", link_class);
+  if (poor && (rc = calcmd_gate(what, why, keepable, accept_poor, &e))) goto done;
   if (output) {
     profilew_prov p = calcmd_prov("comm");
     p.devices = b->devices, p.hosts = b->hosts, p.libraries = b->library;
     doc = profilew_new("measured", &p);
     if (!doc) rc = err_set(&e, ERR_NOMEM, "out of memory");
     if (!rc) rc = record_comm(doc, link_class, b, cfg, &res, &fit, span.units, span.from[0] ? span.from : NULL, &e);
+    if (!rc && poor) rc = calcmd_mark_poor(doc, what, why, &e);
     if (!rc) rc = profilew_write(doc, output, &e);
     if (!rc) printf("# wrote %s\n", output);
   }
@@ -92,7 +97,7 @@ done:
 int cmd_comm(cli_ctx *x, int argc, char **argv) {
   commbench_cfg cfg = {.min_bytes = 8, .max_bytes = 32u << 20, .factor = 2, .iters = 20, .warmups = 5};
   const char *link_class = NULL, *output = NULL, *topology = NULL;
-  int backend = -1, ngpus = 1, regimes = 3, tuning = 0;
+  int backend = -1, ngpus = 1, regimes = 3, tuning = 0, accept_poor = 0;
   const cli_opt opts[] = {
       {"backend", 0, CLI_ENUM, &backend, "mpi|nccl",
        "mpi: MPI_Allreduce between the processes of mpirun (CPU);\n"
@@ -123,6 +128,7 @@ int cmd_comm(cli_ctx *x, int argc, char **argv) {
        "defaults to the topology's. Without it the ring is taken as one link"},
       {"nccl-tuning", 0, CLI_FLAG, &tuning, NULL, "nccl: sweep every NCCL_ALGO x NCCL_PROTO, fit comm.nccl (above)"},
       {"output", 'o', CLI_STRING, &output, "FILE", "profile to write (atomically); without it, only print"},
+      {"accept-poor-fit", 0, CLI_FLAG, &accept_poor, NULL, CALCMD_ACCEPT_POOR_HELP},
       {0}};
   const cli_opt *tables[] = {opts, NULL};
   const cli_cmd c = {.usage = usage, .tables = tables};
@@ -145,19 +151,19 @@ int cmd_comm(cli_ctx *x, int argc, char **argv) {
   commbench_backend b = {0};
 #ifdef DDPCALIB_HAVE_CUDA
   if (tuning) {
-    rc = cmd_comm_tuning(x, &cfg, ngpus, link_class, topology, output, regimes);
+    rc = cmd_comm_tuning(x, &cfg, ngpus, link_class, topology, output, regimes, accept_poor);
     MPI_Finalize();
     return rc;
   }
   if (nccl) {
-    if (!(rc = comm_nccl_open(&b, ngpus, &e))) rc = sweep(x, &b, &cfg, link_class, topology, output, regimes, 1);
+    if (!(rc = comm_nccl_open(&b, ngpus, &e))) rc = sweep(x, &b, &cfg, link_class, topology, output, regimes, 1, accept_poor);
     else rc = calcmd_status(x, rc, &e);
     comm_nccl_close(&b);
     MPI_Finalize();
     return rc;
   }
 #endif
-  if (!(rc = comm_mpi_open(&b, &e))) rc = sweep(x, &b, &cfg, link_class, topology, output, regimes, 0);
+  if (!(rc = comm_mpi_open(&b, &e))) rc = sweep(x, &b, &cfg, link_class, topology, output, regimes, 0, accept_poor);
   else rc = calcmd_status(x, rc, &e);
   comm_mpi_close(&b);
   MPI_Finalize();

@@ -64,7 +64,7 @@ static void print_tuning(const ncclsweep_fit *f) {
 }
 
 int cmd_comm_tuning(cli_ctx *x, const commbench_cfg *cfg, int ngpus, const char *link_class, const char *topology,
-                    const char *output, int regimes) {
+                    const char *output, int regimes, int accept_poor) {
   ncclsweep_hooks h = {on_refused, on_opened, on_start, on_row, on_done, (void *)cfg};
   ncclsweep_result r;
   ncclsweep_fit f;
@@ -81,6 +81,10 @@ int cmd_comm_tuning(cli_ctx *x, const commbench_cfg *cfg, int ngpus, const char 
   }
   if (rc) goto done;
   print_tuning(&f);
+  char what[128], why[512];
+  int keepable, poor = fit_ring_poor(&f.ring, why, sizeof why, &keepable);
+  snprintf(what, sizeof what, "comm.links.%s", r.link_class);
+  if (poor && (rc = calcmd_gate(what, why, keepable, accept_poor, &e))) goto done;
   if (output) {
     profilew_prov p = calcmd_prov("comm");
     p.devices = r.info.devices, p.hosts = r.info.hosts, p.libraries = r.info.library;
@@ -93,6 +97,7 @@ int cmd_comm_tuning(cli_ctx *x, const commbench_cfg *cfg, int ngpus, const char 
     if (!rc)
       rc = record_nccl(doc, r.link_class, f.hops_source, &f.setup, &f.tune, cfg,
                        (const commbench_result(*)[NCCL_NPROTO])r.res, &e);
+    if (!rc && poor) rc = calcmd_mark_poor(doc, what, why, &e);
     if (!rc) rc = profilew_write(doc, output, &e);
     if (!rc) printf("# wrote %s\n", output);
   }

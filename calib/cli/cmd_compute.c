@@ -63,6 +63,7 @@ int cmd_compute(cli_ctx *x, int argc, char **argv) {
   computebench_cfg cfg = {.backend = -1, .hidden = {256}, .nhidden = 1, .batch = {8}, .nbatch = 1, .seq = 8,
                           .iters = 10, .warmups = 2, .gemm_max = 512, .copy_max_bytes = 16 << 20};
   const char *output = NULL;
+  int accept_poor = 0;
   dims hidden = {cfg.hidden, &cfg.nhidden}, batch = {cfg.batch, &cfg.nbatch};
   const cli_opt opts[] = {
       {"backend", 0, CLI_ENUM, &cfg.backend, "cpu|cuda",
@@ -82,6 +83,7 @@ int cmd_compute(cli_ctx *x, int argc, char **argv) {
       {"gemm-max", 0, CLI_LONG, &cfg.gemm_max, "D", "largest GEMM dimension of the plain grid (default 512)",
        CLI_MIN | CLI_MAX, 16, 65536},
       {"output", 'o', CLI_STRING, &output, "FILE", "profile to write (atomically); without it, only print"},
+      {"accept-poor-fit", 0, CLI_FLAG, &accept_poor, NULL, CALCMD_ACCEPT_POOR_HELP},
       {0}};
   const cli_opt *tables[] = {opts, NULL};
   const cli_cmd c = {.usage = usage, .tables = tables};
@@ -108,6 +110,14 @@ int cmd_compute(cli_ctx *x, int argc, char **argv) {
     rc = doc ? record_compute(doc, &cfg, &res, &fit, &e) : err_set(&e, ERR_NOMEM, "out of memory");
   }
   if (!rc) print_fit(prec, &fit);
+  /* The quality gate over both fallbacks (the tables are the measured points themselves). */
+  for (int k = 0; k < 2 && !rc; k++) {
+    char what[64], why[512];
+    int keepable;
+    snprintf(what, sizeof what, "compute.%s.%s", prec, k == 0 ? "gemm" : "ewise");
+    if (!fit_roofline_poor(k == 0 ? &fit.gemm : &fit.ewise, k == 0, why, sizeof why, &keepable)) continue;
+    if (!(rc = calcmd_gate(what, why, keepable, accept_poor, &e))) rc = calcmd_mark_poor(doc, what, why, &e);
+  }
   if (!rc && output && !(rc = profilew_write(doc, output, &e))) printf("# wrote %s\n", output);
   cJSON_Delete(doc);
   computebench_result_free(&res);

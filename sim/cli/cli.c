@@ -146,12 +146,12 @@ static int bad_value(cli_ctx *x, const cli_opt *o, const char *s) {
 static int split_list(cli_ctx *x, const cli_opt *o) {
   cli_list *l = o->dest;
   l->n = 0;
-  const char *text = l->text ? l->text : "";
-  if (strlen(text) >= sizeof l->buf) return cli_usage(x, "--%s: the list is too long (%zu characters)", o->name, strlen(text));
-  snprintf(l->buf, sizeof l->buf, "%s", text);
+  if (!l->text) return CLI_OK; /* no default and not given: empty */
+  if (strlen(l->text) >= sizeof l->buf) return cli_usage(x, "--%s: the list is too long (%zu characters)", o->name, strlen(l->text));
+  snprintf(l->buf, sizeof l->buf, "%s", l->text);
   int too_many = 0;
   for (char *rest = l->buf, *t; (t = strsep(&rest, ",")) != NULL;) {
-    if (!*t) return cli_usage(x, "--%s has an empty item in '%s'", o->name, text);
+    if (!*t) return cli_usage(x, "--%s has an empty item in '%s'", o->name, l->text);
     if (l->n == o->list) {
       too_many = 1;
       break;

@@ -45,6 +45,7 @@ typedef enum {
 enum { CLI_MIN = 1, CLI_MAX = 2, CLI_MIN_OPEN = 4, CLI_MAX_OPEN = 8 };
 
 /* A comma-separated list (cli_opt.list > 0): text is the default on entry, what was given after;
+ * (NULL on entry: no default, and the list stays empty, n = 0, unless given);
  * cli_parse splits and checks it (default or given) into n items: i[] for CLI_INT, CLI_LONG and
  * CLI_ENUM, d[] for CLI_DOUBLE, s[] (each item's text, in buf) for every kind. */
 typedef struct {

@@ -173,7 +173,19 @@ int simopts_check(cli_ctx *x, const simopts *o) {
 
 int simopts_load_model(cli_ctx *x, const char *name, model_t **m) { LOAD(DATA_MODEL, name, model_load, m); }
 int simopts_load_topo(cli_ctx *x, const char *name, topo_t **t) { LOAD(DATA_TOPOLOGY, name, topo_load, t); }
-int simopts_load_profile(cli_ctx *x, const char *name, profile_t **p) { LOAD(DATA_PROFILE, name, profile_load, p); }
+static int load_profile(cli_ctx *x, const char *name, profile_t **p) { LOAD(DATA_PROFILE, name, profile_load, p); }
+
+/* A profile, and on stderr each poor fit it carries (kept by ddpcalib --accept-poor-fit), every
+ * time it is used: its numbers are then the user's risk, and they are told so. */
+int simopts_load_profile(cli_ctx *x, const char *name, profile_t **p) {
+  int rc = load_profile(x, name, p);
+  if (rc) return rc;
+  int n = profile_nwarnings(*p), shown = 0;
+  for (; shown < n && profile_warning(*p, shown); shown++)
+    fprintf(stderr, "%s %s: warning: profile %s: %s\n", x->prog, x->where, name, profile_warning(*p, shown));
+  if (shown < n) fprintf(stderr, "%s %s: warning: profile %s: %d more poor fits\n", x->prog, x->where, name, n - shown);
+  return CLI_OK;
+}
 
 int simopts_load(cli_ctx *x, const simopts *o, simopts_inputs *in) {
   memset(in, 0, sizeof *in);

@@ -81,11 +81,13 @@ expect 2 "unknown option '--frob'" "compute unknown flag" -- "$calib" compute --
 expect 2 "needs a GPU" "h2d --backend cpu" -- "$calib" h2d --backend cpu
 expect 2 "--backend" "h2d without --backend" -- "$calib" h2d
 expect 2 "-f" "h2d -f 0.5" -- "$calib" h2d --backend cuda -f 0.5
+expect 0 "--accept-poor-fit" "comm --help lists --accept-poor-fit" -- "$calib" comm --help
+expect 0 "--accept-poor-fit" "compute --help lists --accept-poor-fit" -- "$calib" compute --help
 
 # ---- runtime errors: exit 1 with `file: what is wrong`
-expect 1 "nope.json: cannot open" "validate a missing file" -- "$calib" validate nope.json
+expect 1 "nope.json: cannot read" "validate a missing file" -- "$calib" validate nope.json
 printf '{"format": "ddpsim-profile",\n "version": 1,\n "name": oops}\n' >malformed.json
-expect 1 "malformed.json:3: malformed JSON" "validate malformed JSON (line named)" -- "$calib" validate malformed.json
+expect 1 "malformed.json:3: not valid JSON" "validate malformed JSON (line named)" -- "$calib" validate malformed.json
 : >empty.json
 expect 1 "empty.json: empty file" "validate an empty file" -- "$calib" validate empty.json
 printf '{"format": "ddpsim-profile", "version": 2, "name": "x", "provenance": {}}\n' >v2.json
@@ -93,15 +95,80 @@ expect 1 "v2.json: unsupported profile version 2" "validate a wrong version" -- 
 printf '{"format": "other", "version": 1}\n' >fmt.json
 expect 1 "fmt.json: not a ddpsim profile" "validate a wrong format" -- "$calib" validate fmt.json
 printf '{"format":"ddpsim-profile","version":1,"name":"x","provenance":{},"comm":{"links":{"shm":{"lat_s":-1,"bw_Bps":1e9}}}}\n' >neg.json
-expect 1 "neg.json: comm.links.shm.lat_s must be >= 0, got -1" "validate a negative latency (path named)" -- "$calib" validate neg.json
-expect 1 "" "validate a directory" -- "$calib" validate .
+expect 1 "neg.json: comm.links.shm.lat_s must be a time in seconds from 1e-09 to 10 \\(or 0\\), got -1" \
+  "validate a negative latency (path named)" -- "$calib" validate --part neg.json
+expect 1 ".: cannot read: Is a directory" "validate a directory" -- "$calib" validate .
 printf '{"format":"ddpsim-profile","version":1,"name":"x","provenance":{},"comm":{"links":{},"nccl":{"tree":{"LL128":{"base_lat_s":1e-6,"bw_factor":1.2}}}}}\n' >bwf.json
-expect 1 "bwf.json: comm.nccl.tree.LL128.bw_factor must be <= 1" "validate comm.nccl bw_factor > 1 (path named)" -- \
-  "$calib" validate bwf.json
+expect 1 "bwf.json: comm.nccl.tree.LL128.bw_factor must be a fraction from 0.001 to 1, got 1.2" \
+  "validate comm.nccl bw_factor > 1 (path named)" -- "$calib" validate --part bwf.json
 printf '{"format":"ddpsim-profile","version":1,"name":"x","provenance":{},"comm":{"links":{"nvlink":{"lat_s":1e-6,"bw_Bps":1e9,"hop_lat_s":{"ring":{"LL64":1e-6}}}}}}\n' >hop.json
 expect 1 "hop.json: comm.links.nvlink.hop_lat_s.ring.LL64: unknown protocol" "validate hop_lat_s with an unknown protocol" -- \
-  "$calib" validate hop.json
-expect 1 "nope.json: cannot open" "merge a missing file" -- "$calib" merge nope.json v2.json -o m.json
+  "$calib" validate --part hop.json
+# One schema with ddpsim's loader (sim/profile.c): what ddpsim refuses, validate refuses.
+G='{"model":"roofline","launch_s":2.5e-6,"peak_flops":1.57e13,"efficiency":0.63,"mem_bw_Bps":9e11}'
+E='{"model":"roofline","launch_s":2.5e-6,"mem_bw_Bps":9e11}'
+whole() { # LINKS [EXTRA]: a whole profile with fp32 compute, these comm.links and extra top-level members
+  printf '{"format":"ddpsim-profile","version":1,"name":"x","provenance":{},"compute":{"fp32":{"gemm":%s,"ewise":%s}},"comm":{"links":%s}%s}\n' \
+    "$G" "$E" "$1" "${2:-}"
+}
+whole '{"nvlink":{"lat_s":3.4e-6,"efficiency":0.8}}' >good.json
+expect 0 "good.json: ok \(a whole profile\): compute fp32, no fp16; links nvlink" "validate a whole profile: says what it holds" -- \
+  "$calib" validate good.json
+expect 1 "good.json: no gemm cost model for fp16" "validate --precision fp16 without compute.fp16" -- \
+  "$calib" validate --precision fp32,fp16 good.json
+expect 1 "no comm.links entry for link class 'ib-edr'" "validate --links naming a class the profile lacks" -- \
+  "$calib" validate --links nvlink,ib-edr good.json
+expect 0 "good.json: ok" "validate --precision fp32 --links nvlink" -- "$calib" validate --precision fp32 --links nvlink good.json
+expect 2 "--precision" "validate --precision fp64" -- "$calib" validate --precision fp64 good.json
+whole '{"nvlink":{"lat_s":3.4e-6,"bw_Bps":2e10,"efficiency":2.0}}' >eff2.json
+expect 1 "eff2.json: comm.links.nvlink.efficiency must be a fraction from 0.001 to 1, got 2" \
+  "validate efficiency 2.0 beside a bw_Bps" -- "$calib" validate eff2.json
+whole '{}' >nolinks.json
+expect 1 "nolinks.json: \"comm.links\" is empty" "validate a whole profile with empty links" -- "$calib" validate nolinks.json
+expect 0 "nolinks.json: ok \(a part\)" "validate --part accepts it (a half for merge)" -- "$calib" validate --part nolinks.json
+whole '{"nvlink":{"lat_s":1e-300,"bw_Bps":2e10}}' >tiny.json
+expect 1 "tiny.json: comm.links.nvlink.lat_s must be a time in seconds from 1e-09 to 10 \(or 0\), got 1e-300" \
+  "validate a latency of 1e-300" -- "$calib" validate tiny.json
+whole '{"nvlink":{"lat_s":1e-6,"bw_Bps":1e308}}' >huge.json
+expect 1 "huge.json: comm.links.nvlink.bw_Bps must be a bandwidth in bytes/s from 1000 to 1e\+15, got 1e\+308" \
+  "validate a bandwidth of 1e308" -- "$calib" validate huge.json
+whole '{"nvlink":{"lat_s":1e-6,"lat_s":2e-6,"bw_Bps":2e10}}' >dup.json
+expect 1 "dup.json: comm.links.nvlink: \"lat_s\" is given twice" "validate a duplicate key (path named)" -- "$calib" validate dup.json
+(cat good.json; echo '{"more": 1}') >trail.json
+expect 1 "trail.json:2: data after the end of the JSON document" "validate trailing data after the JSON" -- \
+  "$calib" validate trail.json
+whole '{"nvlink":{"lat_s":1e-6,"bw_Bps":2e10}}' ',"samples":{"x":{"ratios":[1e999]}}' >inf.json
+expect 1 "inf.json: samples.x.ratios\[0\]: number out of range" "validate 1e999 in a free-form section" -- \
+  "$calib" validate inf.json
+expect 1 "inf.json: samples.x.ratios\[0\]: number out of range" "merge refuses 1e999 (never writes null)" -- \
+  "$calib" merge good.json inf.json -o m.json
+[[ -e m.json ]] && bad "merge wrote m.json from a refused input" || ok "merge wrote nothing from a refused input"
+expect 1 "dup.json: comm.links.nvlink: \"lat_s\" is given twice" "merge refuses a duplicate key" -- \
+  "$calib" merge good.json dup.json -o m.json
+
+# merge says what it took from each side; compute.jitter only with the compute it was measured with.
+whole '{"nvlink":{"lat_s":3.4e-6,"efficiency":0.8}}' \
+  ',"h2d":{"pinned_sync":{"lat_s":1e-5,"bw_Bps":1.2e10}}' | sed 's/"fp32":{/"fp16":{"gemm":'"$G"',"ewise":'"$E"'},&/' >gpu.json
+printf '{"format":"ddpsim-profile","version":1,"name":"cpu","provenance":{},"compute":{"fp32":{"gemm":%s,"ewise":%s},"jitter":{"model":"empirical","ratios":[0.77,1.23]}},"comm":{"links":{}}}\n' \
+  "$G" "$E" >cpu.json
+expect 0 "from gpu.json: compute.fp16.gemm, compute.fp16.ewise, comm.links.nvlink, h2d.pinned_sync$" \
+  "merge: stderr names what came from the first file" -- "$calib" merge gpu.json cpu.json -o gc.json
+grep -q "from cpu.json: name, compute.fp32.gemm, compute.fp32.ewise" out.txt && ok "merge: stderr names what came from the second file" \
+  || { bad "merge: the second file's parts not named"; sed 's/^/     | /' out.txt; }
+grep -q "compute.jitter of cpu.json left out: .* compute.fp16.gemm comes from gpu.json" out.txt \
+  && ok "merge: jitter measured with another machine's compute is left out, and merge says so" \
+  || { bad "merge: jitter not reported as left out"; sed 's/^/     | /' out.txt; }
+grep -q '"jitter":[[:space:]]*{' gc.json && bad "merge: compute.jitter written though fp16 comes from gpu.json" \
+  || ok "merge: no compute.jitter in the result"
+expect 0 "compute.jitter from cpu.json \(--jitter second\)" "merge --jitter second keeps it, said" -- \
+  "$calib" merge gpu.json cpu.json --jitter second -o gc2.json
+grep -q '"ratios"' gc2.json && ok "merge --jitter second: compute.jitter written" || bad "merge --jitter second: jitter missing"
+whole '{"nvlink":{"lat_s":3.4e-6,"efficiency":0.8}}' >gpu32.json
+expect 0 "compute.jitter from cpu.json, which also gave all the merge's compute" \
+  "merge: jitter kept when its file gave all the compute" -- "$calib" merge gpu32.json cpu.json -o gc3.json
+expect 0 "left out \(--jitter none\)" "merge --jitter none" -- "$calib" merge gpu32.json cpu.json --jitter none -o gc4.json
+expect 2 "--jitter" "merge --jitter sometimes" -- "$calib" merge gpu32.json cpu.json --jitter sometimes -o gc4.json
+expect 1 "nope.json: cannot read" "merge a missing file" -- "$calib" merge nope.json v2.json -o m.json
 expect 1 "malformed.json:3" "merge a malformed file" -- "$calib" merge malformed.json neg.json -o m.json
 
 fi
@@ -136,7 +203,8 @@ fi
 grep -q '(B) *(elements) *(us) *(GB/s) *(GB/s)' comm.out && ok "comm: units row" || bad "comm: units row missing"
 # busbw = algbw * 2(n-1)/n = algbw for n = 2
 awk '/^ +[0-9]/ { if ($6 != $7) exit 1 }' comm.out && ok "comm: busbw = algbw * 2(n-1)/n (n=2)" || bad "comm: busbw != algbw at n=2"
-expect 0 "comm.json: ok" "comm: the written profile validates" -- "$calib" validate comm.json
+expect 0 "comm.json: ok \\(a part\\)" "comm: the written profile validates as a part" -- "$calib" validate --part comm.json
+expect 1 "comm.json: \"compute\" has neither" "comm: the written part is not a whole profile" -- "$calib" validate comm.json
 grep -q '"shm":' comm.json && ok "comm: default link class on one host is shm" || bad "comm: no comm.links.shm"
 for key in lat_s bw_Bps regimes rms_rel_resid times_s command date host libraries; do
   grep -q "\"$key\":" comm.json && ok "comm: profile has $key" || bad "comm: profile lacks $key"
@@ -177,7 +245,8 @@ for op in prepare fwd_step decoder_fwd decoder_bwd bwd_step wgrad embed_grad ite
 done
 grep -Eq '^fwd_step +32 +2 +3 .* 9 ' compute.out && ok "compute: fwd_step keeps one sample per step (3 steps x 3 runs)" \
   || bad "compute: fwd_step sample count"
-expect 0 "compute.json: ok" "compute: the written profile validates" -- "$calib" validate compute.json
+expect 0 "compute.json: ok \\(a part\\)" "compute: the written profile validates as a part" -- "$calib" validate --part compute.json
+expect 1 "compute.json: \"comm.links\" is empty" "compute: the written part is not a whole profile" -- "$calib" validate compute.json
 grep -q '"model":.*"table"' compute.json && grep -q '"fallback"' compute.json && ok "compute: table with fallback" \
   || bad "compute: no table model"
 expect 0 "merged" "merge compute.json comm.json" -- "$calib" merge compute.json comm.json -o both.json
@@ -187,7 +256,7 @@ grep -q '"fp32":' both.json && grep -q '"shm":' both.json && ok "merge: has comp
 
 # ---- merge
 expect 0 "merged" "merge comm.json comm2.json" -- "$calib" merge comm.json comm2.json -o merged.json
-expect 0 "merged.json: ok" "merge: the result validates" -- "$calib" validate merged.json
+expect 0 "merged.json: ok \\(a part\\)" "merge: the result validates" -- "$calib" validate --part merged.json
 grep -q '"shm":' merged.json && grep -q '"net-test":' merged.json && ok "merge: both link classes kept" \
   || bad "merge: a link class was lost"
 grep -q '"kind":.*"merged"' merged.json && ok "merge: provenance kind merged" || bad "merge: provenance kind"

@@ -45,7 +45,7 @@ else bad "ddpsim did not use the measured jitter (jitter '$j', straggler_s '$s')
 
 # ---- comm.nccl from the NCCL fit: validated, merged, loaded by ddpsim, and used
 run "nccltune writes nccl-nvlink.json and nccl-ib-edr.json" -- "$nccltune" write .
-run "validate nccl-nvlink.json" -- "$calib" validate nccl-nvlink.json
+run "validate nccl-nvlink.json (a part: comm only)" -- "$calib" validate --part nccl-nvlink.json
 run "merge the two NCCL profiles" -- "$calib" merge nccl-nvlink.json nccl-ib-edr.json -o nccl-comm.json
 run "merge compute with them" -- "$calib" merge compute.json nccl-comm.json -o nccl.json
 if grep -q '"nccl":' nccl.json && grep -q '"hop_lat_s":' nccl.json && grep -q 'measured by ddpcalib comm --nccl-tuning' nccl.json; then

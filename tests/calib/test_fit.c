@@ -131,6 +131,52 @@ int main(void) {
   near("table: outside the range the fallback is used", fit_table_time(&tab, 1e10, 0.37, &ex), 0.37, 0);
   truth("table: ... and reported as extrapolated", ex == 1);
 
+  /* Quality gates (docs/calib.md): a good fit passes; the issue's fit (a regime at -6455 us/hop,
+   * 1459.6% rms over the sweep) is refused, and why is said; values ddpsim's loader refuses cannot
+   * be kept at all. */
+  {
+    char why[512];
+    int keep;
+    fit_ring_result g = {.nranks = 2, .nregimes = 2, .lat_s = 3.7e-7, .bw_Bps = 6.35e9, .rms_rel = 0.46, .max_rel = 0.77};
+    g.regime[0] = (fit_regime){.min_bytes = 8, .max_bytes = 128, .lat_s = 3.7e-7, .bw_Bps = INFINITY, .rms_rel = 0.61};
+    g.regime[1] = (fit_regime){.min_bytes = 512, .max_bytes = 524288, .lat_s = 2.85e-7, .bw_Bps = 6.35e9, .rms_rel = 0.28};
+    truth("gate: a noisy but sound CPU sweep (46% rms) passes", fit_ring_poor(&g, why, sizeof why, &keep) == 0);
+    fit_ring_result bad = g;
+    bad.regime[1].lat_s = -6455e-6, bad.regime[1].bw_Bps = 2e9, bad.regime[1].min_bytes = 4096;
+    int poor = fit_ring_poor(&bad, why, sizeof why, &keep);
+    printf("     | %s\n", why);
+    truth("gate: a regime at -6455 us/hop (negative time at its smallest size) is poor, keepable",
+          poor && keep && strstr(why, "negative time at its own smallest size (intercept -6455 us/hop)"));
+    bad = g;
+    bad.rms_rel = 14.596;
+    poor = fit_ring_poor(&bad, why, sizeof why, &keep);
+    truth("gate: 1459.6% rms over the sweep is poor, keepable",
+          poor && keep && strstr(why, "misses the sweep by 1459.6% rms, above the 100% threshold"));
+    bad = g;
+    bad.rms_rel = 1.0;
+    truth("gate: exactly at the threshold passes (<= 100%)", fit_ring_poor(&bad, why, sizeof why, &keep) == 0);
+    bad.regime[0].rms_rel = 1.02;
+    truth("gate: one regime above the threshold is poor", fit_ring_poor(&bad, why, sizeof why, &keep) && keep);
+    bad = g;
+    bad.lat_s = 1e-300;
+    poor = fit_ring_poor(&bad, why, sizeof why, &keep);
+    truth("gate: a latency of 1e-300 s cannot be kept (the loader refuses it)", poor && !keep && strstr(why, "latency"));
+    bad = g;
+    bad.bw_Bps = 1e308;
+    poor = fit_ring_poor(&bad, why, sizeof why, &keep);
+    truth("gate: a bandwidth of 1e308 B/s cannot be kept", poor && !keep && strstr(why, "bandwidth"));
+
+    fit_roofline r = {.launch_s = 1.4e-7, .rate_flops = 9.1e10, .mem_bw_Bps = 2.0e11, .rms_rel = 0.39};
+    truth("gate: a CPU roofline at 39% rms passes", fit_roofline_poor(&r, 1, why, sizeof why, &keep) == 0);
+    r.rms_rel = 2.5;
+    poor = fit_roofline_poor(&r, 1, why, sizeof why, &keep);
+    truth("gate: a roofline at 250% rms is poor, keepable", poor && keep && strstr(why, "250.0% rms"));
+    r.rms_rel = 0.39, r.rate_flops = 3;
+    poor = fit_roofline_poor(&r, 1, why, sizeof why, &keep);
+    truth("gate: a gemm rate of 3 flop/s cannot be kept", poor && !keep && strstr(why, "rate 3 flop/s"));
+    truth("gate: ... but an ewise roofline ignores the rate", fit_roofline_poor(&r, 0, why, sizeof why, &keep) == 0);
+  }
+
   gsl_rng_free(rng);
   return check_status();
 }

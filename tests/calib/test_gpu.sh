@@ -30,7 +30,7 @@ if [[ $ngpu -ge 2 ]]; then
   else
     bad "nccl -g 2"; sed 's/^/     | /' nccl.txt | head -20
   fi
-  "$calib" validate nccl.json && ok "nccl: profile validates" || bad "nccl: profile invalid"
+  "$calib" validate --part nccl.json && ok "nccl: profile validates (a part: comm only)" || bad "nccl: profile invalid"
   # Every NCCL_ALGO x NCCL_PROTO: six combinations, each swept or reported refused; comm.nccl written.
   if "$calib" comm --backend nccl --nccl-tuning -g 2 -b 8 -e 4M -f 4 -n 5 -w 2 -c -o tuning.json >tuning.txt 2>&1; then
     ok "nccl --nccl-tuning -g 2"
@@ -39,7 +39,7 @@ if [[ $ngpu -ge 2 ]]; then
   fi
   n=$(grep -c '^# NCCL_ALGO=' tuning.txt)
   [[ $n -eq 6 ]] && ok "nccl --nccl-tuning: six combinations swept or refused" || bad "nccl --nccl-tuning: $n combinations"
-  "$calib" validate tuning.json && grep -q '"nccl":' tuning.json && grep -q '"hop_lat_s":' tuning.json &&
+  "$calib" validate --part tuning.json && grep -q '"nccl":' tuning.json && grep -q '"hop_lat_s":' tuning.json &&
     ok "nccl --nccl-tuning: profile with comm.nccl and hop_lat_s validates" || bad "nccl --nccl-tuning: profile"
 fi
 "$calib" h2d --backend cuda -o h2d.json >h2d.txt 2>&1 && ok "h2d runs" || { bad "h2d"; head h2d.txt; }

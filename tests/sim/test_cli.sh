@@ -137,6 +137,20 @@ expect 2 "--jitter-cv|jitter" -- predict --framework dp --gpus-per-node 2 --jitt
 expect 1 "unknown model 'nope' \(bundled: .*mlstm-4k, mlstm-8k" -- predict --model nope
 expect 1 "unknown topology 'nope' \(bundled: .*dgx1v-10gbe, dgx1v-ib" -- predict --topology nope
 expect 1 "unknown profile 'nope' \(bundled: .*v100-dgx1v" -- predict --profile nope
+mkdir -p "$tmp/adir"
+expect 1 "adir: is a directory, not a model file" -- predict --model "$tmp/adir"
+expect 1 "adir: is a directory, not a topology file" -- predict --topology "$tmp/adir"
+expect 1 "adir: is a directory, not a profile file" -- predict --profile "$tmp/adir"
+printf 'ddpsim-model 1\nname x\nbatch 2\nprecision fp32\ntokens 1 chars\nparam a 3\nbackward\ngemm g m=9223372036854775807*B n=2 k=2 ready=a\n' >"$tmp/huge.model"
+expect 1 "huge.model:8: m: '9223372036854775807\\*B' exceeds the largest dimension" -- predict --model "$tmp/huge.model"
+sed 's/"lat_s": 3.4e-06/"lat_s": 1e-300/' "$src/profiles/v100-dgx1v.json" >"$tmp/tiny.json"
+expect 1 "tiny.json: comm.links.nvlink.lat_s must be a time in seconds from 1e-09 to 10" -- predict --profile "$tmp/tiny.json"
+(cat "$src/profiles/v100-dgx1v.json"; echo ']') >"$tmp/trail.json"
+expect 1 "trail.json:[0-9]+: data after the end of the JSON document" -- predict --profile "$tmp/trail.json"
+sed 's/"lat_s": 3.4e-06,/"lat_s": 3.4e-06, "warning": "poor fit kept by --accept-poor-fit: 140% rms",/' \
+  "$src/profiles/v100-dgx1v.json" >"$tmp/poor.json"
+expect 0 "warning: profile .*poor.json: comm.links.nvlink: poor fit kept by --accept-poor-fit: 140% rms" -- \
+  predict --profile "$tmp/poor.json"
 printf 'ddpsim-model 1\nname x\nbatch 2\nbogus line\n' >"$tmp/bad.model"
 expect 1 "bad.model:4: unknown line 'bogus'" -- predict --model "$tmp/bad.model"
 printf 'ddpsim-topology 1\nname x\ngpus_per_node 8\nintra nvlink links=6 bw=fast\n' >"$tmp/bad.topo"

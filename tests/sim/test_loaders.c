@@ -116,7 +116,36 @@ int main(void) {
   model_err("missing precision", "ddpsim-model 1\nname t\nbatch 2\ntokens 3 chars\nparam a 3\nbackward\newise g elems=1 arrays=1 ready=a\n",
             "x.model: missing 'precision' line");
   model_err("negative count", HDR "param a 3\nbackward\newise g elems=1 arrays=1 count=-2 ready=a\n",
-            "x.model:8: count must be a positive integer");
+            "x.model:8: count must be an integer from 1 to 1000000000, got '-2'");
+  /* Overflow: refused where it is written, never wrapped into a small number. */
+  model_err("a gemm dimension of 2^63-1 per sample",
+            HDR "param a 3\nbackward\ngemm g m=9223372036854775807*B n=2 k=2 ready=a\n",
+            "x.model:8: m: '9223372036854775807*B' exceeds the largest dimension, 1099511627776 (2^40)");
+  model_err("a gemm dimension beyond a long", HDR "param a 3\nbackward\ngemm g m=4 n=99999999999999999999 k=2 ready=a\n",
+            "x.model:8: n: '99999999999999999999' is not a positive integer");
+  model_err("elems of 2^41", HDR "param a 3\nbackward\newise g elems=2199023255552 arrays=1 ready=a\n",
+            "x.model:8: elems: '2199023255552' exceeds the largest dimension");
+  model_err("a shape of 2^42 elements", HDR "param a 4194304x1048576\n", "x.model:6: shape '4194304x1048576' has more than");
+  model_err("parameters totalling more than 2^40",
+            HDR "param a 1048576x524288\nparam b 1048576x524288\nparam c 1048576x524288\n",
+            "x.model:8: the parameters so far total 1649267441664, more than 1099511627776");
+  model_err("a batch of 2^31", "ddpsim-model 1\nname t\nbatch 2147483648\n", "x.model:3: batch must be an integer from 1 to 4194304");
+  model_err("launches beyond a billion", HDR "param a 3\nbackward\newise g elems=1 arrays=1 launches=2000000000 ready=a\n",
+            "x.model:8: launches must be an integer from 1 to 1000000000");
+  {
+    /* The largest model the bounds allow: its sizes in doubles and longs stay exact and finite. */
+    model_t *mm = NULL;
+    err_t ee;
+    int r = model_parse(HDR "param a 1048576x1048576\nbackward\ngemm g m=1099511627776 n=1099511627776*B k=3 ready=a\n",
+                        "big.model", &mm, &ee);
+    CHECK(r == 0 && model_total_params(mm) == MODEL_DIM_MAX &&
+              model_dim_value(mm->ops[0].n, MODEL_BATCH_MAX) == MODEL_DIM_MAX * MODEL_BATCH_MAX &&
+              model_op_flops(&mm->ops[0], MODEL_BATCH_MAX) == 2.0 * 3 * 0x1p40 * 0x1p40 * 0x1p22,
+          "dimensions at the bounds load and multiply without overflow: %s", r ? ee.msg : "ok");
+    model_destroy(mm);
+    CHECK(model_load(".", &mm, &ee) == ERR_IO && strstr(ee.msg, ".: cannot read: Is a directory"),
+          "a directory as a model file -> %s", ee.msg);
+  }
   {
     model_t *mm = NULL;
     err_t ee;
@@ -166,6 +195,19 @@ int main(void) {
   topo_err("missing nic", "ddpsim-topology 1\nname a\ngpus_per_node 8\nintra nvlink links=6 bw=25GBps\n",
            "x.topo: missing 'nic' line");
   topo_err("unknown line", "ddpsim-topology 1\nname a\nracks 3\n", "x.topo:3: unknown line 'racks'");
+  topo_err("a bandwidth of 1e-300", "ddpsim-topology 1\nname a\ngpus_per_node 8\nintra nvlink links=6 bw=1e-300GBps\n",
+           "x.topo:4: bw '1e-300GBps' is not a bandwidth like 25GBps or 100Gbps from 1kBps to 1000TBps");
+  topo_err("a bandwidth of 1e308", "ddpsim-topology 1\nname a\ngpus_per_node 8\nintra nvlink links=6 bw=25GBps\n"
+           "nic ib count=4 bw=1e308Gbps\n", "x.topo:5: bw '1e308Gbps' is not a bandwidth like 100Gbps from 1kBps");
+  topo_err("a switch of 1e300", "ddpsim-topology 1\nname a\nswitch bw=1e300Bps\n", "x.topo:3: expected 'switch nonblocking'");
+  topo_err("an overflowing bandwidth", "ddpsim-topology 1\nname a\ngpus_per_node 8\nintra nvlink links=6 bw=1e999Bps\n",
+           "x.topo:4: bw '1e999Bps' is not a bandwidth");
+  {
+    topo_t *t = NULL;
+    err_t ee;
+    CHECK(topo_load(".", &t, &ee) == ERR_IO && strstr(ee.msg, ".: cannot read: Is a directory"),
+          "a directory as a topology file -> %s", ee.msg);
+  }
 #define HEAD "ddpsim-topology 1\nname a\ngpus_per_node 4\nintra nvlink links=2 bw=25GBps\nnic ib count=2 bw=100Gbps\n"
   {
     topo_t *t = NULL;
@@ -238,16 +280,35 @@ int main(void) {
     char text[1024];
     snprintf(text, sizeof text,
              "{\"format\":\"ddpsim-profile\",\"version\":1,\"compute\":{\"fp32\":{\"gemm\":{\"model\":\"roofline\","
-             "\"launch_s\":0,\"peak_flops\":-1,\"efficiency\":0.5,\"mem_bw_Bps\":1}}}}");
-    profile_err("negative peak", text, "compute.fp32.gemm.peak_flops must be > 0");
+             "\"launch_s\":0,\"peak_flops\":-1,\"efficiency\":0.5,\"mem_bw_Bps\":1e9}}}}");
+    profile_err("negative peak", text, "compute.fp32.gemm.peak_flops must be a rate in flop/s from 1e+06 to 1e+18, got -1");
     snprintf(text, sizeof text,
              "{\"format\":\"ddpsim-profile\",\"version\":1,\"compute\":{\"fp32\":{\"gemm\":%s,\"ewise\":%s}},"
              "\"comm\":{\"links\":{\"x\":{\"lat_s\":1e-6}}}}", roof, roof);
-    profile_err("link without bandwidth", text, "comm.links.x needs bw_Bps > 0 or 0 < efficiency <= 1");
+    profile_err("link without bandwidth", text, "comm.links.x needs bw_Bps (bytes/s) or efficiency");
     snprintf(text, sizeof text,
              "{\"format\":\"ddpsim-profile\",\"version\":1,\"compute\":{\"fp32\":{\"gemm\":%s,\"ewise\":{\"model\":\"table\","
              "\"points\":[]}}},\"comm\":{\"links\":{}}}", roof);
     profile_err("table without fallback", text, "compute.fp32.ewise.fallback is missing");
+  }
+
+  /* ---- fits kept with --accept-poor-fit: their warnings load and are listed ---- */
+  {
+    char text[2048];
+    snprintf(text, sizeof text,
+             "{\"format\":\"ddpsim-profile\",\"version\":1,\"compute\":{\"fp32\":{\"gemm\":%s,\"ewise\":%s}},"
+             "\"comm\":{\"links\":{\"shm\":{\"lat_s\":1e-6,\"bw_Bps\":1e9,\"warning\":\"poor fit kept: 140%% rms\"}}}}",
+             roof, roof);
+    profile_t *p = NULL;
+    rc = profile_parse(text, "w.json", &p, &e);
+    CHECK(rc == 0 && profile_nwarnings(p) == 1 && strcmp(profile_warning(p, 0), "comm.links.shm: poor fit kept: 140% rms") == 0 &&
+              profile_warning(p, 1) == NULL,
+          "a link's warning loads and is listed with its path: %s", rc ? e.msg : profile_warning(p, 0));
+    profile_destroy(p);
+    snprintf(text, sizeof text,
+             "{\"format\":\"ddpsim-profile\",\"version\":1,\"compute\":{\"fp32\":{\"gemm\":%s,\"ewise\":%s}},"
+             "\"comm\":{\"links\":{\"shm\":{\"lat_s\":1e-6,\"bw_Bps\":1e9,\"warning\":3}}}}", roof, roof);
+    profile_err("a warning that is not a string", text, "x.json: comm.links.shm.warning must be a string");
   }
 
   /* ---- compute jitter ---- */
@@ -255,7 +316,7 @@ int main(void) {
     char text[2048];
     snprintf(text, sizeof text,
              "{\"format\":\"ddpsim-profile\",\"version\":1,\"compute\":{\"jitter\":{\"model\":\"empirical\","
-             "\"ratios\":[0.9,1.1]},\"fp32\":{\"gemm\":%s,\"ewise\":%s}},\"comm\":{\"links\":{}}}", roof, roof);
+             "\"ratios\":[0.9,1.1]},\"fp32\":{\"gemm\":%s,\"ewise\":%s}},\"comm\":{\"links\":{\"x\":{\"lat_s\":1e-6,\"bw_Bps\":1e9}}}}", roof, roof);
     profile_t *p = NULL;
     rc = profile_parse(text, "j.json", &p, &e);
     CHECK(rc == 0, "a profile with empirical jitter loads: %s", rc ? e.msg : "ok");

@@ -165,9 +165,9 @@ int main(void) {
     const char *bad2 = "{\"format\":\"ddpsim-profile\",\"version\":1,\"compute\":{\"fp32\":{"
                        "\"gemm\":{\"model\":\"roofline\",\"launch_s\":0,\"peak_flops\":1e12,\"efficiency\":1,\"mem_bw_Bps\":1e12},"
                        "\"ewise\":{\"model\":\"roofline\",\"launch_s\":0,\"mem_bw_Bps\":1e12}}},\"comm\":{\"nccl\":{\"ring\":{\"LL\":"
-                       "{\"base_lat_s\":1e-6,\"bw_factor\":2}}},\"links\":{}}}";
+                       "{\"base_lat_s\":1e-6,\"bw_factor\":2}}},\"links\":{\"nvl\":{\"lat_s\":1e-6,\"bw_Bps\":1e10}}}}";
     rc = profile_parse(bad2, "bad2.json", &q, &e);
-    CHECK(rc == ERR_INPUT && strstr(e.msg, "comm.nccl.ring.LL.bw_factor must be <= 1"), "bw_factor above 1 -> %s", e.msg);
+    CHECK(rc == ERR_INPUT && strstr(e.msg, "comm.nccl.ring.LL.bw_factor must be a fraction from 0.001 to 1, got 2"), "bw_factor above 1 -> %s", e.msg);
   }
 
   /* NCCL 2.7's refinements (comm.nccl.tuning_model "nccl-2.7"), by hand from its tuning.cc. */
