@@ -3,11 +3,13 @@
 #include <stddef.h>
 #include <strings.h>
 
-/* NCCL's tuning.cc: nsteps = 2(n-1) for all-reduce, n-1 for all-gather and reduce-scatter. */
+/* NCCL's tuning.cc: nsteps = 2(n-1) for all-reduce, n-1 for all-gather and reduce-scatter, n for
+ * broadcast (nInterSteps = nNodes; broadcast runs as a ring only). */
 static const coll_desc table[COLL_NKINDS] = {
-    [COLL_ALLREDUCE] = {"allreduce", 2, 1},
-    [COLL_ALLGATHER] = {"allgather", 1, 0},
-    [COLL_REDUCESCATTER] = {"reducescatter", 1, 0},
+    [COLL_ALLREDUCE] = {"allreduce", 2, 0, 1},
+    [COLL_ALLGATHER] = {"allgather", 1, 0, 0},
+    [COLL_REDUCESCATTER] = {"reducescatter", 1, 0, 0},
+    [COLL_BROADCAST] = {"broadcast", 1, 1, 0},
 };
 
 const coll_desc *coll_get(coll_kind k) { return (int)k >= 0 && k < COLL_NKINDS ? &table[k] : NULL; }
@@ -18,6 +20,8 @@ int coll_by_name(const char *name) {
   return -1;
 }
 
-long coll_ring_steps(coll_kind k, long n) { return n > 1 ? table[k].ring_k * (n - 1) : 0; }
+long coll_ring_steps(coll_kind k, long n) { return n > 1 ? table[k].ring_k * (n - 1) + table[k].ring_c : 0; }
 
-long coll_ring_inter_steps(coll_kind k, long nodes) { return nodes > 1 ? table[k].ring_k * (nodes - 1) : 0; }
+long coll_ring_inter_steps(coll_kind k, long nodes) {
+  return nodes > 1 ? table[k].ring_k * (nodes - 1) + table[k].ring_c : table[k].ring_c;
+}

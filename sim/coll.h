@@ -7,7 +7,8 @@
  * plan's printout) reads the row, so adding a collective is one enum value, one row, and its test.
  *
  * The form is NCCL's own (src/graph/tuning.cc, 2.7 to 2.18): a ring collective of n ranks on
- * `nodes` nodes takes nsteps = k (n - 1) steps, nInterSteps = k (nodes - 1) of them between nodes,
+ * `nodes` nodes takes nsteps = k (n - 1) steps, nInterSteps = k (nodes - 1) of them between nodes
+ * (broadcast: nsteps = n, nInterSteps = nodes, even on one node, as tuning.cc writes it; ring only),
  * and reaches an algorithm bandwidth of busBw x n / nsteps, i.e. every edge carries nsteps / n x S
  * bytes (k = 2 for all-reduce, 1 for all-gather and reduce-scatter; S is the full buffer: the
  * reduced buffer, or the gathered output). Trees (all-reduce only in those versions) carry 2 S per
@@ -18,11 +19,12 @@
 #ifndef DDPSIM_COLL_H
 #define DDPSIM_COLL_H
 
-typedef enum { COLL_ALLREDUCE = 0, COLL_ALLGATHER = 1, COLL_REDUCESCATTER = 2, COLL_NKINDS } coll_kind;
+typedef enum { COLL_ALLREDUCE = 0, COLL_ALLGATHER = 1, COLL_REDUCESCATTER = 2, COLL_BROADCAST = 3, COLL_NKINDS } coll_kind;
 
 typedef struct {
   const char *name;  /* "allreduce", as NCCL_ALGO-style names and the plan printout spell it */
-  int ring_k;        /* ring: nsteps = ring_k (n - 1), nInterSteps = ring_k (nodes - 1) */
+  int ring_k;        /* ring: nsteps = ring_k (n - 1) + ring_c, nInterSteps = ring_k (nodes - 1) + ring_c */
+  int ring_c;        /* 1 for broadcast (NCCL: nsteps = nRanks, nInterSteps = nNodes), else 0 */
   int has_tree;      /* NCCL runs it as a tree too */
 } coll_desc;
 

@@ -140,6 +140,7 @@ static void compute_actor(int argc, char *argv[]) {
     int last = r == 0 && it == P->iterations - 1;
     if (r == 0) R.iter_start[it] = simgrid_get_clock();
     get_input(r, it);
+    sleep_for(P->buffers_s); /* DDP's buffer broadcast: forward waits for it */
     /* This GPU's compute speed in this iteration (1 without jitter): stragglers. */
     double slow = P->jitter ? P->jitter[(size_t)it * (size_t)P->ranks + (size_t)r] : 1.0;
     compute_for(me, P->forward_s * slow);

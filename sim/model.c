@@ -369,6 +369,9 @@ int model_parse(const char *text, const char *origin, model_t **out, err_t *e) {
     } else if (strcmp(tok[0], "output") == 0) {
       if (n != 2) { rc = FAIL(&P, "expected 'output ELEMENTS' (elements of one sample's output)"); goto fail; }
       if ((rc = parse_positive(&P, tok[1], &m->output_elems_per_sample, "output elements"))) goto fail;
+    } else if (strcmp(tok[0], "buffers") == 0) {
+      if (n != 2) { rc = FAIL(&P, "expected 'buffers BYTES' (bytes of the module's buffers)"); goto fail; }
+      if ((rc = parse_positive(&P, tok[1], &m->buffer_bytes, "buffer bytes"))) goto fail;
     } else if (strcmp(tok[0], "input") == 0) {
       if (n != 2) { rc = FAIL(&P, "expected 'input BYTES' (bytes per sample copied to the GPU)"); goto fail; }
       if ((rc = parse_positive(&P, tok[1], &m->input_bytes_per_sample, "input bytes"))) goto fail;

@@ -78,6 +78,8 @@ typedef struct {
   long tokens_per_sample;      /* e.g. sequence length T */
   char token_unit[16];         /* what a token is: "chars", "tokens", "images" */
   long input_bytes_per_sample; /* the `input` line: bytes of one sample copied host to GPU (0: none) */
+  long buffer_bytes;           /* the `buffers` line: bytes of the module's buffers (BatchNorm running
+                                  statistics, ...), which DDP broadcasts before every forward (0: none) */
   long output_elems_per_sample; /* the `output` line: elements of one sample's output, at the run
                                    precision (DataParallel gathers them to GPU 0; 0: unknown) */
   model_dtype precision;       /* default run precision */

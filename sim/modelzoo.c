@@ -246,7 +246,17 @@ int modelzoo_resnet_text(const modelzoo_resnet *p, char **text, err_t *e) {
   put(&s, "name %s\nbatch %ld\ntokens 1 images\nprecision %s\n", mname, p->batch, model_dtype_name(p->precision));
   put(&s, "input %ld                          # a 3 x %ld x %ld fp32 image and an int64 label per sample\n",
       3 * p->image * p->image * 4 + 8, p->image, p->image);
-  put(&s, "output %ld                           # class scores per sample\n\n", p->classes);
+  put(&s, "output %ld                           # class scores per sample\n", p->classes);
+  /* Each BatchNorm's buffers: running_mean and running_var (fp32, C each), num_batches_tracked (int64). */
+  long bn_c = 64, bn_n = 1;
+  for (int i = 0; i < n; i++) {
+    const rblock *b = &blk[i];
+    bn_c += bottleneck ? 2 * b->width + b->cout : b->width + b->cout;
+    bn_n += bottleneck ? 3 : 2;
+    if (b->downsample) bn_c += b->cout, bn_n++;
+  }
+  put(&s, "buffers %ld                          # BatchNorm running_mean, running_var (fp32), num_batches_tracked (int64)\n\n",
+      8 * bn_c + 8 * bn_n);
 
   put(&s, "# Parameters in registration order (model.named_parameters(); BatchNorm running stats are buffers).\n");
   conv_param(&s, "conv1", 64, 3, 7);
@@ -451,7 +461,8 @@ int modelzoo_bert_text(const modelzoo_bert *p, char **text, err_t *e) {
   put(&s, "name %s\nbatch %ld\ntokens %ld tokens\nprecision %s\n", mname, p->batch, S, model_dtype_name(p->precision));
   put(&s, "input %ld                          # input_ids, token_type_ids, attention_mask, MLM labels (int64 x %ld) and the NSP label\n",
       4 * S * 8 + 8, S);
-  put(&s, "output %ld                       # MLM scores for every token (S x V) and the NSP pair\n\n", S * V + 2);
+  put(&s, "output %ld                       # MLM scores for every token (S x V) and the NSP pair\n", S * V + 2);
+  put(&s, "buffers %ld                           # position_ids and token_type_ids, int64 x max_position each\n\n", 16 * Pm);
 
   put(&s, "# Parameters in registration order (model.named_parameters(); tied weights once).\n");
   put(&s, "param bert.embeddings.word_embeddings.weight %ldx%ld\n", V, H);

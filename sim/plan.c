@@ -249,6 +249,20 @@ int plan_build(const sim_config *c, plan_t *p, err_t *e) {
     goto fail;
   p->algos = c->nccl_algos ? c->nccl_algos : NCCL_ALL_ALGOS;
   p->protos = c->nccl_protos ? c->nccl_protos : NCCL_ALL_PROTOS;
+  /* DDP(broadcast_buffers=True), PyTorch's default: before every forward, rank 0's module buffers are
+   * broadcast (_sync_module_buffers: dist._broadcast_coalesced in chunks of broadcast_bucket_size,
+   * 250 MiB) and forward waits for them. The previous iteration's all-reduces have been waited for,
+   * so the network is idle: NCCL's own estimate of a broadcast (a ring, sim/coll.c) is its time. */
+  p->buffers_s = 0;
+  if (c->framework == SIM_FRAMEWORK_DDP && c->mode == SIM_MODE_DDP && c->broadcast_buffers && m->buffer_bytes > 0 &&
+      c->nodes * gpn > 1) {
+    const double chunk = 250.0 * 1024 * 1024;
+    for (double left = (double)m->buffer_bytes; left > 0; left -= chunk) {
+      nccl_choice ch;
+      if ((rc = nccl_choose(&p->nccl, COLL_BROADCAST, fmin(left, chunk), 1u << NCCL_ALGO_RING, p->protos, &ch, e))) goto fail;
+      p->buffers_s += ch.time_s;
+    }
+  }
 
   /* Buckets: those the release's Reducer all-reduces in the iteration simulated (sim/reducer.h). */
   reducer_iter it;
@@ -336,6 +350,7 @@ int plan_write(FILE *f, const plan_t *p, err_t *e) {
   if (p->load_s > 0 || p->copy_s > 0)
     fprintf(f, "input load %.9g s by %d workers, copy %.9g s%s\n", p->load_s, p->workers, p->copy_s, p->prefetch ? " (prefetched)" : "");
   if (p->jitter) fprintf(f, "jitter lognormal cv %.4g\n", p->jitter_cv);
+  if (p->buffers_s > 0) fprintf(f, "buffer broadcast %.9g s before every forward\n", p->buffers_s);
   char rb[64];
   fprintf(f, "buckets %d: %s\n", p->nb, p->flat ? "flat, one per dtype after backward" : reducer_iter_name(&p->reducer, rb, sizeof rb));
   fprintf(f, "# bucket bytes ready_after_segment collective algo proto lat_s edge_bytes steps step_bytes nccl_estimate_s\n");

@@ -65,6 +65,7 @@ typedef struct {
   int delayed;                      /* every bucket ready at the end of backward (static_graph's iteration 1) */
   reducer_iter reducer;             /* what the Reducer all-reduces in the iteration simulated (sim/reducer.h) */
   int flat;                         /* flat mode: one bucket per dtype after backward, no Reducer */
+  double buffers_s;                 /* DDP's broadcast of the module's buffers before every forward */
   double *hook_pre_s, *hook_post_s; /* (nb) communication-hook work around the collective */
   plan_coll *coll;                  /* (nb) */
 

@@ -81,7 +81,8 @@ int readout_ddp(plan_t *p, const engine_record *rec, sim_result *r, err_t *e) {
   drawn_compute(p, first, r, &strag_s);
   /* What is left of the iteration is communication not hidden behind compute, and waiting for the
    * slowest GPU (the straggler estimate, as far as there was waiting at all). */
-  double rest = r->iteration_s - r->compute_s - r->loading_s - r->transfer_s;
+  r->buffer_broadcast_s = p->buffers_s;
+  double rest = r->iteration_s - r->compute_s - r->loading_s - r->transfer_s - r->buffer_broadcast_s;
   int rc = snap_part(&rest, r->iteration_s, "exposed communication", e);
   if (rc) {
     free(r->buckets);

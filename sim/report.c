@@ -104,6 +104,7 @@ cJSON *report_predict_json(const sim_config *c, const predict_result *p) {
   }
   cJSON_AddNumberToObject(o, "loading_s", r->loading_s);
   cJSON_AddNumberToObject(o, "transfer_s", r->transfer_s);
+  if (ddp) cJSON_AddNumberToObject(o, "buffer_broadcast_s", r->buffer_broadcast_s);
   cJSON_AddStringToObject(o, "h2d", h2d_name(r->h2d));
   cJSON_AddNumberToObject(o, "num_workers", c->workers);
   cJSON_AddNumberToObject(o, "load_s_per_batch", c->load_s);
@@ -204,6 +205,9 @@ char *report_predict_table(const sim_config *c, const predict_result *p) {
                   p->early_s[i], reducer_iter_name(&p->early[i], lb, sizeof lb));
   if (c->load_s > 0) strbuf_printf(&s, "%-24s %14.6f s   (%d workers)\n", "  loading (waiting)", r->loading_s, c->workers);
   if (r->h2d != SIM_H2D_OFF) strbuf_printf(&s, "%-24s %14.6f s   (%s)\n", "  host-to-device copy", r->transfer_s, h2d_name(r->h2d));
+  if (r->buffer_broadcast_s > 0)
+    strbuf_printf(&s, "%-24s %14.6f s   (%ld bytes from rank 0)\n", "  broadcast buffers", r->buffer_broadcast_s,
+                  c->model->buffer_bytes);
   strbuf_printf(&s, "%-24s %14.6f s\n", "  forward", r->forward_s);
   strbuf_printf(&s, "%-24s %14.6f s\n", "  backward", r->backward_s);
   strbuf_printf(&s, "%-24s %14.6f s\n", "  optimizer", r->optimizer_s);
@@ -457,6 +461,8 @@ cJSON *report_trace_json(const sim_config *c, const predict_result *p) {
   double t = 0, in = r->loading_s + r->transfer_s;
   int bad = trace_span(ev, "input (loading + host-to-device copy)", 0, t, in, NULL);
   t += in;
+  bad |= trace_span(ev, "broadcast buffers", 0, t, r->buffer_broadcast_s, NULL);
+  t += r->buffer_broadcast_s;
   bad |= trace_span(ev, "forward", 0, t, r->forward_s, NULL);
   t += r->forward_s;
   double bwd = r->compute_s - r->forward_s - r->optimizer_s; /* backward and DDP's bucket copies */

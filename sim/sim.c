@@ -26,6 +26,7 @@ void sim_config_defaults(sim_config *c) {
   c->host_launch_s = -1;
   c->framework = SIM_FRAMEWORK_DDP;
   c->symmetry = 1;
+  c->broadcast_buffers = 1;
 }
 
 void sim_reducer_knobs(const sim_config *c, reducer_knobs *k) {

@@ -55,6 +55,8 @@ typedef struct {
   int find_unused;         /* DDP(find_unused_parameters=True) */
   int static_graph;        /* DDP(static_graph=True) */
   int bucket_view;         /* DDP(gradient_as_bucket_view=True): no copies into and out of buckets */
+  int broadcast_buffers;   /* DDP(broadcast_buffers=True), PyTorch's default (sim_config_defaults: 1):
+                              the model's buffers broadcast from rank 0 before every forward */
   int ddp_iteration;       /* the DDP iteration simulated: 0 the steady state; k >= 1 the k-th */
   sim_layout layout;       /* SIM_LAYOUT_REDUCER: as the release's Reducer does in that iteration */
   sim_mode mode;
@@ -97,8 +99,9 @@ typedef struct {
   int gpus;
   long batch;
   model_dtype precision;
-  double iteration_s;      /* steady-state iteration time: loading_s + transfer_s + compute_s +
-                              exposed_comm_s + straggler_wait_s, every part >= 0 */
+  double iteration_s;      /* steady-state iteration time: loading_s + transfer_s + buffer_broadcast_s +
+                              compute_s + exposed_comm_s + straggler_wait_s, every part >= 0 */
+  double buffer_broadcast_s; /* per iteration, DDP's broadcast of the module's buffers before forward */
   double forward_s, backward_s, optimizer_s; /* per iteration, rank 0's as simulated (its jitter
                               draws included) */
   double compute_s;        /* forward + backward + optimizer + DDP's bucket copies (per iteration) */

@@ -145,6 +145,10 @@ def build(module, one, two, batch, *, amp, precision, optimizer, tokens, name, s
         w("input %d" % per if per > 0 else "# input: under one byte per sample")
     if one.output_elems:
         w("output %d" % max(1, one.output_elems // batch))
+    # DDP(broadcast_buffers=True) broadcasts every buffer of the module before each forward.
+    buffer_bytes = sum(b.numel() * b.element_size() for b in module.buffers())
+    if buffer_bytes:
+        w("buffers %d" % buffer_bytes)
     w("precision %s" % run)
     w("")
     w("# Parameters in registration order (named_parameters(), requires_grad only, tied weights once).")

@@ -78,6 +78,8 @@ void simopts_table(simopts *o, cli_opt t[SIMOPTS_COUNT]) {
       {"gradient-as-bucket-view", 0, CLI_FLAG, &o->bucket_view, NULL,
        "DDP(gradient_as_bucket_view=True): no gradient copies into and out of\nbuckets (PyTorch's default copies them)"},
       {"bucket-view", 0, CLI_FLAG, &o->bucket_view, NULL, "the same as --gradient-as-bucket-view"},
+      {"no-broadcast-buffers", 0, CLI_FLAG, &o->no_broadcast_buffers, NULL,
+       "DDP(broadcast_buffers=False): no broadcast of the model's buffers before\nevery forward (PyTorch's default broadcasts them)"},
       {"bucket-cap-mb-list", 0, CLI_CUSTOM, o, "LIST",
        "DDP(bucket_cap_mb_list=[...]) (2.11 and later): each bucket's cap, MB", .parse = parse_cap_list,
        .must = "must list 1 to 64 positive numbers of MB, comma-separated"},
@@ -143,7 +145,7 @@ void simopts_job_table(int *nodes, double *cap, cli_opt t[SIMOPTS_JOB_COUNT]) {
 
 const char *const simopts_known[] = {
     "model", "topology", "profile", "gpus-per-node", "batch", "precision", "first-bucket-mb", "rebuilt", "bucket-view",
-    "static-graph", "pytorch", "find-unused-parameters", "gradient-as-bucket-view", "bucket-cap-mb-list", "ddp-iteration", "mode", "fidelity", "iterations", "no-sync", "comm-hook", "jitter-cv", "seed", "nccl-algo",
+    "static-graph", "pytorch", "find-unused-parameters", "gradient-as-bucket-view", "bucket-cap-mb-list", "ddp-iteration", "no-broadcast-buffers", "mode", "fidelity", "iterations", "no-sync", "comm-hook", "jitter-cv", "seed", "nccl-algo",
     "nccl-proto", "num-workers", "load-ms", "pin-memory", "non-blocking", "prefetch", "no-h2d", "framework",
     "host-launch-us", "dp-backward-gil", "no-symmetry", "nodes", "bucket-cap-mb", "json", "csv", "trace", NULL};
 
@@ -215,6 +217,7 @@ void simopts_config(const simopts *o, const simopts_inputs *in, sim_config *c) {
   c->first_bucket_mb = o->first_mb;
   c->layout = o->rebuilt ? SIM_LAYOUT_REBUILT : SIM_LAYOUT_REDUCER;
   c->find_unused = o->find_unused;
+  c->broadcast_buffers = !o->no_broadcast_buffers;
   c->static_graph = o->static_graph;
   c->ddp_iteration = o->ddp_iteration;
   c->ncap_list = o->ncap_list;

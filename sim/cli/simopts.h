@@ -16,7 +16,7 @@ typedef struct {
   const char *model, *topology, *profile;
   int gpus_per_node, iterations, rebuilt, no_sync, static_graph, bucket_view;
   int pytorch;          /* release (reducer.h); 0: the latest */
-  int find_unused, ddp_iteration;
+  int find_unused, ddp_iteration, no_broadcast_buffers;
   int ncap_list;        /* --bucket-cap-mb-list */
   double cap_list_mb[REDUCER_MAX_LIMITS];
   double jitter_cv;     /* -1: the profile's */
@@ -32,7 +32,7 @@ typedef struct {
   double first_mb;
 } simopts;
 
-#define SIMOPTS_COUNT 36 /* entries of the shared table, its end included */
+#define SIMOPTS_COUNT 37 /* entries of the shared table, its end included */
 
 /* Fills o with the documented defaults (docs/cli.md). */
 void simopts_init(simopts *o);

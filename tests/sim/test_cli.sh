@@ -205,6 +205,16 @@ expect 2 "gradient_as_bucket_view needs PyTorch 1.7" -- predict --gradient-as-bu
 expect 2 "bf16_compress_hook needs PyTorch 1.10" -- predict --comm-hook bf16 --pytorch 1.9
 expect 2 "--bucket-cap-mb-list" -- buckets --bucket-cap-mb-list 10,,25
 expect 2 "DataParallel has no Reducer" -- predict --framework dp --static-graph
+# broadcast_buffers (PyTorch's default): resnet50's 212,904 bytes of BatchNorm buffers, from rank 0, before forward.
+"$ddpsim" predict --model resnet50 --nodes 2 --json >"$tmp/bb.json"
+"$ddpsim" predict --model resnet50 --nodes 2 --json --no-broadcast-buffers >"$tmp/nb.json"
+jnum() { grep "\"$1\":" "$2" | head -1 | tr -d ' \t,' | cut -d: -f2; }
+check "broadcast_buffers costs the iteration exactly its broadcast; --no-broadcast-buffers removes it" \
+  awk -v a="$(jnum iteration_s "$tmp/bb.json")" -v b="$(jnum iteration_s "$tmp/nb.json")" \
+      -v x="$(jnum buffer_broadcast_s "$tmp/bb.json")" -v y="$(jnum buffer_broadcast_s "$tmp/nb.json")" \
+      'BEGIN { d = a - b - x; exit !(x > 0 && y == 0 && d < 1e-9 && d > -1e-9) }'
+"$ddpsim" plan --model resnet50 --nodes 2 >"$tmp/bp.txt"
+check "plan says the buffer broadcast" grep -q "^buffer broadcast .* s before every forward" "$tmp/bp.txt"
 
 # genmodel -o writes atomically: a failure leaves no file behind.
 "$ddpsim" genmodel mlstm --hidden 64 -o "$tmp/nodir/x.model" 2>/dev/null

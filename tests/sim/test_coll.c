@@ -1,6 +1,6 @@
 /* The collectives table (sim/coll.h): each row against NCCL's own step counts (src/graph/tuning.cc:
- * nsteps = 2(n-1) for all-reduce, n-1 for all-gather and reduce-scatter; trees for all-reduce
- * only), NCCL's cost of each row worked by hand on the bundled V100 profile, and the engine running
+ * nsteps = 2(n-1) for all-reduce, n-1 for all-gather and reduce-scatter, n for broadcast with
+ * nInterSteps = nNodes; trees for all-reduce only), NCCL's cost of each row worked by hand on the bundled V100 profile, and the engine running
  * each row in both fidelities: flow equals NCCL's estimate, step is within 2% of it. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,12 +16,14 @@
 /* What NCCL's tuning.cc says of each collective, written out independently of the table. */
 static const struct {
   const char *name;
-  int steps_per_rank; /* nsteps = steps_per_rank x (n - 1) */
+  int steps_per_rank; /* nsteps = steps_per_rank x (n - 1) + plus */
+  int plus;           /* broadcast: nsteps = nRanks, nInterSteps = nNodes */
   int tree;
 } nccl_says[] = {
-    {"allreduce", 2, 1},
-    {"allgather", 1, 0},
-    {"reducescatter", 1, 0},
+    {"allreduce", 2, 0, 1},
+    {"allgather", 1, 0, 0},
+    {"reducescatter", 1, 0, 0},
+    {"broadcast", 1, 1, 0},
 };
 #define NKINDS ((int)(sizeof nccl_says / sizeof *nccl_says))
 
@@ -41,10 +43,11 @@ int main(void) {
   for (int k = 0; k < NKINDS && k < COLL_NKINDS; k++) {
     const coll_desc *d = coll_get((coll_kind)k);
     CHECK(d && strcmp(d->name, nccl_says[k].name) == 0 && coll_by_name(nccl_says[k].name) == k, "row %d is %s", k, nccl_says[k].name);
-    CHECK(coll_ring_steps((coll_kind)k, 1024) == nccl_says[k].steps_per_rank * 1023 && coll_ring_steps((coll_kind)k, 1) == 0 &&
-              coll_ring_inter_steps((coll_kind)k, 128) == nccl_says[k].steps_per_rank * 127,
-          "%s: %d x (n - 1) steps, %d x (nodes - 1) across nodes", nccl_says[k].name, nccl_says[k].steps_per_rank,
-          nccl_says[k].steps_per_rank);
+    CHECK(coll_ring_steps((coll_kind)k, 1024) == nccl_says[k].steps_per_rank * 1023 + nccl_says[k].plus &&
+              coll_ring_steps((coll_kind)k, 1) == 0 &&
+              coll_ring_inter_steps((coll_kind)k, 128) == nccl_says[k].steps_per_rank * 127 + nccl_says[k].plus,
+          "%s: %d x (n - 1) + %d steps, %d x (nodes - 1) + %d across nodes", nccl_says[k].name, nccl_says[k].steps_per_rank,
+          nccl_says[k].plus, nccl_says[k].steps_per_rank, nccl_says[k].plus);
   }
   CHECK(coll_get(COLL_NKINDS) == NULL && coll_by_name("alltoall") == -1, "no row beyond the table");
 
@@ -57,7 +60,8 @@ int main(void) {
     nccl_choice ch;
     int q = NCCL_PROTO_SIMPLE, a = NCCL_ALGO_RING, n = 32, nodes = 4;
     int r2 = nccl_choose(&m, (coll_kind)k, S, 1u << a, 1u << q, &ch, &e);
-    double steps = nccl_says[k].steps_per_rank * (n - 1.0), inter = nccl_says[k].steps_per_rank * (nodes - 1.0);
+    double steps = nccl_says[k].steps_per_rank * (n - 1.0) + nccl_says[k].plus,
+           inter = nccl_says[k].steps_per_rank * (nodes - 1.0) + nccl_says[k].plus;
     double lat = m.base_lat_s[a][q] + (steps - inter) * m.hop_intra_s[a][q] + inter * m.hop_net_s[a][q];
     if (k == COLL_ALLREDUCE) lat *= 1.9; /* NCCL 2.7's ring plateau: all-reduce only */
     double want = lat + steps / n * S / (m.bw_factor[a][q] * 48e9);

@@ -71,14 +71,16 @@ static int check_one(const sim_config *c, const predict_result *p, const char *c
   const sim_result *r = &p->sim;
   int n = 0;
   double tol = 1e-9 * r->iteration_s;
-  const double parts[] = {r->loading_s, r->transfer_s, r->compute_s, r->exposed_comm_s, r->straggler_wait_s};
-  const char *const names[] = {"loading_s", "transfer_s", "compute_s", "exposed_comm_s", "straggler_wait_s"};
+  const double parts[] = {r->loading_s, r->transfer_s, r->buffer_broadcast_s, r->compute_s, r->exposed_comm_s,
+                          r->straggler_wait_s};
+  const char *const names[] = {"loading_s", "transfer_s", "buffer_broadcast_s", "compute_s", "exposed_comm_s",
+                               "straggler_wait_s"};
   const double others[] = {r->forward_s, r->backward_s, r->optimizer_s, r->bucket_copy_s, r->comm_busy_s,
                            r->straggler_s, r->dp_scatter_s, r->dp_replicate_s, r->dp_gather_s, r->dp_reduce_s,
                            r->buckets_iteration_s};
   n += bad("iteration", isfinite(r->iteration_s) && r->iteration_s > 0, cfg, "iteration_s finite and > 0", r->iteration_s, 0);
   double sum = 0;
-  for (int i = 0; i < 5; i++) {
+  for (size_t i = 0; i < sizeof parts / sizeof *parts; i++) {
     n += bad("part", isfinite(parts[i]) && parts[i] >= 0, cfg, names[i], parts[i], 0);
     sum += parts[i];
   }
@@ -209,6 +211,7 @@ int main(void) {
       c.static_graph = c.layout == SIM_LAYOUT_REDUCER && c.pytorch != 105 && gsl_rng_uniform(rng) < 0.15;
       c.ddp_iteration = gsl_rng_uniform(rng) < 0.15 ? 1 + (int)gsl_rng_uniform_int(rng, 3) : 0;
       c.bucket_view = c.pytorch != 105 && gsl_rng_uniform(rng) < 0.3;
+      c.broadcast_buffers = gsl_rng_uniform(rng) < 0.8;
       c.no_sync = 1 + (int)gsl_rng_uniform_int(rng, 3);
       c.comm_hook = c.precision == MODEL_FP32 && c.pytorch != 105 && gsl_rng_uniform(rng) < 0.2 ? SIM_HOOK_FP16 : SIM_HOOK_NONE;
       if (c.comm_hook && (c.pytorch == 0 || c.pytorch >= 110) && gsl_rng_uniform(rng) < 0.5) c.comm_hook = SIM_HOOK_BF16;

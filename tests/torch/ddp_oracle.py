@@ -57,7 +57,8 @@ def ready_order(name):
             p.register_post_accumulate_grad_hook(lambda _p, n=pname: order.append(n))
     loss_of(m(*inputs)).backward()
     return {"model": name, "params": [file_name(name, n) for n, _ in m.named_parameters()],
-            "ready": [file_name(name, n) for n in order]}
+            "ready": [file_name(name, n) for n in order],
+            "buffer_bytes": sum(b.numel() * b.element_size() for b in m.buffers())}
 
 
 def parse_config(text):

@@ -2,7 +2,8 @@
 
 For resnet18 and resnet50 (torchvision), bert-base (Hugging Face BertForPreTraining from
 BertConfig()) and a small mLSTM written as the model file (tests/torch/mlstm_module.py):
-  1. the parameters, by name and in registration order, equal the model file's;
+  1. the parameters, by name and in registration order, equal the model file's, and so do the bytes
+     of the module's buffers (what DDP's broadcast_buffers sends before every forward);
   2. the gradient-ready order from post-accumulate-grad hooks equals the model file's ready= order;
   3. for several bucket_cap_mb values, with find_unused_parameters on and off and with
      static_graph, the buckets real DDP all-reduces in each of its first 4 iterations (bytes and
@@ -55,9 +56,15 @@ def model_file(name, tmp, ddpsim):
 
 
 def file_orders(path):
-    """(parameter names, gradient-ready order) of a model file."""
+    """(parameter names, gradient-ready order, buffer bytes) of a model file."""
     mf = ModelFile(path)
-    return [name for name, _ in mf.params], mf.ready
+    buffers = 0
+    with open(path) as f:
+        for line in f:
+            words = line.split("#", 1)[0].split()
+            if len(words) == 2 and words[0] == "buffers":
+                buffers = int(words[1])
+    return [name for name, _ in mf.params], mf.ready, buffers
 
 
 def ddpsim_buckets(ddpsim, path, version, cfg, iteration):
@@ -94,8 +101,14 @@ def main(argv):
                     continue
             ran += 1
             path = model_file(name, tmp, ddpsim)
-            params, ready = file_orders(path)
+            params, ready, buffers = file_orders(path)
             real = ddp_oracle.ready_order(name)
+            cases += 1
+            if buffers != real["buffer_bytes"]:
+                mismatches += 1
+                print(f"FAIL  {name}: the model file's buffers {buffers} bytes, the module's {real['buffer_bytes']}")
+            else:
+                print(f"ok    {name}: buffers ({buffers} bytes, which DDP broadcasts) equal the module's")
             for what, mine, theirs in (("parameters", params, real["params"]), ("ready order", ready, real["ready"])):
                 cases += 1
                 if mine != theirs:
