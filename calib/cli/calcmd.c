@@ -90,6 +90,12 @@ int calcmd_gate(const char *what, const char *why, int keepable, int accept_poor
   return ERR_OK;
 }
 
+int calcmd_write(cJSON *doc, const char *output, err_t *e) {
+  int rc = profilew_write(doc, output, e);
+  if (!rc) printf("# wrote %s\n", output);
+  return rc;
+}
+
 int calcmd_mark_poor(cJSON *doc, const char *what, const char *why, err_t *e) {
   char path[256], note[640];
   snprintf(path, sizeof path, "%s", what);

@@ -70,6 +70,9 @@ int calcmd_gate(const char *what, const char *why, int keepable, int accept_poor
 /* Puts "warning": "poor fit kept by --accept-poor-fit: why" into the unit at doc's `what` (a
  * dotted JSON path the command has just written). */
 int calcmd_mark_poor(cJSON *doc, const char *what, const char *why, err_t *e);
+/* Writes the measured profile doc to output (profilew_write: checked, atomic) and says so on
+ * stdout; the status. */
+int calcmd_write(cJSON *doc, const char *output, err_t *e);
 /* The --accept-poor-fit option's help. */
 #define CALCMD_ACCEPT_POOR_HELP \
   "keep a fit the quality gate refuses (residual above 100% rms, a regime\n" \

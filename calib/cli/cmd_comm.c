@@ -84,8 +84,7 @@ static int sweep(cli_ctx *x, commbench_backend *b, const commbench_cfg *cfg, con
     if (!doc) rc = err_set(&e, ERR_NOMEM, "out of memory");
     if (!rc) rc = record_comm(doc, link_class, b, cfg, &res, &fit, span.units, span.from[0] ? span.from : NULL, &e);
     if (!rc && poor) rc = calcmd_mark_poor(doc, what, why, &e);
-    if (!rc) rc = profilew_write(doc, output, &e);
-    if (!rc) printf("# wrote %s\n", output);
+    if (!rc) rc = calcmd_write(doc, output, &e);
   }
 done:
   fflush(stdout);

@@ -98,8 +98,7 @@ int cmd_comm_tuning(cli_ctx *x, const commbench_cfg *cfg, int ngpus, const char 
       rc = record_nccl(doc, r.link_class, f.hops_source, &f.setup, &f.tune, cfg,
                        (const commbench_result(*)[NCCL_NPROTO])r.res, &e);
     if (!rc && poor) rc = calcmd_mark_poor(doc, what, why, &e);
-    if (!rc) rc = profilew_write(doc, output, &e);
-    if (!rc) printf("# wrote %s\n", output);
+    if (!rc) rc = calcmd_write(doc, output, &e);
   }
 done:
   fflush(stdout);

@@ -118,7 +118,7 @@ int cmd_compute(cli_ctx *x, int argc, char **argv) {
     if (!fit_roofline_poor(k == 0 ? &fit.gemm : &fit.ewise, k == 0, why, sizeof why, &keepable)) continue;
     if (!(rc = calcmd_gate(what, why, keepable, accept_poor, &e))) rc = calcmd_mark_poor(doc, what, why, &e);
   }
-  if (!rc && output && !(rc = profilew_write(doc, output, &e))) printf("# wrote %s\n", output);
+  if (!rc && output) rc = calcmd_write(doc, output, &e);
   cJSON_Delete(doc);
   computebench_result_free(&res);
   return calcmd_status(x, rc, &e);

@@ -110,7 +110,7 @@ int cmd_h2d(cli_ctx *x, int argc, char **argv) {
     if (!rc) rc = sweep_mode(mode, minb, factor, nsizes, warmups, iters, bytes, med, t, arr, &e);
     if (!rc && nsizes >= 2) rc = fit_mode(mode, bytes, med, nsizes, h2d, &e);
   }
-  if (!rc && output && !(rc = profilew_write(doc, output, &e))) printf("# wrote %s\n", output);
+  if (!rc && output) rc = calcmd_write(doc, output, &e);
   free(bytes), free(med), free(t);
   cJSON_Delete(doc);
   return calcmd_status(x, rc, &e);
