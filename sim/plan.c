@@ -205,7 +205,7 @@ static int plan_buckets(const sim_config *c, plan_t *p, const int *param_seg, er
     for (int k = 0; k < bk->ntensors; k++)
       if (param_seg[bk->tensors[k]] > seg) seg = param_seg[bk->tensors[k]];
     /* static_graph's first iteration: every bucket waits for the end of backward (delay_all_reduce) */
-    p->ready_seg[b] = p->delayed ? last : seg;
+    p->ready_seg[b] = p->reducer.delayed && !p->flat ? last : seg;
     double bytes = (double)bk->bytes;
     if (c->comm_hook != SIM_HOOK_NONE && bk->dtype_key == MODEL_FP32) {
       /* fp16_compress_hook (bf16_compress_hook the same bytes): cast the bucket to 16 bits (read 4, write 2 bytes per element), all-reduce
@@ -265,13 +265,11 @@ int plan_build(const sim_config *c, plan_t *p, err_t *e) {
   }
 
   /* Buckets: those the release's Reducer all-reduces in the iteration simulated (sim/reducer.h). */
-  reducer_iter it;
-  sim_reducer_iteration(c, &it);
-  p->reducer = it;
+  sim_reducer_iteration(c, &p->reducer);
   p->flat = c->mode == SIM_MODE_FLAT;
-  p->delayed = c->mode == SIM_MODE_DDP && it.delayed;
-  if (c->mode == SIM_MODE_FLAT) rc = bucket_plan_flat(m, prec, &p->buckets, e);
-  else rc = bucket_plan_for_limits(m, prec, it.limits, it.nlimits, it.layout == REDUCER_REBUILT, &p->buckets, e);
+  const reducer_iter *it = &p->reducer;
+  if (p->flat) rc = bucket_plan_flat(m, prec, &p->buckets, e);
+  else rc = bucket_plan_for_limits(m, prec, it->limits, it->nlimits, it->layout == REDUCER_REBUILT, &p->buckets, e);
   if (rc) goto fail;
   p->nb = p->buckets.n;
 

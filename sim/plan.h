@@ -62,8 +62,8 @@ typedef struct {
   bucket_plan buckets;
   int nb;
   int *ready_seg;                   /* (nb) segment after which the bucket is ready */
-  int delayed;                      /* every bucket ready at the end of backward (static_graph's iteration 1) */
-  reducer_iter reducer;             /* what the Reducer all-reduces in the iteration simulated (sim/reducer.h) */
+  reducer_iter reducer;             /* what the Reducer all-reduces in the iteration simulated (sim/reducer.h);
+                                       .delayed: every bucket ready at the end of backward */
   int flat;                         /* flat mode: one bucket per dtype after backward, no Reducer */
   double buffers_s;                 /* DDP's broadcast of the module's buffers before every forward */
   double *hook_pre_s, *hook_post_s; /* (nb) communication-hook work around the collective */

@@ -152,9 +152,11 @@ const char *const simopts_known[] = {
 int simopts_check(cli_ctx *x, const simopts *o) {
   if (o->no_h2d && (o->pin || o->nonblocking || o->prefetch))
     return cli_usage(x, "--no-h2d contradicts --pin-memory, --non-blocking and --prefetch");
-  reducer_knobs k = {.version = o->pytorch, .find_unused_parameters = o->find_unused, .static_graph = o->static_graph,
-                     .ncap_list = o->ncap_list};
-  for (int i = 0; i < o->ncap_list; i++) k.cap_list_mb[i] = o->cap_list_mb[i];
+  /* The Reducer's knobs as the config will carry them (nothing loaded is needed for these). */
+  sim_config c;
+  reducer_knobs k;
+  simopts_config(o, &(simopts_inputs){0}, &c);
+  sim_reducer_knobs(&c, &k);
   err_t e;
   if (reducer_check(&k, o->bucket_view, o->hook, &e)) return cli_usage(x, "%s", e.msg);
   if (o->framework == SIM_FRAMEWORK_DP && (o->find_unused || o->static_graph || o->ncap_list || o->ddp_iteration || o->rebuilt))
