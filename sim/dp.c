@@ -40,13 +40,19 @@ int dp_plan_build(const sim_config *c, dp_plan *p, err_t *e) {
   if (p->h2d == SIM_H2D_PREFETCH) return err_set(e, ERR_USAGE, "DataParallel scatters its input itself: no side-stream prefetch");
   if (G > 1 && m->output_elems_per_sample <= 0)
     return err_set(e, ERR_INPUT, "%s: DataParallel gathers the outputs to GPU 0, and the model has no 'output' line", m->path);
+  p->nops = m->nops;
+  if (!(p->op_s = calloc((size_t)(m->nops + 1), sizeof *p->op_s))) return err_set(e, ERR_NOMEM, "out of memory");
   for (int o = 0; o < m->nops; o++) {
     const model_op *op = &m->ops[o];
     double t;
     /* Forward runs in G Python threads; backward in the autograd engine's device threads, which
      * need the GIL only where the autograd functions are Python (dp_backward_gil). */
     int threads = op->phase == MODEL_PHASE_FORWARD || (op->phase == MODEL_PHASE_BACKWARD && c->dp_backward_gil) ? G : 1;
-    if ((rc = cost_op(c, op, p->batch, p->precision, threads, &t, &p->extrapolated_ops, e))) return rc;
+    if ((rc = cost_op(c, op, p->batch, p->precision, threads, &t, &p->extrapolated_ops, e))) {
+      dp_plan_free(p);
+      return rc;
+    }
+    p->op_s[o] = t;
     if (op->phase == MODEL_PHASE_FORWARD) p->forward_s += t;
     else if (op->phase == MODEL_PHASE_BACKWARD) p->backward_s += t;
     else p->optimizer_s += t;
@@ -95,6 +101,71 @@ void dp_readout(const dp_plan *p, sim_result *r) {
   r->exposed_comm_s = p->replicate_s + p->gather_s + p->reduce_s;
   r->iteration_s = r->loading_s + r->transfer_s + r->compute_s + r->exposed_comm_s;
   r->buckets_iteration_s = r->iteration_s;
+}
+
+void dp_plan_free(dp_plan *p) {
+  if (!p) return;
+  free(p->op_s);
+  p->op_s = NULL;
+}
+
+/* One derived span of GPU g from *t for dur_s; advances *t. */
+static int dp_span(sim_timeline *t, int g, timeline_track track, timeline_kind kind, double *at, double dur_s) {
+  timeline_span s = {.rank = g, .track = track, .kind = kind, .index = -1, .iter = 0, .derived = 1, .start_s = *at,
+                     .end_s = *at + dur_s};
+  *at += dur_s;
+  return dur_s > 0 ? timeline_add(t, &s) : 0;
+}
+
+int dp_timeline(const dp_plan *p, const model_t *m, sim_timeline **out, err_t *e) {
+  sim_timeline *t = timeline_new();
+  int G = p->gpus, bad = !t;
+  if (t) {
+    t->dataparallel = 1;
+    t->ranks = t->sim_ranks = t->gpus_per_node = G;
+    t->sim_nodes = t->iterations = t->no_sync = 1;
+    t->nops = p->nops;
+    t->op_s = timeline_dup_d(p->op_s, p->nops);
+    t->op_seg = calloc((size_t)(p->nops + 1), sizeof *t->op_seg);
+    t->nseg = 1; /* backward as one segment: DataParallel reduces after it */
+    t->seg_s = timeline_dup_d(&p->backward_s, 1);
+    t->seg_copy_s = calloc(1, sizeof(double));
+    t->ready_seg = calloc(1, sizeof(int));
+    bad = !t->op_s || !t->op_seg || !t->seg_s || !t->seg_copy_s || !t->ready_seg;
+    for (int o = 0; !bad && o < p->nops; o++)
+      t->op_seg[o] = m->ops[o].phase == MODEL_PHASE_FORWARD ? -1 : m->ops[o].phase == MODEL_PHASE_OPTIMIZER ? -2 : 0;
+  }
+  /* The phases in dp_readout's order; one thread scatters every GPU's chunk in turn (scatter_s is
+   * G copies), and the optimizer steps GPU 0's parameters only. */
+  double chunk = G > 0 ? p->scatter_s / G : 0;
+  for (int g = 0; !bad && g < G; g++) {
+    double at = 0, it_s = p->loading_s + p->scatter_s + p->replicate_s + p->forward_s + p->gather_s + p->backward_s +
+                          p->reduce_s + p->optimizer_s;
+    bad |= dp_span(t, g, TIMELINE_TRACK_COMPUTE, TIMELINE_ITERATION, &at, it_s);
+    at = 0;
+    bad |= dp_span(t, g, TIMELINE_TRACK_COMPUTE, TIMELINE_INPUT_WAIT, &at, p->loading_s);
+    double sc = at + g * chunk;
+    bad |= dp_span(t, g, TIMELINE_TRACK_COMPUTE, TIMELINE_DP_SCATTER, &sc, chunk);
+    at += p->scatter_s;
+    bad |= dp_span(t, g, TIMELINE_TRACK_COMPUTE, TIMELINE_DP_REPLICATE, &at, p->replicate_s);
+    if (g == 0) {
+      double gil = at;
+      bad |= dp_span(t, 0, TIMELINE_TRACK_GIL, TIMELINE_GIL_HELD, &gil, p->forward_s);
+      gil += p->gather_s;
+      if (p->backward_gil) bad |= dp_span(t, 0, TIMELINE_TRACK_GIL, TIMELINE_GIL_HELD, &gil, p->backward_s);
+    }
+    bad |= dp_span(t, g, TIMELINE_TRACK_COMPUTE, TIMELINE_FORWARD, &at, p->forward_s);
+    bad |= dp_span(t, g, TIMELINE_TRACK_COMPUTE, TIMELINE_DP_GATHER, &at, p->gather_s);
+    bad |= dp_span(t, g, TIMELINE_TRACK_COMPUTE, TIMELINE_DP_BACKWARD, &at, p->backward_s);
+    bad |= dp_span(t, g, TIMELINE_TRACK_COMPUTE, TIMELINE_DP_REDUCE, &at, p->reduce_s);
+    if (g == 0) bad |= dp_span(t, g, TIMELINE_TRACK_COMPUTE, TIMELINE_OPTIMIZER, &at, p->optimizer_s);
+  }
+  if (bad) {
+    timeline_free(t);
+    return err_set(e, ERR_NOMEM, "out of memory");
+  }
+  *out = t;
+  return ERR_OK;
 }
 
 int dp_plan_write(FILE *f, const dp_plan *p, err_t *e) {

@@ -26,6 +26,8 @@ typedef struct {
   int extrapolated_ops;
   sim_h2d h2d;
   int backward_gil;
+  int nops;
+  double *op_s;                                          /* (nops) each model op's time, as summed */
 } dp_plan;
 
 /* Validates the config for DataParallel (no buckets, no_sync, hooks, fidelities, jitter or
@@ -35,6 +37,14 @@ int dp_plan_build(const sim_config *c, dp_plan *p, err_t *e);
 
 /* The iteration as a result: every phase summed. */
 void dp_readout(const dp_plan *p, sim_result *r);
+
+/* DataParallel's iteration as a timeline (sim/timeline.h): the phases of dp_readout laid end to end
+ * on every GPU in the order they run, every span derived (nothing is simulated), forward (and under
+ * dp_backward_gil backward) also on the GIL's track. m: the model planned. *out is new (the caller
+ * frees it with timeline_free); ERR_NOMEM. */
+int dp_timeline(const dp_plan *p, const model_t *m, sim_timeline **out, err_t *e);
+
+void dp_plan_free(dp_plan *p); /* frees the contents; NULL is a no-op */
 
 /* Writes the plan as text; ERR_IO if writing fails. */
 int dp_plan_write(FILE *f, const dp_plan *p, err_t *e);

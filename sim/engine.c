@@ -46,6 +46,7 @@ typedef struct {
 static const plan_t *P;
 static rank_state *S;
 static engine_record R;       /* rank 0's events */
+static sim_timeline g_tl;     /* every rank's spans, when the plan asks for them */
 static int g_finished;
 static double *g_prefetch_load_wait; /* (K) rank 0: the prefetcher's wait for loading */
 static sg_comm_t *g_send_buf; /* (sim_ranks x SEND_SLOTS x channels) step fidelity: sends in flight */
@@ -56,6 +57,14 @@ static void sleep_for(double s) {
   if (s > 0) sg_actor_sleep_for(s);
 }
 
+/* Records a span of rank r from start_s to now, when the plan asks for spans. */
+static void span(int r, timeline_track track, timeline_kind kind, int index, int it, double start_s) {
+  if (!P->record_spans) return;
+  timeline_span s = {.rank = r, .track = track, .kind = kind, .index = index, .iter = it, .start_s = start_s,
+                     .end_s = simgrid_get_clock()};
+  if (timeline_add(&g_tl, &s)) _exit(3);
+}
+
 /* A DataLoader worker: loads batches k, k + W, ... each taking load_s, as long as a prefetch slot is
  * free (PyTorch keeps prefetch_factor = 2 batches per worker in flight). */
 static void loader_actor(int argc, char *argv[]) {
@@ -64,7 +73,9 @@ static void loader_actor(int argc, char *argv[]) {
   rank_state *me = &S[r];
   for (int it = k; it < P->iterations; it += P->workers) {
     sg_sem_acquire(me->load_slots);
+    double t0 = simgrid_get_clock();
     sleep_for(P->load_s);
+    span(r, TIMELINE_TRACK_LOADER, TIMELINE_LOAD, k, it, t0);
     sg_sem_release(me->loaded);
   }
   g_finished++;
@@ -91,7 +102,9 @@ static void prefetch_actor(int argc, char *argv[]) {
     double w = P->load_s > 0 ? take_loaded_batch(me) : 0;
     if (r == 0) g_prefetch_load_wait[it] = w;
     sg_sem_acquire(me->gpu_slots);
+    double t0 = simgrid_get_clock();
     sleep_for(P->copy_s);
+    span(r, TIMELINE_TRACK_COPY, TIMELINE_H2D, -1, it, t0);
     sg_sem_release(me->on_gpu);
   }
   g_finished++;
@@ -106,14 +119,19 @@ static void get_input(int r, int it) {
     sg_sem_acquire(me->on_gpu);
     sg_sem_release(me->gpu_slots);
     double w = simgrid_get_clock() - t0;
+    if (w > 0) span(r, TIMELINE_TRACK_COMPUTE, TIMELINE_INPUT_WAIT, -1, it, t0);
     /* What the loop waited for: loading first (as far as the prefetcher waited for it; recorded for
      * rank 0, the only one reported), the rest copying. */
     double pw = r == 0 ? g_prefetch_load_wait[it] : 0;
     lw = w < pw ? w : pw;
     cw = w - lw;
   } else {
+    double t0 = simgrid_get_clock();
     if (P->load_s > 0) lw = take_loaded_batch(me);
+    if (lw > 0) span(r, TIMELINE_TRACK_COMPUTE, TIMELINE_INPUT_WAIT, -1, it, t0);
+    t0 = simgrid_get_clock();
     sleep_for(P->copy_s); /* pageable, or pinned on the compute stream: the GPU waits for it */
+    if (P->copy_s > 0) span(r, TIMELINE_TRACK_COMPUTE, TIMELINE_H2D, -1, it, t0);
     cw = P->copy_s;
   }
   if (r == 0) {
@@ -122,12 +140,15 @@ static void get_input(int r, int it) {
   }
 }
 
-/* Compute for s seconds; where communication shares the cores, hold them meanwhile. */
-static void compute_for(rank_state *me, double s) {
+/* Rank r computes for s seconds (a span of `kind` in iteration it); where communication shares the
+ * cores, it holds them meanwhile (the span starts when it has them). */
+static void compute_for(int r, double s, timeline_kind kind, int index, int it) {
   if (s <= 0) return;
-  if (P->shares_compute) sg_sem_acquire(me->core);
+  if (P->shares_compute) sg_sem_acquire(S[r].core);
+  double t0 = simgrid_get_clock();
   sg_actor_sleep_for(s);
-  if (P->shares_compute) sg_sem_release(me->core);
+  span(r, TIMELINE_TRACK_COMPUTE, kind, index, it, t0);
+  if (P->shares_compute) sg_sem_release(S[r].core);
 }
 
 static void compute_actor(int argc, char *argv[]) {
@@ -138,17 +159,21 @@ static void compute_actor(int argc, char *argv[]) {
     /* Under no_sync(), only the last iteration of each cycle all-reduces (and waits). */
     int sync = P->ranks > 1 && it % P->no_sync == P->no_sync - 1;
     int last = r == 0 && it == P->iterations - 1;
-    if (r == 0) R.iter_start[it] = simgrid_get_clock();
+    double it0 = simgrid_get_clock(), t0;
+    if (r == 0) R.iter_start[it] = it0;
     get_input(r, it);
+    t0 = simgrid_get_clock();
     sleep_for(P->buffers_s); /* DDP's buffer broadcast: forward waits for it */
+    if (P->buffers_s > 0) span(r, TIMELINE_TRACK_COMPUTE, TIMELINE_BROADCAST, -1, it, t0);
     /* This GPU's compute speed in this iteration (1 without jitter): stragglers. */
     double slow = P->jitter ? P->jitter[(size_t)it * (size_t)P->ranks + (size_t)r] : 1.0;
-    compute_for(me, P->forward_s * slow);
+    compute_for(r, P->forward_s * slow, TIMELINE_FORWARD, -1, it);
     for (int s = 0; s < P->nseg; s++) {
-      compute_for(me, (P->seg_s[s] + (sync ? P->seg_copy_s[s] : 0)) * slow);
+      compute_for(r, (P->seg_s[s] + (sync ? P->seg_copy_s[s] : 0)) * slow, TIMELINE_SEGMENT, s, it);
       for (int b = 0; b < P->nb; b++) {
         if (P->ready_seg[b] != s) continue;
         if (last) R.ready[b] = simgrid_get_clock();
+        if (sync) span(r, TIMELINE_TRACK_COMPUTE, TIMELINE_READY, b, it, simgrid_get_clock());
         if (!sync) {
           if (last) R.start[b] = R.end[b] = R.ready[b];
           continue;
@@ -158,11 +183,14 @@ static void compute_actor(int argc, char *argv[]) {
       }
     }
     if (sync) {
+      t0 = simgrid_get_clock();
       sg_sem_acquire(me->done_sem); /* DDP's final wait for all buckets */
-      compute_for(me, P->copy_back_s * slow);
+      if (simgrid_get_clock() > t0) span(r, TIMELINE_TRACK_COMPUTE, TIMELINE_FINAL_WAIT, -1, it, t0);
+      compute_for(r, P->copy_back_s * slow, TIMELINE_COPY_BACK, -1, it);
     }
-    compute_for(me, P->optimizer_s * slow);
+    compute_for(r, P->optimizer_s * slow, TIMELINE_OPTIMIZER, -1, it);
     if (r == 0) R.iter_end[it] = simgrid_get_clock();
+    span(r, TIMELINE_TRACK_COMPUTE, TIMELINE_ITERATION, -1, it, it0);
   }
   g_finished++;
 }
@@ -224,9 +252,15 @@ static void comm_actor(int argc, char *argv[]) {
       /* Where the cores do the communication, a ready bucket waits for the op in progress (DDP's
        * hooks run between ops) and backward waits for the collective. */
       if (P->shares_compute) sg_sem_acquire(me->core);
+      double t0 = simgrid_get_clock();
       sleep_for(P->hook_pre_s[b]);
+      if (P->hook_pre_s[b] > 0) span(r, TIMELINE_TRACK_COMM, TIMELINE_HOOK_PRE, b, it, t0);
+      t0 = simgrid_get_clock();
       collective(r, &P->coll[b]);
+      span(r, TIMELINE_TRACK_COMM, TIMELINE_COLLECTIVE, b, it, t0);
+      t0 = simgrid_get_clock();
       sleep_for(P->hook_post_s[b]);
+      if (P->hook_post_s[b] > 0) span(r, TIMELINE_TRACK_COMM, TIMELINE_HOOK_POST, b, it, t0);
       if (P->shares_compute) sg_sem_release(me->core);
       if (last) R.end[b] = simgrid_get_clock();
     }
@@ -310,6 +344,8 @@ static int record_write(int fd, engine_record *r) {
     snprintf(fh.name, sizeof fh.name, "%s", fields[i].name);
     if (write_all(fd, &fh, sizeof fh) || write_all(fd, *field_ptr(r, i), field_len(r, i) * sizeof(double))) return -1;
   }
+  field_head sh = {.name = "spans", .count = r->nspans};
+  if (write_all(fd, &sh, sizeof sh) || (r->nspans && write_all(fd, r->spans, (size_t)r->nspans * sizeof *r->spans))) return -1;
   return 0;
 }
 
@@ -331,6 +367,14 @@ static int record_read(int fd, engine_record *r, int K, int nb, err_t *e) {
     if (read_all(fd, *field_ptr(r, i), field_len(r, i) * sizeof(double)))
       return err_set(e, ERR_SIM, "the simulation engine's record is cut short in field %s", fields[i].name);
   }
+  field_head sh;
+  if (read_all(fd, &sh, sizeof sh) || strncmp(sh.name, "spans", sizeof sh.name) != 0 || sh.count < 0 ||
+      (uint64_t)sh.count > SIZE_MAX / sizeof *r->spans)
+    return err_set(e, ERR_SIM, "the simulation engine's record lacks its spans");
+  r->nspans = (long)sh.count;
+  if (r->nspans && !(r->spans = malloc((size_t)r->nspans * sizeof *r->spans))) return err_set(e, ERR_NOMEM, "out of memory");
+  if (r->nspans && read_all(fd, r->spans, (size_t)r->nspans * sizeof *r->spans))
+    return err_set(e, ERR_SIM, "the simulation engine's record is cut short in its spans");
   return ERR_OK;
 }
 
@@ -340,6 +384,9 @@ void engine_record_free(engine_record *r) {
     free(*field_ptr(r, i));
     *field_ptr(r, i) = NULL;
   }
+  free(r->spans);
+  r->spans = NULL;
+  r->nspans = 0;
 }
 
 /* ---- the child ---- */
@@ -418,6 +465,8 @@ static void child_main(const plan_t *plan, const char *platform_path, int fd, pi
 
   R.expected = n * ((n > 1 ? 2 : 1) + (plan->load_s > 0 ? plan->workers : 0) + (plan->prefetch ? 1 : 0));
   R.finished = g_finished;
+  R.spans = g_tl.spans;
+  R.nspans = g_tl.n;
   if (record_write(fd, &R)) _exit(5);
   _exit(0);
 }

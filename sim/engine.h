@@ -12,12 +12,16 @@
  * back through a pipe with the one serializer below (every field named and sized), and the parent
  * checks it. The platform XML is handed over in memory (a memfd), never as a file, and the child
  * dies with its parent (PR_SET_PDEATHSIG): an interrupted ddpsim leaves neither behind. Links carry
- * no latency in either fidelity. */
+ * no latency in either fidelity.
+ *
+ * Where the plan asks (record_spans), every actor also records its activities as spans
+ * (sim/timeline.h): start and end on the simulated clock, for every simulated rank. */
 #ifndef DDPSIM_ENGINE_H
 #define DDPSIM_ENGINE_H
 
 #include "err.h"
 #include "plan.h"
+#include "timeline.h"
 
 /* What the engine saw: rank 0's clock at each event, absolute simulated seconds. */
 typedef struct {
@@ -30,6 +34,9 @@ typedef struct {
   int finished;        /* actors that finished their work */
   int expected;        /* actors started */
   long peak_rss_kb;    /* the child's largest resident set */
+  timeline_span *spans; /* (nspans) every simulated rank's spans, every iteration, when
+                          plan_t.record_spans asked for them (sim/timeline.h); else NULL, 0 */
+  long nspans;
 } engine_record;
 
 /* Runs p in a child process and fills *rec (free with engine_record_free). ERR_IO when the platform

@@ -78,6 +78,8 @@ void plan_free(plan_t *p) {
   free(p->seg_s);
   free(p->seg_copy_s);
   free(p->jitter);
+  free(p->op_s);
+  free(p->op_seg);
   bucket_plan_free(&p->buckets);
   free(p->ready_seg);
   free(p->hook_pre_s);
@@ -144,6 +146,8 @@ static int plan_compute(const sim_config *c, plan_t *p, int copies, int *param_s
     const model_op *op = &m->ops[o];
     double t;
     if ((rc = cost_op(c, op, p->batch, p->precision, 1, &t, &p->extrapolated_ops, e))) return rc;
+    p->op_s[o] = t;
+    p->op_seg[o] = op->phase == MODEL_PHASE_FORWARD ? -1 : op->phase == MODEL_PHASE_OPTIMIZER ? -2 : p->nseg;
     if (op->phase == MODEL_PHASE_FORWARD) {
       p->forward_s += t;
     } else if (op->phase == MODEL_PHASE_OPTIMIZER) {
@@ -239,6 +243,7 @@ int plan_build(const sim_config *c, plan_t *p, err_t *e) {
   p->precision = prec;
   p->fidelity = c->fidelity;
   p->no_sync = c->no_sync;
+  p->record_spans = c->record_spans;
 
   if ((rc = plan_network(c, gpn, &p->ch, &p->platform, &p->pair_Bps, &p->near, e))) goto fail;
   p->intra_lat_s = p->platform.intra_lat_s;
@@ -291,7 +296,10 @@ int plan_build(const sim_config *c, plan_t *p, err_t *e) {
   p->hook_pre_s = calloc(nb, sizeof *p->hook_pre_s);
   p->hook_post_s = calloc(nb, sizeof *p->hook_post_s);
   p->coll = calloc(nb, sizeof *p->coll);
-  if (!param_seg || !p->seg_s || !p->seg_copy_s || !p->ready_seg || !p->hook_pre_s || !p->hook_post_s || !p->coll) {
+  p->nops = m->nops;
+  p->op_s = calloc((size_t)(m->nops + 1), sizeof *p->op_s);
+  p->op_seg = calloc((size_t)(m->nops + 1), sizeof *p->op_seg);
+  if (!p->op_s || !p->op_seg || !param_seg || !p->seg_s || !p->seg_copy_s || !p->ready_seg || !p->hook_pre_s || !p->hook_post_s || !p->coll) {
     rc = err_set(e, ERR_NOMEM, "out of memory");
     goto fail;
   }

@@ -56,6 +56,10 @@ typedef struct {
   double *seg_copy_s;  /* (nseg) DDP's copies of the gradients ready after segment s into buckets */
   double copy_back_s;  /* DDP's copy of the reduced buckets back into the gradients, after the wait */
   double *jitter;      /* (iterations x sim_ranks) compute multipliers, or NULL */
+  int nops;            /* the model's ops */
+  double *op_s;        /* (nops) each op's time as summed above (without jitter) */
+  int *op_seg;         /* (nops) the backward segment an op belongs to; -1 forward, -2 optimizer */
+  int record_spans;    /* the engine records every rank's spans (sim_config.record_spans) */
   int shares_compute;  /* collectives and compute take turns on the same cores (MPI on CPUs) */
 
   /* Buckets, in reduction order, each with its collective. */

@@ -12,6 +12,7 @@ int predict_run(const sim_config *c, predict_result *out, err_t *e) {
   /* As many iterations as the run itself: an input pipeline needs them to reach its steady state. */
   one.fidelity = SIM_FIDELITY_FLOW;
   one.jitter_cv = 0; /* the reference is the expected single-GPU time, not one noisy draw */
+  one.record_spans = 0; /* a trace shows the run itself */
   sim_result base;
   if (out->sim.gpus == 1) {
     out->single_gpu_iteration_s = out->sim.iteration_s;
@@ -34,6 +35,7 @@ int predict_run(const sim_config *c, predict_result *out, err_t *e) {
       early.ddp_iteration = it;
       early.iterations = 1;
       early.no_sync = 1;
+      early.record_spans = 0;
       sim_result f;
       if ((rc = sim_run(&early, &f, e))) {
         predict_result_free(out);

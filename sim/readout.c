@@ -63,7 +63,38 @@ static void drawn_compute(const plan_t *p, int first, sim_result *r, double *str
   r->compute_s = r->forward_s + r->backward_s + r->optimizer_s + r->bucket_copy_s;
 }
 
-int readout_ddp(plan_t *p, const engine_record *rec, sim_result *r, err_t *e) {
+/* The engine's spans with the plan's costs that name and divide them (sim/timeline.h): the spans
+ * move from the record to the timeline. */
+static int readout_timeline(const plan_t *p, engine_record *rec, sim_result *r, err_t *e) {
+  sim_timeline *t = timeline_new();
+  if (!t) return err_set(e, ERR_NOMEM, "out of memory");
+  t->spans = rec->spans;
+  t->n = t->cap = rec->nspans;
+  rec->spans = NULL;
+  rec->nspans = 0;
+  t->ranks = p->ranks;
+  t->gpus_per_node = p->gpus_per_node;
+  t->sim_nodes = p->sim_nodes;
+  t->sim_ranks = p->sim_ranks;
+  t->iterations = p->iterations;
+  t->no_sync = p->no_sync;
+  t->nops = p->nops;
+  t->op_s = timeline_dup_d(p->op_s, p->nops);
+  t->op_seg = timeline_dup_i(p->op_seg, p->nops);
+  t->nseg = p->nseg;
+  t->seg_s = timeline_dup_d(p->seg_s, p->nseg);
+  t->seg_copy_s = timeline_dup_d(p->seg_copy_s, p->nseg);
+  t->nb = p->nb;
+  t->ready_seg = timeline_dup_i(p->ready_seg, p->nb);
+  if (!t->op_s || !t->op_seg || !t->seg_s || !t->seg_copy_s || !t->ready_seg) {
+    timeline_free(t);
+    return err_set(e, ERR_NOMEM, "out of memory");
+  }
+  r->timeline = t;
+  return ERR_OK;
+}
+
+int readout_ddp(plan_t *p, engine_record *rec, sim_result *r, err_t *e) {
   int K = p->iterations, nb = p->nb, cyc = p->no_sync;
   if (rec->iterations != K || rec->nb != nb) return err_set(e, ERR_SIM, "the engine's record does not fit the plan");
   readout_plan(p, r);
@@ -112,5 +143,11 @@ int readout_ddp(plan_t *p, const engine_record *rec, sim_result *r, err_t *e) {
   memset(&p->buckets, 0, sizeof p->buckets);
   r->messages = rec->messages;
   r->peak_rss_kb = rec->peak_rss_kb;
+  if (p->record_spans && (rc = readout_timeline(p, rec, r, e))) {
+    free(r->buckets);
+    r->buckets = NULL;
+    bucket_plan_free(&r->plan);
+    return rc;
+  }
   return ERR_OK;
 }

@@ -16,8 +16,9 @@
 #include "plan.h"
 #include "sim.h"
 
-/* Fills *r from plan p and record rec. Moves p's bucket plan into r (p->buckets is left empty).
+/* Fills *r from plan p and record rec. Moves p's bucket plan into r (p->buckets is left empty), and
+ * where the plan recorded spans, rec's spans into r->timeline with the plan's per-op costs.
  * ERR_NOMEM; ERR_SIM when the record does not fit the plan. On failure r holds nothing to free. */
-int readout_ddp(plan_t *p, const engine_record *rec, sim_result *r, err_t *e);
+int readout_ddp(plan_t *p, engine_record *rec, sim_result *r, err_t *e);
 
 #endif

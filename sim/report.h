@@ -11,10 +11,7 @@
 
 /* The `ddpsim predict --json` object (fields documented in docs/cli.md). */
 cJSON *report_predict_json(const sim_config *c, const predict_result *p);
-/* The reported iteration of rank 0 as a Chrome trace (chrome://tracing, Perfetto): the compute
- * stream (input, forward, backward, waiting for the all-reduces, bucket copies, optimizer) and the
- * communication stream (one span per bucket, its ready instant), times in microseconds. */
-cJSON *report_trace_json(const sim_config *c, const predict_result *p);
+/* Traces are sim/trace.h's. */
 
 /* The human table of `ddpsim predict`. */
 char *report_predict_table(const sim_config *c, const predict_result *p);

@@ -58,6 +58,8 @@ void sim_result_free(sim_result *r) {
   bucket_plan_free(&r->plan);
   free(r->buckets);
   r->buckets = NULL;
+  timeline_free(r->timeline);
+  r->timeline = NULL;
 }
 
 double sim_ring_time(int n, double bytes, double lat_s, double bw_Bps) {
@@ -77,7 +79,11 @@ int sim_run(const sim_config *c, sim_result *r, err_t *e) {
   int rc;
   if (c->framework == SIM_FRAMEWORK_DP) {
     dp_plan dp;
-    if ((rc = dp_plan_build(c, &dp, e)) == ERR_OK) dp_readout(&dp, r);
+    if ((rc = dp_plan_build(c, &dp, e)) == ERR_OK) {
+      dp_readout(&dp, r);
+      if (c->record_spans) rc = dp_timeline(&dp, c->model, &r->timeline, e);
+      dp_plan_free(&dp);
+    }
   } else {
     plan_t p;
     engine_record rec;

@@ -13,6 +13,7 @@
 #include "model.h"
 #include "profile.h"
 #include "reducer.h"
+#include "timeline.h"
 #include "topo.h"
 
 typedef enum { SIM_MODE_DDP = 0, SIM_MODE_FLAT = 1 } sim_mode;
@@ -82,6 +83,7 @@ typedef struct {
                               functions written in Python: 2017 PyTorch, pytorch#3275) */
   int symmetry;            /* 1 (default): where no jitter tells the nodes apart, simulate 2 nodes
                               standing for all (sim/plan.h); 0: simulate every rank */
+  int record_spans;        /* 1: keep every simulated rank's spans in sim_result.timeline (traces) */
 } sim_config;
 
 typedef struct {
@@ -142,6 +144,8 @@ typedef struct {
                               not simulated, as DataParallel) */
   double wall_s;           /* wall-clock time of the simulation */
   long peak_rss_kb;        /* largest resident set of any simulation child so far, KiB */
+  sim_timeline *timeline;  /* sim/timeline.h: every simulated rank's spans (owned), when
+                              sim_config.record_spans asked for them; else NULL */
 } sim_result;
 
 /* Fills a config with the documented defaults (bucket caps 25 and 1 MB, ddp, flow, 3 iterations,

@@ -33,6 +33,7 @@ int cmd_plan(cli_ctx *x, int argc, char **argv) {
   if (cfg.framework == SIM_FRAMEWORK_DP) {
     dp_plan p;
     if (!(rc = dp_plan_build(&cfg, &p, &e))) rc = dp_plan_write(stdout, &p, &e);
+    dp_plan_free(&p);
   } else {
     plan_t p;
     if (!(rc = plan_build(&cfg, &p, &e))) {

@@ -7,6 +7,7 @@
 #include "predict.h"
 #include "report.h"
 #include "simopts.h"
+#include "trace.h"
 
 static const char *usage_predict =
     "usage: ddpsim predict [--nodes N] [--bucket-cap-mb X] [options] [--json]\n"
@@ -18,17 +19,29 @@ static const char *usage_predict =
 static const char *usage_trace =
     "usage: ddpsim trace -o FILE [--nodes N] [--bucket-cap-mb X] [options]\n"
     "\n"
-    "Writes the reported iteration of rank 0 (compute and communication streams, every bucket) as\n"
-    "a Chrome trace to FILE, atomically (chrome://tracing or ui.perfetto.dev): `predict --trace FILE`\n"
-    "without the report.\n"
+    "Writes the simulated run as a Chrome trace to FILE, atomically, for ui.perfetto.dev or\n"
+    "chrome://tracing: per rank a compute stream (iterations, input, forward and backward op by op,\n"
+    "DDP's bucket copies, the final wait, the optimizer), the NCCL stream (one all-reduce per bucket\n"
+    "with its bytes, algorithm and protocol), copy streams and DataLoader workers; gradient-ready\n"
+    "instants and an arrow from each bucket becoming ready to its all-reduce. `predict --trace FILE`\n"
+    "without the report; docs/trace.md says what is simulated and what is derived.\n"
     "\n";
 
-/* The reported iteration as a Chrome trace, written atomically to path. */
-static int write_trace(cli_ctx *x, const sim_config *c, const predict_result *p, const char *path) {
-  cJSON *tj = report_trace_json(c, p);
-  char *text = tj ? cJSON_Print(tj) : NULL;
+/* The run as a Chrome trace of the ranks `which` names (trace_parse_ranks), written atomically. */
+static int write_trace(cli_ctx *x, const sim_config *c, const predict_result *p, const char *which, const char *path) {
+  err_t e;
+  int n, *ranks = malloc(TRACE_MAX_RANKS * sizeof *ranks), rc;
+  cJSON *tj = NULL;
+  if (!ranks) return out_text(x, NULL);
+  if ((rc = trace_parse_ranks(which, p->sim.gpus, ranks, &n, &e)) ||
+      (rc = trace_build(c, p, n < 0 ? NULL : ranks, n, &tj, &e))) {
+    free(ranks);
+    return rc == ERR_USAGE ? cli_usage(x, "%s", e.msg) : cli_fail(x, rc, "%s", e.msg);
+  }
+  free(ranks);
+  char *text = cJSON_PrintUnformatted(tj);
   cJSON_Delete(tj);
-  int rc = text ? out_write_atomic(x, path, text) : out_text(x, NULL);
+  rc = text ? out_write_atomic(x, path, text) : out_text(x, NULL);
   free(text);
   return rc;
 }
@@ -38,7 +51,7 @@ int cmd_predict_run(cli_ctx *x, int argc, char **argv, int trace_only) {
   simopts_init(&o);
   int nodes, json = 0;
   double cap;
-  const char *trace = NULL;
+  const char *trace = NULL, *ranks = "simulated";
   cli_opt common[SIMOPTS_COUNT];
   simopts_table(&o, common);
   cli_opt own[SIMOPTS_JOB_COUNT];
@@ -46,11 +59,14 @@ int cmd_predict_run(cli_ctx *x, int argc, char **argv, int trace_only) {
   const cli_opt predict_out[] = {
       {"json", 0, CLI_FLAG, &json, NULL, "print one JSON object instead of the table"},
       {"trace", 0, CLI_STRING, &trace, "FILE",
-       "also write the reported iteration of rank 0 as a Chrome trace\n(chrome://tracing or ui.perfetto.dev), atomically"},
+       "also write the run as a Chrome trace (ui.perfetto.dev), atomically"},
+      {"ranks", 0, CLI_STRING, &ranks, "LIST", "the trace's ranks: 0,3,8-15, all, or simulated (default)"},
       {0}};
   const cli_opt trace_out[] = {
       {"output", 'o', CLI_STRING, &trace, "FILE", "the trace file (required)"},
       {"trace", 0, CLI_STRING, &trace, "FILE", NULL}, /* as predict's */
+      {"ranks", 0, CLI_STRING, &ranks, "LIST",
+       "the ranks to show: a list (0,3,8-15), all, or simulated (default:\nthe ranks the engine played; with symmetry 2 nodes)"},
       {0}};
   const cli_opt *tables[] = {own, common, trace_only ? trace_out : predict_out, NULL};
   const cli_cmd c = {.usage = trace_only ? usage_trace : usage_predict, .tables = tables, .elsewhere = simopts_known};
@@ -58,13 +74,18 @@ int cmd_predict_run(cli_ctx *x, int argc, char **argv, int trace_only) {
   sim_config cfg;
   int rc = simopts_setup(x, &c, argc, argv, &o, trace_only ? &trace : NULL, "-o FILE is required", &nodes, &cap, &in, &cfg);
   if (rc) return rc;
+  if (!trace && ranks[0] != 's') {
+    simopts_inputs_free(&in);
+    return cli_usage(x, "--ranks chooses the ranks of a trace: give --trace FILE too");
+  }
+  cfg.record_spans = trace != NULL;
   predict_result p;
   err_t e;
   if ((rc = predict_run(&cfg, &p, &e))) {
     simopts_inputs_free(&in);
     return cli_fail(x, rc, "%s", e.msg);
   }
-  if (trace) rc = write_trace(x, &cfg, &p, trace);
+  if (trace) rc = write_trace(x, &cfg, &p, ranks, trace);
   if (!rc && !trace_only) rc = json ? out_json(x, report_predict_json(&cfg, &p)) : out_text(x, report_predict_table(&cfg, &p));
   else if (!rc) printf("wrote %s\n", trace);
   predict_result_free(&p);

@@ -1,0 +1,99 @@
+/* timeline: what every simulated rank did, span by span, and what a reader needs to name the spans.
+ *
+ * The engine (sim/engine.h) records one span per activity it plays when the plan asks for it
+ * (plan_t.record_spans, from sim_config.record_spans): the training loop's phases on the compute
+ * stream, each bucket's collective (and its hook work) on the NCCL stream, DataLoader workers'
+ * loads, the prefetcher's host-to-device copies, and each bucket's ready instant. Times are the
+ * simulation's own clock, absolute seconds. DataParallel (sim/dp.h) has no engine: its timeline is
+ * its summed phases laid end to end, every span marked derived.
+ *
+ * What the engine plays as one activity (forward, a backward segment: the ops up to a
+ * gradient-ready event and DDP's copies of those gradients into their buckets) is one span here;
+ * the per-op costs the plan summed into it travel beside the spans (op_s, op_seg, seg_s,
+ * seg_copy_s) so that a reader (sim/trace.h) can divide it, and must say it divided it.
+ *
+ * The readout (sim/readout.h) hands the timeline to sim_result.timeline; sim_result_free frees it. */
+#ifndef DDPSIM_TIMELINE_H
+#define DDPSIM_TIMELINE_H
+
+#include <stdint.h>
+
+/* Where a span runs: a rank's tracks. */
+typedef enum {
+  TIMELINE_TRACK_COMPUTE = 0, /* the compute stream (the training loop's thread) */
+  TIMELINE_TRACK_COMM,        /* the NCCL stream */
+  TIMELINE_TRACK_COPY,        /* a side stream for host-to-device copies (prefetch) */
+  TIMELINE_TRACK_LOADER,      /* DataLoader worker `index` */
+  TIMELINE_TRACK_GIL,         /* DataParallel: Python's GIL in the one process */
+  TIMELINE_TRACK_COUNT
+} timeline_track;
+
+/* What a span is. `index` says which: an iteration, a backward segment, a bucket, a worker. */
+typedef enum {
+  TIMELINE_ITERATION = 0, /* compute: iteration `iter` of the training loop */
+  TIMELINE_INPUT_WAIT,    /* compute: waiting for a loaded batch (or for the prefetched copy) */
+  TIMELINE_H2D,           /* compute or copy: the batch's host-to-device copy */
+  TIMELINE_BROADCAST,     /* compute: DDP's broadcast of the module's buffers */
+  TIMELINE_FORWARD,       /* compute: every forward op, one activity */
+  TIMELINE_SEGMENT,       /* compute: backward segment `index`, its ops and bucket copies */
+  TIMELINE_FINAL_WAIT,    /* compute: DDP's wait for every bucket's collective */
+  TIMELINE_COPY_BACK,     /* compute: the reduced buckets copied back into the gradients */
+  TIMELINE_OPTIMIZER,     /* compute: every optimizer op */
+  TIMELINE_HOOK_PRE,      /* comm: the compression hook's cast of bucket `index` */
+  TIMELINE_COLLECTIVE,    /* comm: bucket `index`'s collective */
+  TIMELINE_HOOK_POST,     /* comm: the cast back */
+  TIMELINE_LOAD,          /* loader: worker `index` loading the batch of iteration `iter` */
+  TIMELINE_READY,         /* compute, an instant: bucket `index` has all its gradients */
+  TIMELINE_DP_SCATTER,    /* DataParallel, compute: this GPU's chunk of the inputs copied to it */
+  TIMELINE_DP_REPLICATE,  /* the parameters broadcast from GPU 0 */
+  TIMELINE_DP_GATHER,     /* the outputs gathered to GPU 0 and their gradients scattered back */
+  TIMELINE_DP_BACKWARD,   /* every backward op */
+  TIMELINE_DP_REDUCE,     /* the gradients reduced to GPU 0 */
+  TIMELINE_GIL_HELD,      /* GIL: the replicas' threads take turns launching kernels */
+  TIMELINE_KIND_COUNT
+} timeline_kind;
+
+typedef struct {
+  int32_t rank;          /* the simulated rank (DataParallel: the GPU) */
+  int32_t track;         /* timeline_track */
+  int32_t kind;          /* timeline_kind */
+  int32_t index;         /* bucket, segment or worker; -1 where none */
+  int32_t iter;          /* the training iteration it belongs to */
+  int32_t derived;       /* 1: laid out from the plan, not played by the engine */
+  double start_s, end_s; /* simulated clock; equal for an instant */
+} timeline_span;
+
+typedef struct {
+  timeline_span *spans; /* (n) in the order they were recorded */
+  long n, cap;
+  /* The job, and what of it was simulated: ranks 0 .. sim_ranks-1 (nodes 0 .. sim_nodes-1). */
+  int ranks, gpus_per_node, sim_nodes, sim_ranks;
+  int iterations, no_sync; /* an iteration it all-reduced iff ranks > 1 && it % no_sync == no_sync - 1 */
+  int dataparallel;        /* 1: DataParallel's summed phases, every span derived */
+  /* The plan's costs, to divide what was played as one activity. */
+  int nops;
+  double *op_s;            /* (nops) each model op's planned time (the model's order) */
+  int *op_seg;             /* (nops) its backward segment; -1 forward, -2 optimizer */
+  int nseg;
+  double *seg_s, *seg_copy_s; /* (nseg) a segment's ops, and DDP's copies into buckets after it */
+  int nb;
+  int *ready_seg;          /* (nb) the segment after which each bucket is ready */
+} sim_timeline;
+
+/* Appends s; 0, or -1 when out of memory (nothing appended). */
+int timeline_add(sim_timeline *t, const timeline_span *s);
+
+/* A new empty timeline (calloc'd), or NULL when out of memory. */
+sim_timeline *timeline_new(void);
+
+/* Copies n doubles or ints into a new array of at least one element; NULL when out of memory. */
+double *timeline_dup_d(const double *src, int n);
+int *timeline_dup_i(const int *src, int n);
+
+/* Frees the timeline and everything it owns; NULL is a no-op. */
+void timeline_free(sim_timeline *t);
+
+/* A short name of a span kind ("forward", "all-reduce", ...); "?" for a value out of range. */
+const char *timeline_kind_name(int kind);
+
+#endif
