@@ -92,7 +92,7 @@ static const char derived_ops[] =
 
 /* The model's ops of one phase (op_seg == seg) as children of a simulated span [a, b], divided in
  * proportion to their planned costs, and DDP's copies into buckets after them where extra_s > 0. */
-static void op_children(tw *w, int pid, int tid, int seg, double extra_s, double a, double b) {
+static void op_children(tw *w, int pid, int tid, int it, int seg, double extra_s, double a, double b) {
   const sim_timeline *t = w->t;
   const model_t *m = w->c->model;
   double total = extra_s, cum = 0;
@@ -107,6 +107,7 @@ static void op_children(tw *w, int pid, int tid, int seg, double extra_s, double
     double s1 = extra_s > 0 || cum < total ? a + cum * scale : b;
     cJSON *e = span_x(w, m->ops[o].name, "op", pid, tid, s0, s1 < s0 ? s0 : s1);
     arg_num(w, e, "op_index", o);
+    arg_num(w, e, "iteration", it);
     arg_str(w, e, "phase", seg == -1 ? "forward" : seg == -2 ? "optimizer" : "backward");
     arg_num(w, e, "planned_us", t->op_s[o] * 1e6);
     arg_str(w, e, "source", derived_ops);
@@ -114,6 +115,7 @@ static void op_children(tw *w, int pid, int tid, int seg, double extra_s, double
   if (extra_s > 0) {
     cJSON *e = span_x(w, "copy gradients into buckets", "copy", pid, tid, a + cum * scale, b);
     arg_num(w, e, "planned_us", extra_s * 1e6);
+    arg_num(w, e, "iteration", it);
     arg_str(w, e, "source", "derived: DDP's copies of this segment's gradients into their buckets, played with the "
                             "segment's ops as one activity; its share of it by the plan's costs");
   }
@@ -216,20 +218,20 @@ static void rank_events(tw *w, int q, int pid) {
       snprintf(name, sizeof name, "backward segment %d", s->index);
       e = span_x(w, name, "compute", pid, tid, s->start_s, s->end_s);
       arg_num(w, e, "segment", s->index);
-      op_children(w, pid, tid, s->index, synced(t, s->iter) ? t->seg_copy_s[s->index] : 0, s->start_s, s->end_s);
+      op_children(w, pid, tid, s->iter, s->index, synced(t, s->iter) ? t->seg_copy_s[s->index] : 0, s->start_s, s->end_s);
       grads_ready(w, pid, tid, s->index, s->end_s);
       break;
     case TIMELINE_FORWARD:
       e = span_x(w, name, "compute", pid, tid, s->start_s, s->end_s);
-      op_children(w, pid, tid, -1, 0, s->start_s, s->end_s);
+      op_children(w, pid, tid, s->iter, -1, 0, s->start_s, s->end_s);
       break;
     case TIMELINE_OPTIMIZER:
       e = span_x(w, name, "compute", pid, tid, s->start_s, s->end_s);
-      op_children(w, pid, tid, -2, 0, s->start_s, s->end_s);
+      op_children(w, pid, tid, s->iter, -2, 0, s->start_s, s->end_s);
       break;
     case TIMELINE_DP_BACKWARD:
       e = span_x(w, name, "compute", pid, tid, s->start_s, s->end_s);
-      op_children(w, pid, tid, 0, 0, s->start_s, s->end_s);
+      op_children(w, pid, tid, s->iter, 0, 0, s->start_s, s->end_s);
       break;
     case TIMELINE_LOAD:
       snprintf(name, sizeof name, "load batch %d", s->iter);

@@ -51,7 +51,8 @@ int cmd_predict_run(cli_ctx *x, int argc, char **argv, int trace_only) {
   simopts_init(&o);
   int nodes, json = 0;
   double cap;
-  const char *trace = NULL, *ranks = "simulated";
+  static const char simulated[] = "simulated";
+  const char *trace = NULL, *ranks = simulated;
   cli_opt common[SIMOPTS_COUNT];
   simopts_table(&o, common);
   cli_opt own[SIMOPTS_JOB_COUNT];
@@ -74,7 +75,7 @@ int cmd_predict_run(cli_ctx *x, int argc, char **argv, int trace_only) {
   sim_config cfg;
   int rc = simopts_setup(x, &c, argc, argv, &o, trace_only ? &trace : NULL, "-o FILE is required", &nodes, &cap, &in, &cfg);
   if (rc) return rc;
-  if (!trace && ranks[0] != 's') {
+  if (!trace && ranks != simulated) {
     simopts_inputs_free(&in);
     return cli_usage(x, "--ranks chooses the ranks of a trace: give --trace FILE too");
   }

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# ddpsim trace: the trace-event format's rules and the content (tests/sim/check_trace.py) for DDP
+# with symmetry, a chosen set of ranks, the input pipeline with hooks and no_sync, DataParallel;
+# the misuses; and the checker itself failing on broken traces.
+set -u
+ddpsim=$1
+src=$2
+pass=0 fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+checker="python3 $src/tests/sim/check_trace.py"
+
+check() { # check DESCRIPTION CONDITION...
+  local what=$1
+  shift
+  if "$@"; then echo "ok    $what"; pass=$((pass + 1)); else echo "FAIL  $what"; fail=$((fail + 1)); fi
+}
+
+nbuckets() { python3 -c "import json,sys; print(len(json.load(open(sys.argv[1]))['buckets']))" "$1"; }
+
+# scenario NAME MODEL CHECKER-ARGS -- ddpsim options...
+scenario() {
+  local name=$1 model=$2 extra=$3
+  shift 4
+  "$ddpsim" trace -o "$tmp/$name.json" --model "$model" "$@" >/dev/null 2>"$tmp/err"
+  check "$name: trace written" test $? -eq 0 -a -s "$tmp/$name.json"
+  "$ddpsim" predict --json --model "$model" "$@" --trace "$tmp/$name.again.json" >"$tmp/$name.p.json" 2>/dev/null
+  check "$name: predict --trace writes the same trace" cmp -s "$tmp/$name.json" "$tmp/$name.again.json"
+  local nb
+  nb=$(nbuckets "$tmp/$name.p.json")
+  [ "$nb" -gt 0 ] && nb="--buckets $nb" || nb=""
+  $checker "$tmp/$name.json" --model "$src/models/$model.model" --predict "$tmp/$name.p.json" $nb $extra >"$tmp/$name.out" 2>&1
+  local rc=$?
+  sed "s/^/      $name: /" "$tmp/$name.out"
+  check "$name: the checker passes" test $rc -eq 0
+}
+
+scenario r50 resnet50 "--ranks 16" -- --nodes 8
+scenario r50-ranks resnet50 "--ranks 3" -- --nodes 8 --ranks 0,3,63
+check "r50-ranks: rank 63 is shown as a copy of its twin, rank 15" \
+  grep -q '"labels":"not simulated: a copy of its symmetric twin, rank 15"' "$tmp/r50-ranks.json"
+check "r50-ranks: otherData says how ranks not simulated are shown" grep -q '"simulation":"symmetry: the engine simulated 2 of 8 nodes' "$tmp/r50-ranks.json"
+scenario pipeline mlstm-4k "" -- --nodes 2 --num-workers 2 --load-ms 50 --prefetch --comm-hook fp16 --precision fp32 \
+  --no-sync 2 --iterations 2
+for t in "DataLoader worker 1" "H2D copy stream (prefetch)" "NCCL stream" "compute stream"; do
+  check "pipeline: a thread named '$t'" grep -q "\"name\":\"$t\"" "$tmp/pipeline.json"
+done
+check "pipeline: the fp16 hook's casts" grep -q '"name":"compress hook cast, bucket 0"' "$tmp/pipeline.json"
+check "pipeline: bucket copies inside backward segments, derived" grep -q '"name":"copy gradients into buckets"' "$tmp/pipeline.json"
+scenario jitter resnet50 "--ranks 16" -- --nodes 2 --jitter-cv 0.05
+scenario dp resnet50 "--dataparallel" -- --framework dp --gpus-per-node 4 --dp-backward-gil
+check "dp: the GIL's thread, held in forward and backward" \
+  test "$(grep -o '"name":"GIL: replicas take turns launching"' "$tmp/dp.json" | wc -l)" -eq 2
+for k in "scatter inputs" "replicate parameters" "gather outputs" "reduce gradients"; do
+  check "dp: '$k' on every GPU" test "$(grep -o "\"name\":\"$k\"" "$tmp/dp.json" | wc -l)" -eq 4
+done
+check "dp: nothing claims to be simulated" test -z "$(grep -o '"source":"simulated"' "$tmp/dp.json")"
+
+"$ddpsim" trace -o "$tmp/x.json" --nodes 8 --ranks 64 >/dev/null 2>"$tmp/err"
+check "--ranks 64 of 64 ranks: exit 2, naming the rank" test $? -eq 2 -a -n "$(grep 'rank 64 is not in the job' "$tmp/err")"
+"$ddpsim" trace -o "$tmp/x.json" --ranks 1,x >/dev/null 2>"$tmp/err"
+check "--ranks 1,x: exit 2" test $? -eq 2 -a ! -e "$tmp/x.json"
+"$ddpsim" predict --ranks 3 >/dev/null 2>"$tmp/err"
+check "--ranks without --trace: exit 2" test $? -eq 2
+"$ddpsim" trace -o "$tmp/all.json" --model resnet50 --nodes 4 --ranks all --iterations 1 >/dev/null 2>&1
+check "--ranks all shows all 32 ranks" $checker "$tmp/all.json" --ranks 32 >/dev/null
+
+# The checker fails on traces that break the rules (each a copy of r50's with one fault).
+break_trace() { # NAME PYTHON-STATEMENT (on the event list `ev`)
+  python3 - "$tmp/r50.json" "$tmp/bad-$1.json" "$2" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); ev = d["traceEvents"]
+exec(sys.argv[3])
+json.dump(d, open(sys.argv[2], "w"))
+PY
+  $checker "$tmp/bad-$1.json" --model "$src/models/resnet50.model" --predict "$tmp/r50.p.json" \
+    --buckets "$(nbuckets "$tmp/r50.p.json")" >/dev/null 2>&1
+  check "the checker rejects a trace with $1" test $? -eq 1
+}
+break_trace "a flow without its end" 'ev.remove(next(e for e in ev if e["ph"] == "f"))'
+break_trace "a negative duration" 'next(e for e in ev if e["ph"] == "X")["dur"] = -1'
+break_trace "a span in seconds" 'e = next(e for e in ev if e["name"].startswith("iteration ")); e["dur"] /= 1e6'
+break_trace "two ops swapped" 'o = [e for e in ev if e.get("cat") == "op"]; o[0]["name"], o[1]["name"] = o[1]["name"], o[0]["name"]'
+break_trace "an all-reduce missing" 'ev.remove(next(e for e in ev if e["name"].startswith("all-reduce bucket")))'
+break_trace "a thread without a name" 'ev.remove(next(e for e in ev if e["ph"] == "M" and e["name"] == "thread_name"))'
+break_trace "crossing spans" 'x = [e for e in ev if e["name"] == "forward"][0]; x["dur"] *= 1.5'
+
+echo "# $pass passed, $fail failed"
+test "$fail" -eq 0
