@@ -13,6 +13,7 @@ static const cli_command commands[] = {
     {"sweep", "predictions over lists of node counts, bucket caps and topologies", cmd_sweep},
     {"recommend", "the bucket cap to use, from a sweep of caps for one configuration", cmd_recommend},
     {"trace", "the simulated iteration as a Chrome trace (timeline)", cmd_trace},
+    {"plot", "plots of sweep, recommend and predict output, drawn by gnuplot (PNG, SVG)", cmd_plot},
     {"plan", "what the engine would simulate for one configuration, without running it", cmd_plan},
     {"buckets", "DDP's gradient bucket assignment for a model", cmd_buckets},
     {"genmodel", "write a model file (mlstm, resnet, bert) from its sizes", cmd_genmodel},

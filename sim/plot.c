@@ -1,0 +1,420 @@
+#include "plot.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "strbuf.h"
+
+const char *const plot_kind_names[] = {"scaling", "caps", "breakdown", "timeline", NULL};
+
+/* A table of text cells with named columns: a CSV, or a JSON array of objects. */
+typedef struct {
+  int ncol, nrow;
+  char **col;   /* (ncol) */
+  char **cell;  /* (nrow x ncol), NULL where a row has no value */
+} table;
+
+static void table_free(table *t) {
+  for (int i = 0; i < t->ncol; i++) free(t->col[i]);
+  for (long i = 0; i < (long)t->nrow * t->ncol; i++) free(t->cell[i]);
+  free(t->col);
+  free(t->cell);
+  memset(t, 0, sizeof *t);
+}
+
+static int col_of(const table *t, const char *name) {
+  for (int i = 0; i < t->ncol; i++)
+    if (!strcmp(t->col[i], name)) return i;
+  return -1;
+}
+
+static const char *cell(const table *t, int r, int c) { return c < 0 ? NULL : t->cell[(long)r * t->ncol + c]; }
+
+/* The number in cell (r, c); NAN when absent or not a number. */
+static double num(const table *t, int r, int c) {
+  const char *s = cell(t, r, c);
+  char *end;
+  if (!s || !*s) return NAN;
+  double v = strtod(s, &end);
+  return *end ? NAN : v;
+}
+
+static int table_add_row(table *t) {
+  char **g = realloc(t->cell, (size_t)(t->nrow + 1) * (size_t)t->ncol * sizeof *g);
+  if (!g) return -1;
+  t->cell = g;
+  memset(g + (long)t->nrow * t->ncol, 0, (size_t)t->ncol * sizeof *g);
+  t->nrow++;
+  return 0;
+}
+
+/* A CSV with a header line; '#' lines and blank lines are skipped; no quoting (ddpsim writes none). */
+static int table_csv(const char *text, const char *origin, table *t, err_t *e) {
+  int line = 0;
+  const char *p = text;
+  while (*p) {
+    const char *nl = strchr(p, '\n');
+    size_t len = nl ? (size_t)(nl - p) : strlen(p);
+    line++;
+    char *l = strndup(p, len), *save = NULL;
+    p += len + (nl ? 1 : 0);
+    if (!l) return err_set(e, ERR_NOMEM, "out of memory");
+    if (len && l[len - 1] == '\r') l[len - 1] = '\0';
+    if (!l[0] || l[0] == '#') {
+      free(l);
+      continue;
+    }
+    if (!t->col) {
+      int n = 1;
+      for (char *c = l; *c; c++) n += *c == ',';
+      t->col = calloc((size_t)n, sizeof *t->col);
+      if (!t->col) {
+        free(l);
+        return err_set(e, ERR_NOMEM, "out of memory");
+      }
+      for (char *f = strtok_r(l, ",", &save); f; f = strtok_r(NULL, ",", &save)) t->col[t->ncol++] = strdup(f);
+      free(l);
+      if (t->ncol != n) return err_set(e, ERR_INPUT, "%s:%d: an empty column name in the header", origin, line);
+      continue;
+    }
+    if (table_add_row(t)) {
+      free(l);
+      return err_set(e, ERR_NOMEM, "out of memory");
+    }
+    int k = 0;
+    char *s = l;
+    for (;;) {
+      char *comma = strchr(s, ',');
+      if (comma) *comma = '\0';
+      if (k >= t->ncol) {
+        free(l);
+        return err_set(e, ERR_INPUT, "%s:%d: more fields than the header's %d", origin, line, t->ncol);
+      }
+      t->cell[(long)(t->nrow - 1) * t->ncol + k++] = strdup(s);
+      if (!comma) break;
+      s = comma + 1;
+    }
+    free(l);
+    if (k != t->ncol) return err_set(e, ERR_INPUT, "%s:%d: %d fields, the header has %d", origin, line, k, t->ncol);
+  }
+  if (!t->col) return err_set(e, ERR_INPUT, "%s: empty: no header line", origin);
+  return ERR_OK;
+}
+
+/* A JSON array of objects (recommend's `caps`): the first object's keys are the columns; `extra`
+ * names top-level fields copied into every row (the configuration's topology and nodes). */
+static int table_json(const cJSON *arr, const cJSON *top, const char *origin, table *t, err_t *e) {
+  static const char *const extra[] = {"topology", "nodes"};
+  const cJSON *first = cJSON_GetArrayItem(arr, 0);
+  if (!cJSON_IsObject(first)) return err_set(e, ERR_INPUT, "%s: caps: an array of objects expected", origin);
+  int n = cJSON_GetArraySize(first) + 2;
+  if (!(t->col = calloc((size_t)n, sizeof *t->col))) return err_set(e, ERR_NOMEM, "out of memory");
+  for (const cJSON *k = first->child; k; k = k->next) t->col[t->ncol++] = strdup(k->string);
+  for (int i = 0; i < 2; i++)
+    if (cJSON_GetObjectItemCaseSensitive(top, extra[i]) && col_of(t, extra[i]) < 0) t->col[t->ncol++] = strdup(extra[i]);
+  const cJSON *row;
+  cJSON_ArrayForEach(row, arr) {
+    if (table_add_row(t)) return err_set(e, ERR_NOMEM, "out of memory");
+    for (int c = 0; c < t->ncol; c++) {
+      const cJSON *v = cJSON_GetObjectItemCaseSensitive(row, t->col[c]);
+      if (!v) v = cJSON_GetObjectItemCaseSensitive(top, t->col[c]);
+      char buf[64];
+      if (cJSON_IsNumber(v)) snprintf(buf, sizeof buf, "%.17g", v->valuedouble);
+      else if (cJSON_IsString(v)) snprintf(buf, sizeof buf, "%s", v->valuestring);
+      else continue;
+      t->cell[(long)(t->nrow - 1) * t->ncol + c] = strdup(buf);
+    }
+  }
+  return ERR_OK;
+}
+
+static int need(const table *t, const char *name, const char *origin, const char *plot, err_t *e) {
+  if (col_of(t, name) >= 0) return ERR_OK;
+  return err_set(e, ERR_INPUT, "%s: no '%s' column, which the %s plot needs (docs/plots.md)", origin, name, plot);
+}
+
+/* The terminal for out_path, by extension. */
+static int terminal(strbuf *s, const char *out_path, err_t *e) {
+  const char *dot = strrchr(out_path, '.');
+  if (dot && !strcmp(dot, ".png")) strbuf_printf(s, "set terminal pngcairo size 960,600 enhanced font 'sans,10'\n");
+  else if (dot && !strcmp(dot, ".svg")) strbuf_printf(s, "set terminal svg size 960,600 enhanced font 'sans,10'\n");
+  else return err_set(e, ERR_USAGE, "%s: the plot's file must end in .png or .svg", out_path);
+  strbuf_printf(s, "set output '");
+  for (const char *c = out_path; *c; c++) strbuf_printf(s, *c == '\'' ? "''" : "%c", *c);
+  strbuf_printf(s, "'\nset key top left box opaque\nset grid\n");
+  return ERR_OK;
+}
+
+/* A gnuplot string: single-quoted, quotes doubled. */
+static void quoted(strbuf *s, const char *text) {
+  strbuf_printf(s, "'");
+  for (const char *c = text; *c; c++) strbuf_printf(s, *c == '\'' ? "''" : "%c", *c);
+  strbuf_printf(s, "'");
+}
+
+/* Distinct values of column c (or one group "" when c < 0), in order of first appearance. */
+static int groups(const table *t, int c, const char **out, int max) {
+  int n = 0;
+  for (int r = 0; r < t->nrow; r++) {
+    const char *v = c < 0 ? "" : cell(t, r, c) ? cell(t, r, c) : "";
+    int seen = 0;
+    for (int i = 0; i < n && !seen; i++) seen = !strcmp(out[i], v);
+    if (!seen && n < max) out[n++] = v;
+  }
+  return n;
+}
+
+#define MAX_GROUPS 32
+
+static int plot_scaling(const table *t, const char *origin, strbuf *s, int *series, err_t *e) {
+  int rc;
+  const char *cols[] = {"topology", "gpus", "samples_per_s", "scaling_efficiency"};
+  for (int i = 0; i < 4; i++)
+    if ((rc = need(t, cols[i], origin, "scaling", e))) return rc;
+  int ct = col_of(t, "topology"), cg = col_of(t, "gpus"), cs = col_of(t, "samples_per_s"), ce = col_of(t, "scaling_efficiency");
+  const char *topo[MAX_GROUPS];
+  int nt = groups(t, ct, topo, MAX_GROUPS);
+  double single = 0;
+  /* Each topology's best throughput per GPU count, as datablocks gpus, samples/s, speedup. */
+  for (int g = 0; g < nt; g++) {
+    strbuf_printf(s, "$t%d << EOD\n", g);
+    double done[256];
+    int nd = 0;
+    for (int r = 0; r < t->nrow; r++) {
+      if (strcmp(cell(t, r, ct), topo[g])) continue;
+      double gpus = num(t, r, cg), best = -1, eff = 0;
+      int dup = 0;
+      for (int i = 0; i < nd; i++) dup |= done[i] == gpus;
+      if (dup || isnan(gpus) || nd == 256) continue;
+      for (int q = r; q < t->nrow; q++)
+        if (!strcmp(cell(t, q, ct), topo[g]) && num(t, q, cg) == gpus && num(t, q, cs) > best) best = num(t, q, cs), eff = num(t, q, ce);
+      if (!(best > 0) || !(eff > 0)) return err_set(e, ERR_INPUT, "%s: row %d: samples_per_s and scaling_efficiency must be > 0", origin, r + 1);
+      done[nd++] = gpus;
+      if (single == 0) single = best / (gpus * eff);
+      strbuf_printf(s, "%.17g %.17g %.17g\n", gpus, best, eff * gpus);
+    }
+    strbuf_printf(s, "EOD\n");
+  }
+  if (!nt || single <= 0) return err_set(e, ERR_INPUT, "%s: no rows to plot", origin);
+  strbuf_printf(s, "single = %.17g\nset multiplot layout 1,2 title 'Scaling: the best bucket cap of the sweep at each GPU count'\n", single);
+  strbuf_printf(s, "set logscale x 2\nset xlabel 'GPUs'\nset ylabel 'samples/s'\nset title 'Throughput'\n");
+  for (int pass = 0; pass < 2; pass++) {
+    if (pass) strbuf_printf(s, "set title 'Speedup over one GPU'\nset ylabel 'speedup'\n");
+    strbuf_printf(s, "plot ");
+    for (int g = 0; g < nt; g++) {
+      strbuf_printf(s, "$t%d using 1:%d with linespoints lw 2 title ", g, pass ? 3 : 2);
+      quoted(s, topo[g]);
+      strbuf_printf(s, ", ");
+    }
+    strbuf_printf(s, "$t0 using 1:(%s) with lines dt 2 lc rgb 'gray40' title 'ideal'\n", pass ? "$1" : "$1 * single");
+  }
+  strbuf_printf(s, "unset multiplot\n");
+  *series = 2 * (nt + 1);
+  return ERR_OK;
+}
+
+static int plot_caps(const table *t, const char *origin, strbuf *s, int *series, err_t *e) {
+  int rc;
+  if ((rc = need(t, "bucket_cap_mb", origin, "caps", e))) return rc;
+  const char *y = col_of(t, "samples_per_s") >= 0 ? "samples_per_s" : "iteration_s";
+  if ((rc = need(t, y, origin, "caps", e))) return rc;
+  char lo[64], hi[64];
+  snprintf(lo, sizeof lo, "%s_lo", y);
+  snprintf(hi, sizeof hi, "%s_hi", y);
+  int cc = col_of(t, "bucket_cap_mb"), cy = col_of(t, y), cl = col_of(t, lo), ch = col_of(t, hi), band = cl >= 0 && ch >= 0;
+  int ct = col_of(t, "topology"), cn = col_of(t, "nodes");
+  /* One series per (topology, nodes): a group key of both. */
+  const char *keys[MAX_GROUPS];
+  char keybuf[MAX_GROUPS][96];
+  int nk = 0;
+  for (int r = 0; r < t->nrow; r++) {
+    char k[96];
+    snprintf(k, sizeof k, "%s%s%s%s", ct >= 0 ? cell(t, r, ct) : "", ct >= 0 && cn >= 0 ? ", " : "", cn >= 0 ? cell(t, r, cn) : "",
+             cn >= 0 ? " nodes" : "");
+    int seen = 0;
+    for (int i = 0; i < nk && !seen; i++) seen = !strcmp(keys[i], k);
+    if (!seen && nk < MAX_GROUPS) {
+      snprintf(keybuf[nk], sizeof keybuf[nk], "%s", k);
+      keys[nk] = keybuf[nk];
+      nk++;
+    }
+  }
+  for (int g = 0; g < nk; g++) {
+    strbuf_printf(s, "$c%d << EOD\n", g);
+    for (int r = 0; r < t->nrow; r++) {
+      char k[96];
+      snprintf(k, sizeof k, "%s%s%s%s", ct >= 0 ? cell(t, r, ct) : "", ct >= 0 && cn >= 0 ? ", " : "",
+               cn >= 0 ? cell(t, r, cn) : "", cn >= 0 ? " nodes" : "");
+      if (strcmp(k, keys[g])) continue;
+      double x = num(t, r, cc), v = num(t, r, cy);
+      if (!(x > 0) || isnan(v)) return err_set(e, ERR_INPUT, "%s: row %d: bucket_cap_mb and %s must be numbers (cap > 0)", origin, r + 1, y);
+      if (band) {
+        double a = num(t, r, cl), b = num(t, r, ch);
+        if (isnan(a) || isnan(b) || a > v || b < v)
+          return err_set(e, ERR_INPUT, "%s: row %d: %s <= %s <= %s must hold", origin, r + 1, lo, y, hi);
+        strbuf_printf(s, "%.17g %.17g %.17g %.17g\n", x, v, a, b);
+      } else {
+        strbuf_printf(s, "%.17g %.17g\n", x, v);
+      }
+    }
+    strbuf_printf(s, "EOD\n");
+  }
+  if (!nk || !t->nrow) return err_set(e, ERR_INPUT, "%s: no rows to plot", origin);
+  int thr = !strcmp(y, "samples_per_s");
+  strbuf_printf(s, "set logscale x 2\nset xlabel 'bucket\\_cap\\_mb (MB)'\nset ylabel '%s'\n", thr ? "samples/s" : "iteration time (s)");
+  strbuf_printf(s, "set title '%s against DDP''s bucket cap%s'\nset style fill transparent solid 0.25 noborder\nplot ",
+                thr ? "Throughput" : "Iteration time", band ? " (band: the uncertainty)" : "");
+  for (int g = 0; g < nk; g++) {
+    if (band) strbuf_printf(s, "$c%d using 1:3:4 with filledcurves lc %d notitle, ", g, g + 1);
+    strbuf_printf(s, "$c%d using 1:2 with linespoints lw 2 lc %d title ", g, g + 1);
+    quoted(s, keys[g][0] ? keys[g] : y);
+    strbuf_printf(s, "%s", g + 1 < nk ? ", " : "\n");
+  }
+  *series = nk * (band ? 2 : 1);
+  return ERR_OK;
+}
+
+static const char *const parts[] = {"loading_s", "transfer_s", "buffer_broadcast_s", "compute_s", "exposed_comm_s",
+                                    "straggler_wait_s"};
+static const char *const part_titles[] = {"loading", "host-to-device copy", "buffer broadcast", "compute",
+                                          "exposed communication", "waiting for stragglers"};
+#define NPARTS 6
+
+static int plot_breakdown(const table *t, const char *origin, strbuf *s, int *series, err_t *e) {
+  int rc;
+  if ((rc = need(t, "nodes", origin, "breakdown", e))) return rc;
+  int cn = col_of(t, "nodes"), ct = col_of(t, "topology"), cc = col_of(t, "bucket_cap_mb"), pc[NPARTS], np = 0;
+  for (int i = 0; i < NPARTS; i++)
+    if ((pc[i] = col_of(t, parts[i])) >= 0) np++;
+  if (!np) return err_set(e, ERR_INPUT, "%s: none of the time parts (compute_s, exposed_comm_s, ...) the breakdown plot needs", origin);
+  if (!t->nrow) return err_set(e, ERR_INPUT, "%s: no rows to plot", origin);
+  const char *topo = ct >= 0 ? cell(t, 0, ct) : NULL, *cap = cc >= 0 ? cell(t, 0, cc) : NULL;
+  strbuf_printf(s, "$b << EOD\n");
+  int rows = 0;
+  for (int r = 0; r < t->nrow; r++) {
+    if ((topo && strcmp(cell(t, r, ct), topo)) || (cap && strcmp(cell(t, r, cc), cap))) continue;
+    strbuf_printf(s, "%s", cell(t, r, cn));
+    for (int i = 0; i < NPARTS; i++) {
+      if (pc[i] < 0) continue;
+      double v = num(t, r, pc[i]);
+      if (!(v >= 0)) return err_set(e, ERR_INPUT, "%s: row %d: %s must be a number >= 0", origin, r + 1, parts[i]);
+      strbuf_printf(s, " %.17g", v);
+    }
+    strbuf_printf(s, "\n");
+    rows++;
+  }
+  strbuf_printf(s, "EOD\n");
+  strbuf_printf(s, "set style data histograms\nset style histogram rowstacked\nset style fill solid 0.8 border -1\n"
+                   "set boxwidth 0.7\nset xlabel 'nodes'\nset ylabel 'seconds per iteration'\nset yrange [0:*]\n");
+  strbuf_printf(s, "set title ");
+  char title[256];
+  snprintf(title, sizeof title, "Where an iteration's time goes%s%s%s%s", topo ? " (" : "", topo ? topo : "",
+           cap ? ", bucket cap " : "", cap ? cap : "");
+  quoted(s, title);
+  strbuf_printf(s, "%s\nplot ", topo || cap ? (cap ? " . ' MB)'" : " . ')'") : "");
+  int k = 0;
+  for (int i = 0; i < NPARTS; i++) {
+    if (pc[i] < 0) continue;
+    strbuf_printf(s, "%s$b using %d:xtic(1) title '%s'", k ? ", " : "", k + 2, part_titles[i]);
+    k++;
+  }
+  strbuf_printf(s, "\n");
+  *series = np;
+  (void)rows;
+  return ERR_OK;
+}
+
+static double jnum(const cJSON *o, const char *k) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+  return cJSON_IsNumber(v) ? v->valuedouble : 0;
+}
+
+static int plot_timeline(const cJSON *j, const char *origin, strbuf *s, int *series, err_t *e) {
+  /* predict's object names the bucket layout "buckets" too (a string): the array is the one to read */
+  const cJSON *bs = NULL;
+  for (const cJSON *c = j ? j->child : NULL; c && !bs; c = c->next)
+    if (c->string && !strcmp(c->string, "buckets") && cJSON_IsArray(c)) bs = c;
+  if (!cJSON_IsArray(bs) || !cJSON_GetObjectItemCaseSensitive(j, "forward_s"))
+    return err_set(e, ERR_INPUT, "%s: the timeline plot needs predict --json's object (buckets, forward_s, ...)", origin);
+  /* The compute row: the breakdown's phases end to end (derived), in microseconds... in ms. */
+  static const char *const ph[] = {"loading_s", "transfer_s", "buffer_broadcast_s", "forward_s", "backward_s", "bucket_copy_s",
+                                   "optimizer_s"};
+  static const char *const names[] = {"loading", "H2D copy", "buffer broadcast", "forward", "backward", "bucket copies",
+                                      "optimizer"};
+  strbuf_printf(s, "$compute << EOD\n");
+  double t = 0, comm_end = 0;
+  int nb = cJSON_GetArraySize(bs);
+  const cJSON *b;
+  cJSON_ArrayForEach(b, bs) if (jnum(b, "comm_end_s") > comm_end) comm_end = jnum(b, "comm_end_s");
+  for (int i = 0; i < 7; i++) {
+    double d = jnum(j, ph[i]);
+    if (i == 6 && comm_end > t) t = comm_end; /* the optimizer runs after the final wait */
+    if (d > 0) strbuf_printf(s, "%.9g %.9g \"%s\"\n", t * 1e3, (t + d) * 1e3, names[i]);
+    t += d;
+  }
+  strbuf_printf(s, "EOD\n$comm << EOD\n");
+  int k = 0;
+  cJSON_ArrayForEach(b, bs) {
+    strbuf_printf(s, "%d %.9g %.9g %.9g\n", k + 1, jnum(b, "ready_s") * 1e3, jnum(b, "comm_start_s") * 1e3,
+                  jnum(b, "comm_end_s") * 1e3);
+    k++;
+  }
+  strbuf_printf(s, "EOD\n");
+  if (!nb) strbuf_printf(s, "$comm << EOD\n0 0 0 0\nEOD\n");
+  strbuf_printf(s, "set title 'One iteration: bucket all-reduces as simulated; the compute row laid end to end from "
+                   "the breakdown'\nset xlabel 'ms from the start of the iteration'\nset yrange [-1:%d]\n", nb + 1);
+  strbuf_printf(s, "set ytics ('compute' 0");
+  for (int i = 0; i < nb; i++) strbuf_printf(s, ", 'bucket %d' %d", i, i + 1);
+  strbuf_printf(s, ")\nset style fill solid 0.7 border -1\nset key outside right\n");
+  strbuf_printf(s, "plot $compute using (($1+$2)/2):(0):(($2-$1)/2):(0.3):(column(0)+1) with boxxyerror lc variable "
+                   "title 'compute (laid out)', \\\n  $compute using (($1+$2)/2):(0.45):3 with labels font ',8' notitle, \\\n"
+                   "  $comm using (($3+$4)/2):1:(($4-$3)/2):(0.3) with boxxyerror lc rgb '#cc3333' title 'all-reduce', \\\n"
+                   "  $comm using 2:1 with points pt 7 ps 1 lc rgb 'black' title 'bucket ready'\n");
+  *series = 4;
+  return ERR_OK;
+}
+
+int plot_script(plot_kind kind, const char *input, const char *origin, const char *out_path, char **script, int *series,
+                err_t *e) {
+  *script = NULL;
+  *series = 0;
+  strbuf s = {0};
+  table t = {0};
+  cJSON *j = NULL;
+  int rc = terminal(&s, out_path, e);
+  const char *p = input;
+  while (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r') p++;
+  if (!rc && *p == '{') {
+    if (!(j = cJSON_Parse(input))) rc = err_set(e, ERR_INPUT, "%s: not valid JSON", origin);
+    else if (kind != PLOT_TIMELINE) {
+      const cJSON *caps = cJSON_GetObjectItemCaseSensitive(j, "caps");
+      if (!cJSON_IsArray(caps)) rc = err_set(e, ERR_INPUT, "%s: the %s plot reads a sweep CSV or recommend --json (caps)", origin,
+                                             plot_kind_names[kind]);
+      else rc = table_json(caps, j, origin, &t, e);
+    }
+  } else if (!rc) {
+    if (kind == PLOT_TIMELINE) rc = err_set(e, ERR_INPUT, "%s: the timeline plot reads predict --json's object", origin);
+    else rc = table_csv(input, origin, &t, e);
+  }
+  if (!rc) {
+    switch (kind) {
+    case PLOT_SCALING: rc = plot_scaling(&t, origin, &s, series, e); break;
+    case PLOT_CAPS: rc = plot_caps(&t, origin, &s, series, e); break;
+    case PLOT_BREAKDOWN: rc = plot_breakdown(&t, origin, &s, series, e); break;
+    default: rc = plot_timeline(j, origin, &s, series, e); break;
+    }
+  }
+  table_free(&t);
+  cJSON_Delete(j);
+  char *text = strbuf_take(&s);
+  if (!rc && !text) rc = err_set(e, ERR_NOMEM, "out of memory");
+  if (rc) {
+    free(text);
+    return rc;
+  }
+  *script = text;
+  return ERR_OK;
+}

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# ddpsim plot: each plot from the output of sweep, recommend and predict, as a PNG (its magic bytes)
+# and an SVG (parsed as XML, its series counted), the series asked for in the script; an uncertainty
+# band where its columns are; new columns ignored; misuse, bad input and a missing gnuplot.
+set -u
+ddpsim=$1
+pass=0 fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+check() { # check DESCRIPTION CONDITION...
+  local what=$1
+  shift
+  if "$@"; then echo "ok    $what"; pass=$((pass + 1)); else echo "FAIL  $what"; fail=$((fail + 1)); fi
+}
+if ! command -v gnuplot >/dev/null; then echo "skipped: no gnuplot (scripts/setup.sh installs it)"; exit 77; fi
+
+is_png() { test "$(head -c 8 "$1" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a; }
+svg_series() { # the distinct plot groups gnuplot's SVG terminal writes, one per series
+  python3 - "$1" <<'PY'
+import sys, xml.etree.ElementTree as ET
+ids = {g.get("id") for g in ET.parse(sys.argv[1]).iter("{http://www.w3.org/2000/svg}g") if (g.get("id") or "").startswith("gnuplot_plot_")}
+print(len(ids))
+PY
+}
+
+# plot KIND INPUT NAME SERIES TITLE...: PNG, SVG with SERIES series, and each TITLE in the script.
+plot() {
+  local kind=$1 in=$2 name=$3 series=$4
+  shift 4
+  "$ddpsim" plot "$kind" -i "$in" -o "$tmp/$name.png" --script "$tmp/$name.gp" >"$tmp/out" 2>&1
+  check "$name: exit 0, a non-empty PNG" test $? -eq 0 -a -s "$tmp/$name.png"
+  check "$name: the PNG's magic bytes" is_png "$tmp/$name.png"
+  "$ddpsim" plot "$kind" -i "$in" -o "$tmp/$name.svg" >/dev/null 2>&1
+  local n
+  n=$(svg_series "$tmp/$name.svg" 2>&1)
+  check "$name: the SVG parses as XML and has $series series (got $n)" test "$n" = "$series"
+  for t in "$@"; do check "$name: the script draws '$t'" grep -qF -- "$t" "$tmp/$name.gp"; done
+}
+
+"$ddpsim" sweep --model resnet50 --nodes 1,2,4 --topology dgx1v-ib,dgx1v-10gbe --csv >"$tmp/s.csv"
+"$ddpsim" sweep --model resnet50 --nodes 4 --bucket-cap-mb 1,5,25 --topology dgx1v-10gbe --csv >"$tmp/c.csv"
+"$ddpsim" recommend --model resnet50 --nodes 4 --topology dgx1v-10gbe --bucket-cap-mb 5,25,100 --json >"$tmp/r.json"
+"$ddpsim" predict --model resnet50 --nodes 4 --topology dgx1v-10gbe --json >"$tmp/p.json"
+
+# two topologies and the ideal line, in each of two panels
+plot scaling "$tmp/s.csv" scaling 6 "title 'dgx1v-ib'" "title 'dgx1v-10gbe'" "title 'ideal'" "Speedup"
+plot caps "$tmp/c.csv" caps-sweep 1 "title 'dgx1v-10gbe, 4 nodes'" "samples/s"
+plot caps "$tmp/r.json" caps-recommend 1 "title 'dgx1v-10gbe, 4 nodes'" "iteration time"
+check "caps-recommend: the recommend's three caps in the data" test "$(awk '/^\$c0/,/^EOD/' "$tmp/caps-recommend.gp" | grep -c '^[0-9]')" -eq 3
+plot breakdown "$tmp/s.csv" breakdown 2 "title 'compute'" "title 'exposed communication'" "rowstacked"
+check "breakdown: the first topology's three node counts" test "$(awk '/^\$b/,/^EOD/' "$tmp/breakdown.gp" | grep -c '^[0-9]')" -eq 3
+plot timeline "$tmp/p.json" timeline 4 "title 'all-reduce'" "title 'bucket ready'" "'bucket 0'" "laid end to end"
+
+# An uncertainty band where the columns are, and a column the plot does not know is ignored.
+awk -F, 'NR == 1 { print $0 ",samples_per_s_lo,samples_per_s_hi,model"; next } { print $0 "," $6 * 0.97 "," $6 * 1.02 ",resnet50" }' \
+  "$tmp/c.csv" >"$tmp/band.csv"
+plot caps "$tmp/band.csv" caps-band 2 "filledcurves" "using 1:3:4"
+awk -F, 'NR == 1 { print $0 ",samples_per_s_lo,samples_per_s_hi"; next } { print $0 "," $6 * 1.1 "," $6 * 1.2 }' \
+  "$tmp/c.csv" >"$tmp/badband.csv"
+"$ddpsim" plot caps -i "$tmp/badband.csv" -o "$tmp/x.png" >/dev/null 2>"$tmp/err"
+check "a band that does not hold its value: exit 1, naming it" test $? -eq 1 -a -n "$(grep 'samples_per_s_lo <= samples_per_s <= samples_per_s_hi' "$tmp/err")"
+
+cut -d, -f1-4 "$tmp/s.csv" >"$tmp/narrow.csv"
+"$ddpsim" plot scaling -i "$tmp/narrow.csv" -o "$tmp/x.png" >/dev/null 2>"$tmp/err"
+check "a missing column: exit 1, naming it" test $? -eq 1 -a -n "$(grep "no 'samples_per_s' column" "$tmp/err")" -a ! -e "$tmp/x.png"
+"$ddpsim" plot scaling -i "$tmp/s.csv" -o "$tmp/x.jpg" >/dev/null 2>"$tmp/err"
+check "an output neither .png nor .svg: exit 2" test $? -eq 2
+"$ddpsim" plot pie -i "$tmp/s.csv" -o "$tmp/x.png" >/dev/null 2>"$tmp/err"
+check "an unknown plot: exit 2" test $? -eq 2
+"$ddpsim" plot timeline -i "$tmp/s.csv" -o "$tmp/x.png" >/dev/null 2>"$tmp/err"
+check "a timeline from a CSV: exit 1" test $? -eq 1
+DDPSIM_GNUPLOT=/nonexistent/gnuplot "$ddpsim" plot scaling -i "$tmp/s.csv" -o "$tmp/x.png" >/dev/null 2>"$tmp/err"
+check "no gnuplot: exit 1, saying so, and no picture" test $? -eq 1 -a -n "$(grep 'is gnuplot installed' "$tmp/err")" -a ! -e "$tmp/x.png"
+"$ddpsim" plot --help >"$tmp/out" 2>&1
+check "plot --help exits 0 and prints usage" test $? -eq 0 -a -n "$(grep usage "$tmp/out")"
+
+echo "# $pass passed, $fail failed"
+test "$fail" -eq 0
