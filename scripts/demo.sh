@@ -20,3 +20,7 @@ $ddpsim predict --nodes 16
 echo
 echo "== 16 nodes over 10 GbE"
 $ddpsim predict --nodes 16 --topology dgx1v-10gbe
+echo
+echo "== the scaling plot in the README (docs/scaling.png), from bundled defaults"
+$ddpsim sweep --topology dgx1v-ib,dgx1v-10gbe --nodes 1,2,4,8,16 --csv >build/scaling.csv
+$ddpsim plot scaling -i build/scaling.csv -o docs/scaling.png
