@@ -536,7 +536,7 @@ int profile_from_json(const cJSON *root, const char *origin, int part, profile_t
     any = 1;
   }
   if (!any && !part) {
-    rc = err_set(e, ERR_INPUT, "%s: \"compute\" has neither \"fp32\" nor \"fp16\"", origin);
+    rc = err_set(e, ERR_INPUT, "%s: \"compute\" has none of \"fp32\", \"fp16\", \"bf16\"", origin);
     goto fail;
   }
 

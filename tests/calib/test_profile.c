@@ -128,7 +128,7 @@ int main(void) {
   half("a comm-only half",
        "{\"format\":\"ddpsim-profile\",\"version\":1,\"name\":\"c\",\"provenance\":{},\"compute\":{},"
        "\"comm\":{\"links\":{\"shm\":{\"lat_s\":1.7e-6,\"bw_Bps\":3.1e9,\"shares_compute\":true}}}}",
-       "\"compute\" has neither \"fp32\" nor \"fp16\"");
+       "\"compute\" has none of \"fp32\", \"fp16\", \"bf16\"");
   half("a compute-only half",
        "{\"format\":\"ddpsim-profile\",\"version\":1,\"name\":\"c\",\"provenance\":{},\"compute\":{\"fp32\":{\"gemm\":" GEMM_OK
        ",\"ewise\":{\"model\":\"roofline\",\"launch_s\":0,\"mem_bw_Bps\":4.5e10}}},\"comm\":{\"links\":{}}}",
