@@ -155,8 +155,8 @@ int nccl_choose(const nccl_model *m, coll_kind coll, double bytes, unsigned algo
       double hop_intra = m->hop_intra_s[a][q];
       if (m->refine == PROFILE_NCCL_2_7 && m->nodes > 1 && q == NCCL_PROTO_LL) hop_intra *= 1.8;
       /* 2.18: across nodes a ring step costs at least the network's post overhead, 1 us (Intel
-       * hosts), 3 us for Simple. */
-      if (m->refine == PROFILE_NCCL_2_18 && m->nodes > 1 && a == NCCL_ALGO_RING)
+       * hosts), 3 us for Simple (not for broadcast, whose latency NCCL counts apart). */
+      if (m->refine == PROFILE_NCCL_2_18 && m->nodes > 1 && a == NCCL_ALGO_RING && coll != COLL_BROADCAST)
         hop_intra = fmax(hop_intra, q == NCCL_PROTO_SIMPLE ? 3e-6 : 1e-6);
       if (m->n <= 1) {
         lat = 0;

@@ -771,7 +771,7 @@ int profile_nccl(const profile_t *p, const char *algo, const char *proto, int *e
 }
 
 int profile_nccl_tuning_model(const profile_t *p) { return p->nccl_tuning_model; }
-int profile_nccl_gpu_arch(const profile_t *p) { return p->nccl_gpu_arch; }
+int profile_nccl_gpu_arch(const profile_t *p) { return p->nccl_tuning_model == PROFILE_NCCL_2_18 ? p->nccl_gpu_arch : -1; }
 
 int profile_hop_lat(const profile_t *p, const char *cls, const char *algo, const char *proto, double *lat_s, err_t *e) {
   int a = algo_index(algo), q = proto_index(proto);
