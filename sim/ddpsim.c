@@ -18,6 +18,7 @@ static const cli_command commands[] = {
     {"buckets", "DDP's gradient bucket assignment for a model", cmd_buckets},
     {"genmodel", "write a model file (mlstm, resnet, bert) from its sizes", cmd_genmodel},
     {"validate", "predictions against a real data-parallel run on this machine (ddpcalib train)", cmd_validate},
+    {"accuracy", "predictions against published real-run figures (validate/published.txt)", cmd_accuracy},
 };
 
 int main(int argc, char **argv) {

@@ -11,12 +11,13 @@
 #define MAX_TOKENS 32
 #define FORMAT_TAG "ddpsim-model"
 
-const char *model_dtype_name(model_dtype d) { return d == MODEL_FP16 ? "fp16" : "fp32"; }
-size_t model_dtype_size(model_dtype d) { return d == MODEL_FP16 ? 2 : 4; }
+const char *model_dtype_name(model_dtype d) { return d == MODEL_FP16 ? "fp16" : d == MODEL_BF16 ? "bf16" : "fp32"; }
+size_t model_dtype_size(model_dtype d) { return d == MODEL_FP32 ? 4 : 2; }
 
 int model_dtype_parse(const char *s, model_dtype *out) {
   if (strcmp(s, "fp32") == 0) *out = MODEL_FP32;
   else if (strcmp(s, "fp16") == 0) *out = MODEL_FP16;
+  else if (strcmp(s, "bf16") == 0) *out = MODEL_BF16;
   else return -1;
   return 0;
 }
@@ -200,7 +201,7 @@ static int find_param(const model_t *m, const char *name) {
 }
 
 static int parse_param(parser *P, model_t *m, char **tok, int n) {
-  if (n < 3 || n > 4) return FAIL(P, "expected 'param NAME SHAPE [fp32|fp16|run]'");
+  if (n < 3 || n > 4) return FAIL(P, "expected 'param NAME SHAPE [fp32|fp16|bf16|run]'");
   if (grow((void **)&m->params, &P->pcap, m->nparams + 1, sizeof *m->params))
     return err_set(P->e, ERR_NOMEM, "%s: out of memory", P->origin);
   model_param *p = &m->params[m->nparams];
@@ -213,7 +214,7 @@ static int parse_param(parser *P, model_t *m, char **tok, int n) {
     return FAIL(P, "the parameters so far total %ld, more than %ld (2^40)", P->total_params, MODEL_DIM_MAX);
   p->follows_run = 1;
   if (n == 4 && strcmp(tok[3], "run") != 0) {
-    if (model_dtype_parse(tok[3], &p->dtype)) return FAIL(P, "dtype '%s' is not fp32, fp16 or run", tok[3]);
+    if (model_dtype_parse(tok[3], &p->dtype)) return FAIL(P, "dtype '%s' is not fp32, fp16, bf16 or run", tok[3]);
     p->follows_run = 0;
   }
   m->nparams++;
@@ -262,7 +263,7 @@ static int parse_op(parser *P, model_t *m, model_phase phase, char **tok, int n)
       if (parse_bounded(P, v, &op.launches, MODEL_COUNT_MAX, "launches")) return ERR_INPUT;
     } else if ((v = txt_kv(tok[i], "dtype"))) {
       if (strcmp(v, "run") != 0) {
-        if (model_dtype_parse(v, &op.dtype)) return FAIL(P, "dtype '%s' is not fp32, fp16 or run", v);
+        if (model_dtype_parse(v, &op.dtype)) return FAIL(P, "dtype '%s' is not fp32, fp16, bf16 or run", v);
         op.follows_run = 0;
       }
     } else if ((v = txt_kv(tok[i], "ready"))) {
@@ -376,7 +377,7 @@ int model_parse(const char *text, const char *origin, model_t **out, err_t *e) {
       if (n != 2) { rc = FAIL(&P, "expected 'input BYTES' (bytes per sample copied to the GPU)"); goto fail; }
       if ((rc = parse_positive(&P, tok[1], &m->input_bytes_per_sample, "input bytes"))) goto fail;
     } else if (strcmp(tok[0], "precision") == 0) {
-      if (n != 2 || model_dtype_parse(tok[1], &m->precision)) { rc = FAIL(&P, "expected 'precision fp32|fp16'"); goto fail; }
+      if (n != 2 || model_dtype_parse(tok[1], &m->precision)) { rc = FAIL(&P, "expected 'precision fp32|fp16|bf16'"); goto fail; }
       have_prec = 1;
     } else if (strcmp(tok[0], "param") == 0) {
       if ((rc = parse_param(&P, m, tok, n))) goto fail;

@@ -12,7 +12,8 @@
 
 #include "err.h"
 
-typedef enum { MODEL_FP32 = 0, MODEL_FP16 = 1, MODEL_DTYPE_COUNT = 2 } model_dtype;
+/* bf16: 2 bytes like fp16, with its own compute costs (compute.bf16 in a profile: A100 and later). */
+typedef enum { MODEL_FP32 = 0, MODEL_FP16 = 1, MODEL_BF16 = 2, MODEL_DTYPE_COUNT = 3 } model_dtype;
 
 /* "fp32" or "fp16". */
 const char *model_dtype_name(model_dtype d);

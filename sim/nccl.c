@@ -39,6 +39,7 @@ int nccl_model_init(nccl_model *m, const profile_t *p, const topo_t *t, int node
   memset(m, 0, sizeof *m);
   m->channels = channels > 0 ? channels : 1;
   m->refine = profile_nccl_tuning_model(p);
+  m->arch = profile_nccl_gpu_arch(p);
   m->nodes = nodes;
   m->gpus_per_node = gpus_per_node;
   m->n = nodes * gpus_per_node;
@@ -97,6 +98,45 @@ static double refined_factor(const nccl_model *m, int a, int q, double bytes, do
   return bus / bw;
 }
 
+/* NCCL 2.18's tuning.cc (v2.18.3-1, ncclTopoTuneModel and ncclTopoGetAlgoTime): per-channel caps in
+ * GB/s keyed by GPU architecture (Volta, Ampere, Hopper) and by 1, 2 or more nodes. */
+static const double ll_max_bws[3][3] = {{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {87.7, 22.5, 19.0}};
+static const double ring_ll128_bws[3][3] = {{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 36.7}};
+static const double tree_ll128_bws[3][3] = {{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 29.0}};
+static const double tree_bws[3][3] = {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}};
+static const double tree_correction_218[NCCL_NPROTO][23] = {
+    /* powers of two of S / 64 B, 64 B to 256 MB */
+    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0},      /* LL */
+    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0},     /* LL128 */
+    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9}};           /* Simple */
+
+/* NCCL 2.18's bus bandwidth factor (of C bw) for algorithm a, protocol q with the profile's f0 (ring
+ * LL 1/4, ring LL128 0.92, tree Simple 0.92, tree LL 0.92/3.8, tree LL128 0.92 x 120/128): the
+ * multi-node LL cap is NCCL's for Intel CPUs (AMD hosts differ); tree's pattern factor 0.85 (NCCL's
+ * unbalanced-tree graphs) is not applied. */
+static double refined_factor_218(const nccl_model *m, int a, int q, double bytes, double f0) {
+  int arch = m->arch >= 0 && m->arch < 3 ? m->arch : 0, n2 = m->nodes <= 2 ? m->nodes - 1 : 2, C = m->channels;
+  double bw = m->bw_Bps, f = f0, cap = INFINITY, gb = 1e9;
+  double ll_max = ll_max_bws[m->nodes == 1 ? arch : 0][n2] * gb, tree_cap = C * tree_bws[arch][n2] * gb;
+  if (a == NCCL_ALGO_RING && q == NCCL_PROTO_LL) cap = ll_max;
+  if (a == NCCL_ALGO_RING && q == NCCL_PROTO_LL128) {
+    if (m->gpus_per_node < 2) f *= 0.7 / 0.92;
+    cap = C * ring_ll128_bws[arch][n2] * gb;
+  }
+  if (a == NCCL_ALGO_TREE) {
+    if (q == NCCL_PROTO_SIMPLE) cap = tree_cap;
+    if (q == NCCL_PROTO_LL) cap = fmin(tree_cap / 3.8, ll_max);
+    if (q == NCCL_PROTO_LL128) {
+      double g = m->nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0;
+      f *= g / (120.0 / 128.0);
+      cap = fmin(tree_cap * g, C * tree_ll128_bws[arch][n2] * gb);
+    }
+    int ls = log2i((long)bytes >> 6);
+    if (ls < 23) f *= tree_correction_218[q][ls], cap *= tree_correction_218[q][ls];
+  }
+  return fmin(bw * f, cap) / bw;
+}
+
 int nccl_choose(const nccl_model *m, coll_kind coll, double bytes, unsigned algo_mask, unsigned proto_mask,
                 nccl_choice *out, err_t *e) {
   const coll_desc *cd = coll_get(coll);
@@ -108,9 +148,16 @@ int nccl_choose(const nccl_model *m, coll_kind coll, double bytes, unsigned algo
     for (int q = 0; q < NCCL_NPROTO; q++) {
       if (!(proto_mask & (1u << q)) || !m->enabled[a][q]) continue;
       double lat, edge;
-      double f = m->refine && m->n > 1 ? refined_factor(m, a, q, bytes, m->bw_factor[a][q]) : m->bw_factor[a][q];
+      double f = m->n <= 1 ? m->bw_factor[a][q]
+               : m->refine == PROFILE_NCCL_2_7 ? refined_factor(m, a, q, bytes, m->bw_factor[a][q])
+               : m->refine == PROFILE_NCCL_2_18 ? refined_factor_218(m, a, q, bytes, m->bw_factor[a][q])
+                                                 : m->bw_factor[a][q];
       double hop_intra = m->hop_intra_s[a][q];
-      if (m->refine && m->nodes > 1 && q == NCCL_PROTO_LL) hop_intra *= 1.8;
+      if (m->refine == PROFILE_NCCL_2_7 && m->nodes > 1 && q == NCCL_PROTO_LL) hop_intra *= 1.8;
+      /* 2.18: across nodes a ring step costs at least the network's post overhead, 1 us (Intel
+       * hosts), 3 us for Simple (not for broadcast, whose latency NCCL counts apart). */
+      if (m->refine == PROFILE_NCCL_2_18 && m->nodes > 1 && a == NCCL_ALGO_RING && coll != COLL_BROADCAST)
+        hop_intra = fmax(hop_intra, q == NCCL_PROTO_SIMPLE ? 3e-6 : 1e-6);
       if (m->n <= 1) {
         lat = 0;
         edge = 0;
@@ -118,9 +165,13 @@ int nccl_choose(const nccl_model *m, coll_kind coll, double bytes, unsigned algo
         lat = m->base_lat_s[a][q] + nccl_hops_s(coll, (nccl_algo)a, m->nodes, m->gpus_per_node, hop_intra, m->hop_net_s[a][q]);
         /* The ring "plateau": across nodes, from n/16 x 64 KiB up, an all-reduce's Simple latency is
          * 1.9x. */
-        if (m->refine && coll == COLL_ALLREDUCE && a == NCCL_ALGO_RING && q == NCCL_PROTO_SIMPLE && m->nodes > 1 &&
-            bytes >= m->n / 16.0 * 65536)
+        if (m->refine == PROFILE_NCCL_2_7 && coll == COLL_ALLREDUCE && a == NCCL_ALGO_RING && q == NCCL_PROTO_SIMPLE &&
+            m->nodes > 1 && bytes >= m->n / 16.0 * 65536)
           lat *= 1.9;
+        /* 2.18: from 64 bytes per channel and rank up, 1.9x before Ampere, 1.4x from Ampere on. */
+        if (m->refine == PROFILE_NCCL_2_18 && coll == COLL_ALLREDUCE && a == NCCL_ALGO_RING && q == NCCL_PROTO_SIMPLE &&
+            m->nodes > 1 && bytes / ((double)m->channels * m->n) >= 64)
+          lat *= m->arch >= PROFILE_ARCH_AMPERE ? 1.4 : 1.9;
         edge = nccl_edge_per_byte(coll, (nccl_algo)a, m->n) * bytes / f;
       }
       double t = lat + (m->n > 1 ? edge / m->bw_Bps : 0);

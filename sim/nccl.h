@@ -23,6 +23,13 @@
  * trees get NCCL's per-size correction factor (64 B to 128 MB); LL's intra-node hops cost 1.8x
  * across nodes; and an all-reduce's ring/Simple latency is 1.9x across nodes from n x 4 KiB up (the
  * "plateau").
+ *
+ * With tuning_model "nccl-2.18" (tuning.cc at v2.18.3-1) the refinements are that release's, keyed
+ * by comm.nccl.gpu_arch as NCCL keys them by compute capability: per-channel caps for ring LL128,
+ * tree, tree LL128 and LL per architecture and for 1, 2 or more nodes; the tree correction factors
+ * to 256 MB; a ring step across nodes costs at least the network's post overhead (1 us, 3 us for
+ * Simple); and the plateau (from 64 bytes per channel and rank) is 1.4x from Ampere on, 1.9x
+ * before. Its base and hop latencies (baseLat, hwLat: tree LL 6.8 us, ...) are the profile's.
  * docs/simulation.md. */
 #ifndef DDPSIM_NCCL_H
 #define DDPSIM_NCCL_H
@@ -54,7 +61,8 @@ typedef struct {
   double bw_factor[NCCL_NALGO][NCCL_NPROTO];
   double hop_intra_s[NCCL_NALGO][NCCL_NPROTO], hop_net_s[NCCL_NALGO][NCCL_NPROTO];
   int channels;                        /* NCCL's channels (the per-channel caps) */
-  int refine;                          /* NCCL 2.7's refinements apply */
+  int refine;                          /* PROFILE_NCCL_*: whose refinements apply (profile.h) */
+  int arch;                            /* PROFILE_ARCH_* for nccl-2.18, -1 otherwise */
 } nccl_model;
 
 /* Builds the model for n = nodes x gpus_per_node ranks whose `channels` channels together carry

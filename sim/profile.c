@@ -79,7 +79,8 @@ struct profile {
   } h2d[8];
   int nh2d;
   int has_nccl;                       /* comm.nccl present */
-  int nccl_tuning_model;              /* comm.nccl.tuning_model: 0 none, 1 "nccl-2.7" */
+  int nccl_tuning_model;              /* comm.nccl.tuning_model: PROFILE_NCCL_* */
+  int nccl_gpu_arch;                  /* comm.nccl.gpu_arch: PROFILE_ARCH_* (nccl-2.18) */
   int nccl_on[NALGO][NPROTO];
   double nccl_base_s[NALGO][NPROTO], nccl_bwf[NALGO][NPROTO];
 };
@@ -327,7 +328,9 @@ static int load_algo_table(const cJSON *o, const char *origin, const char *path,
     int ai = algo_index(a->string);
     snprintf(where, sizeof where, "%s%s.%s", path, bwf ? "" : ".hop_lat_s", a->string);
     if (ai < 0) {
-      if (strcmp(a->string, "source") == 0 || (bwf && strcmp(a->string, "tuning_model") == 0)) continue;
+      if (strcmp(a->string, "source") == 0 ||
+          (bwf && (strcmp(a->string, "tuning_model") == 0 || strcmp(a->string, "gpu_arch") == 0)))
+        continue;
       return err_set(e, ERR_INPUT, "%s: %s: unknown algorithm (ring, tree)", origin, where);
     }
     if (!cJSON_IsObject(a)) return err_set(e, ERR_INPUT, "%s: %s must be an object", origin, where);
@@ -536,7 +539,7 @@ int profile_from_json(const cJSON *root, const char *origin, int part, profile_t
     any = 1;
   }
   if (!any && !part) {
-    rc = err_set(e, ERR_INPUT, "%s: \"compute\" has neither \"fp32\" nor \"fp16\"", origin);
+    rc = err_set(e, ERR_INPUT, "%s: \"compute\" has none of \"fp32\", \"fp16\", \"bf16\"", origin);
     goto fail;
   }
 
@@ -627,12 +630,23 @@ int profile_from_json(const cJSON *root, const char *origin, int part, profile_t
     p->has_nccl = 1;
     if ((rc = load_algo_table(nccl, origin, "comm.nccl", p->nccl_on, p->nccl_base_s, p->nccl_bwf, e))) goto fail;
     const cJSON *tm = cJSON_GetObjectItemCaseSensitive(nccl, "tuning_model");
+    /* NCCL's tuning.cc refinements by release, and the GPU architecture its 2.12+ tables are keyed by. */
+    static const char *const models[] = {"nccl-2.7", "nccl-2.18"}, *const archs[] = {"volta", "ampere", "hopper"};
     if (tm) {
-      if (!cJSON_IsString(tm) || strcmp(tm->valuestring, "nccl-2.7") != 0) {
-        rc = err_set(e, ERR_INPUT, "%s: comm.nccl.tuning_model must be \"nccl-2.7\" (the refinements ddpsim knows)", origin);
+      for (int i = 0; i < 2; i++)
+        if (cJSON_IsString(tm) && strcmp(tm->valuestring, models[i]) == 0) p->nccl_tuning_model = i + 1;
+      if (!p->nccl_tuning_model) {
+        rc = err_set(e, ERR_INPUT, "%s: comm.nccl.tuning_model must be \"nccl-2.7\" or \"nccl-2.18\" (the refinements ddpsim knows)", origin);
         goto fail;
       }
-      p->nccl_tuning_model = 1;
+    }
+    const cJSON *arch = cJSON_GetObjectItemCaseSensitive(nccl, "gpu_arch");
+    p->nccl_gpu_arch = -1;
+    for (int i = 0; arch && i < 3; i++)
+      if (cJSON_IsString(arch) && strcmp(arch->valuestring, archs[i]) == 0) p->nccl_gpu_arch = i;
+    if ((arch && p->nccl_gpu_arch < 0) || (p->nccl_tuning_model == PROFILE_NCCL_2_18) != (arch != NULL)) {
+      rc = err_set(e, ERR_INPUT, "%s: comm.nccl.gpu_arch must be \"volta\", \"ampere\" or \"hopper\", given with tuning_model \"nccl-2.18\" and only then", origin);
+      goto fail;
     }
   }
   *out = p;
@@ -757,6 +771,7 @@ int profile_nccl(const profile_t *p, const char *algo, const char *proto, int *e
 }
 
 int profile_nccl_tuning_model(const profile_t *p) { return p->nccl_tuning_model; }
+int profile_nccl_gpu_arch(const profile_t *p) { return p->nccl_tuning_model == PROFILE_NCCL_2_18 ? p->nccl_gpu_arch : -1; }
 
 int profile_hop_lat(const profile_t *p, const char *cls, const char *algo, const char *proto, double *lat_s, err_t *e) {
   int a = algo_index(algo), q = proto_index(proto);

@@ -99,9 +99,14 @@ int profile_link_shares_compute(const profile_t *p, const char *cls);
 /* NCCL's cost of one algorithm ("ring", "tree") and protocol ("LL", "LL128", "Simple"):
  * comm.nccl.<algo>.<proto> {base_lat_s, bw_factor}. *enabled is 0 where the profile lacks it;
  * without comm.nccl only ring/Simple is enabled, with base 0 and factor 1. */
-/* 1 when comm.nccl.tuning_model is "nccl-2.7": NCCL 2.7's refinements of its own tuning model apply
- * (sim/nccl.h); 0 without it. */
+/* comm.nccl.tuning_model: which release's refinements of NCCL's own tuning model apply (sim/nccl.h):
+ * PROFILE_NCCL_NONE without it, PROFILE_NCCL_2_7 for "nccl-2.7", PROFILE_NCCL_2_18 for "nccl-2.18".
+ * The latter's tables are keyed by GPU architecture: comm.nccl.gpu_arch ("volta", "ampere",
+ * "hopper"; required with nccl-2.18 and refused without it), PROFILE_ARCH_*, -1 when absent. */
+enum { PROFILE_NCCL_NONE = 0, PROFILE_NCCL_2_7 = 1, PROFILE_NCCL_2_18 = 2 };
+enum { PROFILE_ARCH_VOLTA = 0, PROFILE_ARCH_AMPERE = 1, PROFILE_ARCH_HOPPER = 2 };
 int profile_nccl_tuning_model(const profile_t *p);
+int profile_nccl_gpu_arch(const profile_t *p);
 
 int profile_nccl(const profile_t *p, const char *algo, const char *proto, int *enabled, double *base_lat_s,
                  double *bw_factor, err_t *e);

@@ -46,7 +46,7 @@ void simopts_table(simopts *o, cli_opt t[SIMOPTS_COUNT]);
 #define SIMOPTS_JOB_COUNT 3
 void simopts_job_table(int *nodes, double *cap, cli_opt t[SIMOPTS_JOB_COUNT]);
 
-/* --precision's parser (cli_opt.parse): fp32 or fp16 into an int (model_dtype). */
+/* --precision's parser (cli_opt.parse): fp32, fp16 or bf16 into an int (model_dtype). */
 int simopts_parse_precision(const char *s, void *dest);
 
 /* Every option name some ddpsim command takes (NULL-ended): cli_cmd.elsewhere. */

@@ -112,7 +112,7 @@ whole() { # LINKS [EXTRA]: a whole profile with fp32 compute, these comm.links a
     "$G" "$E" "$1" "${2:-}"
 }
 whole '{"nvlink":{"lat_s":3.4e-6,"efficiency":0.8}}' >good.json
-expect 0 "good.json: ok \(a whole profile\): compute fp32, no fp16; links nvlink" "validate a whole profile: says what it holds" -- \
+expect 0 "good.json: ok \(a whole profile\): compute fp32, no fp16, no bf16; links nvlink" "validate a whole profile: says what it holds" -- \
   "$calib" validate good.json
 expect 1 "good.json: no gemm cost model for fp16" "validate --precision fp16 without compute.fp16" -- \
   "$calib" validate --precision fp32,fp16 good.json
@@ -204,7 +204,7 @@ grep -q '(B) *(elements) *(us) *(GB/s) *(GB/s)' comm.out && ok "comm: units row"
 # busbw = algbw * 2(n-1)/n = algbw for n = 2
 awk '/^ +[0-9]/ { if ($6 != $7) exit 1 }' comm.out && ok "comm: busbw = algbw * 2(n-1)/n (n=2)" || bad "comm: busbw != algbw at n=2"
 expect 0 "comm.json: ok \\(a part\\)" "comm: the written profile validates as a part" -- "$calib" validate --part comm.json
-expect 1 "comm.json: \"compute\" has neither" "comm: the written part is not a whole profile" -- "$calib" validate comm.json
+expect 1 "comm.json: \"compute\" has none of" "comm: the written part is not a whole profile" -- "$calib" validate comm.json
 grep -q '"shm":' comm.json && ok "comm: default link class on one host is shm" || bad "comm: no comm.links.shm"
 for key in lat_s bw_Bps regimes rms_rel_resid times_s command date host libraries; do
   grep -q "\"$key\":" comm.json && ok "comm: profile has $key" || bad "comm: profile lacks $key"

@@ -114,7 +114,7 @@ int main(void) {
       {.what = "an h2d mode without bandwidth", .top_extra = ",\"h2d\":{\"pinned_sync\":{\"lat_s\":1e-5}}",
        .want = "h2d.pinned_sync.bw_Bps is missing"},
       {.what = "an unknown NCCL tuning model", .comm_extra = ",\"nccl\":{\"tuning_model\":\"nccl-2.8\"}",
-       .want = "comm.nccl.tuning_model must be \"nccl-2.7\""},
+       .want = "comm.nccl.tuning_model must be \"nccl-2.7\" or \"nccl-2.18\""},
       {.what = "hop_lat_s with an unknown algorithm",
        .link = "{\"lat_s\":3.4e-6,\"bw_Bps\":2e10,\"hop_lat_s\":{\"collnet\":{\"LL\":1e-6}}}",
        .want = "comm.links.nvlink.hop_lat_s.collnet: unknown algorithm (ring, tree)"},
@@ -128,7 +128,7 @@ int main(void) {
   half("a comm-only half",
        "{\"format\":\"ddpsim-profile\",\"version\":1,\"name\":\"c\",\"provenance\":{},\"compute\":{},"
        "\"comm\":{\"links\":{\"shm\":{\"lat_s\":1.7e-6,\"bw_Bps\":3.1e9,\"shares_compute\":true}}}}",
-       "\"compute\" has neither \"fp32\" nor \"fp16\"");
+       "\"compute\" has none of \"fp32\", \"fp16\", \"bf16\"");
   half("a compute-only half",
        "{\"format\":\"ddpsim-profile\",\"version\":1,\"name\":\"c\",\"provenance\":{},\"compute\":{\"fp32\":{\"gemm\":" GEMM_OK
        ",\"ewise\":{\"model\":\"roofline\",\"launch_s\":0,\"mem_bw_Bps\":4.5e10}}},\"comm\":{\"links\":{}}}",

@@ -50,7 +50,14 @@ static int channels_for(const topo_t *t, int G, int nodes, channels_t *ch) {
     if (nodes > 1 && near) near_ok &= near[ch->nic[c] * G + o[0]] && near[ch->nic[c] * G + o[G - 1]];
   }
   int fits = 1;
-  for (int i = 0; i < G * G; i++) fits &= used[i] <= (pair ? pair[i] : 0) * (1 + 1e-12);
+  if (pair)
+    for (int i = 0; i < G * G; i++) fits &= used[i] <= pair[i] * (1 + 1e-12);
+  else /* a switch: what each GPU sends and receives within its links into it */
+    for (int u = 0; u < G; u++) {
+      double out = 0, in = 0;
+      for (int v = 0; v < G; v++) out += used[u * G + v], in += used[v * G + u];
+      fits &= out <= s.gpu_Bps * (1 + 1e-12) && in <= s.gpu_Bps * (1 + 1e-12);
+    }
   CHECK(perm, "%s, %d GPUs x %d nodes: every channel visits every GPU once", t->name, G, nodes);
   CHECK(fits, "%s, %d GPUs x %d nodes: no link carries more than its links' bandwidth", t->name, G, nodes);
   if (nodes > 1) CHECK(near_ok, "%s, %d GPUs x %d nodes: channels enter and leave at GPUs near their NIC", t->name, G, nodes);
@@ -117,6 +124,19 @@ int main(void) {
   expect(p100, 8, 1, 4, LANE, 0, "two Hamiltonian cycles of the cube-mesh, each way");
   expect(p100, 4, 1, 6, LANE / 2, 0,
          "a quad: 3 links per GPU, but only 2 disjoint directed rings exist, so 6 rings at half a link");
+
+  /* NVSwitch nodes: no pair graph, each GPU with 12 (A100) or 18 (H100) links into the switch. */
+  topo_t *a100 = bundled("dgxa100-ib"), *h100 = bundled("dgxh100-ib"), *roce = bundled("a100-roce100");
+  /* On one node a switch gives one ring at a GPU's whole bandwidth (sim/channels.h: switched nodes
+   * need no search); NCCL splits it over more channels (topologies/README.md says what that changes). */
+  expect(a100, 8, 1, 1, 12 * LANE, 0, "one ring over all 12 links of every GPU");
+  expect(a100, 8, 2, 8, NIC, 8, "one channel per NIC, entering and leaving at the GPU pair beside it");
+  expect(h100, 8, 1, 1, 18 * LANE, 0, "one ring over all 18 links of every GPU");
+  expect(h100, 8, 2, 8, NIC, 8, "one channel per NIC (every GPU near every NIC: PXN)");
+  expect(roce, 8, 2, 2, NIC, 2, "two 100 GbE NICs, one channel each");
+  topo_destroy(a100);
+  topo_destroy(h100);
+  topo_destroy(roce);
 
   /* How many links a measured ring all-reduce spans (what ddpcalib comm --topology divides by). */
   struct {

@@ -25,7 +25,7 @@ expect() {
   check "ddpsim $* -> exit $got ($msg)" test "$got" -eq "$code" -a -n "$(grep -E -- "$pattern" "$tmp/err")"
 }
 
-for c in "" predict sweep recommend trace plan buckets "genmodel"; do
+for c in "" predict sweep recommend trace plan buckets "genmodel" accuracy; do
   "$ddpsim" $c --help >"$tmp/out" 2>&1
   check "ddpsim $c --help exits 0 and prints usage" test $? -eq 0 -a -n "$(grep usage "$tmp/out")"
 done
@@ -96,7 +96,7 @@ expect 2 "unknown option" -- predict --frobnicate
 expect 2 "--nodes must be a positive integer" -- predict --nodes 0
 expect 2 "--nodes must be a positive integer" -- predict --nodes two
 expect 2 "--bucket-cap-mb must be a number from above 0 to 1e\+09" -- predict --bucket-cap-mb -3
-expect 2 "--precision must be fp32 or fp16" -- predict --precision fp8
+expect 2 "--precision must be fp32, fp16 or bf16" -- predict --precision fp8
 expect 2 "--mode must be ddp or flat" -- predict --mode ring
 expect 2 "--fidelity must be flow or step" -- predict --fidelity exact
 expect 2 "--iterations must be" -- predict --iterations 0

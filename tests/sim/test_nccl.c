@@ -243,8 +243,81 @@ int main(void) {
     profile_destroy(pp);
     profile_t *q = NULL;
     snprintf(text, sizeof text, fmt, "\"tuning_model\":\"nccl-2.19\",");
-    CHECK(profile_parse(text, "bad.json", &q, &e) == ERR_INPUT && strstr(e.msg, "comm.nccl.tuning_model must be \"nccl-2.7\""),
+    CHECK(profile_parse(text, "bad.json", &q, &e) == ERR_INPUT && strstr(e.msg, "comm.nccl.tuning_model must be \"nccl-2.7\" or \"nccl-2.18\""),
           "an unknown tuning model -> %s", e.msg);
+    snprintf(text, sizeof text, fmt, "\"tuning_model\":\"nccl-2.18\",");
+    CHECK(profile_parse(text, "noarch.json", &q, &e) == ERR_INPUT && strstr(e.msg, "comm.nccl.gpu_arch must be"),
+          "nccl-2.18 without gpu_arch -> %s", e.msg);
+    snprintf(text, sizeof text, fmt, "\"tuning_model\":\"nccl-2.7\",\"gpu_arch\":\"ampere\",");
+    CHECK(profile_parse(text, "arch27.json", &q, &e) == ERR_INPUT && strstr(e.msg, "comm.nccl.gpu_arch must be"),
+          "gpu_arch with nccl-2.7 -> %s", e.msg);
+    snprintf(text, sizeof text, fmt, "\"tuning_model\":\"nccl-2.18\",\"gpu_arch\":\"blackwell\",");
+    CHECK(profile_parse(text, "archbad.json", &q, &e) == ERR_INPUT && strstr(e.msg, "comm.nccl.gpu_arch must be"),
+          "an unknown gpu_arch -> %s", e.msg);
+  }
+
+  /* NCCL 2.18's refinements (tuning_model "nccl-2.18", gpu_arch), by hand from tuning.cc at v2.18.3-1:
+   * the same profile numbers, the caps of Ampere and Hopper. */
+  {
+    char text[4096];
+    const char *fmt =
+        "{\"format\":\"ddpsim-profile\",\"version\":1,\"compute\":{\"fp32\":{"
+        "\"gemm\":{\"model\":\"roofline\",\"launch_s\":0,\"peak_flops\":1e15,\"efficiency\":1,\"mem_bw_Bps\":1e15},"
+        "\"ewise\":{\"model\":\"roofline\",\"launch_s\":0,\"mem_bw_Bps\":1e15}}},"
+        "\"comm\":{\"nccl\":{\"tuning_model\":\"nccl-2.18\",\"gpu_arch\":\"%s\",\"ring\":{\"LL\":{\"base_lat_s\":6.6e-6,\"bw_factor\":0.25},"
+        "\"LL128\":{\"base_lat_s\":14e-6,\"bw_factor\":0.92},\"Simple\":{\"base_lat_s\":8.4e-6,\"bw_factor\":1}},"
+        "\"tree\":{\"LL\":{\"base_lat_s\":6.8e-6,\"bw_factor\":0.2421},\"LL128\":{\"base_lat_s\":14e-6,\"bw_factor\":0.8625},"
+        "\"Simple\":{\"base_lat_s\":0,\"bw_factor\":0.92}}},\"links\":{"
+        "\"nvl\":{\"lat_s\":3.4e-6,\"bw_Bps\":20e9,\"hop_lat_s\":{\"ring\":{\"LL\":0.6e-6,\"LL128\":1.9e-6,\"Simple\":3.4e-6},"
+        "\"tree\":{\"LL\":0.6e-6,\"LL128\":1.25e-6,\"Simple\":4e-6}}},"
+        "\"nic\":{\"lat_s\":14e-6,\"bw_Bps\":24e9,\"hop_lat_s\":{\"ring\":{\"LL\":2.7e-6,\"LL128\":4e-6,\"Simple\":14e-6},"
+        "\"tree\":{\"LL\":5e-6,\"LL128\":8.5e-6,\"Simple\":14e-6}}}}}}";
+    snprintf(text, sizeof text, fmt, "ampere");
+    profile_t *pa = fixture_profile(text, "ampere.json");
+    snprintf(text, sizeof text, fmt, "hopper");
+    profile_t *ph = fixture_profile(text, "hopper.json");
+    topo_t *t8 = topology(8);
+    nccl_model ma, mh;
+    double S = 1048576, ring = 2.0 * 7 / 8 * S, bw = 8 * 40e9;
+    /* One node of 8 GPUs, 8 channels of 40 GB/s: ring LL128 capped per channel by architecture. */
+    rc = nccl_model_init(&ma, pa, t8, 1, 8, 8, bw, 0, &e);
+    rc = rc ? rc : nccl_model_init(&mh, ph, t8, 1, 8, 8, bw, 0, &e);
+    rc = rc ? rc : nccl_choose(&ma, COLL_ALLREDUCE, S, 1u << NCCL_ALGO_RING, 1u << NCCL_PROTO_LL128, &ch, &e);
+    double want = 14e-6 + 14 * 1.9e-6 + ring / (8 * 20e9);
+    CHECK(rc == 0 && check_close(want, ch.time_s, 0, 1e-12),
+          "2.18 Ampere: ring/LL128 capped at 20 GB/s per channel: %.6g s (want %.6g)", ch.time_s, want);
+    rc = nccl_choose(&mh, COLL_ALLREDUCE, S, 1u << NCCL_ALGO_RING, 1u << NCCL_PROTO_LL128, &ch, &e);
+    want = 14e-6 + 14 * 1.9e-6 + ring / fmin(0.92 * bw, 8 * 36.7e9);
+    CHECK(rc == 0 && check_close(want, ch.time_s, 0, 1e-12),
+          "2.18 Hopper: ring/LL128 capped at 36.7 GB/s per channel: %.6g s (want %.6g)", ch.time_s, want);
+    nccl_model mw;
+    rc = nccl_model_init(&mw, pa, t8, 1, 8, 8, 8 * 50e9, 0, &e);
+    rc = rc ? rc : nccl_choose(&mw, COLL_ALLREDUCE, S, 1u << NCCL_ALGO_RING, 1u << NCCL_PROTO_LL, &ch, &e);
+    want = 6.6e-6 + 14 * 0.6e-6 + ring / 87.7e9;
+    CHECK(rc == 0 && check_close(want, ch.time_s, 0, 1e-12),
+          "2.18 Ampere, one node, 8 x 50 GB/s: ring/LL capped at 87.7 GB/s (not 100): %.6g s (want %.6g)", ch.time_s, want);
+    rc = nccl_choose(&ma, COLL_ALLREDUCE, S, 1u << NCCL_ALGO_TREE, 1u << NCCL_PROTO_SIMPLE, &ch, &e);
+    want = 0 + 2 * 7 * 4e-6 + 2 * S / (fmin(0.92 * bw, 8 * 24e9) * 0.5);
+    CHECK(rc == 0 && check_close(want, ch.time_s, 0, 1e-12),
+          "2.18 Ampere: tree/Simple capped at 24 GB/s per channel, correction 0.5 at 1 MiB: %.6g s (want %.6g)", ch.time_s, want);
+    /* Two nodes: the network post overhead and the plateau (1.4x from Ampere on). */
+    rc = nccl_model_init(&ma, pa, t8, 2, 8, 8, bw, 8 * 24e9, &e);
+    nccl_choice c1;
+    rc = rc ? rc : nccl_choose(&ma, COLL_ALLREDUCE, S, 1u << NCCL_ALGO_RING, 1u << NCCL_PROTO_SIMPLE, &c1, &e);
+    want = 1.4 * (8.4e-6 + (30 - 2) * 3.4e-6 + 2 * 14e-6);
+    CHECK(rc == 0 && check_close(want, c1.lat_s, 0, 1e-12),
+          "2.18 Ampere, 2 nodes: ring/Simple latency with the 1.4x plateau: %.6g s (want %.6g)", c1.lat_s, want);
+    rc = nccl_choose(&ma, COLL_ALLREDUCE, 4096, 1u << NCCL_ALGO_RING, 1u << NCCL_PROTO_LL, &c1, &e);
+    want = 6.6e-6 + (30 - 2) * 1e-6 + 2 * 2.7e-6;
+    CHECK(rc == 0 && check_close(want, c1.lat_s, 0, 1e-12),
+          "2.18, 2 nodes: LL's intra-node hops cost at least the 1 us network overhead: %.6g s (want %.6g)", c1.lat_s, want);
+    rc = nccl_choose(&ma, COLL_ALLREDUCE, 4096, 1u << NCCL_ALGO_RING, 1u << NCCL_PROTO_SIMPLE, &c1, &e);
+    want = 8.4e-6 + (30 - 2) * 3.4e-6 + 2 * 14e-6;
+    CHECK(rc == 0 && check_close(want, c1.lat_s, 0, 1e-12), "2.18: below 64 B per channel and rank no plateau: %.6g s (want %.6g)",
+          c1.lat_s, want);
+    topo_destroy(t8);
+    profile_destroy(pa);
+    profile_destroy(ph);
   }
   topo_destroy(t);
   topo_destroy(t1);

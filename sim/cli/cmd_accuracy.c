@@ -1,0 +1,67 @@
+/* cmd_accuracy: `ddpsim accuracy`, every published point predicted (validate/accuracy.h).
+ * Exit 0 ok, 1 failure (or a summary outside the bounds given), 2 misuse. docs/accuracy.md. */
+#include <stdio.h>
+
+#include "accuracy.h"
+#include "cmd.h"
+#include "data.h"
+#include "out.h"
+
+static const char *usage_accuracy =
+    "usage: ddpsim accuracy [--points FILE] [--json | --markdown]\n"
+    "                       [--median-min PCT] [--median-max PCT] [--worst-max PCT] [--validated-min N]\n"
+    "\n"
+    "Predicts every point of a file of published real-run figures (default: the bundled\n"
+    "validate/published.txt; format in validate/README.md) and prints each one's published and\n"
+    "predicted figure and the signed error (predicted - published) / published, then the median\n"
+    "and worst |error| over the validation points. Points that fitted a bundled profile (a `fits`\n"
+    "line) and unsupported points are listed and kept out of the summary. With bounds given, a\n"
+    "summary outside them exits 1 after the report (the test suite holds them so).\n"
+    "\n";
+
+int cmd_accuracy(cli_ctx *x, int argc, char **argv) {
+  const char *file = NULL;
+  int json = 0, markdown = 0, validated_min = 0;
+  double median_min = -1, median_max = -1, worst_max = -1;
+  const cli_opt t[] = {
+      {"points", 0, CLI_STRING, &file, "FILE", "the points file (default: <data dir>/validate/published.txt)"},
+      {"json", 0, CLI_FLAG, &json, NULL, "print one JSON object: every point and the summary"},
+      {"markdown", 0, CLI_FLAG, &markdown, NULL, "print docs/accuracy.md's generated table"},
+      {"median-min", 0, CLI_DOUBLE, &median_min, "PCT", "fail if the median |error| is below PCT percent", CLI_MIN | CLI_MAX, 0, 1e6},
+      {"median-max", 0, CLI_DOUBLE, &median_max, "PCT", "fail if the median |error| is above PCT percent", CLI_MIN | CLI_MAX, 0, 1e6},
+      {"worst-max", 0, CLI_DOUBLE, &worst_max, "PCT", "fail if any validation point's |error| is above PCT percent", CLI_MIN | CLI_MAX, 0, 1e6},
+      {"validated-min", 0, CLI_INT, &validated_min, "N", "fail if fewer than N points were predicted and validated", CLI_MIN | CLI_MAX, 0, 1 << 20},
+      {0}};
+  const cli_opt *tables[] = {t, NULL};
+  const cli_cmd c = {.usage = usage_accuracy, .tables = tables};
+  int rc = cli_parse(x, &c, argc, argv, NULL, NULL, stdout);
+  if (rc) return rc;
+  if (json && markdown) return cli_usage(x, "--json and --markdown are two outputs: give one");
+  char path[1024];
+  if (!file) {
+    snprintf(path, sizeof path, "%s/validate/published.txt", data_dir());
+    file = path;
+  }
+  accuracy_set *s = NULL;
+  err_t e;
+  if ((rc = accuracy_load(file, &s, &e)) || (rc = accuracy_run(s, &e))) {
+    accuracy_destroy(s);
+    return cli_fail(x, rc, "%s", e.msg);
+  }
+  accuracy_summary sum;
+  accuracy_summarize(s, &sum);
+  rc = json ? out_json(x, accuracy_json(s, &sum)) : out_text(x, markdown ? accuracy_markdown(s, &sum) : accuracy_table(s, &sum));
+  if (!rc && sum.failed)
+    rc = cli_fail(x, ERR_SIM, "%d points could not be predicted (their messages are in the report)", sum.failed);
+  if (!rc && sum.validated < validated_min)
+    rc = cli_fail(x, ERR_RUNTIME, "%d points validated, fewer than --validated-min %d", sum.validated, validated_min);
+  if (!rc && median_min >= 0 && 100 * sum.median_abs < median_min)
+    rc = cli_fail(x, ERR_RUNTIME, "median |error| %.2f%% is below --median-min %g%%: tighten the bounds", 100 * sum.median_abs, median_min);
+  if (!rc && median_max >= 0 && 100 * sum.median_abs > median_max)
+    rc = cli_fail(x, ERR_RUNTIME, "median |error| %.2f%% is above --median-max %g%%", 100 * sum.median_abs, median_max);
+  if (!rc && worst_max >= 0 && 100 * sum.worst_abs > worst_max)
+    rc = cli_fail(x, ERR_RUNTIME, "worst |error| %.2f%% (%s) is above --worst-max %g%%", 100 * sum.worst_abs,
+                  s->points[sum.worst].name, worst_max);
+  accuracy_destroy(s);
+  return rc;
+}

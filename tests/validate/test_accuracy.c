@@ -1,0 +1,91 @@
+/* The published-points loader and summary (validate/accuracy.h): every malformed line named by
+ * file:line, nothing half-loaded; the summary's median and worst worked out by hand; unsupported
+ * points and inputs (fits) kept out of it; a small file predicted end to end. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../sim/check.h"
+#include "accuracy.h"
+#include "model.h"
+
+#define HEAD "ddpsim-published 1\n"
+/* One whole point: the scenario runs on the bundled inputs. */
+#define POINT(name, value)                                                                                  \
+  "point " name "\n  group g1\n  source https://example.org/r#anchor\n  hardware h\n  software s\n"      \
+  "  setup u\n  published " value " images/s\n  genmodel resnet depth=18\n  profile v100-dgx1v\n"       \
+  "  topology dgx1v-ib\n  nodes 1\n  gpus 2\n  batch 32\n  precision fp16\n"
+
+static void bad(const char *text, const char *want, const char *why) {
+  accuracy_set *s = (accuracy_set *)1;
+  err_t e = {{0}};
+  int rc = accuracy_parse(text, "p.txt", &s, &e);
+  CHECK(rc == ERR_INPUT && s == NULL && strstr(e.msg, want), "%s -> %s", why, e.msg);
+}
+
+int main(void) {
+  bad("ddpsim-published 2\n" POINT("a", "100"), "p.txt:1: expected 'ddpsim-published 1'", "wrong version");
+  bad("# only a comment\n", "p.txt:1: expected 'ddpsim-published 1'", "no header");
+  bad(HEAD, "no points", "no points");
+  bad(HEAD "group g\n", "p.txt:2: 'group' before the first 'point'", "a key before any point");
+  bad(HEAD POINT("a", "100") "  colour red\n", "p.txt:16: unknown key 'colour'", "an unknown key");
+  bad(HEAD POINT("a", "100") "  nodes 2\n", "p.txt:16: 'nodes' given twice for point a", "a key twice");
+  bad(HEAD POINT("a", "-3"), "p.txt:8: expected 'published VALUE UNIT' with a positive VALUE", "a negative figure");
+  bad(HEAD POINT("a", "100 images/s extra"), "p.txt:8: expected 'published VALUE UNIT'", "trailing words");
+  bad(HEAD "point a\n  published 3 furlongs/s\n", "p.txt:3: unit 'furlongs/s'", "an unknown unit");
+  bad(HEAD "point a\n  gpus 0\n", "p.txt:3: gpus (per node) must be an integer", "zero GPUs");
+  bad(HEAD "point a\n  batch 2.5\n", "p.txt:3: batch (per GPU) must be an integer", "a fractional batch");
+  bad(HEAD "point a\n  precision fp8\n", "p.txt:3: precision must be fp32, fp16 or bf16", "an unknown precision");
+  bad(HEAD "point a\n  group g\n", "p.txt:2: point a has no 'source' line", "a point without its source");
+  bad(HEAD POINT("a", "100") POINT("a", "200"), "p.txt:16: point a is already defined at line 2", "a name twice");
+  bad(HEAD POINT("a", "100") "  model resnet50\n", "p.txt:2: point a needs exactly one of 'model' and 'genmodel'",
+      "both a model and a generated one");
+  bad(HEAD POINT("a", "100") "  iterations 7\n", "'iterations' goes with a figure in hours", "iterations without hours");
+  bad(HEAD "point two words\n", "p.txt:2: expected 'point NAME'", "a name of two words");
+  bad(HEAD "point a\n  group\n", "p.txt:3: 'group' has no value", "a key without a value");
+
+  /* Six points: four validated with errors +10%, -20%, +30%, -40% (published 100; predictions set
+   * by hand below), one input, one unsupported. Median |error| (20+30)/2 = 25%, worst 40%. */
+  const char *text = HEAD POINT("p1", "100") POINT("p2", "100") POINT("p3", "100") POINT("p4", "100")
+      POINT("p5", "100") "  fits some.parameter\n" POINT("p6", "100") "  unsupported no profile\n";
+  accuracy_set *s = NULL;
+  err_t e;
+  int rc = accuracy_parse(text, "six.txt", &s, &e);
+  CHECK(rc == 0 && s->n == 6 && s->points[0].line == 2 && strcmp(s->points[0].source, "https://example.org/r#anchor") == 0 &&
+            s->points[0].gpus == 2 && s->points[0].precision == MODEL_FP16 && s->points[0].no_sync == 1,
+        "six points load, '#' inside a value kept: %s", rc ? e.msg : s->points[0].source);
+  if (rc) return check_status();
+  const double err[] = {0.1, -0.2, 0.3, -0.4, 0.9};
+  for (int i = 0; i < 5; i++) s->points[i].error = err[i], s->points[i].predicted = 100 * (1 + err[i]);
+  accuracy_summary sum;
+  accuracy_summarize(s, &sum);
+  CHECK(sum.points == 6 && sum.groups == 1 && sum.validated == 4 && sum.inputs == 1 && sum.unsupported == 1 && sum.failed == 0,
+        "counts: %d points, %d sources, %d validated, %d inputs, %d unsupported", sum.points, sum.groups, sum.validated,
+        sum.inputs, sum.unsupported);
+  CHECK(check_close(0.25, sum.median_abs, 0, 1e-12) && check_close(0.4, sum.worst_abs, 0, 1e-12) && sum.worst == 3 &&
+            check_close(-0.05, sum.mean_signed, 1e-15, 1e-12) && sum.above_25 == 2,
+        "median |error| %.3g (want 0.25), worst %.3g at %d (want 0.4 at p4), mean %.3g (want -0.05), %d above 25%%",
+        sum.median_abs, sum.worst_abs, sum.worst, sum.mean_signed, sum.above_25);
+  char *md = accuracy_markdown(s, &sum);
+  CHECK(md && strstr(md, "| p5 |") && strstr(md, "fits some.parameter") && strstr(md, "unsupported: no profile") &&
+            strstr(md, "[g1](https://example.org/r#anchor)"),
+        "the Markdown lists every point, the input and the unsupported one, with its source linked");
+  free(md);
+
+  /* End to end: p1 predicted on the bundled inputs; an input that cannot load fails that point only. */
+  strcpy(s->points[1].profile, "no-such-profile");
+  accuracy_run(s, &e);
+  accuracy_summarize(s, &sum);
+  CHECK(s->points[0].status == 0 && s->points[0].predicted > 0 &&
+            check_close((s->points[0].predicted - 100) / 100, s->points[0].error, 0, 1e-12),
+        "p1 predicted: %.6g images/s, error %+.3g", s->points[0].predicted, s->points[0].error);
+  CHECK(s->points[1].status == ERR_INPUT && strstr(s->points[1].msg, "no-such-profile") && sum.failed == 1 &&
+            s->points[5].predicted == 0,
+        "a point whose profile is missing fails alone (%s); the unsupported one is not predicted", s->points[1].msg);
+  accuracy_destroy(s);
+  accuracy_destroy(NULL);
+
+  rc = accuracy_load("/nonexistent/points.txt", &s, &e);
+  CHECK(rc == ERR_IO && s == NULL && strstr(e.msg, "/nonexistent/points.txt: cannot read"), "unreadable -> %s", e.msg);
+  return check_status();
+}

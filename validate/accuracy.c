@@ -1,0 +1,504 @@
+#include "accuracy.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "data.h"
+#include "model.h"
+#include "modelgen.h"
+#include "modelzoo.h"
+#include "predict.h"
+#include "profile.h"
+#include "strbuf.h"
+#include "topo.h"
+#include "txt.h"
+
+#define FORMAT_TAG "ddpsim-published"
+#define MAX_POINTS 4096
+
+/* ---- loading ---- */
+
+/* The keys a point may carry, each at most once; REQ: every point must have it. */
+enum { K_GROUP, K_SOURCE, K_HARDWARE, K_SOFTWARE, K_SETUP, K_PUBLISHED, K_ITERATIONS, K_MODEL, K_GENMODEL, K_PROFILE,
+       K_TOPOLOGY, K_NODES, K_GPUS, K_BATCH, K_PRECISION, K_NO_SYNC, K_FITS, K_UNSUPPORTED, K_COUNT };
+static const struct {
+  const char *name;
+  int required;
+} keys[K_COUNT] = {{"group", 1},   {"source", 1},   {"hardware", 1}, {"software", 1},  {"setup", 1},
+                   {"published", 1}, {"iterations", 0}, {"model", 0}, {"genmodel", 0},  {"profile", 1},
+                   {"topology", 1}, {"nodes", 1},    {"gpus", 1},     {"batch", 1},     {"precision", 1},
+                   {"no_sync", 0},  {"fits", 0},     {"unsupported", 0}};
+
+static const struct {
+  const char *unit;
+  accuracy_metric metric;
+} units[] = {{"images/s", ACCURACY_SAMPLES}, {"sequences/s", ACCURACY_SAMPLES}, {"samples/s", ACCURACY_SAMPLES},
+             {"chars/s", ACCURACY_TOKENS},   {"tokens/s", ACCURACY_TOKENS},       {"hours", ACCURACY_HOURS}};
+
+#define FAIL(...) err_set(e, ERR_INPUT, __VA_ARGS__)
+
+static int copy_text(char *dst, size_t len, const char *v, const char *origin, int line, const char *key, err_t *e) {
+  if (strlen(v) >= len) return FAIL("%s:%d: %s is longer than %zu characters", origin, line, key, len - 1);
+  strcpy(dst, v);
+  return ERR_OK;
+}
+
+static int parse_int(const char *v, long lo, long hi, long *out) {
+  return txt_parse_long(v, out) || *out < lo || *out > hi ? -1 : 0;
+}
+
+/* One `key value` line of point p. */
+static int point_field(accuracy_point *p, int k, const char *v, const char *origin, int line, err_t *e) {
+  long n;
+  switch (k) {
+  case K_GROUP: return copy_text(p->group, sizeof p->group, v, origin, line, "group", e);
+  case K_SOURCE: return copy_text(p->source, sizeof p->source, v, origin, line, "source", e);
+  case K_HARDWARE: return copy_text(p->hardware, sizeof p->hardware, v, origin, line, "hardware", e);
+  case K_SOFTWARE: return copy_text(p->software, sizeof p->software, v, origin, line, "software", e);
+  case K_SETUP: return copy_text(p->setup, sizeof p->setup, v, origin, line, "setup", e);
+  case K_FITS: return copy_text(p->fits, sizeof p->fits, v, origin, line, "fits", e);
+  case K_UNSUPPORTED: return copy_text(p->unsupported, sizeof p->unsupported, v, origin, line, "unsupported", e);
+  case K_MODEL: return copy_text(p->model, sizeof p->model, v, origin, line, "model", e);
+  case K_GENMODEL: return copy_text(p->genmodel, sizeof p->genmodel, v, origin, line, "genmodel", e);
+  case K_PROFILE: return copy_text(p->profile, sizeof p->profile, v, origin, line, "profile", e);
+  case K_TOPOLOGY: return copy_text(p->topology, sizeof p->topology, v, origin, line, "topology", e);
+  case K_PUBLISHED: {
+    char num[64], unit[32], extra[2];
+    int got = sscanf(v, "%63s %31s %1s", num, unit, extra);
+    if (got != 2 || txt_parse_double(num, &p->published) || !(p->published > 0))
+      return FAIL("%s:%d: expected 'published VALUE UNIT' with a positive VALUE", origin, line);
+    for (size_t i = 0; i < sizeof units / sizeof *units; i++)
+      if (strcmp(unit, units[i].unit) == 0) {
+        strcpy(p->unit, unit);
+        p->metric = units[i].metric;
+        return ERR_OK;
+      }
+    return FAIL("%s:%d: unit '%s' is not images/s, sequences/s, samples/s, chars/s, tokens/s or hours", origin, line, unit);
+  }
+  case K_ITERATIONS:
+    if (parse_int(v, 1, 1000000000L, &p->iterations)) return FAIL("%s:%d: iterations must be an integer in [1, 1e9]", origin, line);
+    return ERR_OK;
+  case K_NODES:
+    if (parse_int(v, 1, 1 << 20, &n)) return FAIL("%s:%d: nodes must be an integer in [1, 1048576]", origin, line);
+    p->nodes = (int)n;
+    return ERR_OK;
+  case K_GPUS:
+    if (parse_int(v, 1, 1 << 16, &n)) return FAIL("%s:%d: gpus (per node) must be an integer in [1, 65536]", origin, line);
+    p->gpus = (int)n;
+    return ERR_OK;
+  case K_BATCH:
+    if (parse_int(v, 1, MODEL_BATCH_MAX, &p->batch))
+      return FAIL("%s:%d: batch (per GPU) must be an integer in [1, %ld]", origin, line, (long)MODEL_BATCH_MAX);
+    return ERR_OK;
+  case K_NO_SYNC:
+    if (parse_int(v, 1, 1000000, &n)) return FAIL("%s:%d: no_sync must be an integer in [1, 1000000]", origin, line);
+    p->no_sync = (int)n;
+    return ERR_OK;
+  case K_PRECISION: {
+    model_dtype d;
+    if (model_dtype_parse(v, &d)) return FAIL("%s:%d: precision must be fp32, fp16 or bf16", origin, line);
+    p->precision = (int)d;
+    return ERR_OK;
+  }
+  }
+  return FAIL("%s:%d: unknown key", origin, line);
+}
+
+/* What a finished point must have. */
+static int point_check(const accuracy_point *p, const int *seen, const char *origin, err_t *e) {
+  for (int k = 0; k < K_COUNT; k++)
+    if (keys[k].required && !seen[k]) return FAIL("%s:%d: point %s has no '%s' line", origin, p->line, p->name, keys[k].name);
+  if (seen[K_MODEL] == seen[K_GENMODEL])
+    return FAIL("%s:%d: point %s needs exactly one of 'model' and 'genmodel'", origin, p->line, p->name);
+  if ((p->metric == ACCURACY_HOURS) != (p->iterations > 0))
+    return FAIL("%s:%d: point %s: 'iterations' goes with a figure in hours, and only then", origin, p->line, p->name);
+  return ERR_OK;
+}
+
+static void trim(char **s) {
+  while (isspace((unsigned char)**s)) (*s)++;
+  char *end = *s + strlen(*s);
+  while (end > *s && isspace((unsigned char)end[-1])) *--end = 0;
+}
+
+int accuracy_parse(const char *text, const char *origin, accuracy_set **out, err_t *e) {
+  *out = NULL;
+  accuracy_set *s = calloc(1, sizeof *s);
+  char *copy = strdup(text);
+  int rc = ERR_OK, cap = 0, seen[K_COUNT] = {0}, header = 0;
+  if (!s || !copy) {
+    rc = err_set(e, ERR_NOMEM, "%s: out of memory", origin);
+    goto fail;
+  }
+  snprintf(s->path, sizeof s->path, "%s", origin);
+  int line = 0;
+  for (char *next = copy, *l; next; line++) {
+    l = next;
+    next = strchr(l, '\n');
+    if (next) *next++ = 0;
+    trim(&l);
+    if (!*l || *l == '#') continue; /* a comment is a whole line: URLs carry '#' */
+    char *v = l;
+    while (*v && !isspace((unsigned char)*v)) v++;
+    if (*v) *v++ = 0;
+    trim(&v);
+    if (!header) {
+      if (strcmp(l, FORMAT_TAG) != 0 || strcmp(v, "1") != 0) {
+        rc = FAIL("%s:%d: expected '" FORMAT_TAG " 1' as the first line", origin, line + 1);
+        goto fail;
+      }
+      header = 1;
+      continue;
+    }
+    if (strcmp(l, "point") == 0) {
+      if (s->n && (rc = point_check(&s->points[s->n - 1], seen, origin, e))) goto fail;
+      if (!*v || strchr(v, ' ') || strlen(v) >= ACCURACY_NAME_MAX) {
+        rc = FAIL("%s:%d: expected 'point NAME' (one word, under %d characters)", origin, line + 1, ACCURACY_NAME_MAX);
+        goto fail;
+      }
+      for (int i = 0; i < s->n; i++)
+        if (strcmp(s->points[i].name, v) == 0) {
+          rc = FAIL("%s:%d: point %s is already defined at line %d", origin, line + 1, v, s->points[i].line);
+          goto fail;
+        }
+      if (s->n == MAX_POINTS) {
+        rc = FAIL("%s:%d: more than %d points", origin, line + 1, MAX_POINTS);
+        goto fail;
+      }
+      if (s->n == cap) {
+        cap = cap ? 2 * cap : 32;
+        accuracy_point *grown = realloc(s->points, (size_t)cap * sizeof *grown);
+        if (!grown) {
+          rc = err_set(e, ERR_NOMEM, "%s: out of memory", origin);
+          goto fail;
+        }
+        s->points = grown;
+      }
+      accuracy_point *p = &s->points[s->n++];
+      memset(p, 0, sizeof *p);
+      memset(seen, 0, sizeof seen);
+      p->line = line + 1;
+      p->no_sync = 1;
+      strcpy(p->name, v);
+      continue;
+    }
+    int k = 0;
+    while (k < K_COUNT && strcmp(keys[k].name, l) != 0) k++;
+    if (k == K_COUNT) {
+      rc = FAIL("%s:%d: unknown key '%s' (validate/README.md lists them)", origin, line + 1, l);
+      goto fail;
+    }
+    if (!s->n) {
+      rc = FAIL("%s:%d: '%s' before the first 'point'", origin, line + 1, l);
+      goto fail;
+    }
+    if (seen[k]++) {
+      rc = FAIL("%s:%d: '%s' given twice for point %s", origin, line + 1, l, s->points[s->n - 1].name);
+      goto fail;
+    }
+    if (!*v) {
+      rc = FAIL("%s:%d: '%s' has no value", origin, line + 1, l);
+      goto fail;
+    }
+    if ((rc = point_field(&s->points[s->n - 1], k, v, origin, line + 1, e))) goto fail;
+  }
+  if (!header) {
+    rc = FAIL("%s:1: expected '" FORMAT_TAG " 1' as the first line", origin);
+    goto fail;
+  }
+  if (!s->n) {
+    rc = FAIL("%s:%d: no points", origin, line);
+    goto fail;
+  }
+  if ((rc = point_check(&s->points[s->n - 1], seen, origin, e))) goto fail;
+  free(copy);
+  *out = s;
+  return ERR_OK;
+fail:
+  free(copy);
+  accuracy_destroy(s);
+  return rc;
+}
+
+int accuracy_load(const char *path, accuracy_set **out, err_t *e) {
+  *out = NULL;
+  char *text = txt_read_file(path, NULL);
+  if (!text) return err_set(e, ERR_IO, "%s: cannot read: %s", path, strerror(errno));
+  int rc = accuracy_parse(text, path, out, e);
+  free(text);
+  return rc;
+}
+
+void accuracy_destroy(accuracy_set *s) {
+  if (!s) return;
+  free(s->points);
+  free(s);
+}
+
+/* ---- predicting ---- */
+
+/* "resnet depth=50 amp", "bert size=large seq=128 amp", "mlstm hidden=4096": the generators of
+ * `ddpsim genmodel` (sim/modelzoo.h, sim/modelgen.h) at the point's precision. */
+static int generate(const accuracy_point *p, char **text, err_t *e) {
+  char buf[ACCURACY_TEXT_MAX], *tok[16];
+  strcpy(buf, p->genmodel);
+  int n = txt_split(buf, tok, 16);
+  if (n < 1) return err_set(e, ERR_INPUT, "genmodel: expected 'FAMILY [key=value ...] [amp]'");
+  model_dtype prec = p->precision == MODEL_FP32 ? MODEL_FP32 : MODEL_FP16; /* bf16 runs an fp16-typed model */
+  long depth = 0, hidden = 0, seq = 0;
+  const char *size = "base";
+  int amp = 0;
+  for (int i = 1; i < n; i++) {
+    const char *v;
+    if (strcmp(tok[i], "amp") == 0) amp = 1;
+    else if ((v = txt_kv(tok[i], "depth")) && !txt_parse_long(v, &depth)) continue;
+    else if ((v = txt_kv(tok[i], "hidden")) && !txt_parse_long(v, &hidden)) continue;
+    else if ((v = txt_kv(tok[i], "seq")) && !txt_parse_long(v, &seq)) continue;
+    else if ((v = txt_kv(tok[i], "size"))) size = v;
+    else return err_set(e, ERR_INPUT, "genmodel: unknown or malformed '%s'", tok[i]);
+  }
+  if (strcmp(tok[0], "resnet") == 0) {
+    modelzoo_resnet r;
+    int rc = modelzoo_resnet_defaults((int)depth, &r, e);
+    if (rc) return rc;
+    r.precision = prec;
+    r.amp = amp;
+    r.batch = p->batch;
+    return modelzoo_resnet_text(&r, text, e);
+  }
+  if (strcmp(tok[0], "bert") == 0) {
+    modelzoo_bert b;
+    int rc = modelzoo_bert_defaults(size, &b, e);
+    if (rc) return rc;
+    b.precision = prec;
+    b.amp = amp;
+    b.batch = p->batch;
+    if (seq) b.seq = seq;
+    return modelzoo_bert_text(&b, text, e);
+  }
+  if (strcmp(tok[0], "mlstm") == 0 && !amp) {
+    modelgen_mlstm m = {.hidden = hidden, .embed = 64, .vocab = 256, .seq = seq ? seq : 256, .batch = p->batch, .precision = prec};
+    return modelgen_mlstm_text(&m, text, e);
+  }
+  return err_set(e, ERR_INPUT, "genmodel: family '%s' is not resnet, bert or mlstm (mlstm without amp)", tok[0]);
+}
+
+static int load_inputs(const accuracy_point *p, model_t **m, topo_t **t, profile_t **pr, err_t *e) {
+  char path[1024];
+  int rc;
+  if (p->genmodel[0]) {
+    char *text = NULL;
+    if (!(rc = generate(p, &text, e))) rc = model_parse(text, p->name, m, e);
+    free(text);
+  } else if (!(rc = data_resolve(DATA_MODEL, p->model, path, sizeof path, e))) {
+    rc = model_load(path, m, e);
+  }
+  if (!rc && !(rc = data_resolve(DATA_TOPOLOGY, p->topology, path, sizeof path, e))) rc = topo_load(path, t, e);
+  if (!rc && !(rc = data_resolve(DATA_PROFILE, p->profile, path, sizeof path, e))) rc = profile_load(path, pr, e);
+  return rc;
+}
+
+static void predict_point(accuracy_point *p) {
+  model_t *m = NULL;
+  topo_t *t = NULL;
+  profile_t *pr = NULL;
+  err_t e;
+  predict_result r;
+  int rc = load_inputs(p, &m, &t, &pr, &e);
+  if (!rc) {
+    sim_config c;
+    sim_config_defaults(&c);
+    c.model = m;
+    c.topo = t;
+    c.profile = pr;
+    c.nodes = p->nodes;
+    c.gpus_per_node = p->gpus;
+    c.batch = p->batch;
+    c.precision = p->precision;
+    c.no_sync = p->no_sync;
+    if (!(rc = predict_run(&c, &r, &e))) {
+      double samples = r.samples_per_s;
+      p->predicted = p->metric == ACCURACY_SAMPLES ? samples
+                   : p->metric == ACCURACY_TOKENS  ? r.tokens_per_s
+                                                   : (double)p->iterations * p->nodes * p->gpus * p->batch / samples / 3600.0;
+      p->error = (p->predicted - p->published) / p->published;
+      predict_result_free(&r);
+    }
+  }
+  p->status = rc;
+  if (rc) snprintf(p->msg, sizeof p->msg, "%s", e.msg);
+  model_destroy(m);
+  topo_destroy(t);
+  profile_destroy(pr);
+}
+
+int accuracy_run(accuracy_set *s, err_t *e) {
+  (void)e;
+  for (int i = 0; i < s->n; i++)
+    if (!s->points[i].unsupported[0]) predict_point(&s->points[i]);
+  return ERR_OK;
+}
+
+/* ---- the summary ---- */
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* A point the summary covers: predicted, and not an input. */
+static int validated(const accuracy_point *p) { return !p->unsupported[0] && !p->fits[0] && p->status == ERR_OK; }
+
+void accuracy_summarize(const accuracy_set *s, accuracy_summary *out) {
+  memset(out, 0, sizeof *out);
+  out->points = s->n;
+  out->worst = -1;
+  double *abs_err = malloc((size_t)(s->n ? s->n : 1) * sizeof *abs_err);
+  for (int i = 0; i < s->n; i++) {
+    const accuracy_point *p = &s->points[i];
+    int first = 1;
+    for (int j = 0; j < i; j++) first &= strcmp(s->points[j].group, p->group) != 0;
+    out->groups += first;
+    if (p->unsupported[0]) out->unsupported++;
+    else if (p->status) out->failed++;
+    else if (p->fits[0]) out->inputs++;
+    if (!validated(p)) continue;
+    double a = fabs(p->error);
+    if (abs_err) abs_err[out->validated] = a;
+    out->validated++;
+    out->mean_signed += p->error;
+    if (a > 0.25) out->above_25++;
+    if (out->worst < 0 || a > out->worst_abs) out->worst_abs = a, out->worst = i;
+  }
+  if (out->validated) {
+    out->mean_signed /= out->validated;
+    if (abs_err) {
+      qsort(abs_err, (size_t)out->validated, sizeof *abs_err, cmp_double);
+      int k = out->validated;
+      out->median_abs = k % 2 ? abs_err[k / 2] : 0.5 * (abs_err[k / 2 - 1] + abs_err[k / 2]);
+    }
+  }
+  free(abs_err);
+}
+
+/* ---- reports ---- */
+
+static const char *kind(const accuracy_point *p) {
+  return p->unsupported[0] ? "unsupported" : p->status ? "failed" : p->fits[0] ? "input" : "validation";
+}
+
+static void summary_lines(strbuf *b, const accuracy_summary *sum, const char *prefix) {
+  strbuf_printf(b, "%s%d points from %d independent sources: %d validated, %d inputs of a bundled profile (not counted), %d unsupported, %d failed\n",
+                prefix, sum->points, sum->groups, sum->validated, sum->inputs, sum->unsupported, sum->failed);
+  if (sum->validated)
+    strbuf_printf(b, "%smedian |error| %.1f%%, worst %.1f%%, mean signed error %+.1f%%, %d above 25%%\n", prefix,
+                  100 * sum->median_abs, 100 * sum->worst_abs, 100 * sum->mean_signed, sum->above_25);
+}
+
+char *accuracy_table(const accuracy_set *s, const accuracy_summary *sum) {
+  strbuf b = {0};
+  strbuf_printf(&b, "# %-30s %12s %12s %-11s %8s  %s\n", "point", "published", "predicted", "unit", "error", "kind");
+  for (int i = 0; i < s->n; i++) {
+    const accuracy_point *p = &s->points[i];
+    if (p->unsupported[0] || p->status)
+      strbuf_printf(&b, "  %-30s %12.6g %12s %-11s %8s  %s: %s\n", p->name, p->published, "-", p->unit, "-", kind(p),
+                    p->unsupported[0] ? p->unsupported : p->msg);
+    else
+      strbuf_printf(&b, "  %-30s %12.6g %12.6g %-11s %+7.1f%%  %s\n", p->name, p->published, p->predicted, p->unit,
+                    100 * p->error, kind(p));
+  }
+  summary_lines(&b, sum, "# ");
+  return strbuf_take(&b);
+}
+
+cJSON *accuracy_json(const accuracy_set *s, const accuracy_summary *sum) {
+  cJSON *j = cJSON_CreateObject(), *pts = cJSON_AddArrayToObject(j, "points"), *o = cJSON_AddObjectToObject(j, "summary");
+  cJSON_AddStringToObject(j, "file", s->path);
+  for (int i = 0; i < s->n; i++) {
+    const accuracy_point *p = &s->points[i];
+    cJSON *q = cJSON_CreateObject();
+    cJSON_AddItemToArray(pts, q);
+    cJSON_AddStringToObject(q, "name", p->name);
+    cJSON_AddStringToObject(q, "kind", kind(p));
+    cJSON_AddStringToObject(q, "group", p->group);
+    cJSON_AddStringToObject(q, "source", p->source);
+    cJSON_AddStringToObject(q, "hardware", p->hardware);
+    cJSON_AddStringToObject(q, "software", p->software);
+    cJSON_AddStringToObject(q, "setup", p->setup);
+    cJSON_AddStringToObject(q, "unit", p->unit);
+    cJSON_AddNumberToObject(q, "published", p->published);
+    if (p->fits[0]) cJSON_AddStringToObject(q, "fits", p->fits);
+    if (p->unsupported[0]) cJSON_AddStringToObject(q, "unsupported", p->unsupported);
+    else if (p->status) cJSON_AddStringToObject(q, "error_message", p->msg);
+    else {
+      cJSON_AddNumberToObject(q, "predicted", p->predicted);
+      cJSON_AddNumberToObject(q, "error", p->error);
+    }
+  }
+  cJSON_AddNumberToObject(o, "points", sum->points);
+  cJSON_AddNumberToObject(o, "sources", sum->groups);
+  cJSON_AddNumberToObject(o, "validated", sum->validated);
+  cJSON_AddNumberToObject(o, "inputs", sum->inputs);
+  cJSON_AddNumberToObject(o, "unsupported", sum->unsupported);
+  cJSON_AddNumberToObject(o, "failed", sum->failed);
+  cJSON_AddNumberToObject(o, "median_abs_error", sum->median_abs);
+  cJSON_AddNumberToObject(o, "worst_abs_error", sum->worst_abs);
+  cJSON_AddStringToObject(o, "worst", sum->worst >= 0 ? s->points[sum->worst].name : "");
+  cJSON_AddNumberToObject(o, "mean_signed_error", sum->mean_signed);
+  cJSON_AddNumberToObject(o, "above_25_percent", sum->above_25);
+  return j;
+}
+
+/* Markdown cells may not hold '|'. */
+static void cell(strbuf *b, const char *t) {
+  for (size_t n; *t; t += n + (t[n] == '|')) {
+    n = strcspn(t, "|");
+    strbuf_printf(b, "%.*s%s", (int)n, t, t[n] == '|' ? "/" : "");
+  }
+}
+
+char *accuracy_markdown(const accuracy_set *s, const accuracy_summary *sum) {
+  strbuf b = {0};
+  summary_lines(&b, sum, "");
+  strbuf_printf(&b, "\n| point | source | hardware | software | setup | scenario | published | predicted | error | kind |\n"
+                    "|---|---|---|---|---|---|---|---|---|---|\n");
+  for (int i = 0; i < s->n; i++) {
+    const accuracy_point *p = &s->points[i];
+    strbuf_printf(&b, "| %s | ", p->name);
+    if (strncmp(p->source, "https://", 8) == 0) {
+      strbuf_printf(&b, "[%s](", p->group);
+      cell(&b, p->source);
+      strbuf_printf(&b, ")");
+    } else {
+      strbuf_printf(&b, "%s: ", p->group);
+      cell(&b, p->source);
+    }
+    strbuf_printf(&b, " | ");
+    cell(&b, p->hardware);
+    strbuf_printf(&b, " | ");
+    cell(&b, p->software);
+    strbuf_printf(&b, " | ");
+    cell(&b, p->setup);
+    strbuf_printf(&b, " | `%s%s` %s, %s, %d x %d, batch %ld, %s", p->genmodel[0] ? "genmodel " : "",
+                  p->genmodel[0] ? p->genmodel : p->model, p->profile, p->topology, p->nodes, p->gpus, p->batch,
+                  model_dtype_name((model_dtype)p->precision));
+    if (p->no_sync > 1) strbuf_printf(&b, ", no_sync %d", p->no_sync);
+    strbuf_printf(&b, " | %.6g %s | ", p->published, p->unit);
+    if (p->unsupported[0] || p->status) {
+      strbuf_printf(&b, "- | - | %s: ", kind(p));
+      cell(&b, p->unsupported[0] ? p->unsupported : p->msg);
+      strbuf_printf(&b, " |\n");
+    } else {
+      strbuf_printf(&b, "%.4g | %+.1f%% | %s", p->predicted, 100 * p->error, kind(p));
+      if (p->fits[0]) {
+        strbuf_printf(&b, ": fits ");
+        cell(&b, p->fits);
+      }
+      strbuf_printf(&b, " |\n");
+    }
+  }
+  return strbuf_take(&b);
+}

@@ -1,0 +1,87 @@
+/* accuracy: ddpsim's predictions against published real-run figures.
+ *
+ * A points file (validate/published.txt; format in validate/README.md) lists figures read in public
+ * sources (DeepLearningExamples, DLPerf, sentiment-discovery, ...), each with its source, hardware,
+ * software and the ddpsim scenario that reproduces its setup. accuracy_load reads it (errors as
+ * `file:line: what is wrong`, nothing half-loaded); accuracy_run predicts every point with
+ * predict_run (sim/predict.h) and fills each point's error; accuracy_summary says how far off the
+ * predictions are. The reports (table, JSON, Markdown for docs/accuracy.md) are built as text or
+ * cJSON for the front end to print; this library never prints and never exits.
+ *
+ * Two kinds of point stay out of the summary, and every report says so: `unsupported` points
+ * (ddpsim has no model or profile for them; counted in the file, not predicted) and points with a
+ * `fits` line (the figure fitted a parameter of the bundled profile named there, so it is an input,
+ * not a validation point: docs/accuracy.md). */
+#ifndef DDPSIM_ACCURACY_H
+#define DDPSIM_ACCURACY_H
+
+#include <cjson/cJSON.h>
+
+#include "err.h"
+
+#define ACCURACY_TEXT_MAX 384
+#define ACCURACY_NAME_MAX 64
+
+typedef enum { ACCURACY_SAMPLES = 0, ACCURACY_TOKENS = 1, ACCURACY_HOURS = 2 } accuracy_metric;
+
+typedef struct {
+  int line;                               /* of its `point` line */
+  char name[ACCURACY_NAME_MAX];
+  char group[ACCURACY_NAME_MAX];          /* the independent source it belongs to */
+  char source[ACCURACY_TEXT_MAX], hardware[ACCURACY_TEXT_MAX], software[ACCURACY_TEXT_MAX];
+  char setup[ACCURACY_TEXT_MAX];
+  char fits[ACCURACY_TEXT_MAX];           /* "": validation; else the parameter it fitted */
+  char unsupported[ACCURACY_TEXT_MAX];    /* "": predicted; else why not */
+  double published;                       /* in `unit` */
+  char unit[16];                          /* as written: images/s, sequences/s, chars/s, hours, ... */
+  accuracy_metric metric;
+  long iterations;                        /* ACCURACY_HOURS: iterations the hours cover */
+  /* The scenario: a bundled model (or file), or a generated one ("resnet depth=50 amp"). */
+  char model[ACCURACY_TEXT_MAX], genmodel[ACCURACY_TEXT_MAX];
+  char profile[ACCURACY_TEXT_MAX], topology[ACCURACY_TEXT_MAX];
+  int nodes, gpus;
+  long batch;
+  int precision;                          /* model_dtype */
+  int no_sync;                            /* >= 1: DDP all-reduces every no_sync-th micro-batch */
+  /* Filled by accuracy_run. */
+  int status;                             /* ERR_OK, or why the prediction failed (msg) */
+  char msg[1024];
+  double predicted;                       /* in `unit` */
+  double error;                           /* (predicted - published) / published */
+} accuracy_point;
+
+typedef struct {
+  char path[512];
+  int n;
+  accuracy_point *points;
+} accuracy_set;
+
+/* Loads a points file into *out (free with accuracy_destroy). ERR_IO if unreadable, ERR_INPUT with
+ * `path:line: reason` if malformed; nothing allocated on failure. */
+int accuracy_load(const char *path, accuracy_set **out, err_t *e);
+int accuracy_parse(const char *text, const char *origin, accuracy_set **out, err_t *e);
+void accuracy_destroy(accuracy_set *s); /* NULL is a no-op */
+
+/* Predicts every supported point. A point whose inputs fail to load or simulate keeps that status
+ * and message (it counts as failed in the summary); the call itself fails only with ERR_NOMEM. */
+int accuracy_run(accuracy_set *s, err_t *e);
+
+typedef struct {
+  int points, groups;          /* in the file; independent sources */
+  int unsupported, inputs, failed;
+  int validated;               /* predicted validation points: what the numbers below cover */
+  double median_abs, worst_abs; /* of |error|, over the validated points (0 when none) */
+  double mean_signed;
+  int worst;                   /* index of the worst validated point, -1 when none */
+  int above_25;                /* validated points with |error| > 25% */
+} accuracy_summary;
+
+void accuracy_summarize(const accuracy_set *s, accuracy_summary *out);
+
+/* Reports (NULL on allocation failure): a table for a terminal, one JSON object (points and
+ * summary), and the Markdown of docs/accuracy.md's generated part. */
+char *accuracy_table(const accuracy_set *s, const accuracy_summary *sum);
+cJSON *accuracy_json(const accuracy_set *s, const accuracy_summary *sum);
+char *accuracy_markdown(const accuracy_set *s, const accuracy_summary *sum);
+
+#endif
