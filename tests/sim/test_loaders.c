@@ -100,7 +100,7 @@ int main(void) {
   model_err("zero dimension", HDR "param a 0x5\n", "x.model:6: shape '0x5'");
   model_err("duplicate parameter", HDR "param a 3\nparam a 4\n", "x.model:7: parameter 'a' is declared twice");
   model_err("bad dtype", HDR "param a 3 fp8\n", "x.model:6: dtype 'fp8'");
-  model_err("unknown op", HDR "param a 3\nbackward\nconv c1 m=1\n", "x.model:8: unknown op kind 'conv'");
+  model_err("unknown op", HDR "param a 3\nbackward\npool c1 m=1\n", "x.model:8: unknown op kind 'pool'");
   model_err("gemm missing k", HDR "param a 3\nbackward\ngemm g m=1 n=2 ready=a\n", "x.model:8: gemm op needs m=, n= and k=");
   model_err("bad dim", HDR "param a 3\nbackward\ngemm g m=1 n=C k=2 ready=a\n", "x.model:8: n: 'C'");
   model_err("unknown ready", HDR "param a 3\nbackward\newise g elems=1 arrays=1 ready=zz\n",
