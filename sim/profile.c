@@ -45,7 +45,8 @@ static const char *const conv_pass_keys[3] = {"fwd_s", "dgrad_s", "wgrad_s"};
 typedef struct {
   int npts;
   double (*geo)[CONV_GEO];
-  double (*time_s)[3]; /* 0: not measured */
+  double (*time_s)[3];     /* 0: not measured */
+  gemmcost_table shapes[3]; /* each pass's measured times over its implicit GEMM (sim/gemmcost.h) */
 } convtable;
 
 /* comm.nccl and hop_lat_s are keyed by NCCL's algorithm and protocol names (sim/nccl.h's). */
@@ -113,7 +114,10 @@ void profile_destroy(profile_t *p) {
   if (!p) return;
   for (int d = 0; d < MODEL_DTYPE_COUNT; d++)
     for (int k = 0; k < MODEL_OP_KIND_COUNT; k++) cost_free(&p->cost[d][k]);
-  for (int d = 0; d < MODEL_DTYPE_COUNT; d++) free(p->conv[d].geo), free(p->conv[d].time_s);
+  for (int d = 0; d < MODEL_DTYPE_COUNT; d++) {
+    free(p->conv[d].geo), free(p->conv[d].time_s);
+    for (int q = 0; q < 3; q++) gemmcost_free(&p->conv[d].shapes[q]);
+  }
   free(p->links);
   free(p->jitter_ratios);
   free(p);
@@ -346,7 +350,8 @@ static int load_cost(const cJSON *o, int gemm, double esize, const char *path, c
 
 /* compute.<precision>.conv (optional): {"source", "points": [{n, c, h, w, k, r, s, pad_h, pad_w,
  * stride_h, stride_w, and at least one of fwd_s, dgrad_s, wgrad_s}]}. */
-static int load_conv(const cJSON *o, const char *dn, const char *origin, convtable *t, err_t *e) {
+static int load_conv(const cJSON *o, const char *dn, const roofline *fit, double esize, const char *origin,
+                     convtable *t, err_t *e) {
   if (!o) return 0;
   char path[64], sub[96];
   snprintf(path, sizeof path, "compute.%s.conv", dn);
@@ -354,7 +359,7 @@ static int load_conv(const cJSON *o, const char *dn, const char *origin, convtab
   const cJSON *pts = cJSON_GetObjectItemCaseSensitive(o, "points"), *pt;
   if (!cJSON_IsArray(pts) || cJSON_GetArraySize(pts) < 1)
     return err_set(e, ERR_INPUT, "%s: %s.points must be a non-empty array", origin, path);
-  int n = cJSON_GetArraySize(pts), i = 0, rc;
+  int n = cJSON_GetArraySize(pts), i = 0, rc = 0;
   t->geo = calloc((size_t)n, sizeof *t->geo);
   t->time_s = calloc((size_t)n, sizeof *t->time_s);
   if (!t->geo || !t->time_s) return err_set(e, ERR_NOMEM, "%s: out of memory", origin);
@@ -378,7 +383,28 @@ static int load_conv(const cJSON *o, const char *dn, const char *origin, convtab
     i++;
   }
   t->npts = n;
-  return 0;
+  /* Each pass's points as implicit GEMMs, the gemm fallback their fit: a convolution measured at
+   * another geometry is priced from the measured convolutions nearest its implicit GEMM. */
+  double *buf = malloc((size_t)n * 5 * sizeof *buf);
+  if (!buf) return err_set(e, ERR_NOMEM, "%s: out of memory", origin);
+  for (int q = 0; q < 3; q++) {
+    int np = 0;
+    for (int j = 0; j < n; j++) {
+      if (!(t->time_s[j][q] > 0)) continue;
+      const double *v = t->geo[j];
+      model_conv cv = {(model_conv_pass)(MODEL_CONV_FWD + q), {(long)v[0], 0, 0}, (long)v[1], (long)v[2], (long)v[3],
+                       (long)v[4], (long)v[5], (long)v[6], (long)v[7], (long)v[8], (long)v[9], (long)v[10]};
+      model_dim dm, dn_, dk;
+      model_conv_gemm(&cv, &dm, &dn_, &dk);
+      double M = (double)dm.v, N = (double)dn_.v, K = (double)dk.v;
+      buf[np] = M, buf[n + np] = N, buf[2 * n + np] = K, buf[3 * n + np] = t->time_s[j][q];
+      buf[4 * n + np] = roof_time(fit, 1, 2 * M * N * K, esize * (M * K + K * N + M * N));
+      np++;
+    }
+    if ((rc = gemmcost_build(&t->shapes[q], buf, buf + n, buf + 2 * n, buf + 3 * n, buf + 4 * n, np, e))) break;
+  }
+  free(buf);
+  return rc;
 }
 
 /* An {"ring": {"LL": ..., "Simple": ...}, "tree": {...}} table. With bwf == NULL (hop_lat_s) the
@@ -601,7 +627,9 @@ int profile_from_json(const cJSON *root, const char *origin, int part, profile_t
         goto fail;
       if ((rc = load_warning(o, path, origin, p, e))) goto fail;
     }
-    if ((rc = load_conv(cJSON_GetObjectItemCaseSensitive(prec, "conv"), dn, origin, &p->conv[d], e))) goto fail;
+    if ((rc = load_conv(cJSON_GetObjectItemCaseSensitive(prec, "conv"), dn, &p->cost[d][MODEL_OP_GEMM].roof,
+                        (double)model_dtype_size((model_dtype)d), origin, &p->conv[d], e)))
+      goto fail;
     any = 1;
   }
   if (!any && !part) {
@@ -756,6 +784,15 @@ int profile_op_time(const profile_t *p, const model_op *op, long batch, model_dt
   if (op->conv.pass != MODEL_CONV_NONE && conv_time(&p->conv[d], op, batch, time_s)) {
     *time_s += extra;
     return ERR_OK;
+  }
+  if (op->conv.pass != MODEL_CONV_NONE) {
+    const gemmcost_table *ct = &p->conv[d].shapes[op->conv.pass - MODEL_CONV_FWD];
+    double M = (double)model_dim_value(op->m, batch), N = (double)model_dim_value(op->n, batch),
+           K = (double)model_dim_value(op->k, batch);
+    if (gemmcost_inside(ct, M, N, K)) {
+      *time_s = gemmcost_time(ct, M, N, K, roof_time(&c->roof, 1, flops, bytes), NULL) + extra;
+      return ERR_OK;
+    }
   }
   if (!c->is_table) {
     *time_s = roof_time(&c->roof, gemm, flops, bytes) + extra;
