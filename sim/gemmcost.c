@@ -97,7 +97,7 @@ double gemmcost_time(const gemmcost_table *t, double m, double n, double k, doub
   }
   double sw = 0, sr = 0;
   for (int q = 0; q < nbest; q++) {
-    double w = 1.0 / best_d[q];
+    double w = 1.0 / (best_d[q] * best_d[q]); /* inverse fourth power of the distance */
     sw += w;
     sr += w * t->resid[best_i[q]];
   }

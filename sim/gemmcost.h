@@ -3,8 +3,8 @@
  * A table holds measured single GEMMs (m, n, k) -> time and, for each, the time of the table's
  * fitted roofline at that shape. The time of a shape inside the measured range (each of log m,
  * log n, log k between the smallest and largest measured) is the fit's time times exp(r), where r
- * is the log-ratio measured / fit of the nearest measured shapes, weighted by inverse squared
- * distance in (log m, log n, log k) (Shepard's rule over the GEMMCOST_NEIGHBOURS nearest, found
+ * is the log-ratio measured / fit of the nearest measured shapes, weighted by inverse
+ * distance to the fourth power in (log m, log n, log k) (Shepard's rule over the GEMMCOST_NEIGHBOURS nearest, found
  * with GSL's partial sort). A measured shape therefore costs exactly what was measured (the mean of
  * its repeats); between shapes the correction lies between its neighbours', and the roofline
  * carries the shape's own compute- or memory-boundness (a small-N GEMM is memory-bound where the
