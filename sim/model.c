@@ -61,7 +61,9 @@ static model_dim dim_times(model_dim d, long x) { return (model_dim){d.v * x, d.
 void model_conv_gemm(const model_conv *cv, model_dim *m, model_dim *n, model_dim *k) {
   long pq = model_conv_p(cv) * model_conv_q(cv), hw = cv->h * cv->w, crs = cv->c * cv->r * cv->s;
   if (cv->pass == MODEL_CONV_DGRAD) {
-    *m = (model_dim){cv->c, 0, 0}, *n = dim_times(cv->n, hw), *k = (model_dim){cv->k * cv->r * cv->s, 0, 0};
+    /* Each input pixel receives R*S / (stride_h * stride_w) filter taps on average. */
+    long st = cv->stride_h * cv->stride_w, krs = cv->k * cv->r * cv->s;
+    *m = (model_dim){cv->c, 0, 0}, *n = dim_times(cv->n, hw), *k = (model_dim){(krs + st - 1) / st, 0, 0};
   } else if (cv->pass == MODEL_CONV_WGRAD) {
     *m = (model_dim){cv->k, 0, 0}, *n = (model_dim){crs, 0, 0}, *k = dim_times(cv->n, pq);
   } else {

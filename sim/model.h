@@ -74,7 +74,9 @@ long model_conv_q(const model_conv *cv);
  * rows and n the batch-side columns (the transpose of the statement in NVIDIA's "Convolutional
  * Layers User's Guide", which writes M for the batch side; the product is the same):
  *   fwd:   m = K,       n = N*P*Q, k = C*R*S
- *   dgrad: m = C,       n = N*H*W, k = K*R*S
+ *   dgrad: m = C,       n = N*H*W, k = ceil(K*R*S / (stride_h*stride_w))
+ *          (each input pixel receives R*S / strides taps on average: the forward's multiply-adds
+ *          when H = stride_h * P, as PyTorch's FlopCounterMode counts them)
  *   wgrad: m = K,       n = C*R*S, k = N*P*Q
  * A batch dimension n = v*B + c gives v*X*B + c*X for the per-image factor X. */
 void model_conv_gemm(const model_conv *cv, model_dim *m, model_dim *n, model_dim *k);
