@@ -372,6 +372,9 @@ int computebench_run(const computebench_cfg *cfg,
     for (long n = 16; n <= cfg->gemm_max && !rc; n *= 4)
       for (long k = 16; k <= cfg->gemm_max && !rc; k *= 4)
         rc = time_gemm(&g, cfg, out, "grid", m, n, k, 0, 0, on_meas, arg, e);
+  for (size_t i = 0; i < cfg->nmodel_shapes && !rc; i++)
+    rc = time_gemm(&g, cfg, out, "model", cfg->model_shapes[i][0], cfg->model_shapes[i][1], cfg->model_shapes[i][2],
+                   0, 0, on_meas, arg, e);
   if (rc) goto done;
 
   for (long bytes = 4096; bytes <= cfg->copy_max_bytes; bytes *= 4) {
@@ -391,4 +394,20 @@ done:
   engine_free(&g);
   free(g.a), free(g.b), free(g.c);
   return rc;
+}
+
+int computebench_model_shapes(const model_t *m, long batch, long (**out)[3], size_t *n, err_t *e) {
+  *n = 0;
+  *out = malloc((size_t)(m->nops > 0 ? m->nops : 1) * sizeof **out);
+  if (!*out) return err_set(e, ERR_NOMEM, "out of memory");
+  for (int i = 0; i < m->nops; i++) {
+    const model_op *op = &m->ops[i];
+    if (op->kind != MODEL_OP_GEMM) continue;
+    long s[3] = {model_dim_value(op->m, batch), model_dim_value(op->n, batch),
+                 model_dim_value(op->k, batch) * model_op_gemms(op, batch)};
+    size_t j = 0;
+    while (j < *n && memcmp((*out)[j], s, sizeof s) != 0) j++;
+    if (j == *n) memcpy((*out)[(*n)++], s, sizeof s);
+  }
+  return ERR_OK;
 }

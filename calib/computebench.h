@@ -34,7 +34,20 @@ typedef struct {
   int iters, warmups;  /* >= 1, >= 0 */
   long gemm_max;       /* largest dimension of the plain GEMM grid, >= 16 */
   long copy_max_bytes; /* largest elementwise copy */
+  /* --model: the distinct GEMM shapes (m, n, k) of a model's gemm and conv ops at its batch, timed
+   * after the grid as measurements named "model" (computebench_model_shapes fills them). */
+  long (*model_shapes)[3];
+  size_t nmodel_shapes;
+  char model_name[64]; /* the model's name, recorded with the shapes */
+  long model_batch;
 } computebench_cfg;
+
+#include "model.h"
+
+/* The distinct single-GEMM shapes of m's gemm and conv ops (a conv's implicit GEMM; a batched GEMM
+ * as m, n, gemms x k, the shape ddpsim prices it by) at per-GPU batch `batch`, into *out (malloc'd,
+ * the caller frees). ERR_NOMEM only. */
+int computebench_model_shapes(const model_t *m, long batch, long (**out)[3], size_t *n, err_t *e);
 
 /* Kinds of measurement. */
 enum { COMPUTEBENCH_MLSTM = 0, COMPUTEBENCH_GEMM = 1, COMPUTEBENCH_EWISE = 2 };

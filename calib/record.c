@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gemmcost.h"
 #include "profilew.h"
 
 #define NOMEM(e) err_set(e, ERR_NOMEM, "out of memory")
@@ -265,6 +266,37 @@ static void table_loo(const double *size, const double *t, size_t n, double *rms
   free(xs), free(ts), free(bs), free(bt);
 }
 
+/* Leave-one-out error of ddpsim's shape-aware GEMM rule (sim/gemmcost.h): each distinct shape
+ * inside the others' range predicted from them and the fitted roofline. */
+static void gemm_loo(const double *m, const double *n, const double *k, const double *f, const double *b,
+                     const double *t, size_t np, const fit_roofline *fit, double *rms, double *max) {
+  double s = 0, mx = 0;
+  size_t used = 0;
+  double *buf = malloc(5 * (np ? np : 1) * sizeof *buf);
+  for (size_t i = 0; buf && i < np; i++) {
+    size_t q = 0;
+    for (size_t j = 0; j < np; j++)
+      if (j != i) {
+        buf[q] = m[j], buf[np + q] = n[j], buf[2 * np + q] = k[j], buf[3 * np + q] = t[j];
+        buf[4 * np + q++] = fit_roofline_time(fit, f[j], b[j]);
+      }
+    gemmcost_table tab;
+    int ex = 1;
+    double p = 0;
+    if (!gemmcost_build(&tab, buf, buf + np, buf + 2 * np, buf + 3 * np, buf + 4 * np, (int)q, NULL))
+      p = gemmcost_time(&tab, m[i], n[i], k[i], fit_roofline_time(fit, f[i], b[i]), &ex);
+    gemmcost_free(&tab);
+    if (ex) continue;
+    double r = fabs(p - t[i]) / t[i];
+    s += r * r;
+    if (r > mx) mx = r;
+    used++;
+  }
+  *rms = used ? sqrt(s / (double)used) : 0;
+  *max = mx;
+  free(buf);
+}
+
 static cJSON *meas_json(const computebench_meas *m) {
   cJSON *o = cJSON_CreateObject();
   if (!o) return NULL;
@@ -352,10 +384,10 @@ int record_compute(cJSON *doc, const computebench_cfg *cfg, const computebench_r
   double *gm = calloc(n, sizeof *gm), *gn = calloc(n, sizeof *gn), *gk = calloc(n, sizeof *gk);
   double *gt = calloc(n, sizeof *gt), *gf = calloc(n, sizeof *gf), *gb = calloc(n, sizeof *gb);
   double *eb = calloc(n, sizeof *eb), *et = calloc(n, sizeof *et);
-  int *cnt = calloc(n, sizeof *cnt);
+  int *cnt = calloc(n, sizeof *cnt), *of_model = calloc(n, sizeof *of_model);
   cJSON *prec_obj = NULL, *samp = NULL;
   int rc = ERR_OK;
-  if (!gm || !gn || !gk || !gt || !gf || !gb || !eb || !et || !cnt) {
+  if (!gm || !gn || !gk || !gt || !gf || !gb || !eb || !et || !cnt || !of_model) {
     rc = NOMEM(e);
     goto done;
   }
@@ -374,6 +406,7 @@ int record_compute(cJSON *doc, const computebench_cfg *cfg, const computebench_r
       }
       gt[j] += m->median_s;
       cnt[j]++;
+      of_model[j] |= strcmp(m->name, "model") == 0;
     }
   }
   for (size_t j = 0; j < ng; j++) gt[j] /= cnt[j];
@@ -385,7 +418,7 @@ int record_compute(cJSON *doc, const computebench_cfg *cfg, const computebench_r
   if ((rc = fit_roofline_gemm(gf, gb, gt, ng, fit->ewise.mem_bw_Bps, &fit->gemm, e))) goto done;
   fit->gemm_points = ng;
   fit->ewise_points = ne;
-  table_loo(gf, gt, ng, &fit->gemm_loo_rms, &fit->gemm_loo_max);
+  gemm_loo(gm, gn, gk, gf, gb, gt, ng, &fit->gemm, &fit->gemm_loo_rms, &fit->gemm_loo_max);
   table_loo(eb, et, ne, &fit->ewise_loo_rms, &fit->ewise_loo_max);
 
   prec_obj = cJSON_CreateObject();
@@ -405,6 +438,17 @@ int record_compute(cJSON *doc, const computebench_cfg *cfg, const computebench_r
                           cJSON_AddNumberToObject(p, "k", gk[j])
                     : cJSON_AddNumberToObject(p, "bytes", eb[j]) != NULL;
       if (!ok || !cJSON_AddNumberToObject(p, "time_s", gemm ? gt[j] : et[j])) goto nomem;
+      if (gemm && of_model[j] && !cJSON_AddStringToObject(p, "model", cfg->model_name)) goto nomem;
+    }
+    if (gemm && cfg->nmodel_shapes) {
+      /* Which shapes --model measured: each such point carries "model", and this says for what. */
+      cJSON *ms = cJSON_AddObjectToObject(k, "model_shapes");
+      if (!ms || !cJSON_AddStringToObject(ms, "model", cfg->model_name) ||
+          !cJSON_AddNumberToObject(ms, "batch", (double)cfg->model_batch) ||
+          !cJSON_AddNumberToObject(ms, "shapes", (double)cfg->nmodel_shapes) ||
+          !cJSON_AddStringToObject(ms, "source", "ddpcalib compute --model: every gemm and conv op's (implicit) GEMM "
+                                                 "of the model at this batch; the points marked \"model\""))
+        goto nomem;
     }
     char src[512];
     snprintf(src, sizeof src,
@@ -461,6 +505,6 @@ nomem:
 done:
   cJSON_Delete(prec_obj);
   cJSON_Delete(samp);
-  free(gm), free(gn), free(gk), free(gt), free(gf), free(gb), free(eb), free(et), free(cnt);
+  free(gm), free(gn), free(gk), free(gt), free(gf), free(gb), free(eb), free(et), free(cnt), free(of_model);
   return rc;
 }

@@ -49,6 +49,29 @@ size_t model_total_bytes(const model_t *m, model_dtype run) {
   return n;
 }
 
+const char *model_conv_pass_name(model_conv_pass p) {
+  static const char *const names[] = {NULL, "fwd", "dgrad", "wgrad"};
+  return p >= MODEL_CONV_FWD && p <= MODEL_CONV_WGRAD ? names[p] : NULL;
+}
+
+long model_conv_p(const model_conv *cv) { return (cv->h + 2 * cv->pad_h - cv->r) / cv->stride_h + 1; }
+long model_conv_q(const model_conv *cv) { return (cv->w + 2 * cv->pad_w - cv->s) / cv->stride_w + 1; }
+
+static model_dim dim_times(model_dim d, long x) { return (model_dim){d.v * x, d.per_batch, d.c * x}; }
+
+void model_conv_gemm(const model_conv *cv, model_dim *m, model_dim *n, model_dim *k) {
+  long pq = model_conv_p(cv) * model_conv_q(cv), hw = cv->h * cv->w, crs = cv->c * cv->r * cv->s;
+  if (cv->pass == MODEL_CONV_DGRAD) {
+    /* Each input pixel receives R*S / (stride_h * stride_w) filter taps on average. */
+    long st = cv->stride_h * cv->stride_w, krs = cv->k * cv->r * cv->s;
+    *m = (model_dim){cv->c, 0, 0}, *n = dim_times(cv->n, hw), *k = (model_dim){(krs + st - 1) / st, 0, 0};
+  } else if (cv->pass == MODEL_CONV_WGRAD) {
+    *m = (model_dim){cv->k, 0, 0}, *n = (model_dim){crs, 0, 0}, *k = dim_times(cv->n, pq);
+  } else {
+    *m = (model_dim){cv->k, 0, 0}, *n = dim_times(cv->n, pq), *k = (model_dim){crs, 0, 0};
+  }
+}
+
 long model_op_gemms(const model_op *op, long batch) {
   long g = op->kind == MODEL_OP_GEMM ? model_dim_value(op->gemms, batch) : 1;
   return g > 0 ? g : 1;
@@ -89,7 +112,7 @@ void model_destroy(model_t *m) {
 typedef struct {
   const char *origin;
   int line;
-  int version; /* of the file: 1 or 2 */
+  int version; /* of the file: 1 to 3 */
   err_t *e;
   int pcap, ocap, rcap;
   long total_params;
@@ -233,13 +256,47 @@ static int parse_op(parser *P, model_t *m, model_phase phase, char **tok, int n)
   op.ready_first = m->nready;
   if (strcmp(tok[0], "gemm") == 0) op.kind = MODEL_OP_GEMM;
   else if (strcmp(tok[0], "ewise") == 0) op.kind = MODEL_OP_EWISE;
-  else return FAIL(P, "unknown op kind '%s' (expected gemm or ewise)", tok[0]);
+  else if (strcmp(tok[0], "conv") == 0) {
+    if (P->version < 3) return FAIL(P, "a conv op needs 'ddpsim-model 3'");
+    op.kind = MODEL_OP_GEMM;
+    op.conv.pass = MODEL_CONV_FWD; /* set below; marks the op as a conv while parsing */
+  } else return FAIL(P, "unknown op kind '%s' (expected gemm, ewise or conv)", tok[0]);
+  int is_conv = op.conv.pass != MODEL_CONV_NONE, have_pass = 0, have_conv[7] = {0};
+  long *conv_field[7 + 6] = {&op.conv.c, &op.conv.h, &op.conv.w, &op.conv.k, &op.conv.r, &op.conv.s, NULL,
+                             &op.conv.pad_h, &op.conv.pad_w, &op.conv.stride_h, &op.conv.stride_w, NULL, NULL};
+  static const char *const conv_key[] = {"c", "h", "w", "k", "r", "s", "n", "pad_h", "pad_w", "stride_h", "stride_w",
+                                         "pad", "stride"};
+  op.conv.stride_h = op.conv.stride_w = 1;
   if (n < 2 || strchr(tok[1], '=')) return FAIL(P, "op needs a name: '%s NAME key=value ...'", tok[0]);
   if (parse_name(P, tok[1], op.name, "op name")) return ERR_INPUT;
   int have_m = 0, have_n = 0, have_k = 0, have_e = 0, have_a = 0;
   for (int i = 2; i < n; i++) {
     const char *v;
-    if (op.kind == MODEL_OP_GEMM && (v = txt_kv(tok[i], "m"))) {
+    int ck = -1;
+    for (int q = 0; is_conv && q < 13 && ck < 0; q++)
+      if (txt_kv(tok[i], conv_key[q])) ck = q;
+    if (is_conv && (v = txt_kv(tok[i], "pass"))) {
+      int pz = MODEL_CONV_FWD;
+      while (pz <= MODEL_CONV_WGRAD && strcmp(v, model_conv_pass_name((model_conv_pass)pz)) != 0) pz++;
+      if (pz > MODEL_CONV_WGRAD) return FAIL(P, "pass '%s' is not fwd, dgrad or wgrad", v);
+      op.conv.pass = (model_conv_pass)pz;
+      have_pass = 1;
+    } else if (ck == 6) {
+      if (parse_dim(P, txt_kv(tok[i], "n"), &op.conv.n, "n")) return ERR_INPUT;
+      have_conv[6] = 1;
+    } else if (ck >= 0) {
+      long x;
+      v = txt_kv(tok[i], conv_key[ck]);
+      int pad = ck == 7 || ck == 8 || ck == 11;
+      if (pad ? txt_parse_long(v, &x) || x < 0 || x > 65536 : parse_bounded(P, v, &x, ck < 6 ? MODEL_DIM_MAX : 65536, conv_key[ck]))
+        return pad ? FAIL(P, "%s must be an integer from 0 to 65536, got '%s'", conv_key[ck], v) : ERR_INPUT;
+      if (ck < 11) *conv_field[ck] = x;
+      else if (ck == 11) op.conv.pad_h = op.conv.pad_w = x;
+      else op.conv.stride_h = op.conv.stride_w = x;
+      if (ck < 6) have_conv[ck] = 1;
+    } else if (is_conv && (txt_kv(tok[i], "m") || txt_kv(tok[i], "k") || txt_kv(tok[i], "gemms"))) {
+      return FAIL(P, "a conv op's GEMM dimensions follow from its geometry: '%s' is not allowed", tok[i]);
+    } else if (op.kind == MODEL_OP_GEMM && (v = txt_kv(tok[i], "m"))) {
       if (parse_dim(P, v, &op.m, "m")) return ERR_INPUT;
       have_m = 1;
     } else if (op.kind == MODEL_OP_GEMM && (v = txt_kv(tok[i], "n"))) {
@@ -282,6 +339,20 @@ static int parse_op(parser *P, model_t *m, model_phase phase, char **tok, int n)
     } else {
       return FAIL(P, "unknown or misplaced key '%s' for a %s op", tok[i], tok[0]);
     }
+  }
+  if (is_conv) {
+    for (int q = 0; q < 7; q++)
+      if (!have_conv[q]) return FAIL(P, "conv op needs %s= (it needs pass, n, c, h, w, k, r, s)", conv_key[q]);
+    if (!have_pass) return FAIL(P, "conv op needs pass=fwd, dgrad or wgrad");
+    if (op.conv.h + 2 * op.conv.pad_h < op.conv.r || op.conv.w + 2 * op.conv.pad_w < op.conv.s)
+      return FAIL(P, "the filter (r=%ld s=%ld) is larger than the padded image", op.conv.r, op.conv.s);
+    model_conv_gemm(&op.conv, &op.m, &op.n, &op.k);
+    /* The same bounds as a gemm line's (MODEL_DIM_MAX on each dimension at batch 1 per unit). */
+    const model_dim *d3[3] = {&op.m, &op.n, &op.k};
+    for (int q = 0; q < 3; q++)
+      if (d3[q]->v > MODEL_DIM_MAX || d3[q]->c > MODEL_DIM_MAX || d3[q]->v < 0)
+        return FAIL(P, "the conv's implicit GEMM has a dimension above %ld", MODEL_DIM_MAX);
+    have_m = have_n = have_k = 1;
   }
   if (op.kind == MODEL_OP_GEMM && !(have_m && have_n && have_k)) return FAIL(P, "gemm op needs m=, n= and k=");
   if (op.kind == MODEL_OP_EWISE && !(have_e && have_a)) return FAIL(P, "ewise op needs elems= and arrays=");

@@ -52,6 +52,36 @@ typedef struct {
 
 typedef enum { MODEL_OP_GEMM = 0, MODEL_OP_EWISE = 1, MODEL_OP_KIND_COUNT = 2 } model_op_kind;
 
+/* A convolution (format version 3, `conv` lines): its geometry in cuDNN's names (NCHW input, K
+ * filters of C x R x S) and which of its three passes the op is. A conv op is a gemm op whose m, n,
+ * k are the implicit GEMM of that pass (model_conv_gemm), so everything that costs a gemm costs it;
+ * a profile's table of convolution times prices it directly where it holds the geometry. */
+typedef enum { MODEL_CONV_NONE = 0, MODEL_CONV_FWD = 1, MODEL_CONV_DGRAD = 2, MODEL_CONV_WGRAD = 3 } model_conv_pass;
+
+typedef struct {
+  model_conv_pass pass;
+  model_dim n; /* images: the per-GPU batch, or a multiple of it */
+  long c, h, w, k, r, s, pad_h, pad_w, stride_h, stride_w;
+} model_conv;
+
+/* "fwd", "dgrad", "wgrad" (NULL for NONE). */
+const char *model_conv_pass_name(model_conv_pass p);
+
+/* Output height and width of the convolution: (h + 2 pad_h - r) / stride_h + 1, and for w. */
+long model_conv_p(const model_conv *cv);
+long model_conv_q(const model_conv *cv);
+
+/* The implicit GEMM of a pass in this format's convention C[m,n] = A[m,k] B[k,n], m the weight-side
+ * rows and n the batch-side columns (the transpose of the statement in NVIDIA's "Convolutional
+ * Layers User's Guide", which writes M for the batch side; the product is the same):
+ *   fwd:   m = K,       n = N*P*Q, k = C*R*S
+ *   dgrad: m = C,       n = N*H*W, k = ceil(K*R*S / (stride_h*stride_w))
+ *          (each input pixel receives R*S / strides taps on average: the forward's multiply-adds
+ *          when H = stride_h * P, as PyTorch's FlopCounterMode counts them)
+ *   wgrad: m = K,       n = C*R*S, k = N*P*Q
+ * A batch dimension n = v*B + c gives v*X*B + c*X for the per-image factor X. */
+void model_conv_gemm(const model_conv *cv, model_dim *m, model_dim *n, model_dim *k);
+
 typedef enum { MODEL_PHASE_FORWARD = 0, MODEL_PHASE_BACKWARD = 1, MODEL_PHASE_OPTIMIZER = 2 } model_phase;
 
 typedef struct {
@@ -67,6 +97,7 @@ typedef struct {
   long launches;       /* kernels one run of the op launches (the framework's ops it stands for) */
   int follows_run;     /* 1: element size of the run precision; 0: of `dtype` */
   model_dtype dtype;
+  model_conv conv;     /* gemm: the convolution pass it is (pass NONE for a plain GEMM) */
   int ready_first;     /* this op's gradient-ready parameters: ready[ready_first ...] */
   int ready_count;
   int line;            /* line in the source file, for messages */
@@ -92,9 +123,9 @@ typedef struct {
   int nready;
 } model_t;
 
-/* The format versions model_load reads: 1 and 2. Version 2 adds `C+N*B` dimensions and `gemms=`;
- * they are errors in a version 1 file (models/README.md). */
-#define MODEL_FORMAT_VERSION 2
+/* The format versions model_load reads: 1 to 3. Version 2 adds `C+N*B` dimensions and `gemms=`;
+ * version 3 adds `conv` ops; each is an error in an older file (models/README.md). */
+#define MODEL_FORMAT_VERSION 3
 
 /* Loads a model file. On success *out is a model the caller frees with model_destroy. On failure
  * returns ERR_IO (unreadable) or ERR_INPUT with `path:line: reason`; nothing is allocated. */

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gemmcost.h"
 #include "nccl.h"
 #include "txt.h"
 
@@ -34,7 +35,19 @@ typedef struct {
   int nuniq;
   double *logsize, *rate; /* (nuniq) */
   gsl_interp *interp;     /* NULL when nuniq < 2 */
+  gemmcost_table shapes;  /* gemm tables: the shape-aware interpolation (sim/gemmcost.h) */
 } costmodel;
+
+/* compute.<precision>.conv: measured convolutions, by geometry (docs/profile.md). */
+enum { CONV_GEO = 11 }; /* n c h w k r s pad_h pad_w stride_h stride_w */
+static const char *const conv_keys[CONV_GEO] = {"n", "c", "h", "w", "k", "r", "s", "pad_h", "pad_w", "stride_h", "stride_w"};
+static const char *const conv_pass_keys[3] = {"fwd_s", "dgrad_s", "wgrad_s"};
+typedef struct {
+  int npts;
+  double (*geo)[CONV_GEO];
+  double (*time_s)[3];     /* 0: not measured */
+  gemmcost_table shapes[3]; /* each pass's measured times over its implicit GEMM (sim/gemmcost.h) */
+} convtable;
 
 /* comm.nccl and hop_lat_s are keyed by NCCL's algorithm and protocol names (sim/nccl.h's). */
 #define NALGO NCCL_NALGO
@@ -71,6 +84,7 @@ struct profile {
   char name[128];
   char path[512];
   costmodel cost[MODEL_DTYPE_COUNT][MODEL_OP_KIND_COUNT];
+  convtable conv[MODEL_DTYPE_COUNT];
   int nlinks;
   linkcost *links;
   struct {
@@ -94,12 +108,17 @@ static void cost_free(costmodel *c) {
   free(c->logsize);
   free(c->rate);
   if (c->interp) gsl_interp_free(c->interp);
+  gemmcost_free(&c->shapes);
 }
 
 void profile_destroy(profile_t *p) {
   if (!p) return;
   for (int d = 0; d < MODEL_DTYPE_COUNT; d++)
     for (int k = 0; k < MODEL_OP_KIND_COUNT; k++) cost_free(&p->cost[d][k]);
+  for (int d = 0; d < MODEL_DTYPE_COUNT; d++) {
+    free(p->conv[d].geo), free(p->conv[d].time_s);
+    for (int q = 0; q < 3; q++) gemmcost_free(&p->conv[d].shapes[q]);
+  }
   free(p->links);
   free(p->jitter_ratios);
   free(p);
@@ -213,7 +232,10 @@ static int cmp_double_pair(const void *a, const void *b) {
   return (x[0] > y[0]) - (x[0] < y[0]);
 }
 
-static int load_table(const cJSON *o, int gemm, const char *path, const char *origin, costmodel *c, err_t *e) {
+static double roof_time(const roofline *r, int gemm, double flops, double bytes);
+
+static int load_table(const cJSON *o, int gemm, double esize, const char *path, const char *origin, costmodel *c,
+                      err_t *e) {
   char sub[256];
   const cJSON *fb = cJSON_GetObjectItemCaseSensitive(o, "fallback");
   snprintf(sub, sizeof sub, "%s.fallback", path);
@@ -280,6 +302,16 @@ static int load_table(const cJSON *o, int gemm, const char *path, const char *or
   }
   free(pairs);
   c->nuniq = u;
+  if (gemm) {
+    /* The fit's time at each measured shape, for the shape-aware correction (sim/gemmcost.h). */
+    for (int j = 0; j < n; j++) {
+      double M = c->pm[j], N = c->pn[j], K = c->pk[j];
+      c->rate[j] = roof_time(&c->roof, 1, 2 * M * N * K, esize * (M * K + K * N + M * N));
+    }
+    if ((rc = gemmcost_build(&c->shapes, c->pm, c->pn, c->pk, c->ptime, c->rate, n, e))) return rc;
+    c->is_table = 1;
+    return 0;
+  }
   if (u >= 2) {
     c->interp = gsl_interp_alloc(gsl_interp_linear, (size_t)u);
     if (!c->interp || gsl_interp_init(c->interp, c->logsize, c->rate, (size_t)u) != GSL_SUCCESS)
@@ -304,15 +336,75 @@ static int load_warning(const cJSON *o, const char *path, const char *origin, pr
   return 0;
 }
 
-static int load_cost(const cJSON *o, int gemm, const char *path, const char *origin, costmodel *c, err_t *e) {
+static int load_cost(const cJSON *o, int gemm, double esize, const char *path, const char *origin, costmodel *c,
+                     err_t *e) {
   if (!cJSON_IsObject(o)) return err_set(e, ERR_INPUT, "%s: %s must be an object", origin, path);
   const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, "model");
   if (!cJSON_IsString(m)) return err_set(e, ERR_INPUT, "%s: %s.model is missing (\"roofline\" or \"table\")", origin, path);
   int rc;
   if (strcmp(m->valuestring, "roofline") == 0) rc = load_roofline(o, gemm, path, origin, &c->roof, e);
-  else if (strcmp(m->valuestring, "table") == 0) rc = load_table(o, gemm, path, origin, c, e);
+  else if (strcmp(m->valuestring, "table") == 0) rc = load_table(o, gemm, esize, path, origin, c, e);
   else return err_set(e, ERR_INPUT, "%s: %s.model '%s' is not \"roofline\" or \"table\"", origin, path, m->valuestring);
   if (rc == 0) c->present = 1;
+  return rc;
+}
+
+/* compute.<precision>.conv (optional): {"source", "points": [{n, c, h, w, k, r, s, pad_h, pad_w,
+ * stride_h, stride_w, and at least one of fwd_s, dgrad_s, wgrad_s}]}. */
+static int load_conv(const cJSON *o, const char *dn, const roofline *fit, double esize, const char *origin,
+                     convtable *t, err_t *e) {
+  if (!o) return 0;
+  char path[64], sub[96];
+  snprintf(path, sizeof path, "compute.%s.conv", dn);
+  if (!cJSON_IsObject(o)) return err_set(e, ERR_INPUT, "%s: %s must be an object {source, points}", origin, path);
+  const cJSON *pts = cJSON_GetObjectItemCaseSensitive(o, "points"), *pt;
+  if (!cJSON_IsArray(pts) || cJSON_GetArraySize(pts) < 1)
+    return err_set(e, ERR_INPUT, "%s: %s.points must be a non-empty array", origin, path);
+  int n = cJSON_GetArraySize(pts), i = 0, rc = 0;
+  t->geo = calloc((size_t)n, sizeof *t->geo);
+  t->time_s = calloc((size_t)n, sizeof *t->time_s);
+  if (!t->geo || !t->time_s) return err_set(e, ERR_NOMEM, "%s: out of memory", origin);
+  static const range R_PAD = {0, 1e6, 1, 1, "an integer"};
+  cJSON_ArrayForEach(pt, pts) {
+    snprintf(sub, sizeof sub, "%s.points[%d]", path, i);
+    if (!cJSON_IsObject(pt)) return err_set(e, ERR_INPUT, "%s: %s must be an object", origin, sub);
+    for (int g = 0; g < CONV_GEO; g++)
+      if ((rc = get_num(pt, conv_keys[g], sub, origin, 1, 0, g == 7 || g == 8 ? &R_PAD : &R_DIM, &t->geo[i][g], e)))
+        return rc;
+    const double *v = t->geo[i];
+    if (v[2] + 2 * v[7] < v[5] || v[3] + 2 * v[8] < v[6])
+      return err_set(e, ERR_INPUT, "%s: %s: the filter (r %g, s %g) is larger than the padded image (%g x %g)", origin,
+                     sub, v[5], v[6], v[2] + 2 * v[7], v[3] + 2 * v[8]);
+    int any = 0;
+    for (int q = 0; q < 3; q++) {
+      if ((rc = get_num(pt, conv_pass_keys[q], sub, origin, 0, 0, &R_TIME, &t->time_s[i][q], e))) return rc;
+      any |= t->time_s[i][q] > 0;
+    }
+    if (!any) return err_set(e, ERR_INPUT, "%s: %s has none of fwd_s, dgrad_s, wgrad_s", origin, sub);
+    i++;
+  }
+  t->npts = n;
+  /* Each pass's points as implicit GEMMs, the gemm fallback their fit: a convolution measured at
+   * another geometry is priced from the measured convolutions nearest its implicit GEMM. */
+  double *buf = malloc((size_t)n * 5 * sizeof *buf);
+  if (!buf) return err_set(e, ERR_NOMEM, "%s: out of memory", origin);
+  for (int q = 0; q < 3; q++) {
+    int np = 0;
+    for (int j = 0; j < n; j++) {
+      if (!(t->time_s[j][q] > 0)) continue;
+      const double *v = t->geo[j];
+      model_conv cv = {(model_conv_pass)(MODEL_CONV_FWD + q), {(long)v[0], 0, 0}, (long)v[1], (long)v[2], (long)v[3],
+                       (long)v[4], (long)v[5], (long)v[6], (long)v[7], (long)v[8], (long)v[9], (long)v[10]};
+      model_dim dm, dn_, dk;
+      model_conv_gemm(&cv, &dm, &dn_, &dk);
+      double M = (double)dm.v, N = (double)dn_.v, K = (double)dk.v;
+      buf[np] = M, buf[n + np] = N, buf[2 * n + np] = K, buf[3 * n + np] = t->time_s[j][q];
+      buf[4 * n + np] = roof_time(fit, 1, 2 * M * N * K, esize * (M * K + K * N + M * N));
+      np++;
+    }
+    if ((rc = gemmcost_build(&t->shapes[q], buf, buf + n, buf + 2 * n, buf + 3 * n, buf + 4 * n, np, e))) break;
+  }
+  free(buf);
   return rc;
 }
 
@@ -533,9 +625,14 @@ int profile_from_json(const cJSON *root, const char *origin, int part, profile_t
         rc = err_set(e, ERR_INPUT, "%s: %s is missing", origin, path);
         goto fail;
       }
-      if ((rc = load_cost(o, k == MODEL_OP_GEMM, path, origin, &p->cost[d][k], e))) goto fail;
+      if ((rc = load_cost(o, k == MODEL_OP_GEMM, (double)model_dtype_size((model_dtype)d), path, origin,
+                          &p->cost[d][k], e)))
+        goto fail;
       if ((rc = load_warning(o, path, origin, p, e))) goto fail;
     }
+    if ((rc = load_conv(cJSON_GetObjectItemCaseSensitive(prec, "conv"), dn, &p->cost[d][MODEL_OP_GEMM].roof,
+                        (double)model_dtype_size((model_dtype)d), origin, &p->conv[d], e)))
+      goto fail;
     any = 1;
   }
   if (!any && !part) {
@@ -673,6 +770,19 @@ static double roof_time(const roofline *r, int gemm, double flops, double bytes)
   return r->launch_s + (t_flop > t_mem ? t_flop : t_mem);
 }
 
+/* A convolution pass measured at exactly this geometry: 1 and its time (the mean of repeats). */
+static int conv_time(const convtable *t, const model_op *op, long batch, double *time_s) {
+  const model_conv *cv = &op->conv;
+  const double g[CONV_GEO] = {(double)model_dim_value(cv->n, batch), cv->c, cv->h, cv->w, cv->k, cv->r, cv->s,
+                              cv->pad_h, cv->pad_w, cv->stride_h, cv->stride_w};
+  int q = cv->pass - MODEL_CONV_FWD, hits = 0;
+  double sum = 0;
+  for (int i = 0; i < t->npts; i++)
+    if (t->time_s[i][q] > 0 && memcmp(t->geo[i], g, sizeof g) == 0) sum += t->time_s[i][q], hits++;
+  if (hits) *time_s = sum / hits;
+  return hits > 0;
+}
+
 int profile_op_time(const profile_t *p, const model_op *op, long batch, model_dtype run, double *time_s,
                     int *extrapolated, err_t *e) {
   model_dtype d = model_op_dtype(op, run);
@@ -685,6 +795,19 @@ int profile_op_time(const profile_t *p, const model_op *op, long batch, model_dt
   double flops = model_op_flops(op, batch), bytes = model_op_bytes(op, batch, run);
   /* An op standing for several kernels pays the launch cost of each of them. */
   double extra = op->launches > 1 ? (double)(op->launches - 1) * c->roof.launch_s : 0;
+  if (op->conv.pass != MODEL_CONV_NONE && conv_time(&p->conv[d], op, batch, time_s)) {
+    *time_s += extra;
+    return ERR_OK;
+  }
+  if (op->conv.pass != MODEL_CONV_NONE) {
+    const gemmcost_table *ct = &p->conv[d].shapes[op->conv.pass - MODEL_CONV_FWD];
+    double M = (double)model_dim_value(op->m, batch), N = (double)model_dim_value(op->n, batch),
+           K = (double)model_dim_value(op->k, batch);
+    if (gemmcost_inside(ct, M, N, K)) {
+      *time_s = gemmcost_time(ct, M, N, K, roof_time(&c->roof, 1, flops, bytes), NULL) + extra;
+      return ERR_OK;
+    }
+  }
   if (!c->is_table) {
     *time_s = roof_time(&c->roof, gemm, flops, bytes) + extra;
     return ERR_OK;
@@ -707,7 +830,14 @@ int profile_op_time(const profile_t *p, const model_op *op, long batch, model_dt
     *time_s = sum / hits + extra;
     return ERR_OK;
   }
-  double size = gemm ? flops : bytes;
+  if (gemm) {
+    /* A batched GEMM is costed by its FLOPs: as one product of the same m and n and gemms times k. */
+    double M = (double)model_dim_value(op->m, batch), N = (double)model_dim_value(op->n, batch);
+    double K = (double)model_dim_value(op->k, batch) * (double)model_op_gemms(op, batch);
+    *time_s = gemmcost_time(&c->shapes, M, N, K, roof_time(&c->roof, 1, flops, bytes), extrapolated) + extra;
+    return ERR_OK;
+  }
+  double size = bytes;
   double ls = log(size);
   if (c->interp && ls >= c->logsize[0] && ls <= c->logsize[c->nuniq - 1]) {
     double rate = gsl_interp_eval(c->interp, c->logsize, c->rate, ls, NULL);

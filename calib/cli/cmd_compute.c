@@ -3,6 +3,8 @@
  * docs/calib.md, "compute". */
 #include <stdio.h>
 
+#include <stdlib.h>
+
 #include "calcmd.h"
 #include "computebench.h"
 #include "parse.h"
@@ -10,13 +12,16 @@
 
 static const char *usage =
     "usage: ddpcalib compute --backend cpu|cuda [--hidden LIST] [--batch LIST] [--seq T]\n"
-    "                        [--precision fp32|fp16] [-n ITERS] [-w WARMUPS] [-o PROFILE]\n"
+    "                        [--precision fp32|fp16] [--model FILE [--model-batch B]] [-n ITERS]\n"
+    "                        [-w WARMUPS] [-o PROFILE]\n"
     "\n"
     "Times, with the real kernels (kernels/mlstm.h), the mLSTM forward and backward per step, the\n"
     "weight-gradient GEMMs, the decoder and loss at each hidden size x batch; then a GEMM grid\n"
     "(cblas_sgemm on cpu, cuBLAS on cuda) and elementwise copies of several sizes. Keeps every\n"
     "per-iteration time, fits compute.<precision>.gemm and .ewise as \"model\": \"table\" with a\n"
-    "fitted roofline fallback.\n"
+    "fitted roofline fallback. --model also times every GEMM shape of that model file (a conv's\n"
+    "implicit GEMM) at its batch, so that the profile prices that model from measured shapes; the\n"
+    "profile's gemm table records them (model_shapes).\n"
     "\n";
 
 static const char *const backends[] = {"cpu", "cuda", NULL};
@@ -62,7 +67,8 @@ static void print_fit(const char *prec, const record_compute_fit *fit) {
 int cmd_compute(cli_ctx *x, int argc, char **argv) {
   computebench_cfg cfg = {.backend = -1, .hidden = {256}, .nhidden = 1, .batch = {8}, .nbatch = 1, .seq = 8,
                           .iters = 10, .warmups = 2, .gemm_max = 512, .copy_max_bytes = 16 << 20};
-  const char *output = NULL;
+  const char *output = NULL, *model_path = NULL;
+  long model_batch = 0;
   int accept_poor = 0;
   dims hidden = {cfg.hidden, &cfg.nhidden}, batch = {cfg.batch, &cfg.nbatch};
   const cli_opt opts[] = {
@@ -82,6 +88,9 @@ int cmd_compute(cli_ctx *x, int argc, char **argv) {
        CALCMD_MAX_ITERS, .must = "(-w) must be an integer from 0 to 1000000"},
       {"gemm-max", 0, CLI_LONG, &cfg.gemm_max, "D", "largest GEMM dimension of the plain grid (default 512)",
        CLI_MIN | CLI_MAX, 16, 65536},
+      {"model", 0, CLI_STRING, &model_path, "FILE", "also time every GEMM shape of this model file (models/README.md)"},
+      {"model-batch", 0, CLI_LONG, &model_batch, "B", "per-GPU batch of --model's shapes (default: the file's)",
+       CLI_MIN | CLI_MAX, 1, MODEL_BATCH_MAX},
       {"output", 'o', CLI_STRING, &output, "FILE", "profile to write (atomically); without it, only print"},
       {"accept-poor-fit", 0, CLI_FLAG, &accept_poor, NULL, CALCMD_ACCEPT_POOR_HELP},
       {0}};
@@ -93,6 +102,18 @@ int cmd_compute(cli_ctx *x, int argc, char **argv) {
   if (cfg.backend < 0) return cli_usage(x, "--backend cpu|cuda is required");
   if ((rc = computebench_check_cfg(&cfg, &e))) return calcmd_status(x, rc, &e);
   if ((rc = calcmd_check_output(x, output))) return rc;
+  if (model_batch && !model_path) return cli_usage(x, "--model-batch needs --model");
+  model_t *model = NULL;
+  if (model_path) {
+    if ((rc = model_load(model_path, &model, &e))) return calcmd_status(x, rc, &e);
+    if (!model_batch) model_batch = model->batch;
+    rc = computebench_model_shapes(model, model_batch, &cfg.model_shapes, &cfg.nmodel_shapes, &e);
+    if (!rc) snprintf(cfg.model_name, sizeof cfg.model_name, "%s", model->name);
+    cfg.model_batch = model_batch;
+    model_destroy(model);
+    if (rc) return calcmd_status(x, rc, &e);
+    printf("# --model %s: %zu distinct GEMM shapes at batch %ld\n", model_path, cfg.nmodel_shapes, model_batch);
+  }
 
   const char *prec = precisions[cfg.precision];
   printf("# ddpcalib compute: backend %s, %s, %d warm-up + %d timed runs per measurement\n", backends[cfg.backend],
@@ -120,6 +141,7 @@ int cmd_compute(cli_ctx *x, int argc, char **argv) {
   }
   if (!rc && output) rc = calcmd_write(doc, output, &e);
   cJSON_Delete(doc);
+  free(cfg.model_shapes);
   computebench_result_free(&res);
   return calcmd_status(x, rc, &e);
 }

@@ -254,6 +254,44 @@ expect 0 "both.json: ok" "merge: compute + comm validates" -- "$calib" validate 
 grep -q '"fp32":' both.json && grep -q '"shm":' both.json && ok "merge: has compute.fp32 and comm.links.shm" \
   || bad "merge: lost a section"
 
+# ---- compute --model: the model's own GEMM and conv (implicit GEMM) shapes are timed and recorded
+cat > tiny.model <<'EOM'
+ddpsim-model 3
+name tiny
+batch 2
+tokens 1 images
+precision fp32
+param conv.weight 8x3x3x3
+param fc.weight 10x512
+forward
+conv conv pass=fwd n=B c=3 h=8 w=8 k=8 r=3 s=3 pad=1
+gemm fc m=10 n=B k=512
+backward
+gemm fc.wgrad m=10 n=512 k=B ready=fc.weight
+conv conv.wgrad pass=wgrad n=B c=3 h=8 w=8 k=8 r=3 s=3 pad=1 ready=conv.weight
+optimizer
+ewise sgd elems=1096 arrays=5
+EOM
+expect 0 "4 distinct GEMM shapes at batch 3" "compute --model tiny.model --model-batch 3" -- \
+  "$calib" compute --backend cpu --hidden 16 --batch 2 --seq 2 -n 2 -w 1 --gemm-max 64 --model tiny.model \
+  --model-batch 3 -o cmodel.json
+# fwd: m=K=8 n=N*P*Q=3*64=192 k=C*R*S=27; wgrad: m=8 n=27 k=192; fc: 10x3x512, 10x512x3.
+for s in "8x192x27" "8x27x192" "10x3x512" "10x512x3"; do
+  grep -Eq "^model .* $s " out.txt && ok "compute --model: timed $s" || bad "compute --model: $s not timed"
+done
+python3 - cmodel.json <<'EOP' && ok "compute --model: the profile records the 4 model shapes" || bad "compute --model: model_shapes"
+import json, sys
+g = json.load(open(sys.argv[1]))["compute"]["fp32"]["gemm"]
+ms = g["model_shapes"]
+pts = sorted((p["m"], p["n"], p["k"]) for p in g["points"] if p.get("model") == "tiny")
+assert ms["model"] == "tiny" and ms["batch"] == 3 and ms["shapes"] == 4, ms
+assert pts == [(8, 27, 192), (8, 192, 27), (10, 3, 512), (10, 512, 3)], pts
+EOP
+expect 0 "cmodel.json: ok \\(a part\\)" "compute --model: the written part validates" -- "$calib" validate --part cmodel.json
+expect 2 "--model-batch needs --model" "compute --model-batch without --model" -- \
+  "$calib" compute --backend cpu --model-batch 3
+expect 1 "nope.model" "compute --model of a missing file" -- "$calib" compute --backend cpu --model nope.model
+
 # ---- merge
 expect 0 "merged" "merge comm.json comm2.json" -- "$calib" merge comm.json comm2.json -o merged.json
 expect 0 "merged.json: ok \\(a part\\)" "merge: the result validates" -- "$calib" validate --part merged.json

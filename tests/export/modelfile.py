@@ -14,6 +14,30 @@ def _dim(s, batch):
     return c + int(term)
 
 
+def _conv_gemm(kv):
+    """A conv line's implicit GEMM (models/README.md, `conv`) as gemm keys; the batch dimension
+    stays symbolic as "X*B" or "X*N*B"."""
+    g = {k: int(v) for k, v in kv.items() if k in ("c", "h", "w", "k", "r", "s")}
+    ph = pw = int(kv.get("pad", 0))
+    ph, pw = int(kv.get("pad_h", ph)), int(kv.get("pad_w", pw))
+    sh = sw = int(kv.get("stride", 1))
+    sh, sw = int(kv.get("stride_h", sh)), int(kv.get("stride_w", sw))
+    p = (g["h"] + 2 * ph - g["r"]) // sh + 1
+    q = (g["w"] + 2 * pw - g["s"]) // sw + 1
+    n = kv["n"]  # "B" or "N*B" (the generators write B)
+    mult = 1 if n == "B" else int(n.replace("B*", "").replace("*B", ""))
+    per = "B"
+    crs = g["c"] * g["r"] * g["s"]
+    out = {k: v for k, v in kv.items() if k in ("ready", "count")}
+    if kv["pass"] == "fwd":
+        out.update(m=str(g["k"]), n="%d*%s" % (p * q * mult, per), k=str(crs))
+    elif kv["pass"] == "dgrad":
+        out.update(m=str(g["c"]), n="%d*%s" % (g["h"] * g["w"] * mult, per), k=str(-(-g["k"] * g["r"] * g["s"] // (sh * sw))))
+    else:
+        out.update(m=str(g["k"]), n=str(crs), k="%d*%s" % (p * q * mult, per))
+    return out
+
+
 class ModelFile:
     def __init__(self, path):
         self.params, self.ready = [], []
@@ -30,9 +54,12 @@ class ModelFile:
                     self.params.append((toks[1], toks[2]))
                 elif toks[0] == "batch" and phase is None:
                     self.batch = int(toks[1])
-                elif phase and toks[0] in ("gemm", "ewise"):
+                elif phase and toks[0] in ("gemm", "ewise", "conv"):
                     kv = dict(t.split("=", 1) for t in toks[2:])
-                    self.ops.append((phase, toks[0], toks[1], kv))
+                    kind = toks[0]
+                    if kind == "conv":
+                        kind, kv = "gemm", _conv_gemm(kv)
+                    self.ops.append((phase, kind, toks[1], kv))
                     if "ready" in kv:
                         self.ready.extend(kv["ready"].split(","))
 

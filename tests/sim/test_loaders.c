@@ -1,4 +1,5 @@
 /* Model, topology and profile loaders: good files load; every bad one gives `file:line: reason`. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -100,7 +101,7 @@ int main(void) {
   model_err("zero dimension", HDR "param a 0x5\n", "x.model:6: shape '0x5'");
   model_err("duplicate parameter", HDR "param a 3\nparam a 4\n", "x.model:7: parameter 'a' is declared twice");
   model_err("bad dtype", HDR "param a 3 fp8\n", "x.model:6: dtype 'fp8'");
-  model_err("unknown op", HDR "param a 3\nbackward\nconv c1 m=1\n", "x.model:8: unknown op kind 'conv'");
+  model_err("unknown op", HDR "param a 3\nbackward\npool c1 m=1\n", "x.model:8: unknown op kind 'pool'");
   model_err("gemm missing k", HDR "param a 3\nbackward\ngemm g m=1 n=2 ready=a\n", "x.model:8: gemm op needs m=, n= and k=");
   model_err("bad dim", HDR "param a 3\nbackward\ngemm g m=1 n=C k=2 ready=a\n", "x.model:8: n: 'C'");
   model_err("unknown ready", HDR "param a 3\nbackward\newise g elems=1 arrays=1 ready=zz\n",
@@ -350,6 +351,147 @@ int main(void) {
              "{\"format\":\"ddpsim-profile\",\"version\":1,\"compute\":{\"jitter\":{\"model\":\"gauss\"},"
              "\"fp32\":{\"gemm\":%s,\"ewise\":%s}},\"comm\":{\"links\":{}}}", roof, roof);
     profile_err("unknown jitter model", text, "compute.jitter.model 'gauss'");
+  }
+
+  /* ---- conv ops: the implicit GEMM of each pass, hand-computed ----
+   * c=64 h=w=56 k=128 r=s=3 stride 2 pad 1: P = Q = (56 + 2 - 3) / 2 + 1 = 28.
+   * fwd   m = K = 128,  n = N*P*Q = 784 N,  k = C*R*S = 576
+   * dgrad m = C = 64,   n = N*H*W = 3136 N, k = K*R*S / 4 = 288 (stride 2 x 2)
+   * wgrad m = K = 128,  n = C*R*S = 576,    k = N*P*Q = 784 N */
+  {
+    const char *conv_model = "ddpsim-model 3\nname t\nbatch 2\ntokens 1 images\nprecision fp32\nparam w 128x64x3x3\n"
+                             "forward\nconv c pass=fwd n=B c=64 h=56 w=56 k=128 r=3 s=3 stride=2 pad=1\n"
+                             "backward\nconv c.dgrad pass=dgrad n=B c=64 h=56 w=56 k=128 r=3 s=3 stride=2 pad=1\n"
+                             "conv c.wgrad pass=wgrad n=2*B c=64 h=56 w=56 k=128 r=3 s=3 stride_h=2 stride_w=2 "
+                             "pad_h=1 pad_w=1 ready=w\noptimizer\newise sgd elems=73728 arrays=5\n";
+    rc = model_parse(conv_model, "conv.model", &m, &e);
+    CHECK(rc == 0, "a model with conv ops loads: %s", rc ? e.msg : "ok");
+    if (m) {
+      const model_op *f = &m->ops[0], *d = &m->ops[1], *w = &m->ops[2];
+      CHECK(f->kind == MODEL_OP_GEMM && f->conv.pass == MODEL_CONV_FWD && model_conv_p(&f->conv) == 28 &&
+                model_conv_q(&f->conv) == 28,
+            "conv fwd: a gemm op, P = Q = 28");
+      CHECK(model_dim_value(f->m, 4) == 128 && model_dim_value(f->n, 4) == 784 * 4 && model_dim_value(f->k, 4) == 576,
+            "fwd implicit GEMM m=K n=N*P*Q k=C*R*S (%ld %ld %ld)", model_dim_value(f->m, 4), model_dim_value(f->n, 4),
+            model_dim_value(f->k, 4));
+      CHECK(d->conv.pass == MODEL_CONV_DGRAD && model_dim_value(d->m, 4) == 64 && model_dim_value(d->n, 4) == 3136 * 4 &&
+                model_dim_value(d->k, 4) == 288,
+            "dgrad implicit GEMM m=C n=N*H*W k=K*R*S/4 (%ld %ld %ld)", model_dim_value(d->m, 4), model_dim_value(d->n, 4),
+            model_dim_value(d->k, 4));
+      CHECK(w->conv.pass == MODEL_CONV_WGRAD && model_dim_value(w->m, 4) == 128 && model_dim_value(w->n, 4) == 576 &&
+                model_dim_value(w->k, 4) == 784 * 8,
+            "wgrad implicit GEMM m=K n=C*R*S k=N*P*Q with n=2*B (%ld %ld %ld)", model_dim_value(w->m, 4),
+            model_dim_value(w->n, 4), model_dim_value(w->k, 4));
+      CHECK(model_op_flops(f, 4) == model_op_flops(w, 2) && model_op_flops(d, 4) == model_op_flops(f, 4),
+            "wgrad and the stride-2 dgrad do the forward's work");
+      model_destroy(m);
+      m = NULL;
+    }
+#define CV "ddpsim-model 3\nname t\nbatch 2\ntokens 1 images\nprecision fp32\nparam w 8x3x3x3\nforward\n"
+    model_err("conv in version 2", "ddpsim-model 2\nname t\nbatch 2\ntokens 1 images\nprecision fp32\nparam w 8\nforward\n"
+              "conv c pass=fwd n=B c=3 h=8 w=8 k=8 r=3 s=3\n", "x.model:8: a conv op needs 'ddpsim-model 3'");
+    model_err("conv without pass", CV "conv c n=B c=3 h=8 w=8 k=8 r=3 s=3\n", "x.model:8: conv op needs pass=");
+    model_err("conv without r", CV "conv c pass=fwd n=B c=3 h=8 w=8 k=8 s=3\n", "x.model:8: conv op needs r=");
+    model_err("conv bad pass", CV "conv c pass=bwd n=B c=3 h=8 w=8 k=8 r=3 s=3\n", "x.model:8: pass 'bwd' is not");
+    model_err("conv with m=", CV "conv c pass=fwd n=B c=3 h=8 w=8 k=8 r=3 s=3 m=4\n", "follow from its geometry: 'm=4'");
+    model_err("conv filter too large", CV "conv c pass=fwd n=B c=3 h=2 w=8 k=8 r=3 s=3\n", "x.model:8: the filter");
+    model_err("conv negative pad", CV "conv c pass=fwd n=B c=3 h=8 w=8 k=8 r=3 s=3 pad=-1\n", "pad must be an integer");
+#undef CV
+  }
+
+  /* ---- shape-aware GEMM tables and convolution tables ---- */
+  {
+    /* Points at m = k = 1024, n = 16 and 256, and m = k = 4096, n = 16 and 256; n = 16 is measured
+     * less efficient (rate 2*1024*16*1024/20us = 1.7 TF/s) than n = 256 (2*1024*256*1024/100us =
+     * 5.4 TF/s). */
+    static char text[4096];
+    snprintf(text, sizeof text,
+             "{\"format\":\"ddpsim-profile\",\"version\":1,\"compute\":{\"fp32\":{\"gemm\":{\"model\":\"table\","
+             "\"points\":[{\"m\":1024,\"n\":16,\"k\":1024,\"time_s\":20e-6},{\"m\":1024,\"n\":256,\"k\":1024,\"time_s\":100e-6},"
+             "{\"m\":1024,\"n\":256,\"k\":1024,\"time_s\":120e-6},"
+             "{\"m\":4096,\"n\":16,\"k\":4096,\"time_s\":110e-6},{\"m\":4096,\"n\":256,\"k\":4096,\"time_s\":1.2e-3}],"
+             "\"fallback\":{\"model\":\"roofline\",\"launch_s\":5e-6,\"peak_flops\":15e12,\"efficiency\":0.8,"
+             "\"mem_bw_Bps\":9e11,\"mem_efficiency\":0.6}},"
+             "\"conv\":{\"points\":[{\"n\":8,\"c\":64,\"h\":56,\"w\":56,\"k\":64,\"r\":3,\"s\":3,\"pad_h\":1,\"pad_w\":1,"
+             "\"stride_h\":1,\"stride_w\":1,\"fwd_s\":3e-4,\"wgrad_s\":5e-4}]},"
+             "\"ewise\":%s}},\"comm\":{\"links\":{\"nvlink\":{\"lat_s\":1e-6,\"efficiency\":0.8}}}}",
+             roof);
+    profile_t *p = NULL;
+    rc = profile_parse(text, "g.json", &p, &e);
+    CHECK(rc == 0, "a profile with gemm and conv tables loads: %s", rc ? e.msg : "ok");
+    if (p) {
+      model_op op = {.kind = MODEL_OP_GEMM, .m = {1024, 0, 0}, .n = {16, 0, 0}, .k = {1024, 0, 0}, .count = 1,
+                     .launches = 1, .follows_run = 1};
+      double t16, t64, t256, t, tout;
+      int x, x2;
+      rc = profile_op_time(p, &op, 1, MODEL_FP32, &t16, &x, &e);
+      CHECK(rc == 0 && x == 0 && check_close(20e-6, t16, 0, 1e-12), "a measured shape costs what was measured: %g", t16);
+      op.n.v = 256;
+      rc = profile_op_time(p, &op, 1, MODEL_FP32, &t256, &x, &e);
+      CHECK(rc == 0 && x == 0 && check_close(110e-6, t256, 0, 1e-12), "a shape measured twice costs the mean: %g", t256);
+      op.m.v = op.k.v = 4096, op.n.v = 16;
+      rc = profile_op_time(p, &op, 1, MODEL_FP32, &t, &x, &e);
+      CHECK(rc == 0 && check_close(110e-6, t, 0, 1e-12), "the large small-N point exactly: %g", t);
+      double r16 = 2.0 * 4096 * 16 * 4096 / t, r256 = 2.0 * 4096 * 256 * 4096 / 1.2e-3;
+      CHECK(r16 < 0.8 * r256, "small N is costed less efficiently than large N, as measured (%.3g vs %.3g flop/s)", r16,
+            r256);
+      op.m.v = op.k.v = 1024, op.n.v = 64;
+      rc = profile_op_time(p, &op, 1, MODEL_FP32, &t64, &x, &e);
+      CHECK(rc == 0 && x == 0 && t64 > t16 && t64 < t256, "between measured n = 16 and 256: %g < %g < %g", t16, t64,
+            t256);
+      /* Sane along n between the measured ends: inside the range, between the two measured times.
+       * (Shepard's rule does not promise monotonicity when farther shapes weigh in; docs/profile.md.) */
+      int sane = 1;
+      for (long n = 17; n < 256; n += 7) {
+        op.n.v = n;
+        rc |= profile_op_time(p, &op, 1, MODEL_FP32, &t, &x2, &e);
+        sane &= t >= 0.99 * t16 && t <= 1.01 * t256 && x2 == 0;
+      }
+      CHECK(rc == 0 && sane, "between the measured shapes, the time lies between their times, inside the range");
+      op.n.v = 8192; /* outside the measured n: the fitted roofline alone, flagged */
+      rc = profile_op_time(p, &op, 1, MODEL_FP32, &tout, &x, &e);
+      double F = 2.0 * 1024 * 8192 * 1024, B = 4.0 * (1024.0 * 1024 + 1024.0 * 8192 + 1024.0 * 8192);
+      double want = 5e-6 + fmax(F / (15e12 * 0.8), B / (9e11 * 0.6));
+      CHECK(rc == 0 && x == 1 && check_close(want, tout, 0, 1e-12), "outside: the fallback (%g), extrapolated", tout);
+      /* A conv pass measured at its geometry costs what was measured; another batch falls back to
+       * its implicit GEMM; a pass the table lacks too. */
+      model_op cv = {.kind = MODEL_OP_GEMM, .count = 1, .launches = 1, .follows_run = 1,
+                     .conv = {MODEL_CONV_FWD, {1, 1, 0}, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1}};
+      model_conv_gemm(&cv.conv, &cv.m, &cv.n, &cv.k);
+      rc = profile_op_time(p, &cv, 8, MODEL_FP32, &t, &x, &e);
+      CHECK(rc == 0 && check_close(3e-4, t, 0, 1e-12), "a measured convolution: %g", t);
+      cv.conv.pass = MODEL_CONV_WGRAD;
+      model_conv_gemm(&cv.conv, &cv.m, &cv.n, &cv.k);
+      rc = profile_op_time(p, &cv, 8, MODEL_FP32, &t, &x, &e);
+      CHECK(rc == 0 && check_close(5e-4, t, 0, 1e-12), "its measured weight gradient: %g", t);
+      cv.conv.pass = MODEL_CONV_DGRAD;
+      model_conv_gemm(&cv.conv, &cv.m, &cv.n, &cv.k);
+      rc = profile_op_time(p, &cv, 8, MODEL_FP32, &t, &x, &e);
+      F = 2.0 * 64 * (8.0 * 56 * 56) * 576, B = 4.0 * (64.0 * 576 + 576.0 * 8 * 56 * 56 + 64.0 * 8 * 56 * 56);
+      want = 5e-6 + fmax(F / (15e12 * 0.8), B / (9e11 * 0.6));
+      CHECK(rc == 0 && x == 1 && check_close(want, t, 0, 1e-12), "an unmeasured pass: its implicit GEMM (%g)", t);
+      profile_destroy(p);
+    }
+#define PH "{\"format\":\"ddpsim-profile\",\"version\":1,\"compute\":{\"fp32\":{\"ewise\":%s,\"gemm\":%s%s}}}"
+    const char *tab = "{\"model\":\"table\",\"fallback\":{\"model\":\"roofline\",\"launch_s\":0,\"peak_flops\":1e12,"
+                      "\"efficiency\":0.5,\"mem_bw_Bps\":1e11},\"points\":[{\"m\":0,\"n\":2,\"k\":2,\"time_s\":1e-6}]}";
+    snprintf(text, sizeof text, PH, roof, tab, "");
+    profile_err("gemm point m=0", text, "x.json: compute.fp32.gemm.points[0].m must be an integer dimension");
+    snprintf(text, sizeof text, PH, roof, roof,
+             ",\"conv\":{\"points\":[{\"n\":8,\"c\":3,\"h\":8,\"w\":8,\"r\":3,\"s\":3,\"pad_h\":1,\"pad_w\":1,"
+             "\"stride_h\":1,\"stride_w\":1,\"fwd_s\":1e-4}]}");
+    profile_err("conv point without k", text, "x.json: compute.fp32.conv.points[0].k is missing");
+    snprintf(text, sizeof text, PH, roof, roof,
+             ",\"conv\":{\"points\":[{\"n\":8,\"c\":3,\"h\":8,\"w\":8,\"k\":8,\"r\":3,\"s\":3,\"pad_h\":1,\"pad_w\":1,"
+             "\"stride_h\":1,\"stride_w\":1}]}");
+    profile_err("conv point without a time", text, "x.json: compute.fp32.conv.points[0] has none of fwd_s, dgrad_s");
+    snprintf(text, sizeof text, PH, roof, roof,
+             ",\"conv\":{\"points\":[{\"n\":8,\"c\":3,\"h\":8,\"w\":8,\"k\":8,\"r\":3,\"s\":3,\"pad_h\":1,\"pad_w\":1,"
+             "\"stride_h\":1,\"stride_w\":1,\"fwd_s\":-1}]}");
+    profile_err("conv negative time", text, "x.json: compute.fp32.conv.points[0].fwd_s must be a time");
+    snprintf(text, sizeof text, PH, roof, roof, ",\"conv\":[]");
+    profile_err("conv not an object", text, "x.json: compute.fp32.conv must be an object");
+#undef PH
   }
 
   /* ---- units ---- */
