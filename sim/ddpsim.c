@@ -7,10 +7,11 @@
 #include "cli.h"
 #include "cmd.h"
 #include "data.h"
+#include "sweep_mpi.h"
 
 static const cli_command commands[] = {
     {"predict", "throughput, scaling efficiency and time breakdown for one configuration", cmd_predict},
-    {"sweep", "predictions over lists of node counts, bucket caps and topologies", cmd_sweep},
+    {"sweep", "predictions over every combination of any options given several values", cmd_sweep},
     {"recommend", "the bucket cap to use, from a sweep of caps for one configuration", cmd_recommend},
     {"trace", "the simulated iteration as a Chrome trace (timeline)", cmd_trace},
     {"plan", "what the engine would simulate for one configuration, without running it", cmd_plan},
@@ -18,6 +19,9 @@ static const cli_command commands[] = {
     {"genmodel", "write a model file (mlstm, resnet, bert) from its sizes", cmd_genmodel},
     {"validate", "predictions against a real data-parallel run on this machine (ddpcalib train)", cmd_validate},
 };
+
+/* Under mpirun, rank 0 alone reports a misuse (every rank parses the same line). */
+static int quiet(void) { return sweep_mpi_env_rank() != 0; }
 
 int main(int argc, char **argv) {
   gsl_set_error_handler_off();
@@ -32,6 +36,7 @@ int main(int argc, char **argv) {
       .outro = outro,
       .commands = commands,
       .ncommands = (int)(sizeof commands / sizeof *commands),
+      .quiet = quiet,
   };
   return cli_main(&p, argc, argv);
 }

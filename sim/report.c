@@ -293,30 +293,6 @@ char *report_buckets_table(const model_t *m, model_dtype run, const bucket_plan 
   return strbuf_take(&s);
 }
 
-char *report_sweep_header(int csv) {
-  strbuf s = {0};
-  if (csv)
-    strbuf_printf(&s, "topology,nodes,gpus,bucket_cap_mb,iteration_s,samples_per_s,tokens_per_s,scaling_efficiency,compute_s,exposed_comm_s\n");
-  else
-    strbuf_printf(&s, "# %-16s %6s %6s %8s %12s %12s %14s %8s %12s\n", "topology", "nodes", "gpus", "cap_MB", "iteration_s",
-        "samples/s", "tokens/s", "eff_%", "exposed_s");
-  return strbuf_take(&s);
-}
-
-char *report_sweep_row(int csv, const char *topology, int nodes, double cap_mb, const sim_config *c,
-                       const predict_result *p) {
-  (void)c;
-  const sim_result *r = &p->sim;
-  strbuf s = {0};
-  if (csv)
-    strbuf_printf(&s, "%s,%d,%d,%.17g,%.9g,%.9g,%.9g,%.6f,%.9g,%.9g\n", topology, nodes, r->gpus, cap_mb, r->iteration_s,
-        p->samples_per_s, p->tokens_per_s, p->scaling_efficiency, r->compute_s, r->exposed_comm_s);
-  else
-    strbuf_printf(&s, "  %-16s %6d %6d %8g %12.6f %12.1f %14.0f %8.1f %12.6f\n", topology, nodes, r->gpus, cap_mb, r->iteration_s,
-        p->samples_per_s, p->tokens_per_s, 100.0 * p->scaling_efficiency, r->exposed_comm_s);
-  return strbuf_take(&s);
-}
-
 char *report_sweep_best(const double *caps_mb, const double *iteration_s, int n) {
   int best = 0, second = -1;
   for (int i = 1; i < n; i++)

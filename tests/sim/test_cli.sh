@@ -111,7 +111,7 @@ expect 2 "--host-launch-us must be a number >= 0" -- predict --host-launch-us -5
 expect 2 "DataParallel runs in one process: one node only" -- predict --framework dp --nodes 2
 expect 2 "--nccl-proto must list LL, LL128 and/or Simple" -- predict --nccl-proto LL256
 expect 2 "unexpected argument" -- predict extra
-expect 2 "'x' is not a positive integer" -- sweep --nodes 1,x
+expect 2 "--nodes must be a positive integer, got 'x'" -- sweep --nodes 1,x
 expect 2 "needs --hidden" -- genmodel mlstm
 expect 2 "unknown family 'lstm'.*known: mlstm, resnet, bert, gpt" -- genmodel lstm
 expect 2 "unknown family 'gpt2'.*known: mlstm, resnet, bert, gpt" -- genmodel gpt2
