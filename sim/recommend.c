@@ -315,7 +315,7 @@ char *recommend_table(const recommend_opts *o, const recommend_result *r) {
     strbuf_printf(&s, "recommended bucket_cap_mb %g (the default): no cap is meaningfully better than the default; the best, %g MB, gains ",
                   o->default_mb, r->caps_mb[r->best]);
     gain_text(&s, &r->gain, o, r->samples);
-    strbuf_printf(&s, ", below the %.2f%% asked for\n", 100 * o->min_gain);
+    strbuf_printf(&s, "; its interval starts below the %.2f%% a meaningful gain needs (--min-gain)\n", 100 * o->min_gain);
   }
   if (r->nadvice) strbuf_printf(&s, "\n# other knobs, each on the recommended configuration:\n");
   for (int i = 0; i < r->nadvice; i++) {

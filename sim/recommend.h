@@ -1,6 +1,5 @@
 /* recommend: the bucket cap to use for one configuration, robust to what the profile does not know,
- * and the other DDP knobs that would help (docs/cli.md, "recommend"; the method in
- * docs/simulation.md, "Recommendation under uncertainty").
+ * and the other DDP knobs that would help (docs/cli.md, "recommend").
  *
  * The profile's uncertain numbers (sim/uncert.h) are drawn `samples` times from a seeded RNG; every
  * cap is simulated with each drawn profile (common random numbers: the caps of one draw meet the

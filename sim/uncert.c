@@ -8,15 +8,24 @@
 
 static const char *const origins[] = {"measured", "sourced", "assumed", NULL};
 
-/* The number at a dotted path of doc, or NULL. */
-static cJSON *at(const cJSON *doc, const char *path) {
+/* The number at a dotted path of doc, or NULL; *parent (may be NULL) is set to whether the object
+ * that would hold it exists. */
+static cJSON *at(const cJSON *doc, const char *path, int *parent) {
   char buf[512];
+  if (parent) *parent = 0;
   if (strlen(path) >= sizeof buf) return NULL;
   strcpy(buf, path);
-  const cJSON *node = doc;
-  for (char *save = NULL, *k = strtok_r(buf, ".", &save); k && node; k = strtok_r(NULL, ".", &save))
-    node = cJSON_IsObject(node) ? cJSON_GetObjectItemCaseSensitive(node, k) : NULL;
-  return node != doc && cJSON_IsNumber(node) ? (cJSON *)node : NULL;
+  char *last = strrchr(buf, '.');
+  const cJSON *obj = doc;
+  if (last) {
+    *last = 0;
+    for (char *save = NULL, *k = strtok_r(buf, ".", &save); k && obj; k = strtok_r(NULL, ".", &save))
+      obj = cJSON_IsObject(obj) ? cJSON_GetObjectItemCaseSensitive(obj, k) : NULL;
+  }
+  if (!cJSON_IsObject(obj)) return NULL;
+  if (parent) *parent = 1;
+  cJSON *n = cJSON_GetObjectItemCaseSensitive(obj, last ? last + 1 : buf);
+  return cJSON_IsNumber(n) ? n : NULL;
 }
 
 #define BAD(...) err_set(e, ERR_INPUT, __VA_ARGS__)
@@ -27,8 +36,11 @@ int uncert_check(const cJSON *doc, const char *origin, err_t *e) {
   if (!cJSON_IsObject(u)) return BAD("%s: \"uncertainty\" must be an object keyed by the JSON path of a number", origin);
   cJSON_ArrayForEach(en, u) {
     const char *p = en->string;
-    const cJSON *num = at(doc, p);
-    if (!num) return BAD("%s: uncertainty.\"%.200s\": no such number in the profile", origin, p);
+    int parent;
+    const cJSON *num = at(doc, p, &parent);
+    /* A typo is refused; a number whose whole object is absent (a section left out, a part for
+     * ddpcalib merge) has nothing to draw. */
+    if (!num && parent) return BAD("%s: uncertainty.\"%.200s\": no such number in the profile", origin, p);
     if (!cJSON_IsObject(en)) return BAD("%s: uncertainty.\"%.200s\" must be an object {rel_sd, origin, why}", origin, p);
     const cJSON *f;
     cJSON_ArrayForEach(f, en) {
@@ -45,9 +57,9 @@ int uncert_check(const cJSON *doc, const char *origin, err_t *e) {
     if (!origins[k]) return BAD("%s: uncertainty.\"%.200s\".origin must be \"measured\", \"sourced\" or \"assumed\"", origin, p);
     if (why ? !cJSON_IsString(why) || !*why->valuestring : k == UNCERT_ASSUMED)
       return BAD("%s: uncertainty.\"%.200s\".why must say why it is that wide (a string; required for an assumption)", origin, p);
-    if (mx && (!cJSON_IsNumber(mx) || !(mx->valuedouble > 0) || mx->valuedouble < num->valuedouble))
+    if (mx && (!cJSON_IsNumber(mx) || !(mx->valuedouble > 0) || (num && mx->valuedouble < num->valuedouble)))
       return BAD("%s: uncertainty.\"%.200s\".max must be a number above 0 and not below the value (%g)", origin, p,
-                 num->valuedouble);
+                 num ? num->valuedouble : 0);
   }
   return ERR_OK;
 }
@@ -66,8 +78,10 @@ int uncert_entry(const cJSON *doc, int i, const char **path, double *rel_sd, unc
 }
 
 int uncert_count(const cJSON *doc) {
-  const cJSON *u = cJSON_GetObjectItemCaseSensitive(doc, "uncertainty");
-  return cJSON_IsObject(u) ? cJSON_GetArraySize(u) : 0;
+  const cJSON *en;
+  int n = 0;
+  cJSON_ArrayForEach(en, cJSON_GetObjectItemCaseSensitive(doc, "uncertainty")) n += at(doc, en->string, NULL) != NULL;
+  return n;
 }
 
 int uncert_perturb(const cJSON *doc, const gsl_rng *rng, cJSON **out, err_t *e) {
@@ -75,7 +89,8 @@ int uncert_perturb(const cJSON *doc, const gsl_rng *rng, cJSON **out, err_t *e) 
   if (!*out) return err_set(e, ERR_NOMEM, "out of memory");
   const cJSON *en;
   cJSON_ArrayForEach(en, cJSON_GetObjectItemCaseSensitive(doc, "uncertainty")) {
-    cJSON *num = at(*out, en->string);
+    cJSON *num = at(*out, en->string, NULL);
+    if (!num) continue; /* its object is absent: nothing to draw */
     const cJSON *sd = cJSON_GetObjectItemCaseSensitive(en, "rel_sd"), *mx = cJSON_GetObjectItemCaseSensitive(en, "max");
     /* Lognormal with mean 1 and coefficient of variation cv: sigma^2 = ln(1 + cv^2), mu = -sigma^2/2. */
     double cv = sd->valuedouble, s2 = log1p(cv * cv), f = exp(-s2 / 2 + sqrt(s2) * gsl_ran_ugaussian(rng));

@@ -26,16 +26,17 @@ typedef enum { UNCERT_MEASURED = 0, UNCERT_SOURCED = 1, UNCERT_ASSUMED = 2 } unc
 /* The largest rel_sd accepted: a factor of about 3 either way at one standard deviation. */
 #define UNCERT_MAX_REL_SD 2.0
 
-/* Checks doc's "uncertainty" (absent: ERR_OK): every key the path of a number of doc, every entry
+/* Checks doc's "uncertainty" (absent: ERR_OK): every key the path of a number of doc (or of one
+ * whose whole object is absent: a section left out; ignored), every entry
  * {rel_sd in (0, UNCERT_MAX_REL_SD], origin, why (a string; required for "assumed"), max (> 0,
  * not below the number)} and nothing else. ERR_INPUT with `origin: uncertainty."PATH": what is
  * wrong`. */
 int uncert_check(const cJSON *doc, const char *origin, err_t *e);
 
-/* How many numbers of doc carry an uncertainty (0 for none or a bad object). */
+/* How many numbers of doc carry an uncertainty (present ones; 0 for none or a bad object). */
 int uncert_count(const cJSON *doc);
 
-/* The i-th entry: its path, rel_sd and origin (0), or -1 past the end. */
+/* The i-th entry (present or not): its path, rel_sd and origin (0), or -1 past the end. */
 int uncert_entry(const cJSON *doc, int i, const char **path, double *rel_sd, uncert_origin *origin);
 
 /* A copy of doc (checked by uncert_check) whose uncertain numbers are each multiplied by one draw
