@@ -210,6 +210,11 @@ for key in lat_s bw_Bps regimes rms_rel_resid times_s command date host librarie
   grep -q "\"$key\":" comm.json && ok "comm: profile has $key" || bad "comm: profile lacks $key"
 done
 ls comm.json.tmp.* >/dev/null 2>&1 && bad "comm: a temporary file was left behind" || ok "comm: no temporary file left"
+# The fit's measured uncertainty (docs/calib.md): bandwidth and latency, each with a rel_sd > 0.
+for f in bw_Bps lat_s; do
+  awk -v k="\"comm.links.shm.$f\":" 'index($0, k) { f = 1 } f && /"rel_sd":/ { gsub(/[^0-9.e+-]/, "", $2); sd = $2 } f && /"origin":[ \t]*"measured"/ { o = 1 } f && /}/ { r = sd > 0 && sd <= 2 && o; f = 0; seen = 1 } END { exit !(seen && r) }' comm.json &&
+    ok "comm: uncertainty of comm.links.shm.$f, measured, rel_sd in (0, 2]" || bad "comm: no measured uncertainty for comm.links.shm.$f"
+done
 
 # --topology: the ring over 2 ranks of a node whose GPUs drive 2 links each spans 2 links, so the
 # profile's bw_Bps (one link's) is the ring's bandwidth / 2, and says so.
