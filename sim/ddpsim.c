@@ -12,7 +12,7 @@
 static const cli_command commands[] = {
     {"predict", "throughput, scaling efficiency and time breakdown for one configuration", cmd_predict},
     {"sweep", "predictions over every combination of any options given several values", cmd_sweep},
-    {"recommend", "the bucket cap to use, from a sweep of caps for one configuration", cmd_recommend},
+    {"recommend", "the bucket cap to use, robust to the profile's uncertainty, and the knobs that help", cmd_recommend},
     {"trace", "the simulated iteration as a Chrome trace (timeline)", cmd_trace},
     {"plan", "what the engine would simulate for one configuration, without running it", cmd_plan},
     {"buckets", "DDP's gradient bucket assignment for a model", cmd_buckets},

@@ -168,6 +168,13 @@ expect 0 "compute.jitter from cpu.json, which also gave all the merge's compute"
   "merge: jitter kept when its file gave all the compute" -- "$calib" merge gpu32.json cpu.json -o gc3.json
 expect 0 "left out \(--jitter none\)" "merge --jitter none" -- "$calib" merge gpu32.json cpu.json --jitter none -o gc4.json
 expect 2 "--jitter" "merge --jitter sometimes" -- "$calib" merge gpu32.json cpu.json --jitter sometimes -o gc4.json
+# An uncertainty entry follows its number: cpu.json replaces compute.fp32.gemm, so gpu.json's entry
+# for it goes; the fp16 one stays (docs/calib.md, "merge").
+u='"uncertainty":{"compute.fp32.gemm.efficiency":{"rel_sd":0.1,"origin":"sourced"},"compute.fp16.gemm.efficiency":{"rel_sd":0.2,"origin":"sourced"}}'
+sed 's/}$/,'"$u"'}/' gpu.json >gpu-u.json
+expect 0 "" "merge a profile with uncertainty" -- "$calib" merge gpu-u.json cpu.json -o gcu.json
+grep -q '"compute.fp16.gemm.efficiency"' gcu.json && ! grep -q '"compute.fp32.gemm.efficiency"' gcu.json &&
+  ok "merge: the uncertainty of a replaced number is dropped, the other kept" || bad "merge: uncertainty entries not following their numbers"
 expect 1 "nope.json: cannot read" "merge a missing file" -- "$calib" merge nope.json v2.json -o m.json
 expect 1 "malformed.json:3" "merge a malformed file" -- "$calib" merge malformed.json neg.json -o m.json
 
