@@ -42,19 +42,6 @@ static int read_doc(cli_ctx *x, const char *name, char *path, size_t len, cJSON 
   return rc ? cli_fail(x, rc, "%s", e.msg) : CLI_OK;
 }
 
-typedef struct {
-  int forced, shown;
-  const char *prog;
-} progress_t;
-
-static void progress(void *arg, int done, int n, double t) {
-  progress_t *p = arg;
-  int tty = isatty(2);
-  if (!p->forced && (!tty || t < 3)) return;
-  fprintf(stderr, "%s%s recommend: %d/%d simulations, %.0f s, about %.0f s left%s", tty ? "\r" : "", p->prog, done, n, t,
-          done ? t * (n - done) / done : 0, tty ? (done == n ? "   \n" : "   ") : "\n");
-}
-
 int cmd_recommend(cli_ctx *x, int argc, char **argv) {
   simopts o;
   simopts_init(&o);
@@ -107,11 +94,11 @@ int cmd_recommend(cli_ctx *x, int argc, char **argv) {
   sim_config cfg;
   simopts_config(&o, &in, &cfg);
   cfg.nodes = nodes;
-  progress_t pr = {.forced = show, .prog = x->prog};
+  out_progress pr = {.x = x, .what = "simulations", .forced = show};
   recommend_opts ro = {.base = &cfg, .profile_doc = doc, .profile_origin = path, .ncaps = nc, .caps_mb = cap,
                        .default_mb = DEFAULT_CAP_MB, .samples = samples, .seed = sample_seed, .quantile = quantile,
                        .level = level, .min_gain = min_gain_pct / 100, .advise = !no_advice,
-                       .run = {.jobs = jobs, .progress = progress, .progress_arg = &pr}};
+                       .run = {.jobs = jobs, .progress = out_progress_line, .progress_arg = &pr}};
   recommend_result r;
   err_t e;
   if ((rc = recommend_run(&ro, &r, &e))) rc = cli_fail(x, rc, "%s", e.msg);

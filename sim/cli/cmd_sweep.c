@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cmd.h"
 #include "err.h"
@@ -216,25 +215,6 @@ static int split(cli_ctx *x, const cli_cmd *c, int argc, char **argv, argv_t *fi
   return CLI_OK;
 }
 
-static int isatty_err;
-
-/* "ddpsim sweep: 120/1000 configurations, 4 s, about 29 s left", on one line of stderr, rewritten;
- * only past 3 s unless --progress asked for it. */
-typedef struct {
-  int forced, shown;
-  const char *prog;
-} progress_t;
-
-static void progress(void *arg, int done, int n, double t) {
-  progress_t *p = arg;
-  if (!p->forced && (!isatty_err || t < 3)) return;
-  double left = done > 0 ? t * (n - done) / done : 0;
-  fprintf(stderr, "%s%s sweep: %d/%d configurations, %.0f s, about %.0f s left%s", isatty_err ? "\r" : "", p->prog, done, n, t,
-          left, isatty_err ? "   " : "\n");
-  if (isatty_err && done == n) fprintf(stderr, "\n");
-  p->shown = 1;
-}
-
 /* The aligned table: the axes' values, then the main results; the best cap of each group. */
 static char *table(const sim_config *cfgs, const sweep_row *rows, int n, const axis_t *ax, int nax, char **vals) {
   strbuf s = {0};
@@ -332,9 +312,8 @@ int cmd_sweep(cli_ctx *x, int argc, char **argv) {
     cfgs[i].nodes = nodes;
     cfgs[i].bucket_cap_mb = cap;
   }
-  isatty_err = isatty(2);
-  progress_t pr = {.forced = show, .prog = x->prog};
-  sweep_opts so = {.jobs = jobs, .what = SWEEP_PREDICT, .progress = progress, .progress_arg = &pr};
+  out_progress pr = {.x = x, .what = "configurations", .forced = show};
+  sweep_opts so = {.jobs = jobs, .what = SWEEP_PREDICT, .progress = out_progress_line, .progress_arg = &pr};
   err_t e;
   int root = 1;
   if (sweep_mpi_launched()) rc = sweep_mpi_run(cfgs, n, &so, rows, &root, &e);
