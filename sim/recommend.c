@@ -198,6 +198,9 @@ static int analyse(const recommend_opts *o, recommend_result *r, const draws_t *
     }
     r->fastest[c] = (double)fast / ns;
     r->regret_q[c] = quantile(reg, ns, o->quantile);
+    for (int s = s0; s < s0 + ns; s++) reg[s - s0] = t[s * nc + c];
+    r->lo_s[c] = quantile(reg, ns, (1 - o->level) / 2);
+    r->hi_s[c] = quantile(reg, ns, (1 + o->level) / 2);
   }
   /* The best: the least regret; among ties the default, then the fastest nominally. */
   r->best = r->def;
@@ -363,6 +366,7 @@ cJSON *recommend_json(const recommend_opts *o, const recommend_result *r) {
     cJSON *x = cJSON_CreateObject();
     ok = x && cJSON_AddItemToArray(caps, x) && cJSON_AddNumberToObject(x, "bucket_cap_mb", r->caps_mb[i]) &&
          cJSON_AddNumberToObject(x, "iteration_s", r->nominal_s[i]) && cJSON_AddNumberToObject(x, "mean_iteration_s", r->mean_s[i]) &&
+         cJSON_AddNumberToObject(x, "lo_iteration_s", r->lo_s[i]) && cJSON_AddNumberToObject(x, "hi_iteration_s", r->hi_s[i]) &&
          cJSON_AddNumberToObject(x, "regret", r->regret_q[i]) && cJSON_AddNumberToObject(x, "worst_regret", r->regret_max[i]) &&
          cJSON_AddNumberToObject(x, "fastest", r->fastest[i]);
   }

@@ -62,6 +62,8 @@ typedef struct {
   double caps_mb[RECOMMEND_MAX_CAPS];
   double nominal_s[RECOMMEND_MAX_CAPS];  /* iteration with the nominal profile */
   double mean_s[RECOMMEND_MAX_CAPS];     /* mean over the draws */
+  double lo_s[RECOMMEND_MAX_CAPS], hi_s[RECOMMEND_MAX_CAPS]; /* the central interval (opts.level) of
+                                            the iteration over the draws: a plot's band */
   double regret_q[RECOMMEND_MAX_CAPS];   /* the quantile of the regret minimised */
   double regret_max[RECOMMEND_MAX_CAPS]; /* the worst regret over the draws */
   double fastest[RECOMMEND_MAX_CAPS];    /* fraction of draws where the cap is the fastest */

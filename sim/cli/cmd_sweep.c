@@ -229,7 +229,7 @@ static char *table(const sim_config *cfgs, const sweep_row *rows, int n, const a
     strbuf_printf(&s, " %6d %12.6f %12.1f %14.0f %8.1f %12.6f\n", r->gpus, r->iteration_s, r->samples_per_s, r->tokens_per_s,
                   100.0 * r->scaling_efficiency, r->exposed_comm_s);
     if (group > 1 && (i + 1) % group == 0) {
-      double caps[SWEEP_MAX_VALUES > 64 ? 64 : SWEEP_MAX_VALUES], it[64];
+      double caps[64], it[64]; /* the first 64 caps of a longer group */
       int g = group > 64 ? 64 : group;
       for (int k = 0; k < g; k++) caps[k] = cfgs[i + 1 - group + k].bucket_cap_mb, it[k] = rows[i + 1 - group + k].iteration_s;
       char *b = report_sweep_best(caps, it, g);

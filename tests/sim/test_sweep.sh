@@ -90,13 +90,16 @@ expect 2 "--jobs must be an integer from 1 to 1024" -- sweep -j 0
 # --- recommend ---
 "$ddpsim" recommend --model resnet18 --nodes 8 --topology dgx1v-10gbe --precision fp32 --samples 16 --json >"$tmp/r1.json"
 check "recommend --json: the fields (docs/cli.md)" awk '
-  BEGIN { n = split("samples seed uncertain_numbers regret_quantile interval_level min_gain default_bucket_cap_mb best_bucket_cap_mb recommended_bucket_cap_mb recommended_iteration_s meaningful gain_over_default caps advice mean_iteration_s worst_regret fastest knob setting applies helps wins", w, " ") }
+  BEGIN { n = split("samples seed uncertain_numbers regret_quantile interval_level min_gain default_bucket_cap_mb best_bucket_cap_mb recommended_bucket_cap_mb recommended_iteration_s meaningful gain_over_default caps advice mean_iteration_s lo_iteration_s hi_iteration_s worst_regret fastest knob setting applies helps wins", w, " ") }
   { t = t $0 } END { for (i = 1; i <= n; i++) if (index(t, "\"" w[i] "\"") == 0) { print "missing " w[i]; exit 1 } }' "$tmp/r1.json"
 rec=$(jnum "$tmp/r1.json" recommended_bucket_cap_mb)
 lo=$(awk '/"gain_over_default"/ { f = 1 } f && /"lo"/ { gsub(/[^0-9.e+-]/, "", $2); print $2; exit }' "$tmp/r1.json")
 check "recommend: resnet18 fp32 on 8 nodes over 10 GbE: a cap below 25 MB ($rec) whose gain's interval starts above 1% ($lo)" \
   awk -v r="$rec" -v l="$lo" 'BEGIN { exit !(r < 25 && l >= 0.01 && l < 1) }'
 check "recommend: meaningful is true there" grep -q '"meaningful":	true' "$tmp/r1.json"
+check "recommend: every cap's band holds its mean (lo <= mean <= hi)" awk -F'[:,]' '
+  /"mean_iteration_s"/ { m = $2 } /"lo_iteration_s"/ { l = $2 } /"hi_iteration_s"/ { h = $2; n++; if (!(l <= m && m <= h && l < h)) bad = 1 }
+  END { exit !(n == 9 && !bad) }' "$tmp/r1.json"
 check "recommend: the compression hook is tried for fp32 gradients" grep -q '"setting":	"register_comm_hook(None, fp16_compress_hook)"' "$tmp/r1.json"
 "$ddpsim" recommend --model resnet18 --nodes 8 --topology dgx1v-10gbe --precision fp32 --samples 16 --json -j 1 >"$tmp/r2.json"
 check "recommend: the same seed gives the same answer (and -j 1 the same as -j 2)" cmp -s "$tmp/r1.json" "$tmp/r2.json"
