@@ -167,9 +167,9 @@ int profilew_write(const cJSON *doc, const char *path, err_t *e) {
 /* A member at `path` (depth 1 = top level) is one unit, taken whole from one side, at depth 3
  * (compute.<precision>.<kind>, comm.links.<class>, samples.<section>.<name>), or sooner where its
  * parts only make sense together: h2d.<mode>, compute.jitter (a model and its numbers),
- * compute.host, comm.nccl (one tuning, one measurement). */
+ * compute.host, comm.nccl (one tuning, one measurement), and each uncertainty."<path>" entry. */
 static int is_unit(const char *path, int depth) {
-  return depth >= 3 || strcmp(path, "compute.jitter") == 0 || strcmp(path, "compute.host") == 0 ||
+  return depth >= 3 || (depth == 2 && strncmp(path, "uncertainty.", 12) == 0) || strcmp(path, "compute.jitter") == 0 || strcmp(path, "compute.host") == 0 ||
          strcmp(path, "comm.nccl") == 0 || (depth == 2 && strncmp(path, "h2d.", 4) == 0);
 }
 
@@ -221,6 +221,26 @@ static int merge_into(cJSON *dst, const cJSON *src, int depth, const char *path,
     }
   }
   return ERR_OK;
+}
+
+/* An uncertainty entry describes one side's number (docs/profile.md, "Uncertainty"): it is kept
+ * only where the unit holding its number came from the same side as the entry (b's entries are
+ * those b has; a unit from b is in from_b). A unit b replaced thus drops a's entries under it. */
+static void keep_own_uncertainty(cJSON *m, const cJSON *b, const cJSON *units, const cJSON *from_b) {
+  cJSON *u = cJSON_GetObjectItemCaseSensitive(m, "uncertainty"), *en = u ? u->child : NULL;
+  const cJSON *bu = cJSON_GetObjectItemCaseSensitive(b, "uncertainty");
+  while (en) {
+    cJSON *next = en->next;
+    const cJSON *unit;
+    int side = -1;
+    cJSON_ArrayForEach(unit, units) {
+      size_t n = strlen(unit->valuestring);
+      if (strncmp(en->string, unit->valuestring, n) == 0 && en->string[n] == '.') side = in_list(from_b, unit->valuestring);
+    }
+    if (side >= 0 && side != (cJSON_GetObjectItemCaseSensitive(bu, en->string) != NULL))
+      cJSON_Delete(cJSON_DetachItemViaPointer(u, en));
+    en = next;
+  }
 }
 
 /* The units of doc (as is_unit cuts them), in order, into `all`; provenance, format and version
@@ -322,6 +342,7 @@ int profilew_merge(const cJSON *a, const char *a_file, const cJSON *b, const cha
   }
   if ((rc = merge_into(m, b, 1, "", from_b, replaced, b_file, e))) goto done;
   if ((rc = list_units(m, 1, "", units, e))) goto done;
+  keep_own_uncertainty(m, b, units, from_b);
   char why[1024];
   if ((rc = merge_jitter(m, a, a_file, b, b_file, jitter, units, from_b, why, sizeof why, e))) goto done;
   /* The merged provenance: this merge's own record, each source's provenance untouched, and which

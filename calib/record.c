@@ -1,6 +1,8 @@
 /* record: measurements and fits into the profile tree. */
 #include "record.h"
 
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +10,7 @@
 
 #include "gemmcost.h"
 #include "profilew.h"
+#include "uncert.h"
 
 #define NOMEM(e) err_set(e, ERR_NOMEM, "out of memory")
 
@@ -50,6 +53,33 @@ static int sizes_json(cJSON *sizes, const commbench_cfg *cfg, const commbench_re
       return 0;
   }
   return 1;
+}
+
+/* uncertainty.comm.links.<class>.<field> (docs/profile.md, "Uncertainty"), measured: the regime's
+ * rms relative residual (how well the model fits) and the median over its sizes of the relative
+ * standard deviation of the timed iterations (how much a run varies), added in quadrature. Left
+ * out when both are 0 (nothing to say). */
+static int record_measured(cJSON *doc, const char *link_class, const char *field, const fit_regime *g,
+                           const commbench_cfg *cfg, const commbench_result *res, err_t *e) {
+  double cv[res->nrows], spread = 0;
+  size_t n = 0;
+  for (size_t k = g->first; k < g->first + g->count && k < res->nrows && cfg->iters >= 2; k++) {
+    double m = gsl_stats_mean(res->rows[k].samples_s, 1, (size_t)cfg->iters);
+    if (m > 0) cv[n++] = gsl_stats_sd_m(res->rows[k].samples_s, 1, (size_t)cfg->iters, m) / m;
+  }
+  if (n) {
+    gsl_sort(cv, 1, n);
+    spread = gsl_stats_median_from_sorted_data(cv, 1, n);
+  }
+  double sd = fmin(hypot(g->rms_rel, spread), UNCERT_MAX_REL_SD);
+  if (!(sd > 0)) return ERR_OK;
+  char path[160], why[300];
+  snprintf(path, sizeof path, "comm.links.%.60s.%s", link_class, field);
+  snprintf(why, sizeof why,
+           "ddpcalib comm: rms relative residual %.3g of the ring fit's regime (%zu sizes) and median relative "
+           "spread %.3g of %d timed iterations per size, in quadrature",
+           g->rms_rel, g->count, spread, cfg->iters);
+  return uncert_set(doc, path, sd, UNCERT_MEASURED, why, e);
 }
 
 int record_comm(cJSON *doc, const char *link_class, const commbench_backend *b,
@@ -110,7 +140,10 @@ int record_comm(cJSON *doc, const char *link_class, const commbench_backend *b,
     cJSON_DeleteItemFromObjectCaseSensitive(samples, link_class);
   cJSON_AddItemToObject(links, link_class, l);
   cJSON_AddItemToObject(samples, link_class, s);
-  return ERR_OK;
+  /* The bandwidth comes from the largest-size regime, the latency from the smallest (fit.h). */
+  int rc = fit->nregimes ? record_measured(doc, link_class, "bw_Bps", &fit->regime[fit->nregimes - 1], cfg, res, e) : ERR_OK;
+  if (!rc && fit->nregimes) rc = record_measured(doc, link_class, "lat_s", &fit->regime[0], cfg, res, e);
+  return rc;
 nomem:
   cJSON_Delete(l);
   cJSON_Delete(s);

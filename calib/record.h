@@ -13,7 +13,9 @@
  * residuals) and samples.comm.<link_class> (every size with its per-iteration times). The profile's
  * bw_Bps is one link's: the fitted ring bandwidth divided by link_units, the links the measured
  * ring spans (>= 1; units_from says where that number comes from, e.g. "topology dgx1v-ib, 8 GPUs
- * per host", and is recorded with ring_bw_Bps; NULL when it is 1 by default). */
+ * per host", and is recorded with ring_bw_Bps; NULL when it is 1 by default). Also the measured
+ * uncertainty of bw_Bps and lat_s (uncertainty."comm.links.<class>.bw_Bps", docs/profile.md): the
+ * rms residual of the regime each comes from and the spread of its timed iterations. */
 int record_comm(cJSON *doc, const char *link_class, const commbench_backend *b,
                 const commbench_cfg *cfg, const commbench_result *res, const fit_ring_result *fit,
                 double link_units, const char *units_from, err_t *e);

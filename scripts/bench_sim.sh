@@ -88,3 +88,6 @@ for nodes in 16 128; do
   row "$g" step new "$n" ">=1M msg/s or 10x fewer"
   ratio "$g GPUs, step" "$p" "$n"
 done
+
+echo
+scripts/bench_decisions.sh

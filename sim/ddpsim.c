@@ -7,11 +7,12 @@
 #include "cli.h"
 #include "cmd.h"
 #include "data.h"
+#include "sweep_mpi.h"
 
 static const cli_command commands[] = {
     {"predict", "throughput, scaling efficiency and time breakdown for one configuration", cmd_predict},
-    {"sweep", "predictions over lists of node counts, bucket caps and topologies", cmd_sweep},
-    {"recommend", "the bucket cap to use, from a sweep of caps for one configuration", cmd_recommend},
+    {"sweep", "predictions over every combination of any options given several values", cmd_sweep},
+    {"recommend", "the bucket cap to use, robust to the profile's uncertainty, and the knobs that help", cmd_recommend},
     {"trace", "the simulated iteration as a Chrome trace (timeline)", cmd_trace},
     {"plot", "plots of sweep, recommend and predict output, drawn by gnuplot (PNG, SVG)", cmd_plot},
     {"plan", "what the engine would simulate for one configuration, without running it", cmd_plan},
@@ -20,6 +21,9 @@ static const cli_command commands[] = {
     {"validate", "predictions against a real data-parallel run on this machine (ddpcalib train)", cmd_validate},
     {"accuracy", "predictions against published real-run figures (validate/published.txt)", cmd_accuracy},
 };
+
+/* Under mpirun, rank 0 alone reports a misuse (every rank parses the same line). */
+static int quiet(void) { return sweep_mpi_env_rank() != 0; }
 
 int main(int argc, char **argv) {
   gsl_set_error_handler_off();
@@ -34,6 +38,7 @@ int main(int argc, char **argv) {
       .outro = outro,
       .commands = commands,
       .ncommands = (int)(sizeof commands / sizeof *commands),
+      .quiet = quiet,
   };
   return cli_main(&p, argc, argv);
 }

@@ -253,8 +253,9 @@ static int plot_caps(const table *t, const char *origin, strbuf *s, int *series,
       if (!(x > 0) || isnan(v)) return err_set(e, ERR_INPUT, "%s: row %d: bucket_cap_mb and %s must be numbers (cap > 0)", origin, r + 1, y);
       if (band) {
         double a = num(t, r, cl), b = num(t, r, ch);
-        if (isnan(a) || isnan(b) || a > v || b < v)
-          return err_set(e, ERR_INPUT, "%s: row %d: %s <= %s <= %s must hold", origin, r + 1, lo, y, hi);
+        /* Only lo <= hi: a band over draws (recommend's) need not hold the nominal value. */
+        if (isnan(a) || isnan(b) || a > b)
+          return err_set(e, ERR_INPUT, "%s: row %d: %s <= %s must hold", origin, r + 1, lo, hi);
         strbuf_printf(s, "%.17g %.17g %.17g %.17g\n", x, v, a, b);
       } else {
         strbuf_printf(s, "%.17g %.17g\n", x, v);
@@ -292,6 +293,24 @@ static int plot_breakdown(const table *t, const char *origin, strbuf *s, int *se
   if (!np) return err_set(e, ERR_INPUT, "%s: none of the time parts (compute_s, exposed_comm_s, ...) the breakdown plot needs", origin);
   if (!t->nrow) return err_set(e, ERR_INPUT, "%s: no rows to plot", origin);
   const char *topo = ct >= 0 ? cell(t, 0, ct) : NULL, *cap = cc >= 0 ? cell(t, 0, cc) : NULL;
+  /* A part drawn only where it is not zero in every plotted row: a stack of empty series teaches
+   * nothing (a sweep writes every part). If all are zero, the parts present are drawn. */
+  int nonzero[NPARTS] = {0}, nz = 0;
+  for (int r = 0; r < t->nrow; r++) {
+    if ((topo && strcmp(cell(t, r, ct), topo)) || (cap && strcmp(cell(t, r, cc), cap))) continue;
+    for (int i = 0; i < NPARTS; i++) {
+      if (pc[i] < 0) continue;
+      double v = num(t, r, pc[i]);
+      if (!(v >= 0)) return err_set(e, ERR_INPUT, "%s: row %d: %s must be a number >= 0", origin, r + 1, parts[i]);
+      nonzero[i] |= v > 0;
+    }
+  }
+  for (int i = 0; i < NPARTS; i++) nz += pc[i] >= 0 && nonzero[i];
+  if (nz) {
+    for (int i = 0; i < NPARTS; i++)
+      if (pc[i] >= 0 && !nonzero[i]) pc[i] = -1;
+    np = nz;
+  }
   strbuf_printf(s, "$b << EOD\n");
   int rows = 0;
   for (int r = 0; r < t->nrow; r++) {
@@ -299,9 +318,7 @@ static int plot_breakdown(const table *t, const char *origin, strbuf *s, int *se
     strbuf_printf(s, "%s", cell(t, r, cn));
     for (int i = 0; i < NPARTS; i++) {
       if (pc[i] < 0) continue;
-      double v = num(t, r, pc[i]);
-      if (!(v >= 0)) return err_set(e, ERR_INPUT, "%s: row %d: %s must be a number >= 0", origin, r + 1, parts[i]);
-      strbuf_printf(s, " %.17g", v);
+      strbuf_printf(s, " %.17g", num(t, r, pc[i]));
     }
     strbuf_printf(s, "\n");
     rows++;

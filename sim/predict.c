@@ -2,20 +2,31 @@
 
 #include <string.h>
 
+void predict_twin(const sim_config *c, sim_config *one) {
+  *one = *c;
+  one->nodes = 1;
+  one->gpus_per_node = 1;
+  /* As many iterations as the run itself: an input pipeline needs them to reach its steady state. */
+  one->fidelity = SIM_FIDELITY_FLOW;
+  one->jitter_cv = 0; /* the reference is the expected single-GPU time, not one noisy draw */
+  one->record_spans = 0; /* a trace shows the run itself */
+}
+
 int predict_run(const sim_config *c, predict_result *out, err_t *e) {
+  return predict_run_opts(c, &(predict_opts){0}, out, e);
+}
+
+int predict_run_opts(const sim_config *c, const predict_opts *o, predict_result *out, err_t *e) {
   memset(out, 0, sizeof *out);
   int rc = sim_run(c, &out->sim, e);
   if (rc) return rc;
-  sim_config one = *c;
-  one.nodes = 1;
-  one.gpus_per_node = 1;
-  /* As many iterations as the run itself: an input pipeline needs them to reach its steady state. */
-  one.fidelity = SIM_FIDELITY_FLOW;
-  one.jitter_cv = 0; /* the reference is the expected single-GPU time, not one noisy draw */
-  one.record_spans = 0; /* a trace shows the run itself */
+  sim_config one;
+  predict_twin(c, &one);
   sim_result base;
   if (out->sim.gpus == 1) {
     out->single_gpu_iteration_s = out->sim.iteration_s;
+  } else if (o->single_gpu_iteration_s > 0) {
+    out->single_gpu_iteration_s = o->single_gpu_iteration_s;
   } else {
     if ((rc = sim_run(&one, &base, e))) {
       predict_result_free(out);
@@ -25,7 +36,7 @@ int predict_run(const sim_config *c, predict_result *out, err_t *e) {
     sim_result_free(&base);
   }
   sim_reducer_iteration(c, &out->steady);
-  if (c->framework == SIM_FRAMEWORK_DDP && c->mode == SIM_MODE_DDP && c->ddp_iteration == 0 &&
+  if (!o->skip_early && c->framework == SIM_FRAMEWORK_DDP && c->mode == SIM_MODE_DDP && c->ddp_iteration == 0 &&
       c->layout == SIM_LAYOUT_REDUCER && out->sim.gpus > 1) {
     /* The iterations before the Reducer's steady state, each simulated once. */
     reducer_knobs k;

@@ -26,6 +26,17 @@ typedef struct {
 /* Runs both simulations. On success the caller frees *out with predict_result_free. Errors as
  * sim_run. */
 int predict_run(const sim_config *c, predict_result *out, err_t *e);
+
+/* What a caller running many predictions (sim/sweep.h) can leave out. */
+typedef struct {
+  int skip_early;                 /* do not simulate the iterations before the steady state (nearly 0) */
+  double single_gpu_iteration_s;  /* > 0: the one-GPU twin's time, known already (of predict_twin(c)) */
+} predict_opts;
+int predict_run_opts(const sim_config *c, const predict_opts *o, predict_result *out, err_t *e);
+
+/* The configuration whose iteration is single_gpu_iteration_s: c on one GPU, flow fidelity, no
+ * jitter. Copied from c (padding included), so configurations equal bytewise have equal twins. */
+void predict_twin(const sim_config *c, sim_config *one);
 void predict_result_free(predict_result *p); /* NULL is a no-op */
 
 #endif

@@ -14,6 +14,7 @@
 #include "gemmcost.h"
 #include "nccl.h"
 #include "txt.h"
+#include "uncert.h"
 
 #define FORMAT_TAG "ddpsim-profile"
 #define FORMAT_VERSION 1
@@ -584,6 +585,7 @@ int profile_from_json(const cJSON *root, const char *origin, int part, profile_t
   snprintf(p->path, sizeof p->path, "%s", origin);
   char where[1024] = "";
   if ((rc = check_tree(root, where, sizeof where, origin, e))) goto fail;
+  if ((rc = uncert_check(root, origin, e))) goto fail; /* docs/profile.md, "Uncertainty" */
   const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
   const cJSON *ver = cJSON_GetObjectItemCaseSensitive(root, "version");
   if (!cJSON_IsObject(root) || !cJSON_IsString(fmt) || strcmp(fmt->valuestring, FORMAT_TAG) != 0) {

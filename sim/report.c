@@ -293,30 +293,6 @@ char *report_buckets_table(const model_t *m, model_dtype run, const bucket_plan 
   return strbuf_take(&s);
 }
 
-char *report_sweep_header(int csv) {
-  strbuf s = {0};
-  if (csv)
-    strbuf_printf(&s, "topology,nodes,gpus,bucket_cap_mb,iteration_s,samples_per_s,tokens_per_s,scaling_efficiency,compute_s,exposed_comm_s\n");
-  else
-    strbuf_printf(&s, "# %-16s %6s %6s %8s %12s %12s %14s %8s %12s\n", "topology", "nodes", "gpus", "cap_MB", "iteration_s",
-        "samples/s", "tokens/s", "eff_%", "exposed_s");
-  return strbuf_take(&s);
-}
-
-char *report_sweep_row(int csv, const char *topology, int nodes, double cap_mb, const sim_config *c,
-                       const predict_result *p) {
-  (void)c;
-  const sim_result *r = &p->sim;
-  strbuf s = {0};
-  if (csv)
-    strbuf_printf(&s, "%s,%d,%d,%.17g,%.9g,%.9g,%.9g,%.6f,%.9g,%.9g\n", topology, nodes, r->gpus, cap_mb, r->iteration_s,
-        p->samples_per_s, p->tokens_per_s, p->scaling_efficiency, r->compute_s, r->exposed_comm_s);
-  else
-    strbuf_printf(&s, "  %-16s %6d %6d %8g %12.6f %12.1f %14.0f %8.1f %12.6f\n", topology, nodes, r->gpus, cap_mb, r->iteration_s,
-        p->samples_per_s, p->tokens_per_s, 100.0 * p->scaling_efficiency, r->exposed_comm_s);
-  return strbuf_take(&s);
-}
-
 char *report_sweep_best(const double *caps_mb, const double *iteration_s, int n) {
   int best = 0, second = -1;
   for (int i = 1; i < n; i++)
@@ -339,70 +315,3 @@ char *report_sweep_best(const double *caps_mb, const double *iteration_s, int n)
   return strbuf_take(&s);
 }
 
-/* The recommended cap (the fastest; ties to the default, else to the smallest cap) and the default's
- * index. */
-static void recommend_pick(const double *caps_mb, const double *iteration_s, int n, double default_mb, int *best, int *def) {
-  *best = 0;
-  *def = -1;
-  for (int i = 0; i < n; i++) {
-    if (iteration_s[i] < iteration_s[*best] * (1 - 1e-9)) *best = i;
-    if (caps_mb[i] == default_mb) *def = i;
-  }
-  /* Nothing to gain: keep PyTorch's default. */
-  if (*def >= 0 && iteration_s[*def] <= iteration_s[*best] * (1 + 1e-9)) *best = *def;
-}
-
-char *report_recommend_table(const sim_config *c, const double *caps_mb, const double *iteration_s, int n,
-                             double default_mb) {
-  int best, def;
-  recommend_pick(caps_mb, iteration_s, n, default_mb, &best, &def);
-  strbuf s = {0};
-  strbuf_printf(&s, "# %s on %d node(s) (%s, profile %s), mode %s\n", c->model->name, c->nodes, c->topo->name,
-                profile_name(c->profile), c->mode == SIM_MODE_FLAT ? "flat" : "ddp");
-  strbuf_printf(&s, "# %-10s %14s %10s\n", "cap_MB", "iteration_s", "vs_best");
-  for (int i = 0; i < n; i++)
-    strbuf_printf(&s, "  %-10g %14.6f %+9.2f%%%s\n", caps_mb[i], iteration_s[i],
-                  100.0 * (iteration_s[i] - iteration_s[best]) / iteration_s[best],
-                  i == best ? "  <- recommended" : i == def ? "  (PyTorch's default)" : "");
-  strbuf_printf(&s, "recommended bucket_cap_mb %g: %.6f s per iteration", caps_mb[best], iteration_s[best]);
-  if (def >= 0 && def != best)
-    strbuf_printf(&s, ", %.2f%% faster than the default %g MB\n", 100.0 * (iteration_s[def] - iteration_s[best]) / iteration_s[best],
-                  default_mb);
-  else
-    strbuf_printf(&s, "%s\n", def == best ? " (the default)" : "");
-  strbuf_printf(&s, "caps within 1%% of it:");
-  for (int i = 0; i < n; i++)
-    if (iteration_s[i] <= iteration_s[best] * 1.01) strbuf_printf(&s, " %g", caps_mb[i]);
-  strbuf_printf(&s, "\n");
-  return strbuf_take(&s);
-}
-
-cJSON *report_recommend_json(const sim_config *c, const double *caps_mb, const double *iteration_s, int n,
-                             double default_mb) {
-  int best, def;
-  recommend_pick(caps_mb, iteration_s, n, default_mb, &best, &def);
-  cJSON *o = cJSON_CreateObject(), *arr = o ? cJSON_AddArrayToObject(o, "caps") : NULL, *close = o ? cJSON_CreateArray() : NULL;
-  if (!o || !arr || !close) {
-    cJSON_Delete(o);
-    cJSON_Delete(close);
-    return NULL;
-  }
-  cJSON_AddStringToObject(o, "model", c->model->name);
-  cJSON_AddStringToObject(o, "topology", c->topo->name);
-  cJSON_AddStringToObject(o, "profile", profile_name(c->profile));
-  cJSON_AddNumberToObject(o, "nodes", c->nodes);
-  for (int i = 0; i < n; i++) {
-    cJSON *j = cJSON_CreateObject();
-    if (!j) continue;
-    cJSON_AddNumberToObject(j, "bucket_cap_mb", caps_mb[i]);
-    cJSON_AddNumberToObject(j, "iteration_s", iteration_s[i]);
-    cJSON_AddItemToArray(arr, j);
-    if (iteration_s[i] <= iteration_s[best] * 1.01) cJSON_AddItemToArray(close, cJSON_CreateNumber(caps_mb[i]));
-  }
-  cJSON_AddNumberToObject(o, "recommended_bucket_cap_mb", caps_mb[best]);
-  cJSON_AddNumberToObject(o, "recommended_iteration_s", iteration_s[best]);
-  cJSON_AddNumberToObject(o, "default_bucket_cap_mb", default_mb);
-  if (def >= 0) cJSON_AddNumberToObject(o, "gain_over_default", (iteration_s[def] - iteration_s[best]) / iteration_s[best]);
-  cJSON_AddItemToObject(o, "within_1pct_mb", close);
-  return o;
-}

@@ -21,22 +21,8 @@ char *report_predict_table(const sim_config *c, const predict_result *p);
 cJSON *report_buckets_json(const model_t *m, model_dtype run, const bucket_plan *plan);
 char *report_buckets_table(const model_t *m, model_dtype run, const bucket_plan *plan);
 
-/* One sweep row (and its header), as an aligned table line or a CSV line. */
-char *report_sweep_header(int csv);
-char *report_sweep_row(int csv, const char *topology, int nodes, double cap_mb, const sim_config *c,
-                       const predict_result *p);
-
 /* "# best bucket cap: X MB, Y% faster than the next best (Z MB)" for n >= 2 caps with their
  * iteration times; says so when caps tie with the best (within 1e-9 relative). */
 char *report_sweep_best(const double *caps_mb, const double *iteration_s, int n);
-
-/* `ddpsim recommend`: the n >= 1 caps simulated for one configuration c (caps_mb ascending, one of
- * them PyTorch's default `default_mb`), with their iteration times. The recommendation is the
- * fastest cap (of caps tied within 1e-9: the default, else the smallest); "close" caps are within 1%
- * of it. Text table, or a JSON object (the caller deletes it); NULL when out of memory. */
-char *report_recommend_table(const sim_config *c, const double *caps_mb, const double *iteration_s, int n,
-                             double default_mb);
-cJSON *report_recommend_json(const sim_config *c, const double *caps_mb, const double *iteration_s, int n,
-                             double default_mb);
 
 #endif

@@ -195,6 +195,11 @@ static const cli_opt *find_long(const cli_cmd *c, const char *name, size_t len, 
   return nprefix == 1 ? prefix : NULL;
 }
 
+const cli_opt *cli_lookup(const cli_cmd *c, const char *name, size_t len) {
+  int ambiguous;
+  return find_long(c, name, len, &ambiguous);
+}
+
 static const char *find_elsewhere(const cli_cmd *c, const char *name, size_t len) {
   const char *found = NULL;
   for (const char *const *n = c->elsewhere; n && *n; n++) {

@@ -104,6 +104,10 @@ int cli_parse(cli_ctx *x, const cli_cmd *c, int argc, char **argv, char **args, 
  * and ends it; out needs one more entry than names. A name not in from is left out. */
 void cli_select(const cli_opt *from, const char *const *names, cli_opt *out);
 
+/* The option whose long name is name[0..len-1] or of which it is an unambiguous prefix, as
+ * cli_parse finds it; NULL for none (or an ambiguous prefix). */
+const cli_opt *cli_lookup(const cli_cmd *c, const char *name, size_t len);
+
 /* Writes c's help: usage, one line per option (help text at column 23), epilog. */
 void cli_help(const cli_cmd *c, FILE *f);
 

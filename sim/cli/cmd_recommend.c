@@ -1,12 +1,18 @@
-/* cmd_recommend: `ddpsim recommend`, the bucket cap to use, from a sweep of caps. */
+/* cmd_recommend: `ddpsim recommend`, the bucket cap to use, robust to the profile's uncertainty, and
+ * the other knobs that help (the method: sim/recommend.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
 #include <gsl/gsl_sort.h>
 
 #include "cmd.h"
+#include "data.h"
 #include "err.h"
 #include "out.h"
-#include "predict.h"
-#include "report.h"
+#include "recommend.h"
 #include "simopts.h"
+#include "txt.h"
 
 #define RECOMMEND_CAPS "0.5,1,2,5,10,25,50,100,200"
 #define DEFAULT_CAP_MB 25.0 /* PyTorch's */
@@ -15,15 +21,34 @@ static const char *usage_recommend =
     "usage: ddpsim recommend [--nodes N] [--bucket-cap-mb LIST] [options] [--json]\n"
     "\n"
     "Simulates one configuration at every bucket cap of LIST (default " RECOMMEND_CAPS " MB;\n"
-    "PyTorch's default, bucket_cap_mb not given, is always included as 25) in DDP's steady state\n"
-    "and recommends the fastest: its gain over the\n"
-    "default and the caps within 1% of it.\n"
+    "PyTorch's default, bucket_cap_mb not given, is always included as 25) with the nominal\n"
+    "profile and with --samples profiles drawn from the uncertainty of its numbers (the same draws\n"
+    "for every cap), and recommends the cap of least regret (worst case over the draws, or\n"
+    "--quantile) when its gain over the default is meaningful: the low end of its interval at\n"
+    "least --min-gain; otherwise it says plainly that no cap is meaningfully better. Then tries\n"
+    "the other knobs on the recommended configuration: a first bucket of its own\n"
+    "(bucket_cap_mb_list), gradient_as_bucket_view, the fp16/bf16 compression hooks, no_sync.\n"
     "\n";
+
+/* The profile's JSON (its uncertainty), read as profile_load reads it. */
+static int read_doc(cli_ctx *x, const char *name, char *path, size_t len, cJSON **doc) {
+  err_t e;
+  int rc = data_resolve(DATA_PROFILE, name, path, len, &e);
+  size_t n = 0;
+  char *text = rc ? NULL : txt_read_file(path, &n);
+  if (!rc && !text) return cli_fail(x, ERR_IO, "%s: cannot read", path);
+  if (!rc) rc = profile_json_parse(text, n, path, doc, &e);
+  free(text);
+  return rc ? cli_fail(x, rc, "%s", e.msg) : CLI_OK;
+}
 
 int cmd_recommend(cli_ctx *x, int argc, char **argv) {
   simopts o;
   simopts_init(&o);
-  int nodes = 1, json = 0;
+  long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+  int nodes = 1, json = 0, samples = 32, jobs = ncpu > 0 ? (int)ncpu : 1, no_advice = 0, show = 0;
+  unsigned long sample_seed = 1;
+  double quantile = 1, level = 0.9, min_gain_pct = 1;
   cli_list caps = {.text = RECOMMEND_CAPS};
   cli_opt common[SIMOPTS_COUNT];
   simopts_table(&o, common);
@@ -31,15 +56,27 @@ int cmd_recommend(cli_ctx *x, int argc, char **argv) {
       {"nodes", 0, CLI_INT, &nodes, "N", "number of nodes (default 1)", CLI_MIN, 1},
       {"bucket-cap-mb", 0, CLI_DOUBLE, &caps, "LIST", "the caps to compare, MB (default " RECOMMEND_CAPS ")", CLI_MIN_OPEN | CLI_MAX,
        0, SIM_MAX_BUCKET_MB, .list = CLI_MAX_LIST - 1},
+      {"samples", 0, CLI_INT, &samples, "N", "profiles drawn from the profile's uncertainty (default 32; 0: nominal only)",
+       CLI_MIN | CLI_MAX, 0, 100000},
+      {"sample-seed", 0, CLI_ULONG, &sample_seed, "N", "seed of the draws (default 1)"},
+      {"quantile", 0, CLI_DOUBLE, &quantile, "Q", "the quantile of each cap's regret over the draws to minimise\n(default 1: the worst case)",
+       CLI_MIN_OPEN | CLI_MAX, 0, 1},
+      {"level", 0, CLI_DOUBLE, &level, "L", "the central interval reported for a gain (default 0.9: 5% to 95%)", CLI_MIN_OPEN | CLI_MAX_OPEN,
+       0, 1},
+      {"min-gain", 0, CLI_DOUBLE, &min_gain_pct, "PCT",
+       "a gain counts when its interval starts at or above PCT percent (default 1)", CLI_MIN, 0},
+      {"no-advice", 0, CLI_FLAG, &no_advice, NULL, "only the cap: do not try the other knobs"},
+      {"jobs", 'j', CLI_INT, &jobs, "N", "simulations at once, each in its own process (default: the cores online)", CLI_MIN | CLI_MAX,
+       1, 1024},
+      {"progress", 0, CLI_FLAG, &show, NULL, "a progress line on stderr (default: on a terminal, past 3 s)"},
       {0}};
-  const cli_opt tail[] = {
-      {"json", 0, CLI_FLAG, &json, NULL, "one JSON object: caps, recommended_bucket_cap_mb, gain_over_default"}, {0}};
+  const cli_opt tail[] = {{"json", 0, CLI_FLAG, &json, NULL, "one JSON object (fields: docs/cli.md)"}, {0}};
   const cli_opt *tables[] = {own, common, tail, NULL};
   const cli_cmd c = {.usage = usage_recommend, .tables = tables, .elsewhere = simopts_known};
   int rc = cli_parse(x, &c, argc, argv, NULL, NULL, stdout);
   if (!rc) rc = simopts_check(x, &o);
   if (rc) return rc;
-  double cap[CLI_MAX_LIST], iter_s[CLI_MAX_LIST];
+  double cap[CLI_MAX_LIST];
   int nc = caps.n, have_default = 0;
   for (int i = 0; i < nc; i++) {
     cap[i] = caps.d[i];
@@ -50,22 +87,24 @@ int cmd_recommend(cli_ctx *x, int argc, char **argv) {
   if (!have_default) cap[nc++] = DEFAULT_CAP_MB;
   gsl_sort(cap, 1, (size_t)nc);
   simopts_inputs in;
+  cJSON *doc = NULL;
+  char path[1024];
   if ((rc = simopts_load(x, &o, &in))) return rc;
+  if ((rc = read_doc(x, o.profile, path, sizeof path, &doc))) goto done;
   sim_config cfg;
-  for (int i = 0; i < nc && !rc; i++) {
-    simopts_config(&o, &in, &cfg);
-    cfg.nodes = nodes;
-    /* The default is DDP's with bucket_cap_mb not given (from 2.4 its first bucket stays 1 MiB);
-     * every other cap is one the user passes, which from 2.4 also caps the first bucket. */
-    cfg.bucket_cap_mb = cap[i] == DEFAULT_CAP_MB ? 0 : cap[i];
-    predict_result p;
-    err_t e;
-    if ((rc = predict_run(&cfg, &p, &e))) rc = cli_fail(x, rc, "%s", e.msg);
-    else iter_s[i] = p.sim.iteration_s, predict_result_free(&p);
-  }
-  if (!rc)
-    rc = json ? out_json(x, report_recommend_json(&cfg, cap, iter_s, nc, DEFAULT_CAP_MB))
-              : out_text(x, report_recommend_table(&cfg, cap, iter_s, nc, DEFAULT_CAP_MB));
+  simopts_config(&o, &in, &cfg);
+  cfg.nodes = nodes;
+  out_progress pr = {.x = x, .what = "simulations", .forced = show};
+  recommend_opts ro = {.base = &cfg, .profile_doc = doc, .profile_origin = path, .ncaps = nc, .caps_mb = cap,
+                       .default_mb = DEFAULT_CAP_MB, .samples = samples, .seed = sample_seed, .quantile = quantile,
+                       .level = level, .min_gain = min_gain_pct / 100, .advise = !no_advice,
+                       .run = {.jobs = jobs, .progress = out_progress_line, .progress_arg = &pr}};
+  recommend_result r;
+  err_t e;
+  if ((rc = recommend_run(&ro, &r, &e))) rc = cli_fail(x, rc, "%s", e.msg);
+  else rc = json ? out_json(x, recommend_json(&ro, &r)) : out_text(x, recommend_table(&ro, &r));
+done:
+  cJSON_Delete(doc);
   simopts_inputs_free(&in);
   return rc;
 }

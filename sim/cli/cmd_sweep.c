@@ -1,79 +1,345 @@
-/* cmd_sweep: `ddpsim sweep`, predictions over lists of node counts, bucket caps and topologies. */
+/* cmd_sweep: `ddpsim sweep`, predictions over every combination of any scenario options given
+ * several values.
+ *
+ * Any option of the command's tables (the shared scenario options of simopts.c included, so a new
+ * one is sweepable as soon as it is there) given a comma list or a range is an axis; the others
+ * are fixed. Each combination becomes its own command line, parsed and checked by cli_parse as
+ * predict's would be, so a bad value is reported as predict would report it, naming the option.
+ * Every combination is built and checked before the first simulation runs; the simulations are
+ * the library's (sim/sweep.h), spread over local workers (-j) and MPI ranks (sim/sweep_mpi.h). */
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "cmd.h"
 #include "err.h"
 #include "out.h"
-#include "predict.h"
 #include "report.h"
 #include "simopts.h"
+#include "strbuf.h"
+#include "sweep.h"
+#include "sweep_mpi.h"
 
 static const char *usage_sweep =
-    "usage: ddpsim sweep [--nodes LIST] [--bucket-cap-mb LIST] [--topology LIST] [options] [--csv]\n"
+    "usage: ddpsim sweep [predict options, any of them with several values] [-j N] [--csv|--json]\n"
     "\n"
-    "Predicts every combination of the comma-separated lists (e.g. --nodes 1,2,4,8,16\n"
-    "--bucket-cap-mb 1,25,100 --topology dgx1v-ib,dgx1v-10gbe) and prints a table, or CSV.\n"
+    "Predicts every combination of the options given several values and prints a table, CSV or\n"
+    "JSON (columns: docs/cli.md). An option's values are a comma list (--nodes 1,2,4,8), a range\n"
+    "FROM..TO (step 1), FROM..TO+STEP or FROM..TOxFACTOR (--nodes 1..64x2, --batch 32..256+32),\n"
+    "or for the options whose value is itself a list (--bucket-cap-mb-list, --nccl-algo, ...)\n"
+    "values separated by ';' (--nccl-algo 'ring;tree;ring,tree'). A flag takes =0,1 (or =off,on):\n"
+    "--gradient-as-bucket-view=0,1. The first axis given varies slowest, --bucket-cap-mb always\n"
+    "fastest (the best cap of each group is named). -j runs N configurations at once; under\n"
+    "mpirun the ranks share the configurations and rank 0 prints them all, in the same order.\n"
     "\n";
 
-/* --bucket-cap-mb's default: one cap, DDP's when bucket_cap_mb is not given (recognised by address). */
-static const char default_caps[] = "25";
+#define SWEEP_MAX_AXES 16
+#define SWEEP_MAX_CONFIGS 1000000
+#define SWEEP_MAX_VALUES 10000
 
-/* One topology's rows: every node count at every cap, and the best cap of each node count. */
-static int sweep_topology(cli_ctx *x, const simopts *o, simopts_inputs *in, const cli_list *nodes, const cli_list *caps,
-                          int csv) {
-  int rc = CLI_OK, caps_given = caps->text != default_caps;
-  for (int i = 0; i < nodes->n && !rc; i++) {
-    double iter_s[CLI_MAX_LIST];
-    for (int j = 0; j < caps->n && !rc; j++) {
-      sim_config c;
-      simopts_config(o, in, &c);
-      c.nodes = (int)nodes->i[i];
-      c.bucket_cap_mb = caps_given ? caps->d[j] : 0; /* not given: DDP's default */
-      predict_result p;
-      err_t e;
-      if ((rc = predict_run(&c, &p, &e))) return cli_fail(x, rc, "%s", e.msg);
-      iter_s[j] = p.sim.iteration_s;
-      rc = out_text(x, report_sweep_row(csv, in->topo->name, c.nodes, caps->d[j], &c, &p));
-      fflush(stdout);
-      predict_result_free(&p);
-    }
-    if (!rc && caps->n > 1 && !csv) rc = out_text(x, report_sweep_best(caps->d, iter_s, caps->n));
+typedef struct {
+  const cli_opt *opt;
+  char name[64];
+  int n;
+  char **v; /* its values, as text (a flag's: "0" or "1") */
+} axis_t;
+
+typedef struct {
+  int n; /* argv entries */
+  char **argv;
+} argv_t;
+
+/* Every loaded input, once per name. */
+typedef struct {
+  int n;
+  struct {
+    int kind; /* 0 model, 1 topology, 2 profile */
+    char *name;
+    void *p;
+  } e[3 * 64];
+} inputs_cache;
+
+static int cached(cli_ctx *x, inputs_cache *c, int kind, const char *name, void **out) {
+  for (int i = 0; i < c->n; i++)
+    if (c->e[i].kind == kind && strcmp(c->e[i].name, name) == 0) return *out = c->e[i].p, CLI_OK;
+  if (c->n == (int)(sizeof c->e / sizeof *c->e)) return cli_usage(x, "too many different models, topologies and profiles");
+  int rc = kind == 0 ? simopts_load_model(x, name, (model_t **)out)
+         : kind == 1 ? simopts_load_topo(x, name, (topo_t **)out)
+                     : simopts_load_profile(x, name, (profile_t **)out);
+  char *keep = rc ? NULL : strdup(name);
+  if (!rc && !keep) rc = cli_fail(x, ERR_NOMEM, "out of memory");
+  if (rc) {
+    if (!keep && *out) kind == 0 ? model_destroy(*out) : kind == 1 ? topo_destroy(*out) : profile_destroy(*out);
+    return rc;
   }
-  return rc;
+  c->e[c->n].kind = kind, c->e[c->n].name = keep, c->e[c->n++].p = *out;
+  return CLI_OK;
+}
+
+static void cache_free(inputs_cache *c) {
+  for (int i = 0; i < c->n; i++) {
+    if (c->e[i].kind == 0) model_destroy(c->e[i].p);
+    else if (c->e[i].kind == 1) topo_destroy(c->e[i].p);
+    else profile_destroy(c->e[i].p);
+    free(c->e[i].name);
+  }
+  c->n = 0;
+}
+
+static int push(char ***v, int *n, const char *s) {
+  char **g = realloc(*v, (size_t)(*n + 2) * sizeof **v), *d = strdup(s);
+  if (!g || !d) {
+    free(d);
+    if (g) *v = g;
+    return -1;
+  }
+  *v = g;
+  g[(*n)++] = d;
+  g[*n] = NULL;
+  return 0;
+}
+
+static void strings_free(char **v, int n) {
+  for (int i = 0; i < n; i++) free(v[i]);
+  free(v);
+}
+
+/* FROM..TO, FROM..TO+STEP, FROM..TOxFACTOR into values; 0 when text is no range, -1 when it is a
+ * bad one (the message in x). */
+static int range(cli_ctx *x, const char *opt, const char *text, axis_t *a) {
+  const char *dots = strstr(text, "..");
+  if (!dots) return 0;
+  char head[64], *end;
+  if (dots == text || (size_t)(dots - text) >= sizeof head) return 0;
+  memcpy(head, text, (size_t)(dots - text));
+  head[dots - text] = 0;
+  double from = strtod(head, &end), to, step = 1;
+  if (*end) return 0; /* "1." would take a dot of ".." */
+  to = strtod(dots + 2, &end);
+  if (end == dots + 2) return 0;
+  int geometric = *end == 'x';
+  if (*end == '+' || geometric) {
+    const char *s = end + 1;
+    step = strtod(s, &end);
+    if (end == s || *end) return cli_usage(x, "--%s: bad step in the range '%s'", opt, text), -1;
+  } else if (*end) {
+    return 0;
+  }
+  if (!isfinite(from) || !isfinite(to) || to < from || (geometric ? !(step > 1) || !(from > 0) : !(step > 0)))
+    return cli_usage(x, "--%s: the range '%s' must go up from FROM to TO by a step > 0 (or a factor > 1 from FROM > 0)", opt, text), -1;
+  for (double v = from; v <= to * (1 + 1e-12); v = geometric ? v * step : v + step) {
+    char b[32];
+    snprintf(b, sizeof b, "%.15g", v);
+    if (a->n == SWEEP_MAX_VALUES || push(&a->v, &a->n, b))
+      return cli_usage(x, "--%s: the range '%s' has more than %d values", opt, text, SWEEP_MAX_VALUES), -1;
+  }
+  return 1;
+}
+
+/* The values of one option as given: a range, else items separated by sep; a flag's from 0/1/off/on. */
+static int values(cli_ctx *x, const cli_opt *o, const char *text, axis_t *a) {
+  snprintf(a->name, sizeof a->name, "%s", o->name);
+  a->opt = o;
+  int r = o->kind == CLI_FLAG ? 0 : range(x, o->name, text, a);
+  if (r < 0) return CLI_USAGE;
+  if (r > 0) return CLI_OK;
+  char sep = o->arg && strcmp(o->arg, "LIST") == 0 ? ';' : ',';
+  for (const char *p = text;;) {
+    const char *q = strchr(p, sep);
+    size_t len = q ? (size_t)(q - p) : strlen(p);
+    char item[512];
+    if (len == 0) return cli_usage(x, "--%s has an empty item in '%s'", o->name, text);
+    if (len >= sizeof item) return cli_usage(x, "--%s has an item longer than %zu characters", o->name, sizeof item - 1);
+    memcpy(item, p, len);
+    item[len] = 0;
+    if (o->kind == CLI_FLAG) {
+      int on = !strcmp(item, "1") || !strcmp(item, "on"), off = !strcmp(item, "0") || !strcmp(item, "off");
+      if (!on && !off) return cli_usage(x, "--%s is a flag: as an axis it takes =0,1 (or =off,on), got '%s'", o->name, item);
+      snprintf(item, sizeof item, "%d", on);
+    }
+    if (a->n == SWEEP_MAX_VALUES || push(&a->v, &a->n, item)) return cli_usage(x, "--%s: too many values", o->name);
+    if (!q) break;
+    p = q + 1;
+  }
+  return CLI_OK;
+}
+
+/* Splits argv into the fixed arguments and the axes. Options that are not found are left fixed:
+ * the parse of each combination reports them. */
+static int split(cli_ctx *x, const cli_cmd *c, int argc, char **argv, argv_t *fixed, axis_t *ax, int *nax) {
+  *nax = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *t = argv[i];
+    if (strcmp(t, "--") == 0) {
+      for (; i < argc; i++)
+        if (push(&fixed->argv, &fixed->n, argv[i])) return cli_fail(x, ERR_NOMEM, "out of memory");
+      break;
+    }
+    const cli_opt *o = NULL;
+    const char *eq = NULL, *val = NULL;
+    if (t[0] == '-' && t[1] == '-' && t[2]) {
+      eq = strchr(t + 2, '=');
+      o = cli_lookup(c, t + 2, eq ? (size_t)(eq - t - 2) : strlen(t + 2));
+    }
+    int takes = o && o->kind != CLI_FLAG;
+    if (o && takes) val = eq ? eq + 1 : i + 1 < argc ? argv[i + 1] : NULL;
+    if (o && o->kind == CLI_FLAG && eq) val = eq + 1;
+    int several = val && (strchr(val, o->arg && strcmp(o->arg, "LIST") == 0 ? ';' : ',') || strstr(val, ".."));
+    if (o && o->kind == CLI_FLAG && eq) several = 1; /* --flag=0,1 (or =1 alone) */
+    if (!several || o->list) {
+      /* Fixed: as given (a value in the next argument goes along). Options taking a list
+       * themselves (cli_opt.list) are the command's own and stay as they are. */
+      if (push(&fixed->argv, &fixed->n, t)) return cli_fail(x, ERR_NOMEM, "out of memory");
+      if (takes && !eq && val && push(&fixed->argv, &fixed->n, argv[++i])) return cli_fail(x, ERR_NOMEM, "out of memory");
+      continue;
+    }
+    if (takes && !eq) i++;
+    int k = 0;
+    while (k < *nax && ax[k].opt != o) k++;
+    if (k < *nax) return cli_usage(x, "--%s is given twice", o->name);
+    if (*nax == SWEEP_MAX_AXES) return cli_usage(x, "more than %d options with several values", SWEEP_MAX_AXES);
+    memset(&ax[k], 0, sizeof ax[k]);
+    (*nax)++;
+    int rc = values(x, o, val, &ax[k]);
+    if (rc) return rc;
+  }
+  /* --bucket-cap-mb varies fastest: the best cap of each group is then named. */
+  for (int k = 0; k + 1 < *nax; k++)
+    if (strcmp(ax[k].name, "bucket-cap-mb") == 0) {
+      axis_t a = ax[k];
+      memmove(&ax[k], &ax[k + 1], (size_t)(*nax - k - 1) * sizeof *ax);
+      ax[*nax - 1] = a;
+      break;
+    }
+  return CLI_OK;
+}
+
+/* The aligned table: the axes' values, then the main results; the best cap of each group. */
+static char *table(const sim_config *cfgs, const sweep_row *rows, int n, const axis_t *ax, int nax, char **vals) {
+  strbuf s = {0};
+  strbuf_printf(&s, "#");
+  for (int a = 0; a < nax; a++) strbuf_printf(&s, " %-12s", ax[a].name);
+  strbuf_printf(&s, " %6s %12s %12s %14s %8s %12s\n", "gpus", "iteration_s", "samples/s", "tokens/s", "eff_%", "exposed_s");
+  int capfast = nax > 0 && strcmp(ax[nax - 1].name, "bucket-cap-mb") == 0, group = capfast ? ax[nax - 1].n : 0;
+  for (int i = 0; i < n; i++) {
+    strbuf_printf(&s, " ");
+    for (int a = 0; a < nax; a++) strbuf_printf(&s, " %-12s", vals[i * nax + a]);
+    const sweep_row *r = &rows[i];
+    strbuf_printf(&s, " %6d %12.6f %12.1f %14.0f %8.1f %12.6f\n", r->gpus, r->iteration_s, r->samples_per_s, r->tokens_per_s,
+                  100.0 * r->scaling_efficiency, r->exposed_comm_s);
+    if (group > 1 && (i + 1) % group == 0) {
+      double caps[64], it[64]; /* the first 64 caps of a longer group */
+      int g = group > 64 ? 64 : group;
+      for (int k = 0; k < g; k++) caps[k] = cfgs[i + 1 - group + k].bucket_cap_mb, it[k] = rows[i + 1 - group + k].iteration_s;
+      char *b = report_sweep_best(caps, it, g);
+      strbuf_printf(&s, "%s", b ? b : "");
+      free(b);
+    }
+  }
+  return strbuf_take(&s);
 }
 
 int cmd_sweep(cli_ctx *x, int argc, char **argv) {
   simopts o;
   simopts_init(&o);
-  int csv = 0;
-  cli_list nodes = {.text = "1"}, caps = {.text = default_caps}, topos = {.text = "dgx1v-ib"};
-  cli_opt common[SIMOPTS_COUNT];
+  int csv = 0, json = 0, jobs = 1, show = 0, nodes;
+  double cap;
+  cli_opt common[SIMOPTS_COUNT], job[SIMOPTS_JOB_COUNT];
   simopts_table(&o, common);
-  const cli_opt own[] = {
-      {"nodes", 0, CLI_INT, &nodes, "LIST", "node counts (default 1)", CLI_MIN, 1, .list = CLI_MAX_LIST},
-      {"bucket-cap-mb", 0, CLI_DOUBLE, &caps, "LIST", "DDP's bucket_cap_mb values (default: not given, DDP's 25)", CLI_MIN_OPEN | CLI_MAX, 0, SIM_MAX_BUCKET_MB,
-       .list = CLI_MAX_LIST},
-      {"topology", 0, CLI_STRING, &topos, "LIST", "topology files or bundled names (default dgx1v-ib)", .list = CLI_MAX_LIST},
-      {0}};
-  const cli_opt tail[] = {{"csv", 0, CLI_FLAG, &csv, NULL, "comma-separated output with a header line"}, {0}};
-  const cli_opt *tables[] = {own, common, tail, NULL};
+  simopts_job_table(&nodes, &cap, job);
+  const cli_opt tail[] = {{"jobs", 'j', CLI_INT, &jobs, "N", "configurations simulated at once, each in its own process (default 1)",
+                           CLI_MIN | CLI_MAX, 1, 1024},
+                          {"progress", 0, CLI_FLAG, &show, NULL,
+                           "a progress line with the time left on stderr (default: when stderr is a\nterminal and the sweep takes more than 3 s)"},
+                          {"csv", 0, CLI_FLAG, &csv, NULL, "comma-separated output with a header line (columns: docs/cli.md)"},
+                          {"json", 0, CLI_FLAG, &json, NULL, "one JSON object: axes, columns, rows"},
+                          {0}};
+  const cli_opt *tables[] = {job, common, tail, NULL};
   const cli_cmd c = {.usage = usage_sweep, .tables = tables, .elsewhere = simopts_known};
-  int rc = cli_parse(x, &c, argc, argv, NULL, NULL, stdout);
-  if (!rc) rc = simopts_check(x, &o);
-  if (rc) return rc;
-  simopts_inputs in = {0};
-  topo_t *topo[CLI_MAX_LIST] = {0};
-  if ((rc = simopts_load_model(x, o.model, &in.model)) || (rc = simopts_load_profile(x, o.profile, &in.profile))) goto done;
-  for (int t = 0; t < topos.n; t++)
-    if ((rc = simopts_load_topo(x, topos.s[t], &topo[t]))) goto done;
-  rc = out_text(x, report_sweep_header(csv));
-  for (int t = 0; t < topos.n && !rc; t++) {
-    in.topo = topo[t];
-    rc = sweep_topology(x, &o, &in, &nodes, &caps, csv);
+  argv_t fixed = {0};
+  axis_t ax[SWEEP_MAX_AXES];
+  int nax = 0, rc, n = 1;
+  inputs_cache cache = {0};
+  sim_config *cfgs = NULL;
+  sweep_row *rows = NULL;
+  char **vals = NULL;
+  if (push(&fixed.argv, &fixed.n, argv[0])) return cli_fail(x, ERR_NOMEM, "out of memory");
+  if ((rc = split(x, &c, argc, argv, &fixed, ax, &nax))) goto done;
+  for (int a = 0; a < nax; a++) {
+    if ((double)n * ax[a].n > SWEEP_MAX_CONFIGS) {
+      rc = cli_usage(x, "more than %d combinations", SWEEP_MAX_CONFIGS);
+      goto done;
+    }
+    n *= ax[a].n;
   }
+  cfgs = calloc((size_t)n, sizeof *cfgs);
+  rows = calloc((size_t)n, sizeof *rows);
+  vals = calloc((size_t)n * (size_t)(nax ? nax : 1), sizeof *vals);
+  if (!cfgs || !rows || !vals) {
+    rc = cli_fail(x, ERR_NOMEM, "out of memory");
+    goto done;
+  }
+  /* Every combination's command line, parsed and checked, its inputs loaded, before any runs. */
+  for (int i = 0; i < n; i++) {
+    char *av[fixed.n + SWEEP_MAX_AXES + 1], opt[SWEEP_MAX_AXES][600];
+    int ac = 0;
+    for (int k = 0; k < fixed.n; k++) av[ac++] = fixed.argv[k];
+    for (int a = nax - 1, rest = i; a >= 0; a--) {
+      const char *v = ax[a].v[rest % ax[a].n];
+      vals[i * nax + a] = (char *)v;
+      rest /= ax[a].n;
+      if (ax[a].opt->kind == CLI_FLAG) {
+        if (*v == '1') snprintf(opt[a], sizeof opt[a], "--%s", ax[a].name), av[ac++] = opt[a];
+      } else {
+        snprintf(opt[a], sizeof opt[a], "--%s=%s", ax[a].name, v);
+        av[ac++] = opt[a];
+      }
+    }
+    av[ac] = NULL;
+    simopts_init(&o);
+    nodes = 1, cap = 0;
+    if ((rc = cli_parse(x, &c, ac, av, NULL, NULL, stdout)) || (rc = simopts_check(x, &o))) goto done;
+    if (csv && json) {
+      rc = cli_usage(x, "--csv and --json: choose one");
+      goto done;
+    }
+    simopts_inputs in;
+    if ((rc = cached(x, &cache, 0, o.model, (void **)&in.model)) || (rc = cached(x, &cache, 1, o.topology, (void **)&in.topo)) ||
+        (rc = cached(x, &cache, 2, o.profile, (void **)&in.profile)))
+      goto done;
+    simopts_config(&o, &in, &cfgs[i]);
+    cfgs[i].nodes = nodes;
+    cfgs[i].bucket_cap_mb = cap;
+  }
+  out_progress pr = {.x = x, .what = "configurations", .forced = show};
+  sweep_opts so = {.jobs = jobs, .what = SWEEP_PREDICT, .progress = out_progress_line, .progress_arg = &pr};
+  err_t e;
+  int root = 1;
+  if (sweep_mpi_launched()) rc = sweep_mpi_run(cfgs, n, &so, rows, &root, &e);
+  else rc = sweep_run(cfgs, n, &so, rows, &e);
+  if (rc) {
+    rc = root ? cli_fail(x, rc, "%s", e.msg) : rc;
+    goto done;
+  }
+  if (!root) goto done; /* rank 0 prints */
+  /* Columns are named as the JSON of predict names things: bucket_cap_mb for --bucket-cap-mb. */
+  char name_buf[SWEEP_MAX_AXES][64];
+  const char *names[SWEEP_MAX_AXES];
+  for (int a = 0; a < nax; a++) {
+    snprintf(name_buf[a], sizeof name_buf[a], "%s", ax[a].name);
+    for (char *q = name_buf[a]; *q; q++) *q = *q == '-' ? '_' : *q;
+    names[a] = name_buf[a];
+  }
+  if (json) rc = out_json(x, sweep_json(cfgs, rows, n, names, nax, (const char *const *)vals));
+  else if (csv) rc = out_text(x, sweep_csv(cfgs, rows, n, names, nax, (const char *const *)vals));
+  else rc = out_text(x, table(cfgs, rows, n, ax, nax, vals));
 done:
-  in.topo = NULL;
-  for (int t = 0; t < topos.n; t++) topo_destroy(topo[t]);
-  simopts_inputs_free(&in);
+  for (int a = 0; a < nax; a++) strings_free(ax[a].v, ax[a].n);
+  strings_free(fixed.argv, fixed.n);
+  free(cfgs);
+  free(rows);
+  free(vals);
+  cache_free(&cache);
   return rc;
 }

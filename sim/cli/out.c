@@ -30,3 +30,12 @@ int out_write_atomic(cli_ctx *x, const char *path, const char *text) {
   int rc = afile_write(path, text, strlen(text), &e);
   return rc ? cli_fail(x, rc, "%s", e.msg) : CLI_OK;
 }
+
+void out_progress_line(void *arg, int done, int n, double t) {
+  const out_progress *p = arg;
+  int tty = isatty(2);
+  if (!p->forced && (!tty || t < 3)) return;
+  double left = done > 0 ? t * (n - done) / done : 0;
+  fprintf(stderr, "%s%s %s: %d/%d %s, %.0f s, about %.0f s left%s", tty ? "\r" : "", p->x->prog, p->x->where, done, n, p->what, t,
+          left, tty ? (done == n ? "   \n" : "   ") : "\n");
+}

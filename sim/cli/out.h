@@ -16,4 +16,15 @@ int out_json(cli_ctx *x, cJSON *j);
  * or ERR_IO. */
 int out_write_atomic(cli_ctx *x, const char *path, const char *text);
 
+/* A progress line for a long run (sim/sweep.h's sweep_progress_fn, arg an out_progress):
+ * "PROG WHERE: DONE/N WHAT, T s, about L s left" on stderr, rewritten in place on a terminal (one
+ * line each call elsewhere); shown when `forced`, or on a terminal once the run has taken 3 s, so
+ * tests and pipes stay quiet. */
+typedef struct {
+  const cli_ctx *x;
+  const char *what; /* "configurations", "simulations" */
+  int forced;
+} out_progress;
+void out_progress_line(void *arg, int done, int n, double elapsed_s);
+
 #endif

@@ -168,6 +168,13 @@ expect 0 "compute.jitter from cpu.json, which also gave all the merge's compute"
   "merge: jitter kept when its file gave all the compute" -- "$calib" merge gpu32.json cpu.json -o gc3.json
 expect 0 "left out \(--jitter none\)" "merge --jitter none" -- "$calib" merge gpu32.json cpu.json --jitter none -o gc4.json
 expect 2 "--jitter" "merge --jitter sometimes" -- "$calib" merge gpu32.json cpu.json --jitter sometimes -o gc4.json
+# An uncertainty entry follows its number: cpu.json replaces compute.fp32.gemm, so gpu.json's entry
+# for it goes; the fp16 one stays (docs/calib.md, "merge").
+u='"uncertainty":{"compute.fp32.gemm.efficiency":{"rel_sd":0.1,"origin":"sourced"},"compute.fp16.gemm.efficiency":{"rel_sd":0.2,"origin":"sourced"}}'
+sed 's/}$/,'"$u"'}/' gpu.json >gpu-u.json
+expect 0 "" "merge a profile with uncertainty" -- "$calib" merge gpu-u.json cpu.json -o gcu.json
+grep -q '"compute.fp16.gemm.efficiency"' gcu.json && ! grep -q '"compute.fp32.gemm.efficiency"' gcu.json &&
+  ok "merge: the uncertainty of a replaced number is dropped, the other kept" || bad "merge: uncertainty entries not following their numbers"
 expect 1 "nope.json: cannot read" "merge a missing file" -- "$calib" merge nope.json v2.json -o m.json
 expect 1 "malformed.json:3" "merge a malformed file" -- "$calib" merge malformed.json neg.json -o m.json
 
@@ -210,6 +217,11 @@ for key in lat_s bw_Bps regimes rms_rel_resid times_s command date host librarie
   grep -q "\"$key\":" comm.json && ok "comm: profile has $key" || bad "comm: profile lacks $key"
 done
 ls comm.json.tmp.* >/dev/null 2>&1 && bad "comm: a temporary file was left behind" || ok "comm: no temporary file left"
+# The fit's measured uncertainty (docs/calib.md): bandwidth and latency, each with a rel_sd > 0.
+for f in bw_Bps lat_s; do
+  awk -v k="\"comm.links.shm.$f\":" 'index($0, k) { f = 1 } f && /"rel_sd":/ { gsub(/[^0-9.e+-]/, "", $2); sd = $2 } f && /"origin":[ \t]*"measured"/ { o = 1 } f && /}/ { r = sd > 0 && sd <= 2 && o; f = 0; seen = 1 } END { exit !(seen && r) }' comm.json &&
+    ok "comm: uncertainty of comm.links.shm.$f, measured, rel_sd in (0, 2]" || bad "comm: no measured uncertainty for comm.links.shm.$f"
+done
 
 # --topology: the ring over 2 ranks of a node whose GPUs drive 2 links each spans 2 links, so the
 # profile's bw_Bps (one link's) is the ring's bandwidth / 2, and says so.

@@ -56,7 +56,7 @@ def model_ops(path):
                 continue
             if words[0] in ops and len(words) == 1:
                 section = words[0]
-            elif section and words[0] in ("gemm", "ewise") and len(words) > 1:
+            elif section and words[0] in ("gemm", "conv", "ewise") and len(words) > 1:
                 ops[section].append(words[1])
     return ops
 

@@ -22,6 +22,7 @@
 #include "data.h"
 #include "predict.h"
 #include "report.h"
+#include "sweep.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define DEFAULT_N 150
@@ -112,7 +113,9 @@ static int check_one(const sim_config *c, const predict_result *p, const char *c
   cJSON *j = report_predict_json(c, p);
   char *text = j ? cJSON_PrintUnformatted(j) : NULL;
   cJSON *back = text ? cJSON_Parse(text) : NULL;
-  char *csv = report_sweep_row(1, c->topo->name, c->nodes, c->bucket_cap_mb, c, p);
+  sweep_row row;
+  sweep_row_fill(p, &row);
+  char *csv = sweep_csv(c, &row, 1, NULL, 0, NULL);
   if (!table || !back || !csv) {
     printf("FAIL  out of memory formatting the reports\n");
     exit(1);
@@ -142,16 +145,28 @@ static int check_one(const sim_config *c, const predict_result *p, const char *c
   if (r->jitter_kind != PROFILE_JITTER_NONE)
     n += bad("table", fabs(table_num(table, "  waiting for stragglers") - r->straggler_wait_s) <= 5e-7, cfg,
              "waiting for stragglers", table_num(table, "  waiting for stragglers"), r->straggler_wait_s);
-  /* topology,nodes,gpus,cap,iteration_s,samples_per_s,tokens_per_s,scaling_efficiency,compute_s,exposed_comm_s */
-  double col[10] = {0};
-  int ncol = 1;
-  for (const char *q = strchr(csv, ','); q && ncol < 10; q = strchr(q + 1, ',')) col[ncol++] = strtod(q + 1, NULL);
-  const double want[10] = {0, c->nodes, r->gpus, c->bucket_cap_mb, r->iteration_s, p->samples_per_s, p->tokens_per_s,
-                           p->scaling_efficiency, r->compute_s, r->exposed_comm_s};
-  n += bad("csv", ncol == 10, cfg, "10 CSV columns", ncol, 10);
-  for (int k = 1; k < ncol; k++) /* %.9g, the efficiency %.6f */
-    n += bad("csv", close_rel(col[k], want[k], 1e-8) || fabs(col[k] - want[k]) <= (k == 7 ? 5e-7 : 1e-15), cfg,
-             "a CSV column", col[k], want[k]);
+  /* sweep's CSV (sim/sweep.h): its header names the columns; the numbers are printed with %.10g. */
+  const struct {
+    const char *col;
+    double v;
+  } want[] = {{"nodes", c->nodes}, {"gpus", r->gpus}, {"bucket_cap_mb", c->bucket_cap_mb > 0 ? c->bucket_cap_mb : 25},
+              {"iteration_s", r->iteration_s}, {"samples_per_s", p->samples_per_s}, {"tokens_per_s", p->tokens_per_s},
+              {"scaling_efficiency", p->scaling_efficiency}, {"compute_s", r->compute_s}, {"exposed_comm_s", r->exposed_comm_s},
+              {"transfer_s", r->transfer_s}, {"batch_per_gpu", (double)r->batch}};
+  const char *line2 = strchr(csv, '\n');
+  for (size_t k = 0; k < sizeof want / sizeof *want; k++) {
+    /* The column's index in the header, then that field of the row. */
+    int idx = 0, found = -1;
+    for (const char *q = csv; q < line2 && found < 0; idx++) {
+      size_t len = strcspn(q, ",\n");
+      if (len == strlen(want[k].col) && strncmp(q, want[k].col, len) == 0) found = idx;
+      q += len + 1;
+    }
+    const char *f = line2 + 1;
+    for (int i = 0; found >= 0 && i < found && f; i++) f = strchr(f, ',') ? strchr(f, ',') + 1 : NULL;
+    double got = found >= 0 && f ? strtod(f, NULL) : NAN;
+    n += bad("csv", close_rel(got, want[k].v, 1e-9) || fabs(got - want[k].v) <= 1e-15, cfg, want[k].col, got, want[k].v);
+  }
   free(table), free(text), free(csv);
   cJSON_Delete(j), cJSON_Delete(back);
   return n;

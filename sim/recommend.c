@@ -1,0 +1,386 @@
+/* recommend: a bucket cap robust to the profile's uncertainty, and the knobs that help (recommend.h). */
+#include "recommend.h"
+
+#include <gsl/gsl_rng.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reducer.h"
+#include "strbuf.h"
+#include "uncert.h"
+
+#define TIE 1e-9 /* relative: times this close are the same */
+
+/* The quantile q of v[0..n-1] (sorted in place). */
+static double quantile(double *v, int n, double q) {
+  gsl_sort(v, 1, (size_t)n);
+  return gsl_stats_quantile_from_sorted_data(v, 1, (size_t)n, q);
+}
+
+/* Gains ref[s] / t[s] - 1 over draws s = 1..S (s = 0: nominal); with S == 0 the nominal alone. */
+static void gain_of(const double *ref, const double *t, int S, double level, recommend_gain *g) {
+  g->nominal = ref[0] / t[0] - 1;
+  if (S == 0) {
+    g->mean = g->lo = g->hi = g->nominal;
+    g->wins = g->nominal > TIE;
+    return;
+  }
+  double v[S];
+  int wins = 0;
+  for (int s = 0; s < S; s++) {
+    v[s] = ref[s + 1] / t[s + 1] - 1;
+    wins += v[s] > TIE;
+  }
+  g->mean = gsl_stats_mean(v, 1, (size_t)S);
+  g->wins = (double)wins / S;
+  g->lo = quantile(v, S, (1 - level) / 2);
+  g->hi = quantile(v, S, (1 + level) / 2);
+}
+
+typedef struct {
+  int n;
+  const profile_t **p; /* (n): [0] the nominal (not owned), then the draws (owned) */
+} draws_t;
+
+static void draws_free(draws_t *d) {
+  for (int s = 1; s < d->n; s++) profile_destroy((profile_t *)d->p[s]);
+  free(d->p);
+  d->p = NULL;
+  d->n = 0;
+}
+
+static int draw_profiles(const recommend_opts *o, int S, draws_t *d, err_t *e) {
+  d->n = 0;
+  d->p = calloc((size_t)S + 1, sizeof *d->p);
+  gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+  if (!d->p || !rng) {
+    gsl_rng_free(rng);
+    return err_set(e, ERR_NOMEM, "out of memory");
+  }
+  gsl_rng_set(rng, o->seed);
+  d->p[d->n++] = o->base->profile;
+  int rc = ERR_OK;
+  for (int s = 1; s <= S && !rc; s++) {
+    cJSON *doc;
+    char origin[600];
+    snprintf(origin, sizeof origin, "%s (draw %d of seed %lu)", o->profile_origin, s, o->seed);
+    profile_t *p = NULL;
+    if (!(rc = uncert_perturb(o->profile_doc, rng, &doc, e))) {
+      rc = profile_from_json(doc, origin, PROFILE_WHOLE, &p, e);
+      cJSON_Delete(doc);
+    }
+    if (!rc) d->p[d->n++] = p;
+  }
+  gsl_rng_free(rng);
+  if (rc) draws_free(d);
+  return rc;
+}
+
+/* Simulates every variant cfg[v] (v < nv) with every profile of d: t[s * nv + v]. */
+static int simulate(const recommend_opts *o, const draws_t *d, const sim_config *cfg, int nv, double *t, int *runs,
+                    err_t *e) {
+  int n = d->n * nv;
+  sim_config *c = malloc((size_t)n * sizeof *c);
+  sweep_row *rows = malloc((size_t)n * sizeof *rows);
+  int rc = ERR_OK;
+  if (!c || !rows) rc = err_set(e, ERR_NOMEM, "out of memory");
+  for (int s = 0; s < d->n && !rc; s++)
+    for (int v = 0; v < nv; v++) {
+      c[s * nv + v] = cfg[v];
+      c[s * nv + v].profile = d->p[s];
+    }
+  sweep_opts so = o->run;
+  so.what = SWEEP_ITERATION;
+  if (!rc) rc = sweep_run(c, n, &so, rows, e);
+  for (int i = 0; i < n && !rc; i++) t[i] = rows[i].iteration_s;
+  *runs += rc ? 0 : n;
+  free(c);
+  free(rows);
+  return rc;
+}
+
+/* The other knobs, as variants of the recommended configuration. */
+typedef struct {
+  const char *knob;
+  char setting[96], note[256];
+  int applies;
+  sim_config c;
+} variant_t;
+
+static int variants(const sim_config *rec, double cap_mb, variant_t *v) {
+  int n = 0;
+  reducer_knobs k;
+  err_t e;
+  /* First bucket: a small one of its own lets the last layers' gradients go out early. */
+  for (int i = 0; i < 2; i++) {
+    double first = i == 0 ? 1 : 5;
+    if (first >= cap_mb) continue;
+    variant_t *x = &v[n++];
+    memset(x, 0, sizeof *x);
+    x->knob = "first_bucket_cap";
+    x->c = *rec;
+    x->c.ncap_list = 2;
+    x->c.cap_list_mb[0] = first;
+    x->c.cap_list_mb[1] = cap_mb;
+    snprintf(x->setting, sizeof x->setting, "bucket_cap_mb_list=[%g, %g]", first, cap_mb);
+    sim_reducer_knobs(&x->c, &k);
+    x->applies = reducer_check(&k, x->c.bucket_view, x->c.comm_hook, &e) == ERR_OK;
+    if (!x->applies) snprintf(x->note, sizeof x->note, "%.250s", e.msg);
+  }
+  if (!rec->bucket_view) {
+    variant_t *x = &v[n++];
+    memset(x, 0, sizeof *x);
+    x->knob = "gradient_as_bucket_view";
+    x->c = *rec;
+    x->c.bucket_view = 1;
+    snprintf(x->setting, sizeof x->setting, "gradient_as_bucket_view=True");
+    sim_reducer_knobs(&x->c, &k);
+    x->applies = reducer_check(&k, 1, x->c.comm_hook, &e) == ERR_OK;
+    if (!x->applies) snprintf(x->note, sizeof x->note, "%.250s", e.msg);
+  }
+  int prec = rec->precision >= 0 ? rec->precision : (int)rec->model->precision;
+  for (int h = SIM_HOOK_FP16; h <= SIM_HOOK_BF16 && rec->comm_hook == SIM_HOOK_NONE; h++) {
+    variant_t *x = &v[n++];
+    memset(x, 0, sizeof *x);
+    x->knob = "comm_hook";
+    x->c = *rec;
+    x->c.comm_hook = (sim_comm_hook)h;
+    snprintf(x->setting, sizeof x->setting, "register_comm_hook(None, %s_compress_hook)", h == SIM_HOOK_FP16 ? "fp16" : "bf16");
+    sim_reducer_knobs(&x->c, &k);
+    if (prec != MODEL_FP32) snprintf(x->note, sizeof x->note, "the gradients are already 16-bit (%s): nothing to compress",
+                                     model_dtype_name((model_dtype)prec));
+    else if (reducer_check(&k, x->c.bucket_view, h, &e)) snprintf(x->note, sizeof x->note, "%.250s", e.msg);
+    else {
+      x->applies = 1;
+      snprintf(x->note, sizeof x->note, "gradients travel in %s: check the model still converges", h == SIM_HOOK_FP16 ? "fp16" : "bf16");
+    }
+  }
+  for (int kk = 2; kk <= 4; kk *= 2) {
+    variant_t *x = &v[n++];
+    memset(x, 0, sizeof *x);
+    x->knob = "no_sync";
+    x->c = *rec;
+    x->c.no_sync = rec->no_sync * kk;
+    x->applies = 1;
+    snprintf(x->setting, sizeof x->setting, "no_sync() for %d of every %d iterations", x->c.no_sync - 1, x->c.no_sync);
+    snprintf(x->note, sizeof x->note, "gradient accumulation: %dx the samples per optimizer step, which changes training, "
+             "not only its speed", kk);
+  }
+  return n;
+}
+
+/* What the caps' times t[s * nc + c] say, and the knobs tried on the recommendation (times in tv). */
+static int analyse(const recommend_opts *o, recommend_result *r, const draws_t *dd, const sim_config *cfg, const double *t,
+                   double *tv, err_t *e) {
+  int nc = r->ncaps, S = r->samples, rc = ERR_OK;
+  const draws_t d = *dd;
+  variant_t var[RECOMMEND_MAX_ADVICE];
+
+  /* Regret per draw (the nominal profile's when there are none), its quantile per cap. */
+  int s0 = S ? 1 : 0, ns = S ? S : 1;
+  double reg[ns], col[d.n];
+  for (int c = 0; c < nc; c++) {
+    int fast = 0;
+    r->nominal_s[c] = t[c];
+    r->mean_s[c] = 0;
+    r->regret_max[c] = 0;
+    for (int s = s0; s < s0 + ns; s++) {
+      double m = t[s * nc];
+      for (int k = 1; k < nc; k++) m = fmin(m, t[s * nc + k]);
+      reg[s - s0] = t[s * nc + c] / m - 1;
+      fast += reg[s - s0] <= TIE;
+      r->mean_s[c] += t[s * nc + c] / ns;
+      r->regret_max[c] = fmax(r->regret_max[c], reg[s - s0]);
+    }
+    r->fastest[c] = (double)fast / ns;
+    r->regret_q[c] = quantile(reg, ns, o->quantile);
+    for (int s = s0; s < s0 + ns; s++) reg[s - s0] = t[s * nc + c];
+    r->lo_s[c] = quantile(reg, ns, (1 - o->level) / 2);
+    r->hi_s[c] = quantile(reg, ns, (1 + o->level) / 2);
+  }
+  /* The best: the least regret; among ties the default, then the fastest nominally. */
+  r->best = r->def;
+  for (int c = 0; c < nc; c++) {
+    double a = r->regret_q[c], b = r->regret_q[r->best];
+    if (a < b - TIE || (fabs(a - b) <= TIE && r->best != r->def && r->nominal_s[c] < r->nominal_s[r->best] * (1 - TIE))) r->best = c;
+  }
+  double ref[d.n];
+  for (int s = 0; s < d.n; s++) ref[s] = t[s * nc + r->def], col[s] = t[s * nc + r->best];
+  gain_of(ref, col, S, o->level, &r->gain);
+  r->meaningful = r->best != r->def && r->gain.lo >= o->min_gain;
+  r->recommended = r->meaningful ? r->best : r->def;
+
+  if (o->advise) {
+    int nv = variants(&cfg[r->recommended], r->caps_mb[r->recommended], var), run = 0;
+    sim_config vc[RECOMMEND_MAX_ADVICE];
+    int map[RECOMMEND_MAX_ADVICE];
+    for (int v = 0; v < nv; v++)
+      if (var[v].applies) map[v] = run, vc[run++] = var[v].c;
+    if (run && (rc = simulate(o, &d, vc, run, tv, &r->simulations, e))) return rc;
+    for (int s = 0; s < d.n; s++) ref[s] = t[s * nc + r->recommended];
+    for (int v = 0; v < nv; v++) {
+      recommend_advice a = {.knob = var[v].knob, .applies = var[v].applies};
+      snprintf(a.setting, sizeof a.setting, "%s", var[v].setting);
+      snprintf(a.note, sizeof a.note, "%s", var[v].note);
+      if (a.applies) {
+        for (int s = 0; s < d.n; s++) col[s] = tv[s * run + map[v]];
+        gain_of(ref, col, S, o->level, &a.gain);
+        a.helps = a.gain.lo >= o->min_gain;
+      }
+      /* Of the first-bucket variants, the better one only. */
+      if (r->nadvice > 0 && strcmp(r->advice[r->nadvice - 1].knob, a.knob) == 0 && !strcmp(a.knob, "first_bucket_cap")) {
+        if (a.applies && a.gain.mean > r->advice[r->nadvice - 1].gain.mean) r->advice[r->nadvice - 1] = a;
+        continue;
+      }
+      r->advice[r->nadvice++] = a;
+    }
+  }
+  return rc;
+}
+
+int recommend_run(const recommend_opts *o, recommend_result *r, err_t *e) {
+  memset(r, 0, sizeof *r);
+  int nc = o->ncaps;
+  if (nc < 1 || nc > RECOMMEND_MAX_CAPS) return err_set(e, ERR_USAGE, "1 to %d caps, not %d", RECOMMEND_MAX_CAPS, nc);
+  if (!(o->quantile > 0 && o->quantile <= 1)) return err_set(e, ERR_USAGE, "the regret's quantile must be in (0, 1]");
+  if (!(o->level > 0 && o->level < 1)) return err_set(e, ERR_USAGE, "the interval's level must be in (0, 1)");
+  if (o->samples < 0) return err_set(e, ERR_USAGE, "samples must be >= 0");
+  r->ncaps = nc;
+  r->def = -1;
+  for (int c = 0; c < nc; c++) {
+    r->caps_mb[c] = o->caps_mb[c];
+    if (c > 0 && !(o->caps_mb[c] > o->caps_mb[c - 1])) return err_set(e, ERR_USAGE, "caps must ascend");
+    if (o->caps_mb[c] == o->default_mb) r->def = c;
+  }
+  if (r->def < 0) return err_set(e, ERR_USAGE, "the default cap (%g MB) is not among the caps", o->default_mb);
+  r->uncertain = uncert_count(o->profile_doc);
+  int S = r->uncertain ? o->samples : 0;
+  r->samples = S;
+  draws_t d;
+  int rc = draw_profiles(o, S, &d, e);
+  if (rc) return rc;
+  sim_config cfg[RECOMMEND_MAX_CAPS];
+  double *t = malloc((size_t)d.n * (RECOMMEND_MAX_CAPS + RECOMMEND_MAX_ADVICE) * sizeof *t), *tv = t ? t + (size_t)d.n * nc : NULL;
+  if (!t) {
+    rc = err_set(e, ERR_NOMEM, "out of memory");
+    goto done;
+  }
+  for (int c = 0; c < nc; c++) {
+    cfg[c] = *o->base;
+    /* The default is DDP's with bucket_cap_mb not given (from 2.4 its first bucket stays 1 MiB);
+     * every other cap is one the user passes, which from 2.4 also caps the first bucket. */
+    cfg[c].bucket_cap_mb = c == r->def ? 0 : o->caps_mb[c];
+  }
+  if (!(rc = simulate(o, &d, cfg, nc, t, &r->simulations, e))) rc = analyse(o, r, &d, cfg, t, tv, e);
+done:
+  free(t);
+  draws_free(&d);
+  return rc;
+}
+
+/* ---- reports ---- */
+
+static void gain_text(strbuf *s, const recommend_gain *g, const recommend_opts *o, int draws) {
+  if (draws)
+    strbuf_printf(s, "%+.2f%% (%.0f%% interval %+.2f%% .. %+.2f%%; faster in %.0f%% of %d draws)", 100 * g->mean, 100 * o->level,
+                  100 * g->lo, 100 * g->hi, 100 * g->wins, draws);
+  else
+    strbuf_printf(s, "%+.2f%% (nominal profile only)", 100 * g->nominal);
+}
+
+char *recommend_table(const recommend_opts *o, const recommend_result *r) {
+  const sim_config *c = o->base;
+  strbuf s = {0};
+  strbuf_printf(&s, "# %s on %d node(s) (%s, profile %s), mode %s\n", c->model->name, c->nodes, c->topo->name,
+                profile_name(c->profile), c->mode == SIM_MODE_FLAT ? "flat" : "ddp");
+  if (r->samples)
+    strbuf_printf(&s, "# %d draws of the profile's %d uncertain numbers (seed %lu); regret: %s over the draws\n", r->samples,
+                  r->uncertain, o->seed, o->quantile >= 1 ? "worst case" : "quantile");
+  else
+    strbuf_printf(&s, "# the profile states no uncertainty (docs/profile.md, \"Uncertainty\"): nominal numbers only\n");
+  strbuf_printf(&s, "# %-10s %14s %14s %10s %10s %9s\n", "cap_MB", "iteration_s", "mean_s", "regret", "worst", "fastest");
+  for (int i = 0; i < r->ncaps; i++)
+    strbuf_printf(&s, "  %-10g %14.6f %14.6f %+9.2f%% %+9.2f%% %8.0f%%%s%s\n", r->caps_mb[i], r->nominal_s[i], r->mean_s[i],
+                  100 * r->regret_q[i], 100 * r->regret_max[i], 100 * r->fastest[i], i == r->best ? "  <- least regret" : "",
+                  i == r->def ? "  (PyTorch's default)" : "");
+  strbuf_printf(&s, "\n");
+  if (r->meaningful) {
+    strbuf_printf(&s, "recommended bucket_cap_mb %g: faster than the default %g MB by ", r->caps_mb[r->best], o->default_mb);
+    gain_text(&s, &r->gain, o, r->samples);
+    strbuf_printf(&s, "\n");
+  } else if (r->best == r->def) {
+    strbuf_printf(&s, "recommended bucket_cap_mb %g (the default): no cap is better than the default\n", o->default_mb);
+  } else {
+    strbuf_printf(&s, "recommended bucket_cap_mb %g (the default): no cap is meaningfully better than the default; the best, %g MB, gains ",
+                  o->default_mb, r->caps_mb[r->best]);
+    gain_text(&s, &r->gain, o, r->samples);
+    strbuf_printf(&s, "; its interval starts below the %.2f%% a meaningful gain needs (--min-gain)\n", 100 * o->min_gain);
+  }
+  if (r->nadvice) strbuf_printf(&s, "\n# other knobs, each on the recommended configuration:\n");
+  for (int i = 0; i < r->nadvice; i++) {
+    const recommend_advice *a = &r->advice[i];
+    strbuf_printf(&s, "  %-24s %s: ", a->knob, a->setting);
+    if (!a->applies) {
+      strbuf_printf(&s, "does not apply: %s\n", a->note);
+      continue;
+    }
+    gain_text(&s, &a->gain, o, r->samples);
+    strbuf_printf(&s, " -> %s", a->helps ? "helps" : "no meaningful gain");
+    strbuf_printf(&s, "%s%s\n", *a->note ? "; " : "", a->note);
+  }
+  return strbuf_take(&s);
+}
+
+static cJSON *gain_json(const recommend_gain *g) {
+  cJSON *o = cJSON_CreateObject();
+  if (o && (!cJSON_AddNumberToObject(o, "nominal", g->nominal) || !cJSON_AddNumberToObject(o, "mean", g->mean) ||
+            !cJSON_AddNumberToObject(o, "lo", g->lo) || !cJSON_AddNumberToObject(o, "hi", g->hi) ||
+            !cJSON_AddNumberToObject(o, "wins", g->wins))) {
+    cJSON_Delete(o);
+    return NULL;
+  }
+  return o;
+}
+
+cJSON *recommend_json(const recommend_opts *o, const recommend_result *r) {
+  const sim_config *c = o->base;
+  cJSON *j = cJSON_CreateObject(), *caps = cJSON_AddArrayToObject(j, "caps"), *adv = cJSON_AddArrayToObject(j, "advice"), *g;
+  if (!j || !caps || !adv) goto fail;
+  int ok = cJSON_AddStringToObject(j, "model", c->model->name) && cJSON_AddStringToObject(j, "topology", c->topo->name) &&
+           cJSON_AddStringToObject(j, "profile", profile_name(c->profile)) && cJSON_AddNumberToObject(j, "nodes", c->nodes) &&
+           cJSON_AddNumberToObject(j, "samples", r->samples) && cJSON_AddNumberToObject(j, "seed", (double)o->seed) &&
+           cJSON_AddNumberToObject(j, "uncertain_numbers", r->uncertain) &&
+           cJSON_AddNumberToObject(j, "regret_quantile", o->quantile) && cJSON_AddNumberToObject(j, "interval_level", o->level) &&
+           cJSON_AddNumberToObject(j, "min_gain", o->min_gain) &&
+           cJSON_AddNumberToObject(j, "default_bucket_cap_mb", o->default_mb) &&
+           cJSON_AddNumberToObject(j, "best_bucket_cap_mb", r->caps_mb[r->best]) &&
+           cJSON_AddNumberToObject(j, "recommended_bucket_cap_mb", r->caps_mb[r->recommended]) &&
+           cJSON_AddNumberToObject(j, "recommended_iteration_s", r->nominal_s[r->recommended]) &&
+           cJSON_AddBoolToObject(j, "meaningful", r->meaningful) && (g = gain_json(&r->gain)) &&
+           cJSON_AddItemToObject(j, "gain_over_default", g) && cJSON_AddNumberToObject(j, "simulations", r->simulations);
+  for (int i = 0; ok && i < r->ncaps; i++) {
+    cJSON *x = cJSON_CreateObject();
+    ok = x && cJSON_AddItemToArray(caps, x) && cJSON_AddNumberToObject(x, "bucket_cap_mb", r->caps_mb[i]) &&
+         cJSON_AddNumberToObject(x, "iteration_s", r->nominal_s[i]) && cJSON_AddNumberToObject(x, "mean_iteration_s", r->mean_s[i]) &&
+         cJSON_AddNumberToObject(x, "iteration_s_lo", r->lo_s[i]) && cJSON_AddNumberToObject(x, "iteration_s_hi", r->hi_s[i]) &&
+         cJSON_AddNumberToObject(x, "regret", r->regret_q[i]) && cJSON_AddNumberToObject(x, "worst_regret", r->regret_max[i]) &&
+         cJSON_AddNumberToObject(x, "fastest", r->fastest[i]);
+  }
+  for (int i = 0; ok && i < r->nadvice; i++) {
+    const recommend_advice *a = &r->advice[i];
+    cJSON *x = cJSON_CreateObject();
+    ok = x && cJSON_AddItemToArray(adv, x) && cJSON_AddStringToObject(x, "knob", a->knob) &&
+         cJSON_AddStringToObject(x, "setting", a->setting) && cJSON_AddBoolToObject(x, "applies", a->applies) &&
+         cJSON_AddStringToObject(x, "note", a->note);
+    if (ok && a->applies)
+      ok = cJSON_AddBoolToObject(x, "helps", a->helps) && (g = gain_json(&a->gain)) && cJSON_AddItemToObject(x, "gain", g);
+  }
+  if (ok) return j;
+fail:
+  cJSON_Delete(j);
+  return NULL;
+}

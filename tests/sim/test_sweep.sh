@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# ddpsim sweep and recommend from the command line: any option as an axis, the CSV's and JSON's
+# columns, the same rows with -j 1, -j 2 and under mpirun -np 2, recommend's JSON, its "no
+# meaningful difference" answers, draws reproducible from a seed, and bad input (a malformed
+# uncertainty: file and field; a bad axis: exit 2).
+set -u
+ddpsim=$1
+src=$2
+pass=0 fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+check() { # check DESCRIPTION CONDITION...
+  local what=$1
+  shift
+  if "$@"; then echo "ok    $what"; pass=$((pass + 1)); else echo "FAIL  $what"; fail=$((fail + 1)); fi
+}
+expect() { # expect CODE PATTERN -- ddpsim args...
+  local code=$1 pattern=$2
+  shift 3
+  "$ddpsim" "$@" >"$tmp/out" 2>"$tmp/err"
+  local got=$?
+  check "ddpsim $* -> exit $got ($(head -c 300 "$tmp/err" | tr '\n' ' '))" test "$got" -eq "$code" -a -n "$(grep -E -- "$pattern" "$tmp/err")"
+}
+# field FILE COLUMN: that column of a CSV, one value per row
+col() { awk -F, -v c="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == c) k = i; next } { print $k }' "$1"; }
+# jnum FILE KEY: the first number after "KEY": in cJSON's output
+jnum() { awk -F'[:,]' -v k="\"$2\"" '$1 ~ k { gsub(/[ \t]/, "", $2); print $2; exit }' "$1"; }
+
+# --- sweep: axes ---
+r50=(--model resnet50 --topology dgx1v-10gbe)
+"$ddpsim" sweep "${r50[@]}" --nodes 1..8x2 --precision fp32,fp16 --comm-hook none,fp16 --gradient-as-bucket-view=0,1 \
+  --bucket-cap-mb 5,25 --csv >"$tmp/a.csv"
+check "sweep: 4 node counts x 2 precisions x 2 hooks x 2 views x 2 caps = 64 rows and a header" test "$(wc -l <"$tmp/a.csv")" -eq 65
+check "sweep: nodes from the range 1..8x2 vary slowest" test "$(col "$tmp/a.csv" nodes | uniq | tr '\n' ' ')" = "1 2 4 8 "
+check "sweep: bucket_cap_mb varies fastest" test "$(col "$tmp/a.csv" bucket_cap_mb | head -4 | tr '\n' ' ')" = "5 25 5 25 "
+check "sweep: precision, comm_hook, gradient_as_bucket_view are columns with the values swept" \
+  test "$(col "$tmp/a.csv" precision | sort -u | tr '\n' ' ')$(col "$tmp/a.csv" comm_hook | sort -u | tr '\n' ' ')$(col "$tmp/a.csv" gradient_as_bucket_view | sort -u | tr '\n' ' ')" = "fp16 fp32 fp16 none 0 1 "
+check "sweep: bucket_cap_mb_given is 1 for a cap given on the command line" test "$(col "$tmp/a.csv" bucket_cap_mb_given | sort -u)" = 1
+# Every column the docs list, in order (docs/cli.md, "sweep").
+cols="model,topology,profile,nodes,gpus_per_node,gpus,batch_per_gpu,precision,framework,mode,fidelity,pytorch,bucket_cap_mb,bucket_cap_mb_given,comm_hook,gradient_as_bucket_view,no_sync,iteration_s,samples_per_s,tokens_per_s,token_unit,scaling_efficiency,single_gpu_iteration_s,compute_s,forward_s,backward_s,optimizer_s,bucket_copy_s,exposed_comm_s,straggler_wait_s,loading_s,transfer_s,buffer_broadcast_s,comm_busy_s,dp_scatter_s,dp_replicate_s,dp_gather_s,dp_reduce_s,buckets"
+check "sweep --csv: the documented columns" test "$(head -1 "$tmp/a.csv")" = "$cols"
+check "docs/cli.md lists every column" awk -v c="$cols" 'BEGIN { n = split(c, w, ",") } { t = t $0 } END { for (i = 1; i <= n; i++) if (index(t, "`" w[i] "`") == 0) { print "missing " w[i]; exit 1 } }' "$src/docs/cli.md"
+check "sweep: the fp16 hook halves nothing under fp16 (same time), and a view saves the copies" awk -F, '
+  NR == 1 { for (i = 1; i <= NF; i++) k[$i] = i; next }
+  { key = $k["nodes"] "," $k["precision"] "," $k["gradient_as_bucket_view"] "," $k["bucket_cap_mb"]
+    if ($k["precision"] == "fp16") { if (key in t && t[key] != $k["iteration_s"]) bad = 1; t[key] = $k["iteration_s"] }
+    if ($k["gradient_as_bucket_view"] == 1 && $k["bucket_copy_s"] != 0) bad = 1 }
+  END { exit bad }' "$tmp/a.csv"
+"$ddpsim" sweep --nodes 2 --batch 32..96+32 --pytorch 1.1,2.15 --mode ddp,flat --fidelity flow,step --json >"$tmp/b.json"
+check "sweep --json: 3 batches x 2 releases x 2 modes x 2 fidelities = 24 rows" \
+  test "$(grep -c '"iteration_s":' "$tmp/b.json")" -eq 24 -a "$(grep -c '"pytorch":	"1.1"' "$tmp/b.json")" -eq 12
+check "sweep --json: axes named as the JSON names them" grep -q '"axes":	\["batch", "pytorch", "mode", "fidelity"\]' "$tmp/b.json"
+"$ddpsim" sweep --nodes 2 --nccl-algo 'ring;tree;ring,tree' --bucket-cap-mb-list '1,25;5,50' --csv >"$tmp/c.csv"
+check "sweep: options whose value is a list take ';' between values: 3 x 2 rows" test "$(wc -l <"$tmp/c.csv")" -eq 7
+check "sweep: such an axis keeps its own commas in its (quoted) column" test "$(sed -n 2p "$tmp/c.csv" | cut -c1-12)" = 'ring,"1,25",'
+"$ddpsim" sweep --model resnet50,resnet18 --profile v100-dgx1v --topology dgx1v-ib,dgx1v-10gbe --csv >"$tmp/d.csv"
+check "sweep: models and topologies as axes" test "$(col "$tmp/d.csv" model | tr '\n' ' ')$(col "$tmp/d.csv" topology | tr '\n' ' ')" = "resnet50 resnet50 resnet18 resnet18 dgx1v-ib dgx1v-10gbe dgx1v-ib dgx1v-10gbe "
+
+# --- the same rows with -j 1, -j 2 and under mpirun ---
+grid=("${r50[@]}" --nodes 1,2,4,16 --bucket-cap-mb 1,10,25 --batch 32,64 --csv)
+"$ddpsim" sweep "${grid[@]}" -j 1 >"$tmp/j1.csv"
+"$ddpsim" sweep "${grid[@]}" -j 2 >"$tmp/j2.csv"
+check "sweep -j 2: the same rows, in the same order, as -j 1 ($(($(wc -l <"$tmp/j1.csv") - 1)) rows)" cmp -s "$tmp/j1.csv" "$tmp/j2.csv"
+"$ddpsim" sweep "${grid[@]}" -j 2 --progress >/dev/null 2>"$tmp/prog"
+check "sweep --progress: a line with the time left on stderr" grep -q "ddpsim sweep: 24/24 configurations, .* s, about 0 s left" "$tmp/prog"
+"$ddpsim" sweep "${grid[@]}" -j 2 >/dev/null 2>"$tmp/quiet"
+check "sweep without --progress, stderr not a terminal: no progress line" test -z "$(grep 'configurations, ' "$tmp/quiet")"
+if command -v mpirun >/dev/null; then
+  mpirun -np 2 --oversubscribe "$ddpsim" sweep "${grid[@]}" >"$tmp/mpi.csv" 2>"$tmp/mpi.err"
+  check "mpirun -np 2 ddpsim sweep: exit 0 and the same rows as a local run ($(head -c 200 "$tmp/mpi.err"))" cmp -s "$tmp/j1.csv" "$tmp/mpi.csv"
+  mpirun -np 2 --oversubscribe "$ddpsim" sweep "${grid[@]}" -j 2 >"$tmp/mpi2.csv" 2>/dev/null
+  check "mpirun -np 2 ddpsim sweep -j 2: the same rows again" cmp -s "$tmp/j1.csv" "$tmp/mpi2.csv"
+  mpirun -np 2 --oversubscribe "$ddpsim" sweep --nodes 1,x >/dev/null 2>"$tmp/mpi.err"
+  check "mpirun: a bad axis is told once, by rank 0" test "$(grep -c "must be a positive integer, got 'x'" "$tmp/mpi.err")" -eq 1
+else
+  echo "skip  mpirun not found: the MPI sweep is not checked"
+fi
+
+# --- sweep: misuse (exit 2, naming the option) ---
+expect 2 "--nodes must be a positive integer, got 'x'" -- sweep --nodes 1,x
+expect 2 "--precision must be fp32, fp16 or bf16, got 'fp8'" -- sweep --precision fp32,fp8
+expect 2 "--batch: the range '64..32' must go up" -- sweep --batch 64..32
+expect 2 "--nodes: bad step in the range '1..8xa'" -- sweep --nodes 1..8xa
+expect 2 "--gradient-as-bucket-view is a flag: as an axis it takes =0,1" -- sweep --gradient-as-bucket-view=0,maybe
+expect 2 "--nodes is given twice" -- sweep --nodes 1,2 --nodes 4,8
+expect 2 "--csv and --json: choose one" -- sweep --csv --json
+expect 2 "unknown option '--nodez'" -- sweep --nodez 1,2
+expect 2 "--jobs must be an integer from 1 to 1024" -- sweep -j 0
+
+# --- recommend ---
+"$ddpsim" recommend --model resnet18 --nodes 8 --topology dgx1v-10gbe --precision fp32 --samples 16 --json >"$tmp/r1.json"
+check "recommend --json: the fields (docs/cli.md)" awk '
+  BEGIN { n = split("samples seed uncertain_numbers regret_quantile interval_level min_gain default_bucket_cap_mb best_bucket_cap_mb recommended_bucket_cap_mb recommended_iteration_s meaningful gain_over_default caps advice mean_iteration_s iteration_s_lo iteration_s_hi worst_regret fastest knob setting applies helps wins", w, " ") }
+  { t = t $0 } END { for (i = 1; i <= n; i++) if (index(t, "\"" w[i] "\"") == 0) { print "missing " w[i]; exit 1 } }' "$tmp/r1.json"
+"$ddpsim" recommend --model resnet18 --nodes 8 --topology dgx1v-10gbe --precision fp16 --samples 16 --no-advice --json >"$tmp/r0.json"
+rec=$(jnum "$tmp/r0.json" recommended_bucket_cap_mb)
+lo=$(awk '/"gain_over_default"/ { f = 1 } f && /"lo"/ { gsub(/[^0-9.e+-]/, "", $2); print $2; exit }' "$tmp/r0.json")
+check "recommend: resnet18 fp16 on 8 nodes over 10 GbE: a cap below 25 MB ($rec) whose gain's interval starts above 1% ($lo)" \
+  awk -v r="$rec" -v l="$lo" 'BEGIN { exit !(r < 25 && l >= 0.01 && l < 1) }'
+check "recommend: meaningful is true there" grep -q '"meaningful":	true' "$tmp/r0.json"
+check "recommend: every cap's band holds its mean (lo <= mean <= hi)" awk -F'[:,]' '
+  /"mean_iteration_s"/ { m = $2 } /"iteration_s_lo"/ { l = $2 } /"iteration_s_hi"/ { h = $2; n++; if (!(l <= m && m <= h && l < h)) bad = 1 }
+  END { exit !(n == 9 && !bad) }' "$tmp/r1.json"
+check "recommend: the compression hook is tried for fp32 gradients" grep -q '"setting":	"register_comm_hook(None, fp16_compress_hook)"' "$tmp/r1.json"
+"$ddpsim" recommend --model resnet18 --nodes 8 --topology dgx1v-10gbe --precision fp32 --samples 16 --json -j 1 >"$tmp/r2.json"
+check "recommend: the same seed gives the same answer (and -j 1 the same as -j 2)" cmp -s "$tmp/r1.json" "$tmp/r2.json"
+"$ddpsim" recommend --model resnet18 --nodes 8 --topology dgx1v-10gbe --precision fp32 --samples 16 --sample-seed 2 --json >"$tmp/r3.json"
+check "recommend: another seed draws other profiles" test "$(grep -m1 '"mean"' "$tmp/r1.json")" != "$(grep -m1 '"mean"' "$tmp/r3.json")"
+"$ddpsim" recommend --model mlstm-4k --nodes 8 --topology dgx1v-10gbe --samples 8 >"$tmp/r4.txt"
+check "recommend: mlstm-4k: no cap is meaningfully better than the default, said plainly" \
+  grep -q "^recommended bucket_cap_mb 25 (the default): no cap is meaningfully better than the default" "$tmp/r4.txt"
+"$ddpsim" recommend --model mlstm-4k --nodes 8 --topology dgx1v-10gbe --samples 8 --json --no-advice >"$tmp/r4.json"
+check "recommend --json: meaningful false, recommended 25, best another cap" \
+  awk '/"meaningful"/ && /false/ { m = 1 } /"recommended_bucket_cap_mb"/ && /25,/ { r = 1 } /"best_bucket_cap_mb"/ && !/25,/ { b = 1 } END { exit !(m && r && b) }' "$tmp/r4.json"
+"$ddpsim" recommend --gpus-per-node 1 --samples 4 >"$tmp/r5.txt"
+check "recommend: one GPU: no cap is better than the default" grep -q "^recommended bucket_cap_mb 25 (the default): no cap is better than the default" "$tmp/r5.txt"
+"$ddpsim" recommend --model resnet50 --nodes 2 --samples 4 --precision fp16 >"$tmp/r6.txt"
+check "recommend: fp16 gradients: the compression hook does not apply, and says why" grep -q "fp16_compress_hook): does not apply: the gradients are already 16-bit" "$tmp/r6.txt"
+check "recommend: no_sync is advised with what it changes" grep -q "no_sync() for 1 of every 2 iterations: .*changes training" "$tmp/r6.txt"
+"$ddpsim" recommend --model resnet50 --nodes 2 --samples 4 --pytorch 2.5 >"$tmp/r7.txt"
+check "recommend: before 2.11 the first-bucket knob does not apply" grep -q "first_bucket_cap .*does not apply: .*bucket_cap_mb_list" "$tmp/r7.txt"
+expect 2 "listed twice" -- recommend --bucket-cap-mb 5,5
+expect 2 "--quantile must be" -- recommend --quantile 0
+expect 2 "--level must be" -- recommend --level 1
+expect 2 "option '--csv' does not apply here" -- recommend --csv
+
+# --- a malformed uncertainty: the file and the field ---
+cp "$src/profiles/v100-dgx1v.json" "$tmp/u.json"
+sed -i 's/"rel_sd": 0.3,/"rel_sd": -0.3,/' "$tmp/u.json"
+expect 1 "u.json: uncertainty.\"comm.links.10gbe.efficiency\".rel_sd must be a relative standard deviation" -- predict --profile "$tmp/u.json"
+cp "$src/profiles/v100-dgx1v.json" "$tmp/u2.json"
+sed -i 's/"comm.links.10gbe.efficiency": {/"comm.links.10gbe.eff": {/' "$tmp/u2.json"
+expect 1 "u2.json: uncertainty.\"comm.links.10gbe.eff\": no such number in the profile" -- recommend --profile "$tmp/u2.json"
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
