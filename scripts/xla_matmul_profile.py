@@ -51,30 +51,37 @@ WHY = {
 
 
 def parse(text, where):
-    """{device key: [(b, m, n, k, {dtype: flops}, line)]} of a kDefaultMatmulPTable textproto."""
-    out, dev, cur = {}, None, None
-    for no, line in enumerate(text.splitlines(), 1):
-        m = re.match(r'\s*key:\s*"([^"]+)"\s*$', line)
-        if m:
-            dev = m.group(1)
-            out[dev] = []
-            continue
-        m = re.match(r"\s*([bmnk]):\s*(\d+)\s*$", line)
-        if m:
-            if m.group(1) == "b":
-                if dev is None:
-                    raise SystemExit("%s:%d: an entry before any device key" % (where, no))
-                cur = {"line": no, "flops": {}}
-                out[dev].append(cur)
-            elif cur is None:
-                raise SystemExit("%s:%d: '%s' before 'b'" % (where, no, m.group(1)))
-            cur[m.group(1)] = int(m.group(2))
-            continue
-        m = re.search(r'flops\s*\{\s*key:\s*"([^"]+)"\s*value:\s*([0-9.eE+]+)\s*\}', line)
-        if m:
-            if cur is None:
-                raise SystemExit("%s:%d: flops outside an entry" % (where, no))
-            cur["flops"][m.group(1)] = float(m.group(2))
+    """{device key: [{b, m, n, k, flops: {dtype: flop/s}, line}]} of a kDefaultMatmulPTable textproto
+    (entries { key: DEVICE value { entries { b m n k flops { key: DTYPE value: X } ... } } }), read by
+    block nesting, so that one-line and multi-line layouts read alike."""
+    out, stack, dev, ent, fl = {}, [], None, None, None
+    for tok in re.finditer(r'(\w+)\s*\{|\}|(\w+)\s*:\s*("[^"]*"|[-+0-9.eE]+)', text):
+        no = text.count("\n", 0, tok.start()) + 1
+        if tok.group(1):
+            stack.append(tok.group(1))
+            if stack == ["entries", "value", "entries"]:
+                ent = {"line": no, "flops": {}}
+                out.setdefault(dev, []).append(ent)
+            elif stack == ["entries", "value", "entries", "flops"]:
+                fl = {}
+        elif tok.group(0) == "}":
+            if not stack:
+                raise SystemExit("%s:%d: unbalanced '}'" % (where, no))
+            if stack == ["entries", "value", "entries", "flops"]:
+                if "key" not in fl or "value" not in fl:
+                    raise SystemExit("%s:%d: flops without key or value" % (where, no))
+                ent["flops"][fl["key"].lower()] = float(fl["value"])  # "BF16xBF16->BF16" in 2025-05
+            stack.pop()
+        else:
+            name, val = tok.group(2), tok.group(3)
+            if stack == ["entries"] and name == "key":
+                dev = val.strip('"')
+            elif stack == ["entries", "value", "entries"] and name in "bmnk":
+                ent[name] = int(val)
+            elif stack == ["entries", "value", "entries", "flops"]:
+                fl[name] = val.strip('"')
+    if stack:
+        raise SystemExit("%s: unbalanced '{'" % where)
     for dev, ents in out.items():
         for e in ents:
             for d in "bmnk":
