@@ -22,6 +22,7 @@ Standard library only: the .xlsx is read with zipfile and ElementTree.
 """
 import json
 import math
+import os
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -167,6 +168,46 @@ def fit(pts, peak, bw, es):
     return best, rel
 
 
+def gemm_table(gp, peak, bw, es, peak_src, source, script):
+    """compute.<precision>.gemm as a table over the points gp (dicts with m, n, k, time_s and any
+    provenance keys, written as they are), with the roofline fallback fitted to them (fit), the
+    fit's residuals and the measured range. Returns (section, fitted parameters, residuals)."""
+    par, rel = fit(gp, peak, bw, es)
+    rms = math.sqrt(sum(x * x for x in rel) / len(rel))
+    rng = {d: [min(p[d] for p in gp), max(p[d] for p in gp)] for d in ("m", "n", "k")}
+    section = {
+        "model": "table",
+        "source": source,
+        "measured_range": rng,
+        "fallback": {
+            "model": "roofline",
+            "peak_flops": peak,
+            "mem_bw_Bps": bw,
+            "launch_s": round(par[0], 9),
+            "efficiency": round(par[1], 4),
+            "mem_efficiency": round(par[2], 4),
+            "points": len(gp),
+            "rms_rel_resid": round(rms, 4),
+            "max_rel_resid": round(max(abs(x) for x in rel), 4),
+            "peak_source": peak_src,
+            "source": "launch_s, efficiency, mem_efficiency: least squares on log(roofline / measured) over "
+            "the %d GEMM points above (%s); bytes of a GEMM are its "
+            "operands', (mk + kn + mn) x %d B" % (len(gp), script, es),
+        },
+        "points": gp,
+    }
+    return section, par, rel
+
+
+def write_profile(doc, profile):
+    """Writes doc to profile through a temporary file, so that nothing is half-written."""
+    tmp = profile + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(doc, f, indent=2)
+        f.write("\n")
+    os.replace(tmp, profile)
+
+
 def main():
     if len(sys.argv) != 5 or sys.argv[3] not in ("V100", "P100"):
         sys.stderr.write(__doc__)
@@ -191,33 +232,13 @@ def main():
         peak, bw = old["peak_flops"], old["mem_bw_Bps"]
         peak_src = old.get("peak_source") or old["source"].split(". efficiency")[0].split("; efficiency")[0]
         gp, cp = gemms(rows), convs(rows)
-        par, rel = fit(gp, peak, bw, es)
-        rms = math.sqrt(sum(x * x for x in rel) / len(rel))
         src = "%s, sheet '%s' (precision: %s)" % (cite, sheet, precision_line)
-        rng = {d: [min(p[d] for p in gp), max(p[d] for p in gp)] for d in ("m", "n", "k")}
-        doc["compute"][prec]["gemm"] = {
-            "model": "table",
-            "source": "every dense GEMM of " + src + "; time_s = the sheet's 'Time (msec)' / 1000; ta, tb: "
+        doc["compute"][prec]["gemm"], par, rel = gemm_table(
+            gp, peak, bw, es, peak_src,
+            "every dense GEMM of " + src + "; time_s = the sheet's 'Time (msec)' / 1000; ta, tb: "
             "the sheet's A and B transposes (repeats of a shape, averaged by ddpsim). Converted by "
-            "scripts/deepbench_profile.py.",
-            "measured_range": rng,
-            "fallback": {
-                "model": "roofline",
-                "peak_flops": peak,
-                "mem_bw_Bps": bw,
-                "launch_s": round(par[0], 9),
-                "efficiency": round(par[1], 4),
-                "mem_efficiency": round(par[2], 4),
-                "points": len(gp),
-                "rms_rel_resid": round(rms, 4),
-                "max_rel_resid": round(max(abs(x) for x in rel), 4),
-                "peak_source": peak_src,
-                "source": "launch_s, efficiency, mem_efficiency: least squares on log(roofline / measured) over "
-                "the %d GEMM points above (scripts/deepbench_profile.py); bytes of a GEMM are its "
-                "operands', (mk + kn + mn) x %d B" % (len(gp), es),
-            },
-            "points": [{k: p[k] for k in ("m", "n", "k", "ta", "tb", "time_s")} for p in gp],
-        }
+            "scripts/deepbench_profile.py.", "scripts/deepbench_profile.py")
+        rms = math.sqrt(sum(x * x for x in rel) / len(rel))
         doc["compute"][prec]["conv"] = {
             "source": "every convolution of " + src + "; fwd_s, dgrad_s, wgrad_s = the sheet's 'Forward', "
             "'wrt Inputs', 'wrt Parameters' (msec) / 1000 (absent where the sheet has N/A); geometry in "
@@ -228,12 +249,7 @@ def main():
         report.append("%s %s: %d GEMMs, %d convolutions; fit launch %.2f us, efficiency %.3f, mem_efficiency "
                       "%.3f; residual rms %.1f%%, max %.1f%%" % (gpu, prec, len(gp), len(cp), par[0] * 1e6, par[1],
                                                                   par[2], rms * 100, max(abs(x) for x in rel) * 100))
-    tmp = profile + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(doc, f, indent=2)
-        f.write("\n")
-    import os
-    os.replace(tmp, profile)
+    write_profile(doc, profile)
     print("\n".join(report))
     return 0
 
