@@ -83,6 +83,10 @@ void plan_free(plan_t *p) {
   free(p->hook_pre_s);
   free(p->hook_post_s);
   free(p->coll);
+  free(p->steps);
+  free(p->launch_seg);
+  plan_row_free(&p->base[0]);
+  plan_row_free(&p->base[1]);
   channels_free(&p->ch);
   free(p->next);
   free(p->pair_Bps);
@@ -131,24 +135,35 @@ static int draw_jitter(const sim_config *c, plan_t *p, double compute_s, err_t *
   return ERR_OK;
 }
 
-/* Backward's segments and the per-phase totals; param_seg[i]: the segment after which parameter i's
- * gradient is ready. copies: DDP copies gradients into buckets and back. */
+/* The ops as the host issues them (p->steps), backward's segments and the per-phase GPU totals;
+ * param_seg[i]: the segment after which parameter i's gradient is ready. copies: DDP copies
+ * gradients into buckets and back. */
 static int plan_compute(const sim_config *c, plan_t *p, int copies, int *param_seg, err_t *e) {
   const model_t *m = c->model;
-  int rc;
+  int rc, last_bwd = -1;
   double pending = 0;
+  p->copies = copies;
+  p->launch_host_s = cost_host_launch(c);
   if (copies && (rc = cost_copy(c, model_total_params(m), 2, p->batch, p->precision, &p->copy_back_s, &p->extrapolated_ops, e)))
     return rc;
   p->bucket_copy_s = p->copy_back_s;
+  p->first_tail = -1;
   for (int o = 0; o < m->nops; o++) {
     const model_op *op = &m->ops[o];
-    double t;
-    if ((rc = cost_op(c, op, p->batch, p->precision, 1, &t, &p->extrapolated_ops, e))) return rc;
+    plan_step *st = &p->steps[p->nsteps++];
+    if ((rc = cost_op_sides(c, op, p->batch, p->precision, &st->dev_s, &st->host_s, &p->extrapolated_ops, e))) return rc;
+    st->count = op->count;
+    st->kernels = op->launches;
+    st->phase = (int)op->phase;
+    st->seg = -1;
+    double t = st->dev_s * (double)op->count;
     if (op->phase == MODEL_PHASE_FORWARD) {
       p->forward_s += t;
     } else if (op->phase == MODEL_PHASE_OPTIMIZER) {
+      if (p->first_tail < 0) p->first_tail = p->nsteps - 1;
       p->optimizer_s += t;
     } else {
+      last_bwd = p->nsteps - 1;
       p->backward_s += t;
       pending += t;
       if (!op->ready_count) continue;
@@ -163,12 +178,98 @@ static int plan_compute(const sim_config *c, plan_t *p, int copies, int *param_s
         p->seg_copy_s[p->nseg] = ct;
       }
       for (int k = 0; k < op->ready_count; k++) param_seg[m->ready[op->ready_first + k]] = p->nseg;
+      st->seg = p->nseg;
       p->seg_s[p->nseg++] = pending;
       pending = 0;
     }
   }
-  if (pending > 0) p->seg_s[p->nseg++] = pending; /* backward work after the last gradient */
+  if (p->first_tail < 0) p->first_tail = p->nsteps;
+  if (pending > 0) { /* backward work after the last gradient */
+    p->steps[last_bwd].seg = p->nseg;
+    p->seg_s[p->nseg++] = pending;
+  }
   return ERR_OK;
+}
+
+int plan_row_alloc(const plan_t *p, plan_row *row, err_t *e) {
+  memset(row, 0, sizeof *row);
+  row->seg_end = calloc((size_t)p->nseg + 1, sizeof *row->seg_end);
+  row->lag = calloc((size_t)p->nb + 1, sizeof *row->lag);
+  if (!row->seg_end || !row->lag) {
+    plan_row_free(row);
+    return err_set(e, ERR_NOMEM, "out of memory");
+  }
+  return ERR_OK;
+}
+
+void plan_row_free(plan_row *row) {
+  if (!row) return;
+  free(row->seg_end);
+  free(row->lag);
+  memset(row, 0, sizeof *row);
+}
+
+/* The optimizer's ops (and the copy back) after the final wait, from the pipe's state. */
+static double run_tail(const plan_t *p, pipe_t *w, double scale, int copies) {
+  double dev = 0;
+  if (copies) {
+    pipe_op(w, p->launch_host_s, p->copy_back_s * scale, 1, 1);
+    dev += p->copy_back_s * scale;
+  }
+  for (int i = p->first_tail; i < p->nsteps; i++) {
+    const plan_step *st = &p->steps[i];
+    pipe_op(w, st->host_s, st->dev_s * scale, st->count, st->kernels);
+    dev += st->dev_s * scale * (double)st->count;
+  }
+  return dev;
+}
+
+/* One iteration through the pipe (docs/simulation.md, "Host and device"): GPU times scaled by
+ * `scale` (compute jitter), the host starting host_delay_s late. */
+static void timeline_eval(const plan_t *p, pipe_t *w, double scale, double host_delay_s, int sync, plan_row *row) {
+  int copies = sync && p->copies, next = 0;
+  pipe_reset(w, host_delay_s, 0);
+  w->host_busy_s = host_delay_s;
+  row->fwd_end = row->copy_in_s = 0;
+  for (int i = 0; i < p->first_tail; i++) {
+    const plan_step *st = &p->steps[i];
+    pipe_op(w, st->host_s, st->dev_s * scale, st->count, st->kernels);
+    if (st->phase == MODEL_PHASE_FORWARD) row->fwd_end = w->D;
+    if (st->seg < 0) continue;
+    int s = st->seg;
+    if (copies && p->seg_copy_s[s] > 0) {
+      pipe_op(w, p->launch_host_s, p->seg_copy_s[s] * scale, 1, 1);
+      row->copy_in_s += p->seg_copy_s[s] * scale;
+    }
+    row->seg_end[s] = w->D;
+    /* The hook launches every bucket now ready whose predecessors are launched: NCCL's launch is
+     * host work, and the collective cannot start before it. */
+    for (; sync && next < p->nb && p->launch_seg[next] <= s; next++) {
+      pipe_host(w, p->launch_host_s);
+      double lag = w->H - row->seg_end[p->ready_seg[next]];
+      row->lag[next] = lag > 0 ? lag : 0;
+    }
+  }
+  row->bwd_end = w->D;
+  row->starved_s = w->starved_s;
+  /* The tail is max-plus linear in the stream's time D0 after the final wait: its coefficient
+   * (tail_a) with everything else at -infinity, and the rest (tail_b) with D0 at -infinity. The
+   * end-of-iteration sync (the loop's loss.item()) waits for the host too. */
+  w->D = -INFINITY;
+  row->tail_dev_s = run_tail(p, w, scale, copies);
+  row->tail_b = w->D > w->H ? w->D : w->H;
+  row->host_busy_s = w->host_busy_s;
+  row->dev_busy_s = w->dev_busy_s;
+  pipe_reset(w, -INFINITY, 0);
+  run_tail(p, w, scale, copies);
+  row->tail_a = w->D;
+}
+
+const plan_row *plan_timeline(const plan_t *p, int it, int r, pipe_t *w, plan_row *row) {
+  int sync = p->ranks > 1 && it % p->no_sync == p->no_sync - 1;
+  if (!p->jitter) return &p->base[sync];
+  timeline_eval(p, w, p->jitter[(size_t)it * (size_t)p->ranks + (size_t)r], 0, sync, row);
+  return row;
 }
 
 int plan_bucket_coll(plan_t *p, int b, coll_kind kind, double bytes, err_t *e) {
@@ -291,7 +392,10 @@ int plan_build(const sim_config *c, plan_t *p, err_t *e) {
   p->hook_pre_s = calloc(nb, sizeof *p->hook_pre_s);
   p->hook_post_s = calloc(nb, sizeof *p->hook_post_s);
   p->coll = calloc(nb, sizeof *p->coll);
-  if (!param_seg || !p->seg_s || !p->seg_copy_s || !p->ready_seg || !p->hook_pre_s || !p->hook_post_s || !p->coll) {
+  p->steps = calloc((size_t)(m->nops + 1), sizeof *p->steps);
+  p->launch_seg = calloc(nb, sizeof *p->launch_seg);
+  if (!param_seg || !p->seg_s || !p->seg_copy_s || !p->ready_seg || !p->hook_pre_s || !p->hook_post_s || !p->coll || !p->steps ||
+      !p->launch_seg) {
     rc = err_set(e, ERR_NOMEM, "out of memory");
     goto fail;
   }
@@ -300,6 +404,22 @@ int plan_build(const sim_config *c, plan_t *p, err_t *e) {
   int copies = c->mode == SIM_MODE_DDP && n > 1 && !c->bucket_view;
   if ((rc = plan_compute(c, p, copies, param_seg, e))) goto fail;
   if ((rc = plan_buckets(c, p, param_seg, e))) goto fail;
+  /* The host launches the all-reduces in bucket order: bucket b at the hook that makes the last of
+   * buckets 0..b ready. */
+  for (int b = 0, s = 0; b < p->nb; b++) {
+    if (p->ready_seg[b] > s) s = p->ready_seg[b];
+    p->launch_seg[b] = s;
+  }
+  p->queue = c->launch_queue > 0 ? c->launch_queue : PIPE_QUEUE_DEFAULT;
+  {
+    pipe_t w;
+    if ((rc = pipe_init(&w, p->queue, e))) goto fail;
+    for (int sync = 0; sync < 2 && rc == 0; sync++)
+      if ((rc = plan_row_alloc(p, &p->base[sync], e)) == 0) timeline_eval(p, &w, 1.0, 0, sync, &p->base[sync]);
+    pipe_free(&w);
+    if (rc) goto fail;
+    p->host_s = p->base[n > 1].host_busy_s;
+  }
   double compute_s = p->forward_s + p->backward_s + p->optimizer_s + p->bucket_copy_s / c->no_sync;
   /* Stragglers: every GPU's compute in every iteration scaled by a draw from the profile's
    * distribution (or --jitter-cv), seeded, so runs are reproducible. */
@@ -345,6 +465,10 @@ int plan_write(FILE *f, const plan_t *p, err_t *e) {
           p->shares_compute ? ", collectives share the compute cores" : "");
   fprintf(f, "compute forward %.9g s, backward %.9g s in %d segments, optimizer %.9g s, bucket copies %.9g s\n", p->forward_s,
           p->backward_s, p->nseg, p->optimizer_s, p->bucket_copy_s);
+  const plan_row *row = &p->base[p->ranks > 1];
+  fprintf(f, "host %.9g s issuing (launch queue %d kernels); stream busy %.9g s, idle for the host %.9g s, ends %.9g s after forward starts\n",
+          row->host_busy_s, p->queue, row->dev_busy_s, row->starved_s + (row->tail_b - row->bwd_end - row->tail_dev_s > 0 ? row->tail_b - row->bwd_end - row->tail_dev_s : 0),
+          row->tail_b > row->bwd_end + row->tail_a ? row->tail_b : row->bwd_end + row->tail_a);
   if (p->load_s > 0 || p->copy_s > 0)
     fprintf(f, "input load %.9g s by %d workers, copy %.9g s%s\n", p->load_s, p->workers, p->copy_s, p->prefetch ? " (prefetched)" : "");
   if (p->jitter) fprintf(f, "jitter lognormal cv %.4g\n", p->jitter_cv);

@@ -86,6 +86,14 @@ cJSON *report_predict_json(const sim_config *c, const predict_result *p) {
   if (ddp) {
     cJSON_AddNumberToObject(o, "bucket_copy_s", r->bucket_copy_s);
     cJSON_AddBoolToObject(o, "bucket_view", c->bucket_view);
+    cJSON *hd = cJSON_AddObjectToObject(o, "host_device");
+    if (hd) {
+      cJSON_AddNumberToObject(hd, "host_busy_s", r->host_busy_s);
+      cJSON_AddNumberToObject(hd, "device_busy_s", r->device_busy_s);
+      cJSON_AddNumberToObject(hd, "host_bound_s", r->host_bound_s);
+      cJSON_AddNumberToObject(hd, "device_bound_s", r->device_bound_s);
+      cJSON_AddNumberToObject(hd, "host_bound_max_s", r->host_bound_max_s);
+    }
   }
   cJSON_AddNumberToObject(o, "exposed_comm_s", r->exposed_comm_s);
   cJSON_AddNumberToObject(o, "straggler_wait_s", r->straggler_wait_s);
@@ -218,6 +226,8 @@ char *report_predict_table(const sim_config *c, const predict_result *p) {
     strbuf_printf(&s, "%-24s %14.6f s\n", "    gather outputs+grads", r->dp_gather_s);
     strbuf_printf(&s, "%-24s %14.6f s\n", "    reduce gradients", r->dp_reduce_s);
   }
+  if (ddp && r->host_bound_s > 1e-9 * r->iteration_s)
+    strbuf_printf(&s, "%-24s %14.6f s   (of compute: the GPU idle, waiting for the host to issue)\n", "  host-bound", r->host_bound_s);
   if (r->jitter_kind != PROFILE_JITTER_NONE)
     strbuf_printf(&s, "%-24s %14.6f s   (slowest GPU's spread over the mean: %.6f s)\n", "  waiting for stragglers",
                   r->straggler_wait_s, r->straggler_s);
@@ -227,6 +237,9 @@ char *report_predict_table(const sim_config *c, const predict_result *p) {
   strbuf_printf(&s, "\n");
   strbuf_printf(&s, "%-24s %14.1f %%\n", "scaling efficiency", 100.0 * p->scaling_efficiency);
   if (ddp) strbuf_printf(&s, "%-24s %14.6f s\n", "communication busy", r->comm_busy_s);
+  if (ddp)
+    strbuf_printf(&s, "%-24s %14.6f s   (GPU busy %.6f s; the host waited for its GPU %.6f s)\n", "host issuing", r->host_busy_s,
+                  r->device_busy_s, r->device_bound_s);
   strbuf_printf(&s, "%-24s %14s\n", "gradients", gb);
   if (r->gpus > 1 && c->framework == SIM_FRAMEWORK_DDP) {
     strbuf_printf(&s, "%-24s %14d     x %.2f GB/s", "NCCL channels", r->channels, r->channel_bw_Bps / 1e9);

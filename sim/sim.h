@@ -80,6 +80,8 @@ typedef struct {
                               per GPU, Python's GIL) */
   int dp_backward_gil;     /* DataParallel: backward's launches take turns under the GIL too (autograd
                               functions written in Python: 2017 PyTorch, pytorch#3275) */
+  int launch_queue;        /* CUDA's pending launches per stream before a launch blocks; <= 0: 1024
+                              (sim/pipe.h) */
   int symmetry;            /* 1 (default): where no jitter tells the nodes apart, simulate 2 nodes
                               standing for all (sim/plan.h); 0: simulate every rank */
 } sim_config;
@@ -117,6 +119,12 @@ typedef struct {
   double jitter_cv;        /* its coefficient of variation (lognormal) */
   double straggler_s;      /* the jitter's spread: mean over steady iterations of (slowest - mean
                               GPU compute); not a part of the iteration (straggler_wait_s is) */
+  /* The host and the compute stream (docs/simulation.md, "Host and device"), per steady iteration,
+   * rank 0's: the host issuing ops (framework dispatch, launches, NCCL's launches); the GPU running
+   * them; host-bound: the GPU idle waiting for the host (part of compute_s, which is the stream's
+   * span); device-bound: the host waiting for its GPU (a full launch queue, the end-of-iteration
+   * sync, exposed communication included). host_bound_max_s: the most host-bound rank's. DDP only. */
+  double host_busy_s, device_busy_s, host_bound_s, device_bound_s, host_bound_max_s;
   double bucket_copy_s;    /* DDP's gradient copies into buckets (during backward) and back (after
                               the final wait), per iteration (1/no_sync of a synchronised
                               iteration's); part of compute_s */

@@ -1,0 +1,148 @@
+/* The host and the compute stream as a pipeline (sim/pipe.h), on cases computed by hand: alone, and
+ * through sim_run (a host-bound GPU pair that differ 1.5x in speed, NCCL's launch as host work). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "fixtures.h"
+#include "pipe.h"
+#include "sim.h"
+
+static const double us = 1e-6;
+
+static void pipe_cases(void) {
+  pipe_t p;
+  err_t e;
+  if (pipe_init(&p, PIPE_QUEUE_DEFAULT, &e)) {
+    CHECK(0, "%s", e.msg);
+    return;
+  }
+  /* Host-bound: 40 runs of 3 us host, 1 us GPU: the sum of host costs plus the last run's GPU time. */
+  pipe_reset(&p, 0, 0);
+  pipe_op(&p, 3 * us, 1 * us, 40, 1);
+  CHECK(check_close(40 * 3 * us + 1 * us, p.D, 0, 1e-12), "host-bound: stream ends at %.6g us = 40 x 3 + 1", p.D / us);
+  CHECK(check_close(p.D - 40 * us, p.starved_s, 0, 1e-12), "host-bound: the stream idled %.6g us for the host", p.starved_s / us);
+  /* Device-bound: the first launch, then the sum of GPU times. */
+  pipe_reset(&p, 0, 0);
+  pipe_op(&p, 1 * us, 4 * us, 40, 1);
+  CHECK(check_close(1 * us + 40 * 4 * us, p.D, 0, 1e-12) && check_close(40 * us, p.H, 0, 1e-12),
+        "device-bound: stream ends at %.6g us = 1 + 40 x 4, host free at %.6g us", p.D / us, p.H / us);
+  /* Mixed: 10 runs host-bound (3 us host, 1 us GPU), then 10 GPU-bound (1 us host, 4 us GPU): 30 us
+   * of issuing, the first part's last GPU microsecond, then 40 us of GPU: 71 us. max(host + tail,
+   * GPU) says 50 us, per-op max(host, GPU) 70 us. */
+  pipe_reset(&p, 0, 0);
+  pipe_op(&p, 3 * us, 1 * us, 10, 1);
+  pipe_op(&p, 1 * us, 4 * us, 10, 1);
+  CHECK(check_close(71 * us, p.D, 0, 1e-12), "mixed: stream ends at %.6g us = 30 + 1 + 40", p.D / us);
+  /* And the other order: GPU-bound first (the host gets 30 us ahead), then host-bound runs that the
+   * GPU's backlog absorbs: 1 + 40 + 10 = 51 us (per-op max: 70). */
+  pipe_reset(&p, 0, 0);
+  pipe_op(&p, 1 * us, 4 * us, 10, 1);
+  pipe_op(&p, 3 * us, 1 * us, 10, 1);
+  CHECK(check_close(51 * us, p.D, 0, 1e-12), "mixed, GPU-bound first: stream ends at %.6g us = 1 + 40 + 10", p.D / us);
+  /* Steady state over a billion runs, jumped over: 2 us host, 1 us GPU. */
+  pipe_reset(&p, 0, 0);
+  pipe_op(&p, 2 * us, 1 * us, 1000000000L, 1);
+  CHECK(check_close(2000.0 + 1 * us, p.D, 0, 1e-9) && check_close(1000.0, p.dev_busy_s, 0, 1e-9),
+        "1e9 host-bound runs: stream ends at %.9f s, GPU busy %.6f s", p.D, p.dev_busy_s);
+  pipe_free(&p);
+
+  /* A queue of 2 kernels: 10 us kernels launched at 1 us each; the third launch waits for the first
+   * kernel (11 us), the fourth for the second (21), the fifth for the third (31): the host waited
+   * 8 + 9 + 9 us, and host work after the launches starts at 31 us, not 5. */
+  if (pipe_init(&p, 2, &e) == 0) {
+    pipe_op(&p, 1 * us, 10 * us, 5, 1);
+    CHECK(check_close(51 * us, p.D, 0, 1e-12) && check_close(31 * us, p.H, 0, 1e-12) && check_close(26 * us, p.queue_wait_s, 0, 1e-12),
+          "queue of 2: stream %.6g us, host %.6g us, blocked %.6g us", p.D / us, p.H / us, p.queue_wait_s / us);
+    /* A run of 2 kernels takes both slots: it waits for the stream to drain. */
+    pipe_reset(&p, 0, 0);
+    pipe_op(&p, 1 * us, 10 * us, 1, 1);
+    pipe_op(&p, 1 * us, 10 * us, 1, 2);
+    CHECK(check_close(11 * us, p.H, 0, 1e-12) && check_close(21 * us, p.D, 0, 1e-12),
+          "a 2-kernel run in a 2-slot queue waits for the first: host %.6g us, stream %.6g us", p.H / us, p.D / us);
+    pipe_free(&p);
+  } else CHECK(0, "%s", e.msg);
+  /* Jumping over a GPU-bound steady state with a full queue gives what running every step gives. */
+  pipe_t a, b;
+  if (pipe_init(&a, 16, &e) == 0 && pipe_init(&b, 16, &e) == 0) {
+    pipe_op(&a, 1.3 * us, 3.1 * us, 100000, 2);
+    pipe_host(&a, 50 * us);
+    pipe_op(&a, 7.7 * us, 0.5 * us, 3, 1);
+    for (int k = 0; k < 100000; k++) pipe_op(&b, 1.3 * us, 3.1 * us, 1, 2);
+    pipe_host(&b, 50 * us);
+    for (int k = 0; k < 3; k++) pipe_op(&b, 7.7 * us, 0.5 * us, 1, 1);
+    CHECK(check_close(b.D, a.D, 0, 1e-9) && check_close(b.H, a.H, 0, 1e-9) && check_close(b.queue_wait_s, a.queue_wait_s, 0, 1e-6),
+          "steady-state jump = step by step: stream %.9g / %.9g s, host %.9g / %.9g s", a.D, b.D, a.H, b.H);
+  } else CHECK(0, "%s", e.msg);
+  pipe_free(&a);
+  pipe_free(&b);
+  CHECK(pipe_init(&a, 0, &e) == ERR_INPUT, "a queue of 0 kernels -> %s", e.msg);
+}
+
+/* A host-bound model: 10 pairs of an op with 1 launch (10 us of host) and 25 us of GPU time, and an
+ * op with 2 launches (20 us) and 1 us: per pair 30 us of host, 26 of GPU. */
+static const char *profile_fmt =
+    "{\"format\":\"ddpsim-profile\",\"version\":1,\"compute\":{\"host\":{\"launch_s\":1.0e-5},\"fp32\":{"
+    "\"gemm\":{\"model\":\"roofline\",\"launch_s\":0,\"peak_flops\":1e15,\"efficiency\":1,\"mem_bw_Bps\":1e15},"
+    "\"ewise\":{\"model\":\"roofline\",\"launch_s\":0,\"mem_bw_Bps\":%g}}},"
+    "\"comm\":{\"links\":{\"nvl\":{\"lat_s\":2e-6,\"bw_Bps\":1e10}}}}";
+
+static void gpu_pair(void) {
+  char model[4096] = "ddpsim-model 1\nname m\nbatch 1\ntokens 1 samples\nprecision fp32\nparam p 1000\nforward\n";
+  for (int k = 0; k < 10; k++) /* 25 us and 1 us at 1e12 B/s: 25e6 and 1e6 bytes, one array of 4 B elements */
+    strcat(model, "ewise a elems=6250000 arrays=1 launches=1\newise b elems=250000 arrays=1 launches=2\n");
+  strcat(model, "backward\newise g elems=1 arrays=1 ready=p\n");
+  model_t *m = fixture_model(model, "pair.model");
+  topo_t *t = fixture_topo("ddpsim-topology 1\nname t\ngpus_per_node 2\nintra nvl links=1 bw=10GBps\nnic none\n", "pair.topo");
+  double it[2] = {0, 0}, hb = 0, db = 0, busy = 0;
+  for (int fast = 0; fast < 2; fast++) {
+    char text[1024];
+    snprintf(text, sizeof text, profile_fmt, fast ? 1.5e12 : 1e12);
+    profile_t *p = fixture_profile(text, "pair.json");
+    sim_config c;
+    fixture_config(&c, m, t, p, 1, 1);
+    sim_result r;
+    err_t e;
+    if (sim_run(&c, &r, &e) == 0) {
+      it[fast] = r.iteration_s;
+      if (!fast) hb = r.host_bound_s, db = r.device_bound_s, busy = r.device_busy_s;
+      sim_result_free(&r);
+    } else CHECK(0, "%s", e.msg);
+    profile_destroy(p);
+  }
+  /* Forward: the k-th pair's 1-us op starts when the host has issued it, at 30k us: 306 us; backward's
+   * one launch is issued at 310 us and runs (almost) no time. A 1.5x faster GPU: the same 310 us. */
+  CHECK(check_close(310 * us, it[0], 0, 1e-6), "host-bound: iteration %.6g us = 10 x 30 + 10 us of issuing", it[0] / us);
+  CHECK(check_close(it[0], it[1], 0, 1e-6), "a 1.5x faster GPU trains at the same rate: %.6g us (per-op max would say 377 vs 460)",
+        it[1] / us);
+  CHECK(check_close(260 * us, busy, 0, 1e-6) && check_close(it[0] - busy, hb, 0, 1e-6) && db < 1e-9,
+        "breakdown: GPU busy %.6g us, host-bound %.6g us, device-bound %.3g us", busy / us, hb / us, db / us);
+  /* Two GPUs under DDP: the bucket is ready after backward's op and the Reducer's copy into it (two
+   * launches: 320 us of issuing); NCCL's launch is a third, so the all-reduce starts 10 us later. */
+  {
+    char text[1024];
+    snprintf(text, sizeof text, profile_fmt, 1e12);
+    profile_t *p = fixture_profile(text, "pair.json");
+    sim_config c;
+    fixture_config(&c, m, t, p, 1, 2);
+    sim_result r;
+    err_t e;
+    if (sim_run(&c, &r, &e) == 0) {
+      /* (the copy's own 16 ns on the GPU within 0.05 us) */
+      CHECK(r.plan.n == 1 && check_close(320 * us, r.buckets[0].ready_s, 0.05 * us, 0) &&
+                check_close(10 * us, r.buckets[0].comm_start_s - r.buckets[0].ready_s, 0.05 * us, 0),
+            "DDP: bucket ready at %.6g us, its all-reduce launched by the host %.6g us later", r.buckets[0].ready_s / us,
+            (r.buckets[0].comm_start_s - r.buckets[0].ready_s) / us);
+      sim_result_free(&r);
+    } else CHECK(0, "%s", e.msg);
+    profile_destroy(p);
+  }
+  model_destroy(m);
+  topo_destroy(t);
+}
+
+int main(void) {
+  pipe_cases();
+  gpu_pair();
+  return check_status();
+}
