@@ -7,13 +7,17 @@ double cost_host_launch(const sim_config *c) {
   return c->host_launch_s >= 0 ? c->host_launch_s : profile_host_launch_s(c->profile);
 }
 
+double cost_host_dispatch(const sim_config *c) {
+  return c->host_dispatch_s >= 0 ? c->host_dispatch_s : profile_host_dispatch_s(c->profile);
+}
+
 int cost_op_sides(const sim_config *c, const model_op *op, long batch, model_dtype prec, double *dev_s, double *host_s,
                   int *extrap, err_t *e) {
   int x = 0;
   int rc = profile_op_time(c->profile, op, batch, prec, dev_s, &x, e);
   if (rc) return rc;
   *extrap += x;
-  *host_s = (double)op->launches * cost_host_launch(c);
+  *host_s = (double)op->launches * cost_host_launch(c) + (double)op->fwops * cost_host_dispatch(c);
   return ERR_OK;
 }
 

@@ -14,8 +14,12 @@
 /* The host cost of one kernel launch: the config's, or the profile's compute.host.launch_s. */
 double cost_host_launch(const sim_config *c);
 
+/* The host cost of one framework op (Python and the dispatcher): the config's, or the profile's
+ * compute.host.dispatch_s. */
+double cost_host_dispatch(const sim_config *c);
+
 /* One run of an op, each side on its own: the GPU's time (profile_op_time) and the host's (its
- * kernel launches at the host cost each). Adds to *extrap as cost_op. DDP's pipeline (sim/pipe.h)
+ * kernel launches at the launch cost each, its framework ops at the dispatch cost each). Adds to *extrap as cost_op. DDP's pipeline (sim/pipe.h)
  * plays the two against each other; errors as profile_op_time. */
 int cost_op_sides(const sim_config *c, const model_op *op, long batch, model_dtype prec, double *dev_s, double *host_s,
                   int *extrap, err_t *e);

@@ -76,6 +76,8 @@ typedef struct {
   sim_h2d h2d;             /* the host-to-device copy of each batch */
   double host_launch_s;    /* < 0: the profile's compute.host.launch_s (0 if absent); else this host
                               cost per kernel launch */
+  double host_dispatch_s;  /* < 0: the profile's compute.host.dispatch_s (0 if absent); else this host
+                              cost per framework op (a model op's fwops=) */
   sim_framework framework; /* DDP (one process per GPU) or DataParallel (one process, one thread
                               per GPU, Python's GIL) */
   int dp_backward_gil;     /* DataParallel: backward's launches take turns under the GIL too (autograd

@@ -20,6 +20,7 @@ void simopts_init(simopts *o) {
   o->seed = 1;
   o->precision = -1;
   o->host_launch_us = -1;
+  o->host_dispatch_us = -1;
   o->mode = SIM_MODE_DDP;
   o->fidelity = SIM_FIDELITY_FLOW;
   o->framework = SIM_FRAMEWORK_DDP;
@@ -122,6 +123,8 @@ void simopts_table(simopts *o, cli_opt t[SIMOPTS_COUNT]) {
        .names = frameworks},
       {"host-launch-us", 0, CLI_DOUBLE, &o->host_launch_us, "X",
        "host cost of one kernel launch (default: the profile's compute.host, or 0)", CLI_MIN, 0},
+      {"host-dispatch-us", 0, CLI_DOUBLE, &o->host_dispatch_us, "X",
+       "host cost of one framework op (a model op's fwops=; default: the profile's\ncompute.host.dispatch_s, or 0)", CLI_MIN, 0},
       {"dp-backward-gil", 0, CLI_FLAG, &o->dp_backward_gil, NULL,
        "dp: backward's launches take turns under the GIL too (autograd functions\nwritten in Python, as in 2017 PyTorch; default: "
        "C++ threads)"},
@@ -147,7 +150,7 @@ const char *const simopts_known[] = {
     "model", "topology", "profile", "gpus-per-node", "batch", "precision", "first-bucket-mb", "rebuilt", "bucket-view",
     "static-graph", "pytorch", "find-unused-parameters", "gradient-as-bucket-view", "bucket-cap-mb-list", "ddp-iteration", "no-broadcast-buffers", "mode", "fidelity", "iterations", "no-sync", "comm-hook", "jitter-cv", "seed", "nccl-algo",
     "nccl-proto", "num-workers", "load-ms", "pin-memory", "non-blocking", "prefetch", "no-h2d", "framework",
-    "host-launch-us", "dp-backward-gil", "no-symmetry", "nodes", "bucket-cap-mb", "json", "csv", "trace", NULL};
+    "host-launch-us", "host-dispatch-us", "dp-backward-gil", "no-symmetry", "nodes", "bucket-cap-mb", "json", "csv", "trace", NULL};
 
 int simopts_check(cli_ctx *x, const simopts *o) {
   if (o->no_h2d && (o->pin || o->nonblocking || o->prefetch))
@@ -237,6 +240,7 @@ void simopts_config(const simopts *o, const simopts_inputs *in, sim_config *c) {
   c->workers = o->workers;
   c->framework = (sim_framework)o->framework;
   c->host_launch_s = o->host_launch_us < 0 ? -1 : o->host_launch_us * 1e-6;
+  c->host_dispatch_s = o->host_dispatch_us < 0 ? -1 : o->host_dispatch_us * 1e-6;
   c->dp_backward_gil = o->dp_backward_gil;
   c->symmetry = !o->no_symmetry;
   c->load_s = o->load_ms * 1e-3;

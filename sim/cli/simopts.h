@@ -26,6 +26,7 @@ typedef struct {
   int no_symmetry;      /* simulate every GPU even where 2 nodes could stand for all */
   int framework, hook, mode, fidelity; /* sim_framework, sim_comm_hook, sim_mode, sim_fidelity */
   double host_launch_us; /* -1: the profile's */
+  double host_dispatch_us; /* -1: the profile's */
   double load_ms;
   long batch;           /* 0: the model's */
   int precision;        /* model_dtype, -1: the model's */

@@ -141,8 +141,51 @@ static void gpu_pair(void) {
   topo_destroy(t);
 }
 
+/* Host cost per op as data: launches x launch_s + fwops x dispatch_s (profile or flag). */
+static void dispatch_cost(void) {
+  static const char *prof = "{\"format\":\"ddpsim-profile\",\"version\":1,\"compute\":{\"host\":{\"launch_s\":1.0e-5,"
+                            "\"dispatch_s\":4e-6,\"jitter_s\":2e-6,\"framework\":\"torch test\"},\"fp32\":{"
+                            "\"gemm\":{\"model\":\"roofline\",\"launch_s\":0,\"peak_flops\":1e15,\"efficiency\":1,\"mem_bw_Bps\":1e15},"
+                            "\"ewise\":{\"model\":\"roofline\",\"launch_s\":0,\"mem_bw_Bps\":1e15}}},"
+                            "\"comm\":{\"links\":{\"nvl\":{\"lat_s\":2e-6,\"bw_Bps\":1e10}}}}";
+  profile_t *p = fixture_profile(prof, "disp.json");
+  model_t *m = fixture_model("ddpsim-model 1\nname m\nbatch 1\ntokens 1 samples\nprecision fp32\nparam p 10\nforward\n"
+                             "ewise f elems=1 arrays=1 count=4 fwops=3\nbackward\newise g elems=1 arrays=1 fwops=2 launches=3 ready=p\n",
+                             "disp.model");
+  topo_t *t = fixture_topo("ddpsim-topology 1\nname t\ngpus_per_node 1\nintra nvl links=1 bw=10GBps\nnic none\n", "disp.topo");
+  CHECK(profile_host_dispatch_s(p) == 4e-6 && profile_host_jitter_s(p) == 2e-6 && m->ops[0].fwops == 3 && m->ops[0].launches == 1 &&
+            m->ops[1].fwops == 2 && m->ops[1].launches == 3,
+        "compute.host.dispatch_s, jitter_s and fwops= are read (launches default 1)");
+  model_t *bad = NULL;
+  err_t e;
+  CHECK(model_parse("ddpsim-model 1\nname m\nbatch 1\ntokens 1 samples\nprecision fp32\nparam p 10\nbackward\n"
+                    "ewise g elems=1 arrays=1 fwops=0 ready=p\n", "bad.model", &bad, &e) == ERR_INPUT &&
+            strstr(e.msg, "bad.model:8: fwops must be an integer from 1"),
+        "fwops=0 -> %s", e.msg);
+  model_destroy(bad);
+  sim_config c;
+  fixture_config(&c, m, t, p, 1, 1);
+  sim_result r;
+  /* forward: 4 runs x (1 launch x 10 us + 3 ops x 4 us) = 88 us; backward (3 x 10 + 2 x 4) = 38 us */
+  if (sim_run(&c, &r, &e) == 0) {
+    CHECK(check_close(88 * us, r.forward_s, 0, 1e-6) && check_close(38 * us, r.backward_s, 0, 1e-6),
+          "host per run = launches x launch_s + fwops x dispatch_s: forward %.6g us, backward %.6g us", r.forward_s / us,
+          r.backward_s / us);
+    sim_result_free(&r);
+  } else CHECK(0, "%s", e.msg);
+  c.host_dispatch_s = 1e-6; /* --host-dispatch-us 1 */
+  if (sim_run(&c, &r, &e) == 0) {
+    CHECK(check_close(4 * 13 * us, r.forward_s, 0, 1e-6), "--host-dispatch-us 1: forward %.6g us = 4 x (10 + 3)", r.forward_s / us);
+    sim_result_free(&r);
+  } else CHECK(0, "%s", e.msg);
+  model_destroy(m);
+  topo_destroy(t);
+  profile_destroy(p);
+}
+
 int main(void) {
   pipe_cases();
   gpu_pair();
+  dispatch_cost();
   return check_status();
 }
