@@ -4,7 +4,53 @@
 #include <string.h>
 
 #include "cost.h"
+#include "pipe.h"
 #include "plan.h"
+
+double dp_gil_period(double host_s, double gil_s, int threads, double handover_s) {
+  if (threads < 2 || gil_s <= 0) return host_s;
+  double round = threads * (gil_s + handover_s);
+  return round > host_s ? round : host_s;
+}
+
+/* The phases' ops of one iteration through one GPU's pipe (all replicas alike): each op run costs
+ * the host dp_gil_period of its host time, the GIL's share of it under the lock when `threads`
+ * Python threads take turns; the copies (replicate, gather, reduce) cost the GPU their time and the
+ * host nothing modelled. Records each phase's span on the stream. */
+static int dp_chain(const sim_config *c, dp_plan *p, int G, err_t *e) {
+  const model_t *m = c->model;
+  pipe_t w;
+  int rc = pipe_init(&w, c->launch_queue > 0 ? c->launch_queue : PIPE_QUEUE_DEFAULT, e);
+  if (rc) return rc;
+  double share = c->dp_gil_share, ho = c->dp_handover_s, mark = 0;
+  double *span[] = {&p->forward_s, &p->backward_s, &p->optimizer_s};
+  const double copy_after[] = {p->gather_s, p->reduce_s, 0};
+  pipe_reset(&w, 0, 0);
+  pipe_op(&w, 0, p->replicate_s, 1, 1);
+  mark = w.D;
+  for (int ph = MODEL_PHASE_FORWARD; ph <= MODEL_PHASE_OPTIMIZER; ph++) {
+    /* Forward runs in G Python threads; backward in the autograd engine's device threads, which
+     * need the GIL only where the autograd functions are Python (dp_backward_gil: all of their
+     * host work); the optimizer steps once, on GPU 0. */
+    int threads = ph == MODEL_PHASE_FORWARD || (ph == MODEL_PHASE_BACKWARD && c->dp_backward_gil) ? G : 1;
+    double under = ph == MODEL_PHASE_BACKWARD ? 1.0 : share;
+    for (int o = 0; o < m->nops; o++) {
+      const model_op *op = &m->ops[o];
+      if ((int)op->phase != ph) continue;
+      double dev, host;
+      if ((rc = cost_op_sides(c, op, p->batch, p->precision, &dev, &host, &p->extrapolated_ops, e))) goto done;
+      pipe_op(&w, dp_gil_period(host, under * host, threads, ho), dev, op->count, op->launches);
+    }
+    *span[ph] = w.D - mark;
+    if (copy_after[ph] > 0) pipe_op(&w, 0, copy_after[ph], 1, 1);
+    mark = w.D;
+  }
+  p->host_busy_s = w.host_busy_s;
+  p->host_bound_s = w.starved_s;
+done:
+  pipe_free(&w);
+  return rc;
+}
 
 int dp_plan_build(const sim_config *c, dp_plan *p, err_t *e) {
   memset(p, 0, sizeof *p);
@@ -16,6 +62,9 @@ int dp_plan_build(const sim_config *c, dp_plan *p, err_t *e) {
       c->fidelity != SIM_FIDELITY_FLOW)
     return err_set(e, ERR_USAGE, "DataParallel has no buckets, no_sync, communication hooks or fidelities to choose");
   if (c->jitter_cv > 0) return err_set(e, ERR_USAGE, "compute jitter is not modelled for DataParallel");
+  if (!(c->dp_gil_share >= 0 && c->dp_gil_share <= 1) || !(c->dp_handover_s >= 0 && c->dp_handover_s <= 1))
+    return err_set(e, ERR_USAGE, "the GIL's share of the host cost must be 0 to 1 and its hand-over 0 to 1 s, got %g and %g",
+                   c->dp_gil_share, c->dp_handover_s);
   const model_t *m = c->model;
   p->gpus = G;
   p->backward_gil = c->dp_backward_gil;
@@ -40,17 +89,6 @@ int dp_plan_build(const sim_config *c, dp_plan *p, err_t *e) {
   if (p->h2d == SIM_H2D_PREFETCH) return err_set(e, ERR_USAGE, "DataParallel scatters its input itself: no side-stream prefetch");
   if (G > 1 && m->output_elems_per_sample <= 0)
     return err_set(e, ERR_INPUT, "%s: DataParallel gathers the outputs to GPU 0, and the model has no 'output' line", m->path);
-  for (int o = 0; o < m->nops; o++) {
-    const model_op *op = &m->ops[o];
-    double t;
-    /* Forward runs in G Python threads; backward in the autograd engine's device threads, which
-     * need the GIL only where the autograd functions are Python (dp_backward_gil). */
-    int threads = op->phase == MODEL_PHASE_FORWARD || (op->phase == MODEL_PHASE_BACKWARD && c->dp_backward_gil) ? G : 1;
-    if ((rc = cost_op(c, op, p->batch, p->precision, threads, &t, &p->extrapolated_ops, e))) return rc;
-    if (op->phase == MODEL_PHASE_FORWARD) p->forward_s += t;
-    else if (op->phase == MODEL_PHASE_BACKWARD) p->backward_s += t;
-    else p->optimizer_s += t;
-  }
   double S = (double)model_total_bytes(m, p->precision), bw = p->ring_bw_Bps, hop = p->hop_s;
   double out = (double)m->output_elems_per_sample * (double)model_dtype_size(p->precision) * (double)p->batch;
   if (G > 1) {
@@ -58,6 +96,7 @@ int dp_plan_build(const sim_config *c, dp_plan *p, err_t *e) {
     p->gather_s = 2.0 * (G - 1) * out / bw;                    /* into GPU 0's links, and back */
     p->reduce_s = (G - 1) * hop + (double)(G - 1) / G * S / bw; /* a ring reduce to GPU 0 */
   }
+  if ((rc = dp_chain(c, p, G, e))) return rc;
   p->scatter_s = G * copy_s;                                   /* one thread copies every chunk */
   if (c->load_s > 0) {
     /* The DataLoader's batch is all G replicas' samples. */
@@ -77,6 +116,8 @@ void dp_readout(const dp_plan *p, sim_result *r) {
   r->backward_s = p->backward_s;
   r->optimizer_s = p->optimizer_s;
   r->compute_s = p->forward_s + p->backward_s + p->optimizer_s;
+  r->host_busy_s = p->host_busy_s;
+  r->host_bound_s = r->host_bound_max_s = p->host_bound_s;
   r->extrapolated_ops = p->extrapolated_ops;
   r->jitter_kind = PROFILE_JITTER_NONE;
   r->h2d = p->h2d;

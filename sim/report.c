@@ -109,6 +109,10 @@ cJSON *report_predict_json(const sim_config *c, const predict_result *p) {
       cJSON_AddNumberToObject(dp, "gather_s", r->dp_gather_s);
       cJSON_AddNumberToObject(dp, "reduce_s", r->dp_reduce_s);
       cJSON_AddBoolToObject(dp, "backward_gil", c->dp_backward_gil);
+      cJSON_AddNumberToObject(dp, "gil_share", c->dp_gil_share);
+      cJSON_AddNumberToObject(dp, "handover_s", c->dp_handover_s);
+      cJSON_AddNumberToObject(dp, "host_busy_s", r->host_busy_s);
+      cJSON_AddNumberToObject(dp, "host_bound_s", r->host_bound_s);
     }
   }
   cJSON_AddNumberToObject(o, "loading_s", r->loading_s);

@@ -84,6 +84,10 @@ typedef struct {
                               functions written in Python: 2017 PyTorch, pytorch#3275) */
   int launch_queue;        /* CUDA's pending launches per stream before a launch blocks; <= 0: 1024
                               (sim/pipe.h) */
+  double dp_gil_share;     /* DataParallel: the share of forward's (and the optimizer's) host cost held
+                              under the GIL, 0..1 (default 1: all of it) */
+  double dp_handover_s;    /* DataParallel: the cost of one GIL hand-over between waiting threads
+                              (default 0) */
   int symmetry;            /* 1 (default): where no jitter tells the nodes apart, simulate 2 nodes
                               standing for all (sim/plan.h); 0: simulate every rank */
 } sim_config;

@@ -21,6 +21,7 @@ void simopts_init(simopts *o) {
   o->precision = -1;
   o->host_launch_us = -1;
   o->host_dispatch_us = -1;
+  o->dp_gil_share = 1;
   o->mode = SIM_MODE_DDP;
   o->fidelity = SIM_FIDELITY_FLOW;
   o->framework = SIM_FRAMEWORK_DDP;
@@ -128,6 +129,10 @@ void simopts_table(simopts *o, cli_opt t[SIMOPTS_COUNT]) {
       {"dp-backward-gil", 0, CLI_FLAG, &o->dp_backward_gil, NULL,
        "dp: backward's launches take turns under the GIL too (autograd functions\nwritten in Python, as in 2017 PyTorch; default: "
        "C++ threads)"},
+      {"dp-gil-share", 0, CLI_DOUBLE, &o->dp_gil_share, "X",
+       "dp: the share of forward's host cost held under the GIL, 0 to 1 (default 1)", CLI_MIN | CLI_MAX, 0, 1},
+      {"dp-handover-us", 0, CLI_DOUBLE, &o->dp_handover_us, "X",
+       "dp: one GIL hand-over between waiting threads, microseconds (default 0)", CLI_MIN, 0},
       {"no-symmetry", 0, CLI_FLAG, &o->no_symmetry, NULL,
        "simulate every GPU (default: with no jitter every node does the same,\nso 2 simulated nodes stand for all; same results, faster)"},
       {0},
@@ -150,7 +155,7 @@ const char *const simopts_known[] = {
     "model", "topology", "profile", "gpus-per-node", "batch", "precision", "first-bucket-mb", "rebuilt", "bucket-view",
     "static-graph", "pytorch", "find-unused-parameters", "gradient-as-bucket-view", "bucket-cap-mb-list", "ddp-iteration", "no-broadcast-buffers", "mode", "fidelity", "iterations", "no-sync", "comm-hook", "jitter-cv", "seed", "nccl-algo",
     "nccl-proto", "num-workers", "load-ms", "pin-memory", "non-blocking", "prefetch", "no-h2d", "framework",
-    "host-launch-us", "host-dispatch-us", "dp-backward-gil", "no-symmetry", "nodes", "bucket-cap-mb", "json", "csv", "trace", NULL};
+    "host-launch-us", "host-dispatch-us", "dp-backward-gil", "dp-gil-share", "dp-handover-us", "no-symmetry", "nodes", "bucket-cap-mb", "json", "csv", "trace", NULL};
 
 int simopts_check(cli_ctx *x, const simopts *o) {
   if (o->no_h2d && (o->pin || o->nonblocking || o->prefetch))
@@ -242,6 +247,8 @@ void simopts_config(const simopts *o, const simopts_inputs *in, sim_config *c) {
   c->host_launch_s = o->host_launch_us < 0 ? -1 : o->host_launch_us * 1e-6;
   c->host_dispatch_s = o->host_dispatch_us < 0 ? -1 : o->host_dispatch_us * 1e-6;
   c->dp_backward_gil = o->dp_backward_gil;
+  c->dp_gil_share = o->dp_gil_share;
+  c->dp_handover_s = o->dp_handover_us * 1e-6;
   c->symmetry = !o->no_symmetry;
   c->load_s = o->load_ms * 1e-3;
   /* PyTorch: non_blocking only matters for pinned memory; a prefetcher copies pinned batches. */
