@@ -10,6 +10,8 @@ Prints one JSON object on stdout:
   dispatch_samples_s   the per-op times of each timed batch
   workload_s      the fixed host workload's times (`ops` framework ops each), one per repetition
   jitter_s        their standard deviation: an additive host noise per iteration of that much work
+  reduce_Bps      bytes per second the CPU sums one float32 buffer into another (out.add_(x) on
+                  `--reduce-mb` MiB, median of 5): gloo's reduction on the host
   ops             framework ops in the fixed workload
 
 No third-party code beyond PyTorch; exits 2 on misuse, 1 when PyTorch or the device is missing.
@@ -27,6 +29,7 @@ def main():
     ap.add_argument("--ops", type=int, default=2000, help="framework ops per timed batch and per workload")
     ap.add_argument("--iters", type=int, default=30, help="timed batches (and workload repetitions)")
     ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--reduce-mb", type=int, default=64, help="buffer summed on the CPU, MiB")
     a = ap.parse_args()
     if a.ops < 1 or a.iters < 2 or a.warmup < 0:
         ap.error("--ops >= 1, --iters >= 2, --warmup >= 0")
@@ -65,6 +68,14 @@ def main():
         per_op.append(t / a.ops)
         workload.append(t)
     sync()
+    n = max(1, a.reduce_mb) * (1 << 20) // 4
+    acc, part = torch.ones(n), torch.ones(n)
+    acc.add_(part)
+    red = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        acc.add_(part)
+        red.append(4 * n / (time.perf_counter() - t0))
     name = torch.cuda.get_device_name(0) if a.device == "cuda" else "cpu"
     print(json.dumps({
         "framework": f"torch {torch.__version__}",
@@ -74,6 +85,7 @@ def main():
         "dispatch_samples_s": per_op,
         "workload_s": workload,
         "jitter_s": statistics.stdev(workload),
+        "reduce_Bps": statistics.median(red),
     }))
     return 0
 

@@ -82,9 +82,11 @@ int hostbench_run(const hostbench_cfg *c, hostbench_result *r, err_t *e) {
   int rc;
   if (!cJSON_IsString(fw) || !cJSON_IsString(dv)) rc = err_set(e, ERR_INPUT, "host helper: \"framework\" or \"device\" is missing");
   else if ((rc = num(r->raw, "dispatch_s", &r->dispatch_s, e)) || (rc = num(r->raw, "jitter_s", &r->jitter_s, e)) ||
-           (rc = num(r->raw, "ops", &ops, e))) {
-  } else if (!(r->dispatch_s > 0) || r->dispatch_s > 10 || !(r->jitter_s >= 0) || r->jitter_s > 10 || ops < 1)
-    rc = err_set(e, ERR_INPUT, "host helper: dispatch_s %g s, jitter_s %g s or ops %g out of range", r->dispatch_s, r->jitter_s, ops);
+           (rc = num(r->raw, "ops", &ops, e)) || (rc = num(r->raw, "reduce_Bps", &r->reduce_Bps, e))) {
+  } else if (!(r->dispatch_s > 0) || r->dispatch_s > 10 || !(r->jitter_s >= 0) || r->jitter_s > 10 || ops < 1 ||
+             !(r->reduce_Bps >= 1e3 && r->reduce_Bps <= 1e15))
+    rc = err_set(e, ERR_INPUT, "host helper: dispatch_s %g s, jitter_s %g s, ops %g or reduce_Bps %g out of range", r->dispatch_s,
+                 r->jitter_s, ops, r->reduce_Bps);
   else if (!cJSON_IsArray(wl) || cJSON_GetArraySize(wl) < 2)
     rc = err_set(e, ERR_INPUT, "host helper: \"workload_s\" must be an array of 2 or more times");
   if (rc) {
@@ -120,7 +122,7 @@ int hostbench_write(cJSON *doc, const hostbench_result *r, err_t *e) {
     return err_set(e, ERR_NOMEM, "out of memory");
   }
   if ((rc = profilew_num(host, "dispatch_s", r->dispatch_s, e)) || (rc = profilew_num(host, "jitter_s", r->jitter_s, e)) ||
-      (rc = profilew_num(host, "jitter_ops", r->ops, e)) || (rc = profilew_str(host, "framework", r->framework, e)) ||
+      (rc = profilew_num(host, "jitter_ops", r->ops, e)) || (rc = profilew_num(host, "reduce_Bps", r->reduce_Bps, e)) || (rc = profilew_str(host, "framework", r->framework, e)) ||
       (rc = profilew_str(host, "source", src, e)))
     return rc;
   return ERR_OK;

@@ -21,6 +21,7 @@ typedef struct {
   double dispatch_s;   /* median host time of one framework op */
   double jitter_s;     /* sd of the fixed workload's time */
   double workload_s;   /* its mean */
+  double reduce_Bps;   /* the CPU summing float32 buffers (gloo's reduction) */
   int ops;             /* framework ops in the workload */
   cJSON *raw;          /* the helper's whole output (owned: hostbench_free) */
 } hostbench_result;
@@ -30,7 +31,7 @@ typedef struct {
  * not what this expects (naming the field), ERR_NOMEM. */
 int hostbench_run(const hostbench_cfg *c, hostbench_result *r, err_t *e);
 
-/* Writes compute.host {dispatch_s, jitter_s, framework, source} and samples.host (the raw times)
+/* Writes compute.host {dispatch_s, jitter_s, reduce_Bps, framework, source} and samples.host (the raw times)
  * into a profile tree. ERR_NOMEM. */
 int hostbench_write(cJSON *doc, const hostbench_result *r, err_t *e);
 

@@ -58,9 +58,9 @@ int dp_plan_build(const sim_config *c, dp_plan *p, err_t *e) {
   if ((rc = plan_job(c, &G, &p->batch, &p->precision, e))) return rc;
   if (c->framework != SIM_FRAMEWORK_DP) return err_set(e, ERR_INPUT, "not a DataParallel configuration");
   if (c->mode != SIM_MODE_DDP || c->no_sync != 1 || c->comm_hook != SIM_HOOK_NONE || c->layout != SIM_LAYOUT_REDUCER || c->static_graph ||
-      c->find_unused || c->ncap_list || c->ddp_iteration ||
+      c->find_unused || c->ncap_list || c->ddp_iteration || c->backend != SIM_BACKEND_NCCL ||
       c->fidelity != SIM_FIDELITY_FLOW)
-    return err_set(e, ERR_USAGE, "DataParallel has no buckets, no_sync, communication hooks or fidelities to choose");
+    return err_set(e, ERR_USAGE, "DataParallel has no buckets, no_sync, communication hooks, backends or fidelities to choose");
   if (c->jitter_cv > 0) return err_set(e, ERR_USAGE, "compute jitter is not modelled for DataParallel");
   if (!(c->dp_gil_share >= 0 && c->dp_gil_share <= 1) || !(c->dp_handover_s >= 0 && c->dp_handover_s <= 1))
     return err_set(e, ERR_USAGE, "the GIL's share of the host cost must be 0 to 1 and its hand-over 0 to 1 s, got %g and %g",

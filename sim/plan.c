@@ -260,9 +260,11 @@ static void timeline_eval(const plan_t *p, pipe_t *w, double scale, double host_
   row->tail_b = w->D > w->H ? w->D : w->H;
   row->host_busy_s = w->host_busy_s;
   row->dev_busy_s = w->dev_busy_s;
-  pipe_reset(w, -INFINITY, 0);
+  /* A wait that blocks the host (gloo, MPI): the host too starts the tail at D0. */
+  pipe_reset(w, p->host_waits && sync ? 0 : -INFINITY, 0);
   run_tail(p, w, scale, copies);
-  row->tail_a = w->D;
+  row->tail_a = w->D > w->H ? w->D : w->H;
+  if (p->host_waits && sync) row->tail_b = row->bwd_end;
 }
 
 const plan_row *plan_timeline(const plan_t *p, int it, int r, pipe_t *w, plan_row *row) {
@@ -295,6 +297,28 @@ int plan_bucket_coll(plan_t *p, int b, coll_kind kind, double bytes, err_t *e) {
   return ERR_OK;
 }
 
+/* What a non-NCCL backend adds to bucket b's all-reduce of `bytes` (docs/simulation.md,
+ * "Communication backends"). gloo (ProcessGroupGloo's CUDA all-reduce): copy the bucket to pinned
+ * host memory, the ring over the links (NCCL's ring/Simple cost on the same channels), each rank
+ * summing (n-1)/n of the bytes on its CPU, the copy back: D2H + ring + (n-1)/n S / reduce_Bps + H2D,
+ * both copies at the profile's pinned host-device cost. MPI (CUDA-aware): the ring alone. */
+static int plan_backend(const sim_config *c, plan_t *p, int b, double bytes, err_t *e) {
+  if (c->backend != SIM_BACKEND_GLOO || p->ranks < 2) return ERR_OK;
+  int have = 0, rc;
+  double lat = 0, bw = 0, red = profile_host_reduce_Bps(c->profile);
+  if ((rc = profile_h2d(c->profile, "pinned_sync", &have, &lat, &bw, e))) return rc;
+  if (!have)
+    return err_set(e, ERR_INPUT, "%s: gloo stages buckets through the host: the profile needs h2d.pinned_sync (ddpcalib h2d)",
+                   profile_name(c->profile));
+  if (!(red > 0))
+    return err_set(e, ERR_INPUT, "%s: gloo sums on the CPU: the profile needs compute.host.reduce_Bps (ddpcalib host)",
+                   profile_name(c->profile));
+  double copy = lat + bytes / bw;
+  p->hook_pre_s[b] += copy;
+  p->hook_post_s[b] += (double)(p->ranks - 1) / p->ranks * bytes / red + copy;
+  return ERR_OK;
+}
+
 /* Each bucket's ready segment, hook work and collective. */
 static int plan_buckets(const sim_config *c, plan_t *p, const int *param_seg, err_t *e) {
   int rc, last = 0;
@@ -320,6 +344,7 @@ static int plan_buckets(const sim_config *c, plan_t *p, const int *param_seg, er
       bytes = (double)(bk->bytes / 2);
     }
     if ((rc = plan_bucket_coll(p, b, COLL_ALLREDUCE, bytes, e))) return rc;
+    if ((rc = plan_backend(c, p, b, bytes, e))) return rc;
   }
   return ERR_OK;
 }
@@ -350,6 +375,17 @@ int plan_build(const sim_config *c, plan_t *p, err_t *e) {
     goto fail;
   p->algos = c->nccl_algos ? c->nccl_algos : NCCL_ALL_ALGOS;
   p->protos = c->nccl_protos ? c->nccl_protos : NCCL_ALL_PROTOS;
+  if (c->backend != SIM_BACKEND_NCCL) {
+    /* gloo and MPI: a ring over the same links, waited for by the host (plan_backend). */
+    if (c->nccl_algos || c->nccl_protos) {
+      rc = err_set(e, ERR_USAGE, "NCCL_ALGO and NCCL_PROTO choose among NCCL's algorithms: not with the %s backend",
+                   c->backend == SIM_BACKEND_GLOO ? "gloo" : "mpi");
+      goto fail;
+    }
+    p->algos = 1u << NCCL_ALGO_RING;
+    p->protos = 1u << NCCL_PROTO_SIMPLE;
+    p->host_waits = 1;
+  }
   /* DDP(broadcast_buffers=True), PyTorch's default: before every forward, rank 0's module buffers are
    * broadcast (_sync_module_buffers: dist._broadcast_coalesced in chunks of broadcast_bucket_size,
    * 250 MiB) and forward waits for them. The previous iteration's all-reduces have been waited for,

@@ -91,6 +91,7 @@ typedef struct {
   double launch_host_s; /* the host cost of one kernel launch (bucket copies, NCCL's launches) */
   int *launch_seg;     /* (nb) the segment after whose hook the host launches bucket b (in order) */
   int queue;           /* CUDA's launch queue, kernels */
+  int host_waits;      /* DDP's final wait blocks the host (gloo, MPI), not only the stream */
   plan_row base[2];    /* without jitter: every rank's non-synchronising [0] and synchronising [1]
                           iteration */
   double host_s;       /* the iteration's host work (synchronising iteration, rank 0) */

@@ -99,6 +99,7 @@ cJSON *report_predict_json(const sim_config *c, const predict_result *p) {
   cJSON_AddNumberToObject(o, "straggler_wait_s", r->straggler_wait_s);
   cJSON_AddNumberToObject(o, "straggler_s", r->straggler_s);
   cJSON_AddStringToObject(o, "framework", c->framework == SIM_FRAMEWORK_DP ? "dp" : "ddp");
+  if (ddp) cJSON_AddStringToObject(o, "backend", c->backend == SIM_BACKEND_GLOO ? "gloo" : c->backend == SIM_BACKEND_MPI ? "mpi" : "nccl");
   cJSON_AddNumberToObject(o, "host_launch_s", c->host_launch_s >= 0 ? c->host_launch_s : profile_host_launch_s(c->profile));
   cJSON_AddNumberToObject(o, "host_dispatch_s", c->host_dispatch_s >= 0 ? c->host_dispatch_s : profile_host_dispatch_s(c->profile));
   if (c->framework == SIM_FRAMEWORK_DP) {

@@ -19,6 +19,10 @@ typedef enum { SIM_MODE_DDP = 0, SIM_MODE_FLAT = 1 } sim_mode;
 typedef enum { SIM_FIDELITY_FLOW = 0, SIM_FIDELITY_STEP = 1 } sim_fidelity;
 typedef enum { SIM_HOOK_NONE = 0, SIM_HOOK_FP16 = 1, SIM_HOOK_BF16 = 2 } sim_comm_hook;
 typedef enum { SIM_FRAMEWORK_DDP = 0, SIM_FRAMEWORK_DP = 1 } sim_framework;
+/* DDP's process group backend (docs/simulation.md, "Communication backends"): NCCL on the GPUs;
+ * gloo staged through the host (copy out, ring over the links, sum on the CPU, copy back); MPI
+ * (CUDA-aware) ring. gloo and MPI run on a worker thread whose wait blocks the host. */
+typedef enum { SIM_BACKEND_NCCL = 0, SIM_BACKEND_GLOO = 1, SIM_BACKEND_MPI = 2 } sim_backend;
 
 /* The buckets: the Reducer's for the release and iteration (default), or a layout forced with the
  * limits [first_bucket_mb or 1, bucket_cap_mb or 25] whatever the release would do (`ddpsim
@@ -78,6 +82,7 @@ typedef struct {
                               cost per kernel launch */
   double host_dispatch_s;  /* < 0: the profile's compute.host.dispatch_s (0 if absent); else this host
                               cost per framework op (a model op's fwops=) */
+  sim_backend backend;     /* DDP's process group (default NCCL) */
   sim_framework framework; /* DDP (one process per GPU) or DataParallel (one process, one thread
                               per GPU, Python's GIL) */
   int dp_backward_gil;     /* DataParallel: backward's launches take turns under the GIL too (autograd

@@ -12,8 +12,9 @@ static const char *usage =
     "Times the host's side of PyTorch with the PyTorch installed here (a small Python helper,\n"
     "calib/host_overhead.py): one framework op called from Python (a 1-element add into a\n"
     "preallocated output: Python, the dispatcher, the kernel or its launch) and the spread of a\n"
-    "fixed host workload of N such ops. Writes compute.host.dispatch_s (the median per op) and\n"
-    "jitter_s (the workload's standard deviation) with the framework's version; merge it into a\n"
+    "fixed host workload of N such ops, and the CPU summing two float32 buffers (gloo's\n"
+    "reduction). Writes compute.host.dispatch_s (the median per op), jitter_s (the workload's\n"
+    "standard deviation) and reduce_Bps with the framework's version; merge it into a\n"
     "machine's profile with `ddpcalib merge`.\n"
     "\n";
 
@@ -48,6 +49,7 @@ int cmd_host(cli_ctx *x, int argc, char **argv) {
   printf("  %-22s %12.3f\n", "dispatch per op", r.dispatch_s * 1e6);
   printf("  %-22s %12.3f\n", "workload mean", r.workload_s * 1e6);
   printf("  %-22s %12.3f\n", "workload sd (jitter)", r.jitter_s * 1e6);
+  printf("# CPU sum of float32 buffers (gloo's reduction): %.2f GB/s\n", r.reduce_Bps / 1e9);
   if (output) {
     profilew_prov p = calcmd_prov("host");
     p.devices = r.device, p.libraries = r.framework;

@@ -59,7 +59,8 @@ static int parse_protos(const char *s, void *dest) { return nccl_parse_protos(s,
 
 /* Enum names in the order of the sim.h values they stand for. */
 static const char *const modes[] = {"ddp", "flat", NULL}, *const fidelities[] = {"flow", "step", NULL},
-                         *const hooks[] = {"none", "fp16", "bf16", NULL}, *const frameworks[] = {"ddp", "dp", NULL};
+                         *const hooks[] = {"none", "fp16", "bf16", NULL}, *const frameworks[] = {"ddp", "dp", NULL},
+                         *const backends[] = {"nccl", "gloo", "mpi", NULL};
 
 void simopts_table(simopts *o, cli_opt t[SIMOPTS_COUNT]) {
   const cli_opt table[SIMOPTS_COUNT] = {
@@ -122,6 +123,9 @@ void simopts_table(simopts *o, cli_opt t[SIMOPTS_COUNT]) {
        "ddp: DistributedDataParallel (default); dp: DataParallel, one process with\none thread per GPU whose kernel launches take "
        "turns under Python's GIL",
        .names = frameworks},
+      {"backend", 0, CLI_ENUM, &o->backend, "nccl|gloo|mpi",
+       "DDP's process group: nccl (default); gloo (staged through the host, summed on\nthe CPU); mpi (CUDA-aware); gloo and mpi block the host at the final wait",
+       .names = backends},
       {"host-launch-us", 0, CLI_DOUBLE, &o->host_launch_us, "X",
        "host cost of one kernel launch (default: the profile's compute.host, or 0)", CLI_MIN, 0},
       {"host-dispatch-us", 0, CLI_DOUBLE, &o->host_dispatch_us, "X",
@@ -155,7 +159,7 @@ const char *const simopts_known[] = {
     "model", "topology", "profile", "gpus-per-node", "batch", "precision", "first-bucket-mb", "rebuilt", "bucket-view",
     "static-graph", "pytorch", "find-unused-parameters", "gradient-as-bucket-view", "bucket-cap-mb-list", "ddp-iteration", "no-broadcast-buffers", "mode", "fidelity", "iterations", "no-sync", "comm-hook", "jitter-cv", "seed", "nccl-algo",
     "nccl-proto", "num-workers", "load-ms", "pin-memory", "non-blocking", "prefetch", "no-h2d", "framework",
-    "host-launch-us", "host-dispatch-us", "dp-backward-gil", "dp-gil-share", "dp-handover-us", "no-symmetry", "nodes", "bucket-cap-mb", "json", "csv", "trace", NULL};
+    "backend", "host-launch-us", "host-dispatch-us", "dp-backward-gil", "dp-gil-share", "dp-handover-us", "no-symmetry", "nodes", "bucket-cap-mb", "json", "csv", "trace", NULL};
 
 int simopts_check(cli_ctx *x, const simopts *o) {
   if (o->no_h2d && (o->pin || o->nonblocking || o->prefetch))
@@ -247,6 +251,7 @@ void simopts_config(const simopts *o, const simopts_inputs *in, sim_config *c) {
   c->host_launch_s = o->host_launch_us < 0 ? -1 : o->host_launch_us * 1e-6;
   c->host_dispatch_s = o->host_dispatch_us < 0 ? -1 : o->host_dispatch_us * 1e-6;
   c->dp_backward_gil = o->dp_backward_gil;
+  c->backend = (sim_backend)o->backend;
   c->dp_gil_share = o->dp_gil_share;
   c->dp_handover_s = o->dp_handover_us * 1e-6;
   c->symmetry = !o->no_symmetry;

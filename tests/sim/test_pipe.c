@@ -183,8 +183,65 @@ static void dispatch_cost(void) {
   profile_destroy(p);
 }
 
+/* gloo's all-reduce of a 4 MB bucket on 2 GPUs, by hand: D2H (10 us + 4 MB / 10 GB/s = 410 us), the
+ * ring (2 x (2 us + 2 MB / 10 GB/s) = 404 us), the CPU's sum of half the bucket (2 MB / 5 GB/s =
+ * 400 us), H2D (410 us): 1,624 us. Its wait blocks the host: the launches of DDP's copy back and of
+ * the optimizer's op (10 us each) follow it; under NCCL the host issued them long before. */
+static void gloo(void) {
+  static const char *prof =
+      "{\"format\":\"ddpsim-profile\",\"version\":1,\"compute\":{\"host\":{\"launch_s\":1.0e-5,\"reduce_Bps\":5e9},\"fp32\":{"
+      "\"gemm\":{\"model\":\"roofline\",\"launch_s\":0,\"peak_flops\":1e15,\"efficiency\":1,\"mem_bw_Bps\":1e15},"
+      "\"ewise\":{\"model\":\"roofline\",\"launch_s\":0,\"mem_bw_Bps\":1e15}}},"
+      "\"h2d\":{\"pinned_sync\":{\"lat_s\":1e-5,\"bw_Bps\":1e10}},"
+      "\"comm\":{\"links\":{\"nvl\":{\"lat_s\":2e-6,\"bw_Bps\":1e10}}}}";
+  profile_t *p = fixture_profile(prof, "gloo.json");
+  model_t *m = fixture_model("ddpsim-model 1\nname m\nbatch 1\ntokens 1 samples\nprecision fp32\nparam p 1000000\nbackward\n"
+                             "ewise b elems=250000000000 arrays=1 ready=p\noptimizer\newise step elems=1 arrays=1\n",
+                             "gloo.model");
+  topo_t *t = fixture_topo("ddpsim-topology 1\nname t\ngpus_per_node 2\nintra nvl links=1 bw=10GBps\nnic none\n", "gloo.topo");
+  sim_config c;
+  fixture_config(&c, m, t, p, 1, 2);
+  sim_result r;
+  err_t e;
+  double tail[3] = {0, 0, 0};
+  for (int be = 0; be < 3; be++) {
+    c.backend = (sim_backend)be;
+    if (sim_run(&c, &r, &e) == 0) {
+      double took = r.buckets[0].comm_end_s - r.buckets[0].comm_start_s;
+      tail[be] = r.buckets_iteration_s - r.buckets[0].comm_end_s;
+      if (be == SIM_BACKEND_GLOO) CHECK(check_close(1624 * us, took, 0.01 * us, 0), "gloo: all-reduce of 4 MB %.6g us = 410 + 404 + 400 + 410", took / us);
+      else CHECK(check_close(404 * us, took, 0.01 * us, 0), "%s: the ring alone, %.6g us", be ? "mpi" : "nccl", took / us);
+      sim_result_free(&r);
+    } else CHECK(0, "%s", e.msg);
+  }
+  CHECK(tail[0] < 0.1 * us && check_close(20 * us, tail[1], 0.1 * us, 0) && check_close(20 * us, tail[2], 0.1 * us, 0),
+        "after the wait: nccl %.3g us (the host issued ahead), gloo %.3g us and mpi %.3g us (the host waited, then launched two kernels)",
+        tail[0] / us, tail[1] / us, tail[2] / us);
+  c.backend = SIM_BACKEND_GLOO;
+  c.nccl_algos = 1;
+  CHECK(sim_run(&c, &r, &e) == ERR_USAGE && strstr(e.msg, "not with the gloo backend"), "gloo with NCCL_ALGO -> %s", e.msg);
+  model_destroy(m);
+  topo_destroy(t);
+  profile_destroy(p);
+  p = fixture_profile("{\"format\":\"ddpsim-profile\",\"version\":1,\"compute\":{\"fp32\":{"
+                      "\"gemm\":{\"model\":\"roofline\",\"launch_s\":0,\"peak_flops\":1e15,\"efficiency\":1,\"mem_bw_Bps\":1e15},"
+                      "\"ewise\":{\"model\":\"roofline\",\"launch_s\":0,\"mem_bw_Bps\":1e15}}},"
+                      "\"comm\":{\"links\":{\"nvl\":{\"lat_s\":2e-6,\"bw_Bps\":1e10}}}}",
+                      "nohost.json");
+  m = fixture_model("ddpsim-model 1\nname m\nbatch 1\ntokens 1 samples\nprecision fp32\nparam p 10\nbackward\newise b elems=1 arrays=1 ready=p\n",
+                    "g.model");
+  t = fixture_topo("ddpsim-topology 1\nname t\ngpus_per_node 2\nintra nvl links=1 bw=10GBps\nnic none\n", "g.topo");
+  fixture_config(&c, m, t, p, 1, 2);
+  c.backend = SIM_BACKEND_GLOO;
+  CHECK(sim_run(&c, &r, &e) == ERR_INPUT && strstr(e.msg, "h2d.pinned_sync"), "gloo without host-device costs -> %s", e.msg);
+  model_destroy(m);
+  topo_destroy(t);
+  profile_destroy(p);
+}
+
 int main(void) {
   pipe_cases();
+  gloo();
   gpu_pair();
   dispatch_cost();
   return check_status();
