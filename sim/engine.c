@@ -427,7 +427,7 @@ static void child_main(const plan_t *plan, const char *platform_path, int fd, pi
     S[r].ready_at = calloc((size_t)(nb ? nb : 1), sizeof(double));
     err_t pe;
     if (!S[r].ready_iter || !S[r].inbox || !S[r].ready_at) _exit(3);
-    if (plan->jitter && (pipe_init(&S[r].pipe, plan->queue, &pe) || plan_row_alloc(plan, &S[r].row, &pe))) _exit(3);
+    if (plan_varies(plan) && (pipe_init(&S[r].pipe, plan->queue, &pe) || plan_row_alloc(plan, &S[r].row, &pe))) _exit(3);
     for (int b = 0; b < nb; b++) S[r].ready_iter[b] = -1;
     S[r].ready_sem = sg_sem_init(0);
     S[r].done_sem = sg_sem_init(0);

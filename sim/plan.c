@@ -1,5 +1,6 @@
 #include "plan.h"
 
+#include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include <math.h>
 #include <stdlib.h>
@@ -78,6 +79,7 @@ void plan_free(plan_t *p) {
   free(p->seg_s);
   free(p->seg_copy_s);
   free(p->jitter);
+  free(p->host_jitter);
   bucket_plan_free(&p->buckets);
   free(p->ready_seg);
   free(p->hook_pre_s);
@@ -267,11 +269,35 @@ static void timeline_eval(const plan_t *p, pipe_t *w, double scale, double host_
   if (p->host_waits && sync) row->tail_b = row->bwd_end;
 }
 
+int plan_varies(const plan_t *p) { return p->jitter || p->host_jitter; }
+
 const plan_row *plan_timeline(const plan_t *p, int it, int r, pipe_t *w, plan_row *row) {
   int sync = p->ranks > 1 && it % p->no_sync == p->no_sync - 1;
-  if (!p->jitter) return &p->base[sync];
-  timeline_eval(p, w, p->jitter[(size_t)it * (size_t)p->ranks + (size_t)r], 0, sync, row);
+  if (!plan_varies(p)) return &p->base[sync];
+  size_t k = (size_t)it * (size_t)p->ranks + (size_t)r;
+  timeline_eval(p, w, p->jitter ? p->jitter[k] : 1.0, p->host_jitter ? p->host_jitter[k] : 0, sync, row);
   return row;
+}
+
+/* Host noise (docs/simulation.md, "Host noise"): every rank's host starts each iteration late by an
+ * exponential draw whose standard deviation (and mean) is the profile's compute.host.jitter_s or
+ * the config's; seeded apart from the compute jitter's draws, so adding one leaves the other's. */
+static int draw_host_jitter(const sim_config *c, plan_t *p, err_t *e) {
+  double sd = c->host_jitter_s >= 0 ? c->host_jitter_s : profile_host_jitter_s(c->profile);
+  if (!(sd >= 0 && sd <= 10)) return err_set(e, ERR_USAGE, "host jitter must be 0 to 10 s, got %g", sd);
+  p->host_jitter_sd_s = sd;
+  if (sd == 0) return ERR_OK;
+  size_t count = (size_t)p->iterations * (size_t)p->ranks;
+  p->host_jitter = malloc(count * sizeof *p->host_jitter);
+  gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+  if (!p->host_jitter || !rng) {
+    gsl_rng_free(rng);
+    return err_set(e, ERR_NOMEM, "out of memory");
+  }
+  gsl_rng_set(rng, c->seed ^ 0x9e3779b9UL);
+  for (size_t i = 0; i < count; i++) p->host_jitter[i] = gsl_ran_exponential(rng, sd);
+  gsl_rng_free(rng);
+  return ERR_OK;
 }
 
 int plan_bucket_coll(plan_t *p, int b, coll_kind kind, double bytes, err_t *e) {
@@ -460,6 +486,7 @@ int plan_build(const sim_config *c, plan_t *p, err_t *e) {
   /* Stragglers: every GPU's compute in every iteration scaled by a draw from the profile's
    * distribution (or --jitter-cv), seeded, so runs are reproducible. */
   if ((rc = draw_jitter(c, p, compute_s, e))) goto fail;
+  if ((rc = draw_host_jitter(c, p, e))) goto fail;
   if ((rc = cost_input(c, m, batch, &p->h2d, &p->copy_s, e))) goto fail;
   p->load_s = c->load_s;
   p->workers = c->workers;
@@ -467,7 +494,7 @@ int plan_build(const sim_config *c, plan_t *p, err_t *e) {
 
   /* What is simulated: every node, or two standing for all (plan.h). */
   p->sim_nodes = c->nodes;
-  if (c->symmetry && !p->jitter && c->nodes > 2) {
+  if (c->symmetry && !plan_varies(p) && c->nodes > 2) {
     p->sim_nodes = 2;
     p->platform.nodes = 2;
     p->platform.backbone_bw_Bps *= 2.0 / c->nodes;
@@ -508,6 +535,7 @@ int plan_write(FILE *f, const plan_t *p, err_t *e) {
   if (p->load_s > 0 || p->copy_s > 0)
     fprintf(f, "input load %.9g s by %d workers, copy %.9g s%s\n", p->load_s, p->workers, p->copy_s, p->prefetch ? " (prefetched)" : "");
   if (p->jitter) fprintf(f, "jitter lognormal cv %.4g\n", p->jitter_cv);
+  if (p->host_jitter) fprintf(f, "host jitter exponential, sd %.6g s per rank and iteration\n", p->host_jitter_sd_s);
   if (p->buffers_s > 0) fprintf(f, "buffer broadcast %.9g s before every forward\n", p->buffers_s);
   char rb[64];
   fprintf(f, "buckets %d: %s\n", p->nb, p->flat ? "flat, one per dtype after backward" : reducer_iter_name(&p->reducer, rb, sizeof rb));

@@ -82,6 +82,8 @@ typedef struct {
   double *seg_copy_s;  /* (nseg) DDP's copies of the gradients ready after segment s into buckets */
   double copy_back_s;  /* DDP's copy of the reduced buckets back into the gradients, after the wait */
   double *jitter;      /* (iterations x ranks) compute multipliers, or NULL */
+  double *host_jitter; /* (iterations x ranks) additive host delays, seconds, or NULL */
+  double host_jitter_sd_s; /* their standard deviation (0: none) */
 
   /* Host and device (sim/pipe.h): the iteration as the host issues it. forward_s, seg_s, copies and
    * optimizer_s above are GPU time; what the stream actually takes is plan_timeline's. */
@@ -160,6 +162,10 @@ int plan_network(const sim_config *c, int gpn, channels_t *ch, platform_spec *sp
 /* Rows: plan_row_alloc gives one the plan's sizes (ERR_NOMEM); plan_row_free frees its arrays. */
 int plan_row_alloc(const plan_t *p, plan_row *row, err_t *e);
 void plan_row_free(plan_row *row);
+
+/* Whether ranks or iterations differ (compute or host jitter): rows then come from plan_timeline's
+ * workspace, not the plan's base rows. */
+int plan_varies(const plan_t *p);
 
 /* Rank r's iteration `it` on its compute stream: the plan's base row without jitter, else *row
  * (allocated for p) computed in workspace w (a pipe of p->queue) with rank r's draws. Pure; the

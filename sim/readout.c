@@ -49,7 +49,7 @@ static int drawn_compute(const plan_t *p, const engine_record *rec, int first, s
   memset(&w, 0, sizeof w);
   memset(&row0, 0, sizeof row0);
   memset(&rowk, 0, sizeof rowk);
-  if (p->jitter && ((rc = pipe_init(&w, p->queue, e)) || (rc = plan_row_alloc(p, &row0, e)) || (rc = plan_row_alloc(p, &rowk, e))))
+  if (plan_varies(p) && ((rc = pipe_init(&w, p->queue, e)) || (rc = plan_row_alloc(p, &row0, e)) || (rc = plan_row_alloc(p, &rowk, e))))
     goto done;
   r->forward_s = r->backward_s = r->optimizer_s = r->bucket_copy_s = *strag_s = 0;
   for (int it = first; it < K; it++) {
@@ -61,7 +61,8 @@ static int drawn_compute(const plan_t *p, const engine_record *rec, int first, s
     r->backward_s += (a->bwd_end - a->fwd_end - a->copy_in_s) / n;
     r->bucket_copy_s += (a->copy_in_s + back) / n;
     r->optimizer_s += (rec->tail_span[it] - back) / n;
-    for (int k = 1; p->jitter && sync && k < p->ranks; k++) {
+    if (p->host_jitter) r->host_jitter_s += p->host_jitter[(size_t)it * (size_t)p->ranks] / n;
+    for (int k = 1; plan_varies(p) && sync && k < p->ranks; k++) {
       const plan_row *b = plan_timeline(p, it, k, &w, &rowk);
       if (b->bwd_end - reach > 0) *strag_s += (b->bwd_end - reach) / n, reach = b->bwd_end;
     }

@@ -93,6 +93,7 @@ cJSON *report_predict_json(const sim_config *c, const predict_result *p) {
       cJSON_AddNumberToObject(hd, "host_bound_s", r->host_bound_s);
       cJSON_AddNumberToObject(hd, "device_bound_s", r->device_bound_s);
       cJSON_AddNumberToObject(hd, "host_bound_max_s", r->host_bound_max_s);
+      cJSON_AddNumberToObject(hd, "host_jitter_s", r->host_jitter_s);
     }
   }
   cJSON_AddNumberToObject(o, "exposed_comm_s", r->exposed_comm_s);
@@ -232,6 +233,9 @@ char *report_predict_table(const sim_config *c, const predict_result *p) {
     strbuf_printf(&s, "%-24s %14.6f s\n", "    gather outputs+grads", r->dp_gather_s);
     strbuf_printf(&s, "%-24s %14.6f s\n", "    reduce gradients", r->dp_reduce_s);
   }
+  if (ddp && r->host_jitter_s > 0)
+    strbuf_printf(&s, "%-24s %14.6f s   (rank 0's host delay drawn; the slowest rank's is waited for)\n",
+                  "  host noise", r->host_jitter_s);
   if (ddp && r->host_bound_s > 1e-9 * r->iteration_s)
     strbuf_printf(&s, "%-24s %14.6f s   (of compute: the GPU idle, waiting for the host to issue)\n", "  host-bound", r->host_bound_s);
   if (r->jitter_kind != PROFILE_JITTER_NONE)

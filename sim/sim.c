@@ -26,6 +26,7 @@ void sim_config_defaults(sim_config *c) {
   c->host_launch_s = -1;
   c->host_dispatch_s = -1;
   c->dp_gil_share = 1;
+  c->host_jitter_s = -1;
   c->framework = SIM_FRAMEWORK_DDP;
   c->symmetry = 1;
   c->broadcast_buffers = 1;

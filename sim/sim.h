@@ -73,6 +73,8 @@ typedef struct {
   double jitter_cv;        /* < 0: compute jitter from the profile (if any); 0: none; > 0:
                               lognormal with this coefficient of variation */
   unsigned long seed;      /* for the jitter draws */
+  double host_jitter_s;    /* < 0: the profile's compute.host.jitter_s (0 if absent); 0: none; > 0: the
+                              sd of an additive host delay per rank and iteration, seconds */
   unsigned nccl_algos;     /* NCCL_ALGO: bit mask of nccl_algo (nccl.h); 0: all */
   unsigned nccl_protos;    /* NCCL_PROTO: bit mask of nccl_proto; 0: all */
   double load_s;           /* loading one batch by one DataLoader worker; 0: not modelled */
@@ -136,6 +138,8 @@ typedef struct {
    * span); device-bound: the host waiting for its GPU (a full launch queue, the end-of-iteration
    * sync, exposed communication included). host_bound_max_s: the most host-bound rank's. DDP only. */
   double host_busy_s, device_busy_s, host_bound_s, device_bound_s, host_bound_max_s;
+  double host_jitter_s;    /* per steady iteration, rank 0's host delay drawn (host noise; part of its
+                              host_busy_s); the slowest rank's shows in straggler_wait_s */
   double bucket_copy_s;    /* DDP's gradient copies into buckets (during backward) and back (after
                               the final wait), per iteration (1/no_sync of a synchronised
                               iteration's); part of compute_s */

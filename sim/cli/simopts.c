@@ -22,6 +22,7 @@ void simopts_init(simopts *o) {
   o->host_launch_us = -1;
   o->host_dispatch_us = -1;
   o->dp_gil_share = 1;
+  o->host_jitter_us = -1;
   o->mode = SIM_MODE_DDP;
   o->fidelity = SIM_FIDELITY_FLOW;
   o->framework = SIM_FRAMEWORK_DDP;
@@ -126,6 +127,8 @@ void simopts_table(simopts *o, cli_opt t[SIMOPTS_COUNT]) {
       {"backend", 0, CLI_ENUM, &o->backend, "nccl|gloo|mpi",
        "DDP's process group: nccl (default); gloo (staged through the host, summed on\nthe CPU); mpi (CUDA-aware); gloo and mpi block the host at the final wait",
        .names = backends},
+      {"host-jitter-us", 0, CLI_DOUBLE, &o->host_jitter_us, "X",
+       "host noise: sd of an additive delay per rank and iteration, microseconds\n(exponential; default the profile's compute.host.jitter_s, or 0)", CLI_MIN | CLI_MAX, 0, 1e7},
       {"host-launch-us", 0, CLI_DOUBLE, &o->host_launch_us, "X",
        "host cost of one kernel launch (default: the profile's compute.host, or 0)", CLI_MIN, 0},
       {"host-dispatch-us", 0, CLI_DOUBLE, &o->host_dispatch_us, "X",
@@ -159,7 +162,7 @@ const char *const simopts_known[] = {
     "model", "topology", "profile", "gpus-per-node", "batch", "precision", "first-bucket-mb", "rebuilt", "bucket-view",
     "static-graph", "pytorch", "find-unused-parameters", "gradient-as-bucket-view", "bucket-cap-mb-list", "ddp-iteration", "no-broadcast-buffers", "mode", "fidelity", "iterations", "no-sync", "comm-hook", "jitter-cv", "seed", "nccl-algo",
     "nccl-proto", "num-workers", "load-ms", "pin-memory", "non-blocking", "prefetch", "no-h2d", "framework",
-    "backend", "host-launch-us", "host-dispatch-us", "dp-backward-gil", "dp-gil-share", "dp-handover-us", "no-symmetry", "nodes", "bucket-cap-mb", "json", "csv", "trace", NULL};
+    "backend", "host-jitter-us", "host-launch-us", "host-dispatch-us", "dp-backward-gil", "dp-gil-share", "dp-handover-us", "no-symmetry", "nodes", "bucket-cap-mb", "json", "csv", "trace", NULL};
 
 int simopts_check(cli_ctx *x, const simopts *o) {
   if (o->no_h2d && (o->pin || o->nonblocking || o->prefetch))
@@ -252,6 +255,7 @@ void simopts_config(const simopts *o, const simopts_inputs *in, sim_config *c) {
   c->host_dispatch_s = o->host_dispatch_us < 0 ? -1 : o->host_dispatch_us * 1e-6;
   c->dp_backward_gil = o->dp_backward_gil;
   c->backend = (sim_backend)o->backend;
+  c->host_jitter_s = o->host_jitter_us < 0 ? -1 : o->host_jitter_us * 1e-6;
   c->dp_gil_share = o->dp_gil_share;
   c->dp_handover_s = o->dp_handover_us * 1e-6;
   c->symmetry = !o->no_symmetry;

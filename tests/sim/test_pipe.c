@@ -165,6 +165,7 @@ static void dispatch_cost(void) {
   model_destroy(bad);
   sim_config c;
   fixture_config(&c, m, t, p, 1, 1);
+  c.host_jitter_s = 0; /* the profile's 2 us of host noise off: --host-jitter-us 0 */
   sim_result r;
   /* forward: 4 runs x (1 launch x 10 us + 3 ops x 4 us) = 88 us; backward (3 x 10 + 2 x 4) = 38 us */
   if (sim_run(&c, &r, &e) == 0) {
@@ -239,8 +240,52 @@ static void gloo(void) {
   profile_destroy(p);
 }
 
+/* Host noise: every rank's host starts each iteration late by an exponential draw (sd 20 us). On one
+ * host-bound GPU the iteration is longer by exactly rank 0's mean draw; on 8 the all-reduce waits for
+ * the slowest host, E[max of 8] = 20 us x (1 + 1/2 + ... + 1/8) = 54.36 us (sd of the max 24 us:
+ * over 999 iterations within 4 sd of the mean, 3.0 us). */
+static void host_noise(void) {
+  char text[1024];
+  snprintf(text, sizeof text, profile_fmt, 1e12);
+  profile_t *p = fixture_profile(text, "noise.json");
+  model_t *m = fixture_model("ddpsim-model 1\nname m\nbatch 1\ntokens 1 samples\nprecision fp32\nparam p 1000\nforward\n"
+                             "ewise f elems=1 arrays=1 launches=10\nbackward\newise g elems=1 arrays=1 ready=p\n",
+                             "noise.model");
+  topo_t *t = fixture_topo("ddpsim-topology 1\nname t\ngpus_per_node 8\nintra nvl links=1 bw=10GBps\nnic none\n", "noise.topo");
+  for (int g = 1; g <= 8; g += 7) {
+    sim_config c;
+    fixture_config(&c, m, t, p, 1, g);
+    c.iterations = 1000;
+    sim_result base, r;
+    err_t e;
+    if (sim_run(&c, &base, &e)) {
+      CHECK(0, "%s", e.msg);
+      continue;
+    }
+    c.host_jitter_s = 20e-6;
+    if (sim_run(&c, &r, &e) == 0) {
+      double extra = r.iteration_s - base.iteration_s;
+      if (g == 1)
+        CHECK(check_close(r.host_jitter_s, extra, 1e-12, 1e-9) && check_close(20e-6, r.host_jitter_s, 2.6e-6, 0),
+              "1 GPU: the iteration is longer by rank 0's mean delay, %.4f us (draws' mean %.4f us, sd 20)", extra / us,
+              r.host_jitter_s / us);
+      else
+        CHECK(check_close(54.3571e-6, extra, 3.0e-6, 0) && r.straggler_wait_s > 0 &&
+                  check_close(extra - r.host_jitter_s, r.straggler_wait_s, 0.05 * us, 0),
+              "8 GPUs: %.3f us longer (E[slowest of 8] 54.36 us); rank 0's own %.3f us, waiting for the slowest %.3f us", extra / us,
+              r.host_jitter_s / us, r.straggler_wait_s / us);
+      sim_result_free(&r);
+    } else CHECK(0, "%s", e.msg);
+    sim_result_free(&base);
+  }
+  model_destroy(m);
+  topo_destroy(t);
+  profile_destroy(p);
+}
+
 int main(void) {
   pipe_cases();
+  host_noise();
   gloo();
   gpu_pair();
   dispatch_cost();
