@@ -5,6 +5,7 @@
 
 #include "check.h"
 #include "fixtures.h"
+#include "modelgen.h"
 #include "pipe.h"
 #include "sim.h"
 
@@ -283,8 +284,48 @@ static void host_noise(void) {
   profile_destroy(p);
 }
 
+/* The mLSTM as written (genmodel --cell autograd): the same parameters, gradient-ready events and
+ * registration order as the fused cell; per step the unfused ops, weight gradients with k = B and
+ * their accumulation into full-size buffers; more framework ops and launches per iteration. */
+static void mlstm_cells(void) {
+  model_t *m[2] = {NULL, NULL};
+  long ops[2] = {0, 0}, launches[2] = {0, 0};
+  err_t e;
+  for (int cell = 0; cell < 2; cell++) {
+    modelgen_mlstm spec = {.hidden = 64, .embed = 16, .vocab = 32, .seq = 10, .batch = 4, .precision = MODEL_FP32,
+                           .autograd_cell = cell};
+    char *text = NULL;
+    if (modelgen_mlstm_text(&spec, &text, &e) || model_parse(text, cell ? "autograd" : "fused", &m[cell], &e)) {
+      CHECK(0, "%s", e.msg);
+      free(text);
+      return;
+    }
+    free(text);
+    for (int o = 0; o < m[cell]->nops; o++) ops[cell] += m[cell]->ops[o].count * m[cell]->ops[o].fwops,
+                                              launches[cell] += m[cell]->ops[o].count * m[cell]->ops[o].launches;
+  }
+  int same = m[0]->nparams == m[1]->nparams && m[0]->nready == m[1]->nready;
+  for (int i = 0; same && i < m[0]->nparams; i++) same = m[0]->params[i].numel == m[1]->params[i].numel;
+  for (int i = 0; same && i < m[0]->nready; i++) same = m[0]->ready[i] == m[1]->ready[i];
+  CHECK(same, "autograd cell: the same %d parameters and gradient-ready order as the fused one", m[0]->nparams);
+  int wgrad = 0, acc = 0;
+  for (int o = 0; o < m[1]->nops; o++) {
+    const model_op *op = &m[1]->ops[o];
+    if (!strcmp(op->name, "d_w_hh")) wgrad = op->k.per_batch && op->k.v == 1 && op->m.v == 256 && op->n.v == 64 && op->count == 10;
+    if (!strcmp(op->name, "acc_w_hh")) acc = op->elems.v == 256 * 64 && !op->elems.per_batch && op->count == 10;
+  }
+  CHECK(wgrad && acc, "autograd cell: W_hh's gradient per step is a 256x64 GEMM with k = B, summed into a 256x64 buffer, 10 times");
+  /* Per step, launches: forward 17 (fused 13), backward 31 (fused 18); the fused cell's 8 whole-sequence
+   * GEMMs (inputs, weight gradients, inputs' gradients) go. Framework ops: forward 16 per step. */
+  CHECK(launches[1] - launches[0] == 17 * 10 - 8 && ops[1] - ops[0] == 16 * 10 - 8,
+        "autograd cell: %ld framework ops and %ld launches per iteration (fused: %ld and %ld)", ops[1], launches[1], ops[0], launches[0]);
+  model_destroy(m[0]);
+  model_destroy(m[1]);
+}
+
 int main(void) {
   pipe_cases();
+  mlstm_cells();
   host_noise();
   gloo();
   gpu_pair();
