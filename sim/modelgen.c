@@ -6,40 +6,41 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The cell as sentiment-discovery's mLSTMCell wrote it (docs/models.md, "The cell as written"):
- * per step, four F.linear (addmm: the bias copied, then the GEMM), the gates' chunk (a view) and
- * nine pointwise kernels, each op a Python call. */
+/* The cell as sentiment-discovery's mLSTMCell wrote it for CUDA tensors (docs/models.md, "The cell
+ * as written"): per step four F.linear without bias (each a Python t() and matmul: one GEMM), the
+ * product m, and PyTorch 0.3's LSTMFused (a Python autograd Function: one pointwise kernel taking
+ * both biases). */
 static void autograd_forward(strbuf *s, long H, long E, long T) {
   long H4 = 4 * H;
-  strbuf_printf(s, "# Per step: m = linear(x, W_mih) * linear(h, W_mhh); gates = linear(x, W_ih, b_ih) + linear(m, W_hh, b_hh).\n");
-  strbuf_printf(s, "gemm  x_mih        m=%ld n=B k=%ld count=%ld\n", H, E, T);
-  strbuf_printf(s, "gemm  mhh_h        m=%ld n=B k=%ld count=%ld\n", H, H, T);
+  strbuf_printf(s, "# Per step: m = linear(x, W_mih) * linear(h, W_mhh); LSTMFused(linear(x, W_ih), linear(m, W_hh), c, b_ih, b_hh).\n");
+  strbuf_printf(s, "gemm  x_mih        m=%ld n=B k=%ld count=%ld fwops=2\n", H, E, T);
+  strbuf_printf(s, "gemm  mhh_h        m=%ld n=B k=%ld count=%ld fwops=2\n", H, H, T);
   strbuf_printf(s, "ewise m_mul        elems=%ld*B arrays=3 count=%ld\n", H, T);
-  strbuf_printf(s, "gemm  x_ih         m=%ld n=B k=%ld count=%ld launches=2 fwops=1 # addmm: bias copy + GEMM\n", H4, E, T);
-  strbuf_printf(s, "gemm  hh_m         m=%ld n=B k=%ld count=%ld launches=2 fwops=1\n", H4, H, T);
-  strbuf_printf(s, "ewise gates_add    elems=%ld*B arrays=3 count=%ld\n", H4, T);
-  strbuf_printf(s, "# chunk (a view), sigmoid x3, tanh, f*c, i*g, +, tanh, o*: 10 Python ops, 9 kernels on H x B\n");
-  strbuf_printf(s, "ewise cell         elems=%ld*B arrays=22 count=%ld launches=9 fwops=10\n", H, T);
+  strbuf_printf(s, "gemm  x_ih         m=%ld n=B k=%ld count=%ld fwops=2\n", H4, E, T);
+  strbuf_printf(s, "gemm  hh_m         m=%ld n=B k=%ld count=%ld fwops=2\n", H4, H, T);
+  strbuf_printf(s, "# LSTMFused: both gates (4H each), c, the biases in; h, c and its workspace (4H) out\n");
+  strbuf_printf(s, "ewise lstm_fused   elems=%ld*B arrays=15 count=%ld\n", H, T);
 }
 
-/* Its backward, step by step as autograd runs it: the pointwise ops' gradients, then for each linear
- * the input's gradient, the weight's (k = batch) and its accumulation into the full-size buffer the
- * weight's gradient is summed in (the first step's is a copy), the bias's (a sum over the batch). */
+/* Its backward, step by step as autograd runs it: LSTMFused's one kernel and its two bias sums, the
+ * product's two, and for each linear the input's gradient, the weight's (k = batch) and its
+ * accumulation into the full-size buffer the weight's gradient is summed in (the first step's is a
+ * copy). */
 static void autograd_backward(strbuf *s, long H, long E, long T) {
   long H4 = 4 * H;
   strbuf_printf(s, "# Backpropagation through time as autograd runs the per-step cell: every step's weight\n");
   strbuf_printf(s, "# gradients (k = batch) summed into full-size buffers.\n");
-  strbuf_printf(s, "ewise d_cell       elems=%ld*B arrays=30 count=%ld launches=13\n", H, T);
+  strbuf_printf(s, "ewise lstm_fused_b elems=%ld*B arrays=16 count=%ld\n", H, T);
+  strbuf_printf(s, "ewise d_b          elems=%ld*B arrays=1 count=%ld launches=2 # gradInInput.sum(0), twice\n", H4, T);
   const struct {
     const char *n;
-    long rows, cols, bias;
-  } l[4] = {{"hh", H4, H, 1}, {"ih", H4, E, 1}, {"mhh", H, H, 0}, {"mih", H, E, 0}};
+    long rows, cols;
+  } l[4] = {{"hh", H4, H}, {"ih", H4, E}, {"mhh", H, H}, {"mih", H, E}};
   for (int i = 0; i < 4; i++) {
     if (i == 2) strbuf_printf(s, "ewise d_m_mul      elems=%ld*B arrays=6 count=%ld launches=2\n", H, T);
     strbuf_printf(s, "gemm  d_in_%-7s m=%ld n=B k=%ld count=%ld\n", l[i].n, l[i].cols, l[i].rows, T);
     strbuf_printf(s, "gemm  d_w_%-8s m=%ld n=%ld k=B count=%ld\n", l[i].n, l[i].rows, l[i].cols, T);
     strbuf_printf(s, "ewise acc_w_%-6s elems=%ld arrays=3 count=%ld\n", l[i].n, l[i].rows * l[i].cols, T);
-    if (l[i].bias) strbuf_printf(s, "ewise d_b_%-8s elems=%ld*B arrays=1 count=%ld launches=2\n", l[i].n, l[i].rows, T);
   }
 }
 
