@@ -32,7 +32,7 @@ static int dp_chain(const sim_config *c, dp_plan *p, int G, err_t *e) {
     /* Forward runs in G Python threads; backward in the autograd engine's device threads, which
      * need the GIL only where the autograd functions are Python (dp_backward_gil: all of their
      * host work); the optimizer steps once, on GPU 0. */
-    int threads = ph == MODEL_PHASE_FORWARD || (ph == MODEL_PHASE_BACKWARD && c->dp_backward_gil) ? G : 1;
+    int threads = ph == MODEL_PHASE_FORWARD || (ph == MODEL_PHASE_BACKWARD && p->backward_gil) ? G : 1;
     double under = ph == MODEL_PHASE_BACKWARD ? 1.0 : share;
     for (int o = 0; o < m->nops; o++) {
       const model_op *op = &m->ops[o];
@@ -67,7 +67,7 @@ int dp_plan_build(const sim_config *c, dp_plan *p, err_t *e) {
                    c->dp_gil_share, c->dp_handover_s);
   const model_t *m = c->model;
   p->gpus = G;
-  p->backward_gil = c->dp_backward_gil;
+  p->backward_gil = sim_dp_backward_gil(c);
   channels_t ch;
   platform_spec spec;
   double *pair = NULL;

@@ -33,7 +33,7 @@ int plan_job(const sim_config *c, int *gpn_out, long *batch_out, model_dtype *pr
   if (!(c->bucket_cap_mb <= SIM_MAX_BUCKET_MB) || !(c->first_bucket_mb <= SIM_MAX_BUCKET_MB))
     return err_set(e, ERR_USAGE, "bucket caps must be at most %g MB (0: not given), got %g and %g (first)", SIM_MAX_BUCKET_MB,
                    c->bucket_cap_mb, c->first_bucket_mb);
-  if (c->dp_backward_gil && c->framework != SIM_FRAMEWORK_DP)
+  if (c->dp_backward_gil > 0 && c->framework != SIM_FRAMEWORK_DP)
     return err_set(e, ERR_USAGE, "a backward under the GIL is DataParallel's (framework dp), not DDP's");
   if (c->framework == SIM_FRAMEWORK_DP && c->nodes != 1)
     return err_set(e, ERR_USAGE, "DataParallel runs in one process: one node only, not %d", c->nodes);

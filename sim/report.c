@@ -110,7 +110,7 @@ cJSON *report_predict_json(const sim_config *c, const predict_result *p) {
       cJSON_AddNumberToObject(dp, "replicate_s", r->dp_replicate_s);
       cJSON_AddNumberToObject(dp, "gather_s", r->dp_gather_s);
       cJSON_AddNumberToObject(dp, "reduce_s", r->dp_reduce_s);
-      cJSON_AddBoolToObject(dp, "backward_gil", c->dp_backward_gil);
+      cJSON_AddBoolToObject(dp, "backward_gil", sim_dp_backward_gil(c));
       cJSON_AddNumberToObject(dp, "gil_share", c->dp_gil_share);
       cJSON_AddNumberToObject(dp, "handover_s", c->dp_handover_s);
       cJSON_AddNumberToObject(dp, "host_busy_s", r->host_busy_s);
@@ -211,7 +211,7 @@ char *report_predict_table(const sim_config *c, const predict_result *p) {
     if (c->comm_hook != SIM_HOOK_NONE) strbuf_printf(&s, ", %s compression hook", hook_name(c->comm_hook));
   } else {
     strbuf_printf(&s, "# batch %ld/GPU, %s, phases in order, summed%s", r->batch, model_dtype_name(r->precision),
-        c->dp_backward_gil ? ", backward under the GIL" : "");
+        sim_dp_backward_gil(c) ? ", backward under the GIL" : "");
   }
   strbuf_printf(&s, "\n");
   strbuf_printf(&s, "%-24s %14.6f s   (the parts below add up to it)\n", "iteration", r->iteration_s);

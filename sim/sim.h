@@ -87,7 +87,8 @@ typedef struct {
   sim_backend backend;     /* DDP's process group (default NCCL) */
   sim_framework framework; /* DDP (one process per GPU) or DataParallel (one process, one thread
                               per GPU, Python's GIL) */
-  int dp_backward_gil;     /* DataParallel: backward's launches take turns under the GIL too (autograd
+  int dp_backward_gil;     /* < 0 (default): the release's (reducer_backward_gil: before 0.4); 1:
+                              DataParallel: backward's launches take turns under the GIL too (autograd
                               functions written in Python: 2017 PyTorch, pytorch#3275) */
   int launch_queue;        /* CUDA's pending launches per stream before a launch blocks; <= 0: 1024
                               (sim/pipe.h) */
@@ -171,6 +172,9 @@ typedef struct {
  * no_sync 1, no hook, jitter from the profile, seed 1, symmetry on);
  * model, topo, profile and nodes are the caller's to set. */
 void sim_config_defaults(sim_config *c);
+
+/* Whether DataParallel's backward takes turns under the GIL: the config's, or its release's. */
+int sim_dp_backward_gil(const sim_config *c);
 
 /* The Reducer's knobs of a config (sim/reducer.h). */
 void sim_reducer_knobs(const sim_config *c, reducer_knobs *k);

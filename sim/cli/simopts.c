@@ -23,6 +23,7 @@ void simopts_init(simopts *o) {
   o->host_dispatch_us = -1;
   o->dp_gil_share = 1;
   o->host_jitter_us = -1;
+  o->dp_backward_gil = -1;
   o->mode = SIM_MODE_DDP;
   o->fidelity = SIM_FIDELITY_FLOW;
   o->framework = SIM_FRAMEWORK_DDP;
@@ -73,8 +74,8 @@ void simopts_table(simopts *o, cli_opt t[SIMOPTS_COUNT]) {
       {"precision", 0, CLI_CUSTOM, &o->precision, "fp32|fp16", "run precision (default: the model's)",
        .parse = simopts_parse_precision, .must = "must be fp32 or fp16"},
       {"pytorch", 0, CLI_CUSTOM, &o->pytorch, "VERSION",
-       "the PyTorch release whose DDP Reducer is modelled, 1.1 to 2.15\n(default 2.15; docs/reducer.md)",
-       .parse = parse_pytorch, .must = "must be a release from 1.1 to 2.15, as MAJOR.MINOR"},
+       "the PyTorch release modelled: DDP's Reducer (1.1 to 2.15) and the host's\nbehaviour (0.2 and later: before 0.4 DataParallel's backward holds the GIL;\ndefault 2.15; docs/reducer.md)",
+       .parse = parse_pytorch, .must = "must be a release from 0.2 to 2.15 (DDP: 1.1 and later), as MAJOR.MINOR"},
       {"find-unused-parameters", 0, CLI_FLAG, &o->find_unused, NULL,
        "DDP(find_unused_parameters=True): construction-time buckets, never rebuilt"},
       {"static-graph", 0, CLI_FLAG, &o->static_graph, NULL,
@@ -134,7 +135,7 @@ void simopts_table(simopts *o, cli_opt t[SIMOPTS_COUNT]) {
       {"host-dispatch-us", 0, CLI_DOUBLE, &o->host_dispatch_us, "X",
        "host cost of one framework op (a model op's fwops=; default: the profile's\ncompute.host.dispatch_s, or 0)", CLI_MIN, 0},
       {"dp-backward-gil", 0, CLI_FLAG, &o->dp_backward_gil, NULL,
-       "dp: backward's launches take turns under the GIL too (autograd functions\nwritten in Python, as in 2017 PyTorch; default: "
+       "dp: backward's launches take turns under the GIL too (autograd functions\nwritten in Python, as in 2017 PyTorch; default: before --pytorch 0.4, else "
        "C++ threads)"},
       {"dp-gil-share", 0, CLI_DOUBLE, &o->dp_gil_share, "X",
        "dp: the share of forward's host cost held under the GIL, 0 to 1 (default 1)", CLI_MIN | CLI_MAX, 0, 1},
@@ -173,7 +174,7 @@ int simopts_check(cli_ctx *x, const simopts *o) {
   simopts_config(o, &(simopts_inputs){0}, &c);
   sim_reducer_knobs(&c, &k);
   err_t e;
-  if (reducer_check(&k, o->bucket_view, o->hook, &e)) return cli_usage(x, "%s", e.msg);
+  if (o->framework == SIM_FRAMEWORK_DDP && reducer_check(&k, o->bucket_view, o->hook, &e)) return cli_usage(x, "%s", e.msg);
   if (o->framework == SIM_FRAMEWORK_DP && (o->find_unused || o->static_graph || o->ncap_list || o->ddp_iteration || o->rebuilt))
     return cli_usage(x, "DataParallel has no Reducer: --find-unused-parameters, --static-graph, --bucket-cap-mb-list,\n"
                         "--ddp-iteration and --rebuilt are DDP's");
