@@ -14,7 +14,8 @@ double dp_gil_period(double host_s, double gil_s, int threads, double handover_s
 }
 
 /* The phases' ops of one iteration through one GPU's pipe (all replicas alike): each op run costs
- * the host dp_gil_period of its host time, the GIL's share of it under the lock when `threads`
+ * the host dp_gil_period of its host time (a hand-over for each of its framework ops), the GIL's
+ * share of it under the lock when `threads`
  * Python threads take turns; the copies (replicate, gather, reduce) cost the GPU their time and the
  * host nothing modelled. Records each phase's span on the stream. */
 static int dp_chain(const sim_config *c, dp_plan *p, int G, err_t *e) {
@@ -39,7 +40,8 @@ static int dp_chain(const sim_config *c, dp_plan *p, int G, err_t *e) {
       if ((int)op->phase != ph) continue;
       double dev, host;
       if ((rc = cost_op_sides(c, op, p->batch, p->precision, &dev, &host, &p->extrapolated_ops, e))) goto done;
-      pipe_op(&w, dp_gil_period(host, under * host, threads, ho), dev, op->count, op->launches);
+      /* Each framework op takes the lock once: a hand-over per op while others wait. */
+      pipe_op(&w, dp_gil_period(host, under * host, threads, ho * (double)op->fwops), dev, op->count, op->launches);
     }
     *span[ph] = w.D - mark;
     if (copy_after[ph] > 0) pipe_op(&w, 0, copy_after[ph], 1, 1);

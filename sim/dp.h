@@ -39,7 +39,8 @@ int dp_plan_build(const sim_config *c, dp_plan *p, err_t *e);
 void dp_readout(const dp_plan *p, sim_result *r);
 
 /* The host time per op run of one of `threads` Python threads taking turns under the GIL: host_s of
- * which gil_s is held under the lock, each acquisition a hand-over of handover_s while others wait.
+ * which gil_s is held under the lock, its acquisitions (one per framework op) handing the lock over
+ * at handover_s in all while others wait.
  * Round-robin among identical threads: max(host_s, threads x (gil_s + handover_s)); host_s for one
  * thread or nothing under the lock (docs/simulation.md, "DataParallel"). */
 double dp_gil_period(double host_s, double gil_s, int threads, double handover_s);

@@ -82,7 +82,8 @@ int main(void) {
         "GIL turns: 2 threads 14 us, a 3 us share 10 us, 1 thread 10 us, 4 threads 28 us per op");
   /* The same through the simulation: half of forward's host cost under the lock and no hand-over
    * cost: 2 x 35 = 70 us per op, the threads no slower than one (the replication's 402 us shows);
-   * all of it under the lock with 5 us per hand-over: 2 x 75 = 150 us per op. */
+   * all of it under the lock with 5 us per hand-over, one for each of the run's 7 framework ops:
+   * 2 x (70 + 35) = 210 us per run. */
   c.dp_gil_share = 0.5;
   if (sim_run(&c, &r, &e) == 0) {
     CHECK(check_close(402e-6, r.dp_replicate_s + r.forward_s, 0, 1e-6), "DP, half under the GIL: replicate + forward %.6g s",
@@ -92,7 +93,7 @@ int main(void) {
   c.dp_gil_share = 1;
   c.dp_handover_s = 5e-6;
   if (sim_run(&c, &r, &e) == 0) {
-    CHECK(check_close(3 * 150e-6, r.dp_replicate_s + r.forward_s, 0, 1e-9), "DP, 5 us per hand-over: replicate + forward %.6g s = 3 x 2 x 75 us",
+    CHECK(check_close(3 * 210e-6, r.dp_replicate_s + r.forward_s, 0, 1e-9), "DP, 5 us per hand-over: replicate + forward %.6g s = 3 x 2 x (70 + 7 x 5) us",
           r.dp_replicate_s + r.forward_s);
     sim_result_free(&r);
   } else CHECK(0, "%s", e.msg);
