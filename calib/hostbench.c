@@ -121,6 +121,7 @@ int hostbench_write(cJSON *doc, const hostbench_result *r, err_t *e) {
     cJSON_Delete(raw);
     return err_set(e, ERR_NOMEM, "out of memory");
   }
+  if (r->launch_s > 0 && (rc = profilew_num(host, "launch_s", r->launch_s, e))) return rc;
   if ((rc = profilew_num(host, "dispatch_s", r->dispatch_s, e)) || (rc = profilew_num(host, "jitter_s", r->jitter_s, e)) ||
       (rc = profilew_num(host, "jitter_ops", r->ops, e)) || (rc = profilew_num(host, "reduce_Bps", r->reduce_Bps, e)) || (rc = profilew_str(host, "framework", r->framework, e)) ||
       (rc = profilew_str(host, "source", src, e)))

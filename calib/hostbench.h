@@ -22,6 +22,7 @@ typedef struct {
   double jitter_s;     /* sd of the fixed workload's time */
   double workload_s;   /* its mean */
   double reduce_Bps;   /* the CPU summing float32 buffers (gloo's reduction) */
+  double launch_s;     /* the raw launch of an empty kernel (calib/launchbench.h); 0: not measured */
   int ops;             /* framework ops in the workload */
   cJSON *raw;          /* the helper's whole output (owned: hostbench_free) */
 } hostbench_result;
@@ -31,7 +32,7 @@ typedef struct {
  * not what this expects (naming the field), ERR_NOMEM. */
 int hostbench_run(const hostbench_cfg *c, hostbench_result *r, err_t *e);
 
-/* Writes compute.host {dispatch_s, jitter_s, reduce_Bps, framework, source} and samples.host (the raw times)
+/* Writes compute.host {dispatch_s, jitter_s, reduce_Bps, launch_s where measured, framework, source} and samples.host (the raw times)
  * into a profile tree. ERR_NOMEM. */
 int hostbench_write(cJSON *doc, const hostbench_result *r, err_t *e);
 

@@ -4,6 +4,7 @@
 
 #include "calcmd.h"
 #include "hostbench.h"
+#include "launchbench.h"
 
 static const char *usage =
     "usage: ddpcalib host [--device cpu|cuda] [--ops N] [-n ITERS] [-w WARMUPS] [--python PY]\n"
@@ -14,7 +15,8 @@ static const char *usage =
     "preallocated output: Python, the dispatcher, the kernel or its launch) and the spread of a\n"
     "fixed host workload of N such ops, and the CPU summing two float32 buffers (gloo's\n"
     "reduction). Writes compute.host.dispatch_s (the median per op), jitter_s (the workload's\n"
-    "standard deviation) and reduce_Bps with the framework's version; merge it into a\n"
+    "standard deviation) and reduce_Bps with the framework's version; with --device cuda also\n"
+    "the raw launch of an empty kernel (compute.host.launch_s). Merge it into a\n"
     "machine's profile with `ddpcalib merge`.\n"
     "\n";
 
@@ -43,10 +45,16 @@ int cmd_host(cli_ctx *x, int argc, char **argv) {
   err_t e = {{0}};
   hostbench_cfg cfg = {.python = python, .helper = helper, .device = devices[device], .ops = ops, .iters = iters, .warmups = warmups};
   hostbench_result r;
+  double launch_s = 0;
+  char gpu[256] = "";
+  /* On a GPU, the raw launch first: without one this fails at once, before Python starts. */
+  if (device == 1 && (rc = launchbench_time(iters, &launch_s, gpu, sizeof gpu, &e))) return calcmd_status(x, rc, &e);
   if ((rc = hostbench_run(&cfg, &r, &e))) return calcmd_status(x, rc, &e);
+  r.launch_s = launch_s;
   printf("# ddpcalib host: %s on %s, %d batches of %d ops\n", r.framework, r.device, iters, ops);
   printf("# %-22s %12s\n", "quantity", "us");
   printf("  %-22s %12.3f\n", "dispatch per op", r.dispatch_s * 1e6);
+  if (launch_s > 0) printf("  %-22s %12.3f   (%s, %d launches per batch)\n", "empty kernel launch", launch_s * 1e6, gpu, LAUNCHBENCH_BATCH);
   printf("  %-22s %12.3f\n", "workload mean", r.workload_s * 1e6);
   printf("  %-22s %12.3f\n", "workload sd (jitter)", r.jitter_s * 1e6);
   printf("# CPU sum of float32 buffers (gloo's reduction): %.2f GB/s\n", r.reduce_Bps / 1e9);
