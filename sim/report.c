@@ -506,6 +506,22 @@ cJSON *report_trace_json(const sim_config *c, const predict_result *p) {
              bt->comm_start_s - bt->ready_s);
     bad |= trace_span(ev, name, 1, bt->comm_start_s, bt->comm_end_s - bt->comm_start_s, detail);
   }
+  /* The host beside the GPU (rank 0, per steady iteration; docs/simulation.md "Host and device"):
+   * one counter event with the totals, until the trace draws both timelines. */
+  cJSON *hd = cJSON_CreateObject(), *ha = hd ? cJSON_AddObjectToObject(hd, "args") : NULL;
+  if (!ha || !cJSON_AddItemToArray(ev, hd)) {
+    if (!ha) cJSON_Delete(hd);
+    bad = 1;
+  } else {
+    cJSON_AddStringToObject(hd, "name", "host and device (rank 0, per iteration, s)");
+    cJSON_AddStringToObject(hd, "ph", "C");
+    cJSON_AddNumberToObject(hd, "pid", 0);
+    cJSON_AddNumberToObject(hd, "ts", 0);
+    cJSON_AddNumberToObject(ha, "host_busy", r->host_busy_s);
+    cJSON_AddNumberToObject(ha, "device_busy", r->device_busy_s);
+    cJSON_AddNumberToObject(ha, "host_bound", r->host_bound_s);
+    cJSON_AddNumberToObject(ha, "device_bound", r->device_bound_s);
+  }
   if (bad) {
     cJSON_Delete(o);
     return NULL;
