@@ -80,14 +80,21 @@ static void pipe_cases(void) {
   CHECK(pipe_init(&a, 0, &e) == ERR_INPUT, "a queue of 0 kernels -> %s", e.msg);
 }
 
+/* A profile whose GPU costs nothing but its elementwise passes (at ewise_Bps), with `host` the
+ * compute.host members (may be empty) and `extra` top-level members before comm (may be empty). */
+static profile_t *host_profile(const char *host, double ewise_Bps, const char *extra, const char *origin) {
+  char text[2048];
+  snprintf(text, sizeof text,
+           "{\"format\":\"ddpsim-profile\",\"version\":1,\"compute\":{\"host\":{%s},\"fp32\":{"
+           "\"gemm\":{\"model\":\"roofline\",\"launch_s\":0,\"peak_flops\":1e15,\"efficiency\":1,\"mem_bw_Bps\":1e15},"
+           "\"ewise\":{\"model\":\"roofline\",\"launch_s\":0,\"mem_bw_Bps\":%g}}},%s"
+           "\"comm\":{\"links\":{\"nvl\":{\"lat_s\":2e-6,\"bw_Bps\":1e10}}}}",
+           host, ewise_Bps, extra);
+  return fixture_profile(text, origin);
+}
+
 /* A host-bound model: 10 pairs of an op with 1 launch (10 us of host) and 25 us of GPU time, and an
  * op with 2 launches (20 us) and 1 us: per pair 30 us of host, 26 of GPU. */
-static const char *profile_fmt =
-    "{\"format\":\"ddpsim-profile\",\"version\":1,\"compute\":{\"host\":{\"launch_s\":1.0e-5},\"fp32\":{"
-    "\"gemm\":{\"model\":\"roofline\",\"launch_s\":0,\"peak_flops\":1e15,\"efficiency\":1,\"mem_bw_Bps\":1e15},"
-    "\"ewise\":{\"model\":\"roofline\",\"launch_s\":0,\"mem_bw_Bps\":%g}}},"
-    "\"comm\":{\"links\":{\"nvl\":{\"lat_s\":2e-6,\"bw_Bps\":1e10}}}}";
-
 static void gpu_pair(void) {
   char model[4096] = "ddpsim-model 1\nname m\nbatch 1\ntokens 1 samples\nprecision fp32\nparam p 1000\nforward\n";
   for (int k = 0; k < 10; k++) /* 25 us and 1 us at 1e12 B/s: 25e6 and 1e6 bytes, one array of 4 B elements */
@@ -97,9 +104,7 @@ static void gpu_pair(void) {
   topo_t *t = fixture_topo("ddpsim-topology 1\nname t\ngpus_per_node 2\nintra nvl links=1 bw=10GBps\nnic none\n", "pair.topo");
   double it[2] = {0, 0}, hb = 0, db = 0, busy = 0;
   for (int fast = 0; fast < 2; fast++) {
-    char text[1024];
-    snprintf(text, sizeof text, profile_fmt, fast ? 1.5e12 : 1e12);
-    profile_t *p = fixture_profile(text, "pair.json");
+    profile_t *p = host_profile("\"launch_s\":1.0e-5", fast ? 1.5e12 : 1e12, "", "pair.json");
     sim_config c;
     fixture_config(&c, m, t, p, 1, 1);
     sim_result r;
@@ -121,9 +126,7 @@ static void gpu_pair(void) {
   /* Two GPUs under DDP: the bucket is ready after backward's op and the Reducer's copy into it (two
    * launches: 320 us of issuing); NCCL's launch is a third, so the all-reduce starts 10 us later. */
   {
-    char text[1024];
-    snprintf(text, sizeof text, profile_fmt, 1e12);
-    profile_t *p = fixture_profile(text, "pair.json");
+    profile_t *p = host_profile("\"launch_s\":1.0e-5", 1e12, "", "pair.json");
     sim_config c;
     fixture_config(&c, m, t, p, 1, 2);
     sim_result r;
@@ -144,12 +147,8 @@ static void gpu_pair(void) {
 
 /* Host cost per op as data: launches x launch_s + fwops x dispatch_s (profile or flag). */
 static void dispatch_cost(void) {
-  static const char *prof = "{\"format\":\"ddpsim-profile\",\"version\":1,\"compute\":{\"host\":{\"launch_s\":1.0e-5,"
-                            "\"dispatch_s\":4e-6,\"jitter_s\":2e-6,\"framework\":\"torch test\"},\"fp32\":{"
-                            "\"gemm\":{\"model\":\"roofline\",\"launch_s\":0,\"peak_flops\":1e15,\"efficiency\":1,\"mem_bw_Bps\":1e15},"
-                            "\"ewise\":{\"model\":\"roofline\",\"launch_s\":0,\"mem_bw_Bps\":1e15}}},"
-                            "\"comm\":{\"links\":{\"nvl\":{\"lat_s\":2e-6,\"bw_Bps\":1e10}}}}";
-  profile_t *p = fixture_profile(prof, "disp.json");
+  profile_t *p = host_profile("\"launch_s\":1.0e-5,\"dispatch_s\":4e-6,\"jitter_s\":2e-6,\"framework\":\"torch test\"", 1e15, "",
+                              "disp.json");
   model_t *m = fixture_model("ddpsim-model 1\nname m\nbatch 1\ntokens 1 samples\nprecision fp32\nparam p 10\nforward\n"
                              "ewise f elems=1 arrays=1 count=4 fwops=3\nbackward\newise g elems=1 arrays=1 fwops=2 launches=3 ready=p\n",
                              "disp.model");
@@ -190,13 +189,8 @@ static void dispatch_cost(void) {
  * 400 us), H2D (410 us): 1,624 us. Its wait blocks the host: the launches of DDP's copy back and of
  * the optimizer's op (10 us each) follow it; under NCCL the host issued them long before. */
 static void gloo(void) {
-  static const char *prof =
-      "{\"format\":\"ddpsim-profile\",\"version\":1,\"compute\":{\"host\":{\"launch_s\":1.0e-5,\"reduce_Bps\":5e9},\"fp32\":{"
-      "\"gemm\":{\"model\":\"roofline\",\"launch_s\":0,\"peak_flops\":1e15,\"efficiency\":1,\"mem_bw_Bps\":1e15},"
-      "\"ewise\":{\"model\":\"roofline\",\"launch_s\":0,\"mem_bw_Bps\":1e15}}},"
-      "\"h2d\":{\"pinned_sync\":{\"lat_s\":1e-5,\"bw_Bps\":1e10}},"
-      "\"comm\":{\"links\":{\"nvl\":{\"lat_s\":2e-6,\"bw_Bps\":1e10}}}}";
-  profile_t *p = fixture_profile(prof, "gloo.json");
+  profile_t *p = host_profile("\"launch_s\":1.0e-5,\"reduce_Bps\":5e9", 1e15, "\"h2d\":{\"pinned_sync\":{\"lat_s\":1e-5,\"bw_Bps\":1e10}},",
+                              "gloo.json");
   model_t *m = fixture_model("ddpsim-model 1\nname m\nbatch 1\ntokens 1 samples\nprecision fp32\nparam p 1000000\nbackward\n"
                              "ewise b elems=250000000000 arrays=1 ready=p\noptimizer\newise step elems=1 arrays=1\n",
                              "gloo.model");
@@ -225,11 +219,7 @@ static void gloo(void) {
   model_destroy(m);
   topo_destroy(t);
   profile_destroy(p);
-  p = fixture_profile("{\"format\":\"ddpsim-profile\",\"version\":1,\"compute\":{\"fp32\":{"
-                      "\"gemm\":{\"model\":\"roofline\",\"launch_s\":0,\"peak_flops\":1e15,\"efficiency\":1,\"mem_bw_Bps\":1e15},"
-                      "\"ewise\":{\"model\":\"roofline\",\"launch_s\":0,\"mem_bw_Bps\":1e15}}},"
-                      "\"comm\":{\"links\":{\"nvl\":{\"lat_s\":2e-6,\"bw_Bps\":1e10}}}}",
-                      "nohost.json");
+  p = host_profile("", 1e15, "", "nohost.json");
   m = fixture_model("ddpsim-model 1\nname m\nbatch 1\ntokens 1 samples\nprecision fp32\nparam p 10\nbackward\newise b elems=1 arrays=1 ready=p\n",
                     "g.model");
   t = fixture_topo("ddpsim-topology 1\nname t\ngpus_per_node 2\nintra nvl links=1 bw=10GBps\nnic none\n", "g.topo");
@@ -246,9 +236,7 @@ static void gloo(void) {
  * the slowest host, E[max of 8] = 20 us x (1 + 1/2 + ... + 1/8) = 54.36 us (sd of the max 24 us:
  * over 999 iterations within 4 sd of the mean, 3.0 us). */
 static void host_noise(void) {
-  char text[1024];
-  snprintf(text, sizeof text, profile_fmt, 1e12);
-  profile_t *p = fixture_profile(text, "noise.json");
+  profile_t *p = host_profile("\"launch_s\":1.0e-5", 1e12, "", "noise.json");
   model_t *m = fixture_model("ddpsim-model 1\nname m\nbatch 1\ntokens 1 samples\nprecision fp32\nparam p 1000\nforward\n"
                              "ewise f elems=1 arrays=1 launches=10\nbackward\newise g elems=1 arrays=1 ready=p\n",
                              "noise.model");
