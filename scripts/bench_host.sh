@@ -23,9 +23,11 @@ mkdir -p "$(dirname "$out")"
 {
   echo "# scripts/bench_host.sh: $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
   for size in tiny large; do
-    if [[ $size == tiny ]]; then args=(--hidden 16 --embed 8 --seq 8 --batch 1); else args=(--hidden 512 --embed 64 --seq 16 --batch 8); fi
+    # The tiny model's GEMMs are below ddpcalib compute's grid, so its elementwise ops are priced by the
+    # memcpy table (a known error, docs/validation.md); the large one's from the timed mLSTM phases.
+    if [[ $size == tiny ]]; then args=(--hidden 16 --embed 8 --seq 8 --batch 1 --ewise memcpy); else args=(--hidden 512 --embed 64 --seq 16 --batch 8); fi
     printf '\n#### %s: %s\n' "$size" "${args[*]}"
-    "$ddpsim" validate --workdir "$work/$size" "${args[@]}" --nprocs 1,2 --modes ddp --bucket-cap-mb 25 --ewise memcpy \
+    "$ddpsim" validate --workdir "$work/$size" "${args[@]}" --nprocs 1,2 --modes ddp --bucket-cap-mb 25 \
       -n 30 -w 5 --repeats "$repeats" --json-out "$work/$size.json" || echo "# $size: validate failed (exit $?); see $work/$size"
   done
   echo
