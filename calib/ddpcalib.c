@@ -12,6 +12,7 @@ static const cli_command commands[] = {
     {"comm", "all-reduce sweep (MPI between processes, or NCCL between GPUs); fits the link", cmd_comm},
     {"compute", "times the mLSTM kernels, a GEMM grid and elementwise copies; fits the ops", cmd_compute},
     {"h2d", "host-to-device copy bandwidth (CUDA only)", cmd_h2d},
+    {"host", "the framework's host cost per op and the host's noise (installed PyTorch)", cmd_host},
     {"machine", "this machine in one step: one complete profile and its topology (CPU, MPI)", cmd_machine},
     {"cluster", "a cluster's profile: one profile's compute, each link class named explicitly", cmd_cluster},
     {"merge", "merges two profiles (the second wins on conflicts)", cmd_merge},

@@ -7,14 +7,26 @@ double cost_host_launch(const sim_config *c) {
   return c->host_launch_s >= 0 ? c->host_launch_s : profile_host_launch_s(c->profile);
 }
 
-int cost_op(const sim_config *c, const model_op *op, long batch, model_dtype prec, int host_threads, double *t,
-            int *extrap, err_t *e) {
-  double one;
+double cost_host_dispatch(const sim_config *c) {
+  return c->host_dispatch_s >= 0 ? c->host_dispatch_s : profile_host_dispatch_s(c->profile);
+}
+
+int cost_op_sides(const sim_config *c, const model_op *op, long batch, model_dtype prec, double *dev_s, double *host_s,
+                  int *extrap, err_t *e) {
   int x = 0;
-  int rc = profile_op_time(c->profile, op, batch, prec, &one, &x, e);
+  int rc = profile_op_time(c->profile, op, batch, prec, dev_s, &x, e);
   if (rc) return rc;
   *extrap += x;
-  double host = (double)op->launches * cost_host_launch(c) * host_threads;
+  *host_s = (double)op->launches * cost_host_launch(c) + (double)op->fwops * cost_host_dispatch(c);
+  return ERR_OK;
+}
+
+int cost_op(const sim_config *c, const model_op *op, long batch, model_dtype prec, int host_threads, double *t,
+            int *extrap, err_t *e) {
+  double one, host;
+  int rc = cost_op_sides(c, op, batch, prec, &one, &host, extrap, e);
+  if (rc) return rc;
+  host *= host_threads;
   *t = (one > host ? one : host) * (double)op->count;
   return ERR_OK;
 }
@@ -24,7 +36,8 @@ int cost_copy(const sim_config *c, long numel, long arrays, long batch, model_dt
   model_op op = {.kind = MODEL_OP_EWISE, .elems = {numel, 0}, .arrays = arrays, .count = 1, .launches = 1,
                  .follows_run = 1};
   snprintf(op.name, sizeof op.name, "ddp_bucket_copy");
-  return cost_op(c, &op, batch, prec, 1, t, extrap, e);
+  double host;
+  return cost_op_sides(c, &op, batch, prec, t, &host, extrap, e);
 }
 
 int cost_input(const sim_config *c, const model_t *m, long batch, sim_h2d *mode_out, double *copy_s, err_t *e) {

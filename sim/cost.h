@@ -14,14 +14,25 @@
 /* The host cost of one kernel launch: the config's, or the profile's compute.host.launch_s. */
 double cost_host_launch(const sim_config *c);
 
+/* The host cost of one framework op (Python and the dispatcher): the config's, or the profile's
+ * compute.host.dispatch_s. */
+double cost_host_dispatch(const sim_config *c);
+
+/* One run of an op, each side on its own: the GPU's time (profile_op_time) and the host's (its
+ * kernel launches at the launch cost each, its framework ops at the dispatch cost each). Adds to *extrap as cost_op. DDP's pipeline (sim/pipe.h)
+ * plays the two against each other; errors as profile_op_time. */
+int cost_op_sides(const sim_config *c, const model_op *op, long batch, model_dtype prec, double *dev_s, double *host_s,
+                  int *extrap, err_t *e);
+
 /* Time of an op's `count` runs, each the longer of the GPU's time and `launches` x host launch x
  * host_threads (DataParallel's replicas taking turns under Python's GIL; 1 otherwise). Adds to
  * *extrap the ops whose cost fell outside a measured table. Errors as profile_op_time. */
 int cost_op(const sim_config *c, const model_op *op, long batch, model_dtype prec, int host_threads, double *t,
             int *extrap, err_t *e);
 
-/* An elementwise pass over numel gradient elements moving `arrays` arrays (DDP's bucket copies),
- * costed as one launch of the profile's elementwise model. */
+/* An elementwise pass over numel gradient elements moving `arrays` arrays (DDP's bucket copies):
+ * the GPU's time of one launch of the profile's elementwise model (its host side, one launch, is
+ * the pipeline's: plan_t.launch_host_s). */
 int cost_copy(const sim_config *c, long numel, long arrays, long batch, model_dtype prec, double *t, int *extrap,
               err_t *e);
 

@@ -4,7 +4,58 @@
 #include <string.h>
 
 #include "cost.h"
+#include "pipe.h"
 #include "plan.h"
+
+double dp_gil_period(double host_s, double gil_s, int threads, double handover_s) {
+  if (threads < 2 || gil_s <= 0) return host_s;
+  double round = threads * (gil_s + handover_s);
+  return round > host_s ? round : host_s;
+}
+
+/* The phases' ops of one iteration through one GPU's pipe (all replicas alike): each op run costs
+ * the host dp_gil_period of its host time (a hand-over for each of its framework ops), the GIL's
+ * share of it under the lock when `threads`
+ * Python threads take turns; the copies (replicate, gather, reduce) cost the GPU their time and the
+ * host nothing modelled. Records each phase's span on the stream. */
+static int dp_chain(const sim_config *c, dp_plan *p, int G, err_t *e) {
+  const model_t *m = c->model;
+  pipe_t w;
+  int rc = pipe_init(&w, c->launch_queue > 0 ? c->launch_queue : PIPE_QUEUE_DEFAULT, e);
+  if (rc) return rc;
+  double share = c->dp_gil_share, ho = c->dp_handover_s, mark = 0;
+  double *span[] = {&p->forward_s, &p->backward_s, &p->optimizer_s};
+  const double copy_after[] = {p->gather_s, p->reduce_s, 0};
+  pipe_reset(&w, 0, 0);
+  pipe_op(&w, 0, p->replicate_s, 1, 1);
+  mark = w.D;
+  for (int ph = MODEL_PHASE_FORWARD; ph <= MODEL_PHASE_OPTIMIZER; ph++) {
+    /* Forward runs in G Python threads; backward in the autograd engine's device threads, which
+     * need the GIL only where the autograd functions are Python (dp_backward_gil: all of their
+     * host work); the optimizer steps once, on GPU 0. */
+    int threads = ph == MODEL_PHASE_FORWARD || (ph == MODEL_PHASE_BACKWARD && p->backward_gil) ? G : 1;
+    double under = ph == MODEL_PHASE_BACKWARD ? 1.0 : share;
+    for (int o = 0; o < m->nops; o++) {
+      const model_op *op = &m->ops[o];
+      if ((int)op->phase != ph) continue;
+      double dev, host;
+      if ((rc = cost_op_sides(c, op, p->batch, p->precision, &dev, &host, &p->extrapolated_ops, e))) goto done;
+      /* Each framework op takes the lock once: a hand-over per op while others wait. */
+      double period = dp_gil_period(host, under * host, threads, ho * (double)op->fwops);
+      pipe_op(&w, period, dev, op->count, op->launches);
+      /* What the trace divides a phase by: the op's runs at the slower of its GPU and host sides. */
+      p->op_s[o] = (dev > period ? dev : period) * (double)op->count;
+    }
+    *span[ph] = w.D - mark;
+    if (copy_after[ph] > 0) pipe_op(&w, 0, copy_after[ph], 1, 1);
+    mark = w.D;
+  }
+  p->host_busy_s = w.host_busy_s;
+  p->host_bound_s = w.starved_s;
+done:
+  pipe_free(&w);
+  return rc;
+}
 
 int dp_plan_build(const sim_config *c, dp_plan *p, err_t *e) {
   memset(p, 0, sizeof *p);
@@ -12,13 +63,16 @@ int dp_plan_build(const sim_config *c, dp_plan *p, err_t *e) {
   if ((rc = plan_job(c, &G, &p->batch, &p->precision, e))) return rc;
   if (c->framework != SIM_FRAMEWORK_DP) return err_set(e, ERR_INPUT, "not a DataParallel configuration");
   if (c->mode != SIM_MODE_DDP || c->no_sync != 1 || c->comm_hook != SIM_HOOK_NONE || c->layout != SIM_LAYOUT_REDUCER || c->static_graph ||
-      c->find_unused || c->ncap_list || c->ddp_iteration ||
+      c->find_unused || c->ncap_list || c->ddp_iteration || c->backend != SIM_BACKEND_NCCL ||
       c->fidelity != SIM_FIDELITY_FLOW)
-    return err_set(e, ERR_USAGE, "DataParallel has no buckets, no_sync, communication hooks or fidelities to choose");
+    return err_set(e, ERR_USAGE, "DataParallel has no buckets, no_sync, communication hooks, backends or fidelities to choose");
   if (c->jitter_cv > 0) return err_set(e, ERR_USAGE, "compute jitter is not modelled for DataParallel");
+  if (!(c->dp_gil_share >= 0 && c->dp_gil_share <= 1) || !(c->dp_handover_s >= 0 && c->dp_handover_s <= 1))
+    return err_set(e, ERR_USAGE, "the GIL's share of the host cost must be 0 to 1 and its hand-over 0 to 1 s, got %g and %g",
+                   c->dp_gil_share, c->dp_handover_s);
   const model_t *m = c->model;
   p->gpus = G;
-  p->backward_gil = c->dp_backward_gil;
+  p->backward_gil = sim_dp_backward_gil(c);
   channels_t ch;
   platform_spec spec;
   double *pair = NULL;
@@ -42,27 +96,16 @@ int dp_plan_build(const sim_config *c, dp_plan *p, err_t *e) {
     return err_set(e, ERR_INPUT, "%s: DataParallel gathers the outputs to GPU 0, and the model has no 'output' line", m->path);
   p->nops = m->nops;
   if (!(p->op_s = calloc((size_t)(m->nops + 1), sizeof *p->op_s))) return err_set(e, ERR_NOMEM, "out of memory");
-  for (int o = 0; o < m->nops; o++) {
-    const model_op *op = &m->ops[o];
-    double t;
-    /* Forward runs in G Python threads; backward in the autograd engine's device threads, which
-     * need the GIL only where the autograd functions are Python (dp_backward_gil). */
-    int threads = op->phase == MODEL_PHASE_FORWARD || (op->phase == MODEL_PHASE_BACKWARD && c->dp_backward_gil) ? G : 1;
-    if ((rc = cost_op(c, op, p->batch, p->precision, threads, &t, &p->extrapolated_ops, e))) {
-      dp_plan_free(p);
-      return rc;
-    }
-    p->op_s[o] = t;
-    if (op->phase == MODEL_PHASE_FORWARD) p->forward_s += t;
-    else if (op->phase == MODEL_PHASE_BACKWARD) p->backward_s += t;
-    else p->optimizer_s += t;
-  }
   double S = (double)model_total_bytes(m, p->precision), bw = p->ring_bw_Bps, hop = p->hop_s;
   double out = (double)m->output_elems_per_sample * (double)model_dtype_size(p->precision) * (double)p->batch;
   if (G > 1) {
     p->replicate_s = (G - 1) * hop + S / bw;                   /* broadcast, pipelined along the GPUs */
     p->gather_s = 2.0 * (G - 1) * out / bw;                    /* into GPU 0's links, and back */
     p->reduce_s = (G - 1) * hop + (double)(G - 1) / G * S / bw; /* a ring reduce to GPU 0 */
+  }
+  if ((rc = dp_chain(c, p, G, e))) {
+    dp_plan_free(p);
+    return rc;
   }
   p->scatter_s = G * copy_s;                                   /* one thread copies every chunk */
   if (c->load_s > 0) {
@@ -83,6 +126,8 @@ void dp_readout(const dp_plan *p, sim_result *r) {
   r->backward_s = p->backward_s;
   r->optimizer_s = p->optimizer_s;
   r->compute_s = p->forward_s + p->backward_s + p->optimizer_s;
+  r->host_busy_s = p->host_busy_s;
+  r->host_bound_s = r->host_bound_max_s = p->host_bound_s;
   r->extrapolated_ops = p->extrapolated_ops;
   r->jitter_kind = PROFILE_JITTER_NONE;
   r->h2d = p->h2d;

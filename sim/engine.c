@@ -40,6 +40,10 @@ typedef struct {
   sg_sem_t ready_sem;
   sg_sem_t done_sem;
   sg_mailbox_t *inbox;         /* (channels) what this rank receives on each channel */
+  double *ready_at;            /* (nb) when the bucket last became ready */
+  pipe_t pipe;                 /* plan_timeline's workspace, and the row it fills under jitter */
+  plan_row row;
+  const plan_row *cur;         /* the iteration in progress */
 } rank_state;
 
 /* Child-process state: one simulation per process. */
@@ -151,46 +155,77 @@ static void compute_for(int r, double s, timeline_kind kind, int index, int it) 
   if (P->shares_compute) sg_sem_release(S[r].core);
 }
 
+/* Sleeps until absolute time t (a span of `kind`), holding the cores where compute shares them. */
+static void compute_until(int r, double t, timeline_kind kind, int index, int it) {
+  compute_for(r, t - simgrid_get_clock(), kind, index, it);
+}
+
+/* The compute stream (and the host that feeds it): plays plan_timeline's row of this rank and
+ * iteration. Backward's segments are played as durations (so that a collective holding shared cores
+ * delays them); each ready bucket carries the host's launch lag to the communication actor; after
+ * DDP's final wait (an event the stream waits on) the tail ends at max(D0 + tail_a, t0 + tail_b). */
 static void compute_actor(int argc, char *argv[]) {
   (void)argc;
   int r = atoi(argv[1]);
   rank_state *me = &S[r];
+  int first = P->iterations == P->no_sync ? 0 : P->no_sync;
   for (int it = 0; it < P->iterations; it++) {
     /* Under no_sync(), only the last iteration of each cycle all-reduces (and waits). */
     int sync = P->ranks > 1 && it % P->no_sync == P->no_sync - 1;
     int last = r == 0 && it == P->iterations - 1;
-    double it0 = simgrid_get_clock(), t0;
+    double it0 = simgrid_get_clock();
     if (r == 0) R.iter_start[it] = it0;
     get_input(r, it);
-    t0 = simgrid_get_clock();
+    double b0 = simgrid_get_clock();
     sleep_for(P->buffers_s); /* DDP's buffer broadcast: forward waits for it */
-    if (P->buffers_s > 0) span(r, TIMELINE_TRACK_COMPUTE, TIMELINE_BROADCAST, -1, it, t0);
-    /* This GPU's compute speed in this iteration (1 without jitter): stragglers. */
-    double slow = P->jitter ? P->jitter[(size_t)it * (size_t)P->ranks + (size_t)r] : 1.0;
-    compute_for(r, P->forward_s * slow, TIMELINE_FORWARD, -1, it);
+    if (P->buffers_s > 0) span(r, TIMELINE_TRACK_COMPUTE, TIMELINE_BROADCAST, -1, it, b0);
+    const plan_row *row = plan_timeline(P, it, r, &me->pipe, &me->row);
+    me->cur = row;
+    double t0 = simgrid_get_clock(), prev = row->fwd_end;
+    compute_for(r, row->fwd_end, TIMELINE_FORWARD, -1, it);
     for (int s = 0; s < P->nseg; s++) {
-      compute_for(r, (P->seg_s[s] + (sync ? P->seg_copy_s[s] : 0)) * slow, TIMELINE_SEGMENT, s, it);
+      compute_for(r, row->seg_end[s] - prev, TIMELINE_SEGMENT, s, it);
+      prev = row->seg_end[s];
       for (int b = 0; b < P->nb; b++) {
         if (P->ready_seg[b] != s) continue;
         if (last) R.ready[b] = simgrid_get_clock();
-        if (sync) span(r, TIMELINE_TRACK_COMPUTE, TIMELINE_READY, b, it, simgrid_get_clock());
         if (!sync) {
           if (last) R.start[b] = R.end[b] = R.ready[b];
           continue;
         }
+        span(r, TIMELINE_TRACK_COMPUTE, TIMELINE_READY, b, it, simgrid_get_clock());
+        me->ready_at[b] = simgrid_get_clock();
         me->ready_iter[b] = it;
         sg_sem_release(me->ready_sem);
       }
     }
+    compute_for(r, row->bwd_end - prev, TIMELINE_BACKWARD_REST, -1, it);
     if (sync) {
-      t0 = simgrid_get_clock();
+      double w0 = simgrid_get_clock();
       sg_sem_acquire(me->done_sem); /* DDP's final wait for all buckets */
-      if (simgrid_get_clock() > t0) span(r, TIMELINE_TRACK_COMPUTE, TIMELINE_FINAL_WAIT, -1, it, t0);
-      compute_for(r, P->copy_back_s * slow, TIMELINE_COPY_BACK, -1, it);
+      if (simgrid_get_clock() > w0) span(r, TIMELINE_TRACK_COMPUTE, TIMELINE_FINAL_WAIT, -1, it, w0);
     }
-    compute_for(r, P->optimizer_s * slow, TIMELINE_OPTIMIZER, -1, it);
-    if (r == 0) R.iter_end[it] = simgrid_get_clock();
+    double d0 = simgrid_get_clock(), end = d0 + row->tail_a;
+    if (t0 + row->tail_b > end) end = t0 + row->tail_b;
+    /* The tail: DDP's copy back (its GPU time first: nothing else runs then) and the optimizer. */
+    double cb = sync && P->copies ? P->copy_back_s : 0;
+    if (cb > end - d0) cb = end - d0;
+    compute_for(r, cb, TIMELINE_COPY_BACK, -1, it);
+    compute_until(r, end, TIMELINE_OPTIMIZER, -1, it);
+    if (r == 0) {
+      R.iter_end[it] = simgrid_get_clock();
+      R.tail_span[it] = R.iter_end[it] - d0;
+    }
     span(r, TIMELINE_TRACK_COMPUTE, TIMELINE_ITERATION, -1, it, it0);
+    if (it >= first) {
+      /* The stream idle for the host: before the final wait (the plan's), and in the tail what it
+       * took beyond its own work. The host idle: everything it did not spend issuing. */
+      double tail_idle = end - d0 - row->tail_dev_s, busy = end - t0;
+      R.host_busy[r] += row->host_busy_s;
+      R.device_busy[r] += row->dev_busy_s;
+      R.host_bound[r] += row->starved_s + (tail_idle > 0 ? tail_idle : 0);
+      R.device_bound[r] += busy > row->host_busy_s ? busy - row->host_busy_s : 0;
+    }
   }
   g_finished++;
 }
@@ -248,6 +283,8 @@ static void comm_actor(int argc, char *argv[]) {
     for (int b = 0; b < P->nb; b++) {
       while (me->ready_iter[b] != it) sg_sem_acquire(me->ready_sem);
       int last = r == 0 && it == P->iterations - 1;
+      /* The host launches the collective: not before its hook ran (the row's lag). */
+      sleep_for(me->ready_at[b] + me->cur->lag[b] - simgrid_get_clock());
       if (last) R.start[b] = simgrid_get_clock();
       /* Where the cores do the communication, a ready bucket waits for the op in progress (DDP's
        * hooks run between ops) and backward waits for the collective. */
@@ -271,7 +308,7 @@ static void comm_actor(int argc, char *argv[]) {
 
 /* ---- the record's one serializer: a header, then every field by name and length ---- */
 
-enum { BY_ITER = 0, BY_BUCKET = 1 };
+enum { BY_ITER = 0, BY_BUCKET = 1, BY_RANK = 2 };
 static const struct {
   const char *name;
   size_t off;
@@ -284,12 +321,17 @@ static const struct {
     {"end", offsetof(engine_record, end), BY_BUCKET},
     {"load_wait", offsetof(engine_record, load_wait), BY_ITER},
     {"copy_wait", offsetof(engine_record, copy_wait), BY_ITER},
+    {"tail_span", offsetof(engine_record, tail_span), BY_ITER},
+    {"host_busy", offsetof(engine_record, host_busy), BY_RANK},
+    {"device_busy", offsetof(engine_record, device_busy), BY_RANK},
+    {"host_bound", offsetof(engine_record, host_bound), BY_RANK},
+    {"device_bound", offsetof(engine_record, device_bound), BY_RANK},
 };
 #define NFIELDS (sizeof fields / sizeof *fields)
 
 typedef struct {
   char magic[8]; /* "ddprec1" */
-  int32_t iterations, nb, finished, expected;
+  int32_t iterations, nb, ranks, finished, expected;
   int64_t messages;
 } record_head;
 
@@ -300,7 +342,7 @@ typedef struct {
 
 static double **field_ptr(engine_record *r, size_t i) { return (double **)((char *)r + fields[i].off); }
 static size_t field_len(const engine_record *r, size_t i) {
-  return (size_t)(fields[i].by == BY_ITER ? r->iterations : r->nb);
+  return (size_t)(fields[i].by == BY_ITER ? r->iterations : fields[i].by == BY_RANK ? r->ranks : r->nb);
 }
 
 static int write_all(int fd, const void *buf, size_t len) {
@@ -327,16 +369,17 @@ static int read_all(int fd, void *buf, size_t len) {
   return 0;
 }
 
-static int record_alloc(engine_record *r, int K, int nb) {
+static int record_alloc(engine_record *r, int K, int nb, int ranks) {
   r->iterations = K;
   r->nb = nb;
+  r->ranks = ranks;
   for (size_t i = 0; i < NFIELDS; i++)
     if (!(*field_ptr(r, i) = calloc(field_len(r, i) + 1, sizeof(double)))) return -1;
   return 0;
 }
 
 static int record_write(int fd, engine_record *r) {
-  record_head h = {.magic = "ddprec1", .iterations = r->iterations, .nb = r->nb, .finished = r->finished,
+  record_head h = {.magic = "ddprec1", .iterations = r->iterations, .nb = r->nb, .ranks = r->ranks, .finished = r->finished,
                    .expected = r->expected, .messages = r->messages};
   if (write_all(fd, &h, sizeof h)) return -1;
   for (size_t i = 0; i < NFIELDS; i++) {
@@ -349,13 +392,14 @@ static int record_write(int fd, engine_record *r) {
   return 0;
 }
 
-/* Reads what record_write wrote for a plan of K iterations and nb buckets; a message on mismatch. */
-static int record_read(int fd, engine_record *r, int K, int nb, err_t *e) {
+/* Reads what record_write wrote for a plan of K iterations, nb buckets and `ranks` simulated ranks; a
+ * message on mismatch. */
+static int record_read(int fd, engine_record *r, int K, int nb, int ranks, err_t *e) {
   record_head h;
   if (read_all(fd, &h, sizeof h)) return err_set(e, ERR_SIM, "the simulation engine sent no record");
-  if (memcmp(h.magic, "ddprec1", 8) != 0 || h.iterations != K || h.nb != nb)
+  if (memcmp(h.magic, "ddprec1", 8) != 0 || h.iterations != K || h.nb != nb || h.ranks != ranks)
     return err_set(e, ERR_SIM, "the simulation engine sent a record for another plan");
-  if (record_alloc(r, K, nb)) return err_set(e, ERR_NOMEM, "out of memory");
+  if (record_alloc(r, K, nb, ranks)) return err_set(e, ERR_NOMEM, "out of memory");
   r->finished = h.finished;
   r->expected = h.expected;
   r->messages = (long)h.messages;
@@ -411,7 +455,7 @@ static void child_main(const plan_t *plan, const char *platform_path, int fd, pi
     _exit(3);
   S = calloc((size_t)n, sizeof *S);
   g_prefetch_load_wait = calloc((size_t)K, sizeof(double));
-  if (!S || !g_prefetch_load_wait || record_alloc(&R, K, nb)) _exit(3);
+  if (!S || !g_prefetch_load_wait || record_alloc(&R, K, nb, n)) _exit(3);
 
   /* CM02 without cross-traffic or TCP window: a lone transfer takes exactly latency + size/bandwidth
    * (docs/simulation.md). No guard pages around the actors' stacks: each costs a memory mapping, and
@@ -435,7 +479,10 @@ static void child_main(const plan_t *plan, const char *platform_path, int fd, pi
     char name[48], host[32];
     S[r].ready_iter = malloc((size_t)(nb ? nb : 1) * sizeof(int));
     S[r].inbox = malloc((size_t)nch * sizeof *S[r].inbox);
-    if (!S[r].ready_iter || !S[r].inbox) _exit(3);
+    S[r].ready_at = calloc((size_t)(nb ? nb : 1), sizeof(double));
+    err_t pe;
+    if (!S[r].ready_iter || !S[r].inbox || !S[r].ready_at) _exit(3);
+    if (plan_varies(plan) && (pipe_init(&S[r].pipe, plan->queue, &pe) || plan_row_alloc(plan, &S[r].row, &pe))) _exit(3);
     for (int b = 0; b < nb; b++) S[r].ready_iter[b] = -1;
     S[r].ready_sem = sg_sem_init(0);
     S[r].done_sem = sg_sem_init(0);
@@ -508,7 +555,7 @@ int engine_run(const plan_t *p, engine_record *rec, err_t *e) {
   close(pipefd[1]);
   pipefd[1] = -1;
   err_t re;
-  int read_rc = record_read(pipefd[0], rec, p->iterations, p->nb, &re);
+  int read_rc = record_read(pipefd[0], rec, p->iterations, p->nb, p->sim_ranks, &re);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }

@@ -30,6 +30,13 @@ typedef struct {
   double *iter_start, *iter_end; /* (K) */
   double *ready, *start, *end;   /* (nb) the last iteration's bucket events */
   double *load_wait, *copy_wait; /* (K) what the training loop waited for its input */
+  double *tail_span;   /* (K) rank 0: from the end of the final wait to the end of the iteration */
+  int ranks;           /* the plan's simulated ranks */
+  /* (ranks) each rank's host and compute stream, summed over the steady iterations (sim/pipe.h):
+   * the host issuing; the stream running ops; the stream idle waiting for the host (host-bound);
+   * the host waiting for its GPU (device-bound: a full launch queue or the end-of-iteration sync,
+   * exposed communication included). */
+  double *host_busy, *device_busy, *host_bound, *device_bound;
   long messages;       /* network messages simulated */
   int finished;        /* actors that finished their work */
   int expected;        /* actors started */

@@ -269,7 +269,7 @@ static int parse_op(parser *P, model_t *m, model_phase phase, char **tok, int n)
   op.conv.stride_h = op.conv.stride_w = 1;
   if (n < 2 || strchr(tok[1], '=')) return FAIL(P, "op needs a name: '%s NAME key=value ...'", tok[0]);
   if (parse_name(P, tok[1], op.name, "op name")) return ERR_INPUT;
-  int have_m = 0, have_n = 0, have_k = 0, have_e = 0, have_a = 0;
+  int have_m = 0, have_n = 0, have_k = 0, have_e = 0, have_a = 0, have_f = 0;
   for (int i = 2; i < n; i++) {
     const char *v;
     int ck = -1;
@@ -318,6 +318,9 @@ static int parse_op(parser *P, model_t *m, model_phase phase, char **tok, int n)
       if (parse_bounded(P, v, &op.count, MODEL_COUNT_MAX, "count")) return ERR_INPUT;
     } else if ((v = txt_kv(tok[i], "launches"))) {
       if (parse_bounded(P, v, &op.launches, MODEL_COUNT_MAX, "launches")) return ERR_INPUT;
+    } else if ((v = txt_kv(tok[i], "fwops"))) {
+      if (parse_bounded(P, v, &op.fwops, MODEL_COUNT_MAX, "fwops")) return ERR_INPUT;
+      have_f = 1;
     } else if ((v = txt_kv(tok[i], "dtype"))) {
       if (strcmp(v, "run") != 0) {
         if (model_dtype_parse(v, &op.dtype)) return FAIL(P, "dtype '%s' is not fp32, fp16, bf16 or run", v);
@@ -356,6 +359,7 @@ static int parse_op(parser *P, model_t *m, model_phase phase, char **tok, int n)
   }
   if (op.kind == MODEL_OP_GEMM && !(have_m && have_n && have_k)) return FAIL(P, "gemm op needs m=, n= and k=");
   if (op.kind == MODEL_OP_EWISE && !(have_e && have_a)) return FAIL(P, "ewise op needs elems= and arrays=");
+  if (!have_f) op.fwops = op.launches;
   op.ready_count = m->nready - op.ready_first;
   if (grow((void **)&m->ops, &P->ocap, m->nops + 1, sizeof *m->ops))
     return err_set(P->e, ERR_NOMEM, "%s: out of memory", P->origin);

@@ -94,7 +94,9 @@ typedef struct {
   model_dim elems;     /* ewise: elements touched */
   long arrays;         /* ewise: arrays of `elems` elements read or written */
   long count;          /* the op runs this many times in a row (e.g. T time steps) */
-  long launches;       /* kernels one run of the op launches (the framework's ops it stands for) */
+  long launches;       /* kernels one run of the op launches */
+  long fwops;          /* framework ops one run of the op stands for (each pays the framework's
+                          dispatch on the host, sim/cost.h); `fwops=`, default: launches */
   int follows_run;     /* 1: element size of the run precision; 0: of `dtype` */
   model_dtype dtype;
   model_conv conv;     /* gemm: the convolution pass it is (pass NONE for a plain GEMM) */

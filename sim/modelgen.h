@@ -22,6 +22,8 @@ typedef struct {
   long hidden, embed, vocab, seq, batch;
   model_dtype precision;
   int kernels_order; /* 0: autograd's gradient-ready order (PyTorch); 1: kernels/'s */
+  int autograd_cell; /* 0: one fused cell per step (kernels/'s); 1: the cell as sentiment-discovery
+                        wrote it, a per-step Python function under autograd (docs/models.md) */
 } modelgen_mlstm;
 
 /* Writes the model file text into *text (caller frees). ERR_USAGE for sizes out of range (each is

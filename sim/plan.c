@@ -1,5 +1,6 @@
 #include "plan.h"
 
+#include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include <math.h>
 #include <stdlib.h>
@@ -32,7 +33,7 @@ int plan_job(const sim_config *c, int *gpn_out, long *batch_out, model_dtype *pr
   if (!(c->bucket_cap_mb <= SIM_MAX_BUCKET_MB) || !(c->first_bucket_mb <= SIM_MAX_BUCKET_MB))
     return err_set(e, ERR_USAGE, "bucket caps must be at most %g MB (0: not given), got %g and %g (first)", SIM_MAX_BUCKET_MB,
                    c->bucket_cap_mb, c->first_bucket_mb);
-  if (c->dp_backward_gil && c->framework != SIM_FRAMEWORK_DP)
+  if (c->dp_backward_gil > 0 && c->framework != SIM_FRAMEWORK_DP)
     return err_set(e, ERR_USAGE, "a backward under the GIL is DataParallel's (framework dp), not DDP's");
   if (c->framework == SIM_FRAMEWORK_DP && c->nodes != 1)
     return err_set(e, ERR_USAGE, "DataParallel runs in one process: one node only, not %d", c->nodes);
@@ -80,11 +81,16 @@ void plan_free(plan_t *p) {
   free(p->jitter);
   free(p->op_s);
   free(p->op_seg);
+  free(p->host_jitter);
   bucket_plan_free(&p->buckets);
   free(p->ready_seg);
   free(p->hook_pre_s);
   free(p->hook_post_s);
   free(p->coll);
+  free(p->steps);
+  free(p->launch_seg);
+  plan_row_free(&p->base[0]);
+  plan_row_free(&p->base[1]);
   channels_free(&p->ch);
   free(p->next);
   free(p->pair_Bps);
@@ -133,26 +139,37 @@ static int draw_jitter(const sim_config *c, plan_t *p, double compute_s, err_t *
   return ERR_OK;
 }
 
-/* Backward's segments and the per-phase totals; param_seg[i]: the segment after which parameter i's
- * gradient is ready. copies: DDP copies gradients into buckets and back. */
+/* The ops as the host issues them (p->steps), backward's segments and the per-phase GPU totals;
+ * param_seg[i]: the segment after which parameter i's gradient is ready. copies: DDP copies
+ * gradients into buckets and back. */
 static int plan_compute(const sim_config *c, plan_t *p, int copies, int *param_seg, err_t *e) {
   const model_t *m = c->model;
-  int rc;
+  int rc, last_bwd = -1;
   double pending = 0;
+  p->copies = copies;
+  p->launch_host_s = cost_host_launch(c);
   if (copies && (rc = cost_copy(c, model_total_params(m), 2, p->batch, p->precision, &p->copy_back_s, &p->extrapolated_ops, e)))
     return rc;
   p->bucket_copy_s = p->copy_back_s;
+  p->first_tail = -1;
   for (int o = 0; o < m->nops; o++) {
     const model_op *op = &m->ops[o];
-    double t;
-    if ((rc = cost_op(c, op, p->batch, p->precision, 1, &t, &p->extrapolated_ops, e))) return rc;
+    plan_step *st = &p->steps[p->nsteps++];
+    if ((rc = cost_op_sides(c, op, p->batch, p->precision, &st->dev_s, &st->host_s, &p->extrapolated_ops, e))) return rc;
+    st->count = op->count;
+    st->kernels = op->launches;
+    st->phase = (int)op->phase;
+    st->seg = -1;
+    double t = st->dev_s * (double)op->count;
     p->op_s[o] = t;
     p->op_seg[o] = op->phase == MODEL_PHASE_FORWARD ? -1 : op->phase == MODEL_PHASE_OPTIMIZER ? -2 : p->nseg;
     if (op->phase == MODEL_PHASE_FORWARD) {
       p->forward_s += t;
     } else if (op->phase == MODEL_PHASE_OPTIMIZER) {
+      if (p->first_tail < 0) p->first_tail = p->nsteps - 1;
       p->optimizer_s += t;
     } else {
+      last_bwd = p->nsteps - 1;
       p->backward_s += t;
       pending += t;
       if (!op->ready_count) continue;
@@ -167,11 +184,123 @@ static int plan_compute(const sim_config *c, plan_t *p, int copies, int *param_s
         p->seg_copy_s[p->nseg] = ct;
       }
       for (int k = 0; k < op->ready_count; k++) param_seg[m->ready[op->ready_first + k]] = p->nseg;
+      st->seg = p->nseg;
       p->seg_s[p->nseg++] = pending;
       pending = 0;
     }
   }
-  if (pending > 0) p->seg_s[p->nseg++] = pending; /* backward work after the last gradient */
+  if (p->first_tail < 0) p->first_tail = p->nsteps;
+  if (pending > 0) { /* backward work after the last gradient */
+    p->steps[last_bwd].seg = p->nseg;
+    p->seg_s[p->nseg++] = pending;
+  }
+  return ERR_OK;
+}
+
+int plan_row_alloc(const plan_t *p, plan_row *row, err_t *e) {
+  memset(row, 0, sizeof *row);
+  row->seg_end = calloc((size_t)p->nseg + 1, sizeof *row->seg_end);
+  row->lag = calloc((size_t)p->nb + 1, sizeof *row->lag);
+  if (!row->seg_end || !row->lag) {
+    plan_row_free(row);
+    return err_set(e, ERR_NOMEM, "out of memory");
+  }
+  return ERR_OK;
+}
+
+void plan_row_free(plan_row *row) {
+  if (!row) return;
+  free(row->seg_end);
+  free(row->lag);
+  memset(row, 0, sizeof *row);
+}
+
+/* The optimizer's ops (and the copy back) after the final wait, from the pipe's state. */
+static double run_tail(const plan_t *p, pipe_t *w, double scale, int copies) {
+  double dev = 0;
+  if (copies) {
+    pipe_op(w, p->launch_host_s, p->copy_back_s * scale, 1, 1);
+    dev += p->copy_back_s * scale;
+  }
+  for (int i = p->first_tail; i < p->nsteps; i++) {
+    const plan_step *st = &p->steps[i];
+    pipe_op(w, st->host_s, st->dev_s * scale, st->count, st->kernels);
+    dev += st->dev_s * scale * (double)st->count;
+  }
+  return dev;
+}
+
+/* One iteration through the pipe (docs/simulation.md, "Host and device"): GPU times scaled by
+ * `scale` (compute jitter), the host starting host_delay_s late. */
+static void timeline_eval(const plan_t *p, pipe_t *w, double scale, double host_delay_s, int sync, plan_row *row) {
+  int copies = sync && p->copies, next = 0;
+  pipe_reset(w, host_delay_s, 0);
+  w->host_busy_s = host_delay_s;
+  row->fwd_end = row->copy_in_s = 0;
+  for (int i = 0; i < p->first_tail; i++) {
+    const plan_step *st = &p->steps[i];
+    pipe_op(w, st->host_s, st->dev_s * scale, st->count, st->kernels);
+    if (st->phase == MODEL_PHASE_FORWARD) row->fwd_end = w->D;
+    if (st->seg < 0) continue;
+    int s = st->seg;
+    if (copies && p->seg_copy_s[s] > 0) {
+      pipe_op(w, p->launch_host_s, p->seg_copy_s[s] * scale, 1, 1);
+      row->copy_in_s += p->seg_copy_s[s] * scale;
+    }
+    row->seg_end[s] = w->D;
+    /* The hook launches every bucket now ready whose predecessors are launched: NCCL's launch is
+     * host work, and the collective cannot start before it. */
+    for (; sync && next < p->nb && p->launch_seg[next] <= s; next++) {
+      pipe_host(w, p->launch_host_s);
+      double lag = w->H - row->seg_end[p->ready_seg[next]];
+      row->lag[next] = lag > 0 ? lag : 0;
+    }
+  }
+  row->bwd_end = w->D;
+  row->starved_s = w->starved_s;
+  /* The tail is max-plus linear in the stream's time D0 after the final wait: its coefficient
+   * (tail_a) with everything else at -infinity, and the rest (tail_b) with D0 at -infinity. The
+   * end-of-iteration sync (the loop's loss.item()) waits for the host too. */
+  w->D = -INFINITY;
+  row->tail_dev_s = run_tail(p, w, scale, copies);
+  row->tail_b = w->D > w->H ? w->D : w->H;
+  row->host_busy_s = w->host_busy_s;
+  row->dev_busy_s = w->dev_busy_s;
+  /* A wait that blocks the host (gloo, MPI): the host too starts the tail at D0. */
+  pipe_reset(w, p->host_waits && sync ? 0 : -INFINITY, 0);
+  run_tail(p, w, scale, copies);
+  row->tail_a = w->D > w->H ? w->D : w->H;
+  if (p->host_waits && sync) row->tail_b = row->bwd_end;
+}
+
+int plan_varies(const plan_t *p) { return p->jitter || p->host_jitter; }
+
+const plan_row *plan_timeline(const plan_t *p, int it, int r, pipe_t *w, plan_row *row) {
+  int sync = p->ranks > 1 && it % p->no_sync == p->no_sync - 1;
+  if (!plan_varies(p)) return &p->base[sync];
+  size_t k = (size_t)it * (size_t)p->ranks + (size_t)r;
+  timeline_eval(p, w, p->jitter ? p->jitter[k] : 1.0, p->host_jitter ? p->host_jitter[k] : 0, sync, row);
+  return row;
+}
+
+/* Host noise (docs/simulation.md, "Host noise"): every rank's host starts each iteration late by an
+ * exponential draw whose standard deviation (and mean) is the profile's compute.host.jitter_s or
+ * the config's; seeded apart from the compute jitter's draws, so adding one leaves the other's. */
+static int draw_host_jitter(const sim_config *c, plan_t *p, err_t *e) {
+  double sd = c->host_jitter_s >= 0 ? c->host_jitter_s : profile_host_jitter_s(c->profile);
+  if (!(sd >= 0 && sd <= 10)) return err_set(e, ERR_USAGE, "host jitter must be 0 to 10 s, got %g", sd);
+  p->host_jitter_sd_s = sd;
+  if (sd == 0) return ERR_OK;
+  size_t count = (size_t)p->iterations * (size_t)p->ranks;
+  p->host_jitter = malloc(count * sizeof *p->host_jitter);
+  gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+  if (!p->host_jitter || !rng) {
+    gsl_rng_free(rng);
+    return err_set(e, ERR_NOMEM, "out of memory");
+  }
+  gsl_rng_set(rng, c->seed ^ 0x9e3779b9UL);
+  for (size_t i = 0; i < count; i++) p->host_jitter[i] = gsl_ran_exponential(rng, sd);
+  gsl_rng_free(rng);
   return ERR_OK;
 }
 
@@ -195,6 +324,28 @@ int plan_bucket_coll(plan_t *p, int b, coll_kind kind, double bytes, err_t *e) {
   if (pc->edge_bytes < 1) pc->edge_bytes = 1;
   pc->step_bytes = ch.steps > 0 ? (long)ceil(per_edge / (double)ch.steps * (1 - 1e-12)) : 1;
   if (pc->step_bytes < 1) pc->step_bytes = 1;
+  return ERR_OK;
+}
+
+/* What a non-NCCL backend adds to bucket b's all-reduce of `bytes` (docs/simulation.md,
+ * "Communication backends"). gloo (ProcessGroupGloo's CUDA all-reduce): copy the bucket to pinned
+ * host memory, the ring over the links (NCCL's ring/Simple cost on the same channels), each rank
+ * summing (n-1)/n of the bytes on its CPU, the copy back: D2H + ring + (n-1)/n S / reduce_Bps + H2D,
+ * both copies at the profile's pinned host-device cost. MPI (CUDA-aware): the ring alone. */
+static int plan_backend(const sim_config *c, plan_t *p, int b, double bytes, err_t *e) {
+  if (c->backend != SIM_BACKEND_GLOO || p->ranks < 2) return ERR_OK;
+  int have = 0, rc;
+  double lat = 0, bw = 0, red = profile_host_reduce_Bps(c->profile);
+  if ((rc = profile_h2d(c->profile, "pinned_sync", &have, &lat, &bw, e))) return rc;
+  if (!have)
+    return err_set(e, ERR_INPUT, "%s: gloo stages buckets through the host: the profile needs h2d.pinned_sync (ddpcalib h2d)",
+                   profile_name(c->profile));
+  if (!(red > 0))
+    return err_set(e, ERR_INPUT, "%s: gloo sums on the CPU: the profile needs compute.host.reduce_Bps (ddpcalib host)",
+                   profile_name(c->profile));
+  double copy = lat + bytes / bw;
+  p->hook_pre_s[b] += copy;
+  p->hook_post_s[b] += (double)(p->ranks - 1) / p->ranks * bytes / red + copy;
   return ERR_OK;
 }
 
@@ -223,6 +374,7 @@ static int plan_buckets(const sim_config *c, plan_t *p, const int *param_seg, er
       bytes = (double)(bk->bytes / 2);
     }
     if ((rc = plan_bucket_coll(p, b, COLL_ALLREDUCE, bytes, e))) return rc;
+    if ((rc = plan_backend(c, p, b, bytes, e))) return rc;
   }
   return ERR_OK;
 }
@@ -254,6 +406,17 @@ int plan_build(const sim_config *c, plan_t *p, err_t *e) {
     goto fail;
   p->algos = c->nccl_algos ? c->nccl_algos : NCCL_ALL_ALGOS;
   p->protos = c->nccl_protos ? c->nccl_protos : NCCL_ALL_PROTOS;
+  if (c->backend != SIM_BACKEND_NCCL) {
+    /* gloo and MPI: a ring over the same links, waited for by the host (plan_backend). */
+    if (c->nccl_algos || c->nccl_protos) {
+      rc = err_set(e, ERR_USAGE, "NCCL_ALGO and NCCL_PROTO choose among NCCL's algorithms: not with the %s backend",
+                   c->backend == SIM_BACKEND_GLOO ? "gloo" : "mpi");
+      goto fail;
+    }
+    p->algos = 1u << NCCL_ALGO_RING;
+    p->protos = 1u << NCCL_PROTO_SIMPLE;
+    p->host_waits = 1;
+  }
   /* DDP(broadcast_buffers=True), PyTorch's default: before every forward, rank 0's module buffers are
    * broadcast (_sync_module_buffers: dist._broadcast_coalesced in chunks of broadcast_bucket_size,
    * 250 MiB) and forward waits for them. The previous iteration's all-reduces have been waited for,
@@ -296,10 +459,13 @@ int plan_build(const sim_config *c, plan_t *p, err_t *e) {
   p->hook_pre_s = calloc(nb, sizeof *p->hook_pre_s);
   p->hook_post_s = calloc(nb, sizeof *p->hook_post_s);
   p->coll = calloc(nb, sizeof *p->coll);
+  p->steps = calloc((size_t)(m->nops + 1), sizeof *p->steps);
+  p->launch_seg = calloc(nb, sizeof *p->launch_seg);
   p->nops = m->nops;
   p->op_s = calloc((size_t)(m->nops + 1), sizeof *p->op_s);
   p->op_seg = calloc((size_t)(m->nops + 1), sizeof *p->op_seg);
-  if (!p->op_s || !p->op_seg || !param_seg || !p->seg_s || !p->seg_copy_s || !p->ready_seg || !p->hook_pre_s || !p->hook_post_s || !p->coll) {
+  if (!param_seg || !p->seg_s || !p->seg_copy_s || !p->ready_seg || !p->hook_pre_s || !p->hook_post_s || !p->coll || !p->steps ||
+      !p->launch_seg || !p->op_s || !p->op_seg) {
     rc = err_set(e, ERR_NOMEM, "out of memory");
     goto fail;
   }
@@ -308,10 +474,27 @@ int plan_build(const sim_config *c, plan_t *p, err_t *e) {
   int copies = c->mode == SIM_MODE_DDP && n > 1 && !c->bucket_view;
   if ((rc = plan_compute(c, p, copies, param_seg, e))) goto fail;
   if ((rc = plan_buckets(c, p, param_seg, e))) goto fail;
+  /* The host launches the all-reduces in bucket order: bucket b at the hook that makes the last of
+   * buckets 0..b ready. */
+  for (int b = 0, s = 0; b < p->nb; b++) {
+    if (p->ready_seg[b] > s) s = p->ready_seg[b];
+    p->launch_seg[b] = s;
+  }
+  p->queue = c->launch_queue > 0 ? c->launch_queue : PIPE_QUEUE_DEFAULT;
+  {
+    pipe_t w;
+    if ((rc = pipe_init(&w, p->queue, e))) goto fail;
+    for (int sync = 0; sync < 2 && rc == 0; sync++)
+      if ((rc = plan_row_alloc(p, &p->base[sync], e)) == 0) timeline_eval(p, &w, 1.0, 0, sync, &p->base[sync]);
+    pipe_free(&w);
+    if (rc) goto fail;
+    p->host_s = p->base[n > 1].host_busy_s;
+  }
   double compute_s = p->forward_s + p->backward_s + p->optimizer_s + p->bucket_copy_s / c->no_sync;
   /* Stragglers: every GPU's compute in every iteration scaled by a draw from the profile's
    * distribution (or --jitter-cv), seeded, so runs are reproducible. */
   if ((rc = draw_jitter(c, p, compute_s, e))) goto fail;
+  if ((rc = draw_host_jitter(c, p, e))) goto fail;
   if ((rc = cost_input(c, m, batch, &p->h2d, &p->copy_s, e))) goto fail;
   p->load_s = c->load_s;
   p->workers = c->workers;
@@ -319,7 +502,7 @@ int plan_build(const sim_config *c, plan_t *p, err_t *e) {
 
   /* What is simulated: every node, or two standing for all (plan.h). */
   p->sim_nodes = c->nodes;
-  if (c->symmetry && !p->jitter && c->nodes > 2) {
+  if (c->symmetry && !plan_varies(p) && c->nodes > 2) {
     p->sim_nodes = 2;
     p->platform.nodes = 2;
     p->platform.backbone_bw_Bps *= 2.0 / c->nodes;
@@ -353,9 +536,14 @@ int plan_write(FILE *f, const plan_t *p, err_t *e) {
           p->shares_compute ? ", collectives share the compute cores" : "");
   fprintf(f, "compute forward %.9g s, backward %.9g s in %d segments, optimizer %.9g s, bucket copies %.9g s\n", p->forward_s,
           p->backward_s, p->nseg, p->optimizer_s, p->bucket_copy_s);
+  const plan_row *row = &p->base[p->ranks > 1];
+  fprintf(f, "host %.9g s issuing (launch queue %d kernels); stream busy %.9g s, idle for the host %.9g s, ends %.9g s after forward starts\n",
+          row->host_busy_s, p->queue, row->dev_busy_s, row->starved_s + (row->tail_b - row->bwd_end - row->tail_dev_s > 0 ? row->tail_b - row->bwd_end - row->tail_dev_s : 0),
+          row->tail_b > row->bwd_end + row->tail_a ? row->tail_b : row->bwd_end + row->tail_a);
   if (p->load_s > 0 || p->copy_s > 0)
     fprintf(f, "input load %.9g s by %d workers, copy %.9g s%s\n", p->load_s, p->workers, p->copy_s, p->prefetch ? " (prefetched)" : "");
   if (p->jitter) fprintf(f, "jitter lognormal cv %.4g\n", p->jitter_cv);
+  if (p->host_jitter) fprintf(f, "host jitter exponential, sd %.6g s per rank and iteration\n", p->host_jitter_sd_s);
   if (p->buffers_s > 0) fprintf(f, "buffer broadcast %.9g s before every forward\n", p->buffers_s);
   char rb[64];
   fprintf(f, "buckets %d: %s\n", p->nb, p->flat ? "flat, one per dtype after backward" : reducer_iter_name(&p->reducer, rb, sizeof rb));

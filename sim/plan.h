@@ -23,6 +23,7 @@
 #include "coll.h"
 #include "err.h"
 #include "nccl.h"
+#include "pipe.h"
 #include "platform.h"
 #include "sim.h"
 
@@ -38,6 +39,31 @@ typedef struct {
   long steps;        /* step fidelity: messages per edge and channel */
   long step_bytes;   /* each of them */
 } plan_coll;
+
+/* One op of the iteration as the host issues it (sim/pipe.h): one run's host and GPU time. */
+typedef struct {
+  double host_s, dev_s;
+  long count, kernels;
+  int phase;          /* model_phase */
+  int seg;            /* the backward segment this op ends (its gradients are final), or -1 */
+} plan_step;
+
+/* One iteration of one rank on its compute stream, relative to the start of its forward (t0):
+ * what plan_timeline computes and the engine plays. */
+typedef struct {
+  double fwd_end;        /* the stream at the end of forward */
+  double *seg_end;       /* (nseg) the stream when segment s (and its bucket copy) is done */
+  double *lag;           /* (nb) how long after its ready event bucket b's collective is launched by
+                            the host (0 when the host was ahead) */
+  double bwd_end;        /* the stream at the end of backward */
+  double copy_in_s;      /* of which DDP's copies into buckets (GPU time) */
+  /* After backward the stream waits for the all-reduces (an event: the host does not wait); with
+   * D0 the stream's time then, the iteration's compute ends at max(D0 + tail_a, t0 + tail_b). */
+  double tail_a, tail_b;
+  double tail_dev_s;     /* the tail's GPU time (copy back, optimizer) */
+  double host_busy_s, dev_busy_s; /* the iteration's host work (launches, hooks, host jitter) and GPU work */
+  double starved_s;      /* up to the end of backward: the stream idle waiting for the host */
+} plan_row;
 
 typedef struct {
   /* The job and what is simulated of it. */
@@ -55,7 +81,22 @@ typedef struct {
   double *seg_s;       /* (nseg) backward segments: compute up to a gradient-ready event */
   double *seg_copy_s;  /* (nseg) DDP's copies of the gradients ready after segment s into buckets */
   double copy_back_s;  /* DDP's copy of the reduced buckets back into the gradients, after the wait */
-  double *jitter;      /* (iterations x sim_ranks) compute multipliers, or NULL */
+  double *jitter;      /* (iterations x ranks) compute multipliers, or NULL */
+  double *host_jitter; /* (iterations x ranks) additive host delays, seconds, or NULL */
+  double host_jitter_sd_s; /* their standard deviation (0: none) */
+
+  /* Host and device (sim/pipe.h): the iteration as the host issues it. forward_s, seg_s, copies and
+   * optimizer_s above are GPU time; what the stream actually takes is plan_timeline's. */
+  plan_step *steps;    /* (nsteps) forward, backward, then the optimizer's ops, in program order */
+  int nsteps, first_tail; /* steps[first_tail ..]: after DDP's final wait */
+  int copies;          /* DDP copies gradients into buckets and back (synchronising iterations) */
+  double launch_host_s; /* the host cost of one kernel launch (bucket copies, NCCL's launches) */
+  int *launch_seg;     /* (nb) the segment after whose hook the host launches bucket b (in order) */
+  int queue;           /* CUDA's launch queue, kernels */
+  int host_waits;      /* DDP's final wait blocks the host (gloo, MPI), not only the stream */
+  plan_row base[2];    /* without jitter: every rank's non-synchronising [0] and synchronising [1]
+                          iteration */
+  double host_s;       /* the iteration's host work (synchronising iteration, rank 0) */
   int nops;            /* the model's ops */
   double *op_s;        /* (nops) each op's time as summed above (without jitter) */
   int *op_seg;         /* (nops) the backward segment an op belongs to; -1 forward, -2 optimizer */
@@ -121,6 +162,19 @@ int plan_job(const sim_config *c, int *gpn, long *batch, model_dtype *prec, err_
  * frees *pair, *near and ch). Shared with DataParallel's builder. */
 int plan_network(const sim_config *c, int gpn, channels_t *ch, platform_spec *spec, double **pair, unsigned char **near,
                  err_t *e);
+
+/* Rows: plan_row_alloc gives one the plan's sizes (ERR_NOMEM); plan_row_free frees its arrays. */
+int plan_row_alloc(const plan_t *p, plan_row *row, err_t *e);
+void plan_row_free(plan_row *row);
+
+/* Whether ranks or iterations differ (compute or host jitter): rows then come from plan_timeline's
+ * workspace, not the plan's base rows. */
+int plan_varies(const plan_t *p);
+
+/* Rank r's iteration `it` on its compute stream: the plan's base row without jitter, else *row
+ * (allocated for p) computed in workspace w (a pipe of p->queue) with rank r's draws. Pure; the
+ * engine and the readout call it. */
+const plan_row *plan_timeline(const plan_t *p, int it, int r, pipe_t *w, plan_row *row);
 
 /* Writes the plan as text: the job, what is simulated, each rank's compute, and one line per
  * bucket with its collective. ERR_IO if writing fails. */

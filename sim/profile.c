@@ -80,6 +80,9 @@ struct profile {
   char warning[MAX_WARNINGS][384]; /* "path: text" of each `warning` a fit carries (the first 8) */
   int nwarnings;                   /* all of them */
   double host_launch_s; /* compute.host.launch_s: host-side cost of one kernel launch (0: none) */
+  double host_dispatch_s; /* compute.host.dispatch_s: the framework's host cost per op (0: none) */
+  double host_jitter_s;   /* compute.host.jitter_s: additive host noise per iteration, sd (0: none) */
+  double host_reduce_Bps; /* compute.host.reduce_Bps: the host CPU summing buffers (gloo; 0: unknown) */
   profile_jitter jitter;
   double *jitter_ratios;
   char name[128];
@@ -450,6 +453,21 @@ static int load_algo_table(const cJSON *o, const char *origin, const char *path,
 }
 
 /* compute.jitter: {"model": "lognormal", "cv": 0.02} or {"model": "empirical", "ratios": [...]}. */
+/* compute.host: the host's side of an op (docs/profile.md): launch_s per kernel launch, dispatch_s
+ * per framework op, jitter_s the sd of an additive host delay per iteration, reduce_Bps the CPU's
+ * summing speed (gloo); each optional (0). */
+static int load_host(const cJSON *host, const char *origin, profile_t *p, err_t *e) {
+  if (!host) return ERR_OK;
+  if (!cJSON_IsObject(host)) return err_set(e, ERR_INPUT, "%s: compute.host must be an object {launch_s, dispatch_s, jitter_s}", origin);
+  int rc;
+  if ((rc = get_num(host, "launch_s", "compute.host", origin, 0, 0, &R_LAT, &p->host_launch_s, e)) ||
+      (rc = get_num(host, "dispatch_s", "compute.host", origin, 0, 0, &R_LAT, &p->host_dispatch_s, e)) ||
+      (rc = get_num(host, "jitter_s", "compute.host", origin, 0, 0, &R_LAT, &p->host_jitter_s, e)) ||
+      (rc = get_num(host, "reduce_Bps", "compute.host", origin, 0, 0, &R_BW, &p->host_reduce_Bps, e)))
+    return rc;
+  return ERR_OK;
+}
+
 static int load_jitter(const cJSON *j, const char *origin, profile_t *p, err_t *e) {
   if (!j) return 0;
   const cJSON *m = cJSON_IsObject(j) ? cJSON_GetObjectItemCaseSensitive(j, "model") : NULL;
@@ -643,12 +661,7 @@ int profile_from_json(const cJSON *root, const char *origin, int part, profile_t
   }
 
   if ((rc = load_jitter(cJSON_GetObjectItemCaseSensitive(compute, "jitter"), origin, p, e))) goto fail;
-  const cJSON *host = cJSON_GetObjectItemCaseSensitive(compute, "host");
-  if (host && !cJSON_IsObject(host)) {
-    rc = err_set(e, ERR_INPUT, "%s: compute.host must be an object {launch_s}", origin);
-    goto fail;
-  }
-  if (host && (rc = get_num(host, "launch_s", "compute.host", origin, 1, 0, &R_LAT, &p->host_launch_s, e))) goto fail;
+  if ((rc = load_host(cJSON_GetObjectItemCaseSensitive(compute, "host"), origin, p, e))) goto fail;
 
   const cJSON *h2d = cJSON_GetObjectItemCaseSensitive(root, "h2d"), *hm;
   if (h2d && !cJSON_IsObject(h2d)) {
@@ -935,6 +948,9 @@ int profile_h2d(const profile_t *p, const char *mode, int *present, double *lat_
 }
 
 double profile_host_launch_s(const profile_t *p) { return p->host_launch_s; }
+double profile_host_dispatch_s(const profile_t *p) { return p->host_dispatch_s; }
+double profile_host_jitter_s(const profile_t *p) { return p->host_jitter_s; }
+double profile_host_reduce_Bps(const profile_t *p) { return p->host_reduce_Bps; }
 
 int profile_link_shares_compute(const profile_t *p, const char *cls) {
   for (int i = 0; i < p->nlinks; i++)

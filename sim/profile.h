@@ -122,6 +122,15 @@ int profile_h2d(const profile_t *p, const char *mode, int *present, double *lat_
 /* compute.host.launch_s: what the host (framework dispatch and the launch call) spends per kernel
  * launch; 0 when the profile does not say. */
 double profile_host_launch_s(const profile_t *p);
+/* compute.host.dispatch_s: the framework's host cost per op it dispatches (Python and PyTorch's
+ * dispatcher, measured by `ddpcalib host`); 0 when the profile does not say. */
+double profile_host_dispatch_s(const profile_t *p);
+/* compute.host.jitter_s: the standard deviation of an additive host delay per rank and iteration
+ * (seconds, `ddpcalib host`); 0 when the profile does not say. */
+double profile_host_jitter_s(const profile_t *p);
+/* compute.host.reduce_Bps: bytes of a buffer the host CPU sums into another per second (gloo's
+ * reduction); 0 when the profile does not say. */
+double profile_host_reduce_Bps(const profile_t *p);
 
 /* The profile's compute jitter (kind NONE if it has none). Never fails for a loaded profile. */
 int profile_get_jitter(const profile_t *p, profile_jitter *out, err_t *e);

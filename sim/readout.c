@@ -37,30 +37,53 @@ static int snap_part(double *v, double iteration_s, const char *what, err_t *e) 
   return ERR_OK;
 }
 
-/* Rank 0's compute as the engine played it: each phase times this GPU's draw in each steady
- * iteration (1 without jitter), averaged, so that the breakdown subtracts what was simulated, not
- * the mean the draws scatter around. *strag_s: per iteration, how much longer the slowest GPU
- * computed up to the final wait than rank 0 (the most rank 0 can have waited for it). */
-static void drawn_compute(const plan_t *p, int first, sim_result *r, double *strag_s) {
-  int K = p->iterations, cyc = p->no_sync, n = K - first;
-  double copy_in = 0, bwd = 0;
-  for (int s = 0; s < p->nseg; s++) copy_in += p->seg_copy_s[s], bwd += p->seg_s[s];
+/* Rank 0's compute as the engine played it (plan_timeline's rows, its jitter draws included),
+ * averaged over the steady iterations, so that the breakdown subtracts what was simulated. Each
+ * phase is its span on the compute stream (host-bound gaps included); the tail's span is the
+ * engine's. *strag_s: per iteration, how much later the slowest GPU reached the final wait than
+ * rank 0 (the most rank 0 can have waited for it). */
+static int drawn_compute(const plan_t *p, const engine_record *rec, int first, sim_result *r, double *strag_s, err_t *e) {
+  int K = p->iterations, cyc = p->no_sync, n = K - first, rc = ERR_OK;
+  pipe_t w;
+  plan_row row0, rowk;
+  memset(&w, 0, sizeof w);
+  memset(&row0, 0, sizeof row0);
+  memset(&rowk, 0, sizeof rowk);
+  if (plan_varies(p) && ((rc = pipe_init(&w, p->queue, e)) || (rc = plan_row_alloc(p, &row0, e)) || (rc = plan_row_alloc(p, &rowk, e))))
+    goto done;
   r->forward_s = r->backward_s = r->optimizer_s = r->bucket_copy_s = *strag_s = 0;
   for (int it = first; it < K; it++) {
     int sync = p->ranks > 1 && it % cyc == cyc - 1;
-    const double *row = p->jitter ? p->jitter + (size_t)it * (size_t)p->ranks : NULL;
-    double d0 = row ? row[0] : 1.0, dmax = d0;
-    for (int k = 1; row && sync && k < p->ranks; k++)
-      if (row[k] > dmax) dmax = row[k];
-    r->forward_s += p->forward_s * d0 / n;
-    r->backward_s += bwd * d0 / n;
-    r->optimizer_s += p->optimizer_s * d0 / n;
-    if (sync) {
-      r->bucket_copy_s += (copy_in + p->copy_back_s) * d0 / n;
-      *strag_s += (dmax - d0) * (p->forward_s + bwd + copy_in) / n;
+    const plan_row *a = plan_timeline(p, it, 0, &w, &row0);
+    double d0 = p->jitter ? p->jitter[(size_t)it * (size_t)p->ranks] : 1.0;
+    double back = sync && p->copies ? p->copy_back_s * d0 : 0, reach = a->bwd_end;
+    r->forward_s += a->fwd_end / n;
+    r->backward_s += (a->bwd_end - a->fwd_end - a->copy_in_s) / n;
+    r->bucket_copy_s += (a->copy_in_s + back) / n;
+    r->optimizer_s += (rec->tail_span[it] - back) / n;
+    if (p->host_jitter) r->host_jitter_s += p->host_jitter[(size_t)it * (size_t)p->ranks] / n;
+    for (int k = 1; plan_varies(p) && sync && k < p->ranks; k++) {
+      const plan_row *b = plan_timeline(p, it, k, &w, &rowk);
+      if (b->bwd_end - reach > 0) *strag_s += (b->bwd_end - reach) / n, reach = b->bwd_end;
     }
   }
   r->compute_s = r->forward_s + r->backward_s + r->optimizer_s + r->bucket_copy_s;
+  /* Host and device, per iteration: rank 0's, and the most host-bound rank's. */
+  for (int k = 0; k < rec->ranks; k++) {
+    double hb = rec->host_bound[k] / n;
+    if (k == 0) {
+      r->host_busy_s = rec->host_busy[0] / n;
+      r->device_busy_s = rec->device_busy[0] / n;
+      r->host_bound_s = hb;
+      r->device_bound_s = rec->device_bound[0] / n;
+    }
+    if (hb > r->host_bound_max_s) r->host_bound_max_s = hb;
+  }
+done:
+  pipe_free(&w);
+  plan_row_free(&row0);
+  plan_row_free(&rowk);
+  return rc;
 }
 
 /* The engine's spans with the plan's costs that name and divide them (sim/timeline.h): the spans
@@ -109,12 +132,17 @@ int readout_ddp(plan_t *p, engine_record *rec, sim_result *r, err_t *e) {
     r->transfer_s += rec->copy_wait[it] / (K - first);
   }
   double strag_s;
-  drawn_compute(p, first, r, &strag_s);
+  int rc = drawn_compute(p, rec, first, r, &strag_s, e);
+  if (rc) {
+    free(r->buckets);
+    r->buckets = NULL;
+    return rc;
+  }
   /* What is left of the iteration is communication not hidden behind compute, and waiting for the
    * slowest GPU (the straggler estimate, as far as there was waiting at all). */
   r->buffer_broadcast_s = p->buffers_s;
   double rest = r->iteration_s - r->compute_s - r->loading_s - r->transfer_s - r->buffer_broadcast_s;
-  int rc = snap_part(&rest, r->iteration_s, "exposed communication", e);
+  rc = snap_part(&rest, r->iteration_s, "exposed communication", e);
   if (rc) {
     free(r->buckets);
     r->buckets = NULL;

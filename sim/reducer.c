@@ -36,11 +36,16 @@ int reducer_version_parse(const char *text, int *version, err_t *e) {
   if (!ok || *p)
     return err_set(e, ERR_INPUT, "PyTorch version '%s' is not MAJOR.MINOR (e.g. 2.5)", text ? text : "");
   int v = major * 100 + minor;
-  if (v < REDUCER_VERSION_MIN || v > REDUCER_VERSION_LATEST)
-    return err_set(e, ERR_INPUT, "PyTorch %d.%d is not modelled: the Reducer is modelled from 1.1 to %d.%d (docs/reducer.md)",
+  if (v < REDUCER_VERSION_OLDEST || v > REDUCER_VERSION_LATEST)
+    return err_set(e, ERR_INPUT, "PyTorch %d.%d is not modelled: releases 0.2 to %d.%d are (DDP's Reducer from 1.1; docs/reducer.md)",
                    major, minor, REDUCER_VERSION_LATEST / 100, REDUCER_VERSION_LATEST % 100);
   *version = v;
   return ERR_OK;
+}
+
+int reducer_backward_gil(int version) {
+  if (version <= 0) version = REDUCER_VERSION_LATEST;
+  return version < REDUCER_VERSION_CPP_AUTOGRAD;
 }
 
 const char *reducer_version_name(int version, char *buf, size_t n) {
@@ -58,6 +63,9 @@ static int needs(int have, int from, const char *what, err_t *e) {
 
 int reducer_check(const reducer_knobs *k, int bucket_view, int comm_hook, err_t *e) {
   int v = version_of(k), rc;
+  if (v < REDUCER_VERSION_MIN && v >= REDUCER_VERSION_OLDEST)
+    return err_set(e, ERR_INPUT, "DDP's C++ Reducer is modelled from PyTorch 1.1; %d.%d only for DataParallel (framework dp)",
+                   v / 100, v % 100);
   if (v < REDUCER_VERSION_MIN || v > REDUCER_VERSION_LATEST)
     return err_set(e, ERR_INPUT, "PyTorch version %d.%d is not modelled", v / 100, v % 100);
   if (k->static_graph && (rc = needs(v, V_STATIC_GRAPH, "static_graph", e))) return rc;

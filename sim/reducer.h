@@ -24,7 +24,9 @@
 
 #include "err.h"
 
-#define REDUCER_VERSION_MIN 101    /* 1.1: the C++ Reducer */
+#define REDUCER_VERSION_MIN 101    /* 1.1: the C++ Reducer (DDP's oldest modelled release) */
+#define REDUCER_VERSION_OLDEST 2   /* 0.2: the oldest release a version may name (DataParallel's) */
+#define REDUCER_VERSION_CPP_AUTOGRAD 4 /* 0.4: autograd's functions in C++ (pytorch/pytorch#3275) */
 #define REDUCER_VERSION_LATEST 215 /* 2.15: the newest release read (and the default) */
 #define REDUCER_MAX_LIMITS 64      /* entries of a bucket_cap_mb_list */
 
@@ -52,9 +54,14 @@ typedef struct {
   int delayed;                      /* every bucket all-reduced after backward (static_graph, iteration 1) */
 } reducer_iter;
 
-/* "2.5" -> 205 (also "2.5.1": the patch is ignored). ERR_INPUT with a message naming the modelled
- * range for a malformed version or one outside [REDUCER_VERSION_MIN, REDUCER_VERSION_LATEST]. */
+/* "2.5" -> 205 (also "2.5.1": the patch is ignored; "0.3" -> 3). ERR_INPUT with a message naming
+ * the range for a malformed version or one outside [REDUCER_VERSION_OLDEST, REDUCER_VERSION_LATEST];
+ * DDP refuses releases before REDUCER_VERSION_MIN (reducer_check). */
 int reducer_version_parse(const char *text, int *version, err_t *e);
+
+/* The release's host behaviour (docs/reducer.md, "Host behaviour by release"): 1 when autograd's
+ * functions were Python, so that DataParallel's backward takes turns under the GIL (before 0.4). */
+int reducer_backward_gil(int version);
 
 /* "2.5" into buf. */
 const char *reducer_version_name(int version, char *buf, size_t n);

@@ -86,12 +86,23 @@ cJSON *report_predict_json(const sim_config *c, const predict_result *p) {
   if (ddp) {
     cJSON_AddNumberToObject(o, "bucket_copy_s", r->bucket_copy_s);
     cJSON_AddBoolToObject(o, "bucket_view", c->bucket_view);
+    cJSON *hd = cJSON_AddObjectToObject(o, "host_device");
+    if (hd) {
+      cJSON_AddNumberToObject(hd, "host_busy_s", r->host_busy_s);
+      cJSON_AddNumberToObject(hd, "device_busy_s", r->device_busy_s);
+      cJSON_AddNumberToObject(hd, "host_bound_s", r->host_bound_s);
+      cJSON_AddNumberToObject(hd, "device_bound_s", r->device_bound_s);
+      cJSON_AddNumberToObject(hd, "host_bound_max_s", r->host_bound_max_s);
+      cJSON_AddNumberToObject(hd, "host_jitter_s", r->host_jitter_s);
+    }
   }
   cJSON_AddNumberToObject(o, "exposed_comm_s", r->exposed_comm_s);
   cJSON_AddNumberToObject(o, "straggler_wait_s", r->straggler_wait_s);
   cJSON_AddNumberToObject(o, "straggler_s", r->straggler_s);
   cJSON_AddStringToObject(o, "framework", c->framework == SIM_FRAMEWORK_DP ? "dp" : "ddp");
+  if (ddp) cJSON_AddStringToObject(o, "backend", c->backend == SIM_BACKEND_GLOO ? "gloo" : c->backend == SIM_BACKEND_MPI ? "mpi" : "nccl");
   cJSON_AddNumberToObject(o, "host_launch_s", c->host_launch_s >= 0 ? c->host_launch_s : profile_host_launch_s(c->profile));
+  cJSON_AddNumberToObject(o, "host_dispatch_s", c->host_dispatch_s >= 0 ? c->host_dispatch_s : profile_host_dispatch_s(c->profile));
   if (c->framework == SIM_FRAMEWORK_DP) {
     cJSON *dp = cJSON_AddObjectToObject(o, "dataparallel");
     if (dp) {
@@ -99,7 +110,11 @@ cJSON *report_predict_json(const sim_config *c, const predict_result *p) {
       cJSON_AddNumberToObject(dp, "replicate_s", r->dp_replicate_s);
       cJSON_AddNumberToObject(dp, "gather_s", r->dp_gather_s);
       cJSON_AddNumberToObject(dp, "reduce_s", r->dp_reduce_s);
-      cJSON_AddBoolToObject(dp, "backward_gil", c->dp_backward_gil);
+      cJSON_AddBoolToObject(dp, "backward_gil", sim_dp_backward_gil(c));
+      cJSON_AddNumberToObject(dp, "gil_share", c->dp_gil_share);
+      cJSON_AddNumberToObject(dp, "handover_s", c->dp_handover_s);
+      cJSON_AddNumberToObject(dp, "host_busy_s", r->host_busy_s);
+      cJSON_AddNumberToObject(dp, "host_bound_s", r->host_bound_s);
     }
   }
   cJSON_AddNumberToObject(o, "loading_s", r->loading_s);
@@ -196,7 +211,7 @@ char *report_predict_table(const sim_config *c, const predict_result *p) {
     if (c->comm_hook != SIM_HOOK_NONE) strbuf_printf(&s, ", %s compression hook", hook_name(c->comm_hook));
   } else {
     strbuf_printf(&s, "# batch %ld/GPU, %s, phases in order, summed%s", r->batch, model_dtype_name(r->precision),
-        c->dp_backward_gil ? ", backward under the GIL" : "");
+        sim_dp_backward_gil(c) ? ", backward under the GIL" : "");
   }
   strbuf_printf(&s, "\n");
   strbuf_printf(&s, "%-24s %14.6f s   (the parts below add up to it)\n", "iteration", r->iteration_s);
@@ -218,6 +233,11 @@ char *report_predict_table(const sim_config *c, const predict_result *p) {
     strbuf_printf(&s, "%-24s %14.6f s\n", "    gather outputs+grads", r->dp_gather_s);
     strbuf_printf(&s, "%-24s %14.6f s\n", "    reduce gradients", r->dp_reduce_s);
   }
+  if (ddp && r->host_jitter_s > 0)
+    strbuf_printf(&s, "%-24s %14.6f s   (rank 0's host delay drawn; the slowest rank's is waited for)\n",
+                  "  host noise", r->host_jitter_s);
+  if (ddp && r->host_bound_s > 1e-9 * r->iteration_s)
+    strbuf_printf(&s, "%-24s %14.6f s   (of compute: the GPU idle, waiting for the host to issue)\n", "  host-bound", r->host_bound_s);
   if (r->jitter_kind != PROFILE_JITTER_NONE)
     strbuf_printf(&s, "%-24s %14.6f s   (slowest GPU's spread over the mean: %.6f s)\n", "  waiting for stragglers",
                   r->straggler_wait_s, r->straggler_s);
@@ -227,6 +247,9 @@ char *report_predict_table(const sim_config *c, const predict_result *p) {
   strbuf_printf(&s, "\n");
   strbuf_printf(&s, "%-24s %14.1f %%\n", "scaling efficiency", 100.0 * p->scaling_efficiency);
   if (ddp) strbuf_printf(&s, "%-24s %14.6f s\n", "communication busy", r->comm_busy_s);
+  if (ddp)
+    strbuf_printf(&s, "%-24s %14.6f s   (GPU busy %.6f s; the host waited for its GPU %.6f s)\n", "host issuing", r->host_busy_s,
+                  r->device_busy_s, r->device_bound_s);
   strbuf_printf(&s, "%-24s %14s\n", "gradients", gb);
   if (r->gpus > 1 && c->framework == SIM_FRAMEWORK_DDP) {
     strbuf_printf(&s, "%-24s %14d     x %.2f GB/s", "NCCL channels", r->channels, r->channel_bw_Bps / 1e9);

@@ -24,9 +24,17 @@ void sim_config_defaults(sim_config *c) {
   c->seed = 1;
   c->h2d = SIM_H2D_AUTO;
   c->host_launch_s = -1;
+  c->host_dispatch_s = -1;
+  c->dp_gil_share = 1;
+  c->host_jitter_s = -1;
+  c->dp_backward_gil = -1;
   c->framework = SIM_FRAMEWORK_DDP;
   c->symmetry = 1;
   c->broadcast_buffers = 1;
+}
+
+int sim_dp_backward_gil(const sim_config *c) {
+  return c->dp_backward_gil >= 0 ? c->dp_backward_gil > 0 : reducer_backward_gil(c->pytorch);
 }
 
 void sim_reducer_knobs(const sim_config *c, reducer_knobs *k) {

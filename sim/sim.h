@@ -20,6 +20,10 @@ typedef enum { SIM_MODE_DDP = 0, SIM_MODE_FLAT = 1 } sim_mode;
 typedef enum { SIM_FIDELITY_FLOW = 0, SIM_FIDELITY_STEP = 1 } sim_fidelity;
 typedef enum { SIM_HOOK_NONE = 0, SIM_HOOK_FP16 = 1, SIM_HOOK_BF16 = 2 } sim_comm_hook;
 typedef enum { SIM_FRAMEWORK_DDP = 0, SIM_FRAMEWORK_DP = 1 } sim_framework;
+/* DDP's process group backend (docs/simulation.md, "Communication backends"): NCCL on the GPUs;
+ * gloo staged through the host (copy out, ring over the links, sum on the CPU, copy back); MPI
+ * (CUDA-aware) ring. gloo and MPI run on a worker thread whose wait blocks the host. */
+typedef enum { SIM_BACKEND_NCCL = 0, SIM_BACKEND_GLOO = 1, SIM_BACKEND_MPI = 2 } sim_backend;
 
 /* The buckets: the Reducer's for the release and iteration (default), or a layout forced with the
  * limits [first_bucket_mb or 1, bucket_cap_mb or 25] whatever the release would do (`ddpsim
@@ -70,6 +74,8 @@ typedef struct {
   double jitter_cv;        /* < 0: compute jitter from the profile (if any); 0: none; > 0:
                               lognormal with this coefficient of variation */
   unsigned long seed;      /* for the jitter draws */
+  double host_jitter_s;    /* < 0: the profile's compute.host.jitter_s (0 if absent); 0: none; > 0: the
+                              sd of an additive host delay per rank and iteration, seconds */
   unsigned nccl_algos;     /* NCCL_ALGO: bit mask of nccl_algo (nccl.h); 0: all */
   unsigned nccl_protos;    /* NCCL_PROTO: bit mask of nccl_proto; 0: all */
   double load_s;           /* loading one batch by one DataLoader worker; 0: not modelled */
@@ -77,10 +83,20 @@ typedef struct {
   sim_h2d h2d;             /* the host-to-device copy of each batch */
   double host_launch_s;    /* < 0: the profile's compute.host.launch_s (0 if absent); else this host
                               cost per kernel launch */
+  double host_dispatch_s;  /* < 0: the profile's compute.host.dispatch_s (0 if absent); else this host
+                              cost per framework op (a model op's fwops=) */
+  sim_backend backend;     /* DDP's process group (default NCCL) */
   sim_framework framework; /* DDP (one process per GPU) or DataParallel (one process, one thread
                               per GPU, Python's GIL) */
-  int dp_backward_gil;     /* DataParallel: backward's launches take turns under the GIL too (autograd
+  int dp_backward_gil;     /* < 0 (default): the release's (reducer_backward_gil: before 0.4); 1:
+                              DataParallel: backward's launches take turns under the GIL too (autograd
                               functions written in Python: 2017 PyTorch, pytorch#3275) */
+  int launch_queue;        /* CUDA's pending launches per stream before a launch blocks; <= 0: 1024
+                              (sim/pipe.h) */
+  double dp_gil_share;     /* DataParallel: the share of forward's (and the optimizer's) host cost held
+                              under the GIL, 0..1 (default 1: all of it) */
+  double dp_handover_s;    /* DataParallel: the cost of one GIL hand-over between waiting threads
+                              (default 0) */
   int symmetry;            /* 1 (default): where no jitter tells the nodes apart, simulate 2 nodes
                               standing for all (sim/plan.h); 0: simulate every rank */
   int record_spans;        /* 1: keep every simulated rank's spans in sim_result.timeline (traces) */
@@ -119,6 +135,14 @@ typedef struct {
   double jitter_cv;        /* its coefficient of variation (lognormal) */
   double straggler_s;      /* the jitter's spread: mean over steady iterations of (slowest - mean
                               GPU compute); not a part of the iteration (straggler_wait_s is) */
+  /* The host and the compute stream (docs/simulation.md, "Host and device"), per steady iteration,
+   * rank 0's: the host issuing ops (framework dispatch, launches, NCCL's launches); the GPU running
+   * them; host-bound: the GPU idle waiting for the host (part of compute_s, which is the stream's
+   * span); device-bound: the host waiting for its GPU (a full launch queue, the end-of-iteration
+   * sync, exposed communication included). host_bound_max_s: the most host-bound rank's. DDP only. */
+  double host_busy_s, device_busy_s, host_bound_s, device_bound_s, host_bound_max_s;
+  double host_jitter_s;    /* per steady iteration, rank 0's host delay drawn (host noise; part of its
+                              host_busy_s); the slowest rank's shows in straggler_wait_s */
   double bucket_copy_s;    /* DDP's gradient copies into buckets (during backward) and back (after
                               the final wait), per iteration (1/no_sync of a synchronised
                               iteration's); part of compute_s */
@@ -152,6 +176,9 @@ typedef struct {
  * no_sync 1, no hook, jitter from the profile, seed 1, symmetry on);
  * model, topo, profile and nodes are the caller's to set. */
 void sim_config_defaults(sim_config *c);
+
+/* Whether DataParallel's backward takes turns under the GIL: the config's, or its release's. */
+int sim_dp_backward_gil(const sim_config *c);
 
 /* The Reducer's knobs of a config (sim/reducer.h). */
 void sim_reducer_knobs(const sim_config *c, reducer_knobs *k);

@@ -52,6 +52,7 @@ const char *timeline_kind_name(int kind) {
       [TIMELINE_DP_SCATTER] = "scatter inputs",   [TIMELINE_DP_REPLICATE] = "replicate parameters",
       [TIMELINE_DP_GATHER] = "gather outputs",    [TIMELINE_DP_BACKWARD] = "backward",
       [TIMELINE_DP_REDUCE] = "reduce gradients",  [TIMELINE_GIL_HELD] = "GIL: replicas take turns launching",
+      [TIMELINE_BACKWARD_REST] = "backward after the last gradient",
   };
   return kind >= 0 && kind < TIMELINE_KIND_COUNT && names[kind] ? names[kind] : "?";
 }

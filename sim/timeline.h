@@ -50,6 +50,8 @@ typedef enum {
   TIMELINE_DP_BACKWARD,   /* every backward op */
   TIMELINE_DP_REDUCE,     /* the gradients reduced to GPU 0 */
   TIMELINE_GIL_HELD,      /* GIL: the replicas' threads take turns launching kernels */
+  TIMELINE_BACKWARD_REST, /* compute: backward after the last gradient-ready event (ops that end no
+                             segment, and the stream waiting for the host to issue them) */
   TIMELINE_KIND_COUNT
 } timeline_kind;
 

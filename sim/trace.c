@@ -229,6 +229,9 @@ static void rank_events(tw *w, int q, int pid) {
       e = span_x(w, name, "compute", pid, tid, s->start_s, s->end_s);
       op_children(w, pid, tid, s->iter, -2, 0, s->start_s, s->end_s);
       break;
+    case TIMELINE_BACKWARD_REST:
+      e = span_x(w, name, "compute", pid, tid, s->start_s, s->end_s);
+      break;
     case TIMELINE_DP_BACKWARD:
       e = span_x(w, name, "compute", pid, tid, s->start_s, s->end_s);
       op_children(w, pid, tid, s->iter, 0, 0, s->start_s, s->end_s);
@@ -330,6 +333,15 @@ static void other_data(tw *w, cJSON *o, const int *ranks, int nranks) {
   cJSON_AddNumberToObject(m, "ranks", t->ranks);
   cJSON_AddNumberToObject(m, "ranks_simulated", t->dataparallel ? 0 : t->sim_ranks);
   cJSON_AddNumberToObject(m, "iterations", t->iterations);
+  /* The host beside the GPU: rank 0's totals per steady iteration (docs/simulation.md, "Host and
+   * device"); the compute track's spans are the stream's, host waits included. */
+  cJSON *hd = cJSON_AddObjectToObject(m, "host_device_rank0_per_iteration_us");
+  if (hd) {
+    cJSON_AddNumberToObject(hd, "host_busy", w->r->host_busy_s * 1e6);
+    cJSON_AddNumberToObject(hd, "device_busy", w->r->device_busy_s * 1e6);
+    cJSON_AddNumberToObject(hd, "host_bound", w->r->host_bound_s * 1e6);
+    cJSON_AddNumberToObject(hd, "device_bound", w->r->device_bound_s * 1e6);
+  }
   cJSON *shown = cJSON_AddArrayToObject(m, "ranks_shown");
   for (int i = 0; shown && i < nranks; i++) cJSON_AddItemToArray(shown, cJSON_CreateNumber(ranks[i]));
   if (t->dataparallel)

@@ -240,7 +240,7 @@ void accuracy_destroy(accuracy_set *s) {
 
 /* ---- predicting ---- */
 
-/* "resnet depth=50 amp", "bert size=large seq=128 amp", "mlstm hidden=4096": the generators of
+/* "resnet depth=50 amp", "bert size=large seq=128 amp", "mlstm hidden=4096 cell=autograd": the generators of
  * `ddpsim genmodel` (sim/modelzoo.h, sim/modelgen.h) at the point's precision. */
 static int generate(const accuracy_point *p, char **text, err_t *e) {
   char buf[ACCURACY_TEXT_MAX], *tok[16];
@@ -250,7 +250,7 @@ static int generate(const accuracy_point *p, char **text, err_t *e) {
   model_dtype prec = p->precision == MODEL_FP32 ? MODEL_FP32 : MODEL_FP16; /* bf16 runs an fp16-typed model */
   long depth = 0, hidden = 0, seq = 0;
   const char *size = "base";
-  int amp = 0;
+  int amp = 0, autograd = 0;
   for (int i = 1; i < n; i++) {
     const char *v;
     if (strcmp(tok[i], "amp") == 0) amp = 1;
@@ -258,6 +258,7 @@ static int generate(const accuracy_point *p, char **text, err_t *e) {
     else if ((v = txt_kv(tok[i], "hidden")) && !txt_parse_long(v, &hidden)) continue;
     else if ((v = txt_kv(tok[i], "seq")) && !txt_parse_long(v, &seq)) continue;
     else if ((v = txt_kv(tok[i], "size"))) size = v;
+    else if ((v = txt_kv(tok[i], "cell")) && (!strcmp(v, "fused") || !strcmp(v, "autograd"))) autograd = !strcmp(v, "autograd");
     else return err_set(e, ERR_INPUT, "genmodel: unknown or malformed '%s'", tok[i]);
   }
   if (strcmp(tok[0], "resnet") == 0) {
@@ -280,7 +281,8 @@ static int generate(const accuracy_point *p, char **text, err_t *e) {
     return modelzoo_bert_text(&b, text, e);
   }
   if (strcmp(tok[0], "mlstm") == 0 && !amp) {
-    modelgen_mlstm m = {.hidden = hidden, .embed = 64, .vocab = 256, .seq = seq ? seq : 256, .batch = p->batch, .precision = prec};
+    modelgen_mlstm m = {.hidden = hidden, .embed = 64, .vocab = 256, .seq = seq ? seq : 256, .batch = p->batch, .precision = prec,
+                        .autograd_cell = autograd};
     return modelgen_mlstm_text(&m, text, e);
   }
   return err_set(e, ERR_INPUT, "genmodel: family '%s' is not resnet, bert or mlstm (mlstm without amp)", tok[0]);

@@ -19,6 +19,7 @@
 int cmd_comm(cli_ctx *x, int argc, char **argv);     /* cmd_comm.c */
 int cmd_compute(cli_ctx *x, int argc, char **argv);  /* cmd_compute.c */
 int cmd_h2d(cli_ctx *x, int argc, char **argv);      /* cmd_h2d.c */
+int cmd_host(cli_ctx *x, int argc, char **argv);     /* cmd_host.c */
 int cmd_machine(cli_ctx *x, int argc, char **argv);  /* cmd_machine.c */
 int cmd_cluster(cli_ctx *x, int argc, char **argv);  /* cmd_cluster.c */
 int cmd_merge(cli_ctx *x, int argc, char **argv);    /* cmd_merge.c */

@@ -21,7 +21,7 @@ static const char *usage_genmodel =
     "\n"
     "Writes a model file to FILE (atomically) or to standard output (docs/models.md):\n"
     "  mlstm   sentiment-discovery's multiplicative LSTM; defaults embed 64, vocab 256, seq 256,\n"
-    "          batch 256, fp16\n"
+    "          batch 256, fp16; --cell autograd: the per-step cell as written\n"
     "  resnet  torchvision's ResNet; defaults 224x224 images, 1000 classes, batch 64, fp16\n"
     "  bert    Hugging Face's BertForPreTraining; defaults base, seq 128, batch 32, fp16\n"
     "  gpt     Hugging Face's GPT2LMHeadModel (decoder-only, tied LM head); defaults small (GPT-2's\n"
@@ -34,15 +34,16 @@ static const char *usage_genmodel =
 /* The sizes given (0: not given, the family's default). */
 typedef struct {
   int hidden, embed, vocab, seq, batch, depth, image, classes, amp, precision;
-  int layers, heads, ffn, positions, untied;
+  int layers, heads, ffn, positions, untied, cell;
   const char *size, *name, *out;
 } gen_opts;
 
 static const char *const families[] = {"mlstm", "resnet", "bert", "gpt", NULL};
+static const char *const cells[] = {"fused", "autograd", NULL};
 #define TAKES_MAX 16
 /* The options each family takes. */
 static const char *const takes[4][TAKES_MAX] = {
-    {"hidden", "embed", "vocab", "seq", "batch", "precision", "name", "output"},
+    {"hidden", "embed", "vocab", "seq", "batch", "cell", "precision", "name", "output"},
     {"depth", "image", "classes", "batch", "amp", "precision", "name", "output"},
     {"size", "layers", "hidden", "heads", "ffn", "vocab", "positions", "seq", "batch", "amp", "precision", "name",
      "output"},
@@ -50,7 +51,7 @@ static const char *const takes[4][TAKES_MAX] = {
      "name", "output"}};
 static const char *const all_names[] = {"hidden", "embed",  "vocab", "seq",       "batch", "depth",     "image",
                                         "classes", "size",  "amp",   "precision", "name",  "output",    "layers",
-                                        "heads",   "ffn",   "positions", "untied", NULL};
+                                        "heads",   "ffn",   "positions", "untied", "cell", NULL};
 
 /* The transformer sizes given on the command line over a family's defaults; 1 if any was given. */
 static int transformer_sizes(const gen_opts *g, long *layers, long *hidden, long *heads, long *ffn, long *vocab,
@@ -71,7 +72,8 @@ static int generate(cli_ctx *x, int fam, const gen_opts *g, char **text) {
     if (!g->hidden) return cli_usage(x, "needs --hidden H");
     modelgen_mlstm spec = {.name = g->name, .hidden = g->hidden, .embed = g->embed ? g->embed : 64,
                            .vocab = g->vocab ? g->vocab : 256, .seq = g->seq ? g->seq : 256,
-                           .batch = g->batch ? g->batch : 256, .precision = (model_dtype)g->precision};
+                           .batch = g->batch ? g->batch : 256, .precision = (model_dtype)g->precision,
+                           .autograd_cell = g->cell};
     rc = modelgen_mlstm_text(&spec, text, &e);
   } else if (fam == 1) {
     if (!g->depth) return cli_usage(x, "needs --depth 18|34|50|101|152");
@@ -123,6 +125,9 @@ int cmd_genmodel(cli_ctx *x, int argc, char **argv) {
       {"ffn", 0, CLI_INT, &g.ffn, "F", "bert, gpt: the feed-forward inner size", CLI_MIN, 1},
       {"positions", 0, CLI_INT, &g.positions, "P", "bert, gpt: position embeddings (the longest --seq)", CLI_MIN, 1},
       {"untied", 0, CLI_FLAG, &g.untied, NULL, "gpt: the LM head has its own weight (default: tied to wte)"},
+      {"cell", 0, CLI_ENUM, &g.cell, "fused|autograd",
+       "mlstm: one fused cell per step (default), or the cell as written: a per-step\nPython function under autograd (unfused ops, per-step weight gradients)",
+       .names = cells},
       {"depth", 0, CLI_INT, &g.depth, "D", "resnet: 18, 34, 50, 101 or 152 (required)", CLI_MIN, 1},
       {"image", 0, CLI_INT, &g.image, "PX", "resnet: image side in pixels", CLI_MIN, 1},
       {"classes", 0, CLI_INT, &g.classes, "C", "resnet: classes", CLI_MIN, 1},

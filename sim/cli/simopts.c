@@ -20,6 +20,10 @@ void simopts_init(simopts *o) {
   o->seed = 1;
   o->precision = -1;
   o->host_launch_us = -1;
+  o->host_dispatch_us = -1;
+  o->dp_gil_share = 1;
+  o->host_jitter_us = -1;
+  o->dp_backward_gil = -1;
   o->mode = SIM_MODE_DDP;
   o->fidelity = SIM_FIDELITY_FLOW;
   o->framework = SIM_FRAMEWORK_DDP;
@@ -57,7 +61,8 @@ static int parse_protos(const char *s, void *dest) { return nccl_parse_protos(s,
 
 /* Enum names in the order of the sim.h values they stand for. */
 static const char *const modes[] = {"ddp", "flat", NULL}, *const fidelities[] = {"flow", "step", NULL},
-                         *const hooks[] = {"none", "fp16", "bf16", NULL}, *const frameworks[] = {"ddp", "dp", NULL};
+                         *const hooks[] = {"none", "fp16", "bf16", NULL}, *const frameworks[] = {"ddp", "dp", NULL},
+                         *const backends[] = {"nccl", "gloo", "mpi", NULL};
 
 void simopts_table(simopts *o, cli_opt t[SIMOPTS_COUNT]) {
   const cli_opt table[SIMOPTS_COUNT] = {
@@ -69,8 +74,8 @@ void simopts_table(simopts *o, cli_opt t[SIMOPTS_COUNT]) {
       {"precision", 0, CLI_CUSTOM, &o->precision, "fp32|fp16|bf16", "run precision (default: the model's)",
        .parse = simopts_parse_precision, .must = "must be fp32, fp16 or bf16"},
       {"pytorch", 0, CLI_CUSTOM, &o->pytorch, "VERSION",
-       "the PyTorch release whose DDP Reducer is modelled, 1.1 to 2.15\n(default 2.15; docs/reducer.md)",
-       .parse = parse_pytorch, .must = "must be a release from 1.1 to 2.15, as MAJOR.MINOR"},
+       "the PyTorch release modelled: DDP's Reducer (1.1 to 2.15) and the host's\nbehaviour (0.2 and later: before 0.4 DataParallel's backward holds the GIL;\ndefault 2.15; docs/reducer.md)",
+       .parse = parse_pytorch, .must = "must be a release from 0.2 to 2.15 (DDP: 1.1 and later), as MAJOR.MINOR"},
       {"find-unused-parameters", 0, CLI_FLAG, &o->find_unused, NULL,
        "DDP(find_unused_parameters=True): construction-time buckets, never rebuilt"},
       {"static-graph", 0, CLI_FLAG, &o->static_graph, NULL,
@@ -120,11 +125,22 @@ void simopts_table(simopts *o, cli_opt t[SIMOPTS_COUNT]) {
        "ddp: DistributedDataParallel (default); dp: DataParallel, one process with\none thread per GPU whose kernel launches take "
        "turns under Python's GIL",
        .names = frameworks},
+      {"backend", 0, CLI_ENUM, &o->backend, "nccl|gloo|mpi",
+       "DDP's process group: nccl (default); gloo (staged through the host, summed on\nthe CPU); mpi (CUDA-aware); gloo and mpi block the host at the final wait",
+       .names = backends},
+      {"host-jitter-us", 0, CLI_DOUBLE, &o->host_jitter_us, "X",
+       "host noise: sd of an additive delay per rank and iteration, microseconds\n(exponential; default the profile's compute.host.jitter_s, or 0)", CLI_MIN | CLI_MAX, 0, 1e7},
       {"host-launch-us", 0, CLI_DOUBLE, &o->host_launch_us, "X",
        "host cost of one kernel launch (default: the profile's compute.host, or 0)", CLI_MIN, 0},
+      {"host-dispatch-us", 0, CLI_DOUBLE, &o->host_dispatch_us, "X",
+       "host cost of one framework op (a model op's fwops=; default: the profile's\ncompute.host.dispatch_s, or 0)", CLI_MIN, 0},
       {"dp-backward-gil", 0, CLI_FLAG, &o->dp_backward_gil, NULL,
-       "dp: backward's launches take turns under the GIL too (autograd functions\nwritten in Python, as in 2017 PyTorch; default: "
+       "dp: backward's launches take turns under the GIL too (autograd functions\nwritten in Python, as in 2017 PyTorch; default: before --pytorch 0.4, else "
        "C++ threads)"},
+      {"dp-gil-share", 0, CLI_DOUBLE, &o->dp_gil_share, "X",
+       "dp: the share of forward's host cost held under the GIL, 0 to 1 (default 1)", CLI_MIN | CLI_MAX, 0, 1},
+      {"dp-handover-us", 0, CLI_DOUBLE, &o->dp_handover_us, "X",
+       "dp: one GIL hand-over between waiting threads, microseconds (default 0)", CLI_MIN, 0},
       {"no-symmetry", 0, CLI_FLAG, &o->no_symmetry, NULL,
        "simulate every GPU (default: with no jitter every node does the same,\nso 2 simulated nodes stand for all; same results, faster)"},
       {0},
@@ -147,7 +163,7 @@ const char *const simopts_known[] = {
     "model", "topology", "profile", "gpus-per-node", "batch", "precision", "first-bucket-mb", "rebuilt", "bucket-view",
     "static-graph", "pytorch", "find-unused-parameters", "gradient-as-bucket-view", "bucket-cap-mb-list", "ddp-iteration", "no-broadcast-buffers", "mode", "fidelity", "iterations", "no-sync", "comm-hook", "jitter-cv", "seed", "nccl-algo",
     "nccl-proto", "num-workers", "load-ms", "pin-memory", "non-blocking", "prefetch", "no-h2d", "framework",
-    "host-launch-us", "dp-backward-gil", "no-symmetry", "nodes", "bucket-cap-mb", "json", "csv", "trace", NULL};
+    "backend", "host-jitter-us", "host-launch-us", "host-dispatch-us", "dp-backward-gil", "dp-gil-share", "dp-handover-us", "no-symmetry", "nodes", "bucket-cap-mb", "json", "csv", "trace", NULL};
 
 int simopts_check(cli_ctx *x, const simopts *o) {
   if (o->no_h2d && (o->pin || o->nonblocking || o->prefetch))
@@ -158,7 +174,7 @@ int simopts_check(cli_ctx *x, const simopts *o) {
   simopts_config(o, &(simopts_inputs){0}, &c);
   sim_reducer_knobs(&c, &k);
   err_t e;
-  if (reducer_check(&k, o->bucket_view, o->hook, &e)) return cli_usage(x, "%s", e.msg);
+  if (o->framework == SIM_FRAMEWORK_DDP && reducer_check(&k, o->bucket_view, o->hook, &e)) return cli_usage(x, "%s", e.msg);
   if (o->framework == SIM_FRAMEWORK_DP && (o->find_unused || o->static_graph || o->ncap_list || o->ddp_iteration || o->rebuilt))
     return cli_usage(x, "DataParallel has no Reducer: --find-unused-parameters, --static-graph, --bucket-cap-mb-list,\n"
                         "--ddp-iteration and --rebuilt are DDP's");
@@ -237,7 +253,12 @@ void simopts_config(const simopts *o, const simopts_inputs *in, sim_config *c) {
   c->workers = o->workers;
   c->framework = (sim_framework)o->framework;
   c->host_launch_s = o->host_launch_us < 0 ? -1 : o->host_launch_us * 1e-6;
+  c->host_dispatch_s = o->host_dispatch_us < 0 ? -1 : o->host_dispatch_us * 1e-6;
   c->dp_backward_gil = o->dp_backward_gil;
+  c->backend = (sim_backend)o->backend;
+  c->host_jitter_s = o->host_jitter_us < 0 ? -1 : o->host_jitter_us * 1e-6;
+  c->dp_gil_share = o->dp_gil_share;
+  c->dp_handover_s = o->dp_handover_us * 1e-6;
   c->symmetry = !o->no_symmetry;
   c->load_s = o->load_ms * 1e-3;
   /* PyTorch: non_blocking only matters for pinned memory; a prefetcher copies pinned batches. */

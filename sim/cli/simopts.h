@@ -26,13 +26,17 @@ typedef struct {
   int no_symmetry;      /* simulate every GPU even where 2 nodes could stand for all */
   int framework, hook, mode, fidelity; /* sim_framework, sim_comm_hook, sim_mode, sim_fidelity */
   double host_launch_us; /* -1: the profile's */
+  double host_dispatch_us; /* -1: the profile's */
+  double dp_gil_share, dp_handover_us; /* DataParallel's GIL */
+  int backend;           /* sim_backend */
+  double host_jitter_us; /* -1: the profile's */
   double load_ms;
   long batch;           /* 0: the model's */
   int precision;        /* model_dtype, -1: the model's */
   double first_mb;
 } simopts;
 
-#define SIMOPTS_COUNT 37 /* entries of the shared table, its end included */
+#define SIMOPTS_COUNT 41 /* entries of the shared table, its end included */
 
 /* Fills o with the documented defaults (docs/cli.md). */
 void simopts_init(simopts *o);

@@ -36,7 +36,7 @@ expect() {
 if [[ $part == errors ]]; then
 # ---- help
 expect 0 "usage: ddpcalib COMMAND" "--help" -- "$calib" --help
-for c in comm compute h2d merge validate train; do
+for c in comm compute h2d host merge validate train; do
   expect 0 "usage:" "$c --help" -- "$calib" $c --help
 done
 
@@ -78,6 +78,19 @@ expect 2 "--batch" "compute --batch x" -- "$calib" compute --backend cpu --batch
 expect 2 "--seq" "compute --seq 0" -- "$calib" compute --backend cpu --seq 0
 expect 2 "--gemm-max" "compute --gemm-max 8" -- "$calib" compute --backend cpu --gemm-max 8
 expect 2 "unknown option '--frob'" "compute unknown flag" -- "$calib" compute --backend cpu --frob
+# ---- host: a stand-in helper gives known numbers, a failing one exit 1, a malformed one exit 1
+printf '%s\n' 'import sys, json' \
+  'print(json.dumps({"framework":"torch 0.0-test","device":"cpu","ops":100,"dispatch_s":2.5e-6,"jitter_s":3e-5,"reduce_Bps":4e9,"workload_s":[2.4e-4,2.6e-4]}))' >fake_host.py
+expect 0 "dispatch per op +2\.500" "host with a stand-in helper" -- "$calib" host --helper fake_host.py -o host.json
+if python3 -c 'import json,sys; h=json.load(open("host.json"))["compute"]["host"]; sys.exit(not (h["dispatch_s"]==2.5e-6 and h["jitter_s"]==3e-5 and h["reduce_Bps"]==4e9 and h["framework"]=="torch 0.0-test"))'; then
+  ok "host writes compute.host.dispatch_s, jitter_s and the framework's version"
+else bad "host.json lacks the helper's numbers"; fi
+printf 'import sys\nsys.exit(3)\n' >fail_host.py
+expect 1 "host helper failed \(exit status 3\)" "host: the helper fails" -- "$calib" host --helper fail_host.py
+printf 'print("{\\"framework\\": \\"x\\", \\"device\\": \\"cpu\\", \\"ops\\": 1, \\"jitter_s\\": 0, \\"reduce_Bps\\": 1e9}")\n' >bad_host.py
+expect 1 '"dispatch_s" is missing' "host: the helper's output lacks dispatch_s" -- "$calib" host --helper bad_host.py
+expect 2 "--ops" "host --ops 0" -- "$calib" host --ops 0
+expect 2 "cpu or cuda" "host --device tpu" -- "$calib" host --device tpu
 expect 2 "needs a GPU" "h2d --backend cpu" -- "$calib" h2d --backend cpu
 expect 2 "--backend" "h2d without --backend" -- "$calib" h2d
 expect 2 "-f" "h2d -f 0.5" -- "$calib" h2d --backend cuda -f 0.5

@@ -43,6 +43,15 @@ if [[ $ngpu -ge 2 ]]; then
     ok "nccl --nccl-tuning: profile with comm.nccl and hop_lat_s validates" || bad "nccl --nccl-tuning: profile"
 fi
 "$calib" h2d --backend cuda -o h2d.json >h2d.txt 2>&1 && ok "h2d runs" || { bad "h2d"; head h2d.txt; }
+# The raw launch (an empty kernel) and PyTorch's per-op cost on the GPU, where PyTorch has CUDA.
+if python3 -c 'import torch, sys; sys.exit(not torch.cuda.is_available())' 2>/dev/null; then
+  if "$calib" host --device cuda -n 5 --ops 500 -o host.json >host.txt 2>&1 &&
+     python3 -c 'import json,sys; h=json.load(open("host.json"))["compute"]["host"]; sys.exit(not (0 < h["launch_s"] < 1e-3 and 0 < h["dispatch_s"] < 1e-3))'; then
+    ok "host --device cuda: launch_s and dispatch_s measured, each between 0 and 1 ms"
+  else bad "host --device cuda"; head host.txt; fi
+else
+  echo "skip: PyTorch without CUDA: host --device cuda not run"
+fi
 "$calib" compute --backend cuda --hidden 64 --batch 2 --seq 2 -n 3 -w 1 -o gpu.json >gpu.txt 2>&1 &&
   ok "compute --backend cuda runs" || { bad "compute --backend cuda"; head gpu.txt; }
 echo "$passed passed, $failed failed"

@@ -197,7 +197,14 @@ check "predict --static-graph reports iterations 1 and 2 apart from the steady s
 "$ddpsim" predict --nodes 2 --find-unused-parameters >"$tmp/fu.txt"
 check "predict --find-unused-parameters: construction-time buckets, nothing reported apart" \
   test -n "$(grep 'steady state, construction-time buckets' "$tmp/fu.txt")" -a -z "$(grep '^# iteration 1' "$tmp/fu.txt")"
-expect 2 "from 1.1 to 2.15" -- predict --pytorch 3.0
+expect 2 "from 0.2 to 2.15" -- predict --pytorch 3.0
+expect 2 "modelled from PyTorch 1.1; 0.3 only for DataParallel" -- predict --pytorch 0.3
+for v in 0.3 0.4; do
+  "$ddpsim" predict --framework dp --gpus-per-node 2 --pytorch $v --json >"$tmp/dpv.json"
+  want=$([ $v = 0.3 ] && echo true || echo false)
+  check "predict --framework dp --pytorch $v: backward under the GIL $want (the release's default)" \
+    grep -Eq "\"backward_gil\":[[:space:]]*$want" "$tmp/dpv.json"
+done
 expect 2 "--pytorch" -- predict --pytorch two
 expect 2 "static_graph needs PyTorch 1.9" -- predict --static-graph --pytorch 1.8
 expect 2 "bucket_cap_mb_list needs PyTorch 2.11" -- buckets --bucket-cap-mb-list 10,25 --pytorch 2.10

@@ -6,6 +6,7 @@
 #include "fixtures.h"
 #include "model.h"
 #include "profile.h"
+#include "dp.h"
 #include "sim.h"
 #include "topo.h"
 
@@ -37,45 +38,80 @@ int main(void) {
   c.profile = p;
   c.nodes = 1;
   sim_result r;
-  /* DDP on 2 GPUs: every process launches its own kernels: 3 x 7 x 10 us forward. */
+  /* DDP on 2 GPUs: every process launches its own kernels: 3 x 7 x 10 us forward; backward's 3 x 5
+   * launches and the launch of the Reducer's bucket copy (host work too: sim/pipe.h). */
   c.gpus_per_node = 2;
   if (sim_run(&c, &r, &e) == 0) {
-    CHECK(check_close(3 * 7 * 1e-5, r.forward_s, 0, 1e-12) && check_close(3 * 5 * 1e-5, r.backward_s, 0, 1e-12),
-          "DDP: forward %.6g s = 3 x 7 launches x 10 us, backward %.6g s", r.forward_s, r.backward_s);
+    CHECK(check_close(3 * 7 * 1e-5, r.forward_s, 0, 1e-9) && check_close(3 * 5 * 1e-5 + 1e-5, r.backward_s, 0, 1e-9),
+          "DDP: forward %.6g s = 3 x 7 launches x 10 us, backward %.6g s = (3 x 5 + 1) x 10 us", r.forward_s, r.backward_s);
     sim_result_free(&r);
   } else CHECK(0, "%s", e.msg);
-  /* DataParallel on 2 GPUs: the two replicas' launches take turns under the GIL in forward. */
+  /* DataParallel on 2 GPUs: the two replicas' host work takes turns under the GIL in forward: each
+   * op run costs the host 2 x 70 us. The phases follow each other on GPU 0's stream, the host
+   * issuing ahead: the replication (2 us + 4 MB / 10 GB/s = 402 us) hides under forward's 3 x 140 us
+   * of issuing, so replicate + forward = 420 us; the gather (6.4 us) under backward's 3 x 50. */
   c.framework = SIM_FRAMEWORK_DP;
   if (sim_run(&c, &r, &e) == 0) {
     double S = 4e6, out = 1000.0 * 4 * 8, bw = 1e10, hop = 2e-6;
-    CHECK(check_close(2 * 3 * 7 * 1e-5, r.forward_s, 0, 1e-12), "DP, 2 GPUs: forward %.6g s = 2 replicas x 3 x 7 x 10 us", r.forward_s);
-    CHECK(check_close(3 * 5 * 1e-5, r.backward_s, 0, 1e-12), "DP: backward runs in C++ threads, no GIL: %.6g s", r.backward_s);
     CHECK(check_close(hop + S / bw, r.dp_replicate_s, 0, 1e-12), "DP: replicate 4 MB from GPU 0: %.6g s", r.dp_replicate_s);
     CHECK(check_close(2 * out / bw, r.dp_gather_s, 0, 1e-12), "DP: gather 8 x 1000 fp32 outputs and scatter their gradients: %.6g s",
           r.dp_gather_s);
     CHECK(check_close(hop + 0.5 * S / bw, r.dp_reduce_s, 0, 1e-12), "DP: reduce the gradients to GPU 0: %.6g s", r.dp_reduce_s);
+    CHECK(check_close(2 * 3 * 7 * 1e-5, r.dp_replicate_s + r.forward_s, 0, 1e-9),
+          "DP, 2 GPUs: replicate + forward %.6g s = 2 replicas x 3 x 7 x 10 us of issuing", r.dp_replicate_s + r.forward_s);
+    CHECK(check_close(3 * 5 * 1e-5, r.dp_gather_s + r.backward_s, 0, 1e-9),
+          "DP: backward runs in C++ threads, no GIL: gather + backward %.6g s = 3 x 5 x 10 us", r.dp_gather_s + r.backward_s);
+    CHECK(r.host_bound_s > 0 && r.host_busy_s > 0, "DP: host-bound %.6g s of %.6g s issuing", r.host_bound_s, r.host_busy_s);
     double sum = r.forward_s + r.backward_s + r.optimizer_s + r.dp_replicate_s + r.dp_gather_s + r.dp_reduce_s + r.transfer_s;
-    CHECK(check_close(sum, r.iteration_s, 0, 1e-12), "DP: nothing overlaps: iteration %.6g s is the sum", r.iteration_s);
+    CHECK(check_close(sum, r.iteration_s, 0, 1e-12), "DP: the parts add up: iteration %.6g s is their sum", r.iteration_s);
     sim_result_free(&r);
   } else CHECK(0, "%s", e.msg);
   /* 2017 PyTorch: backward's autograd functions were largely Python, so backward takes turns too. */
   c.dp_backward_gil = 1;
   if (sim_run(&c, &r, &e) == 0) {
-    CHECK(check_close(2 * 3 * 5 * 1e-5, r.backward_s, 0, 1e-12) && check_close(2 * 3 * 7 * 1e-5, r.forward_s, 0, 1e-12),
-          "DP, backward under the GIL: backward %.6g s = 2 replicas x 3 x 5 x 10 us", r.backward_s);
+    CHECK(check_close(2 * 3 * 5 * 1e-5, r.dp_gather_s + r.backward_s, 0, 1e-9),
+          "DP, backward under the GIL: gather + backward %.6g s = 2 replicas x 3 x 5 x 10 us", r.dp_gather_s + r.backward_s);
     sim_result_free(&r);
   } else CHECK(0, "%s", e.msg);
   c.dp_backward_gil = 0;
+  /* Two threads under the GIL by hand: an op of 10 us on the host, 6 of them under the lock, 1 us per
+   * hand-over: a round of 2 x 7 = 14 us; with 3 us under the lock the threads overlap (10 us); one
+   * thread never waits. */
+  CHECK(check_close(14e-6, dp_gil_period(10e-6, 6e-6, 2, 1e-6), 0, 1e-12) && check_close(10e-6, dp_gil_period(10e-6, 3e-6, 2, 1e-6), 0, 1e-12) &&
+            check_close(10e-6, dp_gil_period(10e-6, 6e-6, 1, 1e-6), 0, 1e-12) && check_close(28e-6, dp_gil_period(10e-6, 6e-6, 4, 1e-6), 0, 1e-12),
+        "GIL turns: 2 threads 14 us, a 3 us share 10 us, 1 thread 10 us, 4 threads 28 us per op");
+  /* The same through the simulation: half of forward's host cost under the lock and no hand-over
+   * cost: 2 x 35 = 70 us per op, the threads no slower than one (the replication's 402 us shows);
+   * all of it under the lock with 5 us per hand-over, one for each of the run's 7 framework ops:
+   * 2 x (70 + 35) = 210 us per run. */
+  c.dp_gil_share = 0.5;
+  if (sim_run(&c, &r, &e) == 0) {
+    CHECK(check_close(402e-6, r.dp_replicate_s + r.forward_s, 0, 1e-6), "DP, half under the GIL: replicate + forward %.6g s",
+          r.dp_replicate_s + r.forward_s);
+    sim_result_free(&r);
+  } else CHECK(0, "%s", e.msg);
+  c.dp_gil_share = 1;
+  c.dp_handover_s = 5e-6;
+  if (sim_run(&c, &r, &e) == 0) {
+    CHECK(check_close(3 * 210e-6, r.dp_replicate_s + r.forward_s, 0, 1e-9), "DP, 5 us per hand-over: replicate + forward %.6g s = 3 x 2 x (70 + 7 x 5) us",
+          r.dp_replicate_s + r.forward_s);
+    sim_result_free(&r);
+  } else CHECK(0, "%s", e.msg);
+  c.dp_handover_s = 0;
+  c.dp_gil_share = 1.5;
+  CHECK(sim_run(&c, &r, &e) == ERR_USAGE && strstr(e.msg, "share of the host cost"), "a GIL share of 1.5 -> %s", e.msg);
+  c.dp_gil_share = 1;
   /* Four replicas: four turns. */
   c.gpus_per_node = 4;
   if (sim_run(&c, &r, &e) == 0) {
-    CHECK(check_close(4 * 3 * 7 * 1e-5, r.forward_s, 0, 1e-12), "DP, 4 GPUs: forward %.6g s = 4 x 3 x 7 x 10 us", r.forward_s);
+    CHECK(check_close(4 * 3 * 7 * 1e-5, r.dp_replicate_s + r.forward_s, 0, 1e-9), "DP, 4 GPUs: replicate + forward %.6g s = 4 x 3 x 7 x 10 us",
+          r.dp_replicate_s + r.forward_s);
     sim_result_free(&r);
   } else CHECK(0, "%s", e.msg);
   /* --host-launch-us overrides the profile; 0 switches host costs off. */
   c.host_launch_s = 0;
   if (sim_run(&c, &r, &e) == 0) {
-    CHECK(r.forward_s < 1e-9, "no host cost: forward %.3g s (the device alone)", r.forward_s);
+    CHECK(r.forward_s < 1e-9, "no host cost: forward %.3g s (the device alone, behind the replication)", r.forward_s);
     sim_result_free(&r);
   } else CHECK(0, "%s", e.msg);
   c.host_launch_s = -1;

@@ -88,8 +88,15 @@ int main(void) {
   int v = 0;
   CHECK(reducer_version_parse("2.5", &v, &e) == ERR_OK && v == 205, "2.5 -> 205");
   CHECK(reducer_version_parse("1.13.1", &v, &e) == ERR_OK && v == 113, "1.13.1 -> 113");
-  const char *bad[] = {"", "2", "2.", "2.5.", "2.5x", "x.5", "1.0", "3.0", "2.16", "-1.5", "2.100", NULL};
+  const char *bad[] = {"", "2", "2.", "2.5.", "2.5x", "x.5", "0.1", "3.0", "2.16", "-1.5", "2.100", NULL};
   for (int i = 0; bad[i]; i++) CHECK(reducer_version_parse(bad[i], &v, &e) == ERR_INPUT, "'%s' refused: %s", bad[i], e.msg);
+  /* Releases before DDP's C++ Reducer: named for DataParallel's host behaviour, refused for DDP. */
+  CHECK(reducer_version_parse("0.3", &v, &e) == ERR_OK && v == 3, "0.3 -> 3");
+  CHECK(reducer_check(&(reducer_knobs){.version = 3}, 0, 0, &e) == ERR_INPUT && strstr(e.msg, "modelled from PyTorch 1.1; 0.3 only for DataParallel"),
+        "DDP under 0.3 -> %s", e.msg);
+  CHECK(reducer_check(&(reducer_knobs){.version = 100}, 0, 0, &e) == ERR_INPUT, "DDP under 1.0 -> %s", e.msg);
+  CHECK(reducer_backward_gil(3) == 1 && reducer_backward_gil(4) == 0 && reducer_backward_gil(0) == 0 && reducer_backward_gil(215) == 0,
+        "backward under the GIL before 0.4 (0.3 yes; 0.4, 2.15 and the default no)");
   char buf[16];
   CHECK(strcmp(reducer_version_name(0, buf, sizeof buf), "2.15") == 0 && strcmp(reducer_version_name(109, buf, sizeof buf), "1.9") == 0,
         "names: 0 is the latest, 2.15; 109 is 1.9");
