@@ -69,6 +69,15 @@ static void span(int r, timeline_track track, timeline_kind kind, int index, int
   if (timeline_add(&g_tl, &s)) _exit(3);
 }
 
+/* Records a span of rank r's host thread at absolute times [a, b] laid out from the plan's pipeline
+ * (plan_row's host clock): derived, not played by an actor. */
+static void host_span(int r, timeline_kind kind, int it, double a, double b) {
+  if (!P->record_spans || !(b > a)) return;
+  timeline_span s = {.rank = r, .track = TIMELINE_TRACK_HOST, .kind = kind, .index = -1, .iter = it, .derived = 1,
+                     .start_s = a, .end_s = b};
+  if (timeline_add(&g_tl, &s)) _exit(3);
+}
+
 /* A DataLoader worker: loads batches k, k + W, ... each taking load_s, as long as a prefetch slot is
  * free (PyTorch keeps prefetch_factor = 2 batches per worker in flight). */
 static void loader_actor(int argc, char *argv[]) {
@@ -217,6 +226,16 @@ static void compute_actor(int argc, char *argv[]) {
       R.tail_span[it] = R.iter_end[it] - d0;
     }
     span(r, TIMELINE_TRACK_COMPUTE, TIMELINE_ITERATION, -1, it, it0);
+    if (P->record_spans) {
+      host_span(r, TIMELINE_HOST_FORWARD, it, t0, t0 + row->host_fwd_end);
+      host_span(r, TIMELINE_HOST_BACKWARD, it, t0 + row->host_fwd_end, t0 + row->host_bwd_end);
+      if (row->host_tail_end >= 0) {
+        host_span(r, TIMELINE_HOST_TAIL, it, t0 + row->host_bwd_end, t0 + row->host_tail_end);
+        host_span(r, TIMELINE_HOST_SYNC, it, t0 + row->host_tail_end, end);
+      } else {
+        host_span(r, TIMELINE_HOST_SYNC, it, t0 + row->host_bwd_end, d0); /* the final wait blocks it (gloo, MPI) */
+      }
+    }
     if (it >= first) {
       /* The stream idle for the host: before the final wait (the plan's), and in the tail what it
        * took beyond its own work. The host idle: everything it did not spend issuing. */

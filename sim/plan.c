@@ -236,11 +236,11 @@ static void timeline_eval(const plan_t *p, pipe_t *w, double scale, double host_
   int copies = sync && p->copies, next = 0;
   pipe_reset(w, host_delay_s, 0);
   w->host_busy_s = host_delay_s;
-  row->fwd_end = row->copy_in_s = 0;
+  row->fwd_end = row->copy_in_s = row->host_fwd_end = 0;
   for (int i = 0; i < p->first_tail; i++) {
     const plan_step *st = &p->steps[i];
     pipe_op(w, st->host_s, st->dev_s * scale, st->count, st->kernels);
-    if (st->phase == MODEL_PHASE_FORWARD) row->fwd_end = w->D;
+    if (st->phase == MODEL_PHASE_FORWARD) row->fwd_end = w->D, row->host_fwd_end = w->H;
     if (st->seg < 0) continue;
     int s = st->seg;
     if (copies && p->seg_copy_s[s] > 0) {
@@ -257,6 +257,7 @@ static void timeline_eval(const plan_t *p, pipe_t *w, double scale, double host_
     }
   }
   row->bwd_end = w->D;
+  row->host_bwd_end = w->H;
   row->starved_s = w->starved_s;
   /* The tail is max-plus linear in the stream's time D0 after the final wait: its coefficient
    * (tail_a) with everything else at -infinity, and the rest (tail_b) with D0 at -infinity. The
@@ -264,6 +265,7 @@ static void timeline_eval(const plan_t *p, pipe_t *w, double scale, double host_
   w->D = -INFINITY;
   row->tail_dev_s = run_tail(p, w, scale, copies);
   row->tail_b = w->D > w->H ? w->D : w->H;
+  row->host_tail_end = p->host_waits && sync ? -1 : w->H;
   row->host_busy_s = w->host_busy_s;
   row->dev_busy_s = w->dev_busy_s;
   /* A wait that blocks the host (gloo, MPI): the host too starts the tail at D0. */

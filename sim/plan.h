@@ -63,6 +63,9 @@ typedef struct {
   double tail_dev_s;     /* the tail's GPU time (copy back, optimizer) */
   double host_busy_s, dev_busy_s; /* the iteration's host work (launches, hooks, host jitter) and GPU work */
   double starved_s;      /* up to the end of backward: the stream idle waiting for the host */
+  /* The host's clock (relative to t0) when it has issued forward, backward, and the tail (the
+   * last: when DDP's final wait does not block the host, else -1): the trace's host track. */
+  double host_fwd_end, host_bwd_end, host_tail_end;
 } plan_row;
 
 typedef struct {

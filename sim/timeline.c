@@ -53,6 +53,8 @@ const char *timeline_kind_name(int kind) {
       [TIMELINE_DP_GATHER] = "gather outputs",    [TIMELINE_DP_BACKWARD] = "backward",
       [TIMELINE_DP_REDUCE] = "reduce gradients",  [TIMELINE_GIL_HELD] = "GIL: replicas take turns launching",
       [TIMELINE_BACKWARD_REST] = "backward after the last gradient",
+      [TIMELINE_HOST_FORWARD] = "host: issuing forward", [TIMELINE_HOST_BACKWARD] = "host: issuing backward",
+      [TIMELINE_HOST_TAIL] = "host: issuing the optimizer", [TIMELINE_HOST_SYNC] = "host: waiting for the GPU",
   };
   return kind >= 0 && kind < TIMELINE_KIND_COUNT && names[kind] ? names[kind] : "?";
 }

@@ -25,6 +25,7 @@ typedef enum {
   TIMELINE_TRACK_COPY,        /* a side stream for host-to-device copies (prefetch) */
   TIMELINE_TRACK_LOADER,      /* DataLoader worker `index` */
   TIMELINE_TRACK_GIL,         /* DataParallel: Python's GIL in the one process */
+  TIMELINE_TRACK_HOST,        /* the host thread issuing the compute stream's ops (sim/pipe.h) */
   TIMELINE_TRACK_COUNT
 } timeline_track;
 
@@ -52,6 +53,10 @@ typedef enum {
   TIMELINE_GIL_HELD,      /* GIL: the replicas' threads take turns launching kernels */
   TIMELINE_BACKWARD_REST, /* compute: backward after the last gradient-ready event (ops that end no
                              segment, and the stream waiting for the host to issue them) */
+  TIMELINE_HOST_FORWARD,  /* host: issuing forward's ops (its clock from the plan's pipeline) */
+  TIMELINE_HOST_BACKWARD, /* host: issuing backward's ops, DDP's hooks and NCCL's launches */
+  TIMELINE_HOST_TAIL,     /* host: issuing the copy back and the optimizer's ops */
+  TIMELINE_HOST_SYNC,     /* host: blocked until the GPU catches up (the loop's loss.item()) */
   TIMELINE_KIND_COUNT
 } timeline_kind;
 

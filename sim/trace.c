@@ -7,7 +7,7 @@
 
 #include "nccl.h"
 
-enum { TID_COMPUTE = 1, TID_COMM = 2, TID_COPY = 3, TID_GIL_DP = 1000, TID_LOADER = 100 };
+enum { TID_HOST = 4, TID_COMPUTE = 1, TID_COMM = 2, TID_COPY = 3, TID_GIL_DP = 1000, TID_LOADER = 100 };
 
 /* The trace under construction: the events array and what naming needs. */
 typedef struct {
@@ -159,6 +159,7 @@ static int tid_of(const timeline_span *s, int dp) {
   case TIMELINE_TRACK_COMM: return TID_COMM;
   case TIMELINE_TRACK_COPY: return TID_COPY;
   case TIMELINE_TRACK_LOADER: return TID_LOADER + s->index;
+  case TIMELINE_TRACK_HOST: return TID_HOST;
   default: return TID_COMPUTE;
   }
 }
@@ -173,7 +174,11 @@ static void rank_events(tw *w, int q, int pid) {
     const timeline_span *s = &t->spans[i];
     if (s->rank != q) continue;
     int tid = tid_of(s, dp);
-    const char *src = s->derived ? "derived: DataParallel's phases are summed in order, not simulated" : "simulated";
+    const char *src = !s->derived ? "simulated"
+                      : s->track == TIMELINE_TRACK_HOST
+                          ? "derived: the host's clock in the plan's pipeline of this iteration (sim/pipe.h), placed at the "
+                            "simulated start of its forward"
+                          : "derived: DataParallel's phases are summed in order, not simulated";
     char name[96];
     snprintf(name, sizeof name, "%s", timeline_kind_name(s->kind));
     cJSON *e = NULL;
@@ -231,6 +236,12 @@ static void rank_events(tw *w, int q, int pid) {
       break;
     case TIMELINE_BACKWARD_REST:
       e = span_x(w, name, "compute", pid, tid, s->start_s, s->end_s);
+      break;
+    case TIMELINE_HOST_FORWARD:
+    case TIMELINE_HOST_BACKWARD:
+    case TIMELINE_HOST_TAIL:
+    case TIMELINE_HOST_SYNC:
+      e = span_x(w, name, "host", pid, tid, s->start_s, s->end_s);
       break;
     case TIMELINE_DP_BACKWARD:
       e = span_x(w, name, "compute", pid, tid, s->start_s, s->end_s);
@@ -301,6 +312,10 @@ static void rank_meta(tw *w, int q, int pid) {
       meta(w, "thread_name", pid, tids[k], "name", cJSON_CreateString(names[k]));
       meta(w, "thread_sort_index", pid, tids[k], "sort_index", cJSON_CreateNumber(tids[k]));
     }
+  if (used[TIMELINE_TRACK_HOST]) { /* above the streams it feeds */
+    meta(w, "thread_name", pid, TID_HOST, "name", cJSON_CreateString("host: the training loop's thread issuing ops"));
+    meta(w, "thread_sort_index", pid, TID_HOST, "sort_index", cJSON_CreateNumber(0));
+  }
   for (int k = 0; k < workers; k++) {
     snprintf(name, sizeof name, "DataLoader worker %d", k);
     meta(w, "thread_name", pid, TID_LOADER + k, "name", cJSON_CreateString(name));

@@ -48,6 +48,26 @@ done
 check "pipeline: the fp16 hook's casts" grep -q '"name":"compress hook cast, bucket 0"' "$tmp/pipeline.json"
 check "pipeline: bucket copies inside backward segments, derived" grep -q '"name":"copy gradients into buckets"' "$tmp/pipeline.json"
 scenario jitter resnet50 "--ranks 16" -- --nodes 2 --jitter-cv 0.05
+# The host's track (sim/pipe.h): per iteration it issues forward, backward, the optimizer, then waits
+# for the GPU, in that order, inside the iteration; what it spends issuing adds up to the report's
+# host_busy (no launch queue fills here, so the clock only advances by its work).
+scenario host-nccl resnet50 "--ranks 4" -- --nodes 2 --gpus-per-node 2 --host-dispatch-us 20
+check "host-nccl: rank 0's host track, in order, inside each iteration, issuing = host_busy" python3 - "$tmp/host-nccl.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+ev = [e for e in d["traceEvents"] if e.get("pid") == 0 and e.get("ph") == "X"]
+its = sorted((e for e in ev if e.get("cat") == "iteration"), key=lambda e: e["ts"])
+host = sorted((e for e in ev if e.get("cat") == "host"), key=lambda e: e["ts"])
+want = ["host: issuing forward", "host: issuing backward", "host: issuing the optimizer", "host: waiting for the GPU"]
+busy = d["otherData"]["host_device_rank0_per_iteration_us"]["host_busy"]
+assert its and host, "no iterations or no host spans"
+for it in its:
+    mine = [e for e in host if it["ts"] - 1e-6 <= e["ts"] and e["ts"] + e["dur"] <= it["ts"] + it["dur"] + 1e-6]
+    assert [e["name"] for e in mine] == want, [e["name"] for e in mine]
+    assert all(a["ts"] + a["dur"] <= b["ts"] + 1e-6 for a, b in zip(mine, mine[1:])), "overlap"
+    issuing = sum(e["dur"] for e in mine[:3])
+    assert abs(issuing - busy) <= 1e-6 * busy + 1e-3, (issuing, busy)
+PY
 scenario dp resnet50 "--dataparallel" -- --framework dp --gpus-per-node 4 --dp-backward-gil
 check "dp: the GIL's thread, held in forward and backward" \
   test "$(grep -o '"name":"GIL: replicas take turns launching"' "$tmp/dp.json" | wc -l)" -eq 2
