@@ -10,6 +10,8 @@ cd "$(dirname "$0")/.."
 bin=${DDPSIM:-build/sim/ddpsim}
 [[ -x $bin ]] || { echo "build first: cmake -S . -B build && cmake --build build" >&2; exit 1; }
 export DDPSIM_DATA_DIR=$PWD
+# OpenMPI refuses to run as root unless told (as scripts/test.sh does).
+[[ $(id -u) != 0 ]] || export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 now() { date +%s.%N; }
