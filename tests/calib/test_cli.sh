@@ -25,7 +25,9 @@ expect() {
   "$@" >out.txt 2>&1
   local rc=$?
   if [[ $rc -ne $code ]]; then
-    bad "$what: exit $rc, want $code"; sed 's/^/     | /' out.txt | head -8; return
+    bad "$what: exit $rc, want $code"; sed 's/^/     | /' out.txt | head -8
+    [[ $(wc -l <out.txt) -le 8 ]] || { echo "     | ..."; tail -n 3 out.txt | sed 's/^/     | /'; }
+    return
   fi
   if [[ -n $pattern ]] && ! grep -Eq -- "$pattern" out.txt; then
     bad "$what: output lacks /$pattern/"; sed 's/^/     | /' out.txt | head -8; return
@@ -299,7 +301,7 @@ ewise sgd elems=1096 arrays=5
 EOM
 expect 0 "4 distinct GEMM shapes at batch 3" "compute --model tiny.model --model-batch 3" -- \
   "$calib" compute --backend cpu --hidden 16 --batch 2 --seq 2 -n 2 -w 1 --gemm-max 64 --model tiny.model \
-  --model-batch 3 -o cmodel.json
+  --model-batch 3 --accept-poor-fit -o cmodel.json  # what is checked is the shapes: 2 runs on a busy CI may fit poorly
 # fwd: m=K=8 n=N*P*Q=3*64=192 k=C*R*S=27; wgrad: m=8 n=27 k=192; fc: 10x3x512, 10x512x3.
 for s in "8x192x27" "8x27x192" "10x3x512" "10x512x3"; do
   grep -Eq "^model .* $s " out.txt && ok "compute --model: timed $s" || bad "compute --model: $s not timed"
