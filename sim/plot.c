@@ -200,7 +200,7 @@ static int plot_scaling(const table *t, const char *origin, strbuf *s, int *seri
   }
   if (!nt || single <= 0) return err_set(e, ERR_INPUT, "%s: no rows to plot", origin);
   strbuf_printf(s, "single = %.17g\nset multiplot layout 1,2 title 'Scaling: the best bucket cap of the sweep at each GPU count'\n", single);
-  strbuf_printf(s, "set logscale x 2\nset xlabel 'GPUs'\nset ylabel 'samples/s'\nset title 'Throughput'\n");
+  strbuf_printf(s, "set logscale xy 2\nset xlabel 'GPUs'\nset ylabel 'samples/s'\nset title 'Throughput'\n");
   for (int pass = 0; pass < 2; pass++) {
     if (pass) strbuf_printf(s, "set title 'Speedup over one GPU'\nset ylabel 'speedup'\n");
     strbuf_printf(s, "plot ");
