@@ -21,12 +21,10 @@ int cost_op_sides(const sim_config *c, const model_op *op, long batch, model_dty
   return ERR_OK;
 }
 
-int cost_op(const sim_config *c, const model_op *op, long batch, model_dtype prec, int host_threads, double *t,
-            int *extrap, err_t *e) {
+int cost_op(const sim_config *c, const model_op *op, long batch, model_dtype prec, double *t, int *extrap, err_t *e) {
   double one, host;
   int rc = cost_op_sides(c, op, batch, prec, &one, &host, extrap, e);
   if (rc) return rc;
-  host *= host_threads;
   *t = (one > host ? one : host) * (double)op->count;
   return ERR_OK;
 }

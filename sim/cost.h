@@ -1,9 +1,9 @@
 /* cost: what an op, a gradient copy and a batch's host-to-device copy cost under a configuration.
  *
- * The one place where the profile's per-op costs meet the scenario's host side: an op's run takes
- * the longer of the GPU's time (profile_op_time) and the host's (its kernel launches at the host
- * cost each, times the threads that take turns under one lock). Both plan builders (sim/plan.c for
- * DDP, sim/dp.c for DataParallel) cost their work here. docs/simulation.md. */
+ * The one place where the profile's per-op costs meet the scenario's host side: an op's run has a
+ * GPU time (profile_op_time) and a host time (its kernel launches and framework ops at the host's
+ * costs), which the plan builders (sim/plan.c for DDP, sim/dp.c for DataParallel) play against each
+ * other in a pipeline (sim/pipe.h). docs/simulation.md. */
 #ifndef DDPSIM_COST_H
 #define DDPSIM_COST_H
 
@@ -24,11 +24,10 @@ double cost_host_dispatch(const sim_config *c);
 int cost_op_sides(const sim_config *c, const model_op *op, long batch, model_dtype prec, double *dev_s, double *host_s,
                   int *extrap, err_t *e);
 
-/* Time of an op's `count` runs, each the longer of the GPU's time and `launches` x host launch x
- * host_threads (DataParallel's replicas taking turns under Python's GIL; 1 otherwise). Adds to
- * *extrap the ops whose cost fell outside a measured table. Errors as profile_op_time. */
-int cost_op(const sim_config *c, const model_op *op, long batch, model_dtype prec, int host_threads, double *t,
-            int *extrap, err_t *e);
+/* Time of an op's `count` runs outside the pipeline (a hook's cast on the communication stream),
+ * each the longer of its GPU and host times. Adds to *extrap the ops whose cost fell outside a
+ * measured table. Errors as profile_op_time. */
+int cost_op(const sim_config *c, const model_op *op, long batch, model_dtype prec, double *t, int *extrap, err_t *e);
 
 /* An elementwise pass over numel gradient elements moving `arrays` arrays (DDP's bucket copies):
  * the GPU's time of one launch of the profile's elementwise model (its host side, one launch, is

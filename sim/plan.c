@@ -371,7 +371,7 @@ static int plan_buckets(const sim_config *c, plan_t *p, const int *param_seg, er
                        .follows_run = 0, .dtype = MODEL_FP16};
       snprintf(cast.name, sizeof cast.name, "fp16_compress_cast");
       double t;
-      if ((rc = cost_op(c, &cast, p->batch, p->precision, 1, &t, &p->extrapolated_ops, e))) return rc;
+      if ((rc = cost_op(c, &cast, p->batch, p->precision, &t, &p->extrapolated_ops, e))) return rc;
       p->hook_pre_s[b] = p->hook_post_s[b] = t;
       bytes = (double)(bk->bytes / 2);
     }

@@ -2,6 +2,7 @@
 
 #include <stdint.h>
 
+#include "cost.h"
 #include "nccl.h"
 #include "strbuf.h"
 
@@ -101,8 +102,8 @@ cJSON *report_predict_json(const sim_config *c, const predict_result *p) {
   cJSON_AddNumberToObject(o, "straggler_s", r->straggler_s);
   cJSON_AddStringToObject(o, "framework", c->framework == SIM_FRAMEWORK_DP ? "dp" : "ddp");
   if (ddp) cJSON_AddStringToObject(o, "backend", c->backend == SIM_BACKEND_GLOO ? "gloo" : c->backend == SIM_BACKEND_MPI ? "mpi" : "nccl");
-  cJSON_AddNumberToObject(o, "host_launch_s", c->host_launch_s >= 0 ? c->host_launch_s : profile_host_launch_s(c->profile));
-  cJSON_AddNumberToObject(o, "host_dispatch_s", c->host_dispatch_s >= 0 ? c->host_dispatch_s : profile_host_dispatch_s(c->profile));
+  cJSON_AddNumberToObject(o, "host_launch_s", cost_host_launch(c));
+  cJSON_AddNumberToObject(o, "host_dispatch_s", cost_host_dispatch(c));
   if (c->framework == SIM_FRAMEWORK_DP) {
     cJSON *dp = cJSON_AddObjectToObject(o, "dataparallel");
     if (dp) {
