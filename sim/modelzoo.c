@@ -139,6 +139,7 @@ int modelzoo_resnet_defaults(int depth, modelzoo_resnet *spec, err_t *e) {
     spec->batch = 64;
     spec->precision = MODEL_FP16;
     spec->amp = 0;
+    spec->uint8_input = 0;
     return ERR_OK;
   }
   return err_set(e, ERR_USAGE, "ResNet depth %d is not one of torchvision's 18, 34, 50, 101, 152", depth);
@@ -255,8 +256,8 @@ int modelzoo_resnet_text(const modelzoo_resnet *p, char **text, err_t *e) {
       p->classes, P);
   if (p->amp) put(&s, "# torch.cuda.amp: parameters and gradients fp32, ops at the run precision.\n");
   put(&s, "name %s\nbatch %ld\ntokens 1 images\nprecision %s\n", mname, p->batch, model_dtype_name(p->precision));
-  put(&s, "input %ld                          # a 3 x %ld x %ld fp32 image and an int64 label per sample\n",
-      3 * p->image * p->image * 4 + 8, p->image, p->image);
+  put(&s, "input %ld                          # a 3 x %ld x %ld %s image and an int64 label per sample\n",
+      3 * p->image * p->image * (p->uint8_input ? 1 : 4) + 8, p->image, p->image, p->uint8_input ? "uint8" : "fp32");
   put(&s, "output %ld                           # class scores per sample\n", p->classes);
   /* Each BatchNorm's buffers: running_mean and running_var (fp32, C each), num_batches_tracked (int64). */
   long bn_c = 64, bn_n = 1;

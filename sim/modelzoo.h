@@ -28,9 +28,12 @@ typedef struct {
   model_dtype precision; /* default run precision (fp16: mixed precision) */
   int amp;               /* 1: torch.cuda.amp: parameters, gradients and buckets stay fp32 while ops
                             follow the run precision; 0: the whole model at the run precision */
+  int uint8_input;       /* 1: the batch reaches the GPU as uint8 pixels, converted and normalized there
+                            (DeepLearningExamples' fast_collate, DALI's CPU pipeline); 0: fp32 pixels
+                            (torchvision's transforms.ToTensor) */
 } modelzoo_resnet;
 
-/* Fills *spec with torchvision's ResNet-<depth> at 224x224, 1000 classes, batch 64, fp16, amp 0,
+/* Fills *spec with torchvision's ResNet-<depth> at 224x224, 1000 classes, batch 64, fp16, amp 0, fp32 input,
  * name "resnet<depth>". ERR_USAGE for a depth other than 18, 34, 50, 101, 152. */
 int modelzoo_resnet_defaults(int depth, modelzoo_resnet *spec, err_t *e);
 

@@ -23,14 +23,21 @@
 
 /* The keys a point may carry, each at most once; REQ: every point must have it. */
 enum { K_GROUP, K_SOURCE, K_HARDWARE, K_SOFTWARE, K_SETUP, K_PUBLISHED, K_ITERATIONS, K_MODEL, K_GENMODEL, K_PROFILE,
-       K_TOPOLOGY, K_NODES, K_GPUS, K_BATCH, K_PRECISION, K_NO_SYNC, K_FITS, K_UNSUPPORTED, K_COUNT };
+       K_TOPOLOGY, K_NODES, K_GPUS, K_BATCH, K_PRECISION, K_NO_SYNC, K_LOADER, K_FITS, K_UNSUPPORTED, K_COUNT };
 static const struct {
   const char *name;
   int required;
 } keys[K_COUNT] = {{"group", 1},   {"source", 1},   {"hardware", 1}, {"software", 1},  {"setup", 1},
                    {"published", 1}, {"iterations", 0}, {"model", 0}, {"genmodel", 0},  {"profile", 1},
                    {"topology", 1}, {"nodes", 1},    {"gpus", 1},     {"batch", 1},     {"precision", 1},
-                   {"no_sync", 0},  {"fits", 0},     {"unsupported", 0}};
+                   {"no_sync", 0},  {"loader", 0},   {"fits", 0},     {"unsupported", 0}};
+
+/* `loader`: how the batch reaches the GPU (sim_h2d; docs/simulation.md). */
+static const struct {
+  const char *name;
+  sim_h2d h2d;
+} loaders[] = {{"pageable", SIM_H2D_PAGEABLE}, {"pinned", SIM_H2D_PINNED}, {"pinned-async", SIM_H2D_PINNED_ASYNC},
+               {"prefetch", SIM_H2D_PREFETCH}, {"none", SIM_H2D_OFF}};
 
 static const struct {
   const char *unit;
@@ -97,6 +104,13 @@ static int point_field(accuracy_point *p, int k, const char *v, const char *orig
     if (parse_int(v, 1, 1000000, &n)) return FAIL("%s:%d: no_sync must be an integer in [1, 1000000]", origin, line);
     p->no_sync = (int)n;
     return ERR_OK;
+  case K_LOADER:
+    for (size_t i = 0; i < sizeof loaders / sizeof *loaders; i++)
+      if (strcmp(v, loaders[i].name) == 0) {
+        p->h2d = (int)loaders[i].h2d;
+        return ERR_OK;
+      }
+    return FAIL("%s:%d: loader must be pageable, pinned, pinned-async, prefetch or none", origin, line);
   case K_PRECISION: {
     model_dtype d;
     if (model_dtype_parse(v, &d)) return FAIL("%s:%d: precision must be fp32, fp16 or bf16", origin, line);
@@ -240,7 +254,7 @@ void accuracy_destroy(accuracy_set *s) {
 
 /* ---- predicting ---- */
 
-/* "resnet depth=50 amp", "bert size=large seq=128 amp", "mlstm hidden=4096 cell=autograd": the generators of
+/* "resnet depth=50 amp input=uint8", "bert size=large seq=128 amp", "mlstm hidden=4096 cell=autograd": the generators of
  * `ddpsim genmodel` (sim/modelzoo.h, sim/modelgen.h) at the point's precision. */
 static int generate(const accuracy_point *p, char **text, err_t *e) {
   char buf[ACCURACY_TEXT_MAX], *tok[16];
@@ -250,7 +264,7 @@ static int generate(const accuracy_point *p, char **text, err_t *e) {
   model_dtype prec = p->precision == MODEL_FP32 ? MODEL_FP32 : MODEL_FP16; /* bf16 runs an fp16-typed model */
   long depth = 0, hidden = 0, seq = 0;
   const char *size = "base";
-  int amp = 0, autograd = 0;
+  int amp = 0, autograd = 0, uint8_input = 0;
   for (int i = 1; i < n; i++) {
     const char *v;
     if (strcmp(tok[i], "amp") == 0) amp = 1;
@@ -258,6 +272,7 @@ static int generate(const accuracy_point *p, char **text, err_t *e) {
     else if ((v = txt_kv(tok[i], "hidden")) && !txt_parse_long(v, &hidden)) continue;
     else if ((v = txt_kv(tok[i], "seq")) && !txt_parse_long(v, &seq)) continue;
     else if ((v = txt_kv(tok[i], "size"))) size = v;
+    else if ((v = txt_kv(tok[i], "input")) && (!strcmp(v, "uint8") || !strcmp(v, "fp32"))) uint8_input = !strcmp(v, "uint8");
     else if ((v = txt_kv(tok[i], "cell")) && (!strcmp(v, "fused") || !strcmp(v, "autograd"))) autograd = !strcmp(v, "autograd");
     else return err_set(e, ERR_INPUT, "genmodel: unknown or malformed '%s'", tok[i]);
   }
@@ -267,6 +282,7 @@ static int generate(const accuracy_point *p, char **text, err_t *e) {
     if (rc) return rc;
     r.precision = prec;
     r.amp = amp;
+    r.uint8_input = uint8_input;
     r.batch = p->batch;
     return modelzoo_resnet_text(&r, text, e);
   }
@@ -321,6 +337,7 @@ static void predict_point(accuracy_point *p) {
     c.batch = p->batch;
     c.precision = p->precision;
     c.no_sync = p->no_sync;
+    c.h2d = (sim_h2d)p->h2d;
     if (!(rc = predict_run(&c, &r, &e))) {
       double samples = r.samples_per_s;
       p->predicted = p->metric == ACCURACY_SAMPLES ? samples
@@ -488,6 +505,8 @@ char *accuracy_markdown(const accuracy_set *s, const accuracy_summary *sum) {
                   p->genmodel[0] ? p->genmodel : p->model, p->profile, p->topology, p->nodes, p->gpus, p->batch,
                   model_dtype_name((model_dtype)p->precision));
     if (p->no_sync > 1) strbuf_printf(&b, ", no_sync %d", p->no_sync);
+    for (size_t i = 0; i < sizeof loaders / sizeof *loaders; i++)
+      if (p->h2d != SIM_H2D_AUTO && (int)loaders[i].h2d == p->h2d) strbuf_printf(&b, ", loader %s", loaders[i].name);
     strbuf_printf(&b, " | %.6g %s | ", p->published, p->unit);
     if (p->unsupported[0] || p->status) {
       strbuf_printf(&b, "- | - | %s: ", kind(p));

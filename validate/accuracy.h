@@ -43,6 +43,8 @@ typedef struct {
   long batch;
   int precision;                          /* model_dtype */
   int no_sync;                            /* >= 1: DDP all-reduces every no_sync-th micro-batch */
+  int h2d;                                /* sim_h2d: how the batch reaches the GPU (`loader`;
+                                             SIM_H2D_AUTO when not given: PyTorch's pageable default) */
   /* Filled by accuracy_run. */
   int status;                             /* ERR_OK, or why the prediction failed (msg) */
   char msg[1024];

@@ -122,6 +122,10 @@ expect 2 "GPT size 'huge' is not small, medium, large or xl" -- genmodel gpt --s
 expect 1 "GPT sequence 2048 is longer than its 1024 position embeddings" -- genmodel gpt --seq 2048
 expect 2 "ResNet depth 7 is not one of torchvision's" -- genmodel resnet --depth 7
 expect 2 "needs --depth" -- genmodel resnet
+expect 2 "genmodel bert: option '--uint8-input' does not apply to it" -- genmodel bert --uint8-input
+# --uint8-input: 3 x 224 x 224 pixels of one byte and an int64 label per sample cross to the GPU.
+"$ddpsim" genmodel resnet --depth 18 --uint8-input >"$tmp/r8.model" 2>"$tmp/err"
+check "genmodel resnet --uint8-input: input 150536 bytes per sample" grep -qE '^input 150536 .*uint8' "$tmp/r8.model"
 # Values out of range are misuse too, wherever they are found (the option table or the library).
 expect 2 "at most 1048576 GPUs can be simulated" -- predict --nodes 200000
 expect 2 "batch 2147483647 is too large" -- predict --batch 2147483647

@@ -43,6 +43,8 @@ int main(void) {
   bad(HEAD POINT("a", "100") "  iterations 7\n", "'iterations' goes with a figure in hours", "iterations without hours");
   bad(HEAD "point two words\n", "p.txt:2: expected 'point NAME'", "a name of two words");
   bad(HEAD "point a\n  group\n", "p.txt:3: 'group' has no value", "a key without a value");
+  bad(HEAD "point a\n  loader dali\n", "p.txt:3: loader must be pageable, pinned, pinned-async, prefetch or none",
+      "an unknown loader");
 
   /* Six points: four validated with errors +10%, -20%, +30%, -40% (published 100; predictions set
    * by hand below), one input, one unsupported. Median |error| (20+30)/2 = 25%, worst 40%. */
@@ -84,6 +86,26 @@ int main(void) {
         "a point whose profile is missing fails alone (%s); the unsupported one is not predicted", s->points[1].msg);
   accuracy_destroy(s);
   accuracy_destroy(NULL);
+
+  /* How the batch reaches the GPU (`loader`, genmodel's input=uint8): the same ResNet-18 step with its
+   * copy on the critical path (pageable, PyTorch's default), the copy overlapped one batch ahead
+   * (prefetch), no copy (none), and a pageable copy of uint8 pixels, a quarter of the fp32 bytes. */
+  const char *loaders = HEAD POINT("pageable", "100") POINT("prefetch", "100") "  loader prefetch\n"
+      POINT("none", "100") "  loader none\n"
+      "point u8\n  group g1\n  source s\n  hardware h\n  software s\n  setup u\n  published 100 images/s\n"
+      "  genmodel resnet depth=18 input=uint8\n  profile v100-dgx1v\n  topology dgx1v-ib\n  nodes 1\n  gpus 2\n"
+      "  batch 32\n  precision fp16\n";
+  rc = accuracy_parse(loaders, "loaders.txt", &s, &e);
+  CHECK(rc == 0 && s->n == 4, "four loader points load: %s", rc ? e.msg : "ok");
+  if (rc) return check_status();
+  accuracy_run(s, &e);
+  const double pg = s->points[0].predicted, pf = s->points[1].predicted, no = s->points[2].predicted,
+               u8 = s->points[3].predicted;
+  CHECK(s->points[0].status == 0 && s->points[1].status == 0 && s->points[2].status == 0 && s->points[3].status == 0 &&
+            pg > 0 && pf > pg * 1.001 && pf <= no * (1 + 1e-9) && u8 > pg * 1.001 && u8 < no,
+        "pageable %.6g < prefetch %.6g <= none %.6g images/s; uint8 pixels %.6g between pageable and none", pg, pf,
+        no, u8);
+  accuracy_destroy(s);
 
   rc = accuracy_load("/nonexistent/points.txt", &s, &e);
   CHECK(rc == ERR_IO && s == NULL && strstr(e.msg, "/nonexistent/points.txt: cannot read"), "unreadable -> %s", e.msg);
