@@ -272,7 +272,8 @@ static int generate(const accuracy_point *p, char **text, err_t *e) {
     else if ((v = txt_kv(tok[i], "hidden")) && !txt_parse_long(v, &hidden)) continue;
     else if ((v = txt_kv(tok[i], "seq")) && !txt_parse_long(v, &seq)) continue;
     else if ((v = txt_kv(tok[i], "size"))) size = v;
-    else if ((v = txt_kv(tok[i], "input")) && (!strcmp(v, "uint8") || !strcmp(v, "fp32"))) uint8_input = !strcmp(v, "uint8");
+    else if ((v = txt_kv(tok[i], "input")) && (!strcmp(v, "uint8") || !strcmp(v, "fp32")) && !strcmp(tok[0], "resnet"))
+      uint8_input = !strcmp(v, "uint8");
     else if ((v = txt_kv(tok[i], "cell")) && (!strcmp(v, "fused") || !strcmp(v, "autograd"))) autograd = !strcmp(v, "autograd");
     else return err_set(e, ERR_INPUT, "genmodel: unknown or malformed '%s'", tok[i]);
   }

@@ -43,6 +43,18 @@ int main(void) {
   bad(HEAD POINT("a", "100") "  iterations 7\n", "'iterations' goes with a figure in hours", "iterations without hours");
   bad(HEAD "point two words\n", "p.txt:2: expected 'point NAME'", "a name of two words");
   bad(HEAD "point a\n  group\n", "p.txt:3: 'group' has no value", "a key without a value");
+  {
+    accuracy_set *s1 = NULL;
+    err_t e1;
+    const char *t = HEAD "point b\n  group g\n  source s\n  hardware h\n  software s\n  setup u\n"
+                         "  published 1 sequences/s\n  genmodel bert size=base input=uint8\n  profile v100-dgx1v\n"
+                         "  topology dgx1v-ib\n  nodes 1\n  gpus 1\n  batch 8\n  precision fp16\n";
+    int r1 = accuracy_parse(t, "b.txt", &s1, &e1);
+    if (!r1) accuracy_run(s1, &e1);
+    CHECK(!r1 && s1->points[0].status == ERR_INPUT && strstr(s1->points[0].msg, "genmodel: unknown or malformed 'input=uint8'"),
+          "input=uint8 is refused for a family other than resnet: %s", r1 ? e1.msg : s1->points[0].msg);
+    accuracy_destroy(s1);
+  }
   bad(HEAD "point a\n  loader dali\n", "p.txt:3: loader must be pageable, pinned, pinned-async, prefetch or none",
       "an unknown loader");
 
