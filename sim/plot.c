@@ -350,10 +350,7 @@ static double jnum(const cJSON *o, const char *k) {
 }
 
 static int plot_timeline(const cJSON *j, const char *origin, strbuf *s, int *series, err_t *e) {
-  /* predict's object names the bucket layout "buckets" too (a string): the array is the one to read */
-  const cJSON *bs = NULL;
-  for (const cJSON *c = j ? j->child : NULL; c && !bs; c = c->next)
-    if (c->string && !strcmp(c->string, "buckets") && cJSON_IsArray(c)) bs = c;
+  const cJSON *bs = cJSON_GetObjectItemCaseSensitive(j, "buckets");
   if (!cJSON_IsArray(bs) || !cJSON_GetObjectItemCaseSensitive(j, "forward_s"))
     return err_set(e, ERR_INPUT, "%s: the timeline plot needs predict --json's object (buckets, forward_s, ...)", origin);
   /* The compute row: the breakdown's phases end to end (derived), in microseconds... in ms. */

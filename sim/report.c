@@ -60,14 +60,14 @@ cJSON *report_predict_json(const sim_config *c, const predict_result *p) {
     cJSON_AddBoolToObject(o, "find_unused_parameters", c->find_unused);
     cJSON_AddBoolToObject(o, "static_graph", c->static_graph);
     cJSON_AddNumberToObject(o, "ddp_iteration", c->ddp_iteration);
-    cJSON_AddStringToObject(o, "buckets", reducer_iter_name(&p->steady, lb, sizeof lb));
+    cJSON_AddStringToObject(o, "bucket_layout", reducer_iter_name(&p->steady, lb, sizeof lb));
     cJSON *early = cJSON_AddArrayToObject(o, "before_steady_state");
     for (int i = 0; early && i < p->nearly; i++) {
       cJSON *it = cJSON_CreateObject();
       if (!it) break;
       cJSON_AddNumberToObject(it, "ddp_iteration", i + 1);
       cJSON_AddNumberToObject(it, "iteration_s", p->early_s[i]);
-      cJSON_AddStringToObject(it, "buckets", reducer_iter_name(&p->early[i], lb, sizeof lb));
+      cJSON_AddStringToObject(it, "bucket_layout", reducer_iter_name(&p->early[i], lb, sizeof lb));
       cJSON_AddItemToArray(early, it);
     }
   }
@@ -145,7 +145,6 @@ cJSON *report_predict_json(const sim_config *c, const predict_result *p) {
     cJSON_AddNumberToObject(links, "nics_used", r->nics_used);
     cJSON_AddBoolToObject(links, "channel_search_exhausted", r->channels_exhausted);
   }
-  if (ddp) cJSON_AddNumberToObject(o, "buckets_iteration_s", r->buckets_iteration_s);
   if (ddp) cJSON_AddNumberToObject(o, "buckets_iteration_s", r->buckets_iteration_s);
   cJSON *bs = cJSON_AddArrayToObject(o, "buckets");
   for (int b = 0; bs && b < r->plan.n; b++) {

@@ -32,6 +32,14 @@ done
 
 "$ddpsim" predict --json >"$tmp/p.json" 2>"$tmp/err"
 check "predict with every default succeeds" test $? -eq 0
+# Every JSON object of the report names each key once (a key written twice is lost by most readers).
+check "predict --json has no key twice in any object" python3 -c '
+import json, sys
+def once(pairs):
+    keys = [k for k, _ in pairs]
+    if len(keys) != len(set(keys)): sys.exit("repeated: %s" % sorted({k for k in keys if keys.count(k) > 1}))
+    return dict(pairs)
+json.load(open(sys.argv[1]), object_pairs_hook=once)' "$tmp/p.json"
 for f in gpus iteration_s samples_per_s tokens_per_s compute_s exposed_comm_s scaling_efficiency buckets \
          index bytes params ready_s comm_start_s comm_end_s; do
   check "predict --json has \"$f\"" grep -q "\"$f\":" "$tmp/p.json"
