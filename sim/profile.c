@@ -43,11 +43,18 @@ typedef struct {
 enum { CONV_GEO = 11 }; /* n c h w k r s pad_h pad_w stride_h stride_w */
 static const char *const conv_keys[CONV_GEO] = {"n", "c", "h", "w", "k", "r", "s", "pad_h", "pad_w", "stride_h", "stride_w"};
 static const char *const conv_pass_keys[3] = {"fwd_s", "dgrad_s", "wgrad_s"};
+/* Convolutions of one filter size and stride: cuDNN runs them with the same algorithms (a 3x3
+ * stride-1 convolution may use Winograd's fewer multiplications, a 1x1 one is a plain GEMM), so a
+ * measured convolution says something about another only within its class (docs/profile.md). */
 typedef struct {
-  int npts;
+  long r, s, stride_h, stride_w;
+  gemmcost_table shapes[3]; /* each pass's measured times over its implicit GEMM (sim/gemmcost.h) */
+} convclass;
+typedef struct {
+  int npts, ncls;
   double (*geo)[CONV_GEO];
   double (*time_s)[3];     /* 0: not measured */
-  gemmcost_table shapes[3]; /* each pass's measured times over its implicit GEMM (sim/gemmcost.h) */
+  convclass *cls;          /* (ncls) the distinct (r, s, stride_h, stride_w) of the points */
 } convtable;
 
 /* comm.nccl and hop_lat_s are keyed by NCCL's algorithm and protocol names (sim/nccl.h's). */
@@ -121,7 +128,9 @@ void profile_destroy(profile_t *p) {
     for (int k = 0; k < MODEL_OP_KIND_COUNT; k++) cost_free(&p->cost[d][k]);
   for (int d = 0; d < MODEL_DTYPE_COUNT; d++) {
     free(p->conv[d].geo), free(p->conv[d].time_s);
-    for (int q = 0; q < 3; q++) gemmcost_free(&p->conv[d].shapes[q]);
+    for (int c = 0; c < p->conv[d].ncls; c++)
+      for (int q = 0; q < 3; q++) gemmcost_free(&p->conv[d].cls[c].shapes[q]);
+    free(p->conv[d].cls);
   }
   free(p->links);
   free(p->jitter_ratios);
@@ -388,25 +397,43 @@ static int load_conv(const cJSON *o, const char *dn, const roofline *fit, double
     i++;
   }
   t->npts = n;
-  /* Each pass's points as implicit GEMMs, the gemm fallback their fit: a convolution measured at
-   * another geometry is priced from the measured convolutions nearest its implicit GEMM. */
+  /* Each class's points of each pass as implicit GEMMs, the gemm fallback their fit: a convolution
+   * measured at another geometry is priced from the measured convolutions of its class nearest its
+   * implicit GEMM. */
+  t->cls = calloc((size_t)n, sizeof *t->cls);
   double *buf = malloc((size_t)n * 5 * sizeof *buf);
-  if (!buf) return err_set(e, ERR_NOMEM, "%s: out of memory", origin);
-  for (int q = 0; q < 3; q++) {
-    int np = 0;
-    for (int j = 0; j < n; j++) {
-      if (!(t->time_s[j][q] > 0)) continue;
-      const double *v = t->geo[j];
-      model_conv cv = {(model_conv_pass)(MODEL_CONV_FWD + q), {(long)v[0], 0, 0}, (long)v[1], (long)v[2], (long)v[3],
-                       (long)v[4], (long)v[5], (long)v[6], (long)v[7], (long)v[8], (long)v[9], (long)v[10]};
-      model_dim dm, dn_, dk;
-      model_conv_gemm(&cv, &dm, &dn_, &dk);
-      double M = (double)dm.v, N = (double)dn_.v, K = (double)dk.v;
-      buf[np] = M, buf[n + np] = N, buf[2 * n + np] = K, buf[3 * n + np] = t->time_s[j][q];
-      buf[4 * n + np] = roof_time(fit, 1, 2 * M * N * K, esize * (M * K + K * N + M * N));
-      np++;
+  if (!t->cls || !buf) {
+    free(buf);
+    return err_set(e, ERR_NOMEM, "%s: out of memory", origin);
+  }
+  for (int j = 0; j < n; j++) {
+    const double *v = t->geo[j];
+    int c = 0;
+    while (c < t->ncls && !(t->cls[c].r == (long)v[5] && t->cls[c].s == (long)v[6] &&
+                            t->cls[c].stride_h == (long)v[9] && t->cls[c].stride_w == (long)v[10]))
+      c++;
+    if (c == t->ncls) t->cls[t->ncls++] = (convclass){(long)v[5], (long)v[6], (long)v[9], (long)v[10], {{0}}};
+  }
+  for (int c = 0; c < t->ncls && !rc; c++) {
+    convclass *cc = &t->cls[c];
+    for (int q = 0; q < 3 && !rc; q++) {
+      int np = 0;
+      for (int j = 0; j < n; j++) {
+        const double *v = t->geo[j];
+        if (!(t->time_s[j][q] > 0) || (long)v[5] != cc->r || (long)v[6] != cc->s || (long)v[9] != cc->stride_h ||
+            (long)v[10] != cc->stride_w)
+          continue;
+        model_conv cv = {(model_conv_pass)(MODEL_CONV_FWD + q), {(long)v[0], 0, 0}, (long)v[1], (long)v[2], (long)v[3],
+                         (long)v[4], (long)v[5], (long)v[6], (long)v[7], (long)v[8], (long)v[9], (long)v[10]};
+        model_dim dm, dn_, dk;
+        model_conv_gemm(&cv, &dm, &dn_, &dk);
+        double M = (double)dm.v, N = (double)dn_.v, K = (double)dk.v;
+        buf[np] = M, buf[n + np] = N, buf[2 * n + np] = K, buf[3 * n + np] = t->time_s[j][q];
+        buf[4 * n + np] = roof_time(fit, 1, 2 * M * N * K, esize * (M * K + K * N + M * N));
+        np++;
+      }
+      rc = gemmcost_build(&cc->shapes[q], buf, buf + n, buf + 2 * n, buf + 3 * n, buf + 4 * n, np, e);
     }
-    if ((rc = gemmcost_build(&t->shapes[q], buf, buf + n, buf + 2 * n, buf + 3 * n, buf + 4 * n, np, e))) break;
   }
   free(buf);
   return rc;
@@ -814,8 +841,15 @@ int profile_op_time(const profile_t *p, const model_op *op, long batch, model_dt
     *time_s += extra;
     return ERR_OK;
   }
-  if (op->conv.pass != MODEL_CONV_NONE) {
-    const gemmcost_table *ct = &p->conv[d].shapes[op->conv.pass - MODEL_CONV_FWD];
+  const convclass *cc = NULL;
+  for (int i = 0; op->conv.pass != MODEL_CONV_NONE && i < p->conv[d].ncls && !cc; i++) {
+    const convclass *ci = &p->conv[d].cls[i];
+    if (ci->r == op->conv.r && ci->s == op->conv.s && ci->stride_h == op->conv.stride_h &&
+        ci->stride_w == op->conv.stride_w)
+      cc = ci;
+  }
+  if (cc) {
+    const gemmcost_table *ct = &cc->shapes[op->conv.pass - MODEL_CONV_FWD];
     double M = (double)model_dim_value(op->m, batch), N = (double)model_dim_value(op->n, batch),
            K = (double)model_dim_value(op->k, batch);
     if (gemmcost_inside(ct, M, N, K)) {

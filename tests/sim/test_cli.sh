@@ -62,12 +62,12 @@ check "trace -o writes the same Chrome trace, and no report" \
 expect 2 "-o FILE is required" -- trace --nodes 2
 expect 2 "option '--json' does not apply here" -- trace -o "$tmp/t3.json" --json
 
-# recommend (more in tests/sim/test_sweep.sh): ResNet-50 over 10 GbE has a U-shaped sweep
-# (tests/sim/test_scaling.sh): with the nominal profile the best cap is inside it.
-"$ddpsim" recommend --model resnet50 --nodes 4 --topology dgx1v-10gbe --samples 0 --no-advice --json >"$tmp/rec.json" 2>"$tmp/err"
+# recommend (more in tests/sim/test_sweep.sh): ResNet-50 fp32 on 8 nodes over 10 GbE has a
+# U-shaped sweep: with the nominal profile the best cap is inside it.
+"$ddpsim" recommend --model resnet50 --precision fp32 --nodes 8 --topology dgx1v-10gbe --samples 0 --no-advice --json >"$tmp/rec.json" 2>"$tmp/err"
 rec=$(awk -F'[:,]' '/"best_bucket_cap_mb"/ { gsub(/[ \t]/, "", $2); print $2 }' "$tmp/rec.json")
 gain=$(awk -F'[:,]' '/"nominal"/ { gsub(/[ \t]/, "", $2); print $2; exit }' "$tmp/rec.json")
-check "recommend: resnet50 on 4 x 8 GPUs over 10 GbE, nominal profile: best $rec MB, between 1 and 25, gain $gain over 25 MB" \
+check "recommend: resnet50 fp32 on 8 x 8 GPUs over 10 GbE, nominal profile: best $rec MB, between 1 and 25, gain $gain over 25 MB" \
   awk -v r="$rec" -v g="$gain" 'BEGIN { exit !(r >= 1 && r < 25 && g > 0) }'
 "$ddpsim" recommend --bucket-cap-mb 5,50 --samples 2 >"$tmp/out" 2>&1
 check "recommend: caps that all tie keep the default (25 MB added to the list)" \

@@ -472,6 +472,47 @@ int main(void) {
       CHECK(rc == 0 && x == 1 && check_close(want, t, 0, 1e-12), "an unmeasured pass: its implicit GEMM (%g)", t);
       profile_destroy(p);
     }
+    /* Convolutions correct each other only within a class (filter size and stride): two 3x3
+     * stride-1 points measured at half the roofline's time (as Winograd's fewer multiplications
+     * make them, docs/profile.md) price a 3x3 stride-1 convolution between them at half, but not a
+     * 1x1 convolution with the very same implicit GEMM, nor a strided 3x3 one. */
+    snprintf(text, sizeof text,
+             "{\"format\":\"ddpsim-profile\",\"version\":1,\"compute\":{\"fp32\":{\"gemm\":{\"model\":\"table\","
+             "\"points\":[{\"m\":1024,\"n\":16,\"k\":1024,\"time_s\":20e-6}],"
+             "\"fallback\":{\"model\":\"roofline\",\"launch_s\":5e-6,\"peak_flops\":15e12,\"efficiency\":0.8,"
+             "\"mem_bw_Bps\":9e11,\"mem_efficiency\":0.6}},"
+             "\"conv\":{\"points\":[{\"n\":8,\"c\":64,\"h\":56,\"w\":56,\"k\":64,\"r\":3,\"s\":3,\"pad_h\":1,\"pad_w\":1,"
+             "\"stride_h\":1,\"stride_w\":1,\"fwd_s\":%.17g},{\"n\":32,\"c\":64,\"h\":56,\"w\":56,\"k\":64,\"r\":3,\"s\":3,"
+             "\"pad_h\":1,\"pad_w\":1,\"stride_h\":1,\"stride_w\":1,\"fwd_s\":%.17g}]},"
+             "\"ewise\":%s}},\"comm\":{\"links\":{\"nvlink\":{\"lat_s\":1e-6,\"efficiency\":0.8}}}}",
+             0.5 * (5e-6 + 2.0 * 64 * 8 * 3136 * 576 / 12e12), 0.5 * (5e-6 + 2.0 * 64 * 32 * 3136 * 576 / 12e12), roof);
+    p = NULL;
+    rc = profile_parse(text, "c.json", &p, &e);
+    CHECK(rc == 0, "a profile with two 3x3 convolutions loads: %s", rc ? e.msg : "ok");
+    if (p) {
+      double t, want = 5e-6 + 2.0 * 64 * 16 * 3136 * 576 / 12e12; /* the roofline at the n = 16 implicit GEMM */
+      int x;
+      model_op cv = {.kind = MODEL_OP_GEMM, .count = 1, .launches = 1, .follows_run = 1,
+                     .conv = {MODEL_CONV_FWD, {1, 1, 0}, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1}};
+      model_conv_gemm(&cv.conv, &cv.m, &cv.n, &cv.k);
+      rc = profile_op_time(p, &cv, 16, MODEL_FP32, &t, &x, &e);
+      CHECK(rc == 0 && x == 0 && check_close(0.5 * want, t, 0, 1e-9), "a 3x3/1 conv between its class: half (%g)", t);
+      model_op one = {.kind = MODEL_OP_GEMM, .count = 1, .launches = 1, .follows_run = 1,
+                      .conv = {MODEL_CONV_FWD, {1, 1, 0}, 576, 56, 56, 64, 1, 1, 0, 0, 1, 1}};
+      model_conv_gemm(&one.conv, &one.m, &one.n, &one.k);
+      CHECK(model_dim_value(one.m, 16) == model_dim_value(cv.m, 16) &&
+                model_dim_value(one.n, 16) == model_dim_value(cv.n, 16) &&
+                model_dim_value(one.k, 16) == model_dim_value(cv.k, 16),
+            "the 1x1 conv has the 3x3 conv's implicit GEMM");
+      rc = profile_op_time(p, &one, 16, MODEL_FP32, &t, &x, &e);
+      CHECK(rc == 0 && check_close(want, t, 0, 1e-9), "a 1x1 conv there: its implicit GEMM's time, not half (%g)", t);
+      cv.conv.stride_h = cv.conv.stride_w = 2;
+      model_conv_gemm(&cv.conv, &cv.m, &cv.n, &cv.k);
+      double want2 = 5e-6 + 2.0 * 64 * 16 * 28 * 28 * 576 / 12e12;
+      rc = profile_op_time(p, &cv, 16, MODEL_FP32, &t, &x, &e);
+      CHECK(rc == 0 && check_close(want2, t, 0, 1e-9), "a 3x3/2 conv: its implicit GEMM's time (%g)", t);
+      profile_destroy(p);
+    }
 #define PH "{\"format\":\"ddpsim-profile\",\"version\":1,\"compute\":{\"fp32\":{\"ewise\":%s,\"gemm\":%s%s}}}"
     const char *tab = "{\"model\":\"table\",\"fallback\":{\"model\":\"roofline\",\"launch_s\":0,\"peak_flops\":1e12,"
                       "\"efficiency\":0.5,\"mem_bw_Bps\":1e11},\"points\":[{\"m\":0,\"n\":2,\"k\":2,\"time_s\":1e-6}]}";

@@ -92,10 +92,10 @@ expect 2 "--jobs must be an integer from 1 to 1024" -- sweep -j 0
 check "recommend --json: the fields (docs/cli.md)" awk '
   BEGIN { n = split("samples seed uncertain_numbers regret_quantile interval_level min_gain default_bucket_cap_mb best_bucket_cap_mb recommended_bucket_cap_mb recommended_iteration_s meaningful gain_over_default caps advice mean_iteration_s iteration_s_lo iteration_s_hi worst_regret fastest knob setting applies helps wins", w, " ") }
   { t = t $0 } END { for (i = 1; i <= n; i++) if (index(t, "\"" w[i] "\"") == 0) { print "missing " w[i]; exit 1 } }' "$tmp/r1.json"
-"$ddpsim" recommend --model resnet18 --nodes 8 --topology dgx1v-10gbe --precision fp16 --samples 16 --no-advice --json >"$tmp/r0.json"
+"$ddpsim" recommend --model resnet18 --nodes 4 --topology dgx1v-10gbe --precision fp16 --samples 16 --no-advice --json >"$tmp/r0.json"
 rec=$(jnum "$tmp/r0.json" recommended_bucket_cap_mb)
 lo=$(awk '/"gain_over_default"/ { f = 1 } f && /"lo"/ { gsub(/[^0-9.e+-]/, "", $2); print $2; exit }' "$tmp/r0.json")
-check "recommend: resnet18 fp16 on 8 nodes over 10 GbE: a cap below 25 MB ($rec) whose gain's interval starts above 1% ($lo)" \
+check "recommend: resnet18 fp16 on 4 nodes over 10 GbE: a cap below 25 MB ($rec) whose gain's interval starts above 1% ($lo)" \
   awk -v r="$rec" -v l="$lo" 'BEGIN { exit !(r < 25 && l >= 0.01 && l < 1) }'
 check "recommend: meaningful is true there" grep -q '"meaningful":	true' "$tmp/r0.json"
 check "recommend: every cap's band holds its mean (lo <= mean <= hi)" awk -F'[:,]' '
