@@ -57,6 +57,11 @@ typedef struct {
   convclass *cls;          /* (ncls) the distinct (r, s, stride_h, stride_w) of the points */
 } convtable;
 
+/* 1 if a convolution of filter r x s and these strides belongs to class c. */
+static int conv_in_class(const convclass *c, long r, long s, long stride_h, long stride_w) {
+  return c->r == r && c->s == s && c->stride_h == stride_h && c->stride_w == stride_w;
+}
+
 /* comm.nccl and hop_lat_s are keyed by NCCL's algorithm and protocol names (sim/nccl.h's). */
 #define NALGO NCCL_NALGO
 #define NPROTO NCCL_NPROTO
@@ -409,9 +414,7 @@ static int load_conv(const cJSON *o, const char *dn, const roofline *fit, double
   for (int j = 0; j < n; j++) {
     const double *v = t->geo[j];
     int c = 0;
-    while (c < t->ncls && !(t->cls[c].r == (long)v[5] && t->cls[c].s == (long)v[6] &&
-                            t->cls[c].stride_h == (long)v[9] && t->cls[c].stride_w == (long)v[10]))
-      c++;
+    while (c < t->ncls && !conv_in_class(&t->cls[c], (long)v[5], (long)v[6], (long)v[9], (long)v[10])) c++;
     if (c == t->ncls) t->cls[t->ncls++] = (convclass){(long)v[5], (long)v[6], (long)v[9], (long)v[10], {{0}}};
   }
   for (int c = 0; c < t->ncls && !rc; c++) {
@@ -420,9 +423,7 @@ static int load_conv(const cJSON *o, const char *dn, const roofline *fit, double
       int np = 0;
       for (int j = 0; j < n; j++) {
         const double *v = t->geo[j];
-        if (!(t->time_s[j][q] > 0) || (long)v[5] != cc->r || (long)v[6] != cc->s || (long)v[9] != cc->stride_h ||
-            (long)v[10] != cc->stride_w)
-          continue;
+        if (!(t->time_s[j][q] > 0) || !conv_in_class(cc, (long)v[5], (long)v[6], (long)v[9], (long)v[10])) continue;
         model_conv cv = {(model_conv_pass)(MODEL_CONV_FWD + q), {(long)v[0], 0, 0}, (long)v[1], (long)v[2], (long)v[3],
                          (long)v[4], (long)v[5], (long)v[6], (long)v[7], (long)v[8], (long)v[9], (long)v[10]};
         model_dim dm, dn_, dk;
@@ -842,12 +843,9 @@ int profile_op_time(const profile_t *p, const model_op *op, long batch, model_dt
     return ERR_OK;
   }
   const convclass *cc = NULL;
-  for (int i = 0; op->conv.pass != MODEL_CONV_NONE && i < p->conv[d].ncls && !cc; i++) {
-    const convclass *ci = &p->conv[d].cls[i];
-    if (ci->r == op->conv.r && ci->s == op->conv.s && ci->stride_h == op->conv.stride_h &&
-        ci->stride_w == op->conv.stride_w)
-      cc = ci;
-  }
+  for (int i = 0; op->conv.pass != MODEL_CONV_NONE && i < p->conv[d].ncls && !cc; i++)
+    if (conv_in_class(&p->conv[d].cls[i], op->conv.r, op->conv.s, op->conv.stride_h, op->conv.stride_w))
+      cc = &p->conv[d].cls[i];
   if (cc) {
     const gemmcost_table *ct = &cc->shapes[op->conv.pass - MODEL_CONV_FWD];
     double M = (double)model_dim_value(op->m, batch), N = (double)model_dim_value(op->n, batch),
