@@ -4,26 +4,7 @@
 set -u
 ddpsim=$1
 src=$2
-pass=0 fail=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-check() { # check DESCRIPTION CONDITION...
-  local what=$1
-  shift
-  if "$@"; then echo "ok    $what"; pass=$((pass + 1)); else echo "FAIL  $what"; fail=$((fail + 1)); fi
-}
-
-# expect CODE PATTERN -- ddpsim args...: exit code and a message matching PATTERN on stderr.
-expect() {
-  local code=$1 pattern=$2
-  shift 3
-  "$ddpsim" "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$?
-  local msg
-  msg=$(head -c 300 "$tmp/err" | tr '\n' ' ')
-  check "ddpsim $* -> exit $got ($msg)" test "$got" -eq "$code" -a -n "$(grep -E -- "$pattern" "$tmp/err")"
-}
+. "$(dirname "$0")/lib.sh"
 
 for c in "" predict sweep recommend trace plan buckets "genmodel" accuracy; do
   "$ddpsim" $c --help >"$tmp/out" 2>&1
@@ -260,5 +241,4 @@ check "-o to a dangling link fails with exit 1 and says so" test $? -eq 1 -a -n 
 check "-o to a directory fails with exit 1" test $? -eq 1 -a -n "$(grep 'is a directory' "$tmp/err")"
 check "no temporary file is left beside the outputs" test -z "$(ls "$tmp" | grep '\.tmp\.')"
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

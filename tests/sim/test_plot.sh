@@ -4,15 +4,7 @@
 # band where its columns are; new columns ignored; misuse, bad input and a missing gnuplot.
 set -u
 ddpsim=$1
-pass=0 fail=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-check() { # check DESCRIPTION CONDITION...
-  local what=$1
-  shift
-  if "$@"; then echo "ok    $what"; pass=$((pass + 1)); else echo "FAIL  $what"; fail=$((fail + 1)); fi
-}
+. "$(dirname "$0")/lib.sh"
 if ! command -v gnuplot >/dev/null; then echo "skipped: no gnuplot (scripts/setup.sh installs it)"; exit 77; fi
 
 is_png() { test "$(head -c 8 "$1" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a; }
@@ -81,5 +73,4 @@ check "no gnuplot: exit 1, saying so, and no picture" test $? -eq 1 -a -n "$(gre
 "$ddpsim" plot --help >"$tmp/out" 2>&1
 check "plot --help exits 0 and prints usage" test $? -eq 0 -a -n "$(grep usage "$tmp/out")"
 
-echo "# $pass passed, $fail failed"
-test "$fail" -eq 0
+finish

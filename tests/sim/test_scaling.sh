@@ -3,14 +3,7 @@
 # than Ethernet; throughput grows with the node count; efficiencies are fractions.
 set -u
 ddpsim=$1
-pass=0 fail=0
-check() {
-  local what=$1
-  shift
-  if "$@"; then echo "ok    $what"; pass=$((pass + 1)); else echo "FAIL  $what"; fail=$((fail + 1)); fi
-}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.sh"
 for t in dgx1v-ib dgx1v-10gbe; do
   "$ddpsim" sweep --topology "$t" --nodes 1,2,4,8,16 --csv >"$tmp/$t.csv"
   check "sweep over 1..16 nodes (8..128 GPUs) on $t" test $? -eq 0 -a "$(wc -l <"$tmp/$t.csv")" -eq 6
@@ -49,5 +42,4 @@ read -r small mid large < <(cols "$tmp/r50.csv" iteration_s | tr '\n' ' ')
 check "resnet50, 10GbE: 10 MB ($mid s) beats 0.25 MB ($small s) and 200 MB ($large s)" awk -v s="$small" -v m="$mid" -v l="$large" 'BEGIN { exit !(m < s && m < l) }'
 "$ddpsim" predict --nodes 128 --json >"$tmp/1024.json"
 check "1024 GPUs (128 nodes) predict in flow fidelity" test $? -eq 0
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

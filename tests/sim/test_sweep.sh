@@ -6,21 +6,7 @@
 set -u
 ddpsim=$1
 src=$2
-pass=0 fail=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-check() { # check DESCRIPTION CONDITION...
-  local what=$1
-  shift
-  if "$@"; then echo "ok    $what"; pass=$((pass + 1)); else echo "FAIL  $what"; fail=$((fail + 1)); fi
-}
-expect() { # expect CODE PATTERN -- ddpsim args...
-  local code=$1 pattern=$2
-  shift 3
-  "$ddpsim" "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$?
-  check "ddpsim $* -> exit $got ($(head -c 300 "$tmp/err" | tr '\n' ' '))" test "$got" -eq "$code" -a -n "$(grep -E -- "$pattern" "$tmp/err")"
-}
+. "$(dirname "$0")/lib.sh"
 # field FILE COLUMN: that column of a CSV, one value per row
 col() { awk -F, -v c="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == c) k = i; next } { print $k }' "$1"; }
 # jnum FILE KEY: the first number after "KEY": in cJSON's output
@@ -132,5 +118,4 @@ cp "$src/profiles/v100-dgx1v.json" "$tmp/u2.json"
 sed -i 's/"comm.links.10gbe.efficiency": {/"comm.links.10gbe.eff": {/' "$tmp/u2.json"
 expect 1 "u2.json: uncertainty.\"comm.links.10gbe.eff\": no such number in the profile" -- recommend --profile "$tmp/u2.json"
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

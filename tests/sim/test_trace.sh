@@ -5,16 +5,8 @@
 set -u
 ddpsim=$1
 src=$2
-pass=0 fail=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.sh"
 checker="python3 $src/tests/sim/check_trace.py"
-
-check() { # check DESCRIPTION CONDITION...
-  local what=$1
-  shift
-  if "$@"; then echo "ok    $what"; pass=$((pass + 1)); else echo "FAIL  $what"; fail=$((fail + 1)); fi
-}
 
 nbuckets() { python3 -c "import json,sys; print(len(json.load(open(sys.argv[1]))['buckets']))" "$1"; }
 
@@ -105,5 +97,4 @@ break_trace "an all-reduce missing" 'ev.remove(next(e for e in ev if e["name"].s
 break_trace "a thread without a name" 'ev.remove(next(e for e in ev if e["ph"] == "M" and e["name"] == "thread_name"))'
 break_trace "crossing spans" 'x = [e for e in ev if e["name"] == "forward"][0]; x["dur"] *= 1.5'
 
-echo "# $pass passed, $fail failed"
-test "$fail" -eq 0
+finish
