@@ -54,6 +54,15 @@ const char *model_conv_pass_name(model_conv_pass p) {
   return p >= MODEL_CONV_FWD && p <= MODEL_CONV_WGRAD ? names[p] : NULL;
 }
 
+const char *model_layout_name(model_layout l) { return l == MODEL_LAYOUT_NHWC ? "nhwc" : "nchw"; }
+
+int model_layout_parse(const char *s, model_layout *out) {
+  if (strcmp(s, "nchw") == 0) *out = MODEL_LAYOUT_NCHW;
+  else if (strcmp(s, "nhwc") == 0) *out = MODEL_LAYOUT_NHWC;
+  else return -1;
+  return 0;
+}
+
 long model_conv_p(const model_conv *cv) { return (cv->h + 2 * cv->pad_h - cv->r) / cv->stride_h + 1; }
 long model_conv_q(const model_conv *cv) { return (cv->w + 2 * cv->pad_w - cv->s) / cv->stride_w + 1; }
 
@@ -112,7 +121,7 @@ void model_destroy(model_t *m) {
 typedef struct {
   const char *origin;
   int line;
-  int version; /* of the file: 1 to 3 */
+  int version; /* of the file: 1 to MODEL_FORMAT_VERSION */
   err_t *e;
   int pcap, ocap, rcap;
   long total_params;
@@ -260,6 +269,7 @@ static int parse_op(parser *P, model_t *m, model_phase phase, char **tok, int n)
     if (P->version < 3) return FAIL(P, "a conv op needs 'ddpsim-model 3'");
     op.kind = MODEL_OP_GEMM;
     op.conv.pass = MODEL_CONV_FWD; /* set below; marks the op as a conv while parsing */
+    op.conv.layout = m->layout;    /* header lines precede the sections */
   } else return FAIL(P, "unknown op kind '%s' (expected gemm, ewise or conv)", tok[0]);
   int is_conv = op.conv.pass != MODEL_CONV_NONE, have_pass = 0, have_conv[7] = {0};
   long *conv_field[7 + 6] = {&op.conv.c, &op.conv.h, &op.conv.w, &op.conv.k, &op.conv.r, &op.conv.s, NULL,
@@ -454,10 +464,14 @@ int model_parse(const char *text, const char *origin, model_t **out, err_t *e) {
     } else if (strcmp(tok[0], "precision") == 0) {
       if (n != 2 || model_dtype_parse(tok[1], &m->precision)) { rc = FAIL(&P, "expected 'precision fp32|fp16|bf16'"); goto fail; }
       have_prec = 1;
+    } else if (strcmp(tok[0], "layout") == 0) {
+      if (P.version < 4) { rc = FAIL(&P, "a layout line needs 'ddpsim-model 4'"); goto fail; }
+      if (n != 2 || model_layout_parse(tok[1], &m->layout)) { rc = FAIL(&P, "expected 'layout nchw|nhwc'"); goto fail; }
     } else if (strcmp(tok[0], "param") == 0) {
       if ((rc = parse_param(&P, m, tok, n))) goto fail;
     } else {
-      rc = FAIL(&P, "unknown line '%s' (expected name, batch, tokens, input, output, precision, param, or a section)", tok[0]);
+      rc = FAIL(&P, "unknown line '%s' (expected name, batch, tokens, input, output, buffers, precision, layout, param, "
+                    "or a section)", tok[0]);
       goto fail;
     }
   }

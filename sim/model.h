@@ -58,8 +58,19 @@ typedef enum { MODEL_OP_GEMM = 0, MODEL_OP_EWISE = 1, MODEL_OP_KIND_COUNT = 2 } 
  * a profile's table of convolution times prices it directly where it holds the geometry. */
 typedef enum { MODEL_CONV_NONE = 0, MODEL_CONV_FWD = 1, MODEL_CONV_DGRAD = 2, MODEL_CONV_WGRAD = 3 } model_conv_pass;
 
+/* The activations' memory format (the `layout` line, format version 4): PyTorch's default
+ * contiguous_format is NCHW, torch.channels_last is NHWC. A convolution whose layout is not the one
+ * its precision's kernels take pays cuDNN's transposes (profile_op_time, docs/profile.md). */
+typedef enum { MODEL_LAYOUT_NCHW = 0, MODEL_LAYOUT_NHWC = 1 } model_layout;
+
+/* "nchw" or "nhwc". */
+const char *model_layout_name(model_layout l);
+/* Parses "nchw"/"nhwc"; returns 0, or -1 for anything else. */
+int model_layout_parse(const char *s, model_layout *out);
+
 typedef struct {
   model_conv_pass pass;
+  model_layout layout; /* the model's `layout` (NCHW where the file has none) */
   model_dim n; /* images: the per-GPU batch, or a multiple of it */
   long c, h, w, k, r, s, pad_h, pad_w, stride_h, stride_w;
 } model_conv;
@@ -117,6 +128,7 @@ typedef struct {
   long output_elems_per_sample; /* the `output` line: elements of one sample's output, at the run
                                    precision (DataParallel gathers them to GPU 0; 0: unknown) */
   model_dtype precision;       /* default run precision */
+  model_layout layout;         /* the `layout` line (version 4; default NCHW, PyTorch's default) */
   int nparams;
   model_param *params;         /* (nparams) in registration order */
   int nops;
@@ -125,9 +137,10 @@ typedef struct {
   int nready;
 } model_t;
 
-/* The format versions model_load reads: 1 to 3. Version 2 adds `C+N*B` dimensions and `gemms=`;
- * version 3 adds `conv` ops; each is an error in an older file (models/README.md). */
-#define MODEL_FORMAT_VERSION 3
+/* The format versions model_load reads: 1 to 4. Version 2 adds `C+N*B` dimensions and `gemms=`;
+ * version 3 adds `conv` ops; version 4 the `layout` line; each is an error in an older file
+ * (models/README.md). */
+#define MODEL_FORMAT_VERSION 4
 
 /* Loads a model file. On success *out is a model the caller frees with model_destroy. On failure
  * returns ERR_IO (unreadable) or ERR_INPUT with `path:line: reason`; nothing is allocated. */

@@ -31,10 +31,12 @@ typedef struct {
   int uint8_input;       /* 1: the batch reaches the GPU as uint8 pixels, converted and normalized there
                             (DeepLearningExamples' fast_collate, DALI's CPU pipeline); 0: fp32 pixels
                             (torchvision's transforms.ToTensor) */
+  int channels_last;     /* 1: activations in torch.channels_last (NHWC, `layout nhwc`); 0: PyTorch's
+                            default contiguous NCHW */
 } modelzoo_resnet;
 
 /* Fills *spec with torchvision's ResNet-<depth> at 224x224, 1000 classes, batch 64, fp16, amp 0, fp32 input,
- * name "resnet<depth>". ERR_USAGE for a depth other than 18, 34, 50, 101, 152. */
+ * NCHW, name "resnet<depth>". ERR_USAGE for a depth other than 18, 34, 50, 101, 152. */
 int modelzoo_resnet_defaults(int depth, modelzoo_resnet *spec, err_t *e);
 
 /* ResNet model text. ERR_USAGE for an unknown depth or a non-positive or absurd size. */

@@ -101,6 +101,8 @@ struct profile {
   char path[512];
   costmodel cost[MODEL_DTYPE_COUNT][MODEL_OP_KIND_COUNT];
   convtable conv[MODEL_DTYPE_COUNT];
+  int has_conv_layout[MODEL_DTYPE_COUNT]; /* compute.<precision>.conv_layout present */
+  model_layout conv_layout[MODEL_DTYPE_COUNT]; /* its `native`: the layout the convolution kernels take */
   int nlinks;
   linkcost *links;
   struct {
@@ -424,8 +426,9 @@ static int load_conv(const cJSON *o, const char *dn, const roofline *fit, double
       for (int j = 0; j < n; j++) {
         const double *v = t->geo[j];
         if (!(t->time_s[j][q] > 0) || !conv_in_class(cc, (long)v[5], (long)v[6], (long)v[9], (long)v[10])) continue;
-        model_conv cv = {(model_conv_pass)(MODEL_CONV_FWD + q), {(long)v[0], 0, 0}, (long)v[1], (long)v[2], (long)v[3],
-                         (long)v[4], (long)v[5], (long)v[6], (long)v[7], (long)v[8], (long)v[9], (long)v[10]};
+        model_conv cv = {.pass = (model_conv_pass)(MODEL_CONV_FWD + q), .n = {(long)v[0], 0, 0}, .c = (long)v[1],
+                         .h = (long)v[2], .w = (long)v[3], .k = (long)v[4], .r = (long)v[5], .s = (long)v[6],
+                         .pad_h = (long)v[7], .pad_w = (long)v[8], .stride_h = (long)v[9], .stride_w = (long)v[10]};
         model_dim dm, dn_, dk;
         model_conv_gemm(&cv, &dm, &dn_, &dk);
         double M = (double)dm.v, N = (double)dn_.v, K = (double)dk.v;
@@ -438,6 +441,19 @@ static int load_conv(const cJSON *o, const char *dn, const roofline *fit, double
   }
   free(buf);
   return rc;
+}
+
+/* compute.<precision>.conv_layout (optional): {"native": "nchw"|"nhwc", "source"}: the layout the
+ * precision's convolution kernels take (and its conv table was measured in). */
+static int load_conv_layout(const cJSON *o, const char *dn, const char *origin, int *has, model_layout *out,
+                            err_t *e) {
+  if (!o) return 0;
+  const cJSON *nat = cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, "native") : NULL;
+  if (!cJSON_IsString(nat) || model_layout_parse(nat->valuestring, out))
+    return err_set(e, ERR_INPUT, "%s: compute.%s.conv_layout must be an object whose \"native\" is \"nchw\" or \"nhwc\"",
+                   origin, dn);
+  *has = 1;
+  return 0;
 }
 
 /* An {"ring": {"LL": ..., "Simple": ...}, "tree": {...}} table. With bwf == NULL (hop_lat_s) the
@@ -681,6 +697,9 @@ int profile_from_json(const cJSON *root, const char *origin, int part, profile_t
     if ((rc = load_conv(cJSON_GetObjectItemCaseSensitive(prec, "conv"), dn, &p->cost[d][MODEL_OP_GEMM].roof,
                         (double)model_dtype_size((model_dtype)d), origin, &p->conv[d], e)))
       goto fail;
+    if ((rc = load_conv_layout(cJSON_GetObjectItemCaseSensitive(prec, "conv_layout"), dn, origin, &p->has_conv_layout[d],
+                               &p->conv_layout[d], e)))
+      goto fail;
     any = 1;
   }
   if (!any && !part) {
@@ -826,8 +845,8 @@ static int conv_time(const convtable *t, const model_op *op, long batch, double 
   return hits > 0;
 }
 
-int profile_op_time(const profile_t *p, const model_op *op, long batch, model_dtype run, double *time_s,
-                    int *extrapolated, err_t *e) {
+static int op_time(const profile_t *p, const model_op *op, long batch, model_dtype run, double *time_s,
+                   int *extrapolated, err_t *e) {
   model_dtype d = model_op_dtype(op, run);
   int gemm = op->kind == MODEL_OP_GEMM;
   const costmodel *c = &p->cost[d][op->kind];
@@ -893,6 +912,34 @@ int profile_op_time(const profile_t *p, const model_op *op, long batch, model_dt
   }
   if (extrapolated) *extrapolated = 1;
   *time_s = roof_time(&c->roof, gemm, flops, bytes) + extra;
+  return ERR_OK;
+}
+
+int profile_op_time(const profile_t *p, const model_op *op, long batch, model_dtype run, double *time_s,
+                    int *extrapolated, err_t *e) {
+  int rc = op_time(p, op, batch, run, time_s, extrapolated, e);
+  model_dtype d = model_op_dtype(op, run);
+  if (rc || op->conv.pass == MODEL_CONV_NONE || !p->has_conv_layout[d] || op->conv.layout == p->conv_layout[d])
+    return rc;
+  /* A convolution in the other layout than its kernels': cuDNN transposes the pass's image-side
+   * operand and result into the kernels' layout and back (docs/profile.md, "Convolution layout"):
+   * the input x (N C H W) and the output side y (N K P Q) in every pass (fwd reads x and writes y,
+   * dgrad reads dy and writes dx, wgrad reads x and dy), each read and written once, one kernel
+   * each, at the precision's elementwise cost. */
+  const model_conv *cv = &op->conv;
+  double nb = (double)model_dim_value(cv->n, batch);
+  double sizes[2] = {nb * (double)cv->c * (double)cv->h * (double)cv->w,
+                     nb * (double)cv->k * (double)model_conv_p(cv) * (double)model_conv_q(cv)};
+  for (int i = 0; i < 2; i++) {
+    model_op t = {.kind = MODEL_OP_EWISE, .elems = {(long)sizes[i], 0, 0}, .arrays = 2, .count = 1, .launches = 1,
+                  .fwops = 0, .follows_run = 0, .dtype = d};
+    snprintf(t.name, sizeof t.name, "%.40s layout transpose", op->name);
+    double ts;
+    int x = 0;
+    if ((rc = op_time(p, &t, batch, run, &ts, &x, e))) return rc;
+    *time_s += ts;
+    if (extrapolated && x) *extrapolated = 1;
+  }
   return ERR_OK;
 }
 

@@ -83,7 +83,9 @@ void profile_summary(const profile_t *p, char *buf, size_t len);
 
 /* Time of ONE launch of op at per-GPU batch `batch` and run precision `run`. *extrapolated (may be
  * NULL) is set to 1 when a measured table had to fall back to its roofline outside the measured
- * range. ERR_INPUT if the profile has no cost model for that precision and op kind. */
+ * range. A convolution whose model layout differs from its precision's compute.<p>.conv_layout
+ * also pays the transposes of its image-side tensors at the elementwise cost (docs/profile.md).
+ * ERR_INPUT if the profile has no cost model for that precision and op kind. */
 int profile_op_time(const profile_t *p, const model_op *op, long batch, model_dtype run, double *time_s,
                     int *extrapolated, err_t *e);
 

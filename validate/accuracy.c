@@ -254,7 +254,7 @@ void accuracy_destroy(accuracy_set *s) {
 
 /* ---- predicting ---- */
 
-/* "resnet depth=50 amp input=uint8", "bert size=large seq=128 amp", "mlstm hidden=4096 cell=autograd": the generators of
+/* "resnet depth=50 amp input=uint8 layout=nhwc", "bert size=large seq=128 amp", "mlstm hidden=4096 cell=autograd": the generators of
  * `ddpsim genmodel` (sim/modelzoo.h, sim/modelgen.h) at the point's precision. */
 static int generate(const accuracy_point *p, char **text, err_t *e) {
   char buf[ACCURACY_TEXT_MAX], *tok[16];
@@ -264,7 +264,7 @@ static int generate(const accuracy_point *p, char **text, err_t *e) {
   model_dtype prec = p->precision == MODEL_FP32 ? MODEL_FP32 : MODEL_FP16; /* bf16 runs an fp16-typed model */
   long depth = 0, hidden = 0, seq = 0;
   const char *size = "base";
-  int amp = 0, autograd = 0, uint8_input = 0;
+  int amp = 0, autograd = 0, uint8_input = 0, nhwc = 0;
   for (int i = 1; i < n; i++) {
     const char *v;
     if (strcmp(tok[i], "amp") == 0) amp = 1;
@@ -274,6 +274,8 @@ static int generate(const accuracy_point *p, char **text, err_t *e) {
     else if ((v = txt_kv(tok[i], "size"))) size = v;
     else if ((v = txt_kv(tok[i], "input")) && (!strcmp(v, "uint8") || !strcmp(v, "fp32")) && !strcmp(tok[0], "resnet"))
       uint8_input = !strcmp(v, "uint8");
+    else if ((v = txt_kv(tok[i], "layout")) && (!strcmp(v, "nchw") || !strcmp(v, "nhwc")) && !strcmp(tok[0], "resnet"))
+      nhwc = !strcmp(v, "nhwc");
     else if ((v = txt_kv(tok[i], "cell")) && (!strcmp(v, "fused") || !strcmp(v, "autograd"))) autograd = !strcmp(v, "autograd");
     else return err_set(e, ERR_INPUT, "genmodel: unknown or malformed '%s'", tok[i]);
   }
@@ -284,6 +286,7 @@ static int generate(const accuracy_point *p, char **text, err_t *e) {
     r.precision = prec;
     r.amp = amp;
     r.uint8_input = uint8_input;
+    r.channels_last = nhwc;
     r.batch = p->batch;
     return modelzoo_resnet_text(&r, text, e);
   }

@@ -12,7 +12,7 @@
 static const char *usage_genmodel =
     "usage: ddpsim genmodel mlstm --hidden H [--embed E] [--vocab V] [--seq T] [--batch B] [common]\n"
     "       ddpsim genmodel resnet --depth 18|34|50|101|152 [--image PX] [--classes C] [--batch B]\n"
-    "                              [--amp] [--uint8-input] [common]\n"
+    "                              [--amp] [--uint8-input] [--channels-last] [common]\n"
     "       ddpsim genmodel bert [--size base|large] [sizes] [--seq S] [--batch B] [--amp] [common]\n"
     "       ddpsim genmodel gpt [--size small|medium|large|xl] [sizes] [--seq S] [--untied] [--batch B]\n"
     "                           [--amp] [common]\n"
@@ -31,11 +31,13 @@ static const char *usage_genmodel =
     "--amp keeps parameters and gradients fp32 (torch.cuda.amp) while ops run at --precision.\n"
     "--uint8-input: the batch crosses to the GPU as uint8 pixels (DeepLearningExamples' loaders,\n"
     "DALI's CPU pipeline) instead of torchvision's fp32 tensors.\n"
+    "--channels-last: activations in torch.channels_last (NHWC, `layout nhwc`) instead of PyTorch's\n"
+    "default NCHW; a convolution in the other layout than its kernels' pays cuDNN's transposes.\n"
     "\n";
 
 /* The sizes given (0: not given, the family's default). */
 typedef struct {
-  int hidden, embed, vocab, seq, batch, depth, image, classes, amp, precision, uint8_input;
+  int hidden, embed, vocab, seq, batch, depth, image, classes, amp, precision, uint8_input, channels_last;
   int layers, heads, ffn, positions, untied, cell;
   const char *size, *name, *out;
 } gen_opts;
@@ -46,14 +48,15 @@ static const char *const cells[] = {"fused", "autograd", NULL};
 /* The options each family takes. */
 static const char *const takes[4][TAKES_MAX] = {
     {"hidden", "embed", "vocab", "seq", "batch", "cell", "precision", "name", "output"},
-    {"depth", "image", "classes", "batch", "amp", "uint8-input", "precision", "name", "output"},
+    {"depth", "image", "classes", "batch", "amp", "uint8-input", "channels-last", "precision", "name", "output"},
     {"size", "layers", "hidden", "heads", "ffn", "vocab", "positions", "seq", "batch", "amp", "precision", "name",
      "output"},
     {"size", "layers", "hidden", "heads", "ffn", "vocab", "positions", "seq", "untied", "batch", "amp", "precision",
      "name", "output"}};
 static const char *const all_names[] = {"hidden", "embed",  "vocab", "seq",       "batch", "depth",     "image",
                                         "classes", "size",  "amp",   "precision", "name",  "output",    "layers",
-                                        "heads",   "ffn",   "positions", "untied", "cell", "uint8-input", NULL};
+                                        "heads",   "ffn",   "positions", "untied", "cell", "uint8-input",
+                                        "channels-last", NULL};
 
 /* The transformer sizes given on the command line over a family's defaults; 1 if any was given. */
 static int transformer_sizes(const gen_opts *g, long *layers, long *hidden, long *heads, long *ffn, long *vocab,
@@ -88,6 +91,7 @@ static int generate(cli_ctx *x, int fam, const gen_opts *g, char **text) {
     spec.precision = (model_dtype)g->precision;
     spec.amp = g->amp;
     spec.uint8_input = g->uint8_input;
+    spec.channels_last = g->channels_last;
     rc = modelzoo_resnet_text(&spec, text, &e);
   } else if (fam == 2) {
     modelzoo_bert spec;
@@ -139,6 +143,7 @@ int cmd_genmodel(cli_ctx *x, int argc, char **argv) {
       {"batch", 0, CLI_INT, &g.batch, "B", "per-GPU batch", CLI_MIN, 1},
       {"amp", 0, CLI_FLAG, &g.amp, NULL, "resnet, bert, gpt: parameters and gradients fp32, ops at --precision"},
       {"uint8-input", 0, CLI_FLAG, &g.uint8_input, NULL, "resnet: the batch reaches the GPU as uint8 pixels (default fp32)"},
+      {"channels-last", 0, CLI_FLAG, &g.channels_last, NULL, "resnet: activations in torch.channels_last (NHWC; default NCHW)"},
       {"precision", 0, CLI_CUSTOM, &g.precision, "fp32|fp16", "run precision (default fp16)", .parse = simopts_parse_precision,
        .must = "must be fp32 or fp16"},
       {"name", 0, CLI_STRING, &g.name, "NAME", "the model's name"},

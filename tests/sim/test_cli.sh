@@ -115,6 +115,18 @@ expect 2 "genmodel bert: option '--uint8-input' does not apply to it" -- genmode
 # --uint8-input: 3 x 224 x 224 pixels of one byte and an int64 label per sample cross to the GPU.
 "$ddpsim" genmodel resnet --depth 18 --uint8-input >"$tmp/r8.model" 2>"$tmp/err"
 check "genmodel resnet --uint8-input: input 150536 bytes per sample" grep -qE '^input 150536 .*uint8' "$tmp/r8.model"
+# --channels-last: the activations' layout; NCHW (PyTorch's default) otherwise. On the A100, whose
+# TF32 convolution kernels take NHWC, the NCHW model pays cuDNN's transposes and runs slower.
+expect 2 "genmodel bert: option '--channels-last' does not apply to it" -- genmodel bert --channels-last
+"$ddpsim" genmodel resnet --depth 18 --channels-last --precision fp32 >"$tmp/rnhwc.model" 2>"$tmp/err"
+check "genmodel resnet --channels-last: layout nhwc" grep -qE '^layout nhwc' "$tmp/rnhwc.model"
+check "genmodel resnet: layout nchw by default" grep -qE '^layout nchw' "$tmp/r8.model"
+nhwc_sps=$("$ddpsim" predict --model "$tmp/rnhwc.model" --profile a100-dgxa100 --topology dgxa100-ib --gpus-per-node 1 --json |
+  python3 -c 'import json,sys; print(json.load(sys.stdin)["samples_per_s"])')
+nchw_sps=$("$ddpsim" predict --model "$tmp/r8.model" --precision fp32 --profile a100-dgxa100 --topology dgxa100-ib \
+  --gpus-per-node 1 --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["samples_per_s"])')
+check "A100 TF32: the NCHW ResNet-18 ($nchw_sps/s) is slower than the NHWC one ($nhwc_sps/s)" \
+  python3 -c "import sys; sys.exit(not 0 < $nchw_sps < $nhwc_sps)"
 # Values out of range are misuse too, wherever they are found (the option table or the library).
 expect 2 "at most 1048576 GPUs can be simulated" -- predict --nodes 200000
 expect 2 "batch 2147483647 is too large" -- predict --batch 2147483647

@@ -397,6 +397,30 @@ int main(void) {
     model_err("conv filter too large", CV "conv c pass=fwd n=B c=3 h=2 w=8 k=8 r=3 s=3\n", "x.model:8: the filter");
     model_err("conv negative pad", CV "conv c pass=fwd n=B c=3 h=8 w=8 k=8 r=3 s=3 pad=-1\n", "pad must be an integer");
 #undef CV
+    /* Version 4: the activations' layout, carried by every conv op; NCHW where a file says none. */
+    rc = model_parse("ddpsim-model 4\nname t\nbatch 2\ntokens 1 images\nprecision fp16\nlayout nhwc\nparam w 8x3x3x3\n"
+                     "forward\nconv c pass=fwd n=B c=3 h=8 w=8 k=8 r=3 s=3\nbackward\n"
+                     "conv c.wgrad pass=wgrad n=B c=3 h=8 w=8 k=8 r=3 s=3 ready=w\n",
+                     "v4.model", &m, &e);
+    CHECK(rc == 0, "a version 4 model with a layout loads: %s", rc ? e.msg : "ok");
+    if (m) {
+      CHECK(m->layout == MODEL_LAYOUT_NHWC && m->ops[0].conv.layout == MODEL_LAYOUT_NHWC &&
+                m->ops[1].conv.layout == MODEL_LAYOUT_NHWC,
+            "layout nhwc: the model's and each conv op's");
+      model_destroy(m);
+      m = NULL;
+    }
+    rc = model_parse(conv_model, "conv.model", &m, &e);
+    CHECK(rc == 0 && m->layout == MODEL_LAYOUT_NCHW && m->ops[0].conv.layout == MODEL_LAYOUT_NCHW,
+          "no layout line: NCHW, PyTorch's default");
+    model_destroy(m);
+    m = NULL;
+#define L4 "ddpsim-model 4\nname t\nbatch 2\ntokens 1 images\nprecision fp32\n"
+    model_err("layout in version 3", "ddpsim-model 3\nname t\nbatch 2\ntokens 1 images\nprecision fp32\nlayout nhwc\n",
+              "x.model:6: a layout line needs 'ddpsim-model 4'");
+    model_err("layout chwn", L4 "layout chwn\n", "x.model:6: expected 'layout nchw|nhwc'");
+    model_err("layout without a value", L4 "layout\n", "x.model:6: expected 'layout nchw|nhwc'");
+#undef L4
   }
 
   /* ---- shape-aware GEMM tables and convolution tables ---- */
@@ -456,7 +480,7 @@ int main(void) {
       /* A conv pass measured at its geometry costs what was measured; another batch falls back to
        * its implicit GEMM; a pass the table lacks too. */
       model_op cv = {.kind = MODEL_OP_GEMM, .count = 1, .launches = 1, .follows_run = 1,
-                     .conv = {MODEL_CONV_FWD, {1, 1, 0}, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1}};
+                     .conv = {MODEL_CONV_FWD, MODEL_LAYOUT_NCHW, {1, 1, 0}, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1}};
       model_conv_gemm(&cv.conv, &cv.m, &cv.n, &cv.k);
       rc = profile_op_time(p, &cv, 8, MODEL_FP32, &t, &x, &e);
       CHECK(rc == 0 && check_close(3e-4, t, 0, 1e-12), "a measured convolution: %g", t);
@@ -493,12 +517,12 @@ int main(void) {
       double t, want = 5e-6 + 2.0 * 64 * 16 * 3136 * 576 / 12e12; /* the roofline at the n = 16 implicit GEMM */
       int x;
       model_op cv = {.kind = MODEL_OP_GEMM, .count = 1, .launches = 1, .follows_run = 1,
-                     .conv = {MODEL_CONV_FWD, {1, 1, 0}, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1}};
+                     .conv = {MODEL_CONV_FWD, MODEL_LAYOUT_NCHW, {1, 1, 0}, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1}};
       model_conv_gemm(&cv.conv, &cv.m, &cv.n, &cv.k);
       rc = profile_op_time(p, &cv, 16, MODEL_FP32, &t, &x, &e);
       CHECK(rc == 0 && x == 0 && check_close(0.5 * want, t, 0, 1e-9), "a 3x3/1 conv between its class: half (%g)", t);
       model_op one = {.kind = MODEL_OP_GEMM, .count = 1, .launches = 1, .follows_run = 1,
-                      .conv = {MODEL_CONV_FWD, {1, 1, 0}, 576, 56, 56, 64, 1, 1, 0, 0, 1, 1}};
+                      .conv = {MODEL_CONV_FWD, MODEL_LAYOUT_NCHW, {1, 1, 0}, 576, 56, 56, 64, 1, 1, 0, 0, 1, 1}};
       model_conv_gemm(&one.conv, &one.m, &one.n, &one.k);
       CHECK(model_dim_value(one.m, 16) == model_dim_value(cv.m, 16) &&
                 model_dim_value(one.n, 16) == model_dim_value(cv.n, 16) &&
@@ -532,6 +556,46 @@ int main(void) {
     profile_err("conv negative time", text, "x.json: compute.fp32.conv.points[0].fwd_s must be a time");
     snprintf(text, sizeof text, PH, roof, roof, ",\"conv\":[]");
     profile_err("conv not an object", text, "x.json: compute.fp32.conv must be an object");
+    /* A convolution in the other layout than its precision's kernels pays cuDNN's two transposes, of
+     * its input x (N C H W) and its output side y (N K P Q), each read and written once at the
+     * elementwise roofline (launch 1 us, 1e11 B/s): c=64 h=w=56 k=128 3x3 stride 2 pad 1 at batch
+     * 4 has x = 4*64*56*56 and y = 4*128*28*28 fp32 elements, whatever the pass. */
+#define PL "{\"format\":\"ddpsim-profile\",\"version\":1,\"compute\":{\"fp32\":{\"ewise\":%s,\"gemm\":%s%s}}," \
+           "\"comm\":{\"links\":{\"nvlink\":{\"lat_s\":1e-6,\"efficiency\":0.8}}}}"
+    snprintf(text, sizeof text, PL, roof, roof, ",\"conv_layout\":{\"native\":\"nhwc\",\"source\":\"test\"}");
+    profile_t *pl = NULL, *pn = NULL;
+    rc = profile_parse(text, "l.json", &pl, &e);
+    CHECK(rc == 0, "a profile with a conv_layout loads: %s", rc ? e.msg : "ok");
+    snprintf(text, sizeof text, PL, roof, roof, "");
+    rc = profile_parse(text, "n.json", &pn, &e);
+    CHECK(rc == 0, "the same profile without it loads: %s", rc ? e.msg : "ok");
+#undef PL
+    if (pl && pn) {
+      double x4 = 4.0 * 64 * 56 * 56, y4 = 4.0 * 128 * 28 * 28;
+      double transposes = 2 * 1e-6 + 2 * 4 * (x4 + y4) / 1e11;
+      for (int q = MODEL_CONV_FWD; q <= MODEL_CONV_WGRAD; q++) {
+        model_op cv = {.kind = MODEL_OP_GEMM, .count = 1, .launches = 1, .follows_run = 1,
+                       .conv = {(model_conv_pass)q, MODEL_LAYOUT_NHWC, {1, 1, 0}, 64, 56, 56, 128, 3, 3, 1, 1, 2, 2}};
+        model_conv_gemm(&cv.conv, &cv.m, &cv.n, &cv.k);
+        double base = 1e-6 + fmax(model_op_flops(&cv, 4) / 0.5e12, model_op_bytes(&cv, 4, MODEL_FP32) / 1e11);
+        double t_native, t_other, t_unstated;
+        int x = 0;
+        rc = profile_op_time(pl, &cv, 4, MODEL_FP32, &t_native, &x, &e);
+        cv.conv.layout = MODEL_LAYOUT_NCHW;
+        rc |= profile_op_time(pl, &cv, 4, MODEL_FP32, &t_other, &x, &e);
+        rc |= profile_op_time(pn, &cv, 4, MODEL_FP32, &t_unstated, &x, &e);
+        CHECK(rc == 0 && check_close(base, t_native, 0, 1e-12) && check_close(base + transposes, t_other, 0, 1e-12) &&
+                  check_close(base, t_unstated, 0, 1e-12),
+              "conv %s: its kernels' layout %g s, the other layout %g s (+%g), a profile stating none %g s",
+              model_conv_pass_name((model_conv_pass)q), t_native, t_other, transposes, t_unstated);
+      }
+    }
+    profile_destroy(pl);
+    profile_destroy(pn);
+    snprintf(text, sizeof text, PH, roof, roof, ",\"conv_layout\":{\"native\":\"chwn\"}");
+    profile_err("conv_layout chwn", text, "x.json: compute.fp32.conv_layout must be an object whose \"native\" is");
+    snprintf(text, sizeof text, PH, roof, roof, ",\"conv_layout\":\"nhwc\"");
+    profile_err("conv_layout a string", text, "x.json: compute.fp32.conv_layout must be an object");
 #undef PH
   }
 
