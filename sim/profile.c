@@ -922,7 +922,7 @@ int profile_op_time(const profile_t *p, const model_op *op, long batch, model_dt
   if (rc || op->conv.pass == MODEL_CONV_NONE || !p->has_conv_layout[d] || op->conv.layout == p->conv_layout[d])
     return rc;
   /* A convolution in the other layout than its kernels': cuDNN transposes the pass's image-side
-   * operand and result into the kernels' layout and back (docs/profile.md, "Convolution layout"):
+   * operand and result into the kernels' layout and back (docs/profile.md, `conv_layout`):
    * the input x (N C H W) and the output side y (N K P Q) in every pass (fwd reads x and writes y,
    * dgrad reads dy and writes dx, wgrad reads x and dy), each read and written once, one kernel
    * each, at the precision's elementwise cost. */
