@@ -264,7 +264,8 @@ static int generate(const accuracy_point *p, char **text, err_t *e) {
   model_dtype prec = p->precision == MODEL_FP32 ? MODEL_FP32 : MODEL_FP16; /* bf16 runs an fp16-typed model */
   long depth = 0, hidden = 0, seq = 0;
   const char *size = "base";
-  int amp = 0, autograd = 0, uint8_input = 0, nhwc = 0;
+  int amp = 0, autograd = 0, uint8_input = 0;
+  model_layout layout = MODEL_LAYOUT_NCHW;
   for (int i = 1; i < n; i++) {
     const char *v;
     if (strcmp(tok[i], "amp") == 0) amp = 1;
@@ -274,8 +275,8 @@ static int generate(const accuracy_point *p, char **text, err_t *e) {
     else if ((v = txt_kv(tok[i], "size"))) size = v;
     else if ((v = txt_kv(tok[i], "input")) && (!strcmp(v, "uint8") || !strcmp(v, "fp32")) && !strcmp(tok[0], "resnet"))
       uint8_input = !strcmp(v, "uint8");
-    else if ((v = txt_kv(tok[i], "layout")) && (!strcmp(v, "nchw") || !strcmp(v, "nhwc")) && !strcmp(tok[0], "resnet"))
-      nhwc = !strcmp(v, "nhwc");
+    else if ((v = txt_kv(tok[i], "layout")) && !model_layout_parse(v, &layout) && !strcmp(tok[0], "resnet"))
+      continue;
     else if ((v = txt_kv(tok[i], "cell")) && (!strcmp(v, "fused") || !strcmp(v, "autograd"))) autograd = !strcmp(v, "autograd");
     else return err_set(e, ERR_INPUT, "genmodel: unknown or malformed '%s'", tok[i]);
   }
@@ -286,7 +287,7 @@ static int generate(const accuracy_point *p, char **text, err_t *e) {
     r.precision = prec;
     r.amp = amp;
     r.uint8_input = uint8_input;
-    r.channels_last = nhwc;
+    r.channels_last = layout == MODEL_LAYOUT_NHWC;
     r.batch = p->batch;
     return modelzoo_resnet_text(&r, text, e);
   }

@@ -121,10 +121,12 @@ expect 2 "genmodel bert: option '--channels-last' does not apply to it" -- genmo
 "$ddpsim" genmodel resnet --depth 18 --channels-last --precision fp32 >"$tmp/rnhwc.model" 2>"$tmp/err"
 check "genmodel resnet --channels-last: layout nhwc" grep -qE '^layout nhwc' "$tmp/rnhwc.model"
 check "genmodel resnet: layout nchw by default" grep -qE '^layout nchw' "$tmp/r8.model"
-nhwc_sps=$("$ddpsim" predict --model "$tmp/rnhwc.model" --profile a100-dgxa100 --topology dgxa100-ib --gpus-per-node 1 --json |
-  python3 -c 'import json,sys; print(json.load(sys.stdin)["samples_per_s"])')
-nchw_sps=$("$ddpsim" predict --model "$tmp/r8.model" --precision fp32 --profile a100-dgxa100 --topology dgxa100-ib \
-  --gpus-per-node 1 --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["samples_per_s"])')
+a100_sps() { # a100_sps MODEL: samples/s of one A100 in TF32
+  "$ddpsim" predict --model "$1" --precision fp32 --profile a100-dgxa100 --topology dgxa100-ib --gpus-per-node 1 --json |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["samples_per_s"])'
+}
+nhwc_sps=$(a100_sps "$tmp/rnhwc.model")
+nchw_sps=$(a100_sps "$tmp/r8.model")
 check "A100 TF32: the NCHW ResNet-18 ($nchw_sps/s) is slower than the NHWC one ($nhwc_sps/s)" \
   python3 -c "import sys; sys.exit(not 0 < $nchw_sps < $nhwc_sps)"
 # Values out of range are misuse too, wherever they are found (the option table or the library).
