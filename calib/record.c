@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "gemmcost.h"
+#include "profile.h"
 #include "profilew.h"
 #include "uncert.h"
 
@@ -377,12 +378,14 @@ static cJSON *roofline_json(const fit_roofline *f, int gemm, const char *src) {
 
 /* compute.jitter (docs/profile.md): every timed whole iteration of the real mLSTM divided by the
  * mean of its shape's runs; ddpsim draws from these ratios to make GPUs straggle. Written only when
- * some shape has at least two timed iterations. */
-static int record_jitter(cJSON *compute, const computebench_result *res, err_t *e) {
+ * some shape has at least two timed iterations and every ratio is one the schema takes; otherwise
+ * fit->jitter_left_out says why. */
+static int record_jitter(cJSON *compute, const computebench_result *res, record_compute_fit *fit, err_t *e) {
   size_t total = 0;
   for (size_t i = 0; i < res->n; i++)
     if (res->m[i].kind == COMPUTEBENCH_MLSTM && strcmp(res->m[i].name, "iteration") == 0 && res->m[i].nsamples >= 2)
       total += res->m[i].nsamples;
+  cJSON_DeleteItemFromObjectCaseSensitive(compute, "jitter");
   if (total == 0) return ERR_OK;
   double *ratios = malloc(total * sizeof *ratios);
   if (!ratios) return NOMEM(e);
@@ -390,7 +393,25 @@ static int record_jitter(cJSON *compute, const computebench_result *res, err_t *
   for (size_t i = 0; i < res->n; i++) {
     const computebench_meas *m = &res->m[i];
     if (m->kind != COMPUTEBENCH_MLSTM || strcmp(m->name, "iteration") != 0 || m->nsamples < 2 || !(m->mean_s > 0)) continue;
-    for (size_t j = 0; j < m->nsamples; j++) ratios[k++] = m->samples_s[j] / m->mean_s;
+    for (size_t j = 0; j < m->nsamples; j++) {
+      double r = m->samples_s[j] / m->mean_s;
+      if (!(r >= PROFILE_JITTER_RATIO_MIN && r <= PROFILE_JITTER_RATIO_MAX)) {
+        snprintf(fit->jitter_left_out, sizeof fit->jitter_left_out,
+                 "compute.jitter left out: timed iteration %zu of H=%d B=%d T=%d took %.3g us, %.3g times its "
+                 "shape's mean (%.3g us), outside the %g .. %g a profile takes; the machine disturbed the "
+                 "timing (the times stay in samples): rerun on a quiet machine, with more -n, or give "
+                 "ddpsim --jitter-cv",
+                 j + 1, m->H, m->B, m->T, m->samples_s[j] * 1e6, r, m->mean_s * 1e6, PROFILE_JITTER_RATIO_MIN,
+                 PROFILE_JITTER_RATIO_MAX);
+        free(ratios);
+        return ERR_OK;
+      }
+      ratios[k++] = r;
+    }
+  }
+  if (k == 0) {
+    free(ratios);
+    return ERR_OK;
   }
   cJSON *j = cJSON_CreateObject();
   cJSON *arr = cJSON_CreateDoubleArray(ratios, (int)k);
@@ -403,8 +424,8 @@ static int record_jitter(cJSON *compute, const computebench_result *res, err_t *
     return NOMEM(e);
   }
   cJSON_AddItemToObject(j, "ratios", arr);
-  cJSON_DeleteItemFromObjectCaseSensitive(compute, "jitter");
   cJSON_AddItemToObject(compute, "jitter", j);
+  fit->jitter_ratios = k;
   return ERR_OK;
 }
 
@@ -526,7 +547,7 @@ int record_compute(cJSON *doc, const computebench_cfg *cfg, const computebench_r
   }
   cJSON *compute = profilew_obj(doc, "compute"), *sc = profilew_obj(profilew_obj(doc, "samples"), "compute");
   if (!compute || !sc) goto nomem;
-  if ((rc = record_jitter(compute, res, e))) goto done;
+  if ((rc = record_jitter(compute, res, fit, e))) goto done;
   cJSON_DeleteItemFromObjectCaseSensitive(compute, prec);
   cJSON_DeleteItemFromObjectCaseSensitive(sc, prec);
   cJSON_AddItemToObject(compute, prec, prec_obj);

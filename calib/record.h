@@ -42,11 +42,17 @@ typedef struct {
   size_t gemm_points, ewise_points;       /* distinct shapes / sizes in the tables */
   double gemm_loo_rms, gemm_loo_max;      /* leave-one-out error of the table inside its range */
   double ewise_loo_rms, ewise_loo_max;
+  size_t jitter_ratios;                   /* compute.jitter.ratios written (0: none) */
+  char jitter_left_out[512];              /* why measured iterations gave no compute.jitter ("": it has one, or none were timed twice) */
 } record_compute_fit;
 
 /* Fits and writes compute.<precision>.gemm and .ewise ("model": "table" with the measured points
  * (median time per shape; shapes measured twice are averaged) and a fitted roofline fallback)
- * and samples.compute.<precision> (every measurement with its per-iteration times). */
+ * and samples.compute.<precision> (every measurement with its per-iteration times). compute.jitter
+ * gets every timed whole mLSTM iteration over its shape's mean, unless one of those ratios is
+ * outside PROFILE_JITTER_RATIO_MIN .. _MAX (a run the machine disturbed, mostly on tiny shapes):
+ * then the profile has no compute.jitter and fit->jitter_left_out says why, for the front end to
+ * warn; the times stay in samples. */
 int record_compute(cJSON *doc, const computebench_cfg *cfg, const computebench_result *res,
                    record_compute_fit *fit, err_t *e);
 #endif

@@ -16,11 +16,14 @@ typedef struct profile profile_t;
 
 /* The physical ranges of docs/profile.md, "Ranges", that ddpcalib's quality gates share (the
  * bandwidths' are sim/txt.h's TXT_BW_*): a latency or launch cost is 0 or 1 ns .. 10 s, a compute
- * rate 1 Mflop/s .. 1 Eflop/s. */
+ * rate 1 Mflop/s .. 1 Eflop/s, an empirical jitter ratio 0.1 .. 10. */
 #define PROFILE_LAT_MIN_s 1e-9
 #define PROFILE_LAT_MAX_s 10.0
 #define PROFILE_FLOPS_MIN 1e6
 #define PROFILE_FLOPS_MAX 1e18
+/* compute.jitter.ratios[]: each a time over the mean time, 0.1 .. 10 (what ddpcalib may write). */
+#define PROFILE_JITTER_RATIO_MIN 0.1
+#define PROFILE_JITTER_RATIO_MAX 10.0
 
 /* Run-to-run variation of a GPU's compute time (docs/profile.md, `compute.jitter`): each GPU's
  * compute in each iteration is multiplied by a draw with mean 1. */

@@ -62,6 +62,8 @@ static void print_fit(const char *prec, const record_compute_fit *fit) {
          "#   fallback roofline launch %.2f us, %.2f GB/s; residual rms %.1f%% max %.1f%%\n",
          prec, fit->ewise_points, fit->ewise_loo_rms * 100, fit->ewise_loo_max * 100, fit->ewise.launch_s * 1e6,
          fit->ewise.mem_bw_Bps / 1e9, fit->ewise.rms_rel * 100, fit->ewise.max_rel * 100);
+  if (fit->jitter_ratios) printf("# compute.jitter: %zu measured iteration ratios\n", fit->jitter_ratios);
+  if (fit->jitter_left_out[0]) printf("# warning: %s\n", fit->jitter_left_out);
 }
 
 int cmd_compute(cli_ctx *x, int argc, char **argv) {

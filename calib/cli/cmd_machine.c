@@ -90,6 +90,7 @@ static int measure_compute(const computebench_cfg *cc, cJSON *doc, err_t *e) {
     printf("# compute.fp32: %zu GEMM shapes (%.2f GFLOP/s fitted), %zu copy sizes (%.2f GB/s); host %.2f us per call\n",
            fit.gemm_points, fit.gemm.rate_flops / 1e9, fit.ewise_points, fit.ewise.mem_bw_Bps / 1e9,
            fit.ewise.launch_s * 1e6);
+    if (fit.jitter_left_out[0]) printf("# warning: %s\n", fit.jitter_left_out);
   }
   computebench_result_free(&res);
   return rc;
