@@ -248,7 +248,7 @@ int train_run(const train_cfg *c, train_result *r, err_t *e) {
   red.ntensors = calloc((size_t)nb, sizeof *red.ntensors);
   red.remaining = calloc((size_t)nb, sizeof *red.remaining);
   red.req = calloc((size_t)nb, sizeof *red.req);
-  bufmem = c->mode == TRAIN_DDP ? malloc(nparams * sizeof *bufmem) : NULL;
+  bufmem = malloc(nparams * sizeof *bufmem); /* DDP's buckets, or flat mode's one flat buffer */
   tokens = malloc((size_t)(s->T + 1) * (size_t)s->B);
   p0 = malloc(nparams * sizeof *p0);
   if (c->optim == TRAIN_ADAM) {
@@ -257,7 +257,7 @@ int train_run(const train_cfg *c, train_result *r, err_t *e) {
   }
   if (c->no_sync > 1) accum = calloc(nparams, sizeof *accum);
   if (!r->bucket_bytes || !r->bucket_ntensors || !r->bucket_tensors || !r->iter || !r->bucket || !r->params ||
-      !red.buf || !red.count || !red.ntensors || !red.remaining || !red.req || (c->mode == TRAIN_DDP && !bufmem) ||
+      !red.buf || !red.count || !red.ntensors || !red.remaining || !red.req || !bufmem ||
       !tokens || !p0 || (c->optim == TRAIN_ADAM && (!adam_m || !adam_v)) || (c->no_sync > 1 && !accum)) {
     rc = err_set(e, ERR_NOMEM, "out of memory");
     goto fail;
@@ -336,12 +336,20 @@ int train_run(const train_cfg *c, train_result *r, err_t *e) {
       if (c->mode == TRAIN_DDP) {
         reducer_finish(&red);
       } else {
+        /* sentiment-discovery's allreduce_params (model/distributed.py), called only when
+         * distributed: every gradient flattened into one buffer (_flatten_dense_tensors),
+         * all-reduced, divided by the world size and copied back (below). */
         if (accumulating)
           for (size_t i = 0; i < nparams; i++) grads[i] += accum[i];
-        iter_times[0].ready_s = tb - t0;
-        iter_times[0].start_s = MPI_Wtime() - t0;
-        if (MPI_Allreduce(MPI_IN_PLACE, grads, (int)nparams, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD) != MPI_SUCCESS)
-          red.mpi_failed = 1;
+        if (nranks > 1) {
+          for (int p = 0; p < MLSTM_NPARAMS; p++)
+            memcpy(red.buf[0] + red.param_off[p], grads + info[p].offset, info[p].numel * sizeof(float));
+          iter_times[0].ready_s = iter_times[0].start_s = MPI_Wtime() - t0;
+          if (MPI_Allreduce(MPI_IN_PLACE, red.buf[0], (int)nparams, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD) != MPI_SUCCESS)
+            red.mpi_failed = 1;
+        } else {
+          iter_times[0].ready_s = iter_times[0].start_s = MPI_Wtime() - t0;
+        }
         iter_times[0].end_s = MPI_Wtime() - t0;
       }
       if (red.mpi_failed) {
@@ -352,8 +360,10 @@ int train_run(const train_cfg *c, train_result *r, err_t *e) {
       if (c->mode == TRAIN_DDP) { /* the reduced buckets back into .grad */
         for (int p = 0; p < MLSTM_NPARAMS; p++)
           memcpy(grads + info[p].offset, red.buf[red.param_bucket[p]] + red.param_off[p], info[p].numel * sizeof(float));
-      } else {
-        for (size_t i = 0; i < nparams; i++) grads[i] *= red.scale;
+      } else if (nranks > 1) { /* coalesced /= world_size, then each gradient's part copied back */
+        for (size_t i = 0; i < nparams; i++) red.buf[0][i] *= red.scale;
+        for (int p = 0; p < MLSTM_NPARAMS; p++)
+          memcpy(grads + info[p].offset, red.buf[0] + red.param_off[p], info[p].numel * sizeof(float));
       }
       optim_step(c, params, grads, adam_m, adam_v, nparams, ++steps);
     }

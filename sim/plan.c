@@ -141,14 +141,18 @@ static int draw_jitter(const sim_config *c, plan_t *p, double compute_s, err_t *
 
 /* The ops as the host issues them (p->steps), backward's segments and the per-phase GPU totals;
  * param_seg[i]: the segment after which parameter i's gradient is ready. copies: DDP copies
- * gradients into buckets and back. */
+ * gradients into buckets and back, or flat mode flattens them and divides and unflattens the
+ * result (docs/simulation.md, "Buckets"). */
 static int plan_compute(const sim_config *c, plan_t *p, int copies, int *param_seg, err_t *e) {
   const model_t *m = c->model;
-  int rc, last_bwd = -1;
+  int rc, last_bwd = -1, flat = c->mode == SIM_MODE_FLAT;
   double pending = 0;
   p->copies = copies;
   p->launch_host_s = cost_host_launch(c);
-  if (copies && (rc = cost_copy(c, model_total_params(m), 2, p->batch, p->precision, &p->copy_back_s, &p->extrapolated_ops, e)))
+  /* After the final wait: DDP copies each bucket back into .grad (2 arrays); flat mode divides the
+   * flat buffer by the world size and copies it back into the gradients (4). */
+  if (copies && (rc = cost_copy(c, model_total_params(m), flat ? 4 : 2, p->batch, p->precision, &p->copy_back_s,
+                                &p->extrapolated_ops, e)))
     return rc;
   p->bucket_copy_s = p->copy_back_s;
   p->first_tail = -1;
@@ -173,7 +177,7 @@ static int plan_compute(const sim_config *c, plan_t *p, int copies, int *param_s
       p->backward_s += t;
       pending += t;
       if (!op->ready_count) continue;
-      if (copies) {
+      if (copies && !flat) {
         /* The Reducer's hook copies the ready gradients into their bucket (and the bucket is
          * divided by the world size): read and write both, twice, on the compute stream. */
         long numel = 0;
@@ -193,6 +197,14 @@ static int plan_compute(const sim_config *c, plan_t *p, int copies, int *param_s
   if (pending > 0) { /* backward work after the last gradient */
     p->steps[last_bwd].seg = p->nseg;
     p->seg_s[p->nseg++] = pending;
+  }
+  if (copies && flat && p->nseg > 0) {
+    /* _flatten_dense_tensors: every gradient read and written into the flat buffer once backward
+     * is done, before its all-reduce. */
+    double ct;
+    if ((rc = cost_copy(c, model_total_params(m), 2, p->batch, p->precision, &ct, &p->extrapolated_ops, e))) return rc;
+    p->bucket_copy_s += ct;
+    p->seg_copy_s[p->nseg - 1] += ct;
   }
   return ERR_OK;
 }
@@ -361,8 +373,9 @@ static int plan_buckets(const sim_config *c, plan_t *p, const int *param_seg, er
     int seg = 0;
     for (int k = 0; k < bk->ntensors; k++)
       if (param_seg[bk->tensors[k]] > seg) seg = param_seg[bk->tensors[k]];
-    /* static_graph's first iteration: every bucket waits for the end of backward (delay_all_reduce) */
-    p->ready_seg[b] = p->reducer.delayed && !p->flat ? last : seg;
+    /* static_graph's first iteration: every bucket waits for its last gradient (delay_all_reduce);
+     * flat mode's all-reduce comes after backward returns, its flatten copy included. */
+    p->ready_seg[b] = p->flat ? (p->nseg > 0 ? p->nseg - 1 : 0) : p->reducer.delayed ? last : seg;
     double bytes = (double)bk->bytes;
     if (c->comm_hook != SIM_HOOK_NONE && bk->dtype_key == MODEL_FP32) {
       /* fp16_compress_hook (bf16_compress_hook the same bytes): cast the bucket to 16 bits (read 4, write 2 bytes per element), all-reduce
@@ -472,8 +485,9 @@ int plan_build(const sim_config *c, plan_t *p, err_t *e) {
     goto fail;
   }
   /* DDP with gradient_as_bucket_view=False (PyTorch's default) copies every gradient into its
-   * bucket and, after the all-reduce, back into .grad (docs/simulation.md). */
-  int copies = c->mode == SIM_MODE_DDP && n > 1 && !c->bucket_view;
+   * bucket and, after the all-reduce, back into .grad; flat mode always flattens and unflattens
+   * (docs/simulation.md). */
+  int copies = n > 1 && (c->mode == SIM_MODE_FLAT || !c->bucket_view);
   if ((rc = plan_compute(c, p, copies, param_seg, e))) goto fail;
   if ((rc = plan_buckets(c, p, param_seg, e))) goto fail;
   /* The host launches the all-reduces in bucket order: bucket b at the hook that makes the last of

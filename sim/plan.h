@@ -82,8 +82,10 @@ typedef struct {
   double forward_s, optimizer_s;
   int nseg;
   double *seg_s;       /* (nseg) backward segments: compute up to a gradient-ready event */
-  double *seg_copy_s;  /* (nseg) DDP's copies of the gradients ready after segment s into buckets */
-  double copy_back_s;  /* DDP's copy of the reduced buckets back into the gradients, after the wait */
+  double *seg_copy_s;  /* (nseg) DDP's copies of the gradients ready after segment s into buckets
+                        (flat mode: the flatten, after the last segment) */
+  double copy_back_s;  /* DDP's copy of the reduced buckets back into the gradients, after the wait
+                        (flat mode: the division and the copy back) */
   double *jitter;      /* (iterations x ranks) compute multipliers, or NULL */
   double *host_jitter; /* (iterations x ranks) additive host delays, seconds, or NULL */
   double host_jitter_sd_s; /* their standard deviation (0: none) */

@@ -217,7 +217,8 @@ static long param_numel(const validate_opts *o, const char *name, size_t len) {
  *   ddp:  each gradient-ready op's gradients are copied (and divided by the world size) into their
  *         bucket before the bucket counts them: an ewise op of 2 arrays after the op, carrying its
  *         ready= list; the reduced buckets copied back before the optimizer (2 arrays of P);
- *   flat: the division of the whole gradient by the world size after the all-reduce (2 arrays of P).
+ *   flat: nothing (ddpsim's flat mode prices the flatten, division and copy back itself, on more
+ *         than one process; on one, sentiment-discovery's wrapper does not run).
  * With SGD the optimizer op is SGD's: read p, g; write p (3 arrays of P). */
 static int make_model(const validate_opts *o, sim_mode mode, model_t **m, err_t *e) {
   modelgen_mlstm spec = {.name = "mlstm-validate", .hidden = o->hidden, .embed = o->embed, .vocab = o->vocab,
@@ -240,8 +241,6 @@ static int make_model(const validate_opts *o, sim_mode mode, model_t **m, err_t 
       strbuf_printf(&out, "%.*s\n", len, line);
       if (mode == SIM_MODE_DDP)
         strbuf_printf(&out, "ewise ddp_copy_back elems=%ld arrays=2 dtype=fp32   # reduced buckets into .grad\n", P);
-      else
-        strbuf_printf(&out, "ewise flat_divide elems=%ld arrays=2 dtype=fp32   # gradient / world size\n", P);
       if (o->optimizer_sgd) {
         strbuf_printf(&out, "ewise sgd elems=%ld arrays=3 dtype=fp32   # p -= lr g\n", P);
         break; /* modelgen's Adam op is all that follows */
@@ -455,7 +454,8 @@ static int predict(const validate_config *vc, const validate_opts *o, const mode
   c.bucket_cap_mb = vc->mode == SIM_MODE_DDP ? vc->cap_mb : 25;
   c.first_bucket_mb = vc->mode == SIM_MODE_DDP ? vc->first_mb : 1;
   c.layout = o->rebuilt ? SIM_LAYOUT_REBUILT : SIM_LAYOUT_CONSTRUCTION; /* as calib/train.c builds them */
-  c.bucket_view = 1; /* the bucket copies are ops of the model file built above (every process count) */
+  c.bucket_view = 1; /* DDP's bucket copies are ops of the model file built above (every process count);
+                      * flat mode's are ddpsim's own */
   c.fidelity = SIM_FIDELITY_FLOW;
   c.iterations = 3;
   /* No compute jitter: ddpcalib's jitter ratios, from ten whole iterations on a machine shared with
