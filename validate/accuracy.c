@@ -23,14 +23,14 @@
 
 /* The keys a point may carry, each at most once; REQ: every point must have it. */
 enum { K_GROUP, K_SOURCE, K_HARDWARE, K_SOFTWARE, K_SETUP, K_PUBLISHED, K_ITERATIONS, K_MODEL, K_GENMODEL, K_PROFILE,
-       K_TOPOLOGY, K_NODES, K_GPUS, K_BATCH, K_PRECISION, K_NO_SYNC, K_LOADER, K_FITS, K_UNSUPPORTED, K_COUNT };
+       K_TOPOLOGY, K_NODES, K_GPUS, K_BATCH, K_PRECISION, K_NO_SYNC, K_MODE, K_LOADER, K_FITS, K_UNSUPPORTED, K_COUNT };
 static const struct {
   const char *name;
   int required;
 } keys[K_COUNT] = {{"group", 1},   {"source", 1},   {"hardware", 1}, {"software", 1},  {"setup", 1},
                    {"published", 1}, {"iterations", 0}, {"model", 0}, {"genmodel", 0},  {"profile", 1},
                    {"topology", 1}, {"nodes", 1},    {"gpus", 1},     {"batch", 1},     {"precision", 1},
-                   {"no_sync", 0},  {"loader", 0},   {"fits", 0},     {"unsupported", 0}};
+                   {"no_sync", 0},  {"mode", 0},     {"loader", 0},   {"fits", 0},     {"unsupported", 0}};
 
 /* `loader`: how the batch reaches the GPU (sim_h2d; docs/simulation.md). */
 static const struct {
@@ -103,6 +103,11 @@ static int point_field(accuracy_point *p, int k, const char *v, const char *orig
   case K_NO_SYNC:
     if (parse_int(v, 1, 1000000, &n)) return FAIL("%s:%d: no_sync must be an integer in [1, 1000000]", origin, line);
     p->no_sync = (int)n;
+    return ERR_OK;
+  case K_MODE:
+    if (strcmp(v, "ddp") == 0) p->mode = SIM_MODE_DDP;
+    else if (strcmp(v, "flat") == 0) p->mode = SIM_MODE_FLAT;
+    else return FAIL("%s:%d: mode must be ddp or flat", origin, line);
     return ERR_OK;
   case K_LOADER:
     for (size_t i = 0; i < sizeof loaders / sizeof *loaders; i++)
@@ -342,6 +347,7 @@ static void predict_point(accuracy_point *p) {
     c.batch = p->batch;
     c.precision = p->precision;
     c.no_sync = p->no_sync;
+    c.mode = (sim_mode)p->mode;
     c.h2d = (sim_h2d)p->h2d;
     if (!(rc = predict_run(&c, &r, &e))) {
       double samples = r.samples_per_s;
@@ -438,6 +444,19 @@ char *accuracy_table(const accuracy_set *s, const accuracy_summary *sum) {
   return strbuf_take(&b);
 }
 
+/* What ddpsim predicts for the point: "`genmodel resnet ...` v100-dgx1v, dgx1v-ib, 1 x 8, batch
+ * 256, fp16[, no_sync K][, mode flat][, loader L]" (the model in backquotes when quoted). */
+static void scenario(strbuf *b, const accuracy_point *p, int quoted) {
+  const char *q = quoted ? "`" : "";
+  strbuf_printf(b, "%s%s%s%s %s, %s, %d x %d, batch %ld, %s", q, p->genmodel[0] ? "genmodel " : "",
+                p->genmodel[0] ? p->genmodel : p->model, q, p->profile, p->topology, p->nodes, p->gpus, p->batch,
+                model_dtype_name((model_dtype)p->precision));
+  if (p->no_sync > 1) strbuf_printf(b, ", no_sync %d", p->no_sync);
+  if (p->mode == SIM_MODE_FLAT) strbuf_printf(b, ", mode flat");
+  for (size_t i = 0; i < sizeof loaders / sizeof *loaders; i++)
+    if (p->h2d != SIM_H2D_AUTO && (int)loaders[i].h2d == p->h2d) strbuf_printf(b, ", loader %s", loaders[i].name);
+}
+
 cJSON *accuracy_json(const accuracy_set *s, const accuracy_summary *sum) {
   cJSON *j = cJSON_CreateObject(), *pts = cJSON_AddArrayToObject(j, "points"), *o = cJSON_AddObjectToObject(j, "summary");
   cJSON_AddStringToObject(j, "file", s->path);
@@ -454,6 +473,10 @@ cJSON *accuracy_json(const accuracy_set *s, const accuracy_summary *sum) {
     cJSON_AddStringToObject(q, "setup", p->setup);
     cJSON_AddStringToObject(q, "unit", p->unit);
     cJSON_AddNumberToObject(q, "published", p->published);
+    strbuf sc = {0};
+    scenario(&sc, p, 0);
+    cJSON_AddStringToObject(q, "scenario", sc.buf ? sc.buf : "");
+    free(sc.buf);
     if (p->fits[0]) cJSON_AddStringToObject(q, "fits", p->fits);
     if (p->unsupported[0]) cJSON_AddStringToObject(q, "unsupported", p->unsupported);
     else if (p->status) cJSON_AddStringToObject(q, "error_message", p->msg);
@@ -506,12 +529,8 @@ char *accuracy_markdown(const accuracy_set *s, const accuracy_summary *sum) {
     cell(&b, p->software);
     strbuf_printf(&b, " | ");
     cell(&b, p->setup);
-    strbuf_printf(&b, " | `%s%s` %s, %s, %d x %d, batch %ld, %s", p->genmodel[0] ? "genmodel " : "",
-                  p->genmodel[0] ? p->genmodel : p->model, p->profile, p->topology, p->nodes, p->gpus, p->batch,
-                  model_dtype_name((model_dtype)p->precision));
-    if (p->no_sync > 1) strbuf_printf(&b, ", no_sync %d", p->no_sync);
-    for (size_t i = 0; i < sizeof loaders / sizeof *loaders; i++)
-      if (p->h2d != SIM_H2D_AUTO && (int)loaders[i].h2d == p->h2d) strbuf_printf(&b, ", loader %s", loaders[i].name);
+    strbuf_printf(&b, " | ");
+    scenario(&b, p, 1);
     strbuf_printf(&b, " | %.6g %s | ", p->published, p->unit);
     if (p->unsupported[0] || p->status) {
       strbuf_printf(&b, "- | - | %s: ", kind(p));

@@ -43,6 +43,7 @@ typedef struct {
   long batch;
   int precision;                          /* model_dtype */
   int no_sync;                            /* >= 1: DDP all-reduces every no_sync-th micro-batch */
+  int mode;                               /* sim_mode: DDP's buckets, or flat (`mode flat`) */
   int h2d;                                /* sim_h2d: how the batch reaches the GPU (`loader`;
                                              SIM_H2D_AUTO when not given: PyTorch's pageable default) */
   /* Filled by accuracy_run. */
