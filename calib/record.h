@@ -43,7 +43,8 @@ typedef struct {
   double gemm_loo_rms, gemm_loo_max;      /* leave-one-out error of the table inside its range */
   double ewise_loo_rms, ewise_loo_max;
   size_t jitter_ratios;                   /* compute.jitter.ratios written (0: none) */
-  char jitter_left_out[512];              /* why measured iterations gave no compute.jitter ("": it has one, or none were timed twice) */
+  char jitter_left_out[512];              /* why the timed iterations gave no compute.jitter ("": it
+                                             has one, or no shape was timed twice) */
 } record_compute_fit;
 
 /* Fits and writes compute.<precision>.gemm and .ewise ("model": "table" with the measured points

@@ -373,8 +373,9 @@ static int plan_buckets(const sim_config *c, plan_t *p, const int *param_seg, er
     int seg = 0;
     for (int k = 0; k < bk->ntensors; k++)
       if (param_seg[bk->tensors[k]] > seg) seg = param_seg[bk->tensors[k]];
-    /* static_graph's first iteration: every bucket waits for its last gradient (delay_all_reduce);
-     * flat mode's all-reduce comes after backward returns, its flatten copy included. */
+    /* static_graph's first iteration: every bucket waits for the model's last gradient
+     * (delay_all_reduce); flat mode's all-reduce comes after backward returns, its flatten copy
+     * included. */
     p->ready_seg[b] = p->flat ? (p->nseg > 0 ? p->nseg - 1 : 0) : p->reducer.delayed ? last : seg;
     double bytes = (double)bk->bytes;
     if (c->comm_hook != SIM_HOOK_NONE && bk->dtype_key == MODEL_FP32) {

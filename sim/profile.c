@@ -211,7 +211,8 @@ static const range R_FRAC = {1e-3, 1.0, 0, 0, "a fraction"};                /* e
 static const range R_DIM = {1, 1e12, 0, 1, "an integer dimension"};        /* gemm m, n, k */
 static const range R_BYTES = {1, 1e15, 0, 0, "a size in bytes"};
 static const range R_CV = {1e-6, 0.99, 1, 0, "a coefficient of variation"}; /* lognormal jitter */
-static const range R_RATIO = {PROFILE_JITTER_RATIO_MIN, PROFILE_JITTER_RATIO_MAX, 0, 0, "a ratio to the mean"};      /* empirical jitter */
+static const range R_RATIO = {PROFILE_JITTER_RATIO_MIN, PROFILE_JITTER_RATIO_MAX, 0, 0,
+                              "a ratio to the mean"}; /* empirical jitter */
 
 static int check_range(double v, const range *r, const char *path, const char *key, const char *origin, err_t *e) {
   if (isfinite(v) && ((v >= r->lo && v <= r->hi) || (r->zero_ok && v == 0)) && (!r->integer || v == floor(v)))

@@ -144,8 +144,9 @@ typedef struct {
   double host_jitter_s;    /* per steady iteration, rank 0's host delay drawn (host noise; part of its
                               host_busy_s); the slowest rank's shows in straggler_wait_s */
   double bucket_copy_s;    /* DDP's gradient copies into buckets (during backward) and back (after
-                              the final wait), or flat mode's flatten and divide-and-copy-back, per iteration (1/no_sync of a synchronised
-                              iteration's); part of compute_s */
+                              the final wait), or flat mode's flatten and its division and copy
+                              back, per iteration (1/no_sync of a synchronised iteration's); part
+                              of compute_s */
   double loading_s;        /* per iteration, waiting for a loaded batch (rank 0, steady state) */
   double transfer_s;       /* per iteration, waiting for the host-to-device copy */
   sim_h2d h2d;             /* the copy simulated (never AUTO) */

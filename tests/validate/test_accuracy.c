@@ -71,7 +71,8 @@ int main(void) {
     if (!rm) accuracy_summarize(sm, &ms);
     char *mmd = rm ? NULL : accuracy_markdown(sm, &ms);
     cJSON *mj = rm ? NULL : accuracy_json(sm, &ms);
-    const cJSON *fs = mj ? cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(mj, "points"), 1), "scenario") : NULL;
+    const cJSON *pts = mj ? cJSON_GetObjectItemCaseSensitive(mj, "points") : NULL;
+    const cJSON *fs = pts ? cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(pts, 1), "scenario") : NULL;
     CHECK(!rm && sm->points[0].mode == SIM_MODE_DDP && sm->points[1].mode == SIM_MODE_FLAT && sm->points[0].status == 0 &&
               sm->points[1].status == 0 && sm->points[1].predicted < sm->points[0].predicted && mmd &&
               strstr(mmd, "batch 32, fp16, mode flat |") && cJSON_IsString(fs) && strstr(fs->valuestring, ", mode flat") &&
