@@ -296,7 +296,7 @@ char *recommend_table(const recommend_opts *o, const recommend_result *r) {
   const sim_config *c = o->base;
   strbuf s = {0};
   strbuf_printf(&s, "# %s on %d node(s) (%s, profile %s), mode %s\n", c->model->name, c->nodes, c->topo->name,
-                profile_name(c->profile), c->mode == SIM_MODE_FLAT ? "flat" : "ddp");
+                profile_name(c->profile), sim_mode_name(c->mode));
   if (r->samples)
     strbuf_printf(&s, "# %d draws of the profile's %d uncertain numbers (seed %lu); regret: %s over the draws\n", r->samples,
                   r->uncertain, o->seed, o->quantile >= 1 ? "worst case" : "quantile");

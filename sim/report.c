@@ -17,7 +17,6 @@ static const char *h2d_name(sim_h2d h) {
   return names[h];
 }
 
-static const char *mode_name(sim_mode m) { return m == SIM_MODE_FLAT ? "flat" : "ddp"; }
 static const char *hook_name(sim_comm_hook h) { return h == SIM_HOOK_FP16 ? "fp16" : h == SIM_HOOK_BF16 ? "bf16" : "none"; }
 static const char *fid_name(sim_fidelity f) { return f == SIM_FIDELITY_STEP ? "step" : "flow"; }
 
@@ -50,7 +49,7 @@ cJSON *report_predict_json(const sim_config *c, const predict_result *p) {
   int ddp = c->framework == SIM_FRAMEWORK_DDP; /* DataParallel has no buckets, modes or fidelities */
   char vb[16], lb[64];
   if (ddp) {
-    cJSON_AddStringToObject(o, "mode", mode_name(c->mode));
+    cJSON_AddStringToObject(o, "mode", sim_mode_name(c->mode));
     cJSON_AddStringToObject(o, "fidelity", fid_name(c->fidelity));
     cJSON_AddStringToObject(o, "pytorch", reducer_version_name(c->pytorch, vb, sizeof vb));
     cJSON_AddNumberToObject(o, "bucket_cap_mb", c->bucket_cap_mb > 0 ? c->bucket_cap_mb : 25);

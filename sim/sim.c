@@ -9,6 +9,15 @@
 #include "plan.h"
 #include "readout.h"
 
+const char *sim_mode_name(sim_mode m) { return m == SIM_MODE_FLAT ? "flat" : "ddp"; }
+
+int sim_mode_parse(const char *s, sim_mode *out) {
+  if (strcmp(s, "ddp") == 0) *out = SIM_MODE_DDP;
+  else if (strcmp(s, "flat") == 0) *out = SIM_MODE_FLAT;
+  else return -1;
+  return 0;
+}
+
 void sim_config_defaults(sim_config *c) {
   memset(c, 0, sizeof *c);
   c->nodes = 1;

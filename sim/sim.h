@@ -17,6 +17,9 @@
 #include "topo.h"
 
 typedef enum { SIM_MODE_DDP = 0, SIM_MODE_FLAT = 1 } sim_mode;
+/* "ddp" or "flat"; parse: 0, or -1 for any other word. */
+const char *sim_mode_name(sim_mode m);
+int sim_mode_parse(const char *s, sim_mode *out);
 typedef enum { SIM_FIDELITY_FLOW = 0, SIM_FIDELITY_STEP = 1 } sim_fidelity;
 typedef enum { SIM_HOOK_NONE = 0, SIM_HOOK_FP16 = 1, SIM_HOOK_BF16 = 2 } sim_comm_hook;
 typedef enum { SIM_FRAMEWORK_DDP = 0, SIM_FRAMEWORK_DP = 1 } sim_framework;

@@ -104,11 +104,12 @@ static int point_field(accuracy_point *p, int k, const char *v, const char *orig
     if (parse_int(v, 1, 1000000, &n)) return FAIL("%s:%d: no_sync must be an integer in [1, 1000000]", origin, line);
     p->no_sync = (int)n;
     return ERR_OK;
-  case K_MODE:
-    if (strcmp(v, "ddp") == 0) p->mode = SIM_MODE_DDP;
-    else if (strcmp(v, "flat") == 0) p->mode = SIM_MODE_FLAT;
-    else return FAIL("%s:%d: mode must be ddp or flat", origin, line);
+  case K_MODE: {
+    sim_mode mo;
+    if (sim_mode_parse(v, &mo)) return FAIL("%s:%d: mode must be ddp or flat", origin, line);
+    p->mode = (int)mo;
     return ERR_OK;
+  }
   case K_LOADER:
     for (size_t i = 0; i < sizeof loaders / sizeof *loaders; i++)
       if (strcmp(v, loaders[i].name) == 0) {

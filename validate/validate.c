@@ -279,7 +279,7 @@ static int make_model(const validate_opts *o, sim_mode mode, model_t **m, err_t 
   rc = model_parse(model_text, "<ddpsim validate model>", m, e);
   if (rc == ERR_OK && o->workdir) { /* kept beside the other inputs, for a reader to check */
     char path[1100];
-    snprintf(path, sizeof path, "%s/model_%s.model", o->workdir, mode == SIM_MODE_DDP ? "ddp" : "flat");
+    snprintf(path, sizeof path, "%s/model_%s.model", o->workdir, sim_mode_name(mode));
     FILE *f = fopen(path, "w");
     if (f) fputs(model_text, f), fclose(f);
   }
@@ -557,7 +557,7 @@ static int measure(const validate_config *vc, const validate_opts *o, int ci, co
   argv[k++] = (char *)o->ddpcalib, argv[k++] = "train", argv[k++] = "--json";
   argv[k++] = "--hidden", argv[k++] = H, argv[k++] = "--embed", argv[k++] = E, argv[k++] = "--vocab", argv[k++] = V;
   argv[k++] = "--seq", argv[k++] = T, argv[k++] = "--batch", argv[k++] = B;
-  argv[k++] = "--mode", argv[k++] = vc->mode == SIM_MODE_DDP ? "ddp" : "flat";
+  argv[k++] = "--mode", argv[k++] = (char *)sim_mode_name(vc->mode);
   argv[k++] = "--bucket-cap-mb", argv[k++] = cap, argv[k++] = "--first-bucket-mb", argv[k++] = first;
   if (o->rebuilt) argv[k++] = "--rebuilt";
   argv[k++] = "--optimizer", argv[k++] = o->optimizer_sgd ? "sgd" : "adam";
@@ -930,7 +930,7 @@ cJSON *validate_json(const validate_opts *o, const validate_report *r) {
     validate_config_label(&w->cfg, label, sizeof label);
     cJSON_AddStringToObject(ro, "config", label);
     cJSON_AddNumberToObject(ro, "nprocs", w->cfg.nprocs);
-    cJSON_AddStringToObject(ro, "mode", w->cfg.mode == SIM_MODE_DDP ? "ddp" : "flat");
+    cJSON_AddStringToObject(ro, "mode", sim_mode_name(w->cfg.mode));
     if (w->cfg.mode == SIM_MODE_DDP) {
       cJSON_AddNumberToObject(ro, "bucket_cap_mb", w->cfg.cap_mb);
       cJSON_AddNumberToObject(ro, "first_bucket_mb", w->cfg.first_mb);
