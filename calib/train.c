@@ -341,15 +341,12 @@ int train_run(const train_cfg *c, train_result *r, err_t *e) {
          * all-reduced, divided by the world size and copied back (below). */
         if (accumulating)
           for (size_t i = 0; i < nparams; i++) grads[i] += accum[i];
-        if (nranks > 1) {
-          for (int p = 0; p < MLSTM_NPARAMS; p++)
-            memcpy(red.buf[0] + red.param_off[p], grads + info[p].offset, info[p].numel * sizeof(float));
-          iter_times[0].ready_s = iter_times[0].start_s = MPI_Wtime() - t0;
-          if (MPI_Allreduce(MPI_IN_PLACE, red.buf[0], (int)nparams, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD) != MPI_SUCCESS)
-            red.mpi_failed = 1;
-        } else {
-          iter_times[0].ready_s = iter_times[0].start_s = MPI_Wtime() - t0;
-        }
+        for (int p = 0; nranks > 1 && p < MLSTM_NPARAMS; p++)
+          memcpy(red.buf[0] + red.param_off[p], grads + info[p].offset, info[p].numel * sizeof(float));
+        iter_times[0].ready_s = iter_times[0].start_s = MPI_Wtime() - t0;
+        if (nranks > 1 &&
+            MPI_Allreduce(MPI_IN_PLACE, red.buf[0], (int)nparams, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD) != MPI_SUCCESS)
+          red.mpi_failed = 1;
         iter_times[0].end_s = MPI_Wtime() - t0;
       }
       if (red.mpi_failed) {
