@@ -221,7 +221,9 @@ static int fit_affine_rate(const double *x, const double *t, size_t n, double *l
   int rc = fit_line_rel(x, t, n, &l, e);
   if (rc) return rc;
   double c0 = l.c0, c1 = l.c1;
-  if (c0 < 0) {
+  /* Below the shortest launch cost a profile holds (1 ns) the intercept is no launch cost at all,
+   * as a negative one: refit through the origin, or the gate would refuse a valid fit. */
+  if (c0 < PROFILE_LAT_MIN_s) {
     c0 = 0;
     if ((rc = fit_origin(x, t, n, &c1, e))) return rc;
   }

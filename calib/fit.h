@@ -80,13 +80,14 @@ typedef struct {
 double fit_roofline_time(const fit_roofline *r, double flops, double bytes);
 
 /* Elementwise points: fits t = launch + bytes / bw (launch clamped at 0: refit through the origin
- * when the intercept comes out negative). n >= 2. */
+ * when the intercept comes out negative or below PROFILE_LAT_MIN_s). n >= 2. */
 int fit_roofline_ewise(const double *bytes, const double *time_s, size_t n, fit_roofline *out,
                        err_t *e);
 
 /* Gemm points, given the memory bandwidth fitted from the elementwise points of the same precision:
  * fits launch and rate on the points the current model calls compute-bound, reclassifies, and
- * repeats until the classification is stable (at most 20 rounds). n >= 2. */
+ * repeats until the classification is stable (at most 20 rounds); launch clamped at 0 as for
+ * ewise. n >= 2. */
 int fit_roofline_gemm(const double *flops, const double *bytes, const double *time_s, size_t n,
                       double mem_bw_Bps, fit_roofline *out, err_t *e);
 

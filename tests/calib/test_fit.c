@@ -97,6 +97,19 @@ int main(void) {
   truth("roofline ewise: fit succeeds", rc == 0);
   near("roofline ewise: mem_bw_Bps", ew.mem_bw_Bps, 1.13e10, 0.02);
   near("roofline ewise: launch_s", ew.launch_s, 1.7e-6, 0.15);
+  {
+    /* An intercept of 0.3 ns (below the 1 ns a profile's launch cost can be) is no launch cost:
+     * refitted through the origin, launch 0, and the gate passes the fit. */
+    double tb[M];
+    for (int i = 0; i < M; i++) tb[i] = 3e-10 + eb[i] / 1.13e10;
+    fit_roofline tiny;
+    char why[256];
+    int keep;
+    rc = fit_roofline_ewise(eb, tb, M, &tiny, &e);
+    truth("roofline ewise: a 0.3 ns intercept becomes launch 0", rc == 0 && tiny.launch_s == 0);
+    near("roofline ewise: ... the bandwidth through the origin", tiny.mem_bw_Bps, 1.13e10, 0.01);
+    truth("roofline ewise: ... and the gate passes it", fit_roofline_poor(&tiny, 0, why, sizeof why, &keep) == 0);
+  }
   double gf[M], gb[M], gt[M];
   fit_roofline want = {.launch_s = 3.1e-6, .rate_flops = 8.74e10, .mem_bw_Bps = 1.13e10};
   int dims[M][3] = {{8, 8, 8},       {16, 16, 16},    {32, 32, 32},      {64, 64, 64},
