@@ -6,10 +6,11 @@
 `export` runs one training step (forward, loss, backward) of the module on fake tensors (default:
 no memory, no compute, any size) or on its real tensors, records every op at the dispatcher, the
 parameters and the order their gradients become final, and writes the model format of
-models/README.md (version 2 where it needs its additions). It traces the step twice, at the batch
-given and at twice that, so that every dimension is written as a constant, a multiple of the batch
-B, or both (`C+N*B`): ddpsim can then run the model at any --batch. The command line is
-`python3 -m ddpsim_export --help`. docs/export.md says what is recorded and what is approximated.
+models/README.md (version 2 where it needs its additions, 4 with convolutions). It traces the step
+twice, at the batch given and at twice that, so that every dimension is written as a constant, a
+multiple of the batch B, or both (`C+N*B`): ddpsim can then run the model at any --batch. The
+command line is `python3 -m ddpsim_export --help`. docs/export.md says what is recorded and what is
+approximated.
 """
 
 import math

@@ -113,6 +113,9 @@ def main(argv=None):
     ap.add_argument("--meta", action="store_true",
                     help="build the module on the meta device (no parameter memory; implies --mode fake)")
     ap.add_argument("--amp", action="store_true", help="torch.autocast float16 (parameters and gradients stay fp32)")
+    ap.add_argument("--channels-last", action="store_true",
+                    help="the module and its 4-D floating inputs in torch.channels_last (NHWC), as a model trained "
+                         "with channels_last runs (the file's `layout nhwc`)")
     ap.add_argument("--precision", choices=("fp32", "fp16"), help="the file's default run precision")
     ap.add_argument("--optimizer", choices=("adamw", "adam", "sgd", "none"), default="adamw",
                     help="the optimizer step written (default adamw)")
@@ -166,9 +169,13 @@ def run(a):
     if not isinstance(module, torch.nn.Module):
         raise Usage("--model %s returned a %s, not an nn.Module" % (a.model, type(module).__name__))
     device = "meta" if a.meta else "cpu"
+    if a.channels_last:
+        module = module.to(memory_format=torch.channels_last)
     args, kw = [], {}
     for name, dims, dt in specs:
         t = torch.zeros([a.batch] + dims, dtype=getattr(torch, dt), device=device)
+        if a.channels_last and t.dim() == 4 and t.is_floating_point():
+            t = t.contiguous(memory_format=torch.channels_last)
         if name:
             kw[name] = t
         else:

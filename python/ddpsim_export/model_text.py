@@ -2,7 +2,8 @@
 
 Each number of each op is fitted as C + N*B from the two traces; the parameters and the ready
 points must be the same in both. Version 1 of the format is written when no op needs version 2's
-additions (`gemms=` on a GEMM, a `C+N*B` dimension)."""
+additions (`gemms=` on a GEMM, a `C+N*B` dimension), version 4 when the model has `conv` lines (and
+so a `layout` line)."""
 
 import math
 
@@ -89,13 +90,15 @@ def build(module, one, two, batch, *, amp, precision, optimizer, tokens, name, s
     for i, a in enumerate(one.lines):
         b = two.lines[i] if same else a
         fits = []
-        for x, y in zip(a.dims, b.dims):
+        for j, (x, y) in enumerate(zip(a.dims, b.dims)):
             f = _fit(x, y, batch) if same else (x, 0)
+            if f is not None and a.kind == "conv" and j > 0 and f[1]:
+                f = None  # a conv's geometry beside its images (n) is a plain number
             if f is None:
                 f = (x, 0)
                 notes.add("some op dimensions do not scale linearly with the batch: written at batch %d" % batch)
             fits.append(f)
-        if any(f[0] == 0 and f[1] == 0 for f in fits):
+        if any(f[0] == 0 and f[1] == 0 for f in (fits[:7] if a.kind == "conv" else fits)):
             notes.add("ops with an empty operand are left out")
             if a.ready:
                 raise ExportError("an empty op carries a gradient-ready point (%s)" % a.name)
@@ -125,7 +128,17 @@ def build(module, one, two, batch, *, amp, precision, optimizer, tokens, name, s
         flops[a.phase] += a.flops()
     out = []
     w = out.append
-    w("ddpsim-model %d" % (2 if v2 or any(f[1][3] != (1, 0) for f in lines_out if f[0].kind == "gemm") else 1))
+    convs = any(a.kind == "conv" for a, _ in lines_out)
+    if convs:
+        version = 4
+        votes = {k: v for k, v in one.layouts.items() if k}
+        layout = max(sorted(votes), key=votes.get) if votes else "nchw"
+        if len(votes) > 1:
+            notes.add("the convolutions' inputs are in both layouts (%s): the file says %s, the majority's"
+                      % (", ".join("%d %s" % (votes[k], k) for k in sorted(votes)), layout))
+    else:
+        version = 2 if v2 or any(f[1][3] != (1, 0) for f in lines_out if f[0].kind == "gemm") else 1
+    w("ddpsim-model %d" % version)
     w("# Exported by ddpsim_export (torch %s, %s tensors) from %s." % (torch_version, mode, source or name))
     w("#   %d parameters in %d tensors that require gradients; traced at batch %d (and %d to fit the batch scaling)."
       % (total, len(one.names), batch, 2 * batch))
@@ -150,6 +163,8 @@ def build(module, one, two, batch, *, amp, precision, optimizer, tokens, name, s
     if buffer_bytes:
         w("buffers %d" % buffer_bytes)
     w("precision %s" % run)
+    if convs:
+        w("layout %s" % layout)
     w("")
     w("# Parameters in registration order (named_parameters(), requires_grad only, tied weights once).")
     for n, t in zip(pnames, one.tensors):
@@ -173,6 +188,15 @@ def build(module, one, two, batch, *, amp, precision, optimizer, tokens, name, s
             s = "gemm  %s m=%s n=%s k=%s" % (nm, _dim(m), _dim(n), _dim(k))
             if g != (1, 0):
                 s += " gemms=%s" % _dim(g)
+        elif a.kind == "conv":
+            n, c, h, wd, k, r, sz, sh, sw, ph, pw = fits
+            s = "conv  %s pass=%s n=%s c=%d h=%d w=%d k=%d r=%d s=%d" % (nm, a.cpass, _dim(n), c[0], h[0], wd[0], k[0],
+                                                                       r[0], sz[0])
+            for key, (y, x) in (("stride", (sh[0], sw[0])), ("pad", (ph[0], pw[0]))):
+                if y != x:
+                    s += " %s_h=%d %s_w=%d" % (key, y, key, x)
+                elif y != (1 if key == "stride" else 0):
+                    s += " %s=%d" % (key, y)
         else:
             s = "ewise %s elems=%s arrays=1" % (nm, _dim(fits[0]))
         s += dt

@@ -15,7 +15,8 @@ class Trace:
     order, tied ones once), `tensors` (their tensors), `ready` (indices into names, in the order the
     gradients became final), `framework_ops` and `launches` per phase, `unused` (names that got no
     gradient), `output_elems` (elements of the output per batch), `input_bytes` (bytes of the
-    inputs per batch), `dtypes` (floating types the ops ran in, with counts)."""
+    inputs per batch), `dtypes` (floating types the ops ran in, with counts), `layouts` (forward
+    `conv` lines per input layout: "nchw", "nhwc", or None where the strides do not tell)."""
 
     def __init__(self, **kw):
         self.__dict__.update(kw)
@@ -158,7 +159,7 @@ def trace(module, args, kwargs, loss_fn, mode, amp, batch, scale):
     return Trace(lines=rec.lines, names=[n for n, _ in named], tensors=[p for _, p in named], ready=ready,
                  framework_ops=rec.framework_ops, launches=rec.launches,
                  unused=[named[i][0] for i in range(len(named)) if i not in got], output_elems=output_elems,
-                 input_bytes=input_bytes, dtypes=rec.dtypes, pending=list(rec.pending_ready))
+                 input_bytes=input_bytes, dtypes=rec.dtypes, pending=list(rec.pending_ready), layouts=rec.layouts)
 
 
 def _to_fake(fake, x):

@@ -7,8 +7,10 @@ op each gradient became final. Every op is turned into the model format's terms 
 
 - matrix products (mm, addmm, bmm, baddbmm, _scaled_mm) as GEMMs in cuBLAS's column-major view:
   torch's A[M,K] @ B[K,N] is `m=N n=M k=K`, with `batch=` the bmm batch count;
-- convolutions as implicit GEMMs (forward, and backward's input gradient and weight gradient as
-  output_mask asks for them), groups as the batch count;
+- 2-D convolutions without groups, dilation or transposition as `conv` lines (forward, and
+  backward's input gradient and weight gradient as output_mask asks for them), so that a profile's
+  convolution tables and its kernels' layout price them; other convolutions as implicit GEMMs,
+  groups as the batch count; a forward bias as the separate add cuDNN leaves to PyTorch;
 - fused attention (the _scaled_dot_product_*_attention ops) as its GEMMs: scores and context
   forward, and the five products torch.utils.flop_counter counts for backward;
 - every other op that launches a kernel as elementwise work by the bytes it reads and writes;
@@ -77,19 +79,21 @@ class Line:
     """One line of the model file: a GEMM (m, n, k, batch) or elementwise work (elems, in elements of
     the op's own floating type; bytes of integer tensors as 4-byte elements)."""
 
-    __slots__ = ("phase", "kind", "name", "aten", "dims", "dtype", "ready", "note")
+    __slots__ = ("phase", "kind", "name", "aten", "dims", "dtype", "ready", "cpass")
 
     def __init__(self, phase, kind, name, aten_name, dims, dtype):
         self.phase = phase
         self.kind = kind
         self.name = name
         self.aten = aten_name
-        self.dims = dims  # gemm: [m, n, k, batch]; ewise: [elems]
+        self.dims = dims  # gemm: [m, n, k, batch]; ewise: [elems]; conv: _conv_geometry's
         self.dtype = dtype
         self.ready = []
-        self.note = None
+        self.cpass = None  # a conv line's pass: "fwd", "dgrad" or "wgrad"
 
     def flops(self):
+        if self.kind == "conv":
+            return _conv_flops(self.cpass, self.dims)
         if self.kind != "gemm":
             return 0
         m, n, k, g = self.dims
@@ -139,6 +143,36 @@ def _conv_gemms(func_name, args, out):
     return res
 
 
+def _conv_geometry(x, w, stride, padding, dilation, transposed, groups):
+    """[n, c, h, w, k, r, s, stride_h, stride_w, pad_h, pad_w] of a convolution the model format's
+    `conv` line states (2-D, not transposed, one group, no dilation; models/README.md), else None."""
+    if transposed or groups != 1 or x.dim() != 4 or w.dim() != 4 or any(d != 1 for d in dilation):
+        return None
+    if len(stride) != 2 or len(padding) != 2 or max(padding) > 65536 or max(stride) > 65536:
+        return None
+    n, c, h, wd = (int(d) for d in x.shape)
+    return [n, c, h, wd, int(w.shape[0]), int(w.shape[2]), int(w.shape[3]), int(stride[0]), int(stride[1]),
+            int(padding[0]), int(padding[1])]
+
+
+def _conv_flops(cpass, dims):
+    """2mnk of a `conv` line's implicit GEMM, as sim/model.c's model_conv_gemm forms it."""
+    n, c, h, w, k, r, s, sh, sw, ph, pw = dims
+    pq = ((h + 2 * ph - r) // sh + 1) * ((w + 2 * pw - s) // sw + 1)
+    if cpass == "dgrad":
+        return 2 * c * n * h * w * (-(-k * r * s // (sh * sw)))
+    return 2 * k * n * pq * c * r * s
+
+
+def _layout(x):
+    """The memory format of a 4-D activation: "nhwc" (torch.channels_last), "nchw" (contiguous), or
+    None where both or neither hold (one channel, one pixel, or other strides)."""
+    last, plain = x.is_contiguous(memory_format=torch.channels_last), x.is_contiguous()
+    if last != plain:
+        return "nhwc" if last else "nchw"
+    return None
+
+
 def _sdpa_gemms(func_name, args):
     """GEMMs of fused attention, as torch.utils.flop_counter counts them: q [b,h,sq,d], k and v
     [b,hkv,sk,d(v)]; grouped-query heads are broadcast to h."""
@@ -170,6 +204,7 @@ class Recorder(TorchDispatchMode):
         self.unknown = {}      # aten ops counted as elementwise work although they may not be
         self.dtypes = {}       # floating dtypes seen on ops, name -> count
         self.pending_ready = []
+        self.layouts = {}      # forward conv lines per activation layout ("nchw", "nhwc", None)
 
     def _emit(self, kind, suffix, aten_name, dims, dtype):
         mod = self.where()
@@ -182,6 +217,7 @@ class Recorder(TorchDispatchMode):
             self.pending_ready = []
         self.lines.append(line)
         self.launches[self.phase] += 1
+        return line
 
     def ready(self, index):
         """Parameter `index`'s gradient is final now: after the last op recorded in backward."""
@@ -206,13 +242,7 @@ class Recorder(TorchDispatchMode):
             self._emit("gemm", "", name, _gemm_mm(a, b), dt)
             return out
         if name in ("convolution", "convolution_backward"):
-            first = out if isinstance(out, torch.Tensor) else None
-            x = args[1] if name == "convolution_backward" else args[0]
-            self._count_dtype(x.dtype)
-            for suffix, dims in _conv_gemms(name, args, first):
-                self._emit("gemm", suffix, name, dims, dtype_tag(x.dtype))
-            if name == "convolution_backward" and args[10][2]:
-                self._emit("ewise", "dbias", name, [_footprint(args[0]) + out[2].numel()], dtype_tag(x.dtype))
+            self._convolution(name, args, out)
             return out
         if name in _SDPA_FWD or name in _SDPA_BWD:
             q = args[1] if name in _SDPA_BWD else args[0]
@@ -237,6 +267,34 @@ class Recorder(TorchDispatchMode):
             return out
         self._emit("ewise", "", name, [elems], dtype_tag(dt) if dt is not None else None)
         return out
+
+    def _convolution(self, name, args, out):
+        fwd = name == "convolution"
+        x = args[0] if fwd else args[1]
+        dt = dtype_tag(x.dtype)
+        self._count_dtype(x.dtype)
+        # convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups);
+        # convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
+        #                      output_padding, groups, output_mask)
+        geo = _conv_geometry(*((x, args[1], args[3], args[4], args[5], args[6], args[8]) if fwd else
+                               (x, args[2], args[4], args[5], args[6], args[7], args[9])))
+        if geo is not None:
+            passes = ["fwd"] if fwd else [p for p, on in zip(("dgrad", "wgrad"), args[10][:2]) if on]
+            for p in passes:
+                self._emit("conv", "" if fwd else p, name, geo, dt).cpass = p
+            if fwd:
+                lay = _layout(x)
+                self.layouts[lay] = self.layouts.get(lay, 0) + 1
+        else:
+            for suffix, dims in _conv_gemms(name, args, out if fwd else None):
+                self._emit("gemm", suffix, name, dims, dt)
+        if fwd and args[2] is not None:
+            # cuDNN leaves the bias to PyTorch, which adds it to the output in place (aten/src/ATen/native/
+            # cudnn/ConvShared.cpp, NOTE [ Convolution design ]; Convolution.cpp, _convolution): read and
+            # write the output, read the bias.
+            self._emit("ewise", "bias", name, [2 * _footprint(out) + args[2].numel()], dt)
+        if not fwd and args[10][2]:
+            self._emit("ewise", "dbias", name, [_footprint(args[0]) + out[2].numel()], dt)
 
     def _count_dtype(self, dt):
         self.dtypes[str(dt)] = self.dtypes.get(str(dt), 0) + 1

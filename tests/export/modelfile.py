@@ -41,7 +41,9 @@ def _conv_gemm(kv):
 class ModelFile:
     def __init__(self, path):
         self.params, self.ready = [], []
-        self.ops = []  # (phase, kind, name, {key: value})
+        self.ops = []  # (phase, kind, name, {key: value}); a conv line as its implicit GEMM
+        self.convs = []  # (phase, pass, geometry): every conv line as written, without its name
+        self.layout = None
         phase = None
         with open(path) as f:
             for raw in f:
@@ -54,10 +56,14 @@ class ModelFile:
                     self.params.append((toks[1], toks[2]))
                 elif toks[0] == "batch" and phase is None:
                     self.batch = int(toks[1])
+                elif toks[0] == "layout" and phase is None:
+                    self.layout = toks[1]
                 elif phase and toks[0] in ("gemm", "ewise", "conv"):
                     kv = dict(t.split("=", 1) for t in toks[2:])
                     kind = toks[0]
                     if kind == "conv":
+                        geo = " ".join(t for t in toks[2:] if not t.startswith(("ready=", "pass=")))
+                        self.convs.append((phase, kv["pass"], geo))
                         kind, kv = "gemm", _conv_gemm(kv)
                     self.ops.append((phase, kind, toks[1], kv))
                     if "ready" in kv:

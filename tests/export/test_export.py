@@ -3,14 +3,17 @@ counter and ddpsim itself.
 
   python3 test_export.py CASE DDPSIM MODELS_DIR
 
-CASE: resnet18, resnet50, bert-base (exported vs bundled file and FlopCounterMode), gpt (GPT-2 small
-on fake tensors of a meta-device module, then ddpsim predict and recommend), params (frozen, tied,
-unused parameters, activation checkpointing, autocast), errors (the command line's failures).
+CASE: resnet18, resnet50, bert-base (exported vs bundled file and FlopCounterMode; the ResNets' conv
+lines and predictions vs the generator's, in NCHW and channels_last), gpt (GPT-2 small on fake
+tensors of a meta-device module, then ddpsim predict and recommend), params (frozen, tied, unused
+parameters, activation checkpointing, convolutions that stay GEMMs, autocast), errors (the command
+line's failures).
 Exit 0: every check passed; 1: a check failed; 77: torch (or the case's torchvision or
 transformers) is not installed, so the case was skipped.
 """
 
 import importlib
+import json
 import os
 import subprocess
 import sys
@@ -102,6 +105,7 @@ def compare_bundled(ddpsim, models, name, build, inputs, loss_fn, batch, bundled
               % (name, ph, batch, mine, counted))
     check(s.numel == sum(p.numel() for p in build().parameters()), "%s: summary counts %d parameters" % (name, s.numel))
     ddpsim_loads(ddpsim, path, name)
+    return path
 
 
 def case_resnet(ddpsim, models, depth):
@@ -116,8 +120,57 @@ def case_resnet(ddpsim, models, depth):
         return torch.nn.functional.cross_entropy(out, torch.zeros(out.shape[0], dtype=torch.long, device=out.device))
 
     batch = 4
-    compare_bundled(ddpsim, models, "resnet%d" % depth, build, ((torch.randn(batch, 3, 224, 224),), {}), loss,
-                    batch, 64)
+    name = "resnet%d" % depth
+    x = torch.randn(batch, 3, 224, 224)
+    path = compare_bundled(ddpsim, models, name, build, ((x,), {}), loss, batch, 64)
+    bundled = os.path.join(models, name + ".model")
+    compare_convs(ddpsim, name, path, bundled, "nchw")
+    # channels_last: the same convolutions, and the file says so.
+    from ddpsim_export import export
+
+    last = os.path.join(tempfile.mkdtemp(), name + "-nhwc.model")
+    export(build().to(memory_format=torch.channels_last), (x.contiguous(memory_format=torch.channels_last),), last,
+           loss_fn=loss, name=name)
+    gen = os.path.join(os.path.dirname(last), name + "-gen-nhwc.model")
+    g = subprocess.run([ddpsim, "genmodel", "resnet", "--depth", str(depth), "--channels-last", "--batch", "64",
+                        "-o", gen], capture_output=True, text=True)
+    check(g.returncode == 0, "ddpsim genmodel resnet --channels-last writes %s%s" % (name, g.stderr.strip()[:200]))
+    compare_convs(ddpsim, name + " in channels_last", last, gen, "nhwc")
+    if depth == 18:  # the command line's --channels-last does the same
+        cli = os.path.join(os.path.dirname(last), "cli.model")
+        r = run([sys.executable, "-m", "ddpsim_export", "--model", "torchvision.models.resnet18", "--input",
+                 "3x32x32", "--batch", "2", "--channels-last", "-o", cli])
+        check(r.returncode == 0 and "\nlayout nhwc\n" in open(cli).read(),
+              "--channels-last on the command line writes layout nhwc%s" % ("" if r.returncode == 0 else
+                                                                           ": " + r.stderr.strip()[-300:]))
+
+
+def compare_convs(ddpsim, what, path, bundled, layout):
+    """The exported convolutions are `conv` lines of the generator's geometries (`bundled`: its file in
+    the same layout), in `layout`, and ddpsim prices the exported file as the generated one where a
+    profile has convolution tables."""
+    from modelfile import ModelFile
+
+    x, y = ModelFile(path), ModelFile(bundled)
+    check(x.layout == layout, "%s: the file says layout %s (got %s)" % (what, layout, x.layout))
+    missing = sorted(set(y.convs) - set(x.convs))[:2]
+    extra = sorted(set(x.convs) - set(y.convs))[:2]
+    check(sorted(x.convs) == sorted(y.convs), "%s: %d conv lines, %d in the generated file, with the same passes and "
+          "geometries%s" % (what, len(x.convs), len(y.convs), "" if not (missing or extra) else
+                            " (missing %s, extra %s)" % (missing, extra)))
+    # Both in the same layout, so that only how the ops are written differs. The V100 and P100
+    # profiles price these convolutions from DeepBench's tables; the remaining difference is the
+    # elementwise ops (the exporter's one native_batch_norm where the generator counts cuDNN's passes).
+    for profile in ("v100-dgx1v", "p100-dgx1"):
+        for prec in ("fp32", "fp16"):
+            it = []
+            for f in (path, bundled):
+                r = subprocess.run([ddpsim, "predict", "--model", f, "--profile", profile, "--gpus-per-node", "1",
+                                    "--batch", "64", "--precision", prec, "--json"], capture_output=True, text=True)
+                it.append(json.loads(r.stdout)["iteration_s"] if r.returncode == 0 else None)
+            ok = None not in it and close(it[0], it[1], 0.06)
+            check(ok, "%s on %s %s: the exported file's iteration %s s, the generated file's %s s (within 6%%)"
+                  % (what, profile, prec, *("%.4g" % t if t is not None else "(failed)" for t in it)))
 
 
 def case_bert(ddpsim, models):
@@ -274,6 +327,39 @@ def case_params(ddpsim, models):
     check(x.flops("forward", B) == 3 * one and x.flops("backward", B) == 6 * one,
           "checkpointing: forward %d, backward %d GEMM FLOPs (expect %d and %d: b.0 recomputed in backward)"
           % (x.flops("forward", B), x.flops("backward", B), 3 * one, 6 * one))
+
+    # Convolutions the conv line cannot state (groups, dilation, transposed) stay implicit GEMMs; a
+    # forward bias is its own add (cuDNN leaves it to PyTorch); the first layer has no data gradient.
+    convs = nn.Sequential(nn.Conv2d(3, 8, 3, stride=(2, 1), padding=(1, 0)), nn.Conv2d(8, 8, 3, groups=4),
+                          nn.Conv2d(8, 8, 3, dilation=2, bias=False), nn.ConvTranspose2d(8, 4, 2, stride=2))
+    path = os.path.join(tmp, "convs.model")
+    s = export(convs, (torch.randn(B, 3, 17, 19),), path)
+    x = ModelFile(path)
+    text = open(path).read()
+    want = [("forward", "fwd", "n=B c=3 h=17 w=19 k=8 r=3 s=3 stride_h=2 stride_w=1 pad_h=1 pad_w=0"),
+            ("backward", "wgrad", "n=B c=3 h=17 w=19 k=8 r=3 s=3 stride_h=2 stride_w=1 pad_h=1 pad_w=0")]
+    check(x.convs == want, "convolutions: only the plain 2-D one is a conv line, forward and weight gradient, "
+          "with its strides and padding per axis (%s)" % x.convs)
+    gemms = [ln.split()[1] for ln in text.splitlines() if ln.startswith("gemm")]
+    check(gemms == ["1.convolution", "2.convolution", "3.convolution", "3.convolution_backward.dgrad",
+                    "3.convolution_backward.wgrad", "2.convolution_backward.dgrad", "2.convolution_backward.wgrad",
+                    "1.convolution_backward.dgrad", "1.convolution_backward.wgrad"],
+          "convolutions: grouped, dilated and transposed ones are implicit GEMMs (%s)" % gemms)
+    biases = [ln.split()[1] for ln in text.splitlines() if ".convolution.bias " in ln]
+    check(biases == ["0.convolution.bias", "1.convolution.bias", "3.convolution.bias"],
+          "convolutions: a bias add after each forward convolution that has a bias (%s)" % biases)
+    check(text.startswith("ddpsim-model 4\n") and "\nlayout nchw\n" in text, "convolutions: version 4, layout nchw")
+    fwd_c, _ = flop_counter(lambda: convs, ((torch.randn(B, 3, 17, 19),), {}), lambda out: out.sum())
+    check(close(x.flops("forward", B), fwd_c, 0.02), "convolutions: forward %.5g FLOPs, FlopCounterMode %.5g "
+          "(within 2%%)" % (x.flops("forward", B), fwd_c))
+    # Backward: each layer's data and weight gradients cost its forward, but the first layer's input needs
+    # no gradient. (FlopCounterMode counts a grouped convolution's weight gradient `groups` times:
+    # torch/utils/flop_counter.py, conv_backward_flop, forms it without the groups.)
+    first = 2 * B * 8 * 3 * 3 * 3 * 9 * 17  # 8 filters of 3x3x3 at 9x17 output pixels
+    check(x.flops("backward", B) == 2 * x.flops("forward", B) - first,
+          "convolutions: backward %d FLOPs, twice forward less the first layer's data gradient (%d)"
+          % (x.flops("backward", B), 2 * x.flops("forward", B) - first))
+    ddpsim_loads(ddpsim, path, "convolutions")
 
     # Autocast: parameters stay fp32; GEMMs follow the fp16 run precision.
     path = os.path.join(tmp, "amp.model")
