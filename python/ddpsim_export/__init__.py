@@ -49,7 +49,7 @@ def export(module, example_inputs, path, *, example_kwargs=None, batch=None, los
     every floating tensor in the output). mode: "fake" (FakeTensorMode: shapes only) or "real" (runs
     on the tensors' own device). amp: run under torch.autocast at float16 (parameters and gradients
     stay fp32). precision: the file's default run precision, "fp32" or "fp16" (default: fp16 with amp,
-    else the parameters' type). optimizer: "adamw", "adam", "sgd" (with momentum) or "none".
+    else the parameters' type). optimizer: "adamw", "adam", "rmsprop" or "sgd" (both with momentum), or "none".
     tokens: (count, unit) per sample (default: (S, "tokens") for an integer [B, S] first input, else
     (1, "samples")). name: the model's name (default: the module's class name). source: a line saying
     where the module came from, written into the file's header. log: a file for progress and notes
@@ -92,6 +92,9 @@ def export(module, example_inputs, path, *, example_kwargs=None, batch=None, los
         with os.fdopen(tmp[0], "w") as f:
             tmp = (None, tmp[1])
             f.write(summary.text)
+        umask = os.umask(0)  # mkstemp made it 0600; a written file takes the usual mode
+        os.umask(umask)
+        os.chmod(tmp[1], 0o666 & ~umask)
         os.replace(tmp[1], path)
     except BaseException:
         if tmp[0] is not None:

@@ -117,7 +117,7 @@ def main(argv=None):
                     help="the module and its 4-D floating inputs in torch.channels_last (NHWC), as a model trained "
                          "with channels_last runs (the file's `layout nhwc`)")
     ap.add_argument("--precision", choices=("fp32", "fp16"), help="the file's default run precision")
-    ap.add_argument("--optimizer", choices=("adamw", "adam", "sgd", "none"), default="adamw",
+    ap.add_argument("--optimizer", choices=("adamw", "adam", "rmsprop", "sgd", "none"), default="adamw",
                     help="the optimizer step written (default adamw)")
     ap.add_argument("--loss", choices=("auto", "sum", "cross-entropy"), default="auto",
                     help="auto: output.loss if the model returns one, else the sum of its outputs; cross-entropy: "

@@ -11,8 +11,10 @@ from . import ExportError, Summary
 from .trace import dtype_tag
 
 # name -> (arrays moved per parameter element, kernels per parameter tensor) of an fp32 optimizer
-# step: read param, grad (and momentum, or m and v); write param (and the state).
-OPTIMIZERS = {"adamw": (7, 7), "adam": (7, 7), "sgd": (5, 3), "none": None}
+# step: read param, grad (and momentum, or m and v, or the square average and momentum); write param
+# (and the state). RMSprop with momentum, as torch.optim.RMSprop's for-loop runs it: square_avg
+# mul_ and addcmul_, sqrt, add_ eps, buf mul_ and addcdiv_, param add_.
+OPTIMIZERS = {"adamw": (7, 7), "adam": (7, 7), "rmsprop": (7, 7), "sgd": (5, 3), "none": None}
 NAME_MAX = 63  # sim/model.h MODEL_NAME_MAX - 1
 
 

@@ -87,7 +87,9 @@ def trace(module, args, kwargs, loss_fn, mode, amp, batch, scale):
     root = type(module).__name__ + "."
 
     def where():
-        deepest = max(tracker.parents, key=lambda s: (s.count("."), len(s)))
+        # the name last among equals: tracker.parents is a set, whose order follows string hashing
+        # (PYTHONHASHSEED), and the file must not
+        deepest = max(tracker.parents, key=lambda s: (s.count("."), len(s), s))
         if deepest == "Global" or deepest == type(module).__name__:
             return ""
         return deepest[len(root):] if deepest.startswith(root) else deepest

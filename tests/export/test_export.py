@@ -7,7 +7,7 @@ CASE: resnet18, resnet50, bert-base (exported vs bundled file and FlopCounterMod
 lines and predictions vs the generator's, in NCHW and channels_last), gpt (GPT-2 small on fake
 tensors of a meta-device module, then ddpsim predict and recommend), params (frozen, tied, unused
 parameters, activation checkpointing, convolutions that stay GEMMs, autocast), errors (the command
-line's failures).
+line's failures), bundled (scripts/export_models.sh writes the bundled exported models as they are).
 Exit 0: every check passed; 1: a check failed; 77: torch (or the case's torchvision or
 transformers) is not installed, so the case was skipped.
 """
@@ -239,6 +239,26 @@ def case_gpt(ddpsim, models):
           "ddpsim recommend runs on the exported GPT-2%s" % ("" if q.returncode == 0 else ": " + q.stderr.strip()[:300]))
 
 
+def case_bundled(ddpsim, models):
+    """The bundled exported models are scripts/export_models.sh's output with the pinned torch."""
+    need("torch", "torchvision")
+    tmp = tempfile.mkdtemp()
+    script = os.path.join(HERE, "..", "..", "scripts", "export_models.sh")
+    r = subprocess.run(["bash", script, tmp], capture_output=True, text=True)
+    check(r.returncode == 0, "scripts/export_models.sh runs%s" % ("" if r.returncode == 0 else ": " + r.stderr[-400:]))
+    for name in sorted(f for f in os.listdir(tmp) if f.endswith(".model")):
+        mine, theirs = open(os.path.join(tmp, name)).read().splitlines(), []
+        bundled = os.path.join(models, name)
+        if os.path.exists(bundled):
+            theirs = open(bundled).read().splitlines()
+        diff = next((i for i, (a, b) in enumerate(zip(mine, theirs)) if a != b), min(len(mine), len(theirs)))
+        same = mine == theirs
+        check(same, "models/%s is the script's output%s" % (name, "" if same else " (line %d: %r, bundled %r)" % (
+            diff + 1, mine[diff] if diff < len(mine) else None, theirs[diff] if diff < len(theirs) else None)))
+        ddpsim_loads(ddpsim, bundled, "models/" + name)
+    check(len([f for f in os.listdir(tmp) if f.endswith(".model")]) == 2, "the script writes the two EfficientNet files")
+
+
 def case_params(ddpsim, models):
     need("torch")
     import torch
@@ -426,7 +446,8 @@ def main():
     case, ddpsim, models = sys.argv[1:]
     cases = {"resnet18": lambda: case_resnet(ddpsim, models, 18), "resnet50": lambda: case_resnet(ddpsim, models, 50),
              "bert-base": lambda: case_bert(ddpsim, models), "gpt": lambda: case_gpt(ddpsim, models),
-             "params": lambda: case_params(ddpsim, models), "errors": lambda: case_errors(ddpsim, models)}
+             "params": lambda: case_params(ddpsim, models), "errors": lambda: case_errors(ddpsim, models),
+             "bundled": lambda: case_bundled(ddpsim, models)}
     if case not in cases:
         print("unknown case %r" % case, file=sys.stderr)
         return 2
