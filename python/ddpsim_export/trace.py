@@ -76,8 +76,9 @@ def dtype_tag(dt):
 
 
 class Line:
-    """One line of the model file: a GEMM (m, n, k, batch) or elementwise work (elems, in elements of
-    the op's own floating type; bytes of integer tensors as 4-byte elements)."""
+    """One line of the model file: a GEMM (m, n, k, batch), a convolution pass (`cpass`, its geometry)
+    or elementwise work (elems, in elements of the op's own floating type; bytes of integer tensors
+    as 4-byte elements)."""
 
     __slots__ = ("phase", "kind", "name", "aten", "dims", "dtype", "ready", "cpass")
 
