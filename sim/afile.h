@@ -8,6 +8,14 @@
  * Permissions: a new file gets 0666 less the process's umask, as a plain open() would; an existing
  * file keeps its mode. A target that is a symbolic link is written through: the file it points to
  * is replaced and the link stays (a link to nothing is refused). A directory is refused.
+ *
+ * A target that exists and is not a regular file (a device node such as /dev/null, a FIFO, a
+ * socket; or a link to one) is never replaced: it is opened and written in place, as the shell's
+ * `cat > FILE` would (a FIFO waits for its reader), with no temporary file and no fsync.
+ *
+ * Signals: while the temporary file exists, SIGINT, SIGTERM and SIGHUP (where the process leaves
+ * them at their default action) remove it first, then end the process with that same signal; the
+ * previous dispositions are restored before afile_write returns. Not for several threads at once.
  * Messages start with the path. */
 #ifndef DDPSIM_AFILE_H
 #define DDPSIM_AFILE_H
@@ -20,7 +28,8 @@
 int afile_write(const char *path, const void *data, size_t len, err_t *e);
 
 /* Checks, before any long work, that afile_write could write path: the target is not a directory
- * nor a dangling link, and a file can be created (and is removed again) in its directory.
+ * nor a dangling link, and a file can be created (and is removed again) in its directory (or, for a
+ * target that is not a regular file, that it may be written).
  * ERR_IO with `path: what is wrong`. */
 int afile_check(const char *path, err_t *e);
 

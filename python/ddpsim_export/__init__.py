@@ -82,27 +82,43 @@ def export(module, example_inputs, path, *, example_kwargs=None, batch=None, los
     if batch < 1:
         raise ExportError("batch must be positive, got %d" % batch)
     # Fail on an unwritable path before the (possibly long) trace, and leave nothing if it fails.
-    tmp = _open_temp(path)
+    # A target that exists and is not a regular file (a device node, a FIFO) is written in place, as
+    # `cat > FILE` would: renaming over it would destroy it. A symbolic link is written through.
+    target = os.path.realpath(path)
+    in_place = os.path.exists(target) and not os.path.isfile(target) and not os.path.isdir(target)
+    if in_place and not os.access(target, os.W_OK):
+        raise ExportError("%s: cannot write: permission denied" % path)
+    tmp = (None, None) if in_place else _open_temp(path, target)
     try:
         one = step.trace(module, args, kwargs, loss_fn, mode, amp, batch, scale=1)
         two = step.trace(module, args, kwargs, loss_fn, mode, amp, batch, scale=2)
         summary = model_text.build(module, one, two, batch, amp=amp, precision=precision, optimizer=optimizer,
                                    tokens=tokens or _default_tokens(first, batch), name=name or type(module).__name__,
                                    source=source, torch_version=torch.__version__, mode=mode)
-        with os.fdopen(tmp[0], "w") as f:
-            tmp = (None, tmp[1])
-            f.write(summary.text)
-        umask = os.umask(0)  # mkstemp made it 0600; a written file takes the usual mode
-        os.umask(umask)
-        os.chmod(tmp[1], 0o666 & ~umask)
-        os.replace(tmp[1], path)
+        try:
+            if in_place:
+                with open(target, "w") as f:
+                    f.write(summary.text)
+            else:
+                with os.fdopen(tmp[0], "w") as f:
+                    tmp = (None, tmp[1])
+                    f.write(summary.text)
+                    f.flush()
+                    os.fsync(f.fileno())
+                umask = os.umask(0)  # mkstemp made it 0600; a written file takes the usual mode
+                os.umask(umask)
+                os.chmod(tmp[1], 0o666 & ~umask)
+                os.replace(tmp[1], target)
+        except OSError as exc:
+            raise ExportError("%s: cannot write: %s" % (path, exc.strerror or exc)) from None
     except BaseException:
         if tmp[0] is not None:
             os.close(tmp[0])
-        try:
-            os.unlink(tmp[1])
-        except OSError:
-            pass
+        if tmp[1] is not None:
+            try:
+                os.unlink(tmp[1])
+            except OSError:
+                pass
         raise
     summary.path = path
     if log:
@@ -111,8 +127,8 @@ def export(module, example_inputs, path, *, example_kwargs=None, batch=None, los
     return summary
 
 
-def _open_temp(path):
-    d = os.path.dirname(os.path.abspath(path))
+def _open_temp(path, target):
+    d = os.path.dirname(target)
     if os.path.isdir(path):
         raise ExportError("%s: is a directory" % path)
     try:

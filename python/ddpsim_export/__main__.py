@@ -8,6 +8,7 @@ import importlib
 import importlib.util
 import json
 import os
+import signal
 import sys
 
 from . import ExportError, export
@@ -35,6 +36,56 @@ DTYPES = {"float32": "float32", "fp32": "float32", "float16": "float16", "fp16":
 
 class Usage(Exception):
     pass
+
+
+class Signalled(BaseException):
+    """SIGINT, SIGTERM or SIGHUP arrived."""
+
+    def __init__(self, sig):
+        super().__init__(sig)
+        self.sig = sig
+
+
+_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def _on_signal(sig, frame):
+    raise Signalled(sig)
+
+
+def write_stdout(text):
+    """Writes text to standard output and flushes it: 0, or 1 after saying why it could not."""
+    try:
+        sys.stdout.write(text)
+    except OSError as exc:
+        return _write_error(exc)
+    return close_stdout()
+
+
+def close_stdout():
+    """Standard output that could not all be written (a full disk) is a failure: 1, as coreutils."""
+    try:
+        sys.stdout.flush()
+    except OSError as exc:
+        return _write_error(exc)
+    return 0
+
+
+def _write_error(exc):
+    print("python3 -m ddpsim_export: write error: %s" % (exc.strerror or exc), file=sys.stderr)
+    # What is still buffered goes to /dev/null, so that the interpreter's own flush at exit does not
+    # fail again (it would print a traceback and exit 120).
+    fd = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(fd, sys.stdout.fileno())
+    os.close(fd)
+    return 1
+
+
+_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def _on_signal(sig, frame):
+    raise Signalled(sig)
 
 
 def parse_input(spec):
@@ -126,8 +177,15 @@ def main(argv=None):
     ap.add_argument("--name", help="the model's name in the file (default: --model's last part)")
     ap.add_argument("-o", "--output", required=True, help="the model file to write (atomically)")
     a = ap.parse_args(argv)
+    for sig in _SIGNALS:  # a signal unwinds export(), which removes its temporary file
+        if signal.getsignal(sig) in (signal.SIG_DFL, signal.default_int_handler):
+            signal.signal(sig, _on_signal)
     try:
         return run(a)
+    except Signalled as exc:  # die of the signal, as the process would have
+        signal.signal(exc.sig, signal.SIG_DFL)
+        os.kill(os.getpid(), exc.sig)
+        return 128 + exc.sig
     except Usage as exc:
         print("python3 -m ddpsim_export: %s" % exc, file=sys.stderr)
         return 2
@@ -164,6 +222,8 @@ def run(a):
             module = resolve(a.model, kwargs)
     except Usage:
         raise
+    except SystemExit as exc:
+        raise ExportError("building %s called sys.exit(%s): nothing was written" % (a.model, exc.code)) from None
     except Exception as exc:
         raise ExportError("building %s failed: %s: %s" % (a.model, type(exc).__name__, exc)) from None
     if not isinstance(module, torch.nn.Module):
@@ -192,15 +252,19 @@ def run(a):
             target = torch.zeros(logits.shape[0], dtype=torch.long, device=logits.device)
             return torch.nn.functional.cross_entropy(logits, target)
     name = a.name or a.model.rstrip(":").split(":")[-1].split(".")[-1].split("/")[-1] or "model"
-    s = export(module, tuple(args), a.output, example_kwargs=kw, batch=a.batch, loss_fn=loss_fn,
-               mode="fake" if a.meta else a.mode, amp=a.amp, precision=a.precision, optimizer=a.optimizer,
-               tokens=tokens, name=name, source=a.model, log=sys.stderr)
-    print("%s: %s, %d parameters in %d tensors; per sample %.4g GFLOP forward, %.4g backward; %d+%d kernel "
-          "launches at batch %d" % (a.output, name, s.numel, len(s.params), s.flops["forward"] / a.batch / 1e9,
-                                    s.flops["backward"] / a.batch / 1e9, s.launches["forward"],
-                                    s.launches["backward"], a.batch))
-    return 0
+    try:
+        s = export(module, tuple(args), a.output, example_kwargs=kw, batch=a.batch, loss_fn=loss_fn,
+                   mode="fake" if a.meta else a.mode, amp=a.amp, precision=a.precision, optimizer=a.optimizer,
+                   tokens=tokens, name=name, source=a.model, log=sys.stderr)
+    except SystemExit as exc:
+        raise ExportError("the module's step called sys.exit(%s): nothing was written" % exc.code) from None
+    return write_stdout("%s: %s, %d parameters in %d tensors; per sample %.4g GFLOP forward, %.4g backward; %d+%d "
+                        "kernel launches at batch %d\n" % (a.output, name, s.numel, len(s.params),
+                                                            s.flops["forward"] / a.batch / 1e9,
+                                                            s.flops["backward"] / a.batch / 1e9, s.launches["forward"],
+                                                            s.launches["backward"], a.batch))
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    status = main()
+    sys.exit(close_stdout() or status)

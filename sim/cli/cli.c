@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -308,9 +309,23 @@ static void program_help(const cli_program *p, FILE *f) {
   if (p->outro) fprintf(f, "\n%s", p->outro);
 }
 
+/* Output that did not all reach standard output is a failure, as coreutils hold it: the buffer is
+ * flushed and closed here, and an error (now or in an earlier write) prints "PROG: write error:
+ * WHY" and makes the exit 1. A stdout closed before the run (EBADF) with nothing to write is not an
+ * error. */
+static int close_stdout(const cli_program *p, int code) {
+  int earlier = ferror(stdout), pending = __fpending(stdout) > 0;
+  errno = 0;
+  int failed = fclose(stdout) != 0, why = errno;
+  if (!earlier && !(failed && (pending || why != EBADF))) return code;
+  if (!(p->quiet && p->quiet()) || code == 0)
+    fprintf(stderr, "%s: write error%s%s\n", p->prog, failed && why ? ": " : "", failed && why ? strerror(why) : "");
+  return code ? code : cli_exit_code(ERR_IO);
+}
+
 static int program_exit(const cli_program *p, const cli_ctx *x, int status) {
-  if (status == CLI_USAGE && p->quiet && p->quiet()) return cli_exit_code(status);
-  return cli_exit(x, status);
+  int code = status == CLI_USAGE && p->quiet && p->quiet() ? cli_exit_code(status) : cli_exit(x, status);
+  return close_stdout(p, code);
 }
 
 int cli_main(const cli_program *p, int argc, char **argv) {
@@ -323,7 +338,7 @@ int cli_main(const cli_program *p, int argc, char **argv) {
   const char *name = argv[1];
   if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
     program_help(p, stdout);
-    return cli_exit_code(CLI_HELP);
+    return close_stdout(p, cli_exit_code(CLI_HELP));
   }
   for (int i = 0; i < p->ncommands; i++)
     if (strcmp(name, p->commands[i].name) == 0) {

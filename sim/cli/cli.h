@@ -142,7 +142,9 @@ typedef struct {
 
 /* Runs the command argv[1] names and returns the exit code (cli_exit): the program's help for
  * --help, -h or help (exit 0), or with no command (exit 2), and a misuse naming the commands for
- * an unknown one. */
+ * an unknown one. Standard output is then flushed and closed: if any of it could not be written
+ * (a full disk, /dev/full) "PROG: write error: WHY" goes to stderr and the exit is 1 (or the
+ * command's own failure code). */
 int cli_main(const cli_program *p, int argc, char **argv);
 
 #endif
