@@ -64,16 +64,20 @@ static int cached(cli_ctx *x, inputs_cache *c, int kind, const char *name, void 
   for (int i = 0; i < c->n; i++)
     if (c->e[i].kind == kind && strcmp(c->e[i].name, name) == 0) return *out = c->e[i].p, CLI_OK;
   if (c->n == (int)(sizeof c->e / sizeof *c->e)) return cli_usage(x, "too many different models, topologies and profiles");
-  int rc = kind == 0 ? simopts_load_model(x, name, (model_t **)out)
-         : kind == 1 ? simopts_load_topo(x, name, (topo_t **)out)
-                     : simopts_load_profile(x, name, (profile_t **)out);
+  /* Loaded into p, never into *out: on failure *out still holds an earlier combination's input,
+   * which the cache owns (destroying it there was a double free). */
+  void *p = NULL;
+  int rc = kind == 0 ? simopts_load_model(x, name, (model_t **)&p)
+         : kind == 1 ? simopts_load_topo(x, name, (topo_t **)&p)
+                     : simopts_load_profile(x, name, (profile_t **)&p);
   char *keep = rc ? NULL : strdup(name);
   if (!rc && !keep) rc = cli_fail(x, ERR_NOMEM, "out of memory");
   if (rc) {
-    if (!keep && *out) kind == 0 ? model_destroy(*out) : kind == 1 ? topo_destroy(*out) : profile_destroy(*out);
+    if (p) kind == 0 ? model_destroy(p) : kind == 1 ? topo_destroy(p) : profile_destroy(p);
     return rc;
   }
-  c->e[c->n].kind = kind, c->e[c->n].name = keep, c->e[c->n++].p = *out;
+  c->e[c->n].kind = kind, c->e[c->n].name = keep, c->e[c->n++].p = p;
+  *out = p;
   return CLI_OK;
 }
 
