@@ -51,7 +51,8 @@ int modelgen_mlstm_text(const modelgen_mlstm *p, char **text, err_t *e) {
     return err_set(e, ERR_USAGE, "mLSTM sizes must be positive (hidden %ld, embed %ld, vocab %ld, seq %ld, batch %ld)",
                    H, E, V, T, p->batch);
   if (H > 1L << 20 || E > 1L << 20 || V > 1L << 24 || T > 1L << 20)
-    return err_set(e, ERR_USAGE, "mLSTM sizes are unreasonably large");
+    return err_set(e, ERR_USAGE, "mLSTM sizes must be at most hidden and embed 1048576, vocab 16777216 and seq 1048576 (got %ld, %ld, %ld, %ld)",
+                   H, E, V, T);
   strbuf s = {0};
   char name[64];
   if (p->name) snprintf(name, sizeof name, "%s", p->name);

@@ -207,7 +207,7 @@ int modelzoo_resnet_text(const modelzoo_resnet *p, char **text, err_t *e) {
     return err_set(e, ERR_USAGE, "ResNet sizes must be positive (image %ld, classes %ld, batch %ld)", p->image,
                    p->classes, p->batch);
   if (p->image > 16384 || p->classes > 1L << 24)
-    return err_set(e, ERR_USAGE, "ResNet sizes are unreasonably large (image %ld, classes %ld)", p->image, p->classes);
+    return err_set(e, ERR_USAGE, "ResNet sizes must be at most image 16384 pixels and classes 16777216 (got %ld, %ld)", p->image, p->classes);
   if (p->precision != MODEL_FP32 && p->precision != MODEL_FP16)
     return err_set(e, ERR_USAGE, "ResNet precision must be fp32 or fp16");
 
@@ -451,7 +451,9 @@ int modelzoo_bert_text(const modelzoo_bert *p, char **text, err_t *e) {
                    "max_position %ld, type_vocab %ld, seq %ld, batch %ld)",
                    H, L, A, I, V, Pm, T, S, p->batch);
   if (H > 1L << 16 || L > 1024 || I > 1L << 20 || V > 1L << 24 || Pm > 1L << 20 || T > 1L << 20)
-    return err_set(e, ERR_USAGE, "BERT sizes are unreasonably large");
+    return err_set(e, ERR_USAGE,
+                   "BERT sizes must be at most hidden 65536, layers 1024, intermediate 1048576, vocab 16777216, "
+                   "positions and type vocab 1048576 (got %ld, %ld, %ld, %ld, %ld, %ld)", H, L, I, V, Pm, T);
   if (H % A != 0) return err_set(e, ERR_USAGE, "BERT hidden size %ld is not a multiple of the %ld heads", H, A);
   if (S > Pm)
     return err_set(e, ERR_USAGE, "BERT sequence %ld is longer than its %ld position embeddings", S, Pm);
@@ -683,16 +685,18 @@ int modelzoo_gpt_text(const modelzoo_gpt *p, char **text, err_t *e) {
   *text = NULL;
   long H = p->hidden, L = p->layers, A = p->heads, F = p->ffn, V = p->vocab, Pm = p->max_position, S = p->seq;
   if (H < 1 || L < 1 || A < 1 || F < 1 || V < 1 || Pm < 1 || S < 1 || p->batch < 1)
-    return err_set(e, ERR_INPUT,
+    return err_set(e, ERR_USAGE,
                    "GPT sizes must be positive (hidden %ld, layers %ld, heads %ld, ffn %ld, vocab %ld, "
                    "max_position %ld, seq %ld, batch %ld)",
                    H, L, A, F, V, Pm, S, p->batch);
   if (H > 1L << 16 || L > 1024 || F > 1L << 20 || V > 1L << 24 || Pm > 1L << 20)
-    return err_set(e, ERR_INPUT, "GPT sizes are unreasonably large");
-  if (H % A != 0) return err_set(e, ERR_INPUT, "GPT hidden size %ld is not a multiple of the %ld heads", H, A);
-  if (S > Pm) return err_set(e, ERR_INPUT, "GPT sequence %ld is longer than its %ld position embeddings", S, Pm);
+    return err_set(e, ERR_USAGE,
+                   "GPT sizes must be at most hidden 65536, layers 1024, ffn 1048576, vocab 16777216 and positions "
+                   "1048576 (got %ld, %ld, %ld, %ld, %ld)", H, L, F, V, Pm);
+  if (H % A != 0) return err_set(e, ERR_USAGE, "GPT hidden size %ld is not a multiple of the %ld heads", H, A);
+  if (S > Pm) return err_set(e, ERR_USAGE, "GPT sequence %ld is longer than its %ld position embeddings", S, Pm);
   if (p->precision != MODEL_FP32 && p->precision != MODEL_FP16)
-    return err_set(e, ERR_INPUT, "GPT precision must be fp32 or fp16");
+    return err_set(e, ERR_USAGE, "GPT precision must be fp32 or fp16");
   long layerP = 2 * H + (3 * H * H + 3 * H) + (H * H + H) + 2 * H + (H * F + F) + (F * H + H);
   long P = V * H + Pm * H + L * layerP + 2 * H + (p->untied ? V * H : 0);
   long SH = S * H, SF = S * F;

@@ -20,7 +20,11 @@ int plan_job(const sim_config *c, int *gpn_out, long *batch_out, model_dtype *pr
   if (c->iterations < 1 || c->iterations > 1000) return err_set(e, ERR_USAGE, "iterations must be between 1 and 1000, got %d", c->iterations);
   if (!(c->jitter_cv < 1.0) || isnan(c->jitter_cv)) return err_set(e, ERR_USAGE, "jitter cv must be below 1, got %g", c->jitter_cv);
   if (c->no_sync < 1 || c->no_sync > 1000) return err_set(e, ERR_USAGE, "no-sync cycle must be between 1 and 1000, got %d", c->no_sync);
-  if (batch > 1L << 30) return err_set(e, ERR_USAGE, "batch %ld is too large", batch);
+  if (batch > SIM_MAX_BATCH) return err_set(e, ERR_USAGE, "the per-GPU batch must be at most %ld (2^30), got %ld", SIM_MAX_BATCH, batch);
+  if (!(c->host_launch_s <= SIM_MAX_HOST_US * 1e-6) || !(c->host_dispatch_s <= SIM_MAX_HOST_US * 1e-6) ||
+      !(c->load_s <= SIM_MAX_LOAD_MS * 1e-3))
+    return err_set(e, ERR_USAGE, "host costs must be at most %g s per launch or op and loading %g s per batch", SIM_MAX_HOST_US * 1e-6,
+                   SIM_MAX_LOAD_MS * 1e-3);
   if (c->framework == SIM_FRAMEWORK_DDP) {
     reducer_knobs k;
     err_t why;

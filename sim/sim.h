@@ -44,6 +44,18 @@ typedef enum {
 /* The largest bucket cap, MB: 1e9 MB (about a PB), far above any model's gradients (one bucket
  * then holds them all), and its bytes (< 2^53) exact in a double and a size_t. */
 #define SIM_MAX_BUCKET_MB 1e9
+/* The smallest: one byte (DDP's cap in bytes is bucket_cap_mb * 2^20, truncated; a cap of 0 bytes
+ * is refused, sim/bucket.c). */
+#define SIM_MIN_BUCKET_MB (1.0 / 1048576.0)
+
+/* Physical ranges of the host's times a user may give (docs/cli.md, "Ranges"): a kernel launch or
+ * a framework op's host cost of 1 s (measured: 2 to 10 us, docs/profiles.md) is already 10^5 times
+ * any real one, as is a GIL hand-over of 1 s; a DataLoader worker taking an hour per batch is far
+ * beyond any real pipeline. Beyond these a report would print times with hundreds of digits. */
+#define SIM_MAX_HOST_US 1e6
+#define SIM_MAX_LOAD_MS 3.6e6
+/* The largest per-GPU batch: 2^30 samples (plan.c; the model loader's bound). */
+#define SIM_MAX_BATCH (1L << 30)
 
 typedef struct {
   const model_t *model;

@@ -29,7 +29,7 @@ int cmd_buckets(cli_ctx *x, int argc, char **argv) {
              shared);
   const cli_opt own[] = {
       {"bucket-cap-mb", 0, CLI_DOUBLE, &cap, "X", "DDP's bucket_cap_mb (default: not given, DDP's 25)",
-       CLI_MIN_OPEN | CLI_MAX, 0, SIM_MAX_BUCKET_MB}, {0}};
+       CLI_MIN | CLI_MAX, SIM_MIN_BUCKET_MB, SIM_MAX_BUCKET_MB, .must = SIMOPTS_CAP_MUST}, {0}};
   const cli_opt tail[] = {{"json", 0, CLI_FLAG, &json, NULL, "print one JSON object instead of the table"}, {0}};
   const cli_opt *tables[] = {shared, own, tail, NULL};
   const cli_cmd c = {.usage = usage_buckets, .tables = tables, .elsewhere = simopts_known};

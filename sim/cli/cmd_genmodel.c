@@ -118,7 +118,17 @@ static int generate(cli_ctx *x, int fam, const gen_opts *g, char **text) {
     spec.amp = g->amp;
     rc = modelzoo_gpt_text(&spec, text, &e);
   }
-  return rc ? cli_fail(x, rc, "%s", e.msg) : CLI_OK;
+  if (rc) return cli_fail(x, rc, "%s", e.msg);
+  /* A generator never writes what the loader refuses: the text is loaded as predict would load it. */
+  model_t *m = NULL;
+  rc = model_parse(*text, "the generated model", &m, &e);
+  model_destroy(m);
+  if (rc) {
+    free(*text);
+    *text = NULL;
+    return cli_usage(x, "these sizes make a model ddpsim cannot load: %s", e.msg);
+  }
+  return CLI_OK;
 }
 
 int cmd_genmodel(cli_ctx *x, int argc, char **argv) {

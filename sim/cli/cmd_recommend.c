@@ -54,8 +54,8 @@ int cmd_recommend(cli_ctx *x, int argc, char **argv) {
   simopts_table(&o, common);
   const cli_opt own[] = {
       {"nodes", 0, CLI_INT, &nodes, "N", "number of nodes (default 1)", CLI_MIN, 1},
-      {"bucket-cap-mb", 0, CLI_DOUBLE, &caps, "LIST", "the caps to compare, MB (default " RECOMMEND_CAPS ")", CLI_MIN_OPEN | CLI_MAX,
-       0, SIM_MAX_BUCKET_MB, .list = CLI_MAX_LIST - 1},
+      {"bucket-cap-mb", 0, CLI_DOUBLE, &caps, "LIST", "the caps to compare, MB (default " RECOMMEND_CAPS ")", CLI_MIN | CLI_MAX,
+       SIM_MIN_BUCKET_MB, SIM_MAX_BUCKET_MB, .list = CLI_MAX_LIST - 1, .must = SIMOPTS_CAP_MUST},
       {"samples", 0, CLI_INT, &samples, "N", "profiles drawn from the profile's uncertainty (default 32; 0: nominal only)",
        CLI_MIN | CLI_MAX, 0, 100000},
       {"sample-seed", 0, CLI_ULONG, &sample_seed, "N", "seed of the draws (default 1)"},
@@ -64,7 +64,8 @@ int cmd_recommend(cli_ctx *x, int argc, char **argv) {
       {"level", 0, CLI_DOUBLE, &level, "L", "the central interval reported for a gain (default 0.9: 5% to 95%)", CLI_MIN_OPEN | CLI_MAX_OPEN,
        0, 1},
       {"min-gain", 0, CLI_DOUBLE, &min_gain_pct, "PCT",
-       "a gain counts when its interval starts at or above PCT percent (default 1)", CLI_MIN, 0},
+       "a gain counts when its interval starts at or above PCT percent (default 1)", CLI_MIN | CLI_MAX, 0, 1000,
+       .must = "must be from 0 to 1000 percent (an 11-fold speed-up)"},
       {"no-advice", 0, CLI_FLAG, &no_advice, NULL, "only the cap: do not try the other knobs"},
       {"jobs", 'j', CLI_INT, &jobs, "N", "simulations at once, each in its own process (default: the cores online)", CLI_MIN | CLI_MAX,
        1, 1024},

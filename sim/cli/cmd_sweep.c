@@ -287,8 +287,10 @@ int cmd_sweep(cli_ctx *x, int argc, char **argv) {
   /* Every combination's command line, parsed and checked, its inputs loaded, before any runs. */
   for (int i = 0; i < n; i++) {
     char *av[fixed.n + SWEEP_MAX_AXES + 1], opt[SWEEP_MAX_AXES][600];
+    /* The axes' values come first, then the user's fixed options as typed: an option left without
+     * its value at the end of the line is then reported as such, never given an axis's text. */
     int ac = 0;
-    for (int k = 0; k < fixed.n; k++) av[ac++] = fixed.argv[k];
+    av[ac++] = fixed.argv[0];
     for (int a = nax - 1, rest = i; a >= 0; a--) {
       const char *v = ax[a].v[rest % ax[a].n];
       vals[i * nax + a] = (char *)v;
@@ -300,6 +302,7 @@ int cmd_sweep(cli_ctx *x, int argc, char **argv) {
         av[ac++] = opt[a];
       }
     }
+    for (int k = 1; k < fixed.n; k++) av[ac++] = fixed.argv[k];
     av[ac] = NULL;
     simopts_init(&o);
     nodes = 1, cap = 0;

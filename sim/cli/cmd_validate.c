@@ -5,6 +5,8 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+#include "simopts.h"
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -54,8 +56,8 @@ static int parse_args(cli_ctx *x, int argc, char **argv, validate_opts *o, val_a
       {"seq", 0, CLI_LONG, &a->seq, "T", "its sequence length (default 8)", CLI_MIN | CLI_MAX, 1, 1 << 16},
       {"batch", 0, CLI_LONG, &a->batch, "B", "batch per process (default 4)", CLI_MIN | CLI_MAX, 1, 1 << 16},
       {"nprocs", 0, CLI_INT, &a->nprocs, "LIST", "process counts (default 1,2); one process runs ddp at the largest\ncap only (its buckets are copied but not exchanged)", CLI_MIN | CLI_MAX, 1, 64, .list = 16},
-      {"bucket-cap-mb", 0, CLI_DOUBLE, &a->caps, "LIST", "bucket caps for ddp (default 0.05,0.25,1,4,25)", CLI_MIN_OPEN | CLI_MAX, 0, SIM_MAX_BUCKET_MB, .list = 32},
-      {"first-bucket-mb", 0, CLI_DOUBLE, &a->first_mb, "Y", "first bucket cap (default: equal to each cap)", CLI_MIN_OPEN | CLI_MAX, 0, SIM_MAX_BUCKET_MB},
+      {"bucket-cap-mb", 0, CLI_DOUBLE, &a->caps, "LIST", "bucket caps for ddp (default 0.05,0.25,1,4,25)", CLI_MIN | CLI_MAX, SIM_MIN_BUCKET_MB, SIM_MAX_BUCKET_MB, .list = 32, .must = SIMOPTS_CAP_MUST},
+      {"first-bucket-mb", 0, CLI_DOUBLE, &a->first_mb, "Y", "first bucket cap (default: equal to each cap)", CLI_MIN | CLI_MAX, SIM_MIN_BUCKET_MB, SIM_MAX_BUCKET_MB, .must = SIMOPTS_CAP_MUST},
       {"modes", 0, CLI_ENUM, &a->modes, "LIST", "ddp, flat or both (default ddp,flat)", .names = mode_names, .list = 2},
       {"iters", 'n', CLI_INT, &o->iters, "ITERS", "timed iterations of each real run (default 30)", CLI_MIN | CLI_MAX, 1, 100000},
       {"warmups", 'w', CLI_INT, &o->warmups, "WARMUPS", "warm-up iterations of each real run (default 5)", CLI_MIN | CLI_MAX, 0, 100000},

@@ -47,7 +47,7 @@ static int parse_cap_list(const char *s, void *dest) {
   for (;;) {
     char *end;
     double v = strtod(p, &end);
-    if (end == p || !(v > 0) || !isfinite(v) || n == REDUCER_MAX_LIMITS) return -1;
+    if (end == p || !(v >= SIM_MIN_BUCKET_MB && v <= SIM_MAX_BUCKET_MB) || n == REDUCER_MAX_LIMITS) return -1;
     o->cap_list_mb[n++] = v;
     if (*end == 0) break;
     if (*end != ',') return -1;
@@ -70,7 +70,8 @@ void simopts_table(simopts *o, cli_opt t[SIMOPTS_COUNT]) {
       {"topology", 0, CLI_STRING, &o->topology, "T", "topology file or bundled name (default dgx1v-ib)"},
       {"profile", 0, CLI_STRING, &o->profile, "P", "profile file or bundled name (default v100-dgx1v)"},
       {"gpus-per-node", 0, CLI_INT, &o->gpus_per_node, "G", "GPUs per node (default: the topology's)", CLI_MIN | CLI_MAX, 1, 4096},
-      {"batch", 0, CLI_LONG, &o->batch, "B", "per-GPU batch (default: the model's)", CLI_MIN, 1},
+      {"batch", 0, CLI_LONG, &o->batch, "B", "per-GPU batch (default: the model's)", CLI_MIN | CLI_MAX, 1, SIM_MAX_BATCH,
+       .must = "must be a per-GPU batch from 1 to 1073741824 (2^30) samples"},
       {"precision", 0, CLI_CUSTOM, &o->precision, "fp32|fp16|bf16", "run precision (default: the model's)",
        .parse = simopts_parse_precision, .must = "must be fp32, fp16 or bf16"},
       {"pytorch", 0, CLI_CUSTOM, &o->pytorch, "VERSION",
@@ -87,9 +88,10 @@ void simopts_table(simopts *o, cli_opt t[SIMOPTS_COUNT]) {
        "DDP(broadcast_buffers=False): no broadcast of the model's buffers before\nevery forward (PyTorch's default broadcasts them)"},
       {"bucket-cap-mb-list", 0, CLI_CUSTOM, o, "LIST",
        "DDP(bucket_cap_mb_list=[...]) (2.11 and later): each bucket's cap, MB", .parse = parse_cap_list,
-       .must = "must list 1 to 64 positive numbers of MB, comma-separated"},
+       .must = "must list 1 to 64 caps, each from one byte (9.54e-07 MB) to 1e9 MB, comma-separated"},
       {"first-bucket-mb", 0, CLI_DOUBLE, &o->first_mb, "Y",
-       "dist._DEFAULT_FIRST_BUCKET_BYTES in MB (default 1; used where the release\nuses it)", CLI_MIN_OPEN | CLI_MAX, 0, SIM_MAX_BUCKET_MB},
+       "dist._DEFAULT_FIRST_BUCKET_BYTES in MB (default 1; used where the release\nuses it)", CLI_MIN | CLI_MAX, SIM_MIN_BUCKET_MB,
+       SIM_MAX_BUCKET_MB, .must = SIMOPTS_CAP_MUST},
       {"ddp-iteration", 0, CLI_INT, &o->ddp_iteration, "K",
        "simulate the buckets of DDP's K-th iteration (default: the steady state)", CLI_MIN | CLI_MAX, 1, 3},
       {"rebuilt", 0, CLI_FLAG, &o->rebuilt, NULL,
@@ -116,7 +118,7 @@ void simopts_table(simopts *o, cli_opt t[SIMOPTS_COUNT]) {
       {"num-workers", 0, CLI_INT, &o->workers, "W", "DataLoader workers loading batches (default 0: the training loop loads)",
        CLI_MIN | CLI_MAX, 0, 256},
       {"load-ms", 0, CLI_DOUBLE, &o->load_ms, "X", "time one worker takes to load one batch (default 0: loading not modelled)",
-       CLI_MIN, 0},
+       CLI_MIN | CLI_MAX, 0, SIM_MAX_LOAD_MS, .must = "must be from 0 to 3600000 ms (an hour per batch)"},
       {"pin-memory", 0, CLI_FLAG, &o->pin, NULL, "batches in pinned memory (faster copies; default pageable, as PyTorch)"},
       {"non-blocking", 0, CLI_FLAG, &o->nonblocking, NULL, "copies with non_blocking=True (no effect without --pin-memory)"},
       {"prefetch", 0, CLI_FLAG, &o->prefetch, NULL, "pinned copies one batch ahead on a side stream, overlapping compute"},
@@ -131,16 +133,19 @@ void simopts_table(simopts *o, cli_opt t[SIMOPTS_COUNT]) {
       {"host-jitter-us", 0, CLI_DOUBLE, &o->host_jitter_us, "X",
        "host noise: sd of an additive delay per rank and iteration, microseconds\n(exponential; default the profile's compute.host.jitter_s, or 0)", CLI_MIN | CLI_MAX, 0, 1e7},
       {"host-launch-us", 0, CLI_DOUBLE, &o->host_launch_us, "X",
-       "host cost of one kernel launch (default: the profile's compute.host, or 0)", CLI_MIN, 0},
+       "host cost of one kernel launch (default: the profile's compute.host, or 0)", CLI_MIN | CLI_MAX, 0,
+       SIM_MAX_HOST_US, .must = "must be from 0 to 1000000 us (1 s per launch; real ones take 2 to 10 us)"},
       {"host-dispatch-us", 0, CLI_DOUBLE, &o->host_dispatch_us, "X",
-       "host cost of one framework op (a model op's fwops=; default: the profile's\ncompute.host.dispatch_s, or 0)", CLI_MIN, 0},
+       "host cost of one framework op (a model op's fwops=; default: the profile's\ncompute.host.dispatch_s, or 0)", CLI_MIN | CLI_MAX, 0,
+       SIM_MAX_HOST_US, .must = "must be from 0 to 1000000 us (1 s per op; real ones take 2 to 10 us)"},
       {"dp-backward-gil", 0, CLI_FLAG, &o->dp_backward_gil, NULL,
        "dp: backward's launches take turns under the GIL too (autograd functions\nwritten in Python, as in 2017 PyTorch; default: before --pytorch 0.4, else "
        "C++ threads)"},
       {"dp-gil-share", 0, CLI_DOUBLE, &o->dp_gil_share, "X",
        "dp: the share of forward's host cost held under the GIL, 0 to 1 (default 1)", CLI_MIN | CLI_MAX, 0, 1},
       {"dp-handover-us", 0, CLI_DOUBLE, &o->dp_handover_us, "X",
-       "dp: one GIL hand-over between waiting threads, microseconds (default 0)", CLI_MIN, 0},
+       "dp: one GIL hand-over between waiting threads, microseconds (default 0)", CLI_MIN | CLI_MAX, 0,
+       SIM_MAX_HOST_US, .must = "must be from 0 to 1000000 us (1 s)"},
       {"no-symmetry", 0, CLI_FLAG, &o->no_symmetry, NULL,
        "simulate every GPU (default: with no jitter every node does the same,\nso 2 simulated nodes stand for all; same results, faster)"},
       {0},
@@ -153,8 +158,8 @@ void simopts_job_table(int *nodes, double *cap, cli_opt t[SIMOPTS_JOB_COUNT]) {
   *cap = 0;
   const cli_opt table[SIMOPTS_JOB_COUNT] = {
       {"nodes", 0, CLI_INT, nodes, "N", "number of nodes (default 1)", CLI_MIN, 1},
-      {"bucket-cap-mb", 0, CLI_DOUBLE, cap, "X", "DDP's bucket_cap_mb (default: not given, DDP's 25)", CLI_MIN_OPEN | CLI_MAX, 0,
-       SIM_MAX_BUCKET_MB},
+      {"bucket-cap-mb", 0, CLI_DOUBLE, cap, "X", "DDP's bucket_cap_mb (default: not given, DDP's 25)", CLI_MIN | CLI_MAX,
+       SIM_MIN_BUCKET_MB, SIM_MAX_BUCKET_MB, .must = SIMOPTS_CAP_MUST},
       {0}};
   memcpy(t, table, sizeof table);
 }

@@ -36,6 +36,9 @@ typedef struct {
   double first_mb;
 } simopts;
 
+/* What a bucket cap flag must be (--bucket-cap-mb, --first-bucket-mb, and the lists of recommend,
+ * buckets and validate): sim.h's SIM_MIN_BUCKET_MB to SIM_MAX_BUCKET_MB. */
+#define SIMOPTS_CAP_MUST "must be a cap from one byte (9.54e-07 MB) to 1e9 MB"
 #define SIMOPTS_COUNT 41 /* entries of the shared table, its end included */
 
 /* Fills o with the documented defaults (docs/cli.md). */

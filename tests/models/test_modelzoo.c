@@ -246,7 +246,7 @@ static void check_gpt(void) {
     model_destroy(m);
   }
   g.heads = 5;
-  CHECK(modelzoo_gpt_text(&g, &text, &e) == ERR_INPUT && strstr(e.msg, "not a multiple of the 5 heads"),
+  CHECK(modelzoo_gpt_text(&g, &text, &e) == ERR_USAGE && strstr(e.msg, "not a multiple of the 5 heads"),
         "heads not dividing hidden: %s", e.msg);
   CHECK(modelzoo_gpt_defaults("huge", &g, &e) == ERR_INPUT, "an unknown GPT size is refused: %s", e.msg);
 }
