@@ -391,6 +391,7 @@ int model_parse(const char *text, const char *origin, model_t **out, err_t *e) {
   parser P = {.origin = origin, .line = 0, .e = e};
   int rc = ERR_OK;
   int have_header = 0, have_name = 0, have_batch = 0, have_tokens = 0, have_prec = 0;
+  int seen_at[8] = {0}; /* the line of each once-only line (below), 0: not yet */
   int section = -1; /* -1: header, else model_phase */
   char *save = NULL;
   char *line = buf;
@@ -438,6 +439,13 @@ int model_parse(const char *text, const char *origin, model_t **out, err_t *e) {
       if ((rc = parse_op(&P, m, (model_phase)section, tok, n))) goto fail;
       continue;
     }
+    /* Lines that say one thing once: a second one is refused, never silently the winner. */
+    static const char *const once[] = {"name", "batch", "tokens", "output", "buffers", "input", "precision", "layout"};
+    for (int k = 0; k < (int)(sizeof once / sizeof *once); k++)
+      if (strcmp(tok[0], once[k]) == 0) {
+        if (seen_at[k]) { rc = FAIL(&P, "a second '%s' line (the first is line %d)", once[k], seen_at[k]); goto fail; }
+        seen_at[k] = P.line;
+      }
     if (strcmp(tok[0], "name") == 0) {
       if (n != 2) { rc = FAIL(&P, "expected 'name NAME'"); goto fail; }
       if ((rc = parse_name(&P, tok[1], m->name, "model name"))) goto fail;
@@ -523,9 +531,10 @@ fail:
 
 int model_load(const char *path, model_t **out, err_t *e) {
   *out = NULL;
-  char *text = txt_read_file(path, NULL);
-  if (!text) return err_set(e, ERR_IO, "%s: cannot read: %s", path, strerror(errno));
-  int rc = model_parse(text, path, out, e);
+  char *text;
+  int rc = txt_read_text(path, &text, e);
+  if (rc) return rc;
+  rc = model_parse(text, path, out, e);
   free(text);
   return rc;
 }

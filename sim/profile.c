@@ -336,7 +336,8 @@ static int load_table(const cJSON *o, int gemm, double esize, const char *path, 
   if (u >= 2) {
     c->interp = gsl_interp_alloc(gsl_interp_linear, (size_t)u);
     if (!c->interp || gsl_interp_init(c->interp, c->logsize, c->rate, (size_t)u) != GSL_SUCCESS)
-      return err_set(e, ERR_NOMEM, "%s: %s: cannot set up interpolation", origin, path);
+      return err_set(e, ERR_NOMEM, "%s: %s: cannot set up interpolation over %d sizes: %s", origin, path, u,
+                     c->interp ? "the sizes do not increase (GSL refused them)" : "out of memory");
   }
   c->is_table = 1;
   return 0;
@@ -551,6 +552,25 @@ static int load_jitter(const cJSON *j, const char *origin, profile_t *p, err_t *
   return 0;
 }
 
+/* The deepest nesting of arrays and objects in text, strings skipped: tells a document cJSON refuses
+ * for its depth alone (CJSON_NESTING_LIMIT) from one that is not JSON. */
+static int json_depth(const char *text) {
+  int depth = 0, deepest = 0, in_string = 0;
+  for (const char *c = text; *c; c++) {
+    if (in_string) {
+      if (*c == '\\' && c[1]) c++;
+      else if (*c == '"') in_string = 0;
+    } else if (*c == '"') {
+      in_string = 1;
+    } else if (*c == '[' || *c == '{') {
+      if (++depth > deepest) deepest = depth;
+    } else if (*c == ']' || *c == '}') {
+      depth--;
+    }
+  }
+  return deepest;
+}
+
 int profile_json_parse(const char *text, size_t len, const char *origin, cJSON **out, err_t *e) {
   *out = NULL;
   if (strlen(text) != len) {
@@ -573,6 +593,9 @@ int profile_json_parse(const char *text, size_t len, const char *origin, cJSON *
     /* A whole document followed by more text parses up to the document's end. */
     cJSON *first = cJSON_ParseWithOpts(text, NULL, 0);
     cJSON_Delete(first);
+    if (!first && json_depth(text) > CJSON_NESTING_LIMIT)
+      return err_set(e, ERR_INPUT, "%s:%d: arrays and objects nested deeper than %d levels (the most ddpsim reads)", origin, line,
+                     CJSON_NESTING_LIMIT);
     return err_set(e, ERR_INPUT, "%s:%d: %s", origin, line,
                    first ? "data after the end of the JSON document" : "not valid JSON");
   }
@@ -653,6 +676,11 @@ int profile_from_json(const cJSON *root, const char *origin, int part, profile_t
   const cJSON *ver = cJSON_GetObjectItemCaseSensitive(root, "version");
   if (!cJSON_IsObject(root) || !cJSON_IsString(fmt) || strcmp(fmt->valuestring, FORMAT_TAG) != 0) {
     rc = err_set(e, ERR_INPUT, "%s: not a ddpsim profile (\"format\" must be \"%s\")", origin, FORMAT_TAG);
+    goto fail;
+  }
+  if (ver && !cJSON_IsNumber(ver)) {
+    rc = err_set(e, ERR_INPUT, "%s: \"version\" must be a number (%d), not %s", origin, FORMAT_VERSION,
+                 cJSON_IsString(ver) ? "a string" : "another JSON type");
     goto fail;
   }
   if (!cJSON_IsNumber(ver)) {
@@ -818,9 +846,10 @@ fail:
 
 int profile_load(const char *path, profile_t **out, err_t *e) {
   *out = NULL;
-  char *text = txt_read_file(path, NULL);
-  if (!text) return err_set(e, ERR_IO, "%s: cannot read: %s", path, strerror(errno));
-  int rc = profile_parse(text, path, out, e);
+  char *text;
+  int rc = txt_read_text(path, &text, e);
+  if (rc) return rc;
+  rc = profile_parse(text, path, out, e);
   free(text);
   return rc;
 }

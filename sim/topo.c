@@ -25,6 +25,19 @@ static int copy_name(char *dst, const char *src) {
   return 0;
 }
 
+/* Lines that say one thing once (name, gpus_per_node, intra, nic, switch): 1 with *first the line
+ * of the earlier one when key was seen before (a second is refused, never silently the winner);
+ * else records line and returns 0. */
+static int once_again(const char *key, int seen_at[5], int line, int *first) {
+  static const char *const once[5] = {"name", "gpus_per_node", "intra", "nic", "switch"};
+  for (int k = 0; k < 5; k++)
+    if (strcmp(key, once[k]) == 0) {
+      if (seen_at[k]) return *first = seen_at[k], 1;
+      seen_at[k] = line;
+    }
+  return 0;
+}
+
 int topo_parse(const char *text, const char *origin, topo_t **out, err_t *e) {
   *out = NULL;
   topo_t *t = calloc(1, sizeof *t);
@@ -37,6 +50,7 @@ int topo_parse(const char *text, const char *origin, topo_t **out, err_t *e) {
   snprintf(t->path, sizeof t->path, "%s", origin);
   int line_no = 0, rc = ERR_OK;
   int have_header = 0, have_name = 0, have_gpn = 0, have_intra = 0, have_nic = 0, have_switch = 0;
+  int seen_at[5] = {0}, first = 0; /* once_again's record */
   int pair_line = 0, near_line[TOPO_MAX_NICS] = {0}, pair_lines[TOPO_MAX_PAIRS];
 #define BAD(...) do { rc = err_set(e, ERR_INPUT, __VA_ARGS__); goto fail; } while (0)
   for (char *line = buf; line;) {
@@ -54,6 +68,8 @@ int topo_parse(const char *text, const char *origin, topo_t **out, err_t *e) {
       if (txt_parse_long(tok[1], &v) || v != FORMAT_VERSION)
         BAD("%s:%d: unsupported topology format version '%s' (this ddpsim reads version %d)", origin, line_no, tok[1], FORMAT_VERSION);
       have_header = 1;
+    } else if (once_again(tok[0], seen_at, line_no, &first)) {
+      BAD("%s:%d: a second '%s' line (the first is line %d)", origin, line_no, tok[0], first);
     } else if (strcmp(tok[0], "name") == 0) {
       if (n != 2 || copy_name(t->name, tok[1])) BAD("%s:%d: expected 'name NAME'", origin, line_no);
       have_name = 1;
@@ -211,9 +227,10 @@ int topo_pair_links(const topo_t *t, int u, int v) {
 
 int topo_load(const char *path, topo_t **out, err_t *e) {
   *out = NULL;
-  char *text = txt_read_file(path, NULL);
-  if (!text) return err_set(e, ERR_IO, "%s: cannot read: %s", path, strerror(errno));
-  int rc = topo_parse(text, path, out, e);
+  char *text;
+  int rc = txt_read_text(path, &text, e);
+  if (rc) return rc;
+  rc = topo_parse(text, path, out, e);
   free(text);
   return rc;
 }

@@ -38,6 +38,18 @@ fail: {
 }
 }
 
+int txt_read_text(const char *path, char **text, err_t *e) {
+  size_t len;
+  if (!(*text = txt_read_file(path, &len))) return err_set(e, ERR_IO, "%s: cannot read: %s", path, strerror(errno));
+  const char *nul = memchr(*text, 0, len);
+  if (!nul) return ERR_OK;
+  int line = 1;
+  for (const char *c = *text; c < nul; c++) line += *c == '\n';
+  free(*text);
+  *text = NULL;
+  return err_set(e, ERR_INPUT, "%s:%d: a NUL byte: not a text file", path, line);
+}
+
 int txt_split(char *line, char **tok, int max) {
   int n = 0;
   char *p = line;

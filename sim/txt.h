@@ -8,9 +8,16 @@
 
 #include <stddef.h>
 
+#include "err.h"
+
 /* Reads the whole file at path into a NUL-terminated buffer the caller frees. NULL on failure
  * (errno set). */
 char *txt_read_file(const char *path, size_t *len);
+
+/* The loaders' reader: *text the whole file (the caller frees it) and ERR_OK; or *text NULL and
+ * ERR_IO `PATH: cannot read: WHY`, or ERR_INPUT `PATH:LINE: a NUL byte: not a text file` (a NUL
+ * would otherwise end the text there, and the loader would report what is missing after it). */
+int txt_read_text(const char *path, char **text, err_t *e);
 
 /* Splits line in place at whitespace into at most max tokens, stopping at `#`. Returns the token
  * count, or -1 if there are more than max tokens. */

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 
 #include "calcmd.h"
+#include "sim.h"
+#include "simopts.h"
 #include "train.h"
 #include "trainreport.h"
 
@@ -112,8 +114,10 @@ int cmd_train(cli_ctx *x, int argc, char **argv) {
       {"mode", 0, CLI_ENUM, &mode, "ddp|flat",
        "ddp: bucketed, overlapping backward; flat: one blocking\nMPI_Allreduce of all gradients after backward (default ddp)",
        .names = modes},
-      {"bucket-cap-mb", 0, CLI_DOUBLE, &c.bucket_cap_mb, "X", "DDP's bucket_cap_mb (default 25)", CLI_MIN_OPEN, 0},
-      {"first-bucket-mb", 0, CLI_DOUBLE, &c.first_bucket_mb, "Y", "the first bucket's cap (default 1)", CLI_MIN_OPEN, 0},
+      {"bucket-cap-mb", 0, CLI_DOUBLE, &c.bucket_cap_mb, "X", "DDP's bucket_cap_mb (default 25)", CLI_MIN | CLI_MAX, SIM_MIN_BUCKET_MB,
+       SIM_MAX_BUCKET_MB, .must = SIMOPTS_CAP_MUST},
+      {"first-bucket-mb", 0, CLI_DOUBLE, &c.first_bucket_mb, "Y", "the first bucket's cap (default 1)", CLI_MIN | CLI_MAX, SIM_MIN_BUCKET_MB,
+       SIM_MAX_BUCKET_MB, .must = SIMOPTS_CAP_MUST},
       {"rebuilt", 0, CLI_FLAG, &c.rebuilt, NULL, "buckets rebuilt in gradient-ready order (DDP after iteration 1)"},
       {"no-sync", 0, CLI_INT, &c.no_sync, "K", "communicate (and step) every K iterations (default 1)",
        CLI_MIN | CLI_MAX, 1, CALCMD_MAX_ITERS},
@@ -123,7 +127,8 @@ int cmd_train(cli_ctx *x, int argc, char **argv) {
        CALCMD_MAX_ITERS, .must = "(-w) must be an integer from 0 to 1000000"},
       {"optimizer", 0, CLI_ENUM, &optim, "sgd|adam", "plain SGD, or Adam (betas 0.9, 0.999, eps 1e-8; default sgd)",
        .names = optims},
-      {"lr", 0, CLI_DOUBLE, &lr, "LR", "learning rate (default 0.01)", CLI_MIN_OPEN, 0},
+      {"lr", 0, CLI_DOUBLE, &lr, "LR", "learning rate (default 0.01)", CLI_MIN_OPEN | CLI_MAX, 0, 100,
+       .must = "must be a learning rate above 0 and at most 100 (SGD diverges long before)"},
       {"seed", 0, CLI_LONG, &seed, "S", "parameters and data (default 1234)", CLI_MIN | CLI_MAX, 0, 0x7fffffff},
       {"no-poll", 0, CLI_FLAG, &nopoll, NULL,
        "do not call MPI_Test during backward (no progress of the\nall-reduces until the final wait)"},
