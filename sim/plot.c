@@ -15,6 +15,7 @@ typedef struct {
   int ncol, nrow;
   char **col;   /* (ncol) */
   char **cell;  /* (nrow x ncol), NULL where a row has no value */
+  int *line;    /* (nrow) each row's line in a CSV file; 0 for a JSON row */
 } table;
 
 static void table_free(table *t) {
@@ -22,6 +23,7 @@ static void table_free(table *t) {
   for (long i = 0; i < (long)t->nrow * t->ncol; i++) free(t->cell[i]);
   free(t->col);
   free(t->cell);
+  free(t->line);
   memset(t, 0, sizeof *t);
 }
 
@@ -42,10 +44,14 @@ static double num(const table *t, int r, int c) {
   return *end ? NAN : v;
 }
 
-static int table_add_row(table *t) {
+static int table_add_row(table *t, int line) {
   char **g = realloc(t->cell, (size_t)(t->nrow + 1) * (size_t)t->ncol * sizeof *g);
   if (!g) return -1;
   t->cell = g;
+  int *l = realloc(t->line, (size_t)(t->nrow + 1) * sizeof *l);
+  if (!l) return -1;
+  t->line = l;
+  l[t->nrow] = line;
   memset(g + (long)t->nrow * t->ncol, 0, (size_t)t->ncol * sizeof *g);
   t->nrow++;
   return 0;
@@ -80,7 +86,7 @@ static int table_csv(const char *text, const char *origin, table *t, err_t *e) {
       if (t->ncol != n) return err_set(e, ERR_INPUT, "%s:%d: an empty column name in the header", origin, line);
       continue;
     }
-    if (table_add_row(t)) {
+    if (table_add_row(t, line)) {
       free(l);
       return err_set(e, ERR_NOMEM, "out of memory");
     }
@@ -117,7 +123,7 @@ static int table_json(const cJSON *arr, const cJSON *top, const char *origin, ta
     if (cJSON_GetObjectItemCaseSensitive(top, extra[i]) && col_of(t, extra[i]) < 0) t->col[t->ncol++] = strdup(extra[i]);
   const cJSON *row;
   cJSON_ArrayForEach(row, arr) {
-    if (table_add_row(t)) return err_set(e, ERR_NOMEM, "out of memory");
+    if (table_add_row(t, 0)) return err_set(e, ERR_NOMEM, "out of memory");
     for (int c = 0; c < t->ncol; c++) {
       const cJSON *v = cJSON_GetObjectItemCaseSensitive(row, t->col[c]);
       if (!v) v = cJSON_GetObjectItemCaseSensitive(top, t->col[c]);
@@ -127,6 +133,80 @@ static int table_json(const cJSON *arr, const cJSON *top, const char *origin, ta
       else continue;
       t->cell[(long)(t->nrow - 1) * t->ncol + c] = strdup(buf);
     }
+  }
+  return ERR_OK;
+}
+
+/* What a column of ddpsim's output can hold (the columns of docs/cli.md; an `_lo`/`_hi` band column
+ * as its value's): 1 counts (gpus, nodes) at least 1; 2 rates (samples_per_s, tokens_per_s) above
+ * 0; 3 an efficiency above 0 and at most 1; 4 times (`_s`) and caps (bucket_cap_mb) at least 0;
+ * 0 a column that is not checked. */
+static int column_kind(const char *name) {
+  char base[128];
+  snprintf(base, sizeof base, "%s", name);
+  size_t n = strlen(base);
+  if (n > 3 && (!strcmp(base + n - 3, "_lo") || !strcmp(base + n - 3, "_hi"))) base[n - 3] = 0, n -= 3;
+  if (!strcmp(base, "gpus") || !strcmp(base, "nodes")) return 1;
+  if (n > 6 && !strcmp(base + n - 6, "_per_s")) return 2;
+  if (!strcmp(base, "scaling_efficiency")) return 3;
+  if ((n > 2 && !strcmp(base + n - 2, "_s")) || !strcmp(base, "bucket_cap_mb")) return 4;
+  return 0;
+}
+
+/* Whether v is something column kind k can hold; *must what it must be otherwise. */
+static int value_ok(int k, double v, const char **must) {
+  static const char *const what[] = {"", "a count >= 1", "a rate > 0", "an efficiency above 0 and at most 1 (100%)",
+                                     "a number >= 0"};
+  *must = what[k];
+  if (!isfinite(v)) return 0;
+  switch (k) {
+  case 1: return v >= 1 && v == floor(v);
+  case 2: return v > 0;
+  case 3: return v > 0 && v <= 1 + 1e-9;
+  case 4: return v >= 0;
+  default: return 1;
+  }
+}
+
+/* Every cell of a column the plots know must hold what ddpsim writes there: a value that cannot be
+ * (inf, a negative time, 0 GPUs) is refused as the loaders refuse one, `origin:LINE:COLUMN` (CSV)
+ * or `origin: caps[ROW].COLUMN` (JSON), never drawn. */
+static int table_check(const table *t, const char *origin, err_t *e) {
+  for (int c = 0; c < t->ncol; c++) {
+    int k = column_kind(t->col[c]);
+    if (!k) continue;
+    for (int r = 0; r < t->nrow; r++) {
+      const char *text = cell(t, r, c), *must;
+      if (!text || !*text) continue;
+      char *end;
+      double v = strtod(text, &end);
+      if (*end) v = NAN;
+      if (value_ok(k, v, &must)) continue;
+      if (t->line[r]) return err_set(e, ERR_INPUT, "%s:%d:%s: '%s' must be %s", origin, t->line[r], t->col[c], text, must);
+      return err_set(e, ERR_INPUT, "%s: caps[%d].%s: '%s' must be %s", origin, r, t->col[c], text, must);
+    }
+  }
+  return ERR_OK;
+}
+
+/* The same for predict --json's fields the timeline draws: its phases and each bucket's times. */
+static int timeline_check(const cJSON *j, const char *const *fields, int nfields, const char *origin, err_t *e) {
+  static const char *const bucket_fields[] = {"ready_s", "comm_start_s", "comm_end_s"};
+  const char *must;
+  for (int i = 0; i < nfields; i++) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, fields[i]);
+    if (v && !(cJSON_IsNumber(v) && value_ok(4, v->valuedouble, &must)))
+      return err_set(e, ERR_INPUT, "%s: %s must be a number >= 0", origin, fields[i]);
+  }
+  int r = 0;
+  const cJSON *b;
+  cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(j, "buckets")) {
+    for (int i = 0; i < 3; i++) {
+      const cJSON *v = cJSON_GetObjectItemCaseSensitive(b, bucket_fields[i]);
+      if (v && !(cJSON_IsNumber(v) && value_ok(4, v->valuedouble, &must)))
+        return err_set(e, ERR_INPUT, "%s: buckets[%d].%s must be a number >= 0", origin, r, bucket_fields[i]);
+    }
+    r++;
   }
   return ERR_OK;
 }
@@ -358,6 +438,8 @@ static int plot_timeline(const cJSON *j, const char *origin, strbuf *s, int *ser
                                    "optimizer_s"};
   static const char *const names[] = {"loading", "H2D copy", "buffer broadcast", "forward", "backward", "bucket copies",
                                       "optimizer"};
+  int rc = timeline_check(j, ph, 7, origin, e);
+  if (rc) return rc;
   strbuf_printf(s, "$compute << EOD\n");
   double t = 0, comm_end = 0;
   int nb = cJSON_GetArraySize(bs);
@@ -413,6 +495,7 @@ int plot_script(plot_kind kind, const char *input, const char *origin, const cha
     if (kind == PLOT_TIMELINE) rc = err_set(e, ERR_INPUT, "%s: the timeline plot reads predict --json's object", origin);
     else rc = table_csv(input, origin, &t, e);
   }
+  if (!rc && kind != PLOT_TIMELINE) rc = table_check(&t, origin, e);
   if (!rc) {
     switch (kind) {
     case PLOT_SCALING: rc = plot_scaling(&t, origin, &s, series, e); break;

@@ -78,6 +78,12 @@ int cmd_plot(cli_ctx *x, int argc, char **argv) {
     free(text);
     return rc == ERR_USAGE ? cli_usage(x, "%s", e.msg) : cli_fail(x, rc, "%s", e.msg);
   }
+  /* Both outputs writable before anything is drawn: a bad --script path must not leave the picture
+   * written and the command failed. */
+  if ((rc = afile_check(output, &e)) || (script_out && (rc = afile_check(script_out, &e)))) {
+    rc = cli_fail(x, rc, "%s", e.msg);
+    goto done;
+  }
   if (!mkdtemp(dir)) {
     rc = cli_fail(x, ERR_IO, "cannot make a temporary directory: %s", strerror(errno));
     goto done;
