@@ -302,11 +302,19 @@ char *recommend_table(const recommend_opts *o, const recommend_result *r) {
                   r->uncertain, o->seed, o->quantile >= 1 ? "worst case" : "quantile");
   else
     strbuf_printf(&s, "# the profile states no uncertainty (docs/profile.md, \"Uncertainty\"): nominal numbers only\n");
-  strbuf_printf(&s, "# %-10s %14s %14s %10s %10s %9s\n", "cap_MB", "iteration_s", "mean_s", "regret", "worst", "fastest");
-  for (int i = 0; i < r->ncaps; i++)
-    strbuf_printf(&s, "  %-10g %14.6f %14.6f %+9.2f%% %+9.2f%% %8.0f%%%s%s\n", r->caps_mb[i], r->nominal_s[i], r->mean_s[i],
-                  100 * r->regret_q[i], 100 * r->regret_max[i], 100 * r->fastest[i], i == r->best ? "  <- least regret" : "",
-                  i == r->def ? "  (PyTorch's default)" : "");
+  /* With the worst case as the regret (quantile 1, the default) the two columns would be the same
+   * numbers: one is shown. The default's row says what DDP's default is: 25 MB with a first bucket
+   * of 1 MiB where the release has one, unlike a cap of 25 given explicitly (sim/reducer.h). */
+  int both = o->quantile < 1;
+  if (both) strbuf_printf(&s, "# %-10s %14s %14s %10s %10s %9s\n", "cap_MB", "iteration_s", "mean_s", "regret", "worst", "fastest");
+  else strbuf_printf(&s, "# %-10s %14s %14s %10s %9s\n", "cap_MB", "iteration_s", "mean_s", "worst", "fastest");
+  for (int i = 0; i < r->ncaps; i++) {
+    strbuf_printf(&s, "  %-10g %14.6f %14.6f ", r->caps_mb[i], r->nominal_s[i], r->mean_s[i]);
+    if (both) strbuf_printf(&s, "%+9.2f%% ", 100 * r->regret_q[i]);
+    strbuf_printf(&s, "%+9.2f%% %8.0f%%%s", 100 * r->regret_max[i], 100 * r->fastest[i], i == r->best ? "  <- least regret" : "");
+    if (i == r->def) strbuf_printf(&s, "  default (%g, first 1 MiB)", o->default_mb);
+    strbuf_printf(&s, "\n");
+  }
   strbuf_printf(&s, "\n");
   if (r->meaningful) {
     strbuf_printf(&s, "recommended bucket_cap_mb %g: faster than the default %g MB by ", r->caps_mb[r->best], o->default_mb);
