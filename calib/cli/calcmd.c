@@ -90,6 +90,18 @@ int calcmd_gate(const char *what, const char *why, int keepable, int accept_poor
   return ERR_OK;
 }
 
+int calcmd_gate_compute(cJSON *doc, const char *prec, const record_compute_fit *fit, int accept_poor, err_t *e) {
+  /* The tables are the measured points themselves: only the fallbacks are fitted. */
+  for (int k = 0; k < 2; k++) {
+    char what[64], why[512];
+    int keepable, rc;
+    snprintf(what, sizeof what, "compute.%s.%s", prec, k == 0 ? "gemm" : "ewise");
+    if (!fit_roofline_poor(k == 0 ? &fit->gemm : &fit->ewise, k == 0, why, sizeof why, &keepable)) continue;
+    if ((rc = calcmd_gate(what, why, keepable, accept_poor, e)) || (rc = calcmd_mark_poor(doc, what, why, e))) return rc;
+  }
+  return ERR_OK;
+}
+
 int calcmd_write(cJSON *doc, const char *output, err_t *e) {
   int rc = profilew_write(doc, output, e);
   if (!rc) printf("# wrote %s\n", output);

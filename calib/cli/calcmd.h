@@ -15,6 +15,7 @@
 #include "commfit.h"
 #include "err.h"
 #include "profilew.h"
+#include "record.h"
 
 int cmd_comm(cli_ctx *x, int argc, char **argv);     /* cmd_comm.c */
 int cmd_compute(cli_ctx *x, int argc, char **argv);  /* cmd_compute.c */
@@ -71,6 +72,10 @@ int calcmd_gate(const char *what, const char *why, int keepable, int accept_poor
 /* Puts "warning": "poor fit kept by --accept-poor-fit: why" into the unit at doc's `what` (a
  * dotted JSON path the command has just written). */
 int calcmd_mark_poor(cJSON *doc, const char *what, const char *why, err_t *e);
+/* The quality gate over compute's two fallback fits (compute.PREC.gemm and .ewise, already in doc):
+ * calcmd_gate on each poor one, marked when kept. One gate for every command that fits compute
+ * (compute, machine). */
+int calcmd_gate_compute(cJSON *doc, const char *prec, const record_compute_fit *fit, int accept_poor, err_t *e);
 /* Writes the measured profile doc to output (profilew_write: checked, atomic) and says so on
  * stdout; the status. */
 int calcmd_write(cJSON *doc, const char *output, err_t *e);

@@ -133,14 +133,7 @@ int cmd_compute(cli_ctx *x, int argc, char **argv) {
     rc = doc ? record_compute(doc, &cfg, &res, &fit, &e) : err_set(&e, ERR_NOMEM, "out of memory");
   }
   if (!rc) print_fit(prec, &fit);
-  /* The quality gate over both fallbacks (the tables are the measured points themselves). */
-  for (int k = 0; k < 2 && !rc; k++) {
-    char what[64], why[512];
-    int keepable;
-    snprintf(what, sizeof what, "compute.%s.%s", prec, k == 0 ? "gemm" : "ewise");
-    if (!fit_roofline_poor(k == 0 ? &fit.gemm : &fit.ewise, k == 0, why, sizeof why, &keepable)) continue;
-    if (!(rc = calcmd_gate(what, why, keepable, accept_poor, &e))) rc = calcmd_mark_poor(doc, what, why, &e);
-  }
+  if (!rc) rc = calcmd_gate_compute(doc, prec, &fit, accept_poor, &e);
   if (!rc && output) rc = calcmd_write(doc, output, &e);
   cJSON_Delete(doc);
   free(cfg.model_shapes);

@@ -74,7 +74,7 @@ static void idle_barrier(void) {
 }
 
 /* Rank 0: compute measured and fitted into doc, and the host's cost per call. */
-static int measure_compute(const computebench_cfg *cc, cJSON *doc, err_t *e) {
+static int measure_compute(const computebench_cfg *cc, cJSON *doc, int accept_poor, err_t *e) {
   computebench_result res = {0};
   record_compute_fit fit;
   int rc = computebench_run(cc, NULL, NULL, &res, e);
@@ -91,6 +91,7 @@ static int measure_compute(const computebench_cfg *cc, cJSON *doc, err_t *e) {
            fit.gemm_points, fit.gemm.rate_flops / 1e9, fit.ewise_points, fit.ewise.mem_bw_Bps / 1e9,
            fit.ewise.launch_s * 1e6);
     if (fit.jitter_left_out[0]) printf("# warning: %s\n", fit.jitter_left_out);
+    if (!rc) rc = calcmd_gate_compute(doc, "fp32", &fit, accept_poor, e); /* compute's gate */
   }
   computebench_result_free(&res);
   return rc;
@@ -116,22 +117,28 @@ static int machine_topo(const char *path, const char *host, int n, double bw_Bps
 }
 
 /* All ranks: the all-reduce sweep; rank 0 fits it into doc. *bw_Bps: the link's fitted bandwidth. */
-static int measure_comm(commbench_backend *b, const commbench_cfg *mc, cJSON *doc, double *bw_Bps, err_t *e) {
+static int measure_comm(commbench_backend *b, const commbench_cfg *mc, cJSON *doc, int accept_poor, double *bw_Bps, err_t *e) {
   commbench_result res = {0};
   fit_ring_result fit;
   int rc = commbench_run(mc, b, NULL, NULL, &res, e);
   if (!rc && b->is_root && !(rc = commfit_ring(&res, b->nranks, 3, &fit, e))) {
-    rc = record_comm(doc, "shm", b, mc, &res, &fit, 1, NULL, e);
-    *bw_Bps = fit.bw_Bps;
     printf("# comm.links.shm: %d processes, %.2f us per step, %.2f GB/s (residual rms %.1f%%)\n", b->nranks,
            fit.lat_s * 1e6, fit.bw_Bps / 1e9, fit.rms_rel * 100);
+    /* comm's quality gate (calib/fit.h): a link fitted at 577% rms residual is not written silently. */
+    char why[512];
+    int keepable, poor = fit_ring_poor(&fit, why, sizeof why, &keepable);
+    if (!(rc = poor ? calcmd_gate("comm.links.shm", why, keepable, accept_poor, e) : ERR_OK)) {
+      rc = record_comm(doc, "shm", b, mc, &res, &fit, 1, NULL, e);
+      if (!rc && poor) rc = calcmd_mark_poor(doc, "comm.links.shm", why, e);
+    }
+    *bw_Bps = fit.bw_Bps;
   }
   commbench_result_free(&res);
   return rc;
 }
 
 /* Under mpirun: measure, write, check that ddpsim takes the pair. */
-static int run_ranks(cli_ctx *x, int quick, const char *output, const char *topo_out, int argc, char **argv) {
+static int run_ranks(cli_ctx *x, int quick, int accept_poor, const char *output, const char *topo_out, int argc, char **argv) {
   int rc = calcmd_mpi_init(x, &argc, &argv);
   if (rc) return rc;
   err_t e = {{0}};
@@ -152,13 +159,13 @@ static int run_ranks(cli_ctx *x, int quick, const char *output, const char *topo
     profilew_prov p = calcmd_prov("machine");
     p.devices = "cpu (one rank per process)", p.hosts = b.hosts, p.libraries = b.library;
     doc = profilew_new("measured", &p);
-    rc = doc ? measure_compute(&cc, doc, &e) : err_set(&e, ERR_NOMEM, "out of memory");
+    rc = doc ? measure_compute(&cc, doc, accept_poor, &e) : err_set(&e, ERR_NOMEM, "out of memory");
   }
   idle_barrier(); /* a non-blocking barrier matches only its kind: every rank takes this one */
   MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD); /* a failed compute ends every rank */
   if (rc) goto done;
   double bw_Bps = 0;
-  if ((rc = measure_comm(&b, &mc, doc, &bw_Bps, &e)) || !b.is_root) goto done;
+  if ((rc = measure_comm(&b, &mc, doc, accept_poor, &bw_Bps, &e)) || !b.is_root) goto done;
   if ((rc = profile_check_json(doc, output, PROFILE_WHOLE, &e))) goto done; /* complete, as ddpsim reads it */
   if ((rc = profilew_write(doc, output, &e)) || (rc = machine_topo(topo_out, b.hosts, b.nranks, bw_Bps, &e))) goto done;
   printf("# wrote %s and %s\n# next: ddpsim predict --profile %s --topology %s --precision fp32 --model ...\n", output,
@@ -173,13 +180,14 @@ done:
 
 int cmd_machine(cli_ctx *x, int argc, char **argv) {
   const char *output = NULL, *topo_out = NULL, *mpirun = "mpirun";
-  int quick = 0, procs = 2;
+  int quick = 0, procs = 2, accept_poor = 0;
   const cli_opt opts[] = {
       {"output", 'o', CLI_STRING, &output, "FILE", "the profile to write (required)"},
       {"topology-out", 0, CLI_STRING, &topo_out, "FILE", "the topology to write (default: FILE's .json replaced by .topo)"},
       {"procs", 0, CLI_INT, &procs, "N", "processes, each a rank of ddpsim (default 2)", CLI_MIN | CLI_MAX, 2, 256},
       {"quick", 0, CLI_FLAG, &quick, NULL, "small sweeps (a few seconds: CI); the profile is coarser"},
       {"mpirun", 0, CLI_STRING, &mpirun, "PATH", "the MPI launcher (default mpirun)"},
+      {"accept-poor-fit", 0, CLI_FLAG, &accept_poor, NULL, CALCMD_ACCEPT_POOR_HELP},
       {0}};
   const cli_opt *tables[] = {opts, NULL};
   const cli_cmd c = {.usage = usage, .tables = tables};
@@ -197,5 +205,5 @@ int cmd_machine(cli_ctx *x, int argc, char **argv) {
   if (strcmp(topo_out, output) == 0) return cli_usage(x, "--topology-out must differ from -o");
   if ((rc = calcmd_check_output(x, output)) || (rc = calcmd_check_output(x, topo_out))) return rc;
   if (!getenv("OMPI_COMM_WORLD_SIZE") && !getenv("PMI_SIZE")) return exec_mpirun(x, mpirun, procs, argc, argv);
-  return run_ranks(x, quick, output, topo_out, argc, argv);
+  return run_ranks(x, quick, accept_poor, output, topo_out, argc, argv);
 }
