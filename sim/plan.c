@@ -123,8 +123,13 @@ static int draw_jitter(const sim_config *c, plan_t *p, double compute_s, err_t *
     gsl_rng_free(rng);
     return err_set(e, ERR_NOMEM, "out of memory");
   }
+  /* Rank-major: a rank's draws for iterations 0..K-1 come in a row, so they do not depend on how
+   * many ranks there are. Rank 0 of any run draws what a one-GPU run of the same seed draws:
+   * predict's one-GPU twin, under the same jitter, shares rank 0's (common random numbers), and
+   * the run, which waits for its slowest rank, is never faster than its twin (sim/predict.h). */
   gsl_rng_set(rng, c->seed);
-  for (size_t i = 0; i < count; i++) p->jitter[i] = profile_jitter_draw(&j, rng);
+  for (int k = 0; k < n; k++)
+    for (int it = 0; it < p->iterations; it++) p->jitter[(size_t)it * (size_t)n + (size_t)k] = profile_jitter_draw(&j, rng);
   gsl_rng_free(rng);
   /* What synchronising costs: in each iteration every GPU waits for the slowest one's compute.
    * Reported as the mean over the steady-state iterations of (slowest - mean) compute. */
@@ -316,8 +321,10 @@ static int draw_host_jitter(const sim_config *c, plan_t *p, err_t *e) {
     gsl_rng_free(rng);
     return err_set(e, ERR_NOMEM, "out of memory");
   }
-  gsl_rng_set(rng, c->seed ^ 0x9e3779b9UL);
-  for (size_t i = 0; i < count; i++) p->host_jitter[i] = gsl_ran_exponential(rng, sd);
+  gsl_rng_set(rng, c->seed ^ 0x9e3779b9UL); /* rank-major, as draw_jitter's */
+  for (int k = 0; k < p->ranks; k++)
+    for (int it = 0; it < p->iterations; it++)
+      p->host_jitter[(size_t)it * (size_t)p->ranks + (size_t)k] = gsl_ran_exponential(rng, sd);
   gsl_rng_free(rng);
   return ERR_OK;
 }

@@ -1,7 +1,7 @@
 /* predict: a simulation turned into what a user asks for: throughput and scaling.
  *
- * Runs the configured simulation and the same model on one GPU (no communication, no jitter: the
- * expected single-GPU time), and derives
+ * Runs the configured simulation and the same model on one GPU (no communication; the same jitter,
+ * drawing the run's rank-0 draws), and derives
  * samples/s, tokens/s and scaling efficiency = throughput(N) / (N * throughput(1)), all of the
  * iteration simulated (by default DDP's steady state). When the Reducer all-reduces other buckets
  * before its steady state (sim/reducer.h: iteration 1, and 2 under static_graph), those iterations
@@ -10,6 +10,21 @@
 #define DDPSIM_PREDICT_H
 
 #include "sim.h"
+
+/* With jitter (compute or host), one run of a few iterations is one noisy draw, not the steady
+ * state: the run is repeated with more iterations (at least PREDICT_MIN_ITERATIONS, growing as the
+ * interval needs, at most PREDICT_MAX_ITERATIONS, the plan's bound) until the half-width of the
+ * 95% confidence interval of its mean iteration (sim_result.iteration_ci_s) is at most
+ * PREDICT_CI_REL of it; the report gives the interval and the iterations run. The one-GPU twin
+ * runs as many iterations under the same jitter with rank 0's draws (common random numbers): every
+ * iteration of the run waits for its slowest rank, so its mean is never below the twin's, and the
+ * scaling efficiency never above 1 (where an input pipeline lets the run's mean come out below the
+ * twin's by less than their two intervals, the two are equal within the noise, and the reference
+ * is reported as the run's own iteration: efficiency 1). Without jitter, --iterations is used as
+ * given. */
+#define PREDICT_CI_REL 0.01
+#define PREDICT_MIN_ITERATIONS 30
+#define PREDICT_MAX_ITERATIONS 1000
 
 typedef struct {
   sim_result sim;
@@ -34,8 +49,10 @@ typedef struct {
 } predict_opts;
 int predict_run_opts(const sim_config *c, const predict_opts *o, predict_result *out, err_t *e);
 
-/* The configuration whose iteration is single_gpu_iteration_s: c on one GPU, flow fidelity, no
- * jitter. Copied from c (padding included), so configurations equal bytewise have equal twins. */
+/* The configuration whose iteration is single_gpu_iteration_s: c on one GPU, flow fidelity, the
+ * same jitter. Copied from c (padding included), so configurations equal bytewise have equal twins.
+ * With jitter predict_run_opts runs its own twin at the run's final iteration count (a known
+ * single_gpu_iteration_s is then not used). */
 void predict_twin(const sim_config *c, sim_config *one);
 void predict_result_free(predict_result *p); /* NULL is a no-op */
 

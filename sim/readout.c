@@ -1,5 +1,7 @@
 #include "readout.h"
 
+#include <gsl/gsl_cdf.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -117,6 +119,22 @@ static int readout_timeline(const plan_t *p, engine_record *rec, sim_result *r, 
   return ERR_OK;
 }
 
+/* The half-width of the 95% confidence interval of the mean iteration: the steady cycles' lengths
+ * (per iteration) as a sample, Student's t with n - 1 degrees of freedom. Each cycle's draws are
+ * independent of the others'; 0 with fewer than two steady cycles. */
+static double mean_ci_s(const engine_record *rec, int K, int cyc) {
+  int first = K == cyc ? 0 : 1, n = K / cyc - first;
+  if (n < 2) return 0;
+  double sum = 0, sq = 0;
+  for (int j = first; j < first + n; j++) {
+    double d = (rec->iter_end[(j + 1) * cyc - 1] - rec->iter_start[j * cyc]) / cyc;
+    sum += d;
+    sq += d * d;
+  }
+  double mean = sum / n, var = (sq - n * mean * mean) / (n - 1);
+  return gsl_cdf_tdist_Pinv(0.975, n - 1) * sqrt(var > 0 ? var : 0) / sqrt(n);
+}
+
 int readout_ddp(plan_t *p, engine_record *rec, sim_result *r, err_t *e) {
   int K = p->iterations, nb = p->nb, cyc = p->no_sync;
   if (rec->iterations != K || rec->nb != nb) return err_set(e, ERR_SIM, "the engine's record does not fit the plan");
@@ -126,6 +144,8 @@ int readout_ddp(plan_t *p, engine_record *rec, sim_result *r, err_t *e) {
   r->iteration_s = K == cyc ? (rec->iter_end[K - 1] - rec->iter_start[0]) / K
                             : (rec->iter_end[K - 1] - rec->iter_start[cyc]) / (K - cyc);
   r->buckets_iteration_s = rec->iter_end[K - 1] - rec->iter_start[K - 1];
+  r->jittered = plan_varies(p);
+  r->iteration_ci_s = r->jittered ? mean_ci_s(rec, K, cyc) : 0;
   int first = K == cyc ? 0 : cyc;
   for (int it = first; it < K; it++) {
     r->loading_s += rec->load_wait[it] / (K - first);

@@ -76,6 +76,7 @@ cJSON *report_predict_json(const sim_config *c, const predict_result *p) {
     cJSON_AddStringToObject(o, "comm_hook", hook_name(c->comm_hook));
   }
   cJSON_AddNumberToObject(o, "iteration_s", r->iteration_s);
+  if (r->jittered) cJSON_AddNumberToObject(o, "iteration_ci_s", r->iteration_ci_s);
   cJSON_AddNumberToObject(o, "samples_per_s", p->samples_per_s);
   cJSON_AddNumberToObject(o, "tokens_per_s", p->tokens_per_s);
   cJSON_AddStringToObject(o, "token_unit", m->token_unit);
@@ -214,6 +215,10 @@ char *report_predict_table(const sim_config *c, const predict_result *p) {
   }
   strbuf_printf(&s, "\n");
   strbuf_printf(&s, "%-24s %14.6f s   (the parts below add up to it)\n", "iteration", r->iteration_s);
+  if (r->jittered)
+    strbuf_printf(&s, "# jitter: the mean of %d iterations, +/- %.6f s (%.2f%%; 95%% confidence interval); the\n"
+                      "# one-GPU reference ran as many under the same jitter\n",
+                  r->iterations_simulated, r->iteration_ci_s, 100 * r->iteration_ci_s / r->iteration_s);
   for (int i = 0; i < p->nearly; i++)
     strbuf_printf(&s, "# iteration %d: %.6f s once (%s), before the steady state; not part of the mean\n", i + 1,
                   p->early_s[i], reducer_iter_name(&p->early[i], lb, sizeof lb));

@@ -144,6 +144,10 @@ typedef struct {
                               the slowest computed up to the final wait, bounded by what was left */
   double buckets_iteration_s; /* the length of the iteration the bucket times come from (the last
                               one; differs from iteration_s, a mean, under jitter) */
+  int jittered;            /* compute or host jitter made iterations differ (every rank simulated) */
+  double iteration_ci_s;   /* with jitter: the half-width of the 95% confidence interval of the
+                              mean iteration_s (Student's t over the steady cycles' lengths); 0
+                              without jitter, or with fewer than two steady cycles */
   double comm_busy_s;      /* time the communication stream was busy in the reported iteration */
   int extrapolated_ops;    /* ops whose cost fell outside a measured table */
   profile_jitter_kind jitter_kind; /* the compute jitter simulated */

@@ -100,7 +100,7 @@ void simopts_table(simopts *o, cli_opt t[SIMOPTS_COUNT]) {
        "ddp: bucketed all-reduces overlapping backward (default);\nflat: one all-reduce of all gradients after backward", .names = modes},
       {"fidelity", 0, CLI_ENUM, &o->fidelity, "flow|step", "flow: one flow per ring edge (default, fast); step: every ring step",
        .names = fidelities},
-      {"iterations", 0, CLI_INT, &o->iterations, "K", "iterations simulated, steady state from the 2nd on (default 3)",
+      {"iterations", 0, CLI_INT, &o->iterations, "K", "iterations simulated, steady state from the 2nd on (default 3; with\njitter at least 30, and more until the mean is known to 1%)",
        CLI_MIN | CLI_MAX, 1, 1000},
       {"no-sync", 0, CLI_INT, &o->no_sync, "K", "all-reduce every K-th iteration only (DDP's no_sync(); default 1)",
        CLI_MIN | CLI_MAX, 1, 1000},
