@@ -52,12 +52,15 @@ void data_list(data_kind kind, char *out, size_t len) {
 }
 
 int data_resolve(data_kind kind, const char *value, char *out, size_t len, err_t *e) {
-  if (!value || !*value) return err_set(e, ERR_INPUT, "empty %s name", kind_word[kind]);
+  if (!value || !*value) return err_set(e, ERR_USAGE, "--%s: an empty name", kind_word[kind]);
   struct stat st;
   int is_dir = stat(value, &st) == 0 && S_ISDIR(st.st_mode);
   if (strchr(value, '/') || is_file(value)) {
     if (is_dir) return err_set(e, ERR_INPUT, "%s: is a directory, not a %s file", value, kind_word[kind]);
-    if (!is_file(value)) return err_set(e, ERR_INPUT, "%s: no such %s file", value, kind_word[kind]);
+    if (!is_file(value))
+      return stat(value, &st) == 0 ? err_set(e, ERR_INPUT, "%s: not a regular file (a device, a FIFO or a socket), not a %s file",
+                                             value, kind_word[kind])
+                                   : err_set(e, ERR_INPUT, "%s: no such %s file", value, kind_word[kind]);
     snprintf(out, len, "%s", value);
     return ERR_OK;
   }
@@ -71,6 +74,8 @@ int data_resolve(data_kind kind, const char *value, char *out, size_t len, err_t
   if (is_dir) return err_set(e, ERR_INPUT, "%s: is a directory, not a %s file", value, kind_word[kind]);
   char names[2048];
   data_list(kind, names, sizeof names);
-  return err_set(e, ERR_INPUT, "unknown %s '%s' (bundled: %s; or give a file path)", kind_word[kind], value,
-                 names[0] ? names : "none found");
+  if (!names[0])
+    return err_set(e, ERR_INPUT, "unknown %s '%s': nothing bundled in %s/%s (the data directory: $DDPSIM_DATA_DIR, or the "
+                   "source tree); give a file path", kind_word[kind], value, data_dir(), kind_dir[kind]);
+  return err_set(e, ERR_INPUT, "unknown %s '%s' (bundled: %s; or give a file path)", kind_word[kind], value, names);
 }

@@ -37,6 +37,8 @@ int cmd_accuracy(cli_ctx *x, int argc, char **argv) {
   int rc = cli_parse(x, &c, argc, argv, NULL, NULL, stdout);
   if (rc) return rc;
   if (json && markdown) return cli_usage(x, "--json and --markdown are two outputs: give one");
+  if (median_min >= 0 && median_max >= 0 && median_min > median_max)
+    return cli_usage(x, "--median-min %g%% is above --median-max %g%%: no median can pass both", median_min, median_max);
   char path[1024];
   if (!file) {
     snprintf(path, sizeof path, "%s/validate/published.txt", data_dir());
