@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "nccl.h"
+#include "version.h"
 
 enum { TID_HOST = 4, TID_COMPUTE = 1, TID_COMM = 2, TID_COPY = 3, TID_GIL_DP = 1000, TID_LOADER = 100 };
 
@@ -405,7 +406,7 @@ int trace_build(const sim_config *c, const predict_result *p, const int *ranks, 
   }
   cJSON *o = cJSON_CreateObject();
   tw w = {.c = c, .r = &p->sim, .t = t, .ev = o ? cJSON_AddArrayToObject(o, "traceEvents") : NULL};
-  w.bad = !w.ev || !cJSON_AddStringToObject(o, "displayTimeUnit", "ms");
+  w.bad = !w.ev || !cJSON_AddStringToObject(o, "displayTimeUnit", "ms") || version_stamp(o);
   for (int i = 0; i < nranks && !w.bad; i++) {
     int q = twin_of(t, ranks[i]);
     rank_meta(&w, q, ranks[i]);
