@@ -86,6 +86,10 @@ done:
   return rc;
 }
 
+/* The first iteration of the steady state the report averages: all of them when the run is one
+ * no_sync cycle, else those after the first cycle. */
+static int first_steady(const plan_t *p) { return p->iterations == p->no_sync ? 0 : p->no_sync; }
+
 /* The engine's spans with the plan's costs that name and divide them (sim/timeline.h): the spans
  * move from the record to the timeline. */
 static int readout_timeline(const plan_t *p, engine_record *rec, sim_result *r, err_t *e) {
@@ -101,6 +105,7 @@ static int readout_timeline(const plan_t *p, engine_record *rec, sim_result *r, 
   t->sim_ranks = p->sim_ranks;
   t->iterations = p->iterations;
   t->no_sync = p->no_sync;
+  t->steady_from = first_steady(p);
   t->nops = p->nops;
   t->op_s = timeline_dup_d(p->op_s, p->nops);
   t->op_seg = timeline_dup_i(p->op_seg, p->nops);
@@ -126,7 +131,7 @@ int readout_ddp(plan_t *p, engine_record *rec, sim_result *r, err_t *e) {
   r->iteration_s = K == cyc ? (rec->iter_end[K - 1] - rec->iter_start[0]) / K
                             : (rec->iter_end[K - 1] - rec->iter_start[cyc]) / (K - cyc);
   r->buckets_iteration_s = rec->iter_end[K - 1] - rec->iter_start[K - 1];
-  int first = K == cyc ? 0 : cyc;
+  int first = first_steady(p);
   for (int it = first; it < K; it++) {
     r->loading_s += rec->load_wait[it] / (K - first);
     r->transfer_s += rec->copy_wait[it] / (K - first);

@@ -100,7 +100,7 @@ cJSON *report_predict_json(const sim_config *c, const predict_result *p) {
   cJSON_AddNumberToObject(o, "straggler_wait_s", r->straggler_wait_s);
   cJSON_AddNumberToObject(o, "straggler_s", r->straggler_s);
   cJSON_AddStringToObject(o, "framework", c->framework == SIM_FRAMEWORK_DP ? "dp" : "ddp");
-  if (ddp) cJSON_AddStringToObject(o, "backend", c->backend == SIM_BACKEND_GLOO ? "gloo" : c->backend == SIM_BACKEND_MPI ? "mpi" : "nccl");
+  if (ddp) cJSON_AddStringToObject(o, "backend", sim_backend_name(c->backend));
   cJSON_AddNumberToObject(o, "host_launch_s", cost_host_launch(c));
   cJSON_AddNumberToObject(o, "host_dispatch_s", cost_host_dispatch(c));
   if (c->framework == SIM_FRAMEWORK_DP) {

@@ -33,8 +33,10 @@ run_json sweep sweep --nodes 1,2 --json
 run_json recommend recommend --bucket-cap-mb 5,25 --samples 2 --no-advice --json
 run_json buckets buckets --json
 run_json accuracy accuracy --json
-"$ddpsim" trace --nodes 2 -o "$tmp/trace.json" >/dev/null 2>&1
-check "ddpsim trace writes its version" has_version "$tmp/trace.json"
+"$ddpsim" trace --format chrome --nodes 2 -o "$tmp/trace.json" >/dev/null 2>&1
+check "ddpsim trace --format chrome writes its version" has_version "$tmp/trace.json"
+"$ddpsim" trace --nodes 2 -o "$tmp/kineto" >/dev/null 2>&1
+check "ddpsim trace --format kineto writes its version in every rank's file" has_version "$tmp/kineto/rank15.pt.trace.json"
 "$ddpcalib" merge "$src/profiles/v100-dgx1v.json" "$src/profiles/p100-dgx1.json" -o "$tmp/merged.json" 2>"$tmp/err"
 check "ddpcalib merge writes a profile that says ddpsim_version $want" has_version "$tmp/merged.json"
 finish
