@@ -12,7 +12,7 @@ for c in "" predict sweep recommend trace plan buckets plot genmodel validate ac
   out=$("$ddpsim" $c --version 2>&1)
   check "ddpsim $c --version exits 0 and prints 'ddpsim $want' ($out)" test $? -eq 0 -a "$out" = "ddpsim $want"
 done
-for c in "" comm compute h2d host machine cluster merge validate train; do
+for c in "" comm compute h2d host machine cluster merge validate train import; do
   out=$("$ddpcalib" $c --version 2>&1)
   check "ddpcalib $c --version exits 0 and prints 'ddpcalib $want' ($out)" test $? -eq 0 -a "$out" = "ddpcalib $want"
 done
