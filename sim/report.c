@@ -2,6 +2,7 @@
 
 #include <stdint.h>
 
+#include "coll.h"
 #include "cost.h"
 #include "nccl.h"
 #include "strbuf.h"
@@ -9,6 +10,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* A bucket's all-reduce as nccl-tests reports one: algbw = the bytes all-reduced / the simulated
+ * time, busbw = algbw x 2(n-1)/n (sim/coll.h's bus factor), in GB/s = 1e9 B/s; 0 on one GPU. */
+static void bucket_bw(const sim_result *r, const sim_bucket_time *t, double *alg_GBps, double *bus_GBps) {
+  double d = t->comm_end_s - t->comm_start_s;
+  *alg_GBps = d > 0 && r->gpus > 1 ? (double)t->wire_bytes / d / 1e9 : 0;
+  *bus_GBps = *alg_GBps * coll_bus_factor(COLL_ALLREDUCE, r->gpus);
+}
 
 static const char *h2d_name(sim_h2d h) {
   static const char *const names[] = {[SIM_H2D_AUTO] = "auto", [SIM_H2D_OFF] = "none", [SIM_H2D_PAGEABLE] = "pageable",
@@ -166,6 +175,10 @@ cJSON *report_predict_json(const sim_config *c, const predict_result *p) {
     cJSON_AddStringToObject(j, "algorithm", nccl_algo_name((nccl_algo)t->algo));
     cJSON_AddStringToObject(j, "protocol", nccl_proto_name((nccl_proto)t->proto));
     cJSON_AddNumberToObject(j, "nccl_estimate_s", t->nccl_estimate_s);
+    double alg, bus;
+    bucket_bw(r, t, &alg, &bus);
+    cJSON_AddNumberToObject(j, "algbw_GBps", alg);
+    cJSON_AddNumberToObject(j, "busbw_GBps", bus);
   }
   cJSON *sim = cJSON_AddObjectToObject(o, "simulation");
   if (sim) {
@@ -265,14 +278,17 @@ char *report_predict_table(const sim_config *c, const predict_result *p) {
   if (r->buckets_iteration_s != r->iteration_s)
     strbuf_printf(&s, "#\n# buckets of the last simulated iteration (%.6f s; the mean above differs by jitter)\n",
                   r->buckets_iteration_s);
-  strbuf_printf(&s, "#\n# %-4s %12s %9s %12s %12s %12s %12s  %s\n", "bkt", "bytes", "params", "ready_s", "start_s", "end_s", "wait_s",
-      "nccl");
+  strbuf_printf(&s, "#\n# %-4s %12s %9s %12s %12s %12s %12s %8s %8s  %s\n", "bkt", "bytes", "params", "ready_s", "start_s", "end_s",
+      "wait_s", "algbw", "busbw", "nccl");
   for (int b = 0; b < r->plan.n; b++) {
     const sim_bucket_time *t = &r->buckets[b];
     char bb[32];
     fmt_bytes(bb, sizeof bb, (double)t->bytes);
-    strbuf_printf(&s, "  %-4d %12s %9d %12.6f %12.6f %12.6f %12.6f  %s/%s\n", b, bb, r->plan.b[b].ntensors, t->ready_s, t->comm_start_s,
-        t->comm_end_s, t->comm_start_s - t->ready_s, nccl_algo_name((nccl_algo)t->algo), nccl_proto_name((nccl_proto)t->proto));
+    double alg, bus;
+    bucket_bw(r, t, &alg, &bus);
+    strbuf_printf(&s, "  %-4d %12s %9d %12.6f %12.6f %12.6f %12.6f %8.2f %8.2f  %s/%s\n", b, bb, r->plan.b[b].ntensors, t->ready_s,
+        t->comm_start_s, t->comm_end_s, t->comm_start_s - t->ready_s, alg, bus, nccl_algo_name((nccl_algo)t->algo),
+        nccl_proto_name((nccl_proto)t->proto));
   }
   return strbuf_take(&s);
 }

@@ -121,6 +121,18 @@ with tempfile.TemporaryDirectory() as tmp:
         check(f"merged with the bundled A100 compute ({r.stderr.strip()[:200]})", r.returncode == 0)
         r = run([DDPSIM, "predict", "--profile", merged, "--topology", "dgxa100-ib", "--model", "resnet50", "--nodes", "2", "--json"])
         check(f"the merged profile predicts ({r.stderr.strip()[:200]})", r.returncode == 0 and json.loads(r.stdout)["iteration_s"] > 0)
+        # The bucket table speaks nccl-tests' units: algbw = bytes all-reduced / time, busbw = algbw x 2(n-1)/n.
+        if r.returncode == 0:
+            rep = json.loads(r.stdout)
+            n = rep["gpus"]
+            for b in rep["buckets"]:
+                alg = b["wire_bytes"] / (b["comm_end_s"] - b["comm_start_s"]) / 1e9
+                check(f"bucket {b['index']}: algbw {b['algbw_GBps']:.3f} = wire_bytes / time {alg:.3f} GB/s, busbw "
+                      f"{b['busbw_GBps']:.3f} = algbw x 2({n}-1)/{n}",
+                      abs(b["algbw_GBps"] - alg) <= 1e-9 * alg and abs(b["busbw_GBps"] - alg * 2 * (n - 1) / n) <= 1e-9 * alg)
+            one = json.loads(run([DDPSIM, "predict", "--profile", merged, "--topology", "dgxa100-ib", "--model", "resnet50",
+                                  "--gpus-per-node", "1", "--json"]).stdout)
+            check("one GPU: no all-reduce, algbw and busbw 0", all(b["algbw_GBps"] == 0 and b["busbw_GBps"] == 0 for b in one["buckets"]))
 
     # Failures name the file and line.
     bad = write("bad.log", log("all_reduce", 8, 1, 6e-6, 130e9, corrupt="busbw"))
