@@ -17,13 +17,10 @@ import sys
 import tempfile
 
 DDPCALIB, DDPSIM, SRC = sys.argv[1:4]
-failures = 0
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from pycheck import Checks  # noqa: E402
 
-
-def check(what, ok):
-    global failures
-    print(("ok    " if ok else "FAIL  ") + what)
-    failures += 0 if ok else 1
+check = Checks()
 
 
 STEPS = {"all_reduce": lambda n: 2 * (n - 1), "all_gather": lambda n: n - 1, "reduce_scatter": lambda n: n - 1,
@@ -146,5 +143,4 @@ with tempfile.TemporaryDirectory() as tmp:
     check(f"a file that is no log: exit 1 ({r.stderr.strip()[:200]})", r.returncode == 1)
     r = run([DDPCALIB, "import", "csv", "-o", os.path.join(tmp, "x.json"), intra])
     check(f"an unknown format: exit 2 ({r.stderr.strip()[:200]})", r.returncode == 2)
-print(f"{failures} failure(s)")
-sys.exit(1 if failures else 0)
+sys.exit(check.finish())

@@ -36,13 +36,10 @@ except ImportError as exc:
 logging.disable(logging.WARNING)
 
 DDPSIM = sys.argv[1]
-failures = 0
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from pycheck import Checks  # noqa: E402
 
-
-def check(what, ok):
-    global failures
-    print(("ok    " if ok else "FAIL  ") + what)
-    failures += 0 if ok else 1
+check = Checks()
 
 
 def close(what, got, want, scale):
@@ -101,5 +98,4 @@ scenario("resnet50 2x2, a DataLoader worker", ["--model", "resnet50", "--nodes",
                                                "--num-workers", "1", "--load-ms", "120"], None)
 scenario("mlstm-4k fp32 on 4 nodes, ranks beyond the 2 simulated nodes",
          ["--model", "mlstm-4k", "--precision", "fp32", "--nodes", "4", "--iterations", "3"], [0, 5, 13, 30])
-print(f"{failures} failure(s)")
-sys.exit(1 if failures else 0)
+sys.exit(check.finish())

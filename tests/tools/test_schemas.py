@@ -22,13 +22,10 @@ except ImportError as exc:
     sys.exit(77)
 
 DDPSIM, DDPCALIB, SRC = sys.argv[1:4]
-failures = 0
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from pycheck import Checks  # noqa: E402
 
-
-def check(what, ok):
-    global failures
-    print(("ok    " if ok else "FAIL  ") + what)
-    failures += 0 if ok else 1
+check = Checks()
 
 
 def schema(name):
@@ -121,5 +118,4 @@ with tempfile.TemporaryDirectory() as tmp:
         bad = copy.deepcopy(m)
         bad["compute"]["fp16"]["gemm"] = {"model": "table", "points": []}
         rejects(profile, bad, "a GEMM table without points")
-print(f"{failures} failure(s)")
-sys.exit(1 if failures else 0)
+sys.exit(check.finish())
