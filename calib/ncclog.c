@@ -24,15 +24,36 @@ static int coll_of_prog(const char *name) {
 void ncclog_free(ncclog *l) {
   if (!l) return;
   free(l->rows);
+  for (int i = 0; i < l->nhosts; i++) free(l->hostv[i]);
+  free(l->hostv);
   l->rows = NULL;
+  l->hostv = NULL;
   l->nrows = 0;
+  l->nhosts = 0;
 }
 
+/* Appends name to the comma-separated list unless it is there (the list is for people: it stops
+ * growing when full). */
 static void add_name(char *list, size_t len, const char *name) {
   size_t n = strlen(name);
   for (const char *p = list; (p = strstr(p, name)); p += n)
     if ((p == list || p[-1] == ',') && (p[n] == ',' || p[n] == '\0')) return;
   if (strlen(list) + n + 2 < len) snprintf(list + strlen(list), len - strlen(list), "%s%s", *list ? "," : "", name);
+}
+
+/* Counts a host once, however many there are. -1 when out of memory. */
+static int add_host(ncclog *l, const char *host) {
+  for (int i = 0; i < l->nhosts; i++)
+    if (strcmp(l->hostv[i], host) == 0) return 0;
+  char **g = realloc(l->hostv, (size_t)(l->nhosts + 1) * sizeof *g);
+  if (!g) return -1;
+  l->hostv = g;
+  size_t n = strlen(host) + 1;
+  if (!(l->hostv[l->nhosts] = malloc(n))) return -1;
+  memcpy(l->hostv[l->nhosts], host, n);
+  l->nhosts++;
+  add_name(l->hosts, sizeof l->hosts, host);
+  return 0;
 }
 
 /* A number token; 0 when it is not one (N/A). */
@@ -50,7 +71,6 @@ static int data_line(ncclog *l, char *s, int line, err_t *e) {
   if (n != 12 && n != 13)
     return err_set(e, ERR_INPUT, "%s:%d: a data line has %d fields, not nccl-tests' 12 or 13 (size count type redop [root] "
                                  "time algbw busbw #wrong time algbw busbw #wrong)", l->path, line, n);
-  double v;
   ncclog_row r = {.line = line};
   char *end;
   errno = 0;
@@ -76,7 +96,6 @@ static int data_line(ncclog *l, char *s, int line, err_t *e) {
                      line, tok[k + 1], want);
   }
   if (!r.has[0] && !r.has[1]) return err_set(e, ERR_INPUT, "%s:%d: neither out-of-place nor in-place time", l->path, line);
-  (void)v;
   ncclog_row *g = realloc(l->rows, (l->nrows + 1) * sizeof *g);
   if (!g) return err_set(e, ERR_NOMEM, "out of memory");
   l->rows = g;
@@ -127,7 +146,7 @@ int ncclog_parse(const char *text, const char *path, int coll, ncclog *l, err_t 
       int nt, ng, w, it;
       if (sscanf(s, "# Rank %d Group %d Pid %d on %255s device %d [0x%x] %255[^\n]", &r, &g, &pid, host, &d, &bus, dev) == 7) {
         l->nranks++;
-        add_name(l->hosts, sizeof l->hosts, host);
+        if (add_host(l, host)) rc = err_set(e, ERR_NOMEM, "out of memory");
         add_name(l->devices, sizeof l->devices, dev);
       } else if (sscanf(s, "# Collective test concluded: %63s", name) == 1) {
         char *q = strstr(name, "_perf");
@@ -154,8 +173,6 @@ int ncclog_parse(const char *text, const char *path, int coll, ncclog *l, err_t 
   if (l->nranks < 2)
     return err_set(e, ERR_INPUT, "%s: %s: the log must list its ranks (\"#  Rank R ... on HOST device D\", one per rank, at "
                                  "least 2)", path, l->nranks ? "one rank line" : "no rank lines");
-  l->nhosts = 1;
-  for (const char *c = l->hosts; (c = strchr(c, ',')); c++) l->nhosts++;
   if (said >= 0 && coll >= 0 && said != coll)
     return err_set(e, ERR_INPUT, "%s: the log is %s_perf's, not %s's", path, prog[said], prog[coll]);
   l->coll = said >= 0 ? said : coll >= 0 ? coll : infer_coll(l);

@@ -31,8 +31,9 @@ typedef struct {
 typedef struct {
   char path[512];
   int coll;                 /* coll_kind, or -1 when the log does not say (ncclog_set_coll) */
-  int nranks, nhosts;
-  char hosts[256], devices[256], type[16], redop[16];
+  int nranks, nhosts;       /* rank lines, distinct hosts among them */
+  char **hostv;             /* (nhosts) their names */
+  char hosts[256], devices[256], type[16], redop[16]; /* for people: comma-separated, cut when full */
   int iters, warmups;       /* from the flags line; 0 when absent */
   double avg_busbw_GBps;    /* the closing line's; 0 when absent */
   ncclog_row *rows;

@@ -36,7 +36,7 @@ typedef struct {
 
 static int by_ranks(const void *a, const void *b) { return ((const item *)a)->log.nranks - ((const item *)b)->log.nranks; }
 
-static int one(cli_ctx *x, const item *it, int in_place, const char *topology, const char *user_class, int regimes,
+static int one(const item *it, int in_place, const char *topology, const char *user_class, int regimes,
                int accept_poor, cJSON *doc, err_t *e) {
   const ncclog *l = &it->log;
   commbench_cfg cfg;
@@ -76,7 +76,6 @@ static int one(cli_ctx *x, const item *it, int in_place, const char *topology, c
   if ((rc = profilew_str(link, "source", src, e))) goto done;
   if (poor) rc = calcmd_mark_poor(doc, what, why, e);
 done:
-  (void)x;
   commbench_result_free(&res);
   return rc;
 }
@@ -130,7 +129,7 @@ int cmd_import(cli_ctx *x, int argc, char **argv) {
     if (n > 0) p.devices = items[n - 1].log.devices, p.hosts = items[n - 1].log.hosts, p.libraries = "nccl-tests logs";
     if (!(doc = profilew_new("imported", &p))) rc = err_set(&e, ERR_NOMEM, "out of memory");
   }
-  for (int i = 0; i < n && !rc; i++) rc = one(x, &items[i], in_place, topology, link_class, regimes, accept_poor, doc, &e);
+  for (int i = 0; i < n && !rc; i++) rc = one(&items[i], in_place, topology, link_class, regimes, accept_poor, doc, &e);
   if (!rc) rc = calcmd_write(doc, output, &e);
   for (int i = 0; i < n; i++) ncclog_free(&items[i].log);
   free(items);

@@ -131,6 +131,15 @@ with tempfile.TemporaryDirectory() as tmp:
                                   "--gpus-per-node", "1", "--json"]).stdout)
             check("one GPU: no all-reduce, algbw and busbw 0", all(b["algbw_GBps"] == 0 and b["busbw_GBps"] == 0 for b in one["buckets"]))
 
+    # 40 hosts, one GPU each: more host names than the provenance string holds; every one counts.
+    wide = write("wide.log", log("all_reduce", 1, 40, 9e-6, 42e9))
+    r = run([DDPCALIB, "import", "nccl-tests", "-o", os.path.join(tmp, "wide.json"), wide])
+    if r.returncode == 0:
+        with open(os.path.join(tmp, "wide.json")) as f:
+            net = json.load(f)["comm"]["links"].get("net", {})
+    check(f"40 hosts of one GPU: the class between hosts, nhosts 40 ({r.stderr.strip()[:200]})",
+          r.returncode == 0 and net.get("nhosts") == 40 and net.get("nranks") == 40)
+
     # Failures name the file and line.
     bad = write("bad.log", log("all_reduce", 8, 1, 6e-6, 130e9, corrupt="busbw"))
     r = run([DDPCALIB, "import", "nccl-tests", "-o", os.path.join(tmp, "x.json"), bad])
