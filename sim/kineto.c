@@ -392,6 +392,8 @@ static char *kineto_text(const cJSON *o) {
 int kineto_write(const sim_config *c, const predict_result *p, const int *ranks, int nranks, const char *dir, err_t *e) {
   const sim_timeline *t = p->sim.timeline;
   if (!t) return err_set(e, ERR_INPUT, "internal: the prediction recorded no timeline to trace");
+  if (t->dataparallel) /* before the directory is made */
+    return err_set(e, ERR_USAGE, "--format kineto: DataParallel is one process, not a trace per rank (use --format chrome)");
   int *sel = NULL, rc;
   if (!ranks) {
     nranks = t->sim_ranks;

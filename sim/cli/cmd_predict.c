@@ -59,7 +59,7 @@ static int write_trace(cli_ctx *x, const sim_config *c, const predict_result *p,
 int cmd_predict_run(cli_ctx *x, int argc, char **argv, int trace_only) {
   simopts o;
   simopts_init(&o);
-  int nodes, json = 0, format = FORMAT_KINETO;
+  int nodes, json = 0, format = -1; /* -1: not given (kineto) */
   double cap;
   static const char simulated[] = "simulated";
   const char *trace = NULL, *ranks = simulated;
@@ -88,10 +88,12 @@ int cmd_predict_run(cli_ctx *x, int argc, char **argv, int trace_only) {
   sim_config cfg;
   int rc = simopts_setup(x, &c, argc, argv, &o, trace_only ? &trace : NULL, "-o PATH is required", &nodes, &cap, &in, &cfg);
   if (rc) return rc;
-  if (!trace && ranks != simulated) {
+  if (!trace && (ranks != simulated || format >= 0)) {
     simopts_inputs_free(&in);
-    return cli_usage(x, "--ranks chooses the ranks of a trace: give --trace FILE too");
+    return cli_usage(x, "%s chooses the %s of a trace: give --trace PATH too", format >= 0 ? "--format" : "--ranks",
+                     format >= 0 ? "format" : "ranks");
   }
+  if (format < 0) format = FORMAT_KINETO;
   cfg.record_spans = trace != NULL;
   predict_result p;
   err_t e;

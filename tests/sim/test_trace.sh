@@ -94,7 +94,10 @@ launch = {e["args"]["correlation"]: e for e in ev if e.get("cat") == "cuda_runti
 assert k and all(e["args"]["correlation"] in launch and launch[e["args"]["correlation"]]["ts"] <= e["ts"] for e in k)
 assert any(e["name"].startswith("ncclDevKernel_AllReduce_Sum_f16_") for e in k)' "$tmp/kin/rank9.pt.trace.json"
 "$ddpsim" trace -o "$tmp/kdp" --framework dp --gpus-per-node 4 >/dev/null 2>"$tmp/err"
-check "kineto: DataParallel (one process) is refused with exit 2" test $? -eq 2 -a -n "$(grep 'format chrome' "$tmp/err")"
+check "kineto: DataParallel (one process) is refused with exit 2, no directory made" \
+  test $? -eq 2 -a -n "$(grep 'format chrome' "$tmp/err")" -a ! -e "$tmp/kdp"
+"$ddpsim" predict --format chrome >/dev/null 2>"$tmp/err"
+check "--format without --trace: exit 2" test $? -eq 2 -a -n "$(grep 'give --trace PATH' "$tmp/err")"
 : >"$tmp/afile"
 "$ddpsim" trace -o "$tmp/afile" --nodes 2 >/dev/null 2>"$tmp/err"
 check "kineto: -o naming a file fails with exit 1" test $? -eq 1 -a -n "$(grep 'not a directory' "$tmp/err")"
