@@ -11,12 +11,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A bucket's all-reduce as nccl-tests reports one: algbw = the bytes all-reduced / the simulated
- * time, busbw = algbw x 2(n-1)/n (sim/coll.h's bus factor), in GB/s = 1e9 B/s; 0 on one GPU. */
+/* An all-reduce of `bytes` taking `secs` over n GPUs as nccl-tests reports one (doc/PERFORMANCE.md):
+ * algbw = bytes / time, busbw = algbw x 2(n-1)/n (sim/coll.h's bus factor), in GB/s = 1e9 B/s; 0
+ * when no all-reduce ran (one GPU, no time). */
+static void nccl_tests_bw(double bytes, double secs, int n, double *alg_GBps, double *bus_GBps) {
+  *alg_GBps = secs > 0 && n > 1 ? bytes / secs / 1e9 : 0;
+  *bus_GBps = *alg_GBps * coll_bus_factor(COLL_ALLREDUCE, n);
+}
+
+/* A simulated bucket's all-reduce: the bytes it reduced over its simulated time. */
 static void bucket_bw(const sim_result *r, const sim_bucket_time *t, double *alg_GBps, double *bus_GBps) {
-  double d = t->comm_end_s - t->comm_start_s;
-  *alg_GBps = d > 0 && r->gpus > 1 ? (double)t->wire_bytes / d / 1e9 : 0;
-  *bus_GBps = *alg_GBps * coll_bus_factor(COLL_ALLREDUCE, r->gpus);
+  nccl_tests_bw((double)t->wire_bytes, t->comm_end_s - t->comm_start_s, r->gpus, alg_GBps, bus_GBps);
 }
 
 static const char *h2d_name(sim_h2d h) {
@@ -293,12 +298,16 @@ char *report_predict_table(const sim_config *c, const predict_result *p) {
   return strbuf_take(&s);
 }
 
-cJSON *report_buckets_json(const model_t *m, model_dtype run, const bucket_plan *plan) {
+cJSON *report_buckets_json(const model_t *m, model_dtype run, const bucket_plan *plan, const report_bucket_comm *comm) {
   cJSON *o = cJSON_CreateObject();
   if (!o) return NULL;
   cJSON_AddStringToObject(o, "model", m->name);
   cJSON_AddStringToObject(o, "precision", model_dtype_name(run));
   cJSON_AddNumberToObject(o, "gradient_bytes", (double)model_total_bytes(m, run));
+  if (comm) {
+    cJSON_AddStringToObject(o, "job", comm->job);
+    cJSON_AddNumberToObject(o, "gpus", comm->ranks);
+  }
   cJSON *bs = cJSON_AddArrayToObject(o, "buckets");
   for (int b = 0; bs && b < plan->n; b++) {
     cJSON *j = cJSON_CreateObject();
@@ -312,16 +321,44 @@ cJSON *report_buckets_json(const model_t *m, model_dtype run, const bucket_plan 
     cJSON_AddStringToObject(j, "dtype", model_dtype_name((model_dtype)plan->b[b].dtype_key));
     cJSON_AddItemToObject(j, "params", bucket_params(m, &plan->b[b], 1));
     cJSON_AddItemToObject(j, "param_indices", bucket_params(m, &plan->b[b], 0));
+    if (!comm) continue;
+    const plan_coll *pc = &comm->coll[b];
+    double alg, bus;
+    nccl_tests_bw(pc->bytes, pc->estimate_s, comm->ranks, &alg, &bus);
+    cJSON *k = cJSON_AddObjectToObject(j, "allreduce");
+    if (!k) {
+      cJSON_Delete(o);
+      return NULL;
+    }
+    cJSON_AddNumberToObject(k, "wire_bytes", pc->bytes);
+    cJSON_AddStringToObject(k, "algorithm", nccl_algo_name(pc->algo));
+    cJSON_AddStringToObject(k, "protocol", nccl_proto_name(pc->proto));
+    cJSON_AddNumberToObject(k, "nccl_estimate_s", pc->estimate_s);
+    cJSON_AddNumberToObject(k, "algbw_GBps", alg);
+    cJSON_AddNumberToObject(k, "busbw_GBps", bus);
   }
   return o;
 }
 
-char *report_buckets_table(const model_t *m, model_dtype run, const bucket_plan *plan) {
+char *report_buckets_table(const model_t *m, model_dtype run, const bucket_plan *plan, const report_bucket_comm *comm) {
   strbuf s = {0};
   strbuf_printf(&s, "# %s, %s gradients, %d buckets in reduction order\n", m->name, model_dtype_name(run), plan->n);
-  strbuf_printf(&s, "# %-4s %14s %5s  params (registration index)\n", "bkt", "bytes", "dtype");
+  if (comm)
+    strbuf_printf(&s, "# each all-reduce as NCCL's model prices it on an idle network, %s; algbw and busbw (GB/s) as "
+                      "nccl-tests defines them\n# %-4s %14s %5s %12s %8s %8s  %-11s params (registration index)\n",
+                  comm->job, "bkt", "bytes", "dtype", "estimate_us", "algbw", "busbw", "nccl");
+  else
+    strbuf_printf(&s, "# %-4s %14s %5s  params (registration index)\n", "bkt", "bytes", "dtype");
   for (int b = 0; b < plan->n; b++) {
     strbuf_printf(&s, "  %-4d %14zu %5s ", b, plan->b[b].bytes, model_dtype_name((model_dtype)plan->b[b].dtype_key));
+    if (comm) {
+      const plan_coll *pc = &comm->coll[b];
+      double alg, bus;
+      char nc[32];
+      nccl_tests_bw(pc->bytes, pc->estimate_s, comm->ranks, &alg, &bus);
+      snprintf(nc, sizeof nc, "%s/%s", nccl_algo_name(pc->algo), nccl_proto_name(pc->proto));
+      strbuf_printf(&s, "%12.1f %8.2f %8.2f  %-11s", pc->estimate_s * 1e6, alg, bus, nc);
+    }
     for (int k = 0; k < plan->b[b].ntensors; k++) {
       int t = plan->b[b].tensors[k];
       strbuf_printf(&s, " %s(%d)", m->params[t].name, t);

@@ -127,6 +127,22 @@ with tempfile.TemporaryDirectory() as tmp:
                 check(f"bucket {b['index']}: algbw {b['algbw_GBps']:.3f} = wire_bytes / time {alg:.3f} GB/s, busbw "
                       f"{b['busbw_GBps']:.3f} = algbw x 2({n}-1)/{n}",
                       abs(b["algbw_GBps"] - alg) <= 1e-9 * alg and abs(b["busbw_GBps"] - alg * 2 * (n - 1) / n) <= 1e-9 * alg)
+            # ddpsim buckets --nodes: NCCL's estimate of each bucket on the imported links, in the same units.
+            rb = run([DDPSIM, "buckets", "--model", "resnet50", "--nodes", "2", "--topology", "dgxa100-ib", "--profile", merged, "--json"])
+            check(f"ddpsim buckets --nodes 2 on the imported profile ({rb.stderr.strip()[:200]})", rb.returncode == 0)
+            if rb.returncode == 0:
+                bk = json.loads(rb.stdout)
+                check("buckets: as many as predict's, the job's 16 GPUs", len(bk["buckets"]) == len(rep["buckets"]) and bk["gpus"] == 16)
+                for b in bk["buckets"]:
+                    a = b["allreduce"]
+                    alg = a["wire_bytes"] / a["nccl_estimate_s"] / 1e9
+                    check(f"buckets {b['index']}: algbw {a['algbw_GBps']:.3f} = wire_bytes / estimate, busbw {a['busbw_GBps']:.3f} "
+                          f"= algbw x 2(16-1)/16",
+                          abs(a["algbw_GBps"] - alg) <= 1e-9 * alg and abs(a["busbw_GBps"] - alg * 30 / 16) <= 1e-9 * alg)
+                    sim = rep["buckets"][b["index"]]
+                    check(f"buckets {b['index']}: the idle-network estimate is no slower than the simulated all-reduce "
+                          f"(busbw {a['busbw_GBps']:.2f} >= {sim['busbw_GBps']:.2f} GB/s, within 1%)",
+                          a["busbw_GBps"] >= 0.99 * sim["busbw_GBps"])
             one = json.loads(run([DDPSIM, "predict", "--profile", merged, "--topology", "dgxa100-ib", "--model", "resnet50",
                                   "--gpus-per-node", "1", "--json"]).stdout)
             check("one GPU: no all-reduce, algbw and busbw 0", all(b["algbw_GBps"] == 0 and b["busbw_GBps"] == 0 for b in one["buckets"]))
