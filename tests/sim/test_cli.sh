@@ -89,7 +89,7 @@ expect 2 "--precision must be fp32, fp16 or bf16" -- predict --precision fp8
 expect 2 "--mode must be ddp or flat" -- predict --mode ring
 expect 2 "--fidelity must be flow or step" -- predict --fidelity exact
 expect 2 "--iterations must be" -- predict --iterations 0
-expect 2 "option '--nodes' does not apply here" -- buckets --nodes 4
+expect 2 "option '--iterations' does not apply here" -- buckets --iterations 4
 expect 2 "option '--trace' does not apply here" -- sweep --trace x.json
 expect 2 "--nccl-algo must list ring and/or tree" -- predict --nccl-algo hypercube
 expect 2 "--num-workers must be an integer from 0 to 256" -- predict --num-workers -1
