@@ -48,7 +48,7 @@ def close(what, got, want, scale):
     check(f"{what}: HTA {got:.3f}, ddpsim {want:.3f}", abs(got - want) <= 1e-6 * scale)
 
 
-def scenario(name, flags, ranks):
+def scenario(name, flags, ranks, overlap=True):
     with tempfile.TemporaryDirectory() as tmp:
         d = os.path.join(tmp, "trace")
         cmd = [DDPSIM, "trace", "-o", d] + flags + (["--ranks", ",".join(map(str, ranks))] if ranks else [])
@@ -84,8 +84,9 @@ def scenario(name, flags, ranks):
                   row["non_compute_time(us)"], n * nc * us, tt)
             close(f"{name} rank {r}: idle time = {n} x loading_s - lead", row["idle_time(us)"], n * rep["loading_s"] * us - lead, tt)
             want = (rep["comm_busy_s"] - rep["exposed_comm_s"]) / (rep["comm_busy_s"] + rep["buffer_broadcast_s"])
-            close(f"{name} rank {r}: comm/comp overlap = (comm busy - exposed) / (comm busy + broadcast)",
-                  ov.loc[r]["comp_comm_overlap_pctg"] / 100, want, 50)  # HTA rounds to 0.01%: 5e-5
+            if overlap:
+                close(f"{name} rank {r}: comm/comp overlap = (comm busy - exposed) / (comm busy + broadcast)",
+                      ov.loc[r]["comp_comm_overlap_pctg"] / 100, want, 50)  # HTA rounds to 0.01%: 5e-5
             idle, _ = a.get_idle_time_breakdown(ranks=[r], visualize=False)
             s7 = idle[idle["stream"] == 7].set_index("idle_category")["idle_time"]
             want7 = n * (rep["iteration_s"] - rep["compute_s"] - (rep["transfer_s"] if rep["h2d"] == "pageable" else 0)) * us - lead
@@ -98,4 +99,8 @@ scenario("resnet50 2x2, a DataLoader worker", ["--model", "resnet50", "--nodes",
                                                "--num-workers", "1", "--load-ms", "120"], None)
 scenario("mlstm-4k fp32 on 4 nodes, ranks beyond the 2 simulated nodes",
          ["--model", "mlstm-4k", "--precision", "fp32", "--nodes", "4", "--iterations", "3"], [0, 5, 13, 30])
+# Jitter, every rank simulated: rank 0's own numbers (the report's) still match; the overlap is
+# left out, as comm_busy_s is the last iteration's and the steps differ under jitter.
+scenario("resnet50 2x2 with jitter", ["--model", "resnet50", "--nodes", "2", "--gpus-per-node", "2", "--iterations", "5",
+                                      "--jitter-cv", "0.05", "--no-symmetry"], [0], overlap=False)
 sys.exit(check.finish())
