@@ -9,8 +9,12 @@
 
 #include "profilew.h"
 
+#include "data.h"
+
+/* The helper's place in the data directory (sim/data.h): calib/ of the source tree, or of the
+ * installed data (CMakeLists.txt installs it there). */
 #ifndef HOSTBENCH_HELPER
-#define HOSTBENCH_HELPER "host_overhead.py"
+#define HOSTBENCH_HELPER "calib/host_overhead.py"
 #endif
 
 /* Single-quoted for the shell: every ' becomes '\''. */
@@ -39,8 +43,9 @@ static int num(const cJSON *o, const char *key, double *v, err_t *e) {
 
 int hostbench_run(const hostbench_cfg *c, hostbench_result *r, err_t *e) {
   memset(r, 0, sizeof *r);
-  char py[1200], helper[1200], dev[64], cmd[4096];
-  if (quote(py, sizeof py, c->python ? c->python : "python3") || quote(helper, sizeof helper, c->helper ? c->helper : HOSTBENCH_HELPER) ||
+  char py[1200], helper[1200], dev[64], cmd[4096], default_helper[1100];
+  snprintf(default_helper, sizeof default_helper, "%s/%s", data_dir(), HOSTBENCH_HELPER);
+  if (quote(py, sizeof py, c->python ? c->python : "python3") || quote(helper, sizeof helper, c->helper ? c->helper : default_helper) ||
       quote(dev, sizeof dev, c->device))
     return err_set(e, ERR_USAGE, "the interpreter's or the helper's path is too long");
   snprintf(cmd, sizeof cmd, "%s %s --device %s --ops %d --iters %d --warmup %d", py, helper, dev, c->ops, c->iters, c->warmups);

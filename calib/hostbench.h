@@ -11,7 +11,7 @@
 
 typedef struct {
   const char *python;  /* the interpreter (NULL: python3 from PATH) */
-  const char *helper;  /* the helper script (NULL: the one beside this source, HOSTBENCH_HELPER) */
+  const char *helper;  /* the helper script (NULL: <data dir>/calib/host_overhead.py, sim/data.h) */
   const char *device;  /* "cpu" or "cuda" */
   int ops, iters, warmups;
 } hostbench_cfg;

@@ -14,6 +14,7 @@
 #include "afile.h"
 #include "profile.h"
 #include "txt.h"
+#include "version.h"
 
 int profilew_num(cJSON *obj, const char *key, double v, err_t *e) {
   cJSON *n = cJSON_CreateNumber(v);
@@ -91,6 +92,7 @@ cJSON *profilew_new(const char *name, const profilew_prov *p) {
   cJSON *prov;
   int ok = cJSON_AddStringToObject(d, "format", "ddpsim-profile") &&
            cJSON_AddNumberToObject(d, "version", 1) && cJSON_AddStringToObject(d, "name", name) &&
+           cJSON_AddStringToObject(d, "ddpsim_version", version_string()) &&
            (prov = cJSON_AddObjectToObject(d, "provenance")) &&
            cJSON_AddStringToObject(prov, "kind", "measured") &&
            cJSON_AddStringToObject(prov, "tool", "ddpcalib") &&
@@ -192,7 +194,7 @@ static int merge_into(cJSON *dst, const cJSON *src, int depth, const char *path,
                       const char *src_file, err_t *e) {
   const cJSON *s;
   cJSON_ArrayForEach(s, src) {
-    if (depth == 1 && (strcmp(s->string, "provenance") == 0)) continue;
+    if (depth == 1 && (strcmp(s->string, "provenance") == 0 || strcmp(s->string, "ddpsim_version") == 0)) continue;
     char p[512];
     snprintf(p, sizeof p, "%s%s%s", path, *path ? "." : "", s->string);
     cJSON *d = cJSON_GetObjectItemCaseSensitive(dst, s->string);
@@ -244,12 +246,12 @@ static void keep_own_uncertainty(cJSON *m, const cJSON *b, const cJSON *units, c
 }
 
 /* The units of doc (as is_unit cuts them), in order, into `all`; provenance, format and version
- * (the same in both, or the merge was refused) left out. */
+ * (the same in both, or the merge was refused) and ddpsim_version (the merging tool's) left out. */
 static int list_units(const cJSON *doc, int depth, const char *path, cJSON *all, err_t *e) {
   const cJSON *s;
   cJSON_ArrayForEach(s, doc) {
     if (depth == 1 && (strcmp(s->string, "provenance") == 0 || strcmp(s->string, "format") == 0 ||
-                       strcmp(s->string, "version") == 0))
+                       strcmp(s->string, "version") == 0 || strcmp(s->string, "ddpsim_version") == 0))
       continue;
     char p[512];
     snprintf(p, sizeof p, "%s%s%s", path, *path ? "." : "", s->string);
@@ -341,6 +343,10 @@ int profilew_merge(const cJSON *a, const char *a_file, const cJSON *b, const cha
     goto done;
   }
   if ((rc = merge_into(m, b, 1, "", from_b, replaced, b_file, e))) goto done;
+  if (version_stamp(m)) { /* the merging tool's version, not a's */
+    rc = err_set(e, ERR_NOMEM, "out of memory");
+    goto done;
+  }
   if ((rc = list_units(m, 1, "", units, e))) goto done;
   keep_own_uncertainty(m, b, units, from_b);
   char why[1024];

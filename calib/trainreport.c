@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "afile.h"
+#include "version.h"
 
 /* The median of v[0..n) (0 if empty), sorting v in place. */
 static double median(double *v, int n) {
@@ -59,7 +60,10 @@ void trainreport_bucket_medians(const train_cfg *c, const train_result *r, int b
 
 cJSON *trainreport_json(const train_cfg *c, const train_result *r, const double stats[4]) {
   cJSON *j = cJSON_CreateObject(), *o;
-  if (!j) return NULL;
+  if (!j || version_stamp(j)) {
+    cJSON_Delete(j);
+    return NULL;
+  }
   cJSON_AddStringToObject(j, "tool", "ddpcalib train");
   cJSON_AddNumberToObject(j, "ranks", r->nranks);
   cJSON_AddStringToObject(j, "mode", c->mode == TRAIN_DDP ? "ddp" : "flat");

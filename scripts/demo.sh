@@ -6,7 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build -j "$(nproc)" --target ddpsim >/dev/null
+# every tool the README names: ddpsim and ddpcalib
+cmake --build build -j "$(nproc)" --target ddpsim ddpcalib >/dev/null
 ddpsim=build/sim/ddpsim
 echo
 echo "== mlstm-4k, fp16, batch 256/GPU, 8 V100 per node: throughput from 1 to 128 GPUs"

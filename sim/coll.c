@@ -25,3 +25,5 @@ long coll_ring_steps(coll_kind k, long n) { return n > 1 ? table[k].ring_k * (n 
 long coll_ring_inter_steps(coll_kind k, long nodes) {
   return nodes > 1 ? table[k].ring_k * (nodes - 1) + table[k].ring_c : table[k].ring_c;
 }
+
+double coll_bus_factor(coll_kind k, long n) { return n > 1 ? (double)coll_ring_steps(k, n) / (double)n : 0; }

@@ -34,6 +34,11 @@ const coll_desc *coll_get(coll_kind k);
 /* The kind named `name` (case-insensitive), or -1. */
 int coll_by_name(const char *name);
 
+/* nccl-tests' bus bandwidth factor, busbw = algbw x factor (doc/PERFORMANCE.md): the bytes every
+ * ring edge carries per byte of the collective, nsteps / n: 2(n-1)/n for all-reduce, (n-1)/n for
+ * all-gather and reduce-scatter, 1 for broadcast; 0 for n <= 1. */
+double coll_bus_factor(coll_kind k, long n);
+
 /* Ring steps of a collective over n ranks (0 for n <= 1), and how many cross nodes. */
 long coll_ring_steps(coll_kind k, long n);
 long coll_ring_inter_steps(coll_kind k, long nodes);

@@ -4,24 +4,55 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #ifndef DDPSIM_DATA_DIR
 #define DDPSIM_DATA_DIR "."
+#endif
+#ifndef DDPSIM_REL_DATA_DIR
+#define DDPSIM_REL_DATA_DIR "../share/ddpsim"
 #endif
 
 static const char *const kind_dir[] = {"models", "topologies", "profiles"};
 static const char *const kind_ext[] = {".model", ".topo", ".json"};
 static const char *const kind_word[] = {"model", "topology", "profile"};
 
-const char *data_dir(void) {
-  const char *d = getenv("DDPSIM_DATA_DIR");
-  return d && *d ? d : DDPSIM_DATA_DIR;
-}
-
 static int is_file(const char *p) {
   struct stat st;
   return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static int is_dir(const char *p) {
+  struct stat st;
+  return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* The installed layout beside the running program: <its directory>/DDPSIM_REL_DATA_DIR when that
+ * holds a models directory; "" when not (a build tree, or no /proc). Looked up once. */
+static const char *installed_dir(void) {
+  static char dir[PATH_MAX];
+  static int looked;
+  if (looked) return dir;
+  looked = 1;
+  char self[PATH_MAX], probe[PATH_MAX + 16];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) return dir;
+  self[n] = '\0';
+  char *slash = strrchr(self, '/');
+  if (!slash) return dir;
+  *slash = '\0';
+  if ((size_t)snprintf(dir, sizeof dir, "%s/%s", self, DDPSIM_REL_DATA_DIR) >= sizeof dir ||
+      (size_t)snprintf(probe, sizeof probe, "%s/models", dir) >= sizeof probe || !is_dir(probe))
+    dir[0] = '\0';
+  return dir;
+}
+
+const char *data_dir(void) {
+  const char *d = getenv("DDPSIM_DATA_DIR");
+  if (d && *d) return d;
+  return *installed_dir() ? installed_dir() : DDPSIM_DATA_DIR;
 }
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }

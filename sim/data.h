@@ -2,7 +2,9 @@
  *
  * A value that names an existing file (or contains a '/') is a path. Anything else is a bundled
  * name, looked up as <data dir>/<kind dir>/<name><ext>, where the data dir is $DDPSIM_DATA_DIR if
- * set, else the source tree ddpsim was built from. */
+ * set; else, for an installed program, the data installed beside it (<program's directory>/
+ * ../share/ddpsim, as `cmake --install` lays it out: the path from the install's bin to its data
+ * directory); else the source tree it was built from (a build tree). */
 #ifndef DDPSIM_DATA_H
 #define DDPSIM_DATA_H
 
@@ -12,7 +14,7 @@
 
 typedef enum { DATA_MODEL = 0, DATA_TOPOLOGY = 1, DATA_PROFILE = 2 } data_kind;
 
-/* The data dir in use. */
+/* The data dir in use (models/, topologies/, profiles/, validate/published.txt, calib/'s helper). */
 const char *data_dir(void);
 
 /* Resolves value to a file path in out (len bytes). ERR_INPUT if it is neither an existing file nor

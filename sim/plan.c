@@ -437,7 +437,7 @@ int plan_build(const sim_config *c, plan_t *p, err_t *e) {
     /* gloo and MPI: a ring over the same links, waited for by the host (plan_backend). */
     if (c->nccl_algos || c->nccl_protos) {
       rc = err_set(e, ERR_USAGE, "NCCL_ALGO and NCCL_PROTO choose among NCCL's algorithms: not with the %s backend",
-                   c->backend == SIM_BACKEND_GLOO ? "gloo" : "mpi");
+                   sim_backend_name(c->backend));
       goto fail;
     }
     p->algos = 1u << NCCL_ALGO_RING;

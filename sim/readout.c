@@ -88,6 +88,10 @@ done:
   return rc;
 }
 
+/* The first iteration of the steady state the report averages: all of them when the run is one
+ * no_sync cycle, else those after the first cycle. */
+static int first_steady(const plan_t *p) { return p->iterations == p->no_sync ? 0 : p->no_sync; }
+
 /* The engine's spans with the plan's costs that name and divide them (sim/timeline.h): the spans
  * move from the record to the timeline. */
 static int readout_timeline(const plan_t *p, engine_record *rec, sim_result *r, err_t *e) {
@@ -103,6 +107,7 @@ static int readout_timeline(const plan_t *p, engine_record *rec, sim_result *r, 
   t->sim_ranks = p->sim_ranks;
   t->iterations = p->iterations;
   t->no_sync = p->no_sync;
+  t->steady_from = first_steady(p);
   t->nops = p->nops;
   t->op_s = timeline_dup_d(p->op_s, p->nops);
   t->op_seg = timeline_dup_i(p->op_seg, p->nops);
@@ -146,7 +151,7 @@ int readout_ddp(plan_t *p, engine_record *rec, sim_result *r, err_t *e) {
   r->buckets_iteration_s = rec->iter_end[K - 1] - rec->iter_start[K - 1];
   r->jittered = plan_varies(p);
   r->iteration_ci_s = r->jittered ? mean_ci_s(rec, K, cyc) : 0;
-  int first = K == cyc ? 0 : cyc;
+  int first = first_steady(p);
   for (int it = first; it < K; it++) {
     r->loading_s += rec->load_wait[it] / (K - first);
     r->transfer_s += rec->copy_wait[it] / (K - first);

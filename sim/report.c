@@ -2,6 +2,7 @@
 
 #include <stdint.h>
 
+#include "coll.h"
 #include "cost.h"
 #include "nccl.h"
 #include "strbuf.h"
@@ -9,6 +10,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* An all-reduce of `bytes` taking `secs` over n GPUs as nccl-tests reports one (doc/PERFORMANCE.md):
+ * algbw = bytes / time, busbw = algbw x 2(n-1)/n (sim/coll.h's bus factor), in GB/s = 1e9 B/s; 0
+ * when no all-reduce ran (one GPU, no time). */
+static void nccl_tests_bw(double bytes, double secs, int n, double *alg_GBps, double *bus_GBps) {
+  *alg_GBps = secs > 0 && n > 1 ? bytes / secs / 1e9 : 0;
+  *bus_GBps = *alg_GBps * coll_bus_factor(COLL_ALLREDUCE, n);
+}
+
+/* A simulated bucket's all-reduce: the bytes it reduced over its simulated time. */
+static void bucket_bw(const sim_result *r, const sim_bucket_time *t, double *alg_GBps, double *bus_GBps) {
+  nccl_tests_bw((double)t->wire_bytes, t->comm_end_s - t->comm_start_s, r->gpus, alg_GBps, bus_GBps);
+}
 
 static const char *h2d_name(sim_h2d h) {
   static const char *const names[] = {[SIM_H2D_AUTO] = "auto", [SIM_H2D_OFF] = "none", [SIM_H2D_PAGEABLE] = "pageable",
@@ -101,7 +115,7 @@ cJSON *report_predict_json(const sim_config *c, const predict_result *p) {
   cJSON_AddNumberToObject(o, "straggler_wait_s", r->straggler_wait_s);
   cJSON_AddNumberToObject(o, "straggler_s", r->straggler_s);
   cJSON_AddStringToObject(o, "framework", c->framework == SIM_FRAMEWORK_DP ? "dp" : "ddp");
-  if (ddp) cJSON_AddStringToObject(o, "backend", c->backend == SIM_BACKEND_GLOO ? "gloo" : c->backend == SIM_BACKEND_MPI ? "mpi" : "nccl");
+  if (ddp) cJSON_AddStringToObject(o, "backend", sim_backend_name(c->backend));
   cJSON_AddNumberToObject(o, "host_launch_s", cost_host_launch(c));
   cJSON_AddNumberToObject(o, "host_dispatch_s", cost_host_dispatch(c));
   if (c->framework == SIM_FRAMEWORK_DP) {
@@ -167,6 +181,10 @@ cJSON *report_predict_json(const sim_config *c, const predict_result *p) {
     cJSON_AddStringToObject(j, "algorithm", nccl_algo_name((nccl_algo)t->algo));
     cJSON_AddStringToObject(j, "protocol", nccl_proto_name((nccl_proto)t->proto));
     cJSON_AddNumberToObject(j, "nccl_estimate_s", t->nccl_estimate_s);
+    double alg, bus;
+    bucket_bw(r, t, &alg, &bus);
+    cJSON_AddNumberToObject(j, "algbw_GBps", alg);
+    cJSON_AddNumberToObject(j, "busbw_GBps", bus);
   }
   cJSON *sim = cJSON_AddObjectToObject(o, "simulation");
   if (sim) {
@@ -270,24 +288,31 @@ char *report_predict_table(const sim_config *c, const predict_result *p) {
   if (r->buckets_iteration_s != r->iteration_s)
     strbuf_printf(&s, "#\n# buckets of the last simulated iteration (%.6f s; the mean above differs by jitter)\n",
                   r->buckets_iteration_s);
-  strbuf_printf(&s, "#\n# %-4s %12s %9s %12s %12s %12s %12s  %s\n", "bkt", "bytes", "params", "ready_s", "start_s", "end_s", "wait_s",
-      "nccl");
+  strbuf_printf(&s, "#\n# %-4s %12s %9s %12s %12s %12s %12s %8s %8s  %s\n", "bkt", "bytes", "params", "ready_s", "start_s", "end_s",
+      "wait_s", "algbw", "busbw", "nccl");
   for (int b = 0; b < r->plan.n; b++) {
     const sim_bucket_time *t = &r->buckets[b];
     char bb[32];
     fmt_bytes(bb, sizeof bb, (double)t->bytes);
-    strbuf_printf(&s, "  %-4d %12s %9d %12.6f %12.6f %12.6f %12.6f  %s/%s\n", b, bb, r->plan.b[b].ntensors, t->ready_s, t->comm_start_s,
-        t->comm_end_s, t->comm_start_s - t->ready_s, nccl_algo_name((nccl_algo)t->algo), nccl_proto_name((nccl_proto)t->proto));
+    double alg, bus;
+    bucket_bw(r, t, &alg, &bus);
+    strbuf_printf(&s, "  %-4d %12s %9d %12.6f %12.6f %12.6f %12.6f %8.2f %8.2f  %s/%s\n", b, bb, r->plan.b[b].ntensors, t->ready_s,
+        t->comm_start_s, t->comm_end_s, t->comm_start_s - t->ready_s, alg, bus, nccl_algo_name((nccl_algo)t->algo),
+        nccl_proto_name((nccl_proto)t->proto));
   }
   return strbuf_take(&s);
 }
 
-cJSON *report_buckets_json(const model_t *m, model_dtype run, const bucket_plan *plan) {
+cJSON *report_buckets_json(const model_t *m, model_dtype run, const bucket_plan *plan, const report_bucket_comm *comm) {
   cJSON *o = cJSON_CreateObject();
   if (!o) return NULL;
   cJSON_AddStringToObject(o, "model", m->name);
   cJSON_AddStringToObject(o, "precision", model_dtype_name(run));
   cJSON_AddNumberToObject(o, "gradient_bytes", (double)model_total_bytes(m, run));
+  if (comm) {
+    cJSON_AddStringToObject(o, "job", comm->job);
+    cJSON_AddNumberToObject(o, "gpus", comm->ranks);
+  }
   cJSON *bs = cJSON_AddArrayToObject(o, "buckets");
   for (int b = 0; bs && b < plan->n; b++) {
     cJSON *j = cJSON_CreateObject();
@@ -301,16 +326,44 @@ cJSON *report_buckets_json(const model_t *m, model_dtype run, const bucket_plan 
     cJSON_AddStringToObject(j, "dtype", model_dtype_name((model_dtype)plan->b[b].dtype_key));
     cJSON_AddItemToObject(j, "params", bucket_params(m, &plan->b[b], 1));
     cJSON_AddItemToObject(j, "param_indices", bucket_params(m, &plan->b[b], 0));
+    if (!comm) continue;
+    const plan_coll *pc = &comm->coll[b];
+    double alg, bus;
+    nccl_tests_bw(pc->bytes, pc->estimate_s, comm->ranks, &alg, &bus);
+    cJSON *k = cJSON_AddObjectToObject(j, "allreduce");
+    if (!k) {
+      cJSON_Delete(o);
+      return NULL;
+    }
+    cJSON_AddNumberToObject(k, "wire_bytes", pc->bytes);
+    cJSON_AddStringToObject(k, "algorithm", nccl_algo_name(pc->algo));
+    cJSON_AddStringToObject(k, "protocol", nccl_proto_name(pc->proto));
+    cJSON_AddNumberToObject(k, "nccl_estimate_s", pc->estimate_s);
+    cJSON_AddNumberToObject(k, "algbw_GBps", alg);
+    cJSON_AddNumberToObject(k, "busbw_GBps", bus);
   }
   return o;
 }
 
-char *report_buckets_table(const model_t *m, model_dtype run, const bucket_plan *plan) {
+char *report_buckets_table(const model_t *m, model_dtype run, const bucket_plan *plan, const report_bucket_comm *comm) {
   strbuf s = {0};
   strbuf_printf(&s, "# %s, %s gradients, %d buckets in reduction order\n", m->name, model_dtype_name(run), plan->n);
-  strbuf_printf(&s, "# %-4s %14s %5s  params (registration index)\n", "bkt", "bytes", "dtype");
+  if (comm)
+    strbuf_printf(&s, "# each all-reduce as NCCL's model prices it on an idle network, %s; algbw and busbw (GB/s) as "
+                      "nccl-tests defines them\n# %-4s %14s %5s %12s %8s %8s  %-11s params (registration index)\n",
+                  comm->job, "bkt", "bytes", "dtype", "estimate_us", "algbw", "busbw", "nccl");
+  else
+    strbuf_printf(&s, "# %-4s %14s %5s  params (registration index)\n", "bkt", "bytes", "dtype");
   for (int b = 0; b < plan->n; b++) {
     strbuf_printf(&s, "  %-4d %14zu %5s ", b, plan->b[b].bytes, model_dtype_name((model_dtype)plan->b[b].dtype_key));
+    if (comm) {
+      const plan_coll *pc = &comm->coll[b];
+      double alg, bus;
+      char nc[32];
+      nccl_tests_bw(pc->bytes, pc->estimate_s, comm->ranks, &alg, &bus);
+      snprintf(nc, sizeof nc, "%s/%s", nccl_algo_name(pc->algo), nccl_proto_name(pc->proto));
+      strbuf_printf(&s, "%12.1f %8.2f %8.2f  %-11s", pc->estimate_s * 1e6, alg, bus, nc);
+    }
     for (int k = 0; k < plan->b[b].ntensors; k++) {
       int t = plan->b[b].tensors[k];
       strbuf_printf(&s, " %s(%d)", m->params[t].name, t);

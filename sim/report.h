@@ -7,6 +7,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "plan.h"
 #include "predict.h"
 
 /* The `ddpsim predict --json` object (fields documented in docs/cli.md). */
@@ -16,10 +17,20 @@ cJSON *report_predict_json(const sim_config *c, const predict_result *p);
 /* The human table of `ddpsim predict`. */
 char *report_predict_table(const sim_config *c, const predict_result *p);
 
+/* Each bucket's collective as NCCL's model prices it on a job of `ranks` GPUs (`ddpsim buckets
+ * --nodes`): coll[b] for bucket b of the plan (sim/plan.h's plan_coll, its idle-network estimate). */
+typedef struct {
+  int ranks;
+  const plan_coll *coll;
+  const char *job; /* "2 nodes x 8 GPUs, dgx1v-ib, v100-dgx1v" */
+} report_bucket_comm;
+
 /* The `ddpsim buckets --json` object: buckets in reduction order with bytes, parameter names and
- * registration indices. */
-cJSON *report_buckets_json(const model_t *m, model_dtype run, const bucket_plan *plan);
-char *report_buckets_table(const model_t *m, model_dtype run, const bucket_plan *plan);
+ * registration indices; with comm (non-NULL) each bucket's collective too: algorithm, protocol,
+ * the bytes it reduces, NCCL's estimate and the algbw and busbw that gives, as nccl-tests defines
+ * them. */
+cJSON *report_buckets_json(const model_t *m, model_dtype run, const bucket_plan *plan, const report_bucket_comm *comm);
+char *report_buckets_table(const model_t *m, model_dtype run, const bucket_plan *plan, const report_bucket_comm *comm);
 
 /* "# best bucket cap: X MB, Y% faster than the next best (Z MB)" for n >= 2 caps with their
  * iteration times; says so when caps tie with the best (within 1e-9 relative). */

@@ -10,6 +10,7 @@
 #include "readout.h"
 
 const char *sim_mode_name(sim_mode m) { return m == SIM_MODE_FLAT ? "flat" : "ddp"; }
+const char *sim_backend_name(sim_backend b) { return b == SIM_BACKEND_GLOO ? "gloo" : b == SIM_BACKEND_MPI ? "mpi" : "nccl"; }
 
 int sim_mode_parse(const char *s, sim_mode *out) {
   if (strcmp(s, "ddp") == 0) *out = SIM_MODE_DDP;

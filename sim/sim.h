@@ -27,6 +27,8 @@ typedef enum { SIM_FRAMEWORK_DDP = 0, SIM_FRAMEWORK_DP = 1 } sim_framework;
  * gloo staged through the host (copy out, ring over the links, sum on the CPU, copy back); MPI
  * (CUDA-aware) ring. gloo and MPI run on a worker thread whose wait blocks the host. */
 typedef enum { SIM_BACKEND_NCCL = 0, SIM_BACKEND_GLOO = 1, SIM_BACKEND_MPI = 2 } sim_backend;
+/* "nccl", "gloo", "mpi": the names --backend takes and reports print. */
+const char *sim_backend_name(sim_backend b);
 
 /* The buckets: the Reducer's for the release and iteration (default), or a layout forced with the
  * limits [first_bucket_mb or 1, bucket_cap_mb or 25] whatever the release would do (`ddpsim

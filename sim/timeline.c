@@ -40,6 +40,23 @@ void timeline_free(sim_timeline *t) {
   free(t);
 }
 
+void timeline_divide(const sim_timeline *t, int seg, double extra_s, double a_s, double b_s,
+                     void (*fn)(void *user, int op, double start_s, double end_s), void *user) {
+  double total = extra_s, cum = 0;
+  for (int o = 0; o < t->nops; o++)
+    if (t->op_seg[o] == seg) total += t->op_s[o];
+  if (total <= 0) return;
+  double scale = (b_s - a_s) / total;
+  for (int o = 0; o < t->nops; o++) {
+    if (t->op_seg[o] != seg) continue;
+    double s0 = a_s + cum * scale;
+    cum += t->op_s[o];
+    double s1 = extra_s > 0 || cum < total ? a_s + cum * scale : b_s;
+    fn(user, o, s0, s1 < s0 ? s0 : s1);
+  }
+  if (extra_s > 0) fn(user, -1, a_s + cum * scale, b_s);
+}
+
 const char *timeline_kind_name(int kind) {
   static const char *const names[TIMELINE_KIND_COUNT] = {
       [TIMELINE_ITERATION] = "iteration",         [TIMELINE_INPUT_WAIT] = "waiting for input",

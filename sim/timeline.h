@@ -76,6 +76,7 @@ typedef struct {
   /* The job, and what of it was simulated: ranks 0 .. sim_ranks-1 (nodes 0 .. sim_nodes-1). */
   int ranks, gpus_per_node, sim_nodes, sim_ranks;
   int iterations, no_sync; /* an iteration it all-reduced iff ranks > 1 && it % no_sync == no_sync - 1 */
+  int steady_from;         /* the first iteration of the steady state the report averages (sim/readout.c) */
   int dataparallel;        /* 1: DataParallel's summed phases, every span derived */
   /* The plan's costs, to divide what was played as one activity. */
   int nops;
@@ -99,6 +100,15 @@ int *timeline_dup_i(const int *src, int n);
 
 /* Frees the timeline and everything it owns; NULL is a no-op. */
 void timeline_free(sim_timeline *t);
+
+/* The model's ops of one phase (op_seg == seg: a backward segment, -1 forward, -2 optimizer) laid
+ * inside a span [a_s, b_s] that the engine played as one activity, in proportion to their planned
+ * costs, followed by DDP's copies into buckets where extra_s > 0: fn(user, op, start_s, end_s) for
+ * each op in the model's order, then fn(user, -1, ...) for the copies. The pieces tile [a_s, b_s]
+ * exactly. Nothing is called when the phase has no cost. This is the one division every trace
+ * format shows (sim/trace.c, sim/kineto.c), and every piece it makes is derived. */
+void timeline_divide(const sim_timeline *t, int seg, double extra_s, double a_s, double b_s,
+                     void (*fn)(void *user, int op, double start_s, double end_s), void *user);
 
 /* A short name of a span kind ("forward", "all-reduce", ...); "?" for a value out of range. */
 const char *timeline_kind_name(int kind);

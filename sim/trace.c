@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "nccl.h"
+#include "version.h"
 
 enum { TID_HOST = 4, TID_COMPUTE = 1, TID_COMM = 2, TID_COPY = 3, TID_GIL_DP = 1000, TID_LOADER = 100 };
 
@@ -90,35 +91,37 @@ static const char derived_ops[] =
     "derived: the engine simulated this phase as one activity; each op's span is its share of it by the plan's "
     "per-op costs";
 
-/* The model's ops of one phase (op_seg == seg) as children of a simulated span [a, b], divided in
- * proportion to their planned costs, and DDP's copies into buckets after them where extra_s > 0. */
-static void op_children(tw *w, int pid, int tid, int it, int seg, double extra_s, double a, double b) {
-  const sim_timeline *t = w->t;
-  const model_t *m = w->c->model;
-  double total = extra_s, cum = 0;
-  for (int o = 0; o < t->nops; o++)
-    if (t->op_seg[o] == seg) total += t->op_s[o];
-  if (total <= 0) return;
-  double scale = (b - a) / total;
-  for (int o = 0; o < t->nops && !w->bad; o++) {
-    if (t->op_seg[o] != seg) continue;
-    double s0 = a + cum * scale;
-    cum += t->op_s[o];
-    double s1 = extra_s > 0 || cum < total ? a + cum * scale : b;
-    cJSON *e = span_x(w, m->ops[o].name, "op", pid, tid, s0, s1 < s0 ? s0 : s1);
-    arg_num(w, e, "op_index", o);
-    arg_num(w, e, "iteration", it);
-    arg_str(w, e, "phase", seg == -1 ? "forward" : seg == -2 ? "optimizer" : "backward");
-    arg_num(w, e, "planned_us", t->op_s[o] * 1e6);
-    arg_str(w, e, "source", derived_ops);
-  }
-  if (extra_s > 0) {
-    cJSON *e = span_x(w, "copy gradients into buckets", "copy", pid, tid, a + cum * scale, b);
-    arg_num(w, e, "planned_us", extra_s * 1e6);
-    arg_num(w, e, "iteration", it);
+/* The model's ops of one phase as children of a simulated span [a, b] (timeline_divide), and DDP's
+ * copies into buckets after them where extra_s > 0. */
+typedef struct {
+  tw *w;
+  int pid, tid, it, seg;
+  double extra_s;
+} op_ctx;
+
+static void op_child(void *user, int o, double s0, double s1) {
+  op_ctx *x = user;
+  tw *w = x->w;
+  if (w->bad) return;
+  if (o < 0) {
+    cJSON *e = span_x(w, "copy gradients into buckets", "copy", x->pid, x->tid, s0, s1);
+    arg_num(w, e, "planned_us", x->extra_s * 1e6);
+    arg_num(w, e, "iteration", x->it);
     arg_str(w, e, "source", "derived: DDP's copies of this segment's gradients into their buckets, played with the "
                             "segment's ops as one activity; its share of it by the plan's costs");
+    return;
   }
+  cJSON *e = span_x(w, w->c->model->ops[o].name, "op", x->pid, x->tid, s0, s1);
+  arg_num(w, e, "op_index", o);
+  arg_num(w, e, "iteration", x->it);
+  arg_str(w, e, "phase", x->seg == -1 ? "forward" : x->seg == -2 ? "optimizer" : "backward");
+  arg_num(w, e, "planned_us", w->t->op_s[o] * 1e6);
+  arg_str(w, e, "source", derived_ops);
+}
+
+static void op_children(tw *w, int pid, int tid, int it, int seg, double extra_s, double a, double b) {
+  op_ctx x = {.w = w, .pid = pid, .tid = tid, .it = it, .seg = seg, .extra_s = extra_s};
+  timeline_divide(w->t, seg, extra_s, a, b, op_child, &x);
 }
 
 /* Gradient-ready instant at the end of backward segment s: the parameters whose gradients it made final. */
@@ -325,7 +328,7 @@ static void rank_meta(tw *w, int q, int pid) {
 
 /* The simulated rank that job rank `rank` is shown from: itself, or its twin on node (node mod the
  * simulated nodes), the same GPU (symmetry, sim/plan.h). */
-static int twin_of(const sim_timeline *t, int rank) {
+int trace_twin(const sim_timeline *t, int rank) {
   if (t->dataparallel || rank < t->sim_ranks) return rank;
   int gpn = t->gpus_per_node;
   return (rank / gpn) % t->sim_nodes * gpn + rank % gpn;
@@ -377,6 +380,17 @@ static void other_data(tw *w, cJSON *o, const int *ranks, int nranks) {
   if (!cJSON_GetObjectItemCaseSensitive(m, "derived")) w->bad = 1;
 }
 
+int trace_check_ranks(const sim_timeline *t, const int *ranks, int nranks, err_t *e) {
+  if (nranks > TRACE_MAX_RANKS) return err_set(e, ERR_USAGE, "a trace shows at most %d ranks, not %d", TRACE_MAX_RANKS, nranks);
+  for (int i = 0; i < nranks; i++) {
+    if (ranks[i] < 0 || ranks[i] >= t->ranks)
+      return err_set(e, ERR_USAGE, "rank %d is not in the job (ranks 0-%d)", ranks[i], t->ranks - 1);
+    for (int j = 0; j < i; j++)
+      if (ranks[j] == ranks[i]) return err_set(e, ERR_USAGE, "rank %d is listed twice", ranks[i]);
+  }
+  return ERR_OK;
+}
+
 int trace_build(const sim_config *c, const predict_result *p, const int *ranks, int nranks, cJSON **out, err_t *e) {
   const sim_timeline *t = p->sim.timeline;
   *out = NULL;
@@ -388,26 +402,16 @@ int trace_build(const sim_config *c, const predict_result *p, const int *ranks, 
     for (int i = 0; i < nranks; i++) sel[i] = i;
     ranks = sel;
   }
-  if (nranks > TRACE_MAX_RANKS) {
+  int rc = trace_check_ranks(t, ranks, nranks, e);
+  if (rc) {
     free(sel);
-    return err_set(e, ERR_USAGE, "a trace shows at most %d ranks, not %d", TRACE_MAX_RANKS, nranks);
-  }
-  for (int i = 0; i < nranks; i++) {
-    if (ranks[i] < 0 || ranks[i] >= t->ranks) {
-      free(sel);
-      return err_set(e, ERR_USAGE, "rank %d is not in the job (ranks 0-%d)", ranks[i], t->ranks - 1);
-    }
-    for (int j = 0; j < i; j++)
-      if (ranks[j] == ranks[i]) {
-        free(sel);
-        return err_set(e, ERR_USAGE, "rank %d is listed twice", ranks[i]);
-      }
+    return rc;
   }
   cJSON *o = cJSON_CreateObject();
   tw w = {.c = c, .r = &p->sim, .t = t, .ev = o ? cJSON_AddArrayToObject(o, "traceEvents") : NULL};
-  w.bad = !w.ev || !cJSON_AddStringToObject(o, "displayTimeUnit", "ms");
+  w.bad = !w.ev || !cJSON_AddStringToObject(o, "displayTimeUnit", "ms") || version_stamp(o);
   for (int i = 0; i < nranks && !w.bad; i++) {
-    int q = twin_of(t, ranks[i]);
+    int q = trace_twin(t, ranks[i]);
     rank_meta(&w, q, ranks[i]);
     rank_events(&w, q, ranks[i]);
   }

@@ -35,6 +35,13 @@
  * timeline; ERR_NOMEM. */
 int trace_build(const sim_config *c, const predict_result *p, const int *ranks, int nranks, cJSON **out, err_t *e);
 
+/* ERR_USAGE for more than TRACE_MAX_RANKS ranks, one outside the job of t or listed twice. */
+int trace_check_ranks(const sim_timeline *t, const int *ranks, int nranks, err_t *e);
+
+/* The simulated rank that job rank `rank` is shown from: itself, or with symmetry its twin, the
+ * same GPU on node (node mod the simulated nodes). */
+int trace_twin(const sim_timeline *t, int rank);
+
 /* Parses a --ranks value: "all" (every rank of a job of `job_ranks`), "simulated" (*n = -1: the
  * simulated ones), or a comma-separated list of ranks and ranges "0,3,8-15". Writes at most
  * TRACE_MAX_RANKS ranks into out. ERR_USAGE with a message naming the bad item. */

@@ -19,6 +19,7 @@
 #include "profile.h"
 #include "strbuf.h"
 #include "topo.h"
+#include "version.h"
 
 void validate_opts_defaults(validate_opts *o) {
   memset(o, 0, sizeof *o);
@@ -409,7 +410,7 @@ static int derive_ewise(const char *in, const char *out, const validate_opts *o,
                           "(samples.compute.fp32.gemm), over the bytes of the phases' elementwise ops");
   if (cJSON_GetObjectItemCaseSensitive(fp32, "ewise")) cJSON_ReplaceItemInObjectCaseSensitive(fp32, "ewise", ew);
   else cJSON_AddItemToObject(fp32, "ewise", ew);
-  char *js = cJSON_Print(doc);
+  char *js = version_stamp(doc) == 0 ? cJSON_Print(doc) : NULL;
   FILE *f = js ? fopen(out, "w") : NULL;
   if (!js) rc = err_set(e, ERR_NOMEM, "out of memory");
   else if (!f || fputs(js, f) < 0) rc = err_set(e, ERR_IO, "%s: cannot write", out);
@@ -907,7 +908,10 @@ static void add_summary(cJSON *j, const char *key, int n, double v) {
 
 cJSON *validate_json(const validate_opts *o, const validate_report *r) {
   cJSON *j = cJSON_CreateObject();
-  if (!j) return NULL;
+  if (!j || version_stamp(j)) {
+    cJSON_Delete(j);
+    return NULL;
+  }
   cJSON *m = cJSON_AddObjectToObject(j, "model");
   cJSON_AddNumberToObject(m, "hidden", (double)o->hidden);
   cJSON_AddNumberToObject(m, "embed", (double)o->embed);

@@ -24,6 +24,7 @@ int cmd_host(cli_ctx *x, int argc, char **argv);     /* cmd_host.c */
 int cmd_machine(cli_ctx *x, int argc, char **argv);  /* cmd_machine.c */
 int cmd_cluster(cli_ctx *x, int argc, char **argv);  /* cmd_cluster.c */
 int cmd_merge(cli_ctx *x, int argc, char **argv);    /* cmd_merge.c */
+int cmd_import(cli_ctx *x, int argc, char **argv);   /* cmd_import.c */
 int cmd_validate(cli_ctx *x, int argc, char **argv); /* cmd_merge.c */
 int cmd_train(cli_ctx *x, int argc, char **argv);    /* cmd_train.c */
 

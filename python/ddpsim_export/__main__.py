@@ -11,7 +11,7 @@ import os
 import signal
 import sys
 
-from . import ExportError, export
+from . import ExportError, __version__, export
 
 EPILOG = """\
 --model names a callable that returns the nn.Module: a dotted path (torchvision.models.resnet50,
@@ -154,6 +154,7 @@ def main(argv=None):
         "writes a ddpsim model file: parameters in registration order, every op with its GEMM shape or "
         "bytes, and the op after which each gradient is ready."), epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--version", action="version", version=f"ddpsim_export {__version__}")
     ap.add_argument("--model", required=True, help="the callable that builds the module (see below)")
     ap.add_argument("--kwargs", default="{}", help="JSON keyword arguments for --model")
     ap.add_argument("--input", action="append", default=[], metavar="[NAME=]SHAPE[:DTYPE]",

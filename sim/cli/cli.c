@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include "err.h"
+#include "version.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -234,6 +235,10 @@ int cli_parse(cli_ctx *x, const cli_cmd *c, int argc, char **argv, char **args, 
       cli_help(c, help);
       return CLI_HELP;
     }
+    if (strcmp(a, "--version") == 0) {
+      fprintf(help, "%s %s\n", x->prog, version_string());
+      return CLI_HELP;
+    }
     if (a[1] == '-') {
       const char *name = a + 2, *eq = strchr(name, '=');
       size_t len = eq ? (size_t)(eq - name) : strlen(name);
@@ -339,6 +344,10 @@ int cli_main(const cli_program *p, int argc, char **argv) {
   if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
     program_help(p, stdout);
     return close_stdout(p, cli_exit_code(CLI_HELP));
+  }
+  if (strcmp(name, "--version") == 0) {
+    printf("%s %s\n", p->prog, version_string());
+    return cli_exit_code(CLI_HELP);
   }
   for (int i = 0; i < p->ncommands; i++)
     if (strcmp(name, p->commands[i].name) == 0) {

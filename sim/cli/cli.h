@@ -3,7 +3,8 @@
  * Front-end code (ddpsim's commands; meant for ddpcalib's too): each command declares its options
  * as cli_opt tables, {long name, value kind, destination pointer, help line}, and calls cli_parse.
  * The parser accepts `--name VALUE`, `--name=VALUE`, `-x VALUE`, `-xVALUE`, flags, unambiguous
- * prefixes of long names, `--` (end of options) and `-h`/`--help`; it checks every value against
+ * prefixes of long names, `--` (end of options), `-h`/`--help` and `--version` ("PROG VERSION",
+ * sim/version.h, written where the help goes); it checks every value against
  * its kind and bounds, and on misuse writes one message naming the flag into the caller's context:
  *   unknown option '--x'             option '--x' needs a value
  *   option '--x' does not apply here (a name the program knows, listed in cli_cmd.elsewhere)
@@ -95,7 +96,7 @@ typedef struct {
 void cli_ctx_init(cli_ctx *x, const char *prog, const char *cmd);
 
 /* Parses argv[1..argc-1] (argv[0] is the command's name) against c's tables. Returns CLI_OK;
- * CLI_HELP after writing the help to `help`; or CLI_USAGE with the message in x. Positional
+ * CLI_HELP after writing the help (or the version) to `help`; or CLI_USAGE with the message in x. Positional
  * arguments go to args (at most c->max_args; *nargs their count) when args is non-NULL. Values
  * reach their destinations as they are parsed; lists are split after the whole line was read. */
 int cli_parse(cli_ctx *x, const cli_cmd *c, int argc, char **argv, char **args, int *nargs, FILE *help);
@@ -141,10 +142,10 @@ typedef struct {
 } cli_program;
 
 /* Runs the command argv[1] names and returns the exit code (cli_exit): the program's help for
- * --help, -h or help (exit 0), or with no command (exit 2), and a misuse naming the commands for
- * an unknown one. Standard output is then flushed and closed: if any of it could not be written
- * (a full disk, /dev/full) "PROG: write error: WHY" goes to stderr and the exit is 1 (or the
- * command's own failure code). */
+ * --help, -h or help (exit 0), "PROG VERSION" for --version (exit 0), or with no command (exit 2),
+ * and a misuse naming the commands for an unknown one. Standard output is then flushed and closed:
+ * if any of it could not be written (a full disk, /dev/full) "PROG: write error: WHY" goes to
+ * stderr and the exit is 1 (or the command's own failure code). */
 int cli_main(const cli_program *p, int argc, char **argv);
 
 #endif

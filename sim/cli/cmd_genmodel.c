@@ -164,7 +164,8 @@ int cmd_genmodel(cli_ctx *x, int argc, char **argv) {
     if (strcmp(argv[1], families[i]) == 0) fam = i;
   const cli_opt *every[] = {all, NULL};
   const cli_cmd help = {.usage = usage_genmodel, .tables = every};
-  if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) return cli_help(&help, stdout), CLI_HELP;
+  if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--version") == 0))
+    return cli_parse(x, &help, 2, argv, NULL, NULL, stdout); /* the help, or the version */
   if (fam < 0)
     return cli_usage(x, "%s%s%s: the model family must be given first; known: mlstm, resnet, bert, gpt",
                      argc >= 2 ? "unknown family '" : "", argc >= 2 ? argv[1] : "no family", argc >= 2 ? "'" : "");

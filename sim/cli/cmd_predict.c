@@ -3,6 +3,7 @@
 
 #include "cmd.h"
 #include "err.h"
+#include "kineto.h"
 #include "out.h"
 #include "predict.h"
 #include "report.h"
@@ -17,28 +18,37 @@ static const char *usage_predict =
     "\n";
 
 static const char *usage_trace =
-    "usage: ddpsim trace -o FILE [--nodes N] [--bucket-cap-mb X] [options]\n"
+    "usage: ddpsim trace -o DIR|FILE [--format kineto|chrome] [--nodes N] [--bucket-cap-mb X] [options]\n"
     "\n"
-    "Writes the simulated run as a Chrome trace to FILE, atomically, for ui.perfetto.dev or\n"
-    "chrome://tracing: per rank a compute stream (iterations, input, forward and backward op by op,\n"
+    "--format kineto (the default) writes one PyTorch profiler trace per rank into DIR\n"
+    "(rank<R>.pt.trace.json), as torch.profiler writes them: Holistic Trace Analysis, Perfetto and\n"
+    "tensorboard read them. --format chrome writes one Chrome trace of every rank to FILE, for\n"
+    "ui.perfetto.dev or chrome://tracing: per rank a compute stream (iterations, input, forward and backward op by op,\n"
     "DDP's bucket copies, the final wait, the optimizer), the NCCL stream (one all-reduce per bucket\n"
     "with its bytes, algorithm and protocol), copy streams and DataLoader workers; gradient-ready\n"
     "instants and an arrow from each bucket becoming ready to its all-reduce. `predict --trace FILE`\n"
     "without the report; docs/trace.md says what is simulated and what is derived.\n"
     "\n";
 
-/* The run as a Chrome trace of the ranks `which` names (trace_parse_ranks), written atomically. */
-static int write_trace(cli_ctx *x, const sim_config *c, const predict_result *p, const char *which, const char *path) {
+/* --format's values: the trace formats. */
+enum { FORMAT_KINETO = 0, FORMAT_CHROME = 1 };
+static const char *const formats[] = {"kineto", "chrome", NULL};
+
+/* The run as traces of the ranks `which` names (trace_parse_ranks), written atomically: a Chrome
+ * trace in the file path, or Kineto's, one per rank, in the directory path. */
+static int write_trace(cli_ctx *x, const sim_config *c, const predict_result *p, const char *which, const char *path, int format) {
   err_t e;
   int n, *ranks = malloc(TRACE_MAX_RANKS * sizeof *ranks), rc;
   cJSON *tj = NULL;
   if (!ranks) return out_text(x, NULL);
   if ((rc = trace_parse_ranks(which, p->sim.gpus, ranks, &n, &e)) ||
-      (rc = trace_build(c, p, n < 0 ? NULL : ranks, n, &tj, &e))) {
+      (format == FORMAT_KINETO ? (rc = kineto_write(c, p, n < 0 ? NULL : ranks, n, path, &e))
+                               : (rc = trace_build(c, p, n < 0 ? NULL : ranks, n, &tj, &e)))) {
     free(ranks);
     return rc == ERR_USAGE ? cli_usage(x, "%s", e.msg) : cli_fail(x, rc, "%s", e.msg);
   }
   free(ranks);
+  if (format == FORMAT_KINETO) return CLI_OK;
   char *text = cJSON_PrintUnformatted(tj);
   cJSON_Delete(tj);
   rc = text ? out_write_atomic(x, path, text) : out_text(x, NULL);
@@ -49,7 +59,7 @@ static int write_trace(cli_ctx *x, const sim_config *c, const predict_result *p,
 int cmd_predict_run(cli_ctx *x, int argc, char **argv, int trace_only) {
   simopts o;
   simopts_init(&o);
-  int nodes, json = 0;
+  int nodes, json = 0, format = -1; /* -1: not given (kineto) */
   double cap;
   static const char simulated[] = "simulated";
   const char *trace = NULL, *ranks = simulated;
@@ -59,12 +69,15 @@ int cmd_predict_run(cli_ctx *x, int argc, char **argv, int trace_only) {
   simopts_job_table(&nodes, &cap, own);
   const cli_opt predict_out[] = {
       {"json", 0, CLI_FLAG, &json, NULL, "print one JSON object instead of the table"},
-      {"trace", 0, CLI_STRING, &trace, "FILE",
-       "also write the run as a Chrome trace (ui.perfetto.dev), atomically"},
+      {"trace", 0, CLI_STRING, &trace, "PATH",
+       "also write the run's traces (--format: kineto, a directory of one\nPyTorch profiler trace per rank; chrome, one file)"},
+      {"format", 0, CLI_ENUM, &format, "kineto|chrome", "the trace's format (default kineto)", .names = formats},
       {"ranks", 0, CLI_STRING, &ranks, "LIST", "the trace's ranks: 0,3,8-15, all, or simulated (default)"},
       {0}};
   const cli_opt trace_out[] = {
-      {"output", 'o', CLI_STRING, &trace, "FILE", "the trace file (required)"},
+      {"output", 'o', CLI_STRING, &trace, "PATH", "the trace directory (kineto) or file (chrome) (required)"},
+      {"format", 0, CLI_ENUM, &format, "kineto|chrome",
+       "kineto (default): one PyTorch profiler trace per rank, for HTA and\nPerfetto; chrome: one Chrome trace of every rank", .names = formats},
       {"trace", 0, CLI_STRING, &trace, "FILE", NULL}, /* as predict's */
       {"ranks", 0, CLI_STRING, &ranks, "LIST",
        "the ranks to show: a list (0,3,8-15), all, or simulated (default:\nthe ranks the engine played; with symmetry 2 nodes)"},
@@ -73,12 +86,14 @@ int cmd_predict_run(cli_ctx *x, int argc, char **argv, int trace_only) {
   const cli_cmd c = {.usage = trace_only ? usage_trace : usage_predict, .tables = tables, .elsewhere = simopts_known};
   simopts_inputs in;
   sim_config cfg;
-  int rc = simopts_setup(x, &c, argc, argv, &o, trace_only ? &trace : NULL, "-o FILE is required", &nodes, &cap, &in, &cfg);
+  int rc = simopts_setup(x, &c, argc, argv, &o, trace_only ? &trace : NULL, "-o PATH is required", &nodes, &cap, &in, &cfg);
   if (rc) return rc;
-  if (!trace && ranks != simulated) {
+  if (!trace && (ranks != simulated || format >= 0)) {
     simopts_inputs_free(&in);
-    return cli_usage(x, "--ranks chooses the ranks of a trace: give --trace FILE too");
+    return cli_usage(x, "%s chooses the %s of a trace: give --trace PATH too", format >= 0 ? "--format" : "--ranks",
+                     format >= 0 ? "format" : "ranks");
   }
+  if (format < 0) format = FORMAT_KINETO;
   cfg.record_spans = trace != NULL;
   predict_result p;
   err_t e;
@@ -86,7 +101,7 @@ int cmd_predict_run(cli_ctx *x, int argc, char **argv, int trace_only) {
     simopts_inputs_free(&in);
     return cli_fail(x, rc, "%s", e.msg);
   }
-  if (trace) rc = write_trace(x, &cfg, &p, ranks, trace);
+  if (trace) rc = write_trace(x, &cfg, &p, ranks, trace, format);
   if (!rc && !trace_only) rc = json ? out_json(x, report_predict_json(&cfg, &p)) : out_text(x, report_predict_table(&cfg, &p));
   else if (!rc) printf("wrote %s\n", trace);
   predict_result_free(&p);

@@ -99,7 +99,7 @@ static int configs(cli_ctx *x, const val_args *a, validate_opts *o) {
   return CLI_OK;
 }
 
-/* ddpcalib (next to ddpsim's build directory unless given) and the work directory, into path and wd. */
+/* ddpcalib (beside ddpsim when installed, else in the build tree, unless given) and the work directory, into path and wd. */
 static int locate(cli_ctx *x, const val_args *a, char *path, size_t len, char *wd, size_t wdlen) {
   if (a->ddpcalib) {
     snprintf(path, len, "%s", a->ddpcalib);
@@ -110,7 +110,8 @@ static int locate(cli_ctx *x, const val_args *a, char *path, size_t len, char *w
     self[n] = 0;
     char *slash = strrchr(self, '/');
     if (slash) *slash = 0;
-    snprintf(path, len, "%s/../calib/ddpcalib", self);
+    snprintf(path, len, "%s/ddpcalib", self); /* installed: beside ddpsim */
+    if (access(path, X_OK) != 0) snprintf(path, len, "%s/../calib/ddpcalib", self); /* the build tree */
   }
   if (access(path, X_OK) != 0)
     return cli_fail(x, ERR_INPUT, "ddpcalib not found at '%s': build the ddpcalib target (cmake --build) or pass --ddpcalib PATH", path);

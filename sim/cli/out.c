@@ -9,6 +9,7 @@
 
 #include "afile.h"
 #include "err.h"
+#include "version.h"
 
 int out_text(cli_ctx *x, char *s) {
   if (!s) return cli_fail(x, ERR_NOMEM, "out of memory while formatting the report");
@@ -18,7 +19,7 @@ int out_text(cli_ctx *x, char *s) {
 }
 
 int out_json(cli_ctx *x, cJSON *j) {
-  char *s = j ? cJSON_Print(j) : NULL;
+  char *s = j && version_stamp(j) == 0 ? cJSON_Print(j) : NULL;
   cJSON_Delete(j);
   int rc = out_text(x, s);
   if (rc == CLI_OK) putchar('\n');

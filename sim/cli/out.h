@@ -8,7 +8,8 @@
 #include "cli.h"
 
 /* Prints a report the library built (NULL: it ran out of memory) and frees it: CLI_OK, or ERR_NOMEM
- * with the message in x. out_json prints cJSON's text and a newline. */
+ * with the message in x. out_json stamps the object with "ddpsim_version" (sim/version.h) and prints
+ * cJSON's text and a newline. */
 int out_text(cli_ctx *x, char *s);
 int out_json(cli_ctx *x, cJSON *j);
 

@@ -30,17 +30,17 @@ check "defaults: mlstm-4k on dgx1v-ib, 8 GPUs, cap 25" grep -q '"bucket_cap_mb":
 "$ddpsim" buckets --json --precision fp32 >"$tmp/b.json"
 check "buckets --json lists w_hh_v at index 8" grep -q '"w_hh_v"' "$tmp/b.json"
 check "predict --json names NCCL's algorithm and protocol per bucket" grep -q '"protocol":' "$tmp/p.json"
-"$ddpsim" predict --nodes 2 --topology dgx1v-10gbe --trace "$tmp/trace.json" >/dev/null
+"$ddpsim" predict --nodes 2 --topology dgx1v-10gbe --format chrome --trace "$tmp/trace.json" >/dev/null
 check "predict --trace writes a Chrome trace with every bucket's all-reduce" grep -q '"name":"all-reduce bucket 2"' "$tmp/trace.json"
 check "... and the compute stream's phases" grep -q '"name":"waiting for all-reduces"' "$tmp/trace.json"
-"$ddpsim" predict --trace "$tmp/nodir/t.json" >/dev/null 2>&1
+"$ddpsim" predict --format chrome --trace "$tmp/nodir/t.json" >/dev/null 2>&1
 check "--trace into a missing directory fails with exit 1 and leaves nothing" test $? -eq 1 -a ! -e "$tmp/nodir/t.json"
 
 # trace: predict --trace without the report.
-"$ddpsim" trace -o "$tmp/trace2.json" --nodes 2 >"$tmp/out" 2>&1
+"$ddpsim" trace --format chrome -o "$tmp/trace2.json" --nodes 2 >"$tmp/out" 2>&1
 check "trace -o writes the same Chrome trace, and no report" \
   test $? -eq 0 -a -n "$(grep '"name":"all-reduce bucket 2"' "$tmp/trace2.json")" -a -z "$(grep chars/s "$tmp/out")"
-expect 2 "-o FILE is required" -- trace --nodes 2
+expect 2 "-o PATH is required" -- trace --nodes 2
 expect 2 "option '--json' does not apply here" -- trace -o "$tmp/t3.json" --json
 
 # recommend (more in tests/sim/test_sweep.sh): ResNet-50 fp32 on 8 nodes over 10 GbE has a
@@ -89,7 +89,7 @@ expect 2 "--precision must be fp32, fp16 or bf16" -- predict --precision fp8
 expect 2 "--mode must be ddp or flat" -- predict --mode ring
 expect 2 "--fidelity must be flow or step" -- predict --fidelity exact
 expect 2 "--iterations must be" -- predict --iterations 0
-expect 2 "option '--nodes' does not apply here" -- buckets --nodes 4
+expect 2 "option '--iterations' does not apply here" -- buckets --iterations 4
 expect 2 "option '--trace' does not apply here" -- sweep --trace x.json
 expect 2 "--nccl-algo must list ring and/or tree" -- predict --nccl-algo hypercube
 expect 2 "--num-workers must be an integer from 0 to 256" -- predict --num-workers -1

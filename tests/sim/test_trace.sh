@@ -14,9 +14,9 @@ nbuckets() { python3 -c "import json,sys; print(len(json.load(open(sys.argv[1]))
 scenario() {
   local name=$1 model=$2 extra=$3
   shift 4
-  "$ddpsim" trace -o "$tmp/$name.json" --model "$model" "$@" >/dev/null 2>"$tmp/err"
+  "$ddpsim" trace --format chrome -o "$tmp/$name.json" --model "$model" "$@" >/dev/null 2>"$tmp/err"
   check "$name: trace written" test $? -eq 0 -a -s "$tmp/$name.json"
-  "$ddpsim" predict --json --model "$model" "$@" --trace "$tmp/$name.again.json" >"$tmp/$name.p.json" 2>/dev/null
+  "$ddpsim" predict --json --model "$model" "$@" --format chrome --trace "$tmp/$name.again.json" >"$tmp/$name.p.json" 2>/dev/null
   check "$name: predict --trace writes the same trace" cmp -s "$tmp/$name.json" "$tmp/$name.again.json"
   local nb
   nb=$(nbuckets "$tmp/$name.p.json")
@@ -68,14 +68,39 @@ for k in "scatter inputs" "replicate parameters" "gather outputs" "reduce gradie
 done
 check "dp: nothing claims to be simulated" test -z "$(grep -o '"source":"simulated"' "$tmp/dp.json")"
 
-"$ddpsim" trace -o "$tmp/x.json" --nodes 8 --ranks 64 >/dev/null 2>"$tmp/err"
+"$ddpsim" trace --format chrome -o "$tmp/x.json" --nodes 8 --ranks 64 >/dev/null 2>"$tmp/err"
 check "--ranks 64 of 64 ranks: exit 2, naming the rank" test $? -eq 2 -a -n "$(grep 'rank 64 is not in the job' "$tmp/err")"
-"$ddpsim" trace -o "$tmp/x.json" --ranks 1,x >/dev/null 2>"$tmp/err"
+"$ddpsim" trace --format chrome -o "$tmp/x.json" --ranks 1,x >/dev/null 2>"$tmp/err"
 check "--ranks 1,x: exit 2" test $? -eq 2 -a ! -e "$tmp/x.json"
 "$ddpsim" predict --ranks 3 >/dev/null 2>"$tmp/err"
 check "--ranks without --trace: exit 2" test $? -eq 2
-"$ddpsim" trace -o "$tmp/all.json" --model resnet50 --nodes 4 --ranks all --iterations 1 >/dev/null 2>&1
+"$ddpsim" trace --format chrome -o "$tmp/all.json" --model resnet50 --nodes 4 --ranks all --iterations 1 >/dev/null 2>&1
 check "--ranks all shows all 32 ranks" $checker "$tmp/all.json" --ranks 32 >/dev/null
+
+# Kineto (the default format): one PyTorch profiler trace per rank in a directory (tests/tools/test_hta.py
+# reads them with HTA).
+"$ddpsim" trace -o "$tmp/kin" --nodes 2 >/dev/null 2>"$tmp/err"
+check "kineto: one rank<R>.pt.trace.json per simulated rank (16)" test $? -eq 0 -a "$(ls "$tmp/kin" | grep -c '^rank[0-9]*\.pt\.trace\.json$')" -eq 16
+check "kineto: rank 9's file says rank 9 of 16, and carries ProfilerStep spans" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+i = d["distributedInfo"]
+assert (i["rank"], i["world_size"], i["backend"]) == (9, 16, "nccl"), i
+assert d["schemaVersion"] == 1 and "baseTimeNanoseconds" in d and d["deviceProperties"][0]["id"] == 1
+ev = d["traceEvents"]
+assert [e["name"] for e in ev if e["name"].startswith("ProfilerStep#")] == ["ProfilerStep#1", "ProfilerStep#2"]
+k = [e for e in ev if e.get("cat") == "kernel"]
+launch = {e["args"]["correlation"]: e for e in ev if e.get("cat") == "cuda_runtime"}
+assert k and all(e["args"]["correlation"] in launch and launch[e["args"]["correlation"]]["ts"] <= e["ts"] for e in k)
+assert any(e["name"].startswith("ncclDevKernel_AllReduce_Sum_f16_") for e in k)' "$tmp/kin/rank9.pt.trace.json"
+"$ddpsim" trace -o "$tmp/kdp" --framework dp --gpus-per-node 4 >/dev/null 2>"$tmp/err"
+check "kineto: DataParallel (one process) is refused with exit 2, no directory made" \
+  test $? -eq 2 -a -n "$(grep 'format chrome' "$tmp/err")" -a ! -e "$tmp/kdp"
+"$ddpsim" predict --format chrome >/dev/null 2>"$tmp/err"
+check "--format without --trace: exit 2" test $? -eq 2 -a -n "$(grep 'give --trace PATH' "$tmp/err")"
+: >"$tmp/afile"
+"$ddpsim" trace -o "$tmp/afile" --nodes 2 >/dev/null 2>"$tmp/err"
+check "kineto: -o naming a file fails with exit 1" test $? -eq 1 -a -n "$(grep 'not a directory' "$tmp/err")"
 
 # The checker fails on traces that break the rules (each a copy of r50's with one fault).
 break_trace() { # NAME PYTHON-STATEMENT (on the event list `ev`)
