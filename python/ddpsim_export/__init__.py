@@ -89,13 +89,18 @@ def export(module, example_inputs, path, *, example_kwargs=None, batch=None, los
         summary = model_text.build(module, one, two, batch, amp=amp, precision=precision, optimizer=optimizer,
                                    tokens=tokens or _default_tokens(first, batch), name=name or type(module).__name__,
                                    source=source, torch_version=torch.__version__, mode=mode)
-        with os.fdopen(tmp[0], "w") as f:
-            tmp = (None, tmp[1])
-            f.write(summary.text)
-        umask = os.umask(0)  # mkstemp made it 0600; a written file takes the usual mode
-        os.umask(umask)
-        os.chmod(tmp[1], 0o666 & ~umask)
-        os.replace(tmp[1], path)
+        try:
+            with os.fdopen(tmp[0], "w") as f:
+                tmp = (None, tmp[1])
+                f.write(summary.text)
+                f.flush()
+                os.fsync(f.fileno())
+            umask = os.umask(0)  # mkstemp made it 0600; a written file takes the usual mode
+            os.umask(umask)
+            os.chmod(tmp[1], 0o666 & ~umask)
+            os.replace(tmp[1], path)
+        except OSError as exc:  # a full disk, a file too large, a directory gone
+            raise ExportError("%s: cannot write: %s" % (path, exc.strerror or exc)) from None
     except BaseException:
         if tmp[0] is not None:
             os.close(tmp[0])

@@ -7,8 +7,10 @@ import argparse
 import importlib
 import importlib.util
 import json
+import logging
 import os
 import sys
+import warnings
 
 from . import ExportError, export
 
@@ -126,14 +128,33 @@ def main(argv=None):
     ap.add_argument("--name", help="the model's name in the file (default: --model's last part)")
     ap.add_argument("-o", "--output", required=True, help="the model file to write (atomically)")
     a = ap.parse_args(argv)
+    # One message, no library chatter: torch's logs and Python warnings (a fake tensor's data_ptr,
+    # a deprecated argument) are kept out of the output, and transformers' logs below errors.
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    level = logging.getLogger("torch").level
+    logging.getLogger("torch").setLevel(logging.ERROR)
     try:
-        return run(a)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return run(a)
     except Usage as exc:
         print("python3 -m ddpsim_export: %s" % exc, file=sys.stderr)
         return 2
     except ExportError as exc:
-        print("python3 -m ddpsim_export: %s" % exc, file=sys.stderr)
+        print("python3 -m ddpsim_export: %s" % _one_line(str(exc)), file=sys.stderr)
         return 1
+    except Exception as exc:  # a failure no check above named: still one message, exit 1
+        print("python3 -m ddpsim_export: the export failed: %s: %s" % (type(exc).__name__, _one_line(str(exc))),
+              file=sys.stderr)
+        return 1
+    finally:
+        logging.getLogger("torch").setLevel(level)
+
+
+def _one_line(msg, limit=600):
+    """An exception's message on one line (torch's can run to pages: a stack of C++ frames)."""
+    msg = " ".join(msg.split())
+    return msg if len(msg) <= limit else msg[:limit] + " ..."
 
 
 def run(a):

@@ -36,19 +36,73 @@ def _dim(cn):
     return nb if c == 0 else "%d+%s" % (c, nb)
 
 
+# Characters a name keeps as they are; every other byte of its UTF-8 is written %XX. sim/txt.c's
+# txt_split ends a word at white space and a line at '#'; a ready= list is split at ','; an op's
+# name may not hold '='; '~' marks a shortened name and '@' a repeated one: all are escaped.
+_NAME_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-+:/[]()")
+
+
+def _units(name):
+    """encode_name(name) as a list of its units: safe characters and %XX escapes."""
+    return [c if c in _NAME_SAFE else "".join("%%%02X" % b for b in c.encode("utf-8")) for c in name]
+
+
+def encode_name(name):
+    """A module path as the model format can hold it: '%XX' for each UTF-8 byte of a character outside
+    _NAME_SAFE ('%' included), so that decode_name gives the name back."""
+    return "".join(_units(name))
+
+
+def decode_name(text):
+    """encode_name's inverse (of a name that was not shortened)."""
+    out, i = bytearray(), 0
+    while i < len(text):
+        if text[i] == "%" and len(text[i + 1:i + 3]) == 2 and all(c in "0123456789ABCDEF" for c in text[i + 1:i + 3]):
+            out.append(int(text[i + 1:i + 3], 16))
+            i += 3
+        else:
+            out.extend(text[i].encode("utf-8"))
+            i += 1
+    return out.decode("utf-8", errors="replace")
+
+
+def _fit_units(units, limit, tail):
+    """As many whole units (a character's escape is never cut) as fit in `limit` characters: the last
+    ones if tail, else the first ones."""
+    kept, n = [], 0
+    for u in (reversed(units) if tail else units):
+        if n + len(u) > limit:
+            break
+        kept.append(u)
+        n += len(u)
+    return "".join(reversed(kept) if tail else kept)
+
+
 def _short(name, taken):
-    """A name of at most NAME_MAX characters without spaces: the tail of a long one, '~' first."""
-    name = name.replace(" ", "_") or "op"
-    if len(name) > NAME_MAX:
-        name = "~" + name[-(NAME_MAX - 1):]
+    """A name the model format reads back (encode_name) of at most NAME_MAX characters: the tail of a
+    long one, '~' first; '@2', '@3'... after a repeated one (a shortened tail can repeat another)."""
+    units = _units(name or "op")
+    enc = "".join(units)
+    if len(enc) > NAME_MAX:
+        enc = "~" + _fit_units(units, NAME_MAX - 1, tail=True)
     if taken is not None:
-        base, k = name, 2
-        while name in taken:
-            suffix = "#%d" % k
-            name = base[: NAME_MAX - len(suffix)] + suffix
+        k, base = 2, enc
+        while enc in taken:
+            suffix = "@%d" % k
+            enc = _fit_units(_split_escaped(base), NAME_MAX - len(suffix), tail=False) + suffix
             k += 1
-        taken.add(name)
-    return name
+        taken.add(enc)
+    return enc
+
+
+def _split_escaped(text):
+    """An encoded name back into its units."""
+    units, i = [], 0
+    while i < len(text):
+        n = 3 if text[i] == "%" else 1
+        units.append(text[i:i + n])
+        i += n
+    return units
 
 
 def _shape(t, notes):
@@ -67,6 +121,9 @@ def build(module, one, two, batch, *, amp, precision, optimizer, tokens, name, s
         notes.add("%d parameter(s) got no gradient (%s%s): written ready at the end of backward; real DDP needs "
                   "find_unused_parameters=True for them" % (len(one.unused), ", ".join(one.unused[:3]),
                                                               ", ..." if len(one.unused) > 3 else ""))
+    if one.value_reads:
+        notes.add("the forward read tensor values (%d value-dependent ops: .item(), a branch on a tensor, nonzero...): "
+                  "the file records the one path the example inputs took" % one.value_reads)
     same = len(one.lines) == len(two.lines) and all(
         a.kind == b.kind and a.name == b.name and a.phase == b.phase and a.ready == b.ready
         for a, b in zip(one.lines, two.lines))
@@ -115,8 +172,10 @@ def build(module, one, two, batch, *, amp, precision, optimizer, tokens, name, s
 
     taken = set()
     pnames = [_short(n, taken) for n in one.names]
-    if any(p != n for p, n in zip(pnames, one.names)):
+    if any(len(encode_name(n)) > NAME_MAX for n in one.names):
         notes.add("parameter names longer than %d characters are shortened to their tail" % NAME_MAX)
+    if any(encode_name(n) != n for n in one.names + [a.name for a, _ in lines_out]):
+        notes.add("names with characters the model format reserves are written with %XX escapes of their UTF-8")
     # Parameters that never became ready: after the last backward op.
     last_bwd = max((j for j, (a, _) in enumerate(lines_out) if a.phase == "backward"), default=None)
     if last_bwd is None:

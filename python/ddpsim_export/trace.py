@@ -35,6 +35,10 @@ _NO_KERNEL = {
     "split_with_sizes", "chunk",
 }
 
+# Ops whose result depends on tensor values (a Python branch on `.item()` or `if tensor:` reads one
+# through _local_scalar_dense; the others size their output by the values).
+_VALUE_OPS = {"_local_scalar_dense", "nonzero", "masked_select", "_unique2", "unique_dim", "unique_consecutive"}
+
 _MM = {"mm", "addmm", "_scaled_mm"}
 _BMM = {"bmm", "baddbmm"}
 _SDPA_FWD = {
@@ -206,6 +210,7 @@ class Recorder(TorchDispatchMode):
         self.dtypes = {}       # floating dtypes seen on ops, name -> count
         self.pending_ready = []
         self.layouts = {}      # forward conv lines per activation layout ("nchw", "nhwc", None)
+        self.value_reads = 0   # ops whose result depends on tensor values (_VALUE_OPS)
 
     def _emit(self, kind, suffix, aten_name, dims, dtype):
         mod = self.where()
@@ -234,6 +239,8 @@ class Recorder(TorchDispatchMode):
             return out
         self.framework_ops[self.phase] += 1
         name = func.__name__.split(".")[0]
+        if name in _VALUE_OPS:
+            self.value_reads += 1
         if func.is_view or name in _NO_KERNEL:
             return out
         if name in _MM or name in _BMM:

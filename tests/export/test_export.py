@@ -199,6 +199,7 @@ def case_gpt(ddpsim, models):
     from modelfile import ModelFile
 
     tmp = tempfile.mkdtemp()
+    case_meta_amp(ddpsim, tmp)
     path = os.path.join(tmp, "gpt2.model")
     r = run([sys.executable, "-m", "ddpsim_export", "--model", "transformers.GPT2LMHeadModel", "--meta",
              "--input", "input_ids=1024:int64", "--input", "labels=1024:int64", "--batch", "8", "-o", path])
@@ -237,6 +238,25 @@ def case_gpt(ddpsim, models):
     q = subprocess.run([ddpsim, "recommend", "--model", path, "--nodes", "16"], capture_output=True, text=True)
     check(q.returncode == 0 and "bucket" in q.stdout.lower(),
           "ddpsim recommend runs on the exported GPT-2%s" % ("" if q.returncode == 0 else ": " + q.stderr.strip()[:300]))
+
+
+def case_meta_amp(ddpsim, tmp):
+    """--meta --amp (the README's GPT-2 command, and a Llama from LlamaConfig): the file is written, in
+    fp16, and ddpsim loads it."""
+    for what, model, kw in (("GPT-2", "transformers.GPT2LMHeadModel",
+                             {"n_layer": 2, "n_embd": 64, "n_head": 2, "vocab_size": 128}),
+                            ("Llama", "transformers.LlamaForCausalLM",
+                             {"num_hidden_layers": 2, "hidden_size": 64, "intermediate_size": 128,
+                              "num_attention_heads": 4, "vocab_size": 128})):
+        path = os.path.join(tmp, "meta-amp.model")
+        r = run([sys.executable, "-m", "ddpsim_export", "--model", model, "--kwargs", json.dumps(kw), "--meta", "--amp",
+                 "--input", "input_ids=32:int64", "--input", "labels=32:int64", "--batch", "2", "-o", path])
+        text = open(path).read() if r.returncode == 0 else ""
+        check(r.returncode == 0 and "precision fp16" in text and "torch.autocast float16" in text,
+              "%s exports with --meta --amp (exit %d%s)" % (what, r.returncode,
+                                                           "" if r.returncode == 0 else ": " + r.stderr.strip()[-300:]))
+        if r.returncode == 0:
+            ddpsim_loads(ddpsim, path, what + " --meta --amp")
 
 
 def case_bundled(ddpsim, models):
@@ -381,6 +401,35 @@ def case_params(ddpsim, models):
           % (x.flops("backward", B), 2 * x.flops("forward", B) - first))
     ddpsim_loads(ddpsim, path, "convolutions")
 
+    # Any module path round-trips through the model format: characters the loader reads specially
+    # ('#' starts a comment, ',' splits ready=, '=', white space, '%', '~', '@') and any other are
+    # %XX-escaped; a long name is shortened to its tail and a repeated tail made unique.
+    from ddpsim_export.model_text import decode_name
+
+    keys = ["a#b", "c,d", "e=f", "g h", "p%q", "~t", "x@2", "\u00fcber", "ok_name"]
+    long_a, long_b = "a" + "x" * 70, "b" + "x" * 70
+    m = nn.ModuleDict({k: nn.Linear(2, 2, bias=False) for k in keys + [long_a, long_b]})
+
+    class Odd(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.d = m
+
+        def forward(self, x):
+            for layer in self.d.values():
+                x = layer(x)
+            return x
+
+    path = os.path.join(tmp, "names.model")
+    export(Odd(), (torch.randn(B, 2),), path)
+    x = ModelFile(path)
+    names = [n for n, _ in x.params]
+    want = ["d.%s.weight" % k for k in keys]
+    check([decode_name(n) for n in names[:len(keys)]] == want and len(set(names)) == len(names) and
+          all(len(n) <= 63 for n in names) and sorted(x.ready) == sorted(names),
+          "odd module names round-trip through the file (%s; %s)" % (names[:len(keys)], names[len(keys):]))
+    ddpsim_loads(ddpsim, path, "odd names")
+
     # Autocast: parameters stay fp32; GEMMs follow the fp16 run precision.
     path = os.path.join(tmp, "amp.model")
     export(nn.Sequential(nn.Linear(16, 16), nn.LayerNorm(16)), (torch.randn(B, 16),), path, amp=True)
@@ -437,6 +486,42 @@ def case_errors(ddpsim, models):
           "python3 -m ddpsim_export exits 1 when forward fails and leaves the existing file untouched")
     r = run(exe + ["--help"])
     check(r.returncode == 0 and "usage" in r.stdout, "--help exits 0 with usage")
+
+    # A forward that branches on a value: fake tensors have none; the message says --mode real, and
+    # --mode real writes the file and says it recorded one path.
+    with open(bad, "a") as f:
+        f.write("\n\nclass Branchy(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+                "        self.a = torch.nn.Linear(4, 4)\n        self.b = torch.nn.Linear(4, 4)\n\n"
+                "    def forward(self, x):\n        return self.a(x) if x.sum() > 0 else self.b(x)\n")
+    expect(1, "reads tensor values (DataDependentOutputException", ["--model", bad + ":Branchy", "--input", "4"],
+           "a value-dependent branch on fake tensors", target=os.path.join(tmp, "branchy.model"))
+    expect(1, "export with --mode real", ["--model", bad + ":Branchy", "--input", "4"],
+           "a value-dependent branch: the message suggests --mode real", target=os.path.join(tmp, "branchy.model"))
+    r = run(exe + ["--model", bad + ":Branchy", "--input", "4", "--mode", "real", "-o", out])
+    text = open(out).read() if r.returncode == 0 else ""
+    check(r.returncode == 0 and "the one path the example inputs took" in text and "one path" in r.stderr,
+          "--mode real records the branch taken and says so in the file and on stderr%s"
+          % ("" if r.returncode == 0 else ": " + r.stderr.strip()[-300:]))
+    # A failure is one line on stderr: no traceback, no library log.
+    r = run(exe + ["--model", bad + ":Boom", "--input", "4", "-o", out])
+    check(r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr,
+          "a failed export prints one line (%r)" % r.stderr.strip()[-300:])
+    # A full disk (here a file-size limit: the same failed write): one message, exit 1, nothing left.
+    import resource
+    import signal
+
+    def small_files():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (400, 400))
+
+    full = os.path.join(tmp, "full.model")
+    r = run(exe + ["--model", "torchvision.models.resnet18", "--input", "3x32x32", "--batch", "2", "-o", full],
+            preexec_fn=small_files)
+    left = [n for n in os.listdir(tmp) if n.startswith(".full.model")]
+    check(r.returncode == 1 and r.stderr.strip().count("\n") == 0 and "cannot write: File too large" in r.stderr
+          and not os.path.exists(full) and not left,
+          "a write that fails (file too large, as a full disk) exits 1 with one message, nothing left (%r)"
+          % r.stderr.strip()[-200:])
 
 
 def main():
