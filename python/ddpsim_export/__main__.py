@@ -121,6 +121,9 @@ def main(argv=None):
     ap.add_argument("--precision", choices=("fp32", "fp16"), help="the file's default run precision")
     ap.add_argument("--optimizer", choices=("adamw", "adam", "rmsprop", "sgd", "none"), default="adamw",
                     help="the optimizer step written (default adamw)")
+    ap.add_argument("--optimizer-impl", choices=("foreach", "forloop"), default="foreach",
+                    help="foreach: torch.optim's default on CUDA since PyTorch 2.0 (one multi-tensor kernel per op); "
+                         "forloop: foreach=False, as PyTorch 1.x ran every optimizer")
     ap.add_argument("--loss", choices=("auto", "sum", "cross-entropy"), default="auto",
                     help="auto: output.loss if the model returns one, else the sum of its outputs; cross-entropy: "
                          "against class 0 for a [B, C] output")
@@ -215,7 +218,7 @@ def run(a):
     name = a.name or a.model.rstrip(":").split(":")[-1].split(".")[-1].split("/")[-1] or "model"
     s = export(module, tuple(args), a.output, example_kwargs=kw, batch=a.batch, loss_fn=loss_fn,
                mode="fake" if a.meta else a.mode, amp=a.amp, precision=a.precision, optimizer=a.optimizer,
-               tokens=tokens, name=name, source=a.model, log=sys.stderr)
+               optimizer_impl=a.optimizer_impl, tokens=tokens, name=name, source=a.model, log=sys.stderr)
     print("%s: %s, %d parameters in %d tensors; per sample %.4g GFLOP forward, %.4g backward; %d+%d kernel "
           "launches at batch %d" % (a.output, name, s.numel, len(s.params), s.flops["forward"] / a.batch / 1e9,
                                     s.flops["backward"] / a.batch / 1e9, s.launches["forward"],

@@ -7,6 +7,7 @@ import torch
 from torch.utils.module_tracker import ModuleTracker
 
 from . import ExportError
+from .cuda import CudaChoices
 from .trace import Recorder
 
 try:  # what fake tensors raise where the forward reads a value (torch/_subclasses/fake_tensor.py)
@@ -24,7 +25,9 @@ class Trace:
     gradient), `output_elems` (elements of the output per batch), `input_bytes` (bytes of the
     inputs per batch), `dtypes` (floating types the ops ran in, with counts), `layouts` (forward
     `conv` lines per input layout: "nchw", "nhwc", or None where the strides do not tell), `value_reads`
-    (ops whose result depended on tensor values: the control flow recorded is one run's)."""
+    (ops whose result depended on tensor values: the control flow recorded is one run's), `sparse`
+    (indices of parameters whose gradient was sparse), `sdpa_counts` (attention calls per backend CUDA
+    selects) and `rnn_fallback` (RNN calls left as the CPU runs them)."""
 
     def __init__(self, **kw):
         self.__dict__.update(kw)
@@ -120,10 +123,14 @@ def trace(module, args, kwargs, loss_fn, mode, amp, batch, scale):
             for p in leaves.values():
                 p.grad = None
         tensors = [leaves[n] for n, _ in named]
+        sparse = set()
+
         def hook(i):
-            def on_ready(_tensor):
+            def on_ready(tensor):
                 ready.append(i)
                 rec.ready(i)
+                if tensor.grad is not None and tensor.grad.layout != torch.strided:
+                    sparse.add(i)  # nn.Embedding(sparse=True): DDP never buckets it (models/README.md)
             return on_ready
 
         for i, t in enumerate(tensors):
@@ -136,7 +143,8 @@ def trace(module, args, kwargs, loss_fn, mode, amp, batch, scale):
 
         device = next((t.device.type for t in tensors), "cpu")
         autocast = torch.autocast(device, dtype=torch.float16) if amp else contextlib.nullcontext()
-        with tracker, fake if fake is not None else contextlib.nullcontext(), rec:
+        rec.autocast_dtype = torch.float16 if amp else None
+        with tracker, fake if fake is not None else contextlib.nullcontext(), rec, CudaChoices(rec):
             try:
                 with autocast:
                     output = forward()
@@ -174,7 +182,8 @@ def trace(module, args, kwargs, loss_fn, mode, amp, batch, scale):
                  framework_ops=rec.framework_ops, launches=rec.launches,
                  unused=[named[i][0] for i in range(len(named)) if i not in got], output_elems=output_elems,
                  input_bytes=input_bytes, dtypes=rec.dtypes, pending=list(rec.pending_ready), layouts=rec.layouts,
-                 value_reads=rec.value_reads)
+                 value_reads=rec.value_reads, sparse=sorted(sparse), sdpa_counts=dict(rec.sdpa_counts),
+                 rnn_fallback=rec.rnn_fallback)
 
 
 def _fake(fake, t):

@@ -227,9 +227,13 @@ def case_gpt(ddpsim, models):
     diff = [(i, a, b) for i, (a, b) in enumerate(zip(x.ready, y.ready)) if a != b]
     check(not diff, "GPT-2 small: exported ready order equals genmodel gpt's (%d differ%s)"
           % (len(diff), ": %s" % (diff[:3],) if diff else ""))
+    # The exported attention is CUDA's fused kernel (memory-efficient in fp32), whose backward
+    # recomputes the scores: 12 layers x 2*B*heads*S*S*d more than genmodel gpt's unfused attention.
+    recompute = 12 * 2 * 8 * 12 * 1024 * 1024 * 64
     for ph in ("forward", "backward"):
-        a, b = x.flops(ph, 8), y.flops(ph, 8)
-        check(close(a, b, 0.02), "GPT-2 small %s GEMM FLOPs: exported %.5g, genmodel gpt %.5g (within 2%%)" % (ph, a, b))
+        a, b = x.flops(ph, 8), y.flops(ph, 8) + (recompute if ph == "backward" else 0)
+        check(close(a, b, 0.02), "GPT-2 small %s GEMM FLOPs: exported %.5g, genmodel gpt's%s %.5g (within 2%%)"
+              % (ph, a, " and the fused backward's recomputed scores" if ph == "backward" else "", b))
     p = subprocess.run([ddpsim, "predict", "--model", path, "--nodes", "16"], capture_output=True, text=True)
     sps = [ln.split()[-1] for ln in p.stdout.splitlines() if ln.startswith("samples/s")]
     check(p.returncode == 0 and sps and float(sps[0]) > 0,
@@ -524,6 +528,141 @@ def case_errors(ddpsim, models):
           % r.stderr.strip()[-200:])
 
 
+def case_cuda(ddpsim, models):
+    """CUDA's kernel choices (python/ddpsim_export/cuda.py): RNNs as cuDNN's kernels with FLOPs checked
+    by hand, dropout as one kernel, attention's backend, embedding lookups as gathers, sparse
+    gradients marked (and refused by ddpsim), the foreach optimizer's launches."""
+    need("torch")
+    import torch
+    from torch import nn
+
+    from ddpsim_export import export
+    from ddpsim_export.cuda import sdp_choice
+    from ddpsim_export.model_text import mta_launches
+    from modelfile import ModelFile
+
+    tmp = tempfile.mkdtemp()
+    B, T = 3, 7
+
+    # cuDNN per layer and direction: forward 2*T*B*G*H*(I_l + Hout) (input GEMM over all steps, recurrent
+    # GEMM per step; with proj_size P also 2*T*B*P*H per step), backward twice that (data and weight
+    # gradients). Counted here from the module's sizes alone.
+    def hand(G, I, H, layers, dirs, P=0):
+        hout, f = P or H, 0
+        for l in range(layers):
+            il = I if l == 0 else hout * dirs
+            f += dirs * (2 * T * B * G * H * (il + hout) + 2 * T * B * P * H)
+        return f
+
+    for what, rnn, G, P in (("LSTM", nn.LSTM(24, 32, num_layers=2, bidirectional=True), 4, 0),
+                            ("GRU", nn.GRU(24, 32, num_layers=2), 3, 0),
+                            ("RNN relu", nn.RNN(24, 32, nonlinearity="relu", bidirectional=True), 1, 0),
+                            ("LSTM proj", nn.LSTM(24, 32, proj_size=16), 4, 16)):
+        path = os.path.join(tmp, "rnn.model")
+        s = export(rnn, (torch.randn(T, B, 24),), path, loss_fn=lambda out: out[0].sum())
+        x = ModelFile(path)
+        want = hand(G, 24, 32, rnn.num_layers, 2 if rnn.bidirectional else 1, P)
+        text = open(path).read()
+        check(x.flops("forward", B) == want and x.flops("backward", B) == 2 * want and s.flops["forward"] == want,
+              "%s as cuDNN runs it: forward %d, backward %d GEMM FLOPs (by hand %d and %d)"
+              % (what, x.flops("forward", B), x.flops("backward", B), want, 2 * want))
+        check(" count=%d" % T in text and "mkldnn" not in text and ".recurrent_gemm " in text,
+              "%s: per-step recurrent GEMMs (count=%d), no CPU mkldnn op" % (what, T))
+        names = [n for n, _ in x.params]
+        last = [ln for ln in text.splitlines() if "ready=" in ln][-1]
+        check(all(n in last.split("ready=")[1].split(",") for n in names),
+              "%s: every weight's gradient ready after cuDNN's backward, at %s" % (what, last.split()[1]))
+        ddpsim_loads(ddpsim, path, what)
+    # The issue's LSTM language model size: 2 layers of 1024 over 512-wide embeddings, 256 steps: forward
+    # 2*256*4096*(512+1024) + 2*256*4096*(1024+1024) = 7.52 GFLOP per sample (0.134 counted before).
+    lm = nn.LSTM(512, 1024, num_layers=2, batch_first=True)
+    path = os.path.join(tmp, "lm.model")
+    s = export(lm, (torch.zeros(2, 256, 512),), path, loss_fn=lambda out: out[0].sum())
+    want = 2 * 256 * 4096 * (512 + 1024) + 2 * 256 * 4096 * 2048
+    check(s.flops["forward"] == 2 * want, "LSTM 512->1024 x2 over 256 steps: %.4g GFLOP per sample forward (by hand "
+          "%.4g)" % (s.flops["forward"] / 2e9, want / 1e9))
+
+    # Dropout: CUDA's one fused kernel forward, one backward.
+    path = os.path.join(tmp, "drop.model")
+    export(nn.Sequential(nn.Linear(8, 8), nn.Dropout(0.3)), (torch.randn(B, 8),), path)
+    ops = [ln.split()[1] for ln in open(path).read().splitlines() if ln.startswith("ewise")]
+    check("1.native_dropout" in ops and "1.native_dropout_backward" in ops and
+          not any("bernoulli" in o for o in ops),
+          "dropout: native_dropout and its backward, one kernel each (%s)" % ops)
+
+    # Attention: the backend CUDA selects.
+    def t(*shape, dt=torch.float32):
+        return torch.zeros(*shape, dtype=dt)
+
+    q16, q32 = t(2, 4, 8, 64, dt=torch.float16), t(2, 4, 8, 64)
+    mask = torch.zeros(8, 8, dtype=torch.bool)
+    cases = [((q16, q16, q16, None), "flash"), ((q32, q32, q32, None), "efficient"),
+             ((q16, q16, q16, mask), "efficient"),
+             ((t(2, 4, 8, 6), t(2, 4, 8, 6), t(2, 4, 8, 6), None), "math"),
+             ((t(2, 4, 8, 304, dt=torch.float16),) * 3 + (None,), "efficient"),
+             ((t(2, 4, 8, 300, dt=torch.float16),) * 3 + (None,), "math"),
+             ((q32.double(), q32.double(), q32.double(), None), "math")]
+    got = [sdp_choice(q, k, v, m, 0.0, False) for (q, k, v, m), _ in cases]
+    check(got == [w for _, w in cases], "attention backends as sdp_utils.cpp selects them: %s" % got)
+
+    class Attn(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.qkv = nn.Linear(64, 192)
+
+        def forward(self, x):
+            q, k, v = self.qkv(x).view(x.shape[0], x.shape[1], 3, 4, 16).permute(2, 0, 3, 1, 4)
+            return nn.functional.scaled_dot_product_attention(q, k, v, dropout_p=0.1, is_causal=True)
+
+    path = os.path.join(tmp, "attn.model")
+    export(Attn(), (torch.randn(B, 8, 64),), path, amp=True)
+    text = open(path).read()
+    check("_scaled_dot_product_flash_attention.scores" in text and
+          "_scaled_dot_product_flash_attention_backward.dkey" in text and "bernoulli" not in text and
+          "(1 flash)" in text, "attention with dropout under autocast: flash's GEMMs, no dropout kernels, and the "
+          "header says so")
+
+    # An embedding lookup reads the rows it gathers, not the table; a sparse gradient is marked, and
+    # ddpsim refuses the file, saying why.
+    class Emb(nn.Module):
+        def __init__(self, sparse):
+            super().__init__()
+            self.emb = nn.Embedding(100000, 16, sparse=sparse)
+            self.out = nn.Linear(16, 4)
+
+        def forward(self, ids):
+            return self.out(self.emb(ids))
+
+    ids = torch.zeros(B, 5, dtype=torch.long)
+    for sparse in (False, True):
+        path = os.path.join(tmp, "emb.model")
+        export(Emb(sparse), (ids,), path)
+        text = open(path).read()
+        line = [ln for ln in text.splitlines() if ln.startswith("ewise emb.embedding ")][0]
+        check(line.split()[2] == "elems=%d*B" % (2 * 5 * 16 + 5 * 2), "embedding forward is a gather: %s (two "
+              "passes over 5 rows of 16 and the int64 indices, not the 1.6M-element table)" % line)
+        r = subprocess.run([ddpsim, "predict", "--model", path], capture_output=True, text=True)
+        if sparse:
+            check("param emb.weight 100000x16 sparse" in text and text.startswith("ddpsim-model 5\n") and
+                  r.returncode == 1 and "sparse gradient" in r.stderr and "NCCL does not support" in r.stderr,
+                  "sparse=True: the parameter is marked sparse and ddpsim refuses it with a reason (%s)"
+                  % r.stderr.strip()[:160])
+        else:
+            check(r.returncode == 0 and "sparse" not in text.split("\nforward\n")[0].split("Approximated")[-1],
+                  "sparse=False: a dense parameter, predicted")
+
+    # The foreach optimizer: multi_tensor_apply's launches (2240 blocks of 65536 elements, 770 tensors at
+    # depth 1, 252 at depth 4), and the exported AdamW is 8 foreach ops, one launch each for a small model.
+    check(mta_launches([10] * 1000, 1) == 2 and mta_launches([10] * 1000, 4) == 4 and
+          mta_launches([2240 * 65536 + 1], 1) == 2 and mta_launches([65536] * 2241, 1) == 3,
+          "multi_tensor_apply launches: %d, %d, %d, %d (want 2, 4, 2, 3)" % (
+              mta_launches([10] * 1000, 1), mta_launches([10] * 1000, 4), mta_launches([2240 * 65536 + 1], 1),
+              mta_launches([65536] * 2241, 1)))
+    opt = [ln for ln in open(path).read().split("\noptimizer\n")[1].splitlines() if ln.startswith("ewise")]
+    check(len(opt) == 8 and all("launches=1 fwops=1" in ln for ln in opt) and "_foreach_lerp_" in opt[1],
+          "AdamW: 8 foreach ops, one launch each (%s)" % [ln.split()[1] for ln in opt])
+
+
 def main():
     if len(sys.argv) != 4:
         print(__doc__, file=sys.stderr)
@@ -532,7 +671,7 @@ def main():
     cases = {"resnet18": lambda: case_resnet(ddpsim, models, 18), "resnet50": lambda: case_resnet(ddpsim, models, 50),
              "bert-base": lambda: case_bert(ddpsim, models), "gpt": lambda: case_gpt(ddpsim, models),
              "params": lambda: case_params(ddpsim, models), "errors": lambda: case_errors(ddpsim, models),
-             "bundled": lambda: case_bundled(ddpsim, models)}
+             "bundled": lambda: case_bundled(ddpsim, models), "cuda": lambda: case_cuda(ddpsim, models)}
     if case not in cases:
         print("unknown case %r" % case, file=sys.stderr)
         return 2
