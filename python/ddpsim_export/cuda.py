@@ -14,7 +14,8 @@ number or in kind, so that the recorded ops are those a GPU runs (docs/export.md
   native_dropout_backward (aten/src/ATen/native/Dropout.cpp, is_fused_kernel_acceptable: a CUDA
   input, 0 < p < 1) where the CPU runs bernoulli_, div_ and mul;
 - F.scaled_dot_product_attention as the backend CUDA selects (sdp_choice below); a fused one
-  (flash or memory-efficient) is traced as the CPU's fused op and written under the CUDA op's name.
+  (flash or memory-efficient) runs as that CUDA op on fake tensors (its meta kernel), and as the
+  CPU's fused op on real ones, written under the CUDA op's name.
 """
 
 import torch
@@ -52,6 +53,12 @@ def sdp_choice(q, k, v, attn_mask, dropout_p, enable_gqa):
     if not gqa and d == dk and d % align == 0 and dv % align == 0 and d > 0 and dv > 0:
         return "efficient"
     return "math"
+
+
+def _is_fake(t):
+    from torch._subclasses.fake_tensor import FakeTensor
+
+    return isinstance(t, FakeTensor)
 
 
 def sdpa_key(q, k, v, has_mask):
@@ -93,14 +100,21 @@ class CudaChoices(TorchFunctionMode):
         mask = a.get("attn_mask")
         choice = sdp_choice(q, k, v, mask, a.get("dropout_p", 0.0), a.get("enable_gqa", False))
         self.rec.sdpa_counts[choice] = self.rec.sdpa_counts.get(choice, 0) + 1
-        if choice == "math" or q.dim() != 4 or (mask is not None and a.get("is_causal", False)):
+        causal, scale, p = bool(a.get("is_causal", False)), a.get("scale"), float(a.get("dropout_p", 0.0))
+        gqa = k.shape[-3] != q.shape[-3] if q.dim() == 4 and k.dim() == 4 else True
+        if choice == "math" or q.dim() != 4 or gqa or (mask is not None and causal):
             return func(*args, **kwargs)
-        # The CPU's fused op has the fused kernels' inputs, outputs and gradient (one op forward, one
-        # backward); the dropout inside the fused kernel launches nothing of its own.
+        aten = torch.ops.aten
+        if _is_fake(q) and (mask is None or mask.is_floating_point()):
+            # On fake tensors the CUDA op itself runs (its meta kernel): its name, its gradients (an
+            # additive mask's too, T5's position bias), the dropout inside the kernel.
+            if choice == "flash":
+                return aten._scaled_dot_product_flash_attention(q, k, v, p, causal, False, scale=scale)[0]
+            return aten._scaled_dot_product_efficient_attention(q, k, v, mask, True, p, causal, scale=scale)[0]
+        # Real CPU tensors (or a boolean mask): the CPU's fused op, which has the fused kernels' inputs,
+        # outputs and one op each way, written under the CUDA op's name (trace.py).
         self.rec.sdpa_names[sdpa_key(q, k, v, mask is not None)] = choice
-        out = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(
-            q, k, v, 0.0, bool(a.get("is_causal", False)), attn_mask=mask, scale=a.get("scale"))
-        return out[0]
+        return aten._scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, causal, attn_mask=mask, scale=scale)[0]
 
     def _rnn(self, mode, func, args, kwargs):
         packed = isinstance(args[1], torch.Tensor) if mode == "lstm" else isinstance(args[2], torch.Tensor)

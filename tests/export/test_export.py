@@ -5,9 +5,13 @@ counter and ddpsim itself.
 
 CASE: resnet18, resnet50, bert-base (exported vs bundled file and FlopCounterMode; the ResNets' conv
 lines and predictions vs the generator's, in NCHW and channels_last), gpt (GPT-2 small on fake
-tensors of a meta-device module, then ddpsim predict and recommend), params (frozen, tied, unused
-parameters, activation checkpointing, convolutions that stay GEMMs, autocast), errors (the command
-line's failures), bundled (scripts/export_models.sh writes the bundled exported models as they are).
+tensors of a meta-device module, then ddpsim predict and recommend; GPT-2 and Llama with --meta
+--amp), params (frozen, tied, unused parameters, activation checkpointing, convolutions that stay
+GEMMs, autocast, names that need escaping), errors (the command line's failures: value-dependent
+control flow, a failed write), bundled (scripts/export_models.sh writes the bundled exported models
+as they are), cuda (CUDA's kernel choices: cuDNN RNNs by hand, dropout, attention backends,
+embeddings, sparse gradients, the foreach optimizer), zoo (17 models: export, predict, FLOPs vs
+FlopCounterMode, parameters; tests/export/zoo.py).
 Exit 0: every check passed; 1: a check failed; 77: torch (or the case's torchvision or
 transformers) is not installed, so the case was skipped.
 """
@@ -663,6 +667,113 @@ def case_cuda(ddpsim, models):
           "AdamW: 8 foreach ops, one launch each (%s)" % [ln.split()[1] for ln in opt])
 
 
+def counted(module, args, kwargs, loss_fn):
+    """FlopCounterMode's forward and backward FLOPs of one step on fake tensors, with the exporter's
+    CUDA choices applied (the same ops: fused attention, no CPU dropout decomposition), less those it
+    counts inside RNN modules (their CPU ops, which the exporter does not write)."""
+    import torch
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from ddpsim_export.cuda import CudaChoices
+    from ddpsim_export.trace import Recorder
+
+    fm = FakeTensorMode(allow_non_fake_inputs=True)
+
+    def fake(t):
+        with fm:
+            f = torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device="cpu")
+        return f.requires_grad_(t.requires_grad)
+
+    state = {n: fake(p) for n, p in module.named_parameters()}
+    state.update({n: fake(b) for n, b in module.named_buffers()})
+    args = [fake(a) for a in args]
+    kwargs = {k: fake(v) for k, v in kwargs.items()}
+    module.train()
+    rnn = [n for n, m in module.named_modules() if isinstance(m, torch.nn.RNNBase)]
+    with fm, CudaChoices(Recorder(lambda: "")):
+        with FlopCounterMode(display=False) as fwd:
+            out = torch.func.functional_call(module, state, tuple(args), kwargs, tie_weights=True, strict=False)
+            loss = loss_fn(out)
+        with FlopCounterMode(display=False) as bwd:
+            loss.backward()
+    inside = [sum(sum(ops.values()) for mod, ops in c.get_flop_counts().items()
+                  if any(mod.endswith("." + r) for r in rnn)) for c in (fwd, bwd)]
+    return fwd.get_total_flops() - inside[0], bwd.get_total_flops() - inside[1]
+
+
+def case_zoo(ddpsim, models):
+    """17 models a user brings (tests/export/zoo.py): each exports, ddpsim predicts it (or refuses a
+    sparse gradient, saying why), its FLOPs equal FlopCounterMode's where it counts them (the RNNs'
+    cuDNN kernels by hand instead), and its parameters are the module's."""
+    need("torch", "torchvision", "transformers")
+    import torch
+
+    import zoo
+    from ddpsim_export import export
+    from modelfile import ModelFile, _dim
+
+    tmp = tempfile.mkdtemp()
+    B = 2
+    names = []
+    for name, build, args, kwargs, loss_fn, meta in zoo.models():
+        names.append(name)
+        if meta:
+            with torch.device("meta"):
+                m = build()
+        else:
+            m = build()
+        path = os.path.join(tmp, name + ".model")
+        try:
+            s = export(m, args, path, example_kwargs=kwargs, loss_fn=loss_fn, name=name)
+        except Exception as exc:  # a failure of one model is a failed check, not the end of the zoo
+            check(False, "%s: exports (%s: %s)" % (name, type(exc).__name__, str(exc)[:300]))
+            continue
+        x = ModelFile(path)
+        numel = 0
+        for _, shape in x.params:
+            k = 1
+            for d in shape.split("x"):
+                k *= int(d)
+            numel += k
+        want = sum(p.numel() for p in m.parameters() if p.requires_grad)
+        check(numel == want == s.numel, "%s: %d parameters in the file, %d trainable in the module" % (name, numel, want))
+        r = subprocess.run([ddpsim, "predict", "--model", path, "--json"], capture_output=True, text=True)
+        if name == "sparse-embedding":
+            check(r.returncode == 1 and "sparse gradient" in r.stderr and "emb.weight" in r.stderr,
+                  "%s: ddpsim refuses it, naming the sparse parameter (%s)" % (name, r.stderr.strip()[:120]))
+        else:
+            it = json.loads(r.stdout)["iteration_s"] if r.returncode == 0 else None
+            check(it is not None and it > 0, "%s: ddpsim predicts it (%s s%s)"
+                  % (name, it, "" if r.returncode == 0 else ": " + r.stderr.strip()[:200]))
+        # FLOPs: FlopCounterMode counts a grouped convolution's weight gradient `groups` times (docs/
+        # export.md), so each grouped wgrad GEMM is counted (groups - 1) more times here; the RNN
+        # modules' FLOPs are cuDNN's (checked by hand below), not the CPU ops the counter sees.
+        fwd_c, bwd_c = counted(m, args, kwargs, loss_fn or (lambda out: out.float().sum()))
+        rnn = {"forward": 0, "backward": 0}
+        extra = 0
+        for ph, kind, op, kv in x.ops:
+            if kind != "gemm" or ph == "optimizer":
+                continue
+            f = (2 * _dim(kv["m"], B) * _dim(kv["n"], B) * _dim(kv["k"], B) * _dim(kv.get("gemms", "1"), B)
+                 * int(kv.get("count", "1")))
+            if ".lstm." in op or ".gru." in op:
+                rnn[ph] += f
+            if op.endswith("convolution_backward.wgrad") and _dim(kv.get("gemms", "1"), B) > 1:
+                extra += (_dim(kv["gemms"], B) - 1) * f
+        got_f, got_b = x.flops("forward", B) - rnn["forward"], x.flops("backward", B) - rnn["backward"] + extra
+        check(got_f > 0 and close(got_f, fwd_c, 0.005) and close(got_b, bwd_c, 0.005),
+              "%s: forward %.5g, backward %.5g GEMM FLOPs (RNNs aside, grouped weight gradients as the counter "
+              "counts them); FlopCounterMode %.5g and %.5g (within 0.5%%)" % (name, got_f, got_b, fwd_c, bwd_c))
+        if rnn["forward"]:
+            G = 4 if name == "lstm" else 3
+            hand = sum(2 * 16 * B * G * 128 * (il + 128) for il in (64, 128))
+            check(rnn["forward"] == hand and rnn["backward"] == 2 * hand,
+                  "%s: cuDNN's GEMMs %d forward, %d backward FLOPs, by hand %d and %d"
+                  % (name, rnn["forward"], rnn["backward"], hand, 2 * hand))
+    check(len(names) >= 15, "the zoo has %d models" % len(names))
+
+
 def main():
     if len(sys.argv) != 4:
         print(__doc__, file=sys.stderr)
@@ -671,7 +782,8 @@ def main():
     cases = {"resnet18": lambda: case_resnet(ddpsim, models, 18), "resnet50": lambda: case_resnet(ddpsim, models, 50),
              "bert-base": lambda: case_bert(ddpsim, models), "gpt": lambda: case_gpt(ddpsim, models),
              "params": lambda: case_params(ddpsim, models), "errors": lambda: case_errors(ddpsim, models),
-             "bundled": lambda: case_bundled(ddpsim, models), "cuda": lambda: case_cuda(ddpsim, models)}
+             "bundled": lambda: case_bundled(ddpsim, models), "cuda": lambda: case_cuda(ddpsim, models),
+             "zoo": lambda: case_zoo(ddpsim, models)}
     if case not in cases:
         print("unknown case %r" % case, file=sys.stderr)
         return 2
