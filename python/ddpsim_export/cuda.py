@@ -102,7 +102,8 @@ class CudaChoices(TorchFunctionMode):
         self.rec.sdpa_counts[choice] = self.rec.sdpa_counts.get(choice, 0) + 1
         causal, scale, p = bool(a.get("is_causal", False)), a.get("scale"), float(a.get("dropout_p", 0.0))
         gqa = k.shape[-3] != q.shape[-3] if q.dim() == 4 and k.dim() == 4 else True
-        if choice == "math" or q.dim() != 4 or gqa or (mask is not None and causal):
+        if choice == "math" or q.dim() != 4 or gqa or (mask is not None and causal) or q.device.type == "cuda":
+            # (on a GPU's real tensors CUDA makes its own choice, recorded as it runs)
             return func(*args, **kwargs)
         aten = torch.ops.aten
         if _is_fake(q) and (mask is None or mask.is_floating_point()):
@@ -111,6 +112,11 @@ class CudaChoices(TorchFunctionMode):
             if choice == "flash":
                 return aten._scaled_dot_product_flash_attention(q, k, v, p, causal, False, scale=scale)[0]
             return aten._scaled_dot_product_efficient_attention(q, k, v, mask, True, p, causal, scale=scale)[0]
+        if mask is not None and mask.requires_grad:  # the CPU's fused op takes no gradient for a mask
+            self.rec.sdpa_counts[choice] -= 1
+            key = "%s written as the CPU's math path (a mask that needs a gradient, on real tensors)" % choice
+            self.rec.sdpa_counts[key] = self.rec.sdpa_counts.get(key, 0) + 1
+            return func(*args, **kwargs)
         # Real CPU tensors (or a boolean mask): the CPU's fused op, which has the fused kernels' inputs,
         # outputs and one op each way, written under the CUDA op's name (trace.py).
         self.rec.sdpa_names[sdpa_key(q, k, v, mask is not None)] = choice

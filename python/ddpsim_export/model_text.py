@@ -184,7 +184,8 @@ def build(module, one, two, batch, *, amp, precision, optimizer, tokens, name, s
     if one.sdpa_counts:
         notes.add("scaled_dot_product_attention as CUDA selects it on an sm80+ GPU (%s); a fused one is written as "
                   "its GEMMs, its softmax and dropout not counted as bytes"
-                  % ", ".join("%d %s" % (one.sdpa_counts[k], k) for k in sorted(one.sdpa_counts)))
+                  % ", ".join("%d %s" % (one.sdpa_counts[k], k) for k in sorted(one.sdpa_counts)
+                              if one.sdpa_counts[k]))
     if any(a.aten in ("lstm", "gru", "rnn_tanh", "rnn_relu") for a in one.lines):
         notes.add("nn.LSTM/GRU/RNN as cuDNN's kernels (per layer and direction: input GEMM, per-step recurrent GEMM "
                   "and pointwise kernel); the pointwise kernels' bytes are the arrays they must move, dropout between "

@@ -13,6 +13,8 @@ op each gradient became final. Every op is turned into the model format's terms 
   groups as the batch count; a forward bias as the separate add cuDNN leaves to PyTorch;
 - fused attention (the _scaled_dot_product_*_attention ops) as its GEMMs: scores and context
   forward, and the five products torch.utils.flop_counter counts for backward;
+- an embedding lookup as the gather it is (the rows it reads and writes, not the table);
+- kernels cuda.py states in place of the CPU's ops (cuDNN's RNN kernels), through emit_op;
 - every other op that launches a kernel as elementwise work by the bytes it reads and writes;
 - views, allocations and detach launch nothing: counted as framework ops only.
 

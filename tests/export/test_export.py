@@ -577,6 +577,15 @@ def case_cuda(ddpsim, models):
         check(all(n in last.split("ready=")[1].split(",") for n in names),
               "%s: every weight's gradient ready after cuDNN's backward, at %s" % (what, last.split()[1]))
         ddpsim_loads(ddpsim, path, what)
+    # With real tensors (--mode real) the same cuDNN kernels are written, the CPU's function giving
+    # the values.
+    rnn = nn.LSTM(24, 32, num_layers=2, bidirectional=True)
+    fake = export(rnn, (torch.randn(T, B, 24),), os.path.join(tmp, "f.model"), loss_fn=lambda out: out[0].sum())
+    real = export(rnn, (torch.randn(T, B, 24),), os.path.join(tmp, "r.model"), loss_fn=lambda out: out[0].sum(),
+                  mode="real")
+    check(real.flops == fake.flops and open(os.path.join(tmp, "f.model")).read().split("\nname")[1] ==
+          open(os.path.join(tmp, "r.model")).read().split("\nname")[1],
+          "LSTM with --mode real: the same file as on fake tensors (FLOPs %s)" % real.flops)
     # The LSTM language model size: 2 layers of 1024 over 512-wide embeddings, 256 steps: forward
     # 2*256*4096*(512+1024) + 2*256*4096*(1024+1024) = 7.52 GFLOP per sample (0.134 counted before).
     lm = nn.LSTM(512, 1024, num_layers=2, batch_first=True)
