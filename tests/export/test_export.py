@@ -215,12 +215,7 @@ def case_gpt(ddpsim, models):
         m = transformers.GPT2LMHeadModel(transformers.GPT2Config())
     n = sum(p.numel() for p in m.parameters())
     x = ModelFile(path)
-    got = 0
-    for _, shape in x.params:
-        k = 1
-        for d in shape.split("x"):
-            k *= int(d)
-        got += k
+    got = x.numel()
     check(got == n == 124439808, "GPT-2 small: %d parameters in the file, the module has %d (tied lm_head once)"
           % (got, n))
     gen = os.path.join(tmp, "gen.model")
@@ -314,16 +309,7 @@ def case_params(ddpsim, models):
     ddpsim_loads(ddpsim, path, "frozen")
 
     # A tied weight: listed once, ready once (after both uses' gradients).
-    class Tied(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.emb = nn.Embedding(50, 12)
-            self.mid = nn.Linear(12, 12)
-            self.head = nn.Linear(12, 50, bias=False)
-            self.head.weight = self.emb.weight
-
-        def forward(self, ids):
-            return self.head(torch.tanh(self.mid(self.emb(ids))))
+    from zoo import Tied, Unused
 
     t = Tied()
     path = os.path.join(tmp, "tied.model")
@@ -334,24 +320,15 @@ def case_params(ddpsim, models):
           % names)
     check(sorted(x.ready) == sorted(names) and x.ready[-1] == "emb.weight",
           "tied: each gradient ready once, the shared one last (%s)" % x.ready)
-    check(s.numel == sum(p.numel() for p in t.parameters()) == 50 * 12 + 12 * 12 + 12,
+    check(s.numel == sum(p.numel() for p in t.parameters()) == 500 * 32 + 32 * 32 + 32,
           "tied: %d parameters, as module.parameters() counts them" % s.numel)
     ddpsim_loads(ddpsim, path, "tied")
 
     # An unused parameter: written ready at the end of backward, and said so.
-    class Unused(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.used = nn.Linear(4, 4)
-            self.spare = nn.Linear(4, 4)
-
-        def forward(self, x):
-            return self.used(x)
-
     path = os.path.join(tmp, "unused.model")
-    s = export(Unused(), (torch.randn(B, 4),), path)
+    s = export(Unused(), (torch.randn(B, 32),), path)
     text = open(path).read()
-    check(s.unused == ["spare.weight", "spare.bias"] and "find_unused_parameters" in text,
+    check(s.unused == ["branch.weight", "branch.bias"] and "find_unused_parameters" in text,
           "unused parameters are named and the file says DDP needs find_unused_parameters (%s)" % s.unused)
     ddpsim_loads(ddpsim, path, "unused")
 
@@ -739,12 +716,7 @@ def case_zoo(ddpsim, models):
             check(False, "%s: exports (%s: %s)" % (name, type(exc).__name__, str(exc)[:300]))
             continue
         x = ModelFile(path)
-        numel = 0
-        for _, shape in x.params:
-            k = 1
-            for d in shape.split("x"):
-                k *= int(d)
-            numel += k
+        numel = x.numel()
         want = sum(p.numel() for p in m.parameters() if p.requires_grad)
         check(numel == want == s.numel, "%s: %d parameters in the file, %d trainable in the module" % (name, numel, want))
         r = subprocess.run([ddpsim, "predict", "--model", path, "--json"], capture_output=True, text=True)
