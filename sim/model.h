@@ -42,6 +42,8 @@ typedef struct {
   int follows_run;   /* 1: dtype is the run precision; 0: fixed to `dtype` */
   model_dtype dtype; /* meaningful when !follows_run */
   int sparse;        /* 1: its gradient is a sparse tensor (nn.Embedding(sparse=True); format version 5) */
+  int unused;        /* 1: the recorded step gave it no gradient (format version 5): DDP needs
+                      * find_unused_parameters=True */
 } model_param;
 
 /* A dimension: a constant, a multiple of the per-GPU batch B, or (format version 2) both. */

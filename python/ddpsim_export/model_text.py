@@ -172,8 +172,8 @@ def build(module, one, two, batch, *, amp, precision, optimizer, tokens, name, s
     if one.names != two.names:
         raise ExportError("the parameters differ between the traces at batch %d and %d" % (batch, 2 * batch))
     if one.unused:
-        notes.add("%d parameter(s) got no gradient (%s%s): written ready at the end of backward; real DDP needs "
-                  "find_unused_parameters=True for them" % (len(one.unused), ", ".join(one.unused[:3]),
+        notes.add("%d parameter(s) got no gradient (%s%s): written `unused`, ready at the end of backward; real DDP "
+                  "needs find_unused_parameters=True for them, and ddpsim warns without --find-unused-parameters" % (len(one.unused), ", ".join(one.unused[:3]),
                                                               ", ..." if len(one.unused) > 3 else ""))
     # What every export approximates, and what this one met (docs/export.md lists them all).
     notes.add("the step is traced on the CPU with CUDA's kernel choices applied to RNNs, dropout, attention and the "
@@ -280,8 +280,8 @@ def build(module, one, two, batch, *, amp, precision, optimizer, tokens, name, s
                       % (", ".join("%d %s" % (votes[k], k) for k in sorted(votes)), layout))
     else:
         version = 2 if v2 or any(f[1][3] != (1, 0) for f in lines_out if f[0].kind == "gemm") else 1
-    if one.sparse:
-        version = 5  # the `sparse` marker
+    if one.sparse or one.unused:
+        version = 5  # the `sparse` and `unused` markers
     w("ddpsim-model %d" % version)
     w("# Exported by ddpsim_export (torch %s, %s tensors) from %s." % (torch_version, mode, source or name))
     w("#   %d parameters in %d tensors that require gradients; traced at batch %d (and %d to fit the batch scaling)."
@@ -314,8 +314,8 @@ def build(module, one, two, batch, *, amp, precision, optimizer, tokens, name, s
     for i, (n, t) in enumerate(zip(pnames, one.tensors)):
         tag = dtype_tag(t.dtype)
         fixed = amp or tag != param_main
-        w("param %s %s%s%s" % (n, _shape(t, notes), " " + (tag or "fp32") if fixed else "",
-                               " sparse" if i in one.sparse else ""))
+        w("param %s %s%s%s%s" % (n, _shape(t, notes), " " + (tag or "fp32") if fixed else "",
+                                 " sparse" if i in one.sparse else "", " unused" if one.names[i] in one.unused else ""))
     ready_lists = {}
     for idx, j in ready_at.items():
         ready_lists.setdefault(j, []).append(idx)

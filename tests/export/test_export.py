@@ -328,8 +328,17 @@ def case_params(ddpsim, models):
     path = os.path.join(tmp, "unused.model")
     s = export(Unused(), (torch.randn(B, 32),), path)
     text = open(path).read()
-    check(s.unused == ["branch.weight", "branch.bias"] and "find_unused_parameters" in text,
-          "unused parameters are named and the file says DDP needs find_unused_parameters (%s)" % s.unused)
+    check(s.unused == ["branch.weight", "branch.bias"] and "find_unused_parameters" in text and
+          "param branch.weight 32x32 unused\n" in text and text.startswith("ddpsim-model 5\n"),
+          "unused parameters are named, marked `unused`, and the file says DDP needs find_unused_parameters (%s)"
+          % s.unused)
+    r = subprocess.run([ddpsim, "predict", "--model", path], capture_output=True, text=True)
+    q = subprocess.run([ddpsim, "predict", "--model", path, "--find-unused-parameters"], capture_output=True,
+                       text=True)
+    check(r.returncode == 0 and "2 parameter(s) get no gradient ('branch.weight', ...)" in r.stderr and
+          "--find-unused-parameters" in r.stderr and q.returncode == 0 and "warning" not in q.stderr,
+          "ddpsim predict warns about the unused parameters unless --find-unused-parameters is given (%r)"
+          % r.stderr.strip()[:200])
     ddpsim_loads(ddpsim, path, "unused")
 
     # Activation checkpointing as it runs: the checkpointed block's forward again inside backward, as far
