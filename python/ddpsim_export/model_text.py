@@ -180,7 +180,6 @@ def build(module, one, two, batch, *, amp, precision, optimizer, tokens, name, s
               "optimizer; every other op is written as the CPU's ATen op (one kernel each)")
     if amp:
         notes.add("autocast casts by the CPU's op lists, which are close to but not CUDA's")
-    fused = {k: v for k, v in one.sdpa_counts.items() if k != "math"}
     if one.sdpa_counts:
         notes.add("scaled_dot_product_attention as CUDA selects it on an sm80+ GPU (%s); a fused one is written as "
                   "its GEMMs, its softmax and dropout not counted as bytes"

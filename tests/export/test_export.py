@@ -572,14 +572,27 @@ def case_cuda(ddpsim, models):
     check(real.flops == fake.flops and open(os.path.join(tmp, "f.model")).read().split("\nname")[1] ==
           open(os.path.join(tmp, "r.model")).read().split("\nname")[1],
           "LSTM with --mode real: the same file as on fake tensors (FLOPs %s)" % real.flops)
-    # The LSTM language model size: 2 layers of 1024 over 512-wide embeddings, 256 steps: forward
-    # 2*256*4096*(512+1024) + 2*256*4096*(1024+1024) = 7.52 GFLOP per sample (0.134 counted before).
-    lm = nn.LSTM(512, 1024, num_layers=2, batch_first=True)
-    path = os.path.join(tmp, "lm.model")
-    s = export(lm, (torch.zeros(2, 256, 512),), path, loss_fn=lambda out: out[0].sum())
-    want = 2 * 256 * 4096 * (512 + 1024) + 2 * 256 * 4096 * 2048
-    check(s.flops["forward"] == 2 * want, "LSTM 512->1024 x2 over 256 steps: %.4g GFLOP per sample forward (by hand "
-          "%.4g)" % (s.flops["forward"] / 2e9, want / 1e9))
+    # The LSTM language model: characters (256) embedded in 1024, one LSTM layer of 2048, a
+    # 256-way head, 128 steps. Forward per sample 2*128*4*2048*(1024+2048) in the LSTM and
+    # 2*128*2048*256 in the head = 6.58 GFLOP (the CPU's mkldnn op left only the head's 0.134).
+    class CharLM(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(256, 1024)
+            self.rnn = nn.LSTM(1024, 2048, batch_first=True)
+            self.head = nn.Linear(2048, 256)
+
+        def forward(self, ids):
+            return self.head(self.rnn(self.emb(ids))[0])
+
+    with torch.device("meta"):
+        lm = CharLM()
+    s = export(lm, (torch.zeros(2, 128, dtype=torch.long),), os.path.join(tmp, "lm.model"),
+               loss_fn=lambda out: out.float().sum())
+    want = 2 * 128 * 4 * 2048 * (1024 + 2048) + 2 * 128 * 2048 * 256
+    check(s.flops["forward"] == 2 * want and s.flops["backward"] == 4 * want,
+          "the issue's LSTM language model: %.4g GFLOP per sample forward, %.4g backward (by hand %.4g and %.4g)"
+          % (s.flops["forward"] / 2e9, s.flops["backward"] / 2e9, want / 1e9, 2 * want / 1e9))
 
     # Dropout: CUDA's one fused kernel forward, one backward.
     path = os.path.join(tmp, "drop.model")
