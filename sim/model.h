@@ -140,9 +140,9 @@ typedef struct {
   int nready;
 } model_t;
 
-/* The format versions model_load reads: 1 to 4. Version 2 adds `C+N*B` dimensions and `gemms=`;
- * version 3 adds `conv` ops; version 4 the `layout` line; each is an error in an older file
- * (models/README.md). */
+/* The format versions model_load reads: 1 to 5. Version 2 adds `C+N*B` dimensions and `gemms=`;
+ * version 3 adds `conv` ops; version 4 the `layout` line; version 5 the `sparse` and `unused`
+ * parameter markers; each is an error in an older file (models/README.md). */
 #define MODEL_FORMAT_VERSION 5
 
 /* Loads a model file. On success *out is a model the caller frees with model_destroy. On failure

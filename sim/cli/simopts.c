@@ -218,12 +218,12 @@ int simopts_load(cli_ctx *x, const simopts *o, simopts_inputs *in) {
   /* A parameter the recorded step gave no gradient (the exporter's `unused` marker): without
    * find_unused_parameters DDP's Reducer waits for its gradient and the next iteration raises
    * ("Expected to have finished reduction in the prior iteration", reducer.cpp); the prediction
-   * is for the run that passes the flag. */
+   * is for the run that passes the flag. DataParallel has no Reducer. */
   const model_t *m = in->model;
   int unused = 0, first = -1;
   for (int i = 0; i < m->nparams; i++)
     if (m->params[i].unused && unused++ == 0) first = i;
-  if (unused && !o->find_unused)
+  if (unused && !o->find_unused && o->framework == SIM_FRAMEWORK_DDP)
     fprintf(stderr,
             "%s %s: warning: model %s: %d parameter(s) get no gradient ('%s'%s): real DDP needs "
             "find_unused_parameters=True for them (its next iteration raises otherwise); add "
