@@ -137,6 +137,19 @@ done:
 }
 
 static int model_tensors(const model_t *m, model_dtype run, size_t **bytes, int **keys, err_t *e) {
+  /* A sparse gradient is never in a dense bucket: the Reducer gives it a bucket of its own and hands
+   * the sparse tensor to the process group's all-reduce (torch/csrc/distributed/c10d/reducer.cpp,
+   * compute_bucket_assignment_by_size and mark_variable_ready_sparse), and ProcessGroupNCCL refuses a
+   * sparse all-reduce (ProcessGroupNCCL::allreduce_sparse; docs/export.md). ddpsim's collectives
+   * are NCCL's, so it refuses the model rather than price a collective that does not run. */
+  for (int i = 0; i < m->nparams; i++)
+    if (m->params[i].sparse)
+      return err_set(e, ERR_INPUT,
+                     "%s: parameter '%s' has a sparse gradient (nn.Embedding(sparse=True)): DDP all-reduces it on its "
+                     "own through the process group's sparse all-reduce, which NCCL does not support "
+                     "(ProcessGroupNCCL::allreduce_sparse raises); ddpsim predicts NCCL's dense all-reduces only: "
+                     "export the module with sparse=False to predict it",
+                     m->path, m->params[i].name);
   *bytes = malloc((size_t)m->nparams * sizeof **bytes);
   *keys = malloc((size_t)m->nparams * sizeof **keys);
   if (!*bytes || !*keys) {

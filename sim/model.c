@@ -233,11 +233,22 @@ static int find_param(const model_t *m, const char *name) {
 }
 
 static int parse_param(parser *P, model_t *m, char **tok, int n) {
-  if (n < 3 || n > 4) return FAIL(P, "expected 'param NAME SHAPE [fp32|fp16|bf16|run]'");
+  /* Trailing markers (version 5), in any order: sparse, unused. */
+  int sparse = 0, unused = 0;
+  while (n >= 4 && (strcmp(tok[n - 1], "sparse") == 0 || strcmp(tok[n - 1], "unused") == 0)) {
+    int *flag = tok[n - 1][0] == 's' ? &sparse : &unused;
+    if (P->version < 5) return FAIL(P, "a parameter marked '%s' needs 'ddpsim-model 5'", tok[n - 1]);
+    if (*flag) return FAIL(P, "'%s' is given twice", tok[n - 1]);
+    *flag = 1;
+    n--;
+  }
+  if (n < 3 || n > 4) return FAIL(P, "expected 'param NAME SHAPE [fp32|fp16|bf16|run] [sparse] [unused]'");
   if (grow((void **)&m->params, &P->pcap, m->nparams + 1, sizeof *m->params))
     return err_set(P->e, ERR_NOMEM, "%s: out of memory", P->origin);
   model_param *p = &m->params[m->nparams];
   memset(p, 0, sizeof *p);
+  p->sparse = sparse;
+  p->unused = unused;
   if (parse_name(P, tok[1], p->name, "parameter name")) return ERR_INPUT;
   if (find_param(m, p->name) >= 0) return FAIL(P, "parameter '%s' is declared twice", p->name);
   if (parse_shape(P, tok[2], p)) return ERR_INPUT;

@@ -41,6 +41,9 @@ typedef struct {
   long numel;
   int follows_run;   /* 1: dtype is the run precision; 0: fixed to `dtype` */
   model_dtype dtype; /* meaningful when !follows_run */
+  int sparse;        /* 1: its gradient is a sparse tensor (nn.Embedding(sparse=True); format version 5) */
+  int unused;        /* 1: the recorded step gave it no gradient (format version 5): DDP needs
+                      * find_unused_parameters=True */
 } model_param;
 
 /* A dimension: a constant, a multiple of the per-GPU batch B, or (format version 2) both. */
@@ -137,10 +140,10 @@ typedef struct {
   int nready;
 } model_t;
 
-/* The format versions model_load reads: 1 to 4. Version 2 adds `C+N*B` dimensions and `gemms=`;
- * version 3 adds `conv` ops; version 4 the `layout` line; each is an error in an older file
- * (models/README.md). */
-#define MODEL_FORMAT_VERSION 4
+/* The format versions model_load reads: 1 to 5. Version 2 adds `C+N*B` dimensions and `gemms=`;
+ * version 3 adds `conv` ops; version 4 the `layout` line; version 5 the `sparse` and `unused`
+ * parameter markers; each is an error in an older file (models/README.md). */
+#define MODEL_FORMAT_VERSION 5
 
 /* Loads a model file. On success *out is a model the caller frees with model_destroy. On failure
  * returns ERR_IO (unreadable) or ERR_INPUT with `path:line: reason`; nothing is allocated. */

@@ -6,7 +6,8 @@
 `export` runs one training step (forward, loss, backward) of the module on fake tensors (default:
 no memory, no compute, any size) or on its real tensors, records every op at the dispatcher, the
 parameters and the order their gradients become final, and writes the model format of
-models/README.md (version 2 where it needs its additions, 4 with convolutions). It traces the step
+models/README.md (version 2 where it needs its additions, 4 with convolutions, 5 with a sparse
+gradient). It traces the step
 twice, at the batch given and at twice that, so that every dimension is written as a constant, a
 multiple of the batch B, or both (`C+N*B`): ddpsim can then run the model at any --batch. The
 command line is `python3 -m ddpsim_export --help`. docs/export.md says what is recorded and what is
@@ -49,7 +50,7 @@ class Summary:
 
 
 def export(module, example_inputs, path, *, example_kwargs=None, batch=None, loss_fn=None, mode="fake", amp=False,
-           precision=None, optimizer="adamw", tokens=None, name=None, source=None, log=None):
+           precision=None, optimizer="adamw", optimizer_impl="foreach", tokens=None, name=None, source=None, log=None):
     """Records one training step of `module` and writes a ddpsim model file to `path` (atomically).
 
     example_inputs: the positional inputs of one batch (a tensor or a tuple); example_kwargs: keyword
@@ -59,7 +60,9 @@ def export(module, example_inputs, path, *, example_kwargs=None, batch=None, los
     every floating tensor in the output). mode: "fake" (FakeTensorMode: shapes only) or "real" (runs
     on the tensors' own device). amp: run under torch.autocast at float16 (parameters and gradients
     stay fp32). precision: the file's default run precision, "fp32" or "fp16" (default: fp16 with amp,
-    else the parameters' type). optimizer: "adamw", "adam", "rmsprop" or "sgd" (both with momentum), or "none".
+    else the parameters' type). optimizer: "adamw", "adam", "rmsprop" or "sgd" (both with momentum), or "none";
+    optimizer_impl: "foreach" (PyTorch's default on CUDA since 2.0) or "forloop" (foreach=False, and
+    the only implementation before 2.0).
     tokens: (count, unit) per sample (default: (S, "tokens") for an integer [B, S] first input, else
     (1, "samples")). name: the model's name (default: the module's class name). source: a line saying
     where the module came from, written into the file's header. log: a file for progress and notes
@@ -76,6 +79,8 @@ def export(module, example_inputs, path, *, example_kwargs=None, batch=None, los
         raise ExportError("mode must be 'fake' or 'real', got %r" % (mode,))
     if optimizer not in model_text.OPTIMIZERS:
         raise ExportError("optimizer must be one of %s, got %r" % (", ".join(model_text.OPTIMIZERS), optimizer))
+    if optimizer_impl not in model_text.IMPLS:
+        raise ExportError("optimizer_impl must be one of %s, got %r" % (", ".join(model_text.IMPLS), optimizer_impl))
     if precision not in (None, "fp32", "fp16"):
         raise ExportError("precision must be fp32 or fp16, got %r" % (precision,))
     if not isinstance(module, torch.nn.Module):
@@ -103,7 +108,8 @@ def export(module, example_inputs, path, *, example_kwargs=None, batch=None, los
         one = step.trace(module, args, kwargs, loss_fn, mode, amp, batch, scale=1)
         two = step.trace(module, args, kwargs, loss_fn, mode, amp, batch, scale=2)
         summary = model_text.build(module, one, two, batch, amp=amp, precision=precision, optimizer=optimizer,
-                                   tokens=tokens or _default_tokens(first, batch), name=name or type(module).__name__,
+                                   optimizer_impl=optimizer_impl, tokens=tokens or _default_tokens(first, batch),
+                                   name=name or type(module).__name__,
                                    source=source, torch_version=torch.__version__, mode=mode)
         try:
             if in_place:
@@ -119,7 +125,7 @@ def export(module, example_inputs, path, *, example_kwargs=None, batch=None, los
                 os.umask(umask)
                 os.chmod(tmp[1], 0o666 & ~umask)
                 os.replace(tmp[1], target)
-        except OSError as exc:
+        except OSError as exc:  # a full disk, a file too large, a directory gone
             raise ExportError("%s: cannot write: %s" % (path, exc.strerror or exc)) from None
     except BaseException:
         if tmp[0] is not None:

@@ -7,9 +7,11 @@ import argparse
 import importlib
 import importlib.util
 import json
+import logging
 import os
 import signal
 import sys
+import warnings
 
 from . import ExportError, __version__, export
 
@@ -171,6 +173,9 @@ def main(argv=None):
     ap.add_argument("--precision", choices=("fp32", "fp16"), help="the file's default run precision")
     ap.add_argument("--optimizer", choices=("adamw", "adam", "rmsprop", "sgd", "none"), default="adamw",
                     help="the optimizer step written (default adamw)")
+    ap.add_argument("--optimizer-impl", choices=("foreach", "forloop"), default="foreach",
+                    help="foreach: torch.optim's default on CUDA since PyTorch 2.0 (one multi-tensor kernel per op); "
+                         "forloop: foreach=False, as PyTorch 1.x ran every optimizer")
     ap.add_argument("--loss", choices=("auto", "sum", "cross-entropy"), default="auto",
                     help="auto: output.loss if the model returns one, else the sum of its outputs; cross-entropy: "
                          "against class 0 for a [B, C] output")
@@ -181,8 +186,15 @@ def main(argv=None):
     for sig in _SIGNALS:  # a signal unwinds export(), which removes its temporary file
         if signal.getsignal(sig) in (signal.SIG_DFL, signal.default_int_handler):
             signal.signal(sig, _on_signal)
+    # One message, no library chatter: torch's logs and Python warnings (a fake tensor's data_ptr,
+    # a deprecated argument) are kept out of the output, and transformers' logs below errors.
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    level = logging.getLogger("torch").level
+    logging.getLogger("torch").setLevel(logging.ERROR)
     try:
-        return run(a)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return run(a)
     except Signalled as exc:  # die of the signal, as the process would have
         signal.signal(exc.sig, signal.SIG_DFL)
         os.kill(os.getpid(), exc.sig)
@@ -191,8 +203,20 @@ def main(argv=None):
         print("python3 -m ddpsim_export: %s" % exc, file=sys.stderr)
         return 2
     except ExportError as exc:
-        print("python3 -m ddpsim_export: %s" % exc, file=sys.stderr)
+        print("python3 -m ddpsim_export: %s" % _one_line(str(exc)), file=sys.stderr)
         return 1
+    except Exception as exc:  # a failure no check above named: still one message, exit 1
+        print("python3 -m ddpsim_export: the export failed: %s: %s" % (type(exc).__name__, _one_line(str(exc))),
+              file=sys.stderr)
+        return 1
+    finally:
+        logging.getLogger("torch").setLevel(level)
+
+
+def _one_line(msg, limit=600):
+    """An exception's message on one line (torch's can run to pages: a stack of C++ frames)."""
+    msg = " ".join(msg.split())
+    return msg if len(msg) <= limit else msg[:limit] + " ..."
 
 
 def run(a):
@@ -256,7 +280,7 @@ def run(a):
     try:
         s = export(module, tuple(args), a.output, example_kwargs=kw, batch=a.batch, loss_fn=loss_fn,
                    mode="fake" if a.meta else a.mode, amp=a.amp, precision=a.precision, optimizer=a.optimizer,
-                   tokens=tokens, name=name, source=a.model, log=sys.stderr)
+                   optimizer_impl=a.optimizer_impl, tokens=tokens, name=name, source=a.model, log=sys.stderr)
     except SystemExit as exc:
         raise ExportError("the module's step called sys.exit(%s): nothing was written" % exc.code) from None
     return write_stdout("%s: %s, %d parameters in %d tensors; per sample %.4g GFLOP forward, %.4g backward; %d+%d "

@@ -10,11 +10,64 @@ import math
 from . import ExportError, Summary
 from .trace import dtype_tag
 
-# name -> (arrays moved per parameter element, kernels per parameter tensor) of an fp32 optimizer
-# step: read param, grad (and momentum, or m and v, or the square average and momentum); write param
-# (and the state). RMSprop with momentum, as torch.optim.RMSprop's for-loop runs it: square_avg
-# mul_ and addcmul_, sqrt, add_ eps, buf mul_ and addcdiv_, param add_.
-OPTIMIZERS = {"adamw": (7, 7), "adam": (7, 7), "rmsprop": (7, 7), "sgd": (5, 3), "none": None}
+# The optimizer step as PyTorch runs it on CUDA by default: the foreach implementation
+# (torch/optim/optimizer.py, _default_to_fused_or_foreach: foreach where every parameter is a CUDA
+# tensor and fused was not asked for). Each optimizer is its list of _foreach_ ops over the fp32
+# parameters, as its _multi_tensor_* function calls them with the default hyperparameters
+# (torch/optim/adam.py, rmsprop.py, sgd.py, torch 2.15: not capturable, so the step counters stay on
+# the host and their _foreach_add_ launches no kernel): (op, tensor lists it takes, arrays moved
+# per parameter element, takes a list of scalars). AdamW's weight decay (default 0.01) is a
+# _foreach_mul_ of the parameters; Adam, RMSprop and SGD default to none. RMSprop and SGD are
+# written with momentum, as DeepLearningExamples' runs use them.
+OPTIMIZERS = {
+    "adamw": [("mul_", 1, 2, False), ("lerp_", 2, 3, False), ("mul_", 1, 2, False), ("addcmul_", 3, 4, False),
+              ("sqrt", 2, 2, False), ("div_", 1, 2, True), ("add_", 1, 2, False), ("addcdiv_", 3, 4, True)],
+    "adam": [("lerp_", 2, 3, False), ("mul_", 1, 2, False), ("addcmul_", 3, 4, False), ("sqrt", 2, 2, False),
+             ("div_", 1, 2, True), ("add_", 1, 2, False), ("addcdiv_", 3, 4, True)],
+    "rmsprop": [("mul_", 1, 2, False), ("addcmul_", 3, 4, False), ("sqrt", 2, 2, False), ("add_", 1, 2, False),
+                ("mul_", 1, 2, False), ("addcdiv_", 3, 4, False), ("add_", 2, 3, False)],
+    "sgd": [("mul_", 1, 2, False), ("add_", 2, 3, False), ("add_", 2, 3, False)],
+    "none": None,
+}
+
+# The for-loop implementation (foreach=False; before PyTorch 2.0 the only default): name ->
+# (arrays moved per parameter element, kernels per parameter tensor) of an fp32 step: read param,
+# grad (and momentum, or m and v, or the square average and momentum); write param (and the state).
+# RMSprop with momentum, as torch.optim.RMSprop's for-loop runs it: square_avg mul_ and addcmul_,
+# sqrt, add_ eps, buf mul_ and addcdiv_, param add_.
+FORLOOP = {"adamw": (7, 7), "adam": (7, 7), "rmsprop": (7, 7), "sgd": (5, 3)}
+IMPLS = ("foreach", "forloop")
+
+# multi_tensor_apply's launches (aten/src/ATen/native/cuda/MultiTensorApply.cuh, the CUDA 13 build
+# that torch 2.15+cu132 is: 32 KB of kernel arguments): a kernel covers kChunkSize = 65536
+# elements per block, at most depth_to_max_blocks blocks and depth_to_max_tensors tensors (the
+# scalar-list variant, depth_to_max_tensors_scalarlist) per launch, by depth (the tensor lists).
+_MTA_CHUNK = 65536
+_MTA_MAX_BLOCKS = 2240
+_MTA_MAX_TENSORS = (770, 448, 336, 252, 210)
+_MTA_MAX_TENSORS_SCALARLIST = (672, 448, 336, 252, 210)
+
+
+def mta_launches(numels, depth, scalarlist=False):
+    """Kernels multi_tensor_apply launches over tensors of `numels` elements: a launch when its
+    blocks are full, when its tensor list is full at a tensor's last chunk, and after the last chunk
+    (a tensor cut by a full launch carries on in the next)."""
+    max_t = (_MTA_MAX_TENSORS_SCALARLIST if scalarlist else _MTA_MAX_TENSORS)[depth - 1]
+    launches = tensors = blocks = 0
+    live = [n for n in numels if n > 0]
+    for i, n in enumerate(live):
+        tensors += 1
+        chunks = -(-n // _MTA_CHUNK)
+        for c in range(chunks):
+            blocks += 1
+            last = c == chunks - 1
+            if blocks == _MTA_MAX_BLOCKS or (last and tensors == max_t) or (last and i == len(live) - 1):
+                launches += 1
+                blocks = 0
+                tensors = 0 if last else 1
+    return launches
+
+
 NAME_MAX = 63  # sim/model.h MODEL_NAME_MAX - 1
 
 
@@ -36,19 +89,73 @@ def _dim(cn):
     return nb if c == 0 else "%d+%s" % (c, nb)
 
 
+# Characters a name keeps as they are; every other byte of its UTF-8 is written %XX. sim/txt.c's
+# txt_split ends a word at white space and a line at '#'; a ready= list is split at ','; an op's
+# name may not hold '='; '~' marks a shortened name and '@' a repeated one: all are escaped.
+_NAME_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-+:/[]()")
+
+
+def _units(name):
+    """encode_name(name) as a list of its units: safe characters and %XX escapes."""
+    return [c if c in _NAME_SAFE else "".join("%%%02X" % b for b in c.encode("utf-8")) for c in name]
+
+
+def encode_name(name):
+    """A module path as the model format can hold it: '%XX' for each UTF-8 byte of a character outside
+    _NAME_SAFE ('%' included), so that decode_name gives the name back."""
+    return "".join(_units(name))
+
+
+def decode_name(text):
+    """encode_name's inverse (of a name that was not shortened)."""
+    out, i = bytearray(), 0
+    while i < len(text):
+        if text[i] == "%" and len(text[i + 1:i + 3]) == 2 and all(c in "0123456789ABCDEF" for c in text[i + 1:i + 3]):
+            out.append(int(text[i + 1:i + 3], 16))
+            i += 3
+        else:
+            out.extend(text[i].encode("utf-8"))
+            i += 1
+    return out.decode("utf-8", errors="replace")
+
+
+def _fit_units(units, limit, tail):
+    """As many whole units (a character's escape is never cut) as fit in `limit` characters: the last
+    ones if tail, else the first ones."""
+    kept, n = [], 0
+    for u in (reversed(units) if tail else units):
+        if n + len(u) > limit:
+            break
+        kept.append(u)
+        n += len(u)
+    return "".join(reversed(kept) if tail else kept)
+
+
 def _short(name, taken):
-    """A name of at most NAME_MAX characters without spaces: the tail of a long one, '~' first."""
-    name = name.replace(" ", "_") or "op"
-    if len(name) > NAME_MAX:
-        name = "~" + name[-(NAME_MAX - 1):]
+    """A name the model format reads back (encode_name) of at most NAME_MAX characters: the tail of a
+    long one, '~' first; '@2', '@3'... after a repeated one (a shortened tail can repeat another)."""
+    units = _units(name or "op")
+    enc = "".join(units)
+    if len(enc) > NAME_MAX:
+        enc = "~" + _fit_units(units, NAME_MAX - 1, tail=True)
     if taken is not None:
-        base, k = name, 2
-        while name in taken:
-            suffix = "#%d" % k
-            name = base[: NAME_MAX - len(suffix)] + suffix
+        k, base = 2, enc
+        while enc in taken:
+            suffix = "@%d" % k
+            enc = _fit_units(_split_escaped(base), NAME_MAX - len(suffix), tail=False) + suffix
             k += 1
-        taken.add(name)
-    return name
+        taken.add(enc)
+    return enc
+
+
+def _split_escaped(text):
+    """An encoded name back into its units."""
+    units, i = [], 0
+    while i < len(text):
+        n = 3 if text[i] == "%" else 1
+        units.append(text[i:i + n])
+        i += n
+    return units
 
 
 def _shape(t, notes):
@@ -59,16 +166,46 @@ def _shape(t, notes):
     return "x".join(str(d) for d in dims)
 
 
-def build(module, one, two, batch, *, amp, precision, optimizer, tokens, name, source, torch_version, mode):
+def build(module, one, two, batch, *, amp, precision, optimizer, tokens, name, source, torch_version, mode,
+          optimizer_impl="foreach"):
     notes = set()
     if one.names != two.names:
         raise ExportError("the parameters differ between the traces at batch %d and %d" % (batch, 2 * batch))
     if one.unused:
-        notes.add("%d parameter(s) got no gradient (%s%s): written ready at the end of backward; real DDP needs "
-                  "find_unused_parameters=True for them" % (len(one.unused), ", ".join(one.unused[:3]),
+        notes.add("%d parameter(s) got no gradient (%s%s): written `unused`, ready at the end of backward; real DDP "
+                  "needs find_unused_parameters=True for them, and ddpsim warns without --find-unused-parameters" % (len(one.unused), ", ".join(one.unused[:3]),
                                                               ", ..." if len(one.unused) > 3 else ""))
+    # What every export approximates, and what this one met (docs/export.md lists them all).
+    notes.add("the step is traced on the CPU with CUDA's kernel choices applied to RNNs, dropout, attention and the "
+              "optimizer; every other op is written as the CPU's ATen op (one kernel each)")
+    if amp:
+        notes.add("autocast casts by the CPU's op lists, which are close to but not CUDA's")
+    if one.sdpa_counts:
+        notes.add("scaled_dot_product_attention as CUDA selects it on an sm80+ GPU (%s); a fused one is written as "
+                  "its GEMMs, its softmax and dropout not counted as bytes"
+                  % ", ".join("%d %s" % (one.sdpa_counts[k], k) for k in sorted(one.sdpa_counts)
+                              if one.sdpa_counts[k]))
+    if any(a.aten in ("lstm", "gru", "rnn_tanh", "rnn_relu") for a in one.lines):
+        notes.add("nn.LSTM/GRU/RNN as cuDNN's kernels (per layer and direction: input GEMM, per-step recurrent GEMM "
+                  "and pointwise kernel); the pointwise kernels' bytes are the arrays they must move, dropout between "
+                  "layers is not written")
+    if one.rnn_fallback:
+        notes.add("%d RNN call(s) on packed sequences are written as the CPU runs them, not as cuDNN's kernels"
+                  % one.rnn_fallback)
+    if one.sparse:
+        names = [one.names[i] for i in one.sparse]
+        notes.add("%d parameter(s) get a sparse gradient (%s): DDP reduces each alone through the process group's "
+                  "sparse all-reduce, which NCCL does not support, so ddpsim refuses to predict this file "
+                  "(models/README.md)" % (len(names), ", ".join(names[:3])))
+    notes.add("integer tensors count as 4-byte elements; views launch nothing")
+    if OPTIMIZERS[optimizer]:
+        notes.add("the optimizer is %s's %s step with its default hyperparameters, not traced; its first step's state "
+                  "allocation is not written" % (optimizer, optimizer_impl))
+    if one.value_reads:
+        notes.add("the forward read tensor values (%d value-dependent ops: .item(), a branch on a tensor, nonzero...): "
+                  "the file records the one path the example inputs took" % one.value_reads)
     same = len(one.lines) == len(two.lines) and all(
-        a.kind == b.kind and a.name == b.name and a.phase == b.phase and a.ready == b.ready
+        a.kind == b.kind and a.name == b.name and a.phase == b.phase and a.ready == b.ready and a.count == b.count
         for a, b in zip(one.lines, two.lines))
     if not same:
         notes.add("the ops differ between batch %d and %d: every dimension is written at batch %d (ddpsim's "
@@ -115,8 +252,10 @@ def build(module, one, two, batch, *, amp, precision, optimizer, tokens, name, s
 
     taken = set()
     pnames = [_short(n, taken) for n in one.names]
-    if any(p != n for p, n in zip(pnames, one.names)):
+    if any(len(encode_name(n)) > NAME_MAX for n in one.names):
         notes.add("parameter names longer than %d characters are shortened to their tail" % NAME_MAX)
+    if any(encode_name(n) != n for n in one.names + [a.name for a, _ in lines_out]):
+        notes.add("names with characters the model format reserves are written with %XX escapes of their UTF-8")
     # Parameters that never became ready: after the last backward op.
     last_bwd = max((j for j, (a, _) in enumerate(lines_out) if a.phase == "backward"), default=None)
     if last_bwd is None:
@@ -140,6 +279,8 @@ def build(module, one, two, batch, *, amp, precision, optimizer, tokens, name, s
                       % (", ".join("%d %s" % (votes[k], k) for k in sorted(votes)), layout))
     else:
         version = 2 if v2 or any(f[1][3] != (1, 0) for f in lines_out if f[0].kind == "gemm") else 1
+    if one.sparse or one.unused:
+        version = 5  # the `sparse` and `unused` markers
     w("ddpsim-model %d" % version)
     w("# Exported by ddpsim_export (torch %s, %s tensors) from %s." % (torch_version, mode, source or name))
     w("#   %d parameters in %d tensors that require gradients; traced at batch %d (and %d to fit the batch scaling)."
@@ -169,10 +310,11 @@ def build(module, one, two, batch, *, amp, precision, optimizer, tokens, name, s
         w("layout %s" % layout)
     w("")
     w("# Parameters in registration order (named_parameters(), requires_grad only, tied weights once).")
-    for n, t in zip(pnames, one.tensors):
+    for i, (n, t) in enumerate(zip(pnames, one.tensors)):
         tag = dtype_tag(t.dtype)
         fixed = amp or tag != param_main
-        w("param %s %s%s" % (n, _shape(t, notes), " " + (tag or "fp32") if fixed else ""))
+        w("param %s %s%s%s%s" % (n, _shape(t, notes), " " + (tag or "fp32") if fixed else "",
+                                 " sparse" if i in one.sparse else "", " unused" if one.names[i] in one.unused else ""))
     ready_lists = {}
     for idx, j in ready_at.items():
         ready_lists.setdefault(j, []).append(idx)
@@ -190,6 +332,8 @@ def build(module, one, two, batch, *, amp, precision, optimizer, tokens, name, s
             s = "gemm  %s m=%s n=%s k=%s" % (nm, _dim(m), _dim(n), _dim(k))
             if g != (1, 0):
                 s += " gemms=%s" % _dim(g)
+            if a.count != 1:
+                s += " count=%d" % a.count
         elif a.kind == "conv":
             n, c, h, wd, k, r, sz, sh, sw, ph, pw = fits
             s = "conv  %s pass=%s n=%s c=%d h=%d w=%d k=%d r=%d s=%d" % (nm, a.cpass, _dim(n), c[0], h[0], wd[0], k[0],
@@ -201,6 +345,8 @@ def build(module, one, two, batch, *, amp, precision, optimizer, tokens, name, s
                     s += " %s=%d" % (key, y)
         else:
             s = "ewise %s elems=%s arrays=1" % (nm, _dim(fits[0]))
+            if a.count != 1:
+                s += " count=%d" % a.count
         s += dt
         if j in ready_lists:
             idxs = sorted(ready_lists[j], key=lambda i: order.get(i, len(order)))
@@ -209,11 +355,19 @@ def build(module, one, two, batch, *, amp, precision, optimizer, tokens, name, s
     w("")
     w("optimizer")
     opt = OPTIMIZERS[optimizer]
-    if opt:
-        arrays, kernels = opt
-        w("# %s on fp32 weights (%d arrays moved per parameter element), unfused: %d kernels per tensor."
-          % (optimizer, arrays, kernels))
+    if opt and optimizer_impl == "forloop":
+        arrays, kernels = FORLOOP[optimizer]
+        w("# %s on fp32 weights (%d arrays moved per parameter element), the for-loop implementation: %d kernels "
+          "per tensor." % (optimizer, arrays, kernels))
         w("ewise %s elems=%d arrays=%d dtype=fp32 launches=%d" % (optimizer, total, arrays, kernels * len(one.names)))
+    elif opt:
+        numels = [t.numel() for t in one.tensors]
+        w("# %s as torch.optim runs it on CUDA by default: foreach, one multi_tensor_apply op per line over the"
+          % optimizer)
+        w("# fp32 parameters (launches: the kernels it takes for %d tensors; docs/export.md)." % len(numels))
+        for op, depth, arrays, scalarlist in opt:
+            w("ewise %s._foreach_%s elems=%d arrays=%d dtype=fp32 launches=%d fwops=1"
+              % (optimizer, op, total, arrays, mta_launches(numels, depth, scalarlist)))
     text = "\n".join(out) + "\n"
     ready_names = [one.names[i] for i in one.ready]
     return Summary(text=text, params=list(one.names), numel=total, ready=ready_names, flops=flops, batch=batch,

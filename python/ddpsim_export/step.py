@@ -7,7 +7,15 @@ import torch
 from torch.utils.module_tracker import ModuleTracker
 
 from . import ExportError
+from .cuda import CudaChoices
 from .trace import Recorder
+
+try:  # what fake tensors raise where the forward reads a value (torch/_subclasses/fake_tensor.py)
+    from torch._subclasses.fake_tensor import DataDependentOutputException, DynamicOutputShapeException
+
+    _VALUE_READS = (DataDependentOutputException, DynamicOutputShapeException)
+except ImportError:
+    _VALUE_READS = ()
 
 
 class Trace:
@@ -16,7 +24,10 @@ class Trace:
     gradients became final), `framework_ops` and `launches` per phase, `unused` (names that got no
     gradient), `output_elems` (elements of the output per batch), `input_bytes` (bytes of the
     inputs per batch), `dtypes` (floating types the ops ran in, with counts), `layouts` (forward
-    `conv` lines per input layout: "nchw", "nhwc", or None where the strides do not tell)."""
+    `conv` lines per input layout: "nchw", "nhwc", or None where the strides do not tell), `value_reads`
+    (ops whose result depended on tensor values: the control flow recorded is one run's), `sparse`
+    (indices of parameters whose gradient was sparse), `sdpa_counts` (attention calls per backend CUDA
+    selects) and `rnn_fallback` (RNN calls left as the CPU runs them)."""
 
     def __init__(self, **kw):
         self.__dict__.update(kw)
@@ -102,9 +113,9 @@ def trace(module, args, kwargs, loss_fn, mode, amp, batch, scale):
             from torch._subclasses.fake_tensor import FakeTensorMode
 
             fake = FakeTensorMode(allow_non_fake_inputs=True)
-            frozen = {n: fake.from_tensor(p) for n, p in module.named_parameters() if not p.requires_grad}
-            leaves = {n: fake.from_tensor(p) for n, p in named}
-            buffers = {n: fake.from_tensor(b) for n, b in module.named_buffers()}
+            frozen = {n: _fake(fake, p) for n, p in module.named_parameters() if not p.requires_grad}
+            leaves = {n: _fake(fake, p) for n, p in named}
+            buffers = {n: _fake(fake, b) for n, b in module.named_buffers()}
             args, kwargs = _to_fake(fake, args), _to_fake(fake, kwargs)
             state = {**frozen, **leaves, **buffers}
         else:
@@ -112,10 +123,14 @@ def trace(module, args, kwargs, loss_fn, mode, amp, batch, scale):
             for p in leaves.values():
                 p.grad = None
         tensors = [leaves[n] for n, _ in named]
+        sparse = set()
+
         def hook(i):
-            def on_ready(_tensor):
+            def on_ready(tensor):
                 ready.append(i)
                 rec.ready(i)
+                if tensor.grad is not None and tensor.grad.layout != torch.strided:
+                    sparse.add(i)  # nn.Embedding(sparse=True): DDP never buckets it (models/README.md)
             return on_ready
 
         for i, t in enumerate(tensors):
@@ -128,13 +143,18 @@ def trace(module, args, kwargs, loss_fn, mode, amp, batch, scale):
 
         device = next((t.device.type for t in tensors), "cpu")
         autocast = torch.autocast(device, dtype=torch.float16) if amp else contextlib.nullcontext()
-        with tracker, fake if fake is not None else contextlib.nullcontext(), rec:
+        rec.autocast_dtype = torch.float16 if amp else None
+        with tracker, fake if fake is not None else contextlib.nullcontext(), rec, CudaChoices(rec):
             try:
                 with autocast:
                     output = forward()
                     loss = (loss_fn or _default_loss)(output)
             except ExportError:
                 raise
+            except _VALUE_READS as exc:
+                raise ExportError("the module's forward reads tensor values (%s: %s), which fake tensors do not have: "
+                                  "export with --mode real (mode='real'), which runs the module's own tensors and "
+                                  "records the branch the example inputs take" % (type(exc).__name__, exc)) from exc
             except Exception as exc:
                 raise ExportError("the module's forward failed on the example inputs (batch %d): %s: %s"
                                   % (batch * scale, type(exc).__name__, exc)) from exc
@@ -161,12 +181,24 @@ def trace(module, args, kwargs, loss_fn, mode, amp, batch, scale):
     return Trace(lines=rec.lines, names=[n for n, _ in named], tensors=[p for _, p in named], ready=ready,
                  framework_ops=rec.framework_ops, launches=rec.launches,
                  unused=[named[i][0] for i in range(len(named)) if i not in got], output_elems=output_elems,
-                 input_bytes=input_bytes, dtypes=rec.dtypes, pending=list(rec.pending_ready), layouts=rec.layouts)
+                 input_bytes=input_bytes, dtypes=rec.dtypes, pending=list(rec.pending_ready), layouts=rec.layouts,
+                 value_reads=rec.value_reads, sparse=sorted(sparse), sdpa_counts=dict(rec.sdpa_counts),
+                 rnn_fallback=rec.rnn_fallback)
+
+
+def _fake(fake, t):
+    """A fake tensor like t; one on the meta device (a module built with --meta) becomes a fake CPU
+    tensor, so that autocast and the CPU's kernel choices apply to it as to any other."""
+    if t.device.type != "meta":
+        return fake.from_tensor(t)
+    with fake:
+        f = torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device="cpu")
+    return f.requires_grad_(t.requires_grad)
 
 
 def _to_fake(fake, x):
     if isinstance(x, torch.Tensor):
-        return fake.from_tensor(x)
+        return _fake(fake, x)
     if isinstance(x, (list, tuple)):
         return type(x)(_to_fake(fake, y) for y in x)
     if isinstance(x, dict):

@@ -13,16 +13,21 @@ op each gradient became final. Every op is turned into the model format's terms 
   groups as the batch count; a forward bias as the separate add cuDNN leaves to PyTorch;
 - fused attention (the _scaled_dot_product_*_attention ops) as its GEMMs: scores and context
   forward, and the five products torch.utils.flop_counter counts for backward;
+- an embedding lookup as the gather it is (the rows it reads and writes, not the table);
+- kernels cuda.py states in place of the CPU's ops (cuDNN's RNN kernels), through emit_op;
 - every other op that launches a kernel as elementwise work by the bytes it reads and writes;
 - views, allocations and detach launch nothing: counted as framework ops only.
 
 docs/export.md says what each choice rests on.
 """
 
+import contextlib
 import math
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
+
+from .cuda import sdpa_key
 
 aten = torch.ops.aten
 
@@ -32,8 +37,12 @@ _NO_KERNEL = {
     "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "_unsafe_view", "detach", "alias",
     "lift_fresh", "sym_size", "sym_stride", "sym_numel", "sym_storage_offset", "is_same_size", "_local_scalar_dense",
     "set_", "resize_", "_reshape_alias", "is_nonzero", "_has_compatible_shallow_copy_type", "unbind", "split",
-    "split_with_sizes", "chunk",
+    "split_with_sizes", "chunk", "_sparse_coo_tensor_with_dims_and_tensors", "_coalesced_",
 }
+
+# Ops whose result depends on tensor values (a Python branch on `.item()` or `if tensor:` reads one
+# through _local_scalar_dense; the others size their output by the values).
+_VALUE_OPS = {"_local_scalar_dense", "nonzero", "masked_select", "_unique2", "unique_dim", "unique_consecutive"}
 
 _MM = {"mm", "addmm", "_scaled_mm"}
 _BMM = {"bmm", "baddbmm"}
@@ -80,7 +89,7 @@ class Line:
     or elementwise work (elems, in elements of the op's own floating type; bytes of integer tensors
     as 4-byte elements)."""
 
-    __slots__ = ("phase", "kind", "name", "aten", "dims", "dtype", "ready", "cpass")
+    __slots__ = ("phase", "kind", "name", "aten", "dims", "dtype", "ready", "cpass", "count")
 
     def __init__(self, phase, kind, name, aten_name, dims, dtype):
         self.phase = phase
@@ -91,14 +100,15 @@ class Line:
         self.dtype = dtype
         self.ready = []
         self.cpass = None  # a conv line's pass: "fwd", "dgrad" or "wgrad"
+        self.count = 1     # runs in a row (an RNN's per-step kernels: count=T)
 
     def flops(self):
         if self.kind == "conv":
-            return _conv_flops(self.cpass, self.dims)
+            return _conv_flops(self.cpass, self.dims) * self.count
         if self.kind != "gemm":
             return 0
         m, n, k, g = self.dims
-        return 2 * m * n * k * g
+        return 2 * m * n * k * g * self.count
 
 
 def _gemm_mm(a, b):
@@ -206,6 +216,13 @@ class Recorder(TorchDispatchMode):
         self.dtypes = {}       # floating dtypes seen on ops, name -> count
         self.pending_ready = []
         self.layouts = {}      # forward conv lines per activation layout ("nchw", "nhwc", None)
+        self.value_reads = 0   # ops whose result depends on tensor values (_VALUE_OPS)
+        self.mute = 0          # > 0: ops run unrecorded (cuda.py writes CUDA's kernels in their place)
+        self.autocast_dtype = None  # torch.float16 under --amp: what cuda.py's RNN kernels run in
+        self.sdpa_names = {}   # cuda.sdpa_key -> "flash" or "efficient": the CUDA op a CPU fused op stands for
+        self.sdpa_counts = {}  # attention calls per backend CUDA selects
+        self.rnn_fallback = 0  # RNN calls left as the CPU runs them (packed sequences)
+        self.sparse_grads = set()  # ids of parameters whose gradient was sparse
 
     def _emit(self, kind, suffix, aten_name, dims, dtype):
         mod = self.where()
@@ -220,6 +237,22 @@ class Recorder(TorchDispatchMode):
         self.launches[self.phase] += 1
         return line
 
+    @contextlib.contextmanager
+    def muted(self):
+        self.mute += 1
+        try:
+            yield
+        finally:
+            self.mute -= 1
+
+    def emit_op(self, kind, suffix, aten_name, dims, torch_dtype, count=1):
+        """A line for a kernel cuda.py states (its module, `aten_name.suffix`), as the ops recorded."""
+        self._count_dtype(torch_dtype)
+        line = self._emit(kind, suffix, aten_name, dims, dtype_tag(torch_dtype))
+        line.count = count
+        self.framework_ops[self.phase] += 1
+        return line
+
     def ready(self, index):
         """Parameter `index`'s gradient is final now: after the last op recorded in backward."""
         if self.lines and self.lines[-1].phase == "backward":
@@ -230,10 +263,12 @@ class Recorder(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         out = func(*args, **kwargs)
-        if func.namespace not in ("aten",):
+        if func.namespace not in ("aten",) or self.mute:
             return out
         self.framework_ops[self.phase] += 1
         name = func.__name__.split(".")[0]
+        if name in _VALUE_OPS:
+            self.value_reads += 1
         if func.is_view or name in _NO_KERNEL:
             return out
         if name in _MM or name in _BMM:
@@ -246,10 +281,26 @@ class Recorder(TorchDispatchMode):
             self._convolution(name, args, out)
             return out
         if name in _SDPA_FWD or name in _SDPA_BWD:
-            q = args[1] if name in _SDPA_BWD else args[0]
+            bwd = name in _SDPA_BWD
+            q, k, v = args[1:4] if bwd else args[0:3]
             self._count_dtype(q.dtype)
+            shown = name
+            if name.endswith("_for_cpu") or name.endswith("_for_cpu_backward"):
+                mask = kwargs.get("attn_mask", args[8] if bwd and len(args) > 8 else None)
+                choice = self.sdpa_names.get(sdpa_key(q, k, v, mask is not None))
+                if choice:  # a fused op CUDA runs (cuda.py): written under its name
+                    shown = "_scaled_dot_product_%s_attention%s" % (choice, "_backward" if bwd else "")
             for suffix, dims in _sdpa_gemms(name, args):
-                self._emit("gemm", suffix, name, dims, dtype_tag(q.dtype))
+                self._emit("gemm", suffix, shown, dims, dtype_tag(q.dtype))
+            return out
+        if name == "embedding":
+            # A lookup is a gather: it reads the indices and the rows they name and writes them
+            # (aten/src/ATen/native/Embedding.cpp: index_select of the weight), not the whole table.
+            w, idx = args[0], args[1]
+            rows = _footprint(out)
+            self._count_dtype(w.dtype)
+            self._emit("ewise", "", name, [2 * rows + (_footprint(idx) * idx.element_size() + 3) // 4],
+                       dtype_tag(w.dtype))
             return out
         tensors = _flat_tensors(args, [])
         _flat_tensors(kwargs, tensors)

@@ -216,9 +216,25 @@ int simopts_load(cli_ctx *x, const simopts *o, simopts_inputs *in) {
   memset(in, 0, sizeof *in);
   int rc;
   if ((rc = simopts_load_model(x, o->model, &in->model)) || (rc = simopts_load_topo(x, o->topology, &in->topo)) ||
-      (rc = simopts_load_profile(x, o->profile, &in->profile)))
+      (rc = simopts_load_profile(x, o->profile, &in->profile))) {
     simopts_inputs_free(in);
-  return rc;
+    return rc;
+  }
+  /* A parameter the recorded step gave no gradient (the exporter's `unused` marker): without
+   * find_unused_parameters DDP's Reducer waits for its gradient and the next iteration raises
+   * ("Expected to have finished reduction in the prior iteration", reducer.cpp); the prediction
+   * is for the run that passes the flag. DataParallel has no Reducer. */
+  const model_t *m = in->model;
+  int unused = 0, first = -1;
+  for (int i = 0; i < m->nparams; i++)
+    if (m->params[i].unused && unused++ == 0) first = i;
+  if (unused && !o->find_unused && o->framework == SIM_FRAMEWORK_DDP)
+    fprintf(stderr,
+            "%s %s: warning: model %s: %d parameter(s) get no gradient ('%s'%s): real DDP needs "
+            "find_unused_parameters=True for them (its next iteration raises otherwise); add "
+            "--find-unused-parameters to predict that run\n",
+            x->prog, x->where, o->model, unused, m->params[first].name, unused > 1 ? ", ..." : "");
+  return CLI_OK;
 }
 
 void simopts_inputs_free(simopts_inputs *in) {

@@ -69,6 +69,16 @@ class ModelFile:
                     if "ready" in kv:
                         self.ready.extend(kv["ready"].split(","))
 
+    def numel(self):
+        """Parameter elements: the product of each `param` line's shape, summed."""
+        total = 0
+        for _, shape in self.params:
+            k = 1
+            for d in shape.split("x"):
+                k *= int(d)
+            total += k
+        return total
+
     def flops(self, phase, batch):
         total = 0
         for ph, kind, _, kv in self.ops:

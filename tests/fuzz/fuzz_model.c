@@ -16,6 +16,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   err_t e;
   if (model_parse(text, "fuzz.model", &m, &e) == ERR_OK) {
     if (model_total_params(m) <= 0 || model_total_params(m) > MODEL_DIM_MAX) __builtin_trap();
+    for (int i = 0; i < m->nparams; i++) /* the version 5 markers are flags */
+      if ((m->params[i].sparse | m->params[i].unused) & ~1) __builtin_trap();
     (void)model_total_bytes(m, MODEL_FP32);
     long batches[2] = {m->batch, MODEL_BATCH_MAX};
     for (int b = 0; b < 2; b++)

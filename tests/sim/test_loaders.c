@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "bucket.h"
 #include "model.h"
 #include "modelgen.h"
 #include "profile.h"
@@ -420,7 +421,32 @@ int main(void) {
               "x.model:6: a layout line needs 'ddpsim-model 4'");
     model_err("layout chwn", L4 "layout chwn\n", "x.model:6: expected 'layout nchw|nhwc'");
     model_err("layout without a value", L4 "layout\n", "x.model:6: expected 'layout nchw|nhwc'");
+    /* Version 5: a parameter with a sparse gradient loads, and DDP's buckets refuse it: NCCL has no
+     * sparse all-reduce (sim/bucket.c). */
+    model_err("sparse in version 4", L4 "param e 10x4 sparse\n",
+              "x.model:6: a parameter marked 'sparse' needs 'ddpsim-model 5'");
+    model_err("unused twice",
+              "ddpsim-model 5\nname t\nbatch 2\ntokens 1 images\nprecision fp32\nparam e 10 unused unused\n",
+              "x.model:6: 'unused' is given twice");
 #undef L4
+    rc = model_parse("ddpsim-model 5\nname t\nbatch 2\ntokens 1 samples\nprecision fp32\nparam e 10x4 fp32 sparse\n"
+                     "param l 4x4 unused\nforward\ngemm a m=4 n=B k=4\nbackward\ngemm b m=4 n=B k=4 ready=l,e\n",
+                     "v5.model", &m, &e);
+    CHECK(rc == 0 && m && m->params[0].sparse && !m->params[1].sparse && !m->params[0].follows_run &&
+              m->params[1].unused && !m->params[0].unused,
+          "version 5: 'param e 10x4 fp32 sparse' loads as a sparse fp32 parameter, 'param l 4x4 unused' as unused: %s",
+          rc ? e.msg : "ok");
+    if (m) {
+      bucket_plan bp;
+      err_t be = {0};
+      rc = bucket_plan_for_model(m, MODEL_FP32, 1, 25, 0, &bp, &be);
+      CHECK(rc == ERR_INPUT && strstr(be.msg, "parameter 'e' has a sparse gradient") &&
+                strstr(be.msg, "NCCL does not support"),
+            "DDP's buckets refuse a sparse gradient, saying why: %s", be.msg);
+      bucket_plan_free(&bp);
+      model_destroy(m);
+      m = NULL;
+    }
   }
 
   /* ---- shape-aware GEMM tables and convolution tables ---- */
