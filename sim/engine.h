@@ -10,8 +10,8 @@
  *
  * SimGrid's engine lives once per process, so each run forks a child; the child sends its record
  * back through a pipe with the one serializer below (every field named and sized), and the parent
- * checks it. The platform XML is handed over in memory (a memfd), never as a file, and the child
- * dies with its parent (PR_SET_PDEATHSIG): an interrupted ddpsim leaves neither behind. Links carry
+ * checks it. The child builds the platform through SimGrid's API (sim/platform.h: no file, no XML),
+ * and it dies with its parent (PR_SET_PDEATHSIG): an interrupted ddpsim leaves neither behind. Links carry
  * no latency in either fidelity.
  *
  * Where the plan asks (record_spans), every actor also records its activities as spans
