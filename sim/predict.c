@@ -12,6 +12,13 @@ void predict_twin(const sim_config *c, sim_config *one) {
   one->record_spans = 0; /* a trace shows the run itself */
 }
 
+/* What another simulation predict ran cost, added to the run's: its wall time, and the largest
+ * resident set of any. */
+static void account(sim_result *run, const sim_result *other) {
+  run->wall_s += other->wall_s;
+  if (other->peak_rss_kb > run->peak_rss_kb) run->peak_rss_kb = other->peak_rss_kb;
+}
+
 int predict_run(const sim_config *c, predict_result *out, err_t *e) {
   return predict_run_opts(c, &(predict_opts){0}, out, e);
 }
@@ -33,6 +40,7 @@ int predict_run_opts(const sim_config *c, const predict_opts *o, predict_result 
       return rc;
     }
     out->single_gpu_iteration_s = base.iteration_s;
+    account(&out->sim, &base);
     sim_result_free(&base);
   }
   sim_reducer_iteration(c, &out->steady);
@@ -54,6 +62,7 @@ int predict_run_opts(const sim_config *c, const predict_opts *o, predict_result 
       }
       sim_reducer_iteration(&early, &out->early[out->nearly]);
       out->early_s[out->nearly++] = f.iteration_s;
+      account(&out->sim, &f);
       sim_result_free(&f);
     }
   }

@@ -170,7 +170,8 @@ typedef struct {
   int iterations_simulated; /* in all (no_sync cycles, and whole rounds of DataLoader workers) */
   int ranks_simulated;     /* GPUs the engine simulated: all, or 2 nodes' by symmetry (0: summed,
                               not simulated, as DataParallel) */
-  double wall_s;           /* wall-clock time of the simulation */
+  double wall_s;           /* wall-clock time of the simulation (in predict_result.sim: of every
+                              simulation predict ran, its 1-GPU twin and early iterations too) */
   long peak_rss_kb;        /* largest resident set of any simulation child so far, KiB */
   sim_timeline *timeline;  /* sim/timeline.h: every simulated rank's spans (owned), when
                               sim_config.record_spans asked for them; else NULL */
