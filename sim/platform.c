@@ -45,14 +45,51 @@ typedef struct {
   int parent[64], members[64]; /* NICs merged into one link: union-find, and each root's members */
   int hier;                    /* node zones behind routers (else one zone) */
   int *exit_nic, *entry_nic;   /* (G) hier: the merged NIC each local GPU leaves / enters through */
-  /* The links, by handle: */
-  psg_link **gpu_link;         /* (n G) pair graph: rank's link to local v, [rank * G + v]; switched
-                                  nodes: [rank * G] its link up, [rank * G + 1] down */
-  psg_link **nic_up, **nic_down; /* (N x 64) each node's merged NICs */
-  psg_link *backbone;
+  /* Links are numbered (link_id): the GPUs' (pair graph: rank's link to local v at rank * G + v;
+   * switched nodes: rank * G its link up, + 1 down), then each node's merged NICs up and down, then
+   * the backbone. */
+  size_t nlinks;
+  psg_link **link;             /* (nlinks) build: each link's handle */
 } layout;
 
 static int fail(err_t *e) { return err_set(e, ERR_SIM, "%s", psg_error()); }
+
+static size_t nic_up_id(const layout *L, int node, int k) { return (size_t)L->n * L->s->gpus_per_node + (size_t)node * 64 + (size_t)k; }
+static size_t nic_down_id(const layout *L, int node, int k) { return nic_up_id(L, L->s->nodes + node, k); }
+static size_t backbone_id(const layout *L) { return nic_up_id(L, 2 * L->s->nodes, 0); }
+
+/* The links of the route from rank src to dst, which channel c uses: ids[] (returns how many). */
+static int route_links(const layout *L, int src, int dst, int c, size_t ids[3]) {
+  const platform_spec *s = L->s;
+  int G = s->gpus_per_node, node = src / G, next_node = dst / G, nl = 0;
+  if (node == next_node && s->pair_Bps) {
+    ids[nl++] = (size_t)src * G + (size_t)(dst % G);
+  } else if (node == next_node) {
+    ids[nl++] = (size_t)src * G;
+    ids[nl++] = (size_t)dst * G + 1;
+  } else {
+    int k = find((int *)L->parent, s->ch->nic[c]);
+    ids[nl++] = nic_up_id(L, node, k);
+    if (s->backbone_bw_Bps > 0) ids[nl++] = backbone_id(L);
+    ids[nl++] = nic_down_id(L, next_node, k);
+  }
+  return nl;
+}
+
+/* Link id's bandwidth (0: no such link). */
+static double link_Bps(const layout *L, size_t id) {
+  const platform_spec *s = L->s;
+  int G = s->gpus_per_node;
+  size_t gpu_links = (size_t)L->n * G;
+  if (id < gpu_links) {
+    if (G < 2) return 0;
+    if (!s->pair_Bps) return id % (size_t)G < 2 ? s->gpu_Bps : 0;
+    return s->pair_Bps[(size_t)((id / G) % G) * G + id % G];
+  }
+  if (id == backbone_id(L)) return s->nodes > 1 ? s->backbone_bw_Bps : 0;
+  int k = (int)((id - gpu_links) % 64);
+  return s->nodes > 1 && k < s->nics ? L->members[k] * s->nic_Bps : 0;
+}
 
 /* Node m's links (the GPUs' inside it and its NICs), made in zone z. */
 static int make_node_links(layout *L, psg_zone *z, int m, err_t *e) {
@@ -63,48 +100,38 @@ static int make_node_links(layout *L, psg_zone *z, int m, err_t *e) {
     int r = m * G + u;
     if (!s->pair_Bps) {
       snprintf(name, sizeof name, "up%d", r);
-      if (!(L->gpu_link[(size_t)r * G] = psg_link_new(z, name, s->gpu_Bps, s->intra_lat_s, 0))) return fail(e);
+      if (!(L->link[(size_t)r * G] = psg_link_new(z, name, s->gpu_Bps, s->intra_lat_s, 0))) return fail(e);
       snprintf(name, sizeof name, "down%d", r);
-      if (!(L->gpu_link[(size_t)r * G + 1] = psg_link_new(z, name, s->gpu_Bps, 0, 0))) return fail(e);
+      if (!(L->link[(size_t)r * G + 1] = psg_link_new(z, name, s->gpu_Bps, 0, 0))) return fail(e);
       continue;
     }
     for (int v = 0; v < G; v++)
       if (s->pair_Bps[u * G + v] > 0) {
         snprintf(name, sizeof name, "nvl%d_%d_%d", m, u, v);
-        if (!(L->gpu_link[(size_t)r * G + v] = psg_link_new(z, name, s->pair_Bps[u * G + v], s->intra_lat_s, 0))) return fail(e);
+        if (!(L->link[(size_t)r * G + v] = psg_link_new(z, name, s->pair_Bps[u * G + v], s->intra_lat_s, 0))) return fail(e);
       }
   }
   for (int k = 0; N > 1 && k < s->nics; k++) {
     if (!L->members[k]) continue;
     snprintf(name, sizeof name, "nicup%d_%d", m, k);
-    if (!(L->nic_up[(size_t)m * 64 + k] = psg_link_new(z, name, L->members[k] * s->nic_Bps, s->nic_lat_s, 0))) return fail(e);
+    if (!(L->link[nic_up_id(L, m, k)] = psg_link_new(z, name, L->members[k] * s->nic_Bps, s->nic_lat_s, 0))) return fail(e);
     snprintf(name, sizeof name, "nicdown%d_%d", m, k);
-    if (!(L->nic_down[(size_t)m * 64 + k] = psg_link_new(z, name, L->members[k] * s->nic_Bps, 0, 0))) return fail(e);
+    if (!(L->link[nic_down_id(L, m, k)] = psg_link_new(z, name, L->members[k] * s->nic_Bps, 0, 0))) return fail(e);
   }
   return ERR_OK;
 }
 
 /* Routes in zone z for use[from..to) (each pair once); inter-node ones only in one zone (!hier). */
 static int make_routes(layout *L, psg_zone *z, sg_host_t *hosts, size_t from, size_t to, err_t *e) {
-  const platform_spec *s = L->s;
-  int G = s->gpus_per_node, n = L->n;
+  int G = L->s->gpus_per_node, n = L->n;
   for (size_t i = from; i < to; i++) {
     if (i > 0 && L->use[i].key == L->use[i - 1].key) continue;
     int src = (int)(L->use[i].key / n), dst = (int)(L->use[i].key % n);
-    int node = src / G, next_node = dst / G, nl = 0;
-    if (node != next_node && L->hier) continue;
+    if (src / G != dst / G && L->hier) continue;
+    size_t ids[3];
     psg_link *links[3];
-    if (node == next_node && s->pair_Bps) {
-      links[nl++] = L->gpu_link[(size_t)src * G + dst % G];
-    } else if (node == next_node) {
-      links[nl++] = L->gpu_link[(size_t)src * G];
-      links[nl++] = L->gpu_link[(size_t)dst * G + 1];
-    } else {
-      int k = find(L->parent, s->ch->nic[L->use[i].channel]);
-      links[nl++] = L->nic_up[(size_t)node * 64 + k];
-      if (L->backbone) links[nl++] = L->backbone;
-      links[nl++] = L->nic_down[(size_t)next_node * 64 + k];
-    }
+    int nl = route_links(L, src, dst, L->use[i].channel, ids);
+    for (int k = 0; k < nl; k++) links[k] = L->link[ids[k]];
     if (psg_route(z, psg_host_point(hosts[src]), psg_host_point(hosts[dst]), NULL, NULL, links, nl)) return fail(e);
   }
   return ERR_OK;
@@ -119,7 +146,9 @@ static int build(layout *L, sg_host_t *hosts, err_t *e) {
   const double speed = 1e9;
   psg_zone *root = psg_zone_new(NULL, "cluster", L->hier);
   if (!root) return fail(e);
-  if (N > 1 && s->backbone_bw_Bps > 0 && !(L->backbone = psg_link_new(root, "backbone", s->backbone_bw_Bps, 0, 0))) return fail(e);
+  psg_link *backbone = NULL;
+  if (N > 1 && s->backbone_bw_Bps > 0 && !(backbone = L->link[backbone_id(L)] = psg_link_new(root, "backbone", s->backbone_bw_Bps, 0, 0)))
+    return fail(e);
   /* Every link lives in the root zone and is made before any node zone: SimGrid checks each new
    * link's name against every zone's (Engine::link_by_name_or_null, recursive), so links made in
    * node zones would cost O(N) each. Routes take them by handle, wherever they live. */
@@ -146,8 +175,8 @@ static int build(layout *L, sg_host_t *hosts, err_t *e) {
     if ((rc = make_routes(L, z, hosts, from, next_use, e))) return rc;
     for (int u = 0; u < G; u++) {
       psg_point *gpu = psg_host_point(hosts[m * G + u]);
-      if (L->exit_nic[u] >= 0 && psg_route(z, gpu, router, NULL, NULL, &L->nic_up[(size_t)m * 64 + L->exit_nic[u]], 1)) return fail(e);
-      if (L->entry_nic[u] >= 0 && psg_route(z, router, gpu, NULL, NULL, &L->nic_down[(size_t)m * 64 + L->entry_nic[u]], 1))
+      if (L->exit_nic[u] >= 0 && psg_route(z, gpu, router, NULL, NULL, &L->link[nic_up_id(L, m, L->exit_nic[u])], 1)) return fail(e);
+      if (L->entry_nic[u] >= 0 && psg_route(z, router, gpu, NULL, NULL, &L->link[nic_down_id(L, m, L->entry_nic[u])], 1))
         return fail(e);
     }
     if (psg_seal(z)) return fail(e);
@@ -155,7 +184,7 @@ static int build(layout *L, sg_host_t *hosts, err_t *e) {
      * link. A flow between nodes crosses its NICs (the node zones' routes to and from the routers)
      * and the backbone once. */
     psg_point *zp = psg_zone_point(z);
-    if (psg_route(root, zp, NULL, router, NULL, &L->backbone, L->backbone ? 1 : 0) ||
+    if (psg_route(root, zp, NULL, router, NULL, &backbone, backbone ? 1 : 0) ||
         psg_route(root, NULL, zp, NULL, router, NULL, 0))
       return fail(e);
   }
@@ -164,60 +193,109 @@ static int build(layout *L, sg_host_t *hosts, err_t *e) {
   return ERR_OK;
 }
 
-int platform_build(const platform_spec *s, sg_host_t *hosts, err_t *e) {
+static void layout_free(layout *L) {
+  free(L->use);
+  free(L->exit_nic);
+  free(L->entry_nic);
+  free(L->link);
+}
+
+/* The pairs the channels use, the merged NICs and the zones of spec (free with layout_free). */
+static int layout_init(layout *L, const platform_spec *s, err_t *e) {
   int rc = platform_check(s, e);
   if (rc) return rc;
   int G = s->gpus_per_node, N = s->nodes, n = N * G;
   const channels_t *ch = s->ch;
-  layout L = {.s = s, .n = n};
+  *L = (layout){.s = s, .n = n};
+  L->nlinks = (size_t)n * G + (size_t)2 * N * 64 + 1;
 
   /* Every (rank, successor) pair some channel uses, with the channel using it. */
   size_t nuse = n > 1 ? (size_t)n * (size_t)ch->count : 0;
-  L.use = malloc((nuse ? nuse : 1) * sizeof *L.use);
-  L.exit_nic = malloc((size_t)G * sizeof *L.exit_nic);
-  L.entry_nic = malloc((size_t)G * sizeof *L.entry_nic);
-  L.gpu_link = calloc((size_t)n * (size_t)(G > 1 ? G : 2), sizeof *L.gpu_link);
-  L.nic_up = calloc((size_t)N * 64, sizeof *L.nic_up);
-  L.nic_down = calloc((size_t)N * 64, sizeof *L.nic_down);
-  if (!L.use || !L.exit_nic || !L.entry_nic || !L.gpu_link || !L.nic_up || !L.nic_down) {
-    rc = err_set(e, ERR_NOMEM, "out of memory");
-    goto done;
+  L->use = malloc((nuse ? nuse : 1) * sizeof *L->use);
+  L->exit_nic = malloc((size_t)G * sizeof *L->exit_nic);
+  L->entry_nic = malloc((size_t)G * sizeof *L->entry_nic);
+  if (!L->use || !L->exit_nic || !L->entry_nic) {
+    layout_free(L);
+    return err_set(e, ERR_NOMEM, "out of memory");
   }
   for (int c = 0; c < ch->count && n > 1; c++)
     for (int r = 0; r < n; r++) {
-      L.use[L.nroute].key = (long long)r * n + channels_next(ch, N, c, r);
-      L.use[L.nroute++].channel = c;
+      L->use[L->nroute].key = (long long)r * n + channels_next(ch, N, c, r);
+      L->use[L->nroute++].channel = c;
     }
-  qsort(L.use, L.nroute, sizeof *L.use, cmp_use);
+  qsort(L->use, L->nroute, sizeof *L->use, cmp_use);
 
   /* NICs two channels reach from the same pair of GPUs become one link. */
-  for (int k = 0; k < 64; k++) L.parent[k] = k;
-  for (size_t i = 1; i < L.nroute; i++)
-    if (L.use[i].key == L.use[i - 1].key && ch->nic[L.use[i].channel] >= 0 && ch->nic[L.use[i - 1].channel] >= 0) {
-      int a = find(L.parent, ch->nic[L.use[i].channel]), b = find(L.parent, ch->nic[L.use[i - 1].channel]);
-      if (a != b) L.parent[a] = b;
+  for (int k = 0; k < 64; k++) L->parent[k] = k;
+  for (size_t i = 1; i < L->nroute; i++)
+    if (L->use[i].key == L->use[i - 1].key && ch->nic[L->use[i].channel] >= 0 && ch->nic[L->use[i - 1].channel] >= 0) {
+      int a = find(L->parent, ch->nic[L->use[i].channel]), b = find(L->parent, ch->nic[L->use[i - 1].channel]);
+      if (a != b) L->parent[a] = b;
     }
-  for (int k = 0; N > 1 && k < s->nics; k++) L.members[find(L.parent, k)]++;
+  for (int k = 0; N > 1 && k < s->nics; k++) L->members[find(L->parent, k)]++;
 
   /* Per local GPU, the merged NIC it leaves or enters its node through (-1: none). When each GPU
    * leaves (and enters) through one NIC only, nodes are zones behind routers. */
-  L.hier = N > 1;
-  for (int g = 0; g < G; g++) L.exit_nic[g] = L.entry_nic[g] = -1;
-  for (size_t i = 0; L.hier && i < L.nroute; i++) {
-    int src = (int)(L.use[i].key / n), dst = (int)(L.use[i].key % n);
+  L->hier = N > 1;
+  for (int g = 0; g < G; g++) L->exit_nic[g] = L->entry_nic[g] = -1;
+  for (size_t i = 0; L->hier && i < L->nroute; i++) {
+    int src = (int)(L->use[i].key / n), dst = (int)(L->use[i].key % n);
     if (src / G == dst / G) continue;
-    int k = find(L.parent, ch->nic[L.use[i].channel]), *x = &L.exit_nic[src % G], *y = &L.entry_nic[dst % G];
-    if ((*x >= 0 && *x != k) || (*y >= 0 && *y != k)) L.hier = 0;
+    int k = find(L->parent, ch->nic[L->use[i].channel]), *x = &L->exit_nic[src % G], *y = &L->entry_nic[dst % G];
+    if ((*x >= 0 && *x != k) || (*y >= 0 && *y != k)) L->hier = 0;
     *x = k;
     *y = k;
   }
-  rc = build(&L, hosts, e);
-done:
-  free(L.use);
-  free(L.exit_nic);
-  free(L.entry_nic);
-  free(L.gpu_link);
-  free(L.nic_up);
-  free(L.nic_down);
+  return ERR_OK;
+}
+
+int platform_build(const platform_spec *s, sg_host_t *hosts, err_t *e) {
+  layout L;
+  int rc = layout_init(&L, s, e);
+  if (rc) return rc;
+  if (!(L.link = calloc(L.nlinks, sizeof *L.link))) rc = err_set(e, ERR_NOMEM, "out of memory");
+  if (!rc) rc = build(&L, hosts, e);
+  layout_free(&L);
   return rc;
+}
+
+int platform_pairs(const platform_spec *s, platform_pair **out, size_t *npairs, int *exclusive, err_t *e) {
+  *out = NULL;
+  *npairs = 0;
+  *exclusive = 1;
+  layout L;
+  int rc = layout_init(&L, s, e);
+  if (rc) return rc;
+  platform_pair *pp = malloc((L.nroute ? L.nroute : 1) * sizeof *pp);
+  long long *owner = malloc(L.nlinks * sizeof *owner); /* the pair (key) crossing each link, or -1 */
+  if (!pp || !owner) {
+    free(pp);
+    free(owner);
+    layout_free(&L);
+    return err_set(e, ERR_NOMEM, "out of memory");
+  }
+  for (size_t i = 0; i < L.nlinks; i++) owner[i] = -1;
+  size_t np = 0;
+  for (size_t i = 0; i < L.nroute; i++) {
+    if (i > 0 && L.use[i].key == L.use[i - 1].key) {
+      pp[np - 1].flows++;
+      continue;
+    }
+    int src = (int)(L.use[i].key / L.n), dst = (int)(L.use[i].key % L.n);
+    size_t ids[3];
+    int nl = route_links(&L, src, dst, L.use[i].channel, ids);
+    double min = 0;
+    for (int k = 0; k < nl; k++) {
+      double bw = link_Bps(&L, ids[k]);
+      if (k == 0 || bw < min) min = bw;
+      if (owner[ids[k]] >= 0 && owner[ids[k]] != L.use[i].key) *exclusive = 0;
+      owner[ids[k]] = L.use[i].key;
+    }
+    pp[np++] = (platform_pair){.src = src, .dst = dst, .flows = 1, .min_Bps = min};
+  }
+  free(owner);
+  layout_free(&L);
+  *out = pp;
+  *npairs = np;
+  return ERR_OK;
 }

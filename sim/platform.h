@@ -22,6 +22,7 @@
 #define DDPSIM_PLATFORM_H
 
 #include <simgrid/forward.h>
+#include <stddef.h>
 
 #include "channels.h"
 #include "err.h"
@@ -48,5 +49,18 @@ int platform_check(const platform_spec *spec, err_t *e);
  * looked up by name. hosts (nodes x gpus_per_node) receives each rank's host. platform_check's
  * errors, ERR_NOMEM, ERR_SIM when SimGrid refuses an element (its message). */
 int platform_build(const platform_spec *spec, sg_host_t *hosts, err_t *e);
+
+/* One (rank, successor) pair that channels use: its route's flows and narrowest link. */
+typedef struct {
+  int src, dst;
+  int flows;      /* channels using the pair: that many flows share its route */
+  double min_Bps; /* the narrowest link of the route */
+} platform_pair;
+
+/* The pairs spec's channels use (*pairs, *npairs; sorted by src, then dst; free()), as the built
+ * platform routes them. *exclusive = 1 when no link is crossed by two pairs: a pair's flows then
+ * share their links with no other, each at min_Bps / flows while they run, whenever the others
+ * start. platform_check's errors, ERR_NOMEM. */
+int platform_pairs(const platform_spec *spec, platform_pair **pairs, size_t *npairs, int *exclusive, err_t *e);
 
 #endif
