@@ -9,16 +9,21 @@
 #
 # Targets (issue 28): 16,384 GPUs with jitter in at most 3 s and 500 MB; 131,072 GPUs with jitter
 # in at most 60 s and 4 GB; the same results as the base engine (within 0.1%) at 1,024-4,096 GPUs.
-# usage: scripts/bench_scale.sh [-m "MODELS"] [-g "GPUS"] [-k "all jitter"] [-e "base new"]
-#   BASE=<git ref> (default 09d49ad, the engine before issue 28's platform work) is built into
-#   build-base/; DDPSIM (default build/sim/ddpsim) is the new one. JSONs stay in $OUTDIR (default
-#   bench-scale.out/).
+# usage: scripts/bench_scale.sh [-m "MODELS"] [-g "GPUS"] [-k "all jitter"] [-e "base events new"]
+#   Engines: base, BASE=<git ref> (default 09d49ad, the engine before issue 28) built into
+#   build-base/; new, DDPSIM (default build/sim/ddpsim); events, the new one with --events (every
+#   event played: the platform's part of the change alone). A run longer than TIMEOUT seconds
+#   (default 300) is stopped and shown as such; base runs up to MAX_BASE_GPUS GPUs (default 16384),
+#   events up to MAX_EVENTS_GPUS (default 4096). JSONs stay in $OUTDIR (default bench-scale.out/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 models="mlstm-4k resnet50 bert-large"
-gpus="1024 4096 16384"
+gpus="1024 4096 16384 131072"
 kinds="all jitter"
-engines="base new"
+engines="base events new"
+limit=${TIMEOUT:-300}
+max_base=${MAX_BASE_GPUS:-16384}
+max_events=${MAX_EVENTS_GPUS:-4096}
 while getopts m:g:k:e: o; do
   case $o in
     m) models=$OPTARG ;; g) gpus=$OPTARG ;; k) kinds=$OPTARG ;; e) engines=$OPTARG ;;
@@ -50,7 +55,7 @@ diffrel() {
     | max * 100'
 }
 
-printf '# %-10s %7s %-6s %-5s %9s %9s %14s %9s %8s\n' model gpus kind eng wall_s peak_MB iteration_s diff_% load
+printf '# %-10s %7s %-6s %-6s %9s %9s %9s %14s %9s %6s %6s\n' model gpus kind engine wall_s cpu_s peak_MB iteration_s diff_% closed load
 for m in $models; do
   for g in $gpus; do
     nodes=$((g / 8))
@@ -58,19 +63,24 @@ for m in $models; do
       extra=(--no-symmetry)
       [[ $k == jitter ]] && extra=(--jitter-cv 0.05)
       for e in $engines; do
-        bin=$new
+        bin=$new flags=()
         [[ $e == base ]] && bin=$base
+        [[ $e == events ]] && flags=(--events)
+        [[ $e == base ]] && ((g > max_base)) && continue
+        [[ $e == events ]] && ((g > max_events)) && continue
         j=$out/$m-$g-$k-$e.json
         load=$(cut -d' ' -f1 /proc/loadavg)
-        if /usr/bin/time -f '%e %M' -o "$out/time" "$bin" predict --model "$m" --nodes "$nodes" --iterations 2 \
-             "${extra[@]}" --json >"$j" 2>"$out/err"; then
-          read -r w kb <"$out/time"
+        if timeout "$limit" /usr/bin/time -f '%e %U %S %M' -o "$out/time" "$bin" predict --model "$m" --nodes "$nodes" \
+             --iterations 2 "${extra[@]}" "${flags[@]}" --json >"$j" 2>"$out/err"; then
+          read -r w u sy kb <"$out/time"
           d=-
           [[ $e != base && -s $out/$m-$g-$k-base.json ]] && d=$(diffrel "$j" "$out/$m-$g-$k-base.json")
-          printf '  %-10s %7d %-6s %-5s %9.2f %9.0f %14.9f %9s %8s\n' "$m" "$g" "$k" "$e" "$w" "$((kb / 1024))" \
-            "$(jq .iteration_s "$j")" "$d" "$load"
+          printf '  %-10s %7d %-6s %-6s %9.2f %9.2f %9.0f %14.9f %9s %6s %6s\n' "$m" "$g" "$k" "$e" "$w" \
+            "$(awk -v u="$u" -v s="$sy" 'BEGIN { print u + s }')" "$((kb / 1024))" "$(jq .iteration_s "$j")" "$d" \
+            "$(jq .simulation.closed_form "$j")" "$load"
         else
-          printf '  %-10s %7d %-6s %-5s %9s  (%s)\n' "$m" "$g" "$k" "$e" died "$(tail -1 "$out/err")"
+          rm -f "$j"
+          printf '  %-10s %7d %-6s %-6s %9s  (%s)\n' "$m" "$g" "$k" "$e" "stopped" "over ${limit} s, or: $(tail -1 "$out/err")"
         fi
       done
     done

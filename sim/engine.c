@@ -1,5 +1,7 @@
 #include "engine.h"
 
+#include "maxplus.h"
+
 #include <errno.h>
 #include <simgrid/actor.h>
 #include <simgrid/barrier.h>
@@ -388,7 +390,7 @@ static int read_all(int fd, void *buf, size_t len) {
   return 0;
 }
 
-static int record_alloc(engine_record *r, int K, int nb, int ranks) {
+int engine_record_alloc(engine_record *r, int K, int nb, int ranks) {
   r->iterations = K;
   r->nb = nb;
   r->ranks = ranks;
@@ -418,7 +420,7 @@ static int record_read(int fd, engine_record *r, int K, int nb, int ranks, err_t
   if (read_all(fd, &h, sizeof h)) return err_set(e, ERR_SIM, "the simulation engine sent no record");
   if (memcmp(h.magic, "ddprec1", 8) != 0 || h.iterations != K || h.nb != nb || h.ranks != ranks)
     return err_set(e, ERR_SIM, "the simulation engine sent a record for another plan");
-  if (record_alloc(r, K, nb, ranks)) return err_set(e, ERR_NOMEM, "out of memory");
+  if (engine_record_alloc(r, K, nb, ranks)) return err_set(e, ERR_NOMEM, "out of memory");
   r->finished = h.finished;
   r->expected = h.expected;
   r->messages = (long)h.messages;
@@ -474,7 +476,7 @@ static void child_main(const plan_t *plan, int fd, pid_t parent) {
     _exit(3);
   S = calloc((size_t)n, sizeof *S);
   g_prefetch_load_wait = calloc((size_t)K, sizeof(double));
-  if (!S || !g_prefetch_load_wait || record_alloc(&R, K, nb, n)) _exit(3);
+  if (!S || !g_prefetch_load_wait || engine_record_alloc(&R, K, nb, n)) _exit(3);
 
   /* CM02 without cross-traffic or TCP window: a lone transfer takes exactly latency + size/bandwidth
    * (docs/simulation.md). No guard pages around the actors' stacks: each costs a memory mapping, and
@@ -545,6 +547,10 @@ int engine_run(const plan_t *p, engine_record *rec, err_t *e) {
   /* The child builds the platform (sim/platform.h); what it would refuse for its input is refused
    * here, with the message. */
   if ((rc = platform_check(&p->platform, e))) return rc;
+  if (!p->events && maxplus_applies(p)) {
+    int done;
+    if ((rc = maxplus_run(p, rec, &done, e)) || done) return rc;
+  }
   if (pipe(pipefd) != 0) {
     rc = err_set(e, ERR_IO, "cannot create a pipe: %s", strerror(errno));
     goto done;

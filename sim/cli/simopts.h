@@ -24,6 +24,7 @@ typedef struct {
   unsigned nccl_algos, nccl_protos;
   int workers, pin, nonblocking, prefetch, no_h2d, dp_backward_gil;
   int no_symmetry;      /* simulate every GPU even where 2 nodes could stand for all */
+  int events;           /* play every event even where the closed form applies */
   int framework, hook, mode, fidelity; /* sim_framework, sim_comm_hook, sim_mode, sim_fidelity */
   double host_launch_us; /* -1: the profile's */
   double host_dispatch_us; /* -1: the profile's */
@@ -36,7 +37,7 @@ typedef struct {
   double first_mb;
 } simopts;
 
-#define SIMOPTS_COUNT 41 /* entries of the shared table, its end included */
+#define SIMOPTS_COUNT 42 /* entries of the shared table, its end included */
 
 /* Fills o with the documented defaults (docs/cli.md). */
 void simopts_init(simopts *o);
