@@ -10,9 +10,12 @@
 # commit before the plan/engine/readout split) into build-prev/; it refuses more than 65,536 GPUs.
 # --full adds the new engine simulating every GPU (--no-symmetry, as with jitter) at 1,024 and
 # 16,384 GPUs (about 30 s), and step fidelity at 1,024 GPUs on the previous engine (tens of minutes).
-# usage: scripts/bench_sim.sh [--full]
+# --scale [...] runs scripts/bench_scale.sh instead: full simulations (every GPU, jitter) of three
+# models at 1,024 to 131,072 GPUs, today's engine against the one before issue 28.
+# usage: scripts/bench_sim.sh [--full | --scale [bench_scale.sh's options]]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+[[ ${1:-} == --scale ]] && exec scripts/bench_scale.sh "${@:2}"
 new=${DDPSIM:-build/sim/ddpsim}
 [[ -x $new ]] || { echo "build first: cmake -S . -B build && cmake --build build" >&2; exit 1; }
 full=0

@@ -1,5 +1,7 @@
 #include "engine.h"
 
+#include "maxplus.h"
+
 #include <errno.h>
 #include <simgrid/actor.h>
 #include <simgrid/barrier.h>
@@ -14,12 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
-#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#define EXIT_PLATFORM 4 /* the child's exit status when SimGrid refused the platform */
 #define SEND_SLOTS 8 /* step fidelity: sends in flight per rank and channel (NCCL_STEPS) */
 
 /* Each actor's stack. SimGrid allocates it whole (zeroed, so touched) when actors have no guard
@@ -388,7 +390,7 @@ static int read_all(int fd, void *buf, size_t len) {
   return 0;
 }
 
-static int record_alloc(engine_record *r, int K, int nb, int ranks) {
+int engine_record_alloc(engine_record *r, int K, int nb, int ranks) {
   r->iterations = K;
   r->nb = nb;
   r->ranks = ranks;
@@ -418,7 +420,7 @@ static int record_read(int fd, engine_record *r, int K, int nb, int ranks, err_t
   if (read_all(fd, &h, sizeof h)) return err_set(e, ERR_SIM, "the simulation engine sent no record");
   if (memcmp(h.magic, "ddprec1", 8) != 0 || h.iterations != K || h.nb != nb || h.ranks != ranks)
     return err_set(e, ERR_SIM, "the simulation engine sent a record for another plan");
-  if (record_alloc(r, K, nb, ranks)) return err_set(e, ERR_NOMEM, "out of memory");
+  if (engine_record_alloc(r, K, nb, ranks)) return err_set(e, ERR_NOMEM, "out of memory");
   r->finished = h.finished;
   r->expected = h.expected;
   r->messages = (long)h.messages;
@@ -465,7 +467,7 @@ static void spawn(const char *what, int r, const char *extra, sg_host_t h, void 
 /* Runs in the child: never returns. It dies with its parent: PR_SET_PDEATHSIG asks the kernel for
  * SIGKILL when the parent goes, and the getppid check covers a parent that went before the request
  * was made (the child is then someone else's). */
-static void child_main(const plan_t *plan, const char *platform_path, int fd, pid_t parent) {
+static void child_main(const plan_t *plan, int fd, pid_t parent) {
   if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(6);
   P = plan;
   int n = plan->sim_ranks, nch = plan->ch.count, K = plan->iterations, nb = plan->nb;
@@ -474,7 +476,7 @@ static void child_main(const plan_t *plan, const char *platform_path, int fd, pi
     _exit(3);
   S = calloc((size_t)n, sizeof *S);
   g_prefetch_load_wait = calloc((size_t)K, sizeof(double));
-  if (!S || !g_prefetch_load_wait || record_alloc(&R, K, nb, n)) _exit(3);
+  if (!S || !g_prefetch_load_wait || engine_record_alloc(&R, K, nb, n)) _exit(3);
 
   /* CM02 without cross-traffic or TCP window: a lone transfer takes exactly latency + size/bandwidth
    * (docs/simulation.md). No guard pages around the actors' stacks: each costs a memory mapping, and
@@ -491,15 +493,17 @@ static void child_main(const plan_t *plan, const char *platform_path, int fd, pi
                   NULL};
   int argc = (int)(sizeof args / sizeof *args) - 1;
   simgrid_init(&argc, args);
-  simgrid_load_platform(platform_path);
+  sg_host_t *hosts = malloc((size_t)n * sizeof *hosts);
+  err_t pe;
+  if (!hosts) _exit(3);
+  if (platform_build(&plan->platform, hosts, &pe)) _exit(EXIT_PLATFORM);
   if (n > 1) g_ring_barrier = sg_barrier_init((unsigned)n);
 
   for (int r = 0; r < n; r++) {
-    char name[48], host[32];
+    char name[48];
     S[r].ready_iter = malloc((size_t)(nb ? nb : 1) * sizeof(int));
     S[r].inbox = malloc((size_t)nch * sizeof *S[r].inbox);
     S[r].ready_at = calloc((size_t)(nb ? nb : 1), sizeof(double));
-    err_t pe;
     if (!S[r].ready_iter || !S[r].inbox || !S[r].ready_at) _exit(3);
     if (plan_varies(plan) && (pipe_init(&S[r].pipe, plan->queue, &pe) || plan_row_alloc(plan, &S[r].row, &pe))) _exit(3);
     for (int b = 0; b < nb; b++) S[r].ready_iter[b] = -1;
@@ -514,9 +518,7 @@ static void child_main(const plan_t *plan, const char *platform_path, int fd, pi
       snprintf(name, sizeof name, "inbox%d.%d", r, k);
       S[r].inbox[k] = sg_mailbox_by_name(name);
     }
-    platform_host_name(r, host, sizeof host);
-    sg_host_t h = sg_host_by_name(host);
-    if (!h) _exit(4);
+    sg_host_t h = hosts[r];
     spawn("compute", r, NULL, h, compute_actor);
     if (n > 1) spawn("comm", r, NULL, h, comm_actor);
     if (plan->load_s > 0)
@@ -541,21 +543,14 @@ static void child_main(const plan_t *plan, const char *platform_path, int fd, pi
 
 int engine_run(const plan_t *p, engine_record *rec, err_t *e) {
   memset(rec, 0, sizeof *rec);
-  char path[64];
   int rc, pipefd[2] = {-1, -1};
-  /* The platform lives in memory (a memfd), not in a file: nothing is left behind however the
-   * process ends (a signal, a kill). The forked child reads it through /proc/self/fd. */
-  int pfd = memfd_create("ddpsim-platform", 0);
-  if (pfd < 0) return err_set(e, ERR_IO, "cannot create the platform in memory: %s", strerror(errno));
-  snprintf(path, sizeof path, "/proc/self/fd/%d", pfd);
-  FILE *pf = fdopen(dup(pfd), "w");
-  if (!pf) {
-    rc = err_set(e, ERR_IO, "cannot write the platform: %s", strerror(errno));
-    goto done;
+  /* The child builds the platform (sim/platform.h); what it would refuse for its input is refused
+   * here, with the message. */
+  if ((rc = platform_check(&p->platform, e))) return rc;
+  if (!p->events && maxplus_applies(p)) {
+    int done;
+    if ((rc = maxplus_run(p, rec, &done, e)) || done) return rc;
   }
-  rc = platform_write(pf, &p->platform, e);
-  if (fclose(pf) != 0 && rc == 0) rc = err_set(e, ERR_IO, "cannot write the platform");
-  if (rc) goto done;
   if (pipe(pipefd) != 0) {
     rc = err_set(e, ERR_IO, "cannot create a pipe: %s", strerror(errno));
     goto done;
@@ -569,7 +564,7 @@ int engine_run(const plan_t *p, engine_record *rec, err_t *e) {
   }
   if (pid == 0) {
     close(pipefd[0]);
-    child_main(p, path, pipefd[1], parent);
+    child_main(p, pipefd[1], parent);
   }
   close(pipefd[1]);
   pipefd[1] = -1;
@@ -580,6 +575,8 @@ int engine_run(const plan_t *p, engine_record *rec, err_t *e) {
   }
   if (WIFSIGNALED(status)) {
     rc = err_set(e, ERR_SIM, "the simulation engine died (signal %d)", WTERMSIG(status));
+  } else if (WIFEXITED(status) && WEXITSTATUS(status) == EXIT_PLATFORM) {
+    rc = err_set(e, ERR_SIM, "the simulation engine could not build its platform");
   } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     rc = err_set(e, ERR_SIM, "the simulation engine failed (exit status %d)", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
   } else if (read_rc) {
@@ -594,7 +591,6 @@ int engine_run(const plan_t *p, engine_record *rec, err_t *e) {
 done:
   if (pipefd[0] >= 0) close(pipefd[0]);
   if (pipefd[1] >= 0) close(pipefd[1]);
-  close(pfd);
   if (rc) engine_record_free(rec);
   return rc;
 }

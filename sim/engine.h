@@ -10,8 +10,8 @@
  *
  * SimGrid's engine lives once per process, so each run forks a child; the child sends its record
  * back through a pipe with the one serializer below (every field named and sized), and the parent
- * checks it. The platform XML is handed over in memory (a memfd), never as a file, and the child
- * dies with its parent (PR_SET_PDEATHSIG): an interrupted ddpsim leaves neither behind. Links carry
+ * checks it. The child builds the platform through SimGrid's API (sim/platform.h: no file, no XML),
+ * and it dies with its parent (PR_SET_PDEATHSIG): an interrupted ddpsim leaves neither behind. Links carry
  * no latency in either fidelity.
  *
  * Where the plan asks (record_spans), every actor also records its activities as spans
@@ -40,17 +40,24 @@ typedef struct {
   long messages;       /* network messages simulated */
   int finished;        /* actors that finished their work */
   int expected;        /* actors started */
-  long peak_rss_kb;    /* the child's largest resident set */
+  long peak_rss_kb;    /* the child's largest resident set (closed form: this process's) */
+  int closed_form;     /* 1: evaluated in closed form (sim/maxplus.h), no event played */
   timeline_span *spans; /* (nspans) every simulated rank's spans, every iteration, when
                           plan_t.record_spans asked for them (sim/timeline.h); else NULL, 0 */
   long nspans;
 } engine_record;
 
-/* Runs p in a child process and fills *rec (free with engine_record_free). ERR_IO when the platform
+/* Runs p in a child process and fills *rec (free with engine_record_free); where the closed form
+ * applies (sim/maxplus.h: full simulations, no link shared between pairs of ranks) and p->events is
+ * 0, evaluates it in this process instead, with the same record. ERR_IO when the platform
  * (in memory) or the pipe cannot be made, ERR_SIM when the engine died, failed, or an actor did not finish
  * (a deadlock: the message says how many did), ERR_NOMEM. */
 int engine_run(const plan_t *p, engine_record *rec, err_t *e);
 
 void engine_record_free(engine_record *rec); /* frees the contents; NULL is a no-op */
+
+/* Allocates rec's arrays for K iterations, nb buckets and `ranks` ranks, zeroed (-1: out of memory;
+ * free with engine_record_free). For the closed form (sim/maxplus.h), which fills a record too. */
+int engine_record_alloc(engine_record *rec, int K, int nb, int ranks);
 
 #endif

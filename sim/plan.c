@@ -423,6 +423,7 @@ int plan_build(const sim_config *c, plan_t *p, err_t *e) {
   p->fidelity = c->fidelity;
   p->no_sync = c->no_sync;
   p->record_spans = c->record_spans;
+  p->events = c->events;
 
   if ((rc = plan_network(c, gpn, &p->ch, &p->platform, &p->pair_Bps, &p->near, e))) goto fail;
   p->intra_lat_s = p->platform.intra_lat_s;

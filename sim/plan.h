@@ -106,6 +106,8 @@ typedef struct {
   double *op_s;        /* (nops) each op's time as summed above (without jitter) */
   int *op_seg;         /* (nops) the backward segment an op belongs to; -1 forward, -2 optimizer */
   int record_spans;    /* the engine records every rank's spans (sim_config.record_spans) */
+  int events;          /* the engine plays every event even where its closed form applies
+                          (sim/maxplus.h; sim_config.events) */
   int shares_compute;  /* collectives and compute take turns on the same cores (MPI on CPUs) */
 
   /* Buckets, in reduction order, each with its collective. */

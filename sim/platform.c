@@ -1,9 +1,10 @@
 #include "platform.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
-void platform_host_name(int rank, char *buf, size_t len) { snprintf(buf, len, "gpu%d", rank); }
+#include "platform_s4u.h"
 
 static int bad(double x) { return !(x >= 0) || !isfinite(x); }
 
@@ -22,60 +23,7 @@ static int find(int *parent, int k) {
   return k;
 }
 
-/* The links of node m (every node when m < 0): the GPUs' links inside it, and its NICs. */
-static void write_node_links(FILE *f, const platform_spec *s, int m, const int *members) {
-  int G = s->gpus_per_node, N = s->nodes;
-  for (int node = m < 0 ? 0 : m; node < (m < 0 ? N : m + 1); node++)
-    for (int u = 0; u < G && G > 1; u++) {
-      if (!s->pair_Bps) {
-        fprintf(f, "  <link id=\"up%d\" bandwidth=\"%.17gBps\" latency=\"%.17gs\"/>\n", node * G + u, s->gpu_Bps, s->intra_lat_s);
-        fprintf(f, "  <link id=\"down%d\" bandwidth=\"%.17gBps\" latency=\"0s\"/>\n", node * G + u, s->gpu_Bps);
-        continue;
-      }
-      for (int v = 0; v < G; v++)
-        if (s->pair_Bps[u * G + v] > 0)
-          fprintf(f, "  <link id=\"nvl%d_%d_%d\" bandwidth=\"%.17gBps\" latency=\"%.17gs\"/>\n", node, u, v, s->pair_Bps[u * G + v],
-                  s->intra_lat_s);
-    }
-  for (int node = m < 0 ? 0 : m; N > 1 && node < (m < 0 ? N : m + 1); node++)
-    for (int k = 0; k < s->nics; k++) {
-      if (!members[k]) continue;
-      fprintf(f, "  <link id=\"nicup%d_%d\" bandwidth=\"%.17gBps\" latency=\"%.17gs\"/>\n", node, k, members[k] * s->nic_Bps,
-              s->nic_lat_s);
-      fprintf(f, "  <link id=\"nicdown%d_%d\" bandwidth=\"%.17gBps\" latency=\"0s\"/>\n", node, k, members[k] * s->nic_Bps);
-    }
-}
-
-/* Routes for use[from..to) (sorted, each pair once); inter-node ones only when `direct` (one zone). */
-static void write_routes(FILE *f, const platform_spec *s, const route_use *use, size_t from, size_t to, int n, int *parent,
-                         int direct) {
-  int G = s->gpus_per_node;
-  for (size_t i = from; i < to; i++) {
-    if (i > 0 && use[i].key == use[i - 1].key) continue;
-    int src = (int)(use[i].key / n), dst = (int)(use[i].key % n);
-    int node = src / G, next_node = dst / G;
-    if (node != next_node && !direct) continue;
-    fprintf(f, "  <route src=\"gpu%d\" dst=\"gpu%d\" symmetrical=\"NO\">", src, dst);
-    if (node == next_node && s->pair_Bps) {
-      fprintf(f, "<link_ctn id=\"nvl%d_%d_%d\"/>", node, src % G, dst % G);
-    } else if (node == next_node) {
-      fprintf(f, "<link_ctn id=\"up%d\"/><link_ctn id=\"down%d\"/>", src, dst);
-    } else {
-      int k = find(parent, s->ch->nic[use[i].channel]);
-      fprintf(f, "<link_ctn id=\"nicup%d_%d\"/>", node, k);
-      if (s->backbone_bw_Bps > 0) fprintf(f, "<link_ctn id=\"backbone\"/>");
-      fprintf(f, "<link_ctn id=\"nicdown%d_%d\"/>", next_node, k);
-    }
-    fprintf(f, "</route>\n");
-  }
-}
-
-static int cmp_ll(const void *a, const void *b) {
-  long long x = *(const long long *)a, y = *(const long long *)b;
-  return x < y ? -1 : x > y;
-}
-
-int platform_write(FILE *f, const platform_spec *s, err_t *e) {
+int platform_check(const platform_spec *s, err_t *e) {
   int G = s->gpus_per_node, N = s->nodes;
   const channels_t *ch = s->ch;
   if (N < 1 || G < 1) return err_set(e, ERR_INPUT, "platform needs at least one node and one GPU per node");
@@ -85,105 +33,269 @@ int platform_write(FILE *f, const platform_spec *s, err_t *e) {
     return err_set(e, ERR_INPUT, "%d nodes need a NIC between them, and this topology has none", N);
   if (bad(s->intra_lat_s) || bad(s->nic_lat_s) || bad(s->backbone_bw_Bps) || bad(s->gpu_Bps) || bad(s->nic_Bps))
     return err_set(e, ERR_INPUT, "platform numbers must be finite and non-negative");
-  int n = N * G;
+  return ERR_OK;
+}
 
-  /* Every (rank, successor) pair some channel uses, once, with the first channel using it. */
-  size_t nuse = n > 1 ? (size_t)n * (size_t)ch->count : 0, nroute = 0;
-  route_use *use = malloc((nuse ? nuse : 1) * sizeof *use);
-  if (!use) return err_set(e, ERR_NOMEM, "out of memory");
-  for (int c = 0; c < ch->count && n > 1; c++)
-    for (int r = 0; r < n; r++) {
-      use[nroute].key = (long long)r * n + channels_next(ch, N, c, r);
-      use[nroute++].channel = c;
+/* What the build works from: the pairs the channels use, the merged NICs, and the zones. */
+typedef struct {
+  const platform_spec *s;
+  int n;
+  route_use *use; /* (nroute) every (rank, successor) pair a channel uses, sorted; duplicates kept */
+  size_t nroute;
+  int parent[64], members[64]; /* NICs merged into one link: union-find, and each root's members */
+  int hier;                    /* node zones behind routers (else one zone) */
+  int *exit_nic, *entry_nic;   /* (G) hier: the merged NIC each local GPU leaves / enters through */
+  /* Links are numbered (link_id): the GPUs' (pair graph: rank's link to local v at rank * G + v;
+   * switched nodes: rank * G its link up, + 1 down), then each node's merged NICs up and down, then
+   * the backbone. */
+  size_t nlinks;
+  psg_link **link;             /* (nlinks) build: each link's handle */
+} layout;
+
+static int fail(err_t *e) { return err_set(e, ERR_SIM, "%s", psg_error()); }
+
+static size_t nic_up_id(const layout *L, int node, int k) { return (size_t)L->n * L->s->gpus_per_node + (size_t)node * 64 + (size_t)k; }
+static size_t nic_down_id(const layout *L, int node, int k) { return nic_up_id(L, L->s->nodes + node, k); }
+static size_t backbone_id(const layout *L) { return nic_up_id(L, 2 * L->s->nodes, 0); }
+
+/* The links of the route from rank src to dst, which channel c uses: ids[] (returns how many). */
+static int route_links(const layout *L, int src, int dst, int c, size_t ids[3]) {
+  const platform_spec *s = L->s;
+  int G = s->gpus_per_node, node = src / G, next_node = dst / G, nl = 0;
+  if (node == next_node && s->pair_Bps) {
+    ids[nl++] = (size_t)src * G + (size_t)(dst % G);
+  } else if (node == next_node) {
+    ids[nl++] = (size_t)src * G;
+    ids[nl++] = (size_t)dst * G + 1;
+  } else {
+    int k = find((int *)L->parent, s->ch->nic[c]);
+    ids[nl++] = nic_up_id(L, node, k);
+    if (s->backbone_bw_Bps > 0) ids[nl++] = backbone_id(L);
+    ids[nl++] = nic_down_id(L, next_node, k);
+  }
+  return nl;
+}
+
+/* Link id's bandwidth (0: no such link). */
+static double link_Bps(const layout *L, size_t id) {
+  const platform_spec *s = L->s;
+  int G = s->gpus_per_node;
+  size_t gpu_links = (size_t)L->n * G;
+  if (id < gpu_links) {
+    if (G < 2) return 0;
+    if (!s->pair_Bps) return id % (size_t)G < 2 ? s->gpu_Bps : 0;
+    return s->pair_Bps[(size_t)((id / G) % G) * G + id % G];
+  }
+  if (id == backbone_id(L)) return s->nodes > 1 ? s->backbone_bw_Bps : 0;
+  int k = (int)((id - gpu_links) % 64);
+  return s->nodes > 1 && k < s->nics ? L->members[k] * s->nic_Bps : 0;
+}
+
+/* Node m's links (the GPUs' inside it and its NICs), made in zone z. */
+static int make_node_links(layout *L, psg_zone *z, int m, err_t *e) {
+  const platform_spec *s = L->s;
+  int G = s->gpus_per_node, N = s->nodes;
+  char name[64];
+  for (int u = 0; u < G && G > 1; u++) {
+    int r = m * G + u;
+    if (!s->pair_Bps) {
+      snprintf(name, sizeof name, "up%d", r);
+      if (!(L->link[(size_t)r * G] = psg_link_new(z, name, s->gpu_Bps, s->intra_lat_s, 0))) return fail(e);
+      snprintf(name, sizeof name, "down%d", r);
+      if (!(L->link[(size_t)r * G + 1] = psg_link_new(z, name, s->gpu_Bps, 0, 0))) return fail(e);
+      continue;
     }
-  qsort(use, nroute, sizeof *use, cmp_use);
+    for (int v = 0; v < G; v++)
+      if (s->pair_Bps[u * G + v] > 0) {
+        snprintf(name, sizeof name, "nvl%d_%d_%d", m, u, v);
+        if (!(L->link[(size_t)r * G + v] = psg_link_new(z, name, s->pair_Bps[u * G + v], s->intra_lat_s, 0))) return fail(e);
+      }
+  }
+  for (int k = 0; N > 1 && k < s->nics; k++) {
+    if (!L->members[k]) continue;
+    snprintf(name, sizeof name, "nicup%d_%d", m, k);
+    if (!(L->link[nic_up_id(L, m, k)] = psg_link_new(z, name, L->members[k] * s->nic_Bps, s->nic_lat_s, 0))) return fail(e);
+    snprintf(name, sizeof name, "nicdown%d_%d", m, k);
+    if (!(L->link[nic_down_id(L, m, k)] = psg_link_new(z, name, L->members[k] * s->nic_Bps, 0, 0))) return fail(e);
+  }
+  return ERR_OK;
+}
 
-  /* NICs two channels reach from the same pair of GPUs become one link. */
-  int parent[64], members[64] = {0};
-  for (int k = 0; k < 64; k++) parent[k] = k;
-  for (size_t i = 1; i < nroute; i++)
-    if (use[i].key == use[i - 1].key && ch->nic[use[i].channel] >= 0 && ch->nic[use[i - 1].channel] >= 0) {
-      int a = find(parent, ch->nic[use[i].channel]), b = find(parent, ch->nic[use[i - 1].channel]);
-      if (a != b) parent[a] = b;
+/* Routes in zone z for use[from..to) (each pair once); inter-node ones only in one zone (!hier). */
+static int make_routes(layout *L, psg_zone *z, sg_host_t *hosts, size_t from, size_t to, err_t *e) {
+  int G = L->s->gpus_per_node, n = L->n;
+  for (size_t i = from; i < to; i++) {
+    if (i > 0 && L->use[i].key == L->use[i - 1].key) continue;
+    int src = (int)(L->use[i].key / n), dst = (int)(L->use[i].key % n);
+    if (src / G != dst / G && L->hier) continue;
+    size_t ids[3];
+    psg_link *links[3];
+    int nl = route_links(L, src, dst, L->use[i].channel, ids);
+    for (int k = 0; k < nl; k++) links[k] = L->link[ids[k]];
+    if (psg_route(z, psg_host_point(hosts[src]), psg_host_point(hosts[dst]), NULL, NULL, links, nl)) return fail(e);
+  }
+  return ERR_OK;
+}
+
+/* Node zones (hier) or one zone, as platform.h describes. */
+static int build(layout *L, sg_host_t *hosts, err_t *e) {
+  const platform_spec *s = L->s;
+  int G = s->gpus_per_node, N = s->nodes;
+  char name[64];
+  /* Compute is modelled as sleeps; hosts only carry actors. */
+  const double speed = 1e9;
+  psg_zone *root = psg_zone_new(NULL, "cluster", L->hier);
+  if (!root) return fail(e);
+  psg_link *backbone = NULL;
+  if (N > 1 && s->backbone_bw_Bps > 0 && !(backbone = L->link[backbone_id(L)] = psg_link_new(root, "backbone", s->backbone_bw_Bps, 0, 0)))
+    return fail(e);
+  /* Every link lives in the root zone and is made before any node zone: SimGrid checks each new
+   * link's name against every zone's (Engine::link_by_name_or_null, recursive), so links made in
+   * node zones would cost O(N) each. Routes take them by handle, wherever they live. */
+  int rc;
+  for (int m = 0; m < N; m++)
+    if ((rc = make_node_links(L, root, m, e))) return rc;
+  size_t next_use = 0;
+  for (int m = 0; m < N; m++) {
+    psg_zone *z = root;
+    if (L->hier) {
+      snprintf(name, sizeof name, "node%d", m);
+      if (!(z = psg_zone_new(root, name, 0))) return fail(e);
     }
-  for (int k = 0; N > 1 && k < s->nics; k++) members[find(parent, k)]++;
+    for (int u = 0; u < G; u++) {
+      snprintf(name, sizeof name, "gpu%d", m * G + u);
+      if (!(hosts[m * G + u] = psg_host(z, name, speed))) return fail(e);
+    }
+    if (!L->hier) continue;
+    snprintf(name, sizeof name, "router%d", m);
+    psg_point *router = psg_router(z, name);
+    if (!router) return fail(e);
+    size_t from = next_use;
+    while (next_use < L->nroute && (int)(L->use[next_use].key / L->n) / G == m) next_use++;
+    if ((rc = make_routes(L, z, hosts, from, next_use, e))) return rc;
+    for (int u = 0; u < G; u++) {
+      psg_point *gpu = psg_host_point(hosts[m * G + u]);
+      if (L->exit_nic[u] >= 0 && psg_route(z, gpu, router, NULL, NULL, &L->link[nic_up_id(L, m, L->exit_nic[u])], 1)) return fail(e);
+      if (L->entry_nic[u] >= 0 && psg_route(z, router, gpu, NULL, NULL, &L->link[nic_down_id(L, m, L->entry_nic[u])], 1))
+        return fail(e);
+    }
+    if (psg_seal(z)) return fail(e);
+    /* Between node zones, a star: up from this node through the backbone (if any), down with no
+     * link. A flow between nodes crosses its NICs (the node zones' routes to and from the routers)
+     * and the backbone once. */
+    psg_point *zp = psg_zone_point(z);
+    if (psg_route(root, zp, NULL, router, NULL, &backbone, backbone ? 1 : 0) ||
+        psg_route(root, NULL, zp, NULL, router, NULL, 0))
+      return fail(e);
+  }
+  if (!L->hier && (rc = make_routes(L, root, hosts, 0, L->nroute, e))) return rc;
+  if (psg_seal(root)) return fail(e);
+  return ERR_OK;
+}
 
-  /* Per node, the merged NIC each GPU leaves or enters its node through (-1: none). When a GPU
-   * leaves (or enters) through one NIC only, each node is a zone of its own whose routes to and from
-   * a router carry the NICs, and nodes reach each other through the routers: SimGrid's route tables
-   * then grow with G^2 per node and N^2 between nodes instead of (N G)^2. Otherwise one zone. */
-  int hier = N > 1;
-  int *exit_nic = malloc((size_t)G * sizeof *exit_nic), *entry_nic = malloc((size_t)G * sizeof *entry_nic);
-  if (!exit_nic || !entry_nic) {
-    free(exit_nic);
-    free(entry_nic);
-    free(use);
+static void layout_free(layout *L) {
+  free(L->use);
+  free(L->exit_nic);
+  free(L->entry_nic);
+  free(L->link);
+}
+
+/* The pairs the channels use, the merged NICs and the zones of spec (free with layout_free). */
+static int layout_init(layout *L, const platform_spec *s, err_t *e) {
+  int rc = platform_check(s, e);
+  if (rc) return rc;
+  int G = s->gpus_per_node, N = s->nodes, n = N * G;
+  const channels_t *ch = s->ch;
+  *L = (layout){.s = s, .n = n};
+  L->nlinks = (size_t)n * G + (size_t)2 * N * 64 + 1;
+
+  /* Every (rank, successor) pair some channel uses, with the channel using it. */
+  size_t nuse = n > 1 ? (size_t)n * (size_t)ch->count : 0;
+  L->use = malloc((nuse ? nuse : 1) * sizeof *L->use);
+  L->exit_nic = malloc((size_t)G * sizeof *L->exit_nic);
+  L->entry_nic = malloc((size_t)G * sizeof *L->entry_nic);
+  if (!L->use || !L->exit_nic || !L->entry_nic) {
+    layout_free(L);
     return err_set(e, ERR_NOMEM, "out of memory");
   }
-  for (int g = 0; g < G; g++) exit_nic[g] = entry_nic[g] = -1;
-  for (size_t i = 0; hier && i < nroute; i++) {
-    int src = (int)(use[i].key / n), dst = (int)(use[i].key % n);
+  for (int c = 0; c < ch->count && n > 1; c++)
+    for (int r = 0; r < n; r++) {
+      L->use[L->nroute].key = (long long)r * n + channels_next(ch, N, c, r);
+      L->use[L->nroute++].channel = c;
+    }
+  qsort(L->use, L->nroute, sizeof *L->use, cmp_use);
+
+  /* NICs two channels reach from the same pair of GPUs become one link. */
+  for (int k = 0; k < 64; k++) L->parent[k] = k;
+  for (size_t i = 1; i < L->nroute; i++)
+    if (L->use[i].key == L->use[i - 1].key && ch->nic[L->use[i].channel] >= 0 && ch->nic[L->use[i - 1].channel] >= 0) {
+      int a = find(L->parent, ch->nic[L->use[i].channel]), b = find(L->parent, ch->nic[L->use[i - 1].channel]);
+      if (a != b) L->parent[a] = b;
+    }
+  for (int k = 0; N > 1 && k < s->nics; k++) L->members[find(L->parent, k)]++;
+
+  /* Per local GPU, the merged NIC it leaves or enters its node through (-1: none). When each GPU
+   * leaves (and enters) through one NIC only, nodes are zones behind routers. */
+  L->hier = N > 1;
+  for (int g = 0; g < G; g++) L->exit_nic[g] = L->entry_nic[g] = -1;
+  for (size_t i = 0; L->hier && i < L->nroute; i++) {
+    int src = (int)(L->use[i].key / n), dst = (int)(L->use[i].key % n);
     if (src / G == dst / G) continue;
-    int k = find(parent, ch->nic[use[i].channel]), *x = &exit_nic[src % G], *y = &entry_nic[dst % G];
-    if ((*x >= 0 && *x != k) || (*y >= 0 && *y != k)) hier = 0;
+    int k = find(L->parent, ch->nic[L->use[i].channel]), *x = &L->exit_nic[src % G], *y = &L->entry_nic[dst % G];
+    if ((*x >= 0 && *x != k) || (*y >= 0 && *y != k)) L->hier = 0;
     *x = k;
     *y = k;
   }
+  return ERR_OK;
+}
 
-  fprintf(f, "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n");
-  fprintf(f, "<!-- generated by ddpsim: %d nodes x %d GPUs, %d channel(s) -->\n", N, G, ch->count);
-  fprintf(f, "<platform version=\"4.1\">\n<zone id=\"cluster\" routing=\"Full\">\n");
-  size_t next_use = 0;
-  for (int m = 0; m < N; m++) {
-    if (hier) fprintf(f, "<zone id=\"node%d\" routing=\"Full\">\n", m);
-    /* Compute is modelled as sleeps; hosts only carry actors. */
-    for (int u = 0; u < G; u++) fprintf(f, "  <host id=\"gpu%d\" speed=\"1Gf\"/>\n", m * G + u);
-    if (hier) fprintf(f, "  <router id=\"router%d\"/>\n", m);
-    if (hier || m == N - 1) write_node_links(f, s, hier ? m : -1, members);
-    if (!hier) continue;
-    size_t from = next_use;
-    while (next_use < nroute && (int)(use[next_use].key / n) / G == m) next_use++;
-    write_routes(f, s, use, from, next_use, n, parent, 0);
-    for (int u = 0; u < G; u++) {
-      if (exit_nic[u] >= 0)
-        fprintf(f, "  <route src=\"gpu%d\" dst=\"router%d\" symmetrical=\"NO\"><link_ctn id=\"nicup%d_%d\"/></route>\n", m * G + u,
-                m, m, exit_nic[u]);
-      if (entry_nic[u] >= 0)
-        fprintf(f, "  <route src=\"router%d\" dst=\"gpu%d\" symmetrical=\"NO\"><link_ctn id=\"nicdown%d_%d\"/></route>\n", m,
-                m * G + u, m, entry_nic[u]);
-    }
-    fprintf(f, "</zone>\n");
-  }
-  if (N > 1 && s->backbone_bw_Bps > 0) fprintf(f, "  <link id=\"backbone\" bandwidth=\"%.17gBps\" latency=\"0s\"/>\n", s->backbone_bw_Bps);
-  /* SimGrid refuses a route without links: a non-blocking switch is a link that bounds no flow (a
-   * fat pipe, not shared, far faster than any NIC). */
-  if (hier && !(s->backbone_bw_Bps > 0))
-    fprintf(f, "  <link id=\"switch\" bandwidth=\"1e18Bps\" latency=\"0s\" sharing_policy=\"FATPIPE\"/>\n");
-  if (!hier) write_routes(f, s, use, 0, nroute, n, parent, 1);
-  /* Between node zones: one route per pair of nodes a channel crosses, through the backbone. */
-  long long *pairs = hier ? malloc((nroute ? nroute : 1) * sizeof *pairs) : NULL;
-  size_t npairs = 0;
-  for (size_t i = 0; pairs && i < nroute; i++) {
-    long long a = (use[i].key / n) / G, b = (use[i].key % n) / G;
-    if (a != b) pairs[npairs++] = a * N + b;
-  }
-  if (pairs) qsort(pairs, npairs, sizeof *pairs, cmp_ll);
-  for (size_t i = 0; pairs && i < npairs; i++) {
-    if (i > 0 && pairs[i] == pairs[i - 1]) continue;
-    int a = (int)(pairs[i] / N), b = (int)(pairs[i] % N);
-    fprintf(f, "  <zoneRoute src=\"node%d\" dst=\"node%d\" gw_src=\"router%d\" gw_dst=\"router%d\" symmetrical=\"NO\">", a, b, a, b);
-    fprintf(f, "<link_ctn id=\"%s\"/></zoneRoute>\n", s->backbone_bw_Bps > 0 ? "backbone" : "switch");
-  }
-  int nomem = hier && !pairs;
-  free(pairs);
-  free(exit_nic);
-  free(entry_nic);
-  if (nomem) {
-    free(use);
+int platform_build(const platform_spec *s, sg_host_t *hosts, err_t *e) {
+  layout L;
+  int rc = layout_init(&L, s, e);
+  if (rc) return rc;
+  if (!(L.link = calloc(L.nlinks, sizeof *L.link))) rc = err_set(e, ERR_NOMEM, "out of memory");
+  if (!rc) rc = build(&L, hosts, e);
+  layout_free(&L);
+  return rc;
+}
+
+int platform_pairs(const platform_spec *s, platform_pair **out, size_t *npairs, int *exclusive, err_t *e) {
+  *out = NULL;
+  *npairs = 0;
+  *exclusive = 1;
+  layout L;
+  int rc = layout_init(&L, s, e);
+  if (rc) return rc;
+  platform_pair *pp = malloc((L.nroute ? L.nroute : 1) * sizeof *pp);
+  long long *owner = malloc(L.nlinks * sizeof *owner); /* the pair (key) crossing each link, or -1 */
+  if (!pp || !owner) {
+    free(pp);
+    free(owner);
+    layout_free(&L);
     return err_set(e, ERR_NOMEM, "out of memory");
   }
-  fprintf(f, "</zone>\n</platform>\n");
-  free(use);
-  if (ferror(f)) return err_set(e, ERR_IO, "cannot write the platform file");
+  for (size_t i = 0; i < L.nlinks; i++) owner[i] = -1;
+  size_t np = 0;
+  for (size_t i = 0; i < L.nroute; i++) {
+    if (i > 0 && L.use[i].key == L.use[i - 1].key) {
+      pp[np - 1].flows++;
+      continue;
+    }
+    int src = (int)(L.use[i].key / L.n), dst = (int)(L.use[i].key % L.n);
+    size_t ids[3];
+    int nl = route_links(&L, src, dst, L.use[i].channel, ids);
+    double min = 0;
+    for (int k = 0; k < nl; k++) {
+      double bw = link_Bps(&L, ids[k]);
+      if (k == 0 || bw < min) min = bw;
+      if (owner[ids[k]] >= 0 && owner[ids[k]] != L.use[i].key) *exclusive = 0;
+      owner[ids[k]] = L.use[i].key;
+    }
+    pp[np++] = (platform_pair){.src = src, .dst = dst, .flows = 1, .min_Bps = min};
+  }
+  free(owner);
+  layout_free(&L);
+  *out = pp;
+  *npairs = np;
   return ERR_OK;
 }

@@ -1,4 +1,4 @@
-/* platform: the SimGrid platform (XML) for a topology, a node count and NCCL's channels.
+/* platform: the SimGrid platform for a topology, a node count and NCCL's channels.
  *
  *   node 0                                           node 1
  *   gpu0 =nvl= gpu1 =nvl= ... gpuG-1 --nicup-->[backbone]--nicdown--> gpu8 ...
@@ -14,13 +14,15 @@
  *
  * Where every GPU leaves and enters its node through one NIC (after merging), each node is a zone
  * of its own with a router: a GPU's route to the router is its NIC up, the router's to a GPU that
- * NIC down, and node zones reach each other through the backbone (or a switch link that bounds no
- * flow), so SimGrid's all-pairs route tables hold G^2 entries per node and N^2 between nodes, not
- * (N G)^2. The links each route crosses are the same either way. */
+ * NIC down, and node zones reach each other through a star whose routes up cross the backbone (or
+ * nothing, for a non-blocking switch). SimGrid's all-pairs route tables then hold G^2 entries per
+ * node and one up and one down route per node between nodes, not (N G)^2 or N^2. Otherwise every
+ * GPU is in one zone with its (N G)^2 table. The links each route crosses are the same either way. */
 #ifndef DDPSIM_PLATFORM_H
 #define DDPSIM_PLATFORM_H
 
-#include <stdio.h>
+#include <simgrid/forward.h>
+#include <stddef.h>
 
 #include "channels.h"
 #include "err.h"
@@ -38,12 +40,27 @@ typedef struct {
   const channels_t *ch;     /* the rings (channels_search for the same G and nodes) */
 } platform_spec;
 
-/* Host name of a rank ("gpu<rank>"), written into buf. */
-void platform_host_name(int rank, char *buf, size_t len);
+/* Checks spec: ERR_INPUT if it is inconsistent (no NIC with more than one node, non-positive or
+ * non-finite numbers, no channels). */
+int platform_check(const platform_spec *spec, err_t *e);
 
-/* Writes the platform XML for spec to f. ERR_INPUT if the spec is inconsistent (no NIC with more
- * than one node, non-positive or non-finite numbers, no channels), ERR_NOMEM, ERR_IO if writing
- * fails. */
-int platform_write(FILE *f, const platform_spec *spec, err_t *e);
+/* Builds spec's platform in SimGrid's engine (after simgrid_init, before any actor) through
+ * SimGrid's API (sim/platform_s4u.h): every link and route made from handles, nothing written out or
+ * looked up by name. hosts (nodes x gpus_per_node) receives each rank's host. platform_check's
+ * errors, ERR_NOMEM, ERR_SIM when SimGrid refuses an element (its message). */
+int platform_build(const platform_spec *spec, sg_host_t *hosts, err_t *e);
+
+/* One (rank, successor) pair that channels use: its route's flows and narrowest link. */
+typedef struct {
+  int src, dst;
+  int flows;      /* channels using the pair: that many flows share its route */
+  double min_Bps; /* the narrowest link of the route */
+} platform_pair;
+
+/* The pairs spec's channels use (*pairs, *npairs; sorted by src, then dst; free()), as the built
+ * platform routes them. *exclusive = 1 when no link is crossed by two pairs: a pair's flows then
+ * share their links with no other, each at min_Bps / flows while they run, whenever the others
+ * start. platform_check's errors, ERR_NOMEM. */
+int platform_pairs(const platform_spec *spec, platform_pair **pairs, size_t *npairs, int *exclusive, err_t *e);
 
 #endif

@@ -14,8 +14,16 @@ void predict_twin(const sim_config *c, sim_config *one) {
    * with what the same noise does to one GPU, never with a noiseless one. */
 }
 
+/* What another simulation predict ran cost, added to the run's: its wall time, and the largest
+ * resident set of any. */
+static void account(sim_result *run, const sim_result *other) {
+  run->wall_s += other->wall_s;
+  if (other->peak_rss_kb > run->peak_rss_kb) run->peak_rss_kb = other->peak_rss_kb;
+}
+
 /* With jitter, runs c with more iterations until the 95% confidence interval of the mean iteration
- * is within PREDICT_CI_REL of it, or PREDICT_MAX_ITERATIONS are reached; r is the last run. */
+ * is within PREDICT_CI_REL of it, or PREDICT_MAX_ITERATIONS are reached; r is the last run, its
+ * simulation figures covering the shorter runs too. */
 static int run_to_precision(sim_config *c, sim_result *r, err_t *e) {
   int rc = sim_run(c, r, e);
   for (int round = 0; !rc && r->jittered && round < 4; round++) {
@@ -25,8 +33,10 @@ static int run_to_precision(sim_config *c, sim_result *r, err_t *e) {
     /* The interval narrows as 1/sqrt(iterations): what this one needs, a fifth more for safety. */
     double want = k < PREDICT_MIN_ITERATIONS ? PREDICT_MIN_ITERATIONS : 1.2 * k * (rel / PREDICT_CI_REL) * (rel / PREDICT_CI_REL) + 1;
     c->iterations = want > PREDICT_MAX_ITERATIONS ? PREDICT_MAX_ITERATIONS : want < k + 1 ? k + 1 : (int)want;
-    sim_result_free(r);
+    sim_result shorter = *r;
     rc = sim_run(c, r, e);
+    if (!rc) account(r, &shorter);
+    sim_result_free(&shorter);
   }
   return rc;
 }
@@ -59,6 +69,7 @@ int predict_run_opts(const sim_config *c, const predict_opts *o, predict_result 
     double gap = out->single_gpu_iteration_s - out->sim.iteration_s;
     if (out->sim.jittered && gap > 0 && gap <= out->sim.iteration_ci_s + base.iteration_ci_s)
       out->single_gpu_iteration_s = out->sim.iteration_s;
+    account(&out->sim, &base);
     sim_result_free(&base);
   }
   sim_reducer_iteration(c, &out->steady);
@@ -80,6 +91,7 @@ int predict_run_opts(const sim_config *c, const predict_opts *o, predict_result 
       }
       sim_reducer_iteration(&early, &out->early[out->nearly]);
       out->early_s[out->nearly++] = f.iteration_s;
+      account(&out->sim, &f);
       sim_result_free(&f);
     }
   }

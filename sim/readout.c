@@ -196,6 +196,7 @@ int readout_ddp(plan_t *p, engine_record *rec, sim_result *r, err_t *e) {
   memset(&p->buckets, 0, sizeof p->buckets);
   r->messages = rec->messages;
   r->peak_rss_kb = rec->peak_rss_kb;
+  r->closed_form = rec->closed_form;
   if (p->record_spans && (rc = readout_timeline(p, rec, r, e))) {
     free(r->buckets);
     r->buckets = NULL;

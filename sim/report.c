@@ -193,6 +193,7 @@ cJSON *report_predict_json(const sim_config *c, const predict_result *p) {
     cJSON_AddNumberToObject(sim, "ranks_simulated", r->ranks_simulated);
     cJSON_AddNumberToObject(sim, "wall_s", r->wall_s);
     cJSON_AddNumberToObject(sim, "peak_rss_kb", (double)r->peak_rss_kb);
+    cJSON_AddBoolToObject(sim, "closed_form", r->closed_form);
   }
   return o;
 }

@@ -117,6 +117,8 @@ typedef struct {
   int symmetry;            /* 1 (default): where no jitter tells the nodes apart, simulate 2 nodes
                               standing for all (sim/plan.h); 0: simulate every rank */
   int record_spans;        /* 1: keep every simulated rank's spans in sim_result.timeline (traces) */
+  int events;              /* 1: the engine plays every event even where its closed form applies
+                              (sim/maxplus.h; default 0) */
 } sim_config;
 
 typedef struct {
@@ -188,8 +190,10 @@ typedef struct {
   int iterations_simulated; /* in all (no_sync cycles, and whole rounds of DataLoader workers) */
   int ranks_simulated;     /* GPUs the engine simulated: all, or 2 nodes' by symmetry (0: summed,
                               not simulated, as DataParallel) */
-  double wall_s;           /* wall-clock time of the simulation */
+  double wall_s;           /* wall-clock time of the simulation (in predict_result.sim: of every
+                              simulation predict ran, its 1-GPU twin and early iterations too) */
   long peak_rss_kb;        /* largest resident set of any simulation child so far, KiB */
+  int closed_form;         /* 1: the engine evaluated the run in closed form (sim/maxplus.h) */
   sim_timeline *timeline;  /* sim/timeline.h: every simulated rank's spans (owned), when
                               sim_config.record_spans asked for them; else NULL */
 } sim_result;

@@ -8,15 +8,19 @@
  *    8, 128 and 1,024 V100s (1, 16 and 128 DGX-1V over InfiniBand, the bundled profile, NCCL
  *    choosing as it would) takes the same time in step and flow fidelity, within 2%, and flow
  *    fidelity equals NCCL's own estimate on the idle network (to whole bytes per message).
- * 3. The plan can be printed, and says what is simulated. */
+ * 3. The plan can be printed, and says what is simulated.
+ * 4. predict's simulation.wall_s covers every simulation it ran (the run, its 1-GPU twin, the
+ *    Reducer's first iterations): at least 90% of predict's wall time measured around it, never more. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "check.h"
 #include "data.h"
 #include "fixtures.h"
 #include "plan.h"
+#include "predict.h"
 #include "sim.h"
 
 static profile_t *P;
@@ -190,8 +194,33 @@ static void plan_prints(void) {
   plan_free(&p);
 }
 
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void predict_wall_covers_all(void) {
+  sim_config c;
+  fixture_config(&c, M_MLSTM, T_IB, P, 16, 0);
+  c.iterations = 2;
+  c.symmetry = 0; /* every GPU: the early iterations then cost as much as the run's own */
+  predict_result r;
+  err_t e;
+  double t0 = now_s();
+  int rc = predict_run(&c, &r, &e);
+  double outer = now_s() - t0;
+  CHECK(rc == 0, "predict of mlstm-4k on 128 GPUs, every GPU simulated%s%s", rc ? ": " : "", rc ? e.msg : "");
+  if (rc) return;
+  CHECK(r.nearly > 0 && r.single_gpu_iteration_s > 0, "it simulated the 1-GPU twin and %d early iteration(s)", r.nearly);
+  CHECK(r.sim.wall_s <= outer && r.sim.wall_s >= 0.9 * outer,
+        "simulation.wall_s %.3f s covers predict's %.3f s (90%% to 100%%)", r.sim.wall_s, outer);
+  predict_result_free(&r);
+}
+
 int main(void) {
   if (load()) return 1;
+  predict_wall_covers_all();
   symmetry_matches_full();
   fidelities_agree();
   plan_prints();
