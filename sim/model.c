@@ -391,7 +391,7 @@ int model_parse(const char *text, const char *origin, model_t **out, err_t *e) {
   parser P = {.origin = origin, .line = 0, .e = e};
   int rc = ERR_OK;
   int have_header = 0, have_name = 0, have_batch = 0, have_tokens = 0, have_prec = 0;
-  int seen_at[8] = {0}; /* the line of each once-only line (below), 0: not yet */
+  int seen_at[9] = {0}; /* the line of each once-only line (below), 0: not yet */
   int section = -1; /* -1: header, else model_phase */
   char *save = NULL;
   char *line = buf;
@@ -440,7 +440,7 @@ int model_parse(const char *text, const char *origin, model_t **out, err_t *e) {
       continue;
     }
     /* Lines that say one thing once: a second one is refused, never silently the winner. */
-    static const char *const once[] = {"name", "batch", "tokens", "output", "buffers", "input", "precision", "layout"};
+    static const char *const once[] = {"name", "batch", "tokens", "output", "buffers", "input", "precision", "layout", "unused"};
     for (int k = 0; k < (int)(sizeof once / sizeof *once); k++)
       if (strcmp(tok[0], once[k]) == 0) {
         if (seen_at[k]) { rc = FAIL(&P, "a second '%s' line (the first is line %d)", once[k], seen_at[k]); goto fail; }
@@ -466,6 +466,11 @@ int model_parse(const char *text, const char *origin, model_t **out, err_t *e) {
     } else if (strcmp(tok[0], "buffers") == 0) {
       if (n != 2) { rc = FAIL(&P, "expected 'buffers BYTES' (bytes of the module's buffers)"); goto fail; }
       if ((rc = parse_positive(&P, tok[1], &m->buffer_bytes, "buffer bytes"))) goto fail;
+    } else if (strcmp(tok[0], "unused") == 0) {
+      if (n != 2) { rc = FAIL(&P, "expected 'unused N' (parameters that get no gradient)"); goto fail; }
+      long u;
+      if ((rc = parse_positive(&P, tok[1], &u, "unused parameters"))) goto fail;
+      m->unused_params = u;
     } else if (strcmp(tok[0], "input") == 0) {
       if (n != 2) { rc = FAIL(&P, "expected 'input BYTES' (bytes per sample copied to the GPU)"); goto fail; }
       if ((rc = parse_positive(&P, tok[1], &m->input_bytes_per_sample, "input bytes"))) goto fail;

@@ -127,6 +127,9 @@ typedef struct {
                                   statistics, ...), which DDP broadcasts before every forward (0: none) */
   long output_elems_per_sample; /* the `output` line: elements of one sample's output, at the run
                                    precision (DataParallel gathers them to GPU 0; 0: unknown) */
+  long unused_params;          /* the `unused` line: parameters the traced step gave no gradient (real
+                                  DDP raises an error for them without find_unused_parameters=True;
+                                  0: none recorded) */
   model_dtype precision;       /* default run precision */
   model_layout layout;         /* the `layout` line (version 4; default NCHW, PyTorch's default) */
   int nparams;

@@ -164,6 +164,9 @@ def build(module, one, two, batch, *, amp, precision, optimizer, tokens, name, s
     buffer_bytes = sum(b.numel() * b.element_size() for b in module.buffers())
     if buffer_bytes:
         w("buffers %d" % buffer_bytes)
+    if one.unused:
+        # ddpsim warns when this model runs as DDP without --find-unused-parameters (models/README.md).
+        w("unused %d                            # parameters the step gave no gradient" % len(one.unused))
     w("precision %s" % run)
     if convs:
         w("layout %s" % layout)

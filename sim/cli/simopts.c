@@ -212,12 +212,22 @@ int simopts_load_profile(cli_ctx *x, const char *name, profile_t **p) {
   return CLI_OK;
 }
 
+int simopts_warn_unused(const cli_ctx *x, const simopts *o, const model_t *m) {
+  if (!(m->unused_params > 0 && o->framework == SIM_FRAMEWORK_DDP && !o->find_unused)) return 0;
+  fprintf(stderr,
+          "%s %s: warning: model %s records %ld parameter(s) that get no gradient: real DDP stops with an error\n"
+          "  for them unless DDP(find_unused_parameters=True); give --find-unused-parameters to predict that run\n",
+          x->prog, x->where, m->name, m->unused_params);
+  return 1;
+}
+
 int simopts_load(cli_ctx *x, const simopts *o, simopts_inputs *in) {
   memset(in, 0, sizeof *in);
   int rc;
   if ((rc = simopts_load_model(x, o->model, &in->model)) || (rc = simopts_load_topo(x, o->topology, &in->topo)) ||
       (rc = simopts_load_profile(x, o->profile, &in->profile)))
     simopts_inputs_free(in);
+  else simopts_warn_unused(x, o, in->model);
   return rc;
 }
 
