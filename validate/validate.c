@@ -84,14 +84,28 @@ static char *slurp(const char *path) {
 }
 
 /* The last non-empty line of a file, for error messages. */
+/* The reason a child gave, from its stderr: the last line our own programs wrote ("ddpcalib ...:",
+ * "ddpsim ...:"), else, for mpirun's refusal to run as root, what to set; else the last line that
+ * is not a banner of dashes (mpirun frames its messages with them). */
 static void last_line(const char *path, char *out, size_t len) {
   char *t = slurp(path);
   out[0] = 0;
   if (!t) return;
-  size_t n = strlen(t);
-  while (n && (t[n - 1] == '\n' || t[n - 1] == '\r')) t[--n] = 0;
-  char *s = strrchr(t, '\n');
-  snprintf(out, len, "%s", s ? s + 1 : t);
+  const char *ours = NULL, *plain = NULL;
+  int root = strstr(t, "as root") != NULL; /* mpirun: "an attempt to run as root" */
+  for (char *l = t, *next; l; l = next) {
+    next = strchr(l, '\n');
+    if (next) *next++ = 0;
+    size_t n = strlen(l);
+    while (n && (l[n - 1] == '\r' || l[n - 1] == ' ')) l[--n] = 0;
+    if (!strncmp(l, "ddpcalib ", 9) || !strncmp(l, "ddpsim ", 7)) ours = l;
+    if (n && strspn(l, "- \t") != n) plain = l;
+  }
+  if (ours) snprintf(out, len, "%s", ours);
+  else if (root)
+    snprintf(out, len, "mpirun refuses to run as root: export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+                       "(README.md, \"Running as root\")");
+  else snprintf(out, len, "%s", plain ? plain : "");
   free(t);
 }
 

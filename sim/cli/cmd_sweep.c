@@ -57,6 +57,7 @@ typedef struct {
     int kind; /* 0 model, 1 topology, 2 profile */
     char *name;
     void *p;
+    int warned; /* a model's simopts_warn_unused was shown */
   } e[3 * 64];
 } inputs_cache;
 
@@ -76,7 +77,7 @@ static int cached(cli_ctx *x, inputs_cache *c, int kind, const char *name, void 
     if (p) kind == 0 ? model_destroy(p) : kind == 1 ? topo_destroy(p) : profile_destroy(p);
     return rc;
   }
-  c->e[c->n].kind = kind, c->e[c->n].name = keep, c->e[c->n++].p = p;
+  c->e[c->n].kind = kind, c->e[c->n].name = keep, c->e[c->n].warned = 0, c->e[c->n++].p = p;
   *out = p;
   return CLI_OK;
 }
@@ -315,6 +316,8 @@ int cmd_sweep(cli_ctx *x, int argc, char **argv) {
     if ((rc = cached(x, &cache, 0, o.model, (void **)&in.model)) || (rc = cached(x, &cache, 1, o.topology, (void **)&in.topo)) ||
         (rc = cached(x, &cache, 2, o.profile, (void **)&in.profile)))
       goto done;
+    for (int k = 0; k < cache.n; k++) /* once per model, at its first combination that deserves it */
+      if (cache.e[k].p == in.model && !cache.e[k].warned) cache.e[k].warned = simopts_warn_unused(x, &o, in.model);
     simopts_config(&o, &in, &cfgs[i]);
     cfgs[i].nodes = nodes;
     cfgs[i].bucket_cap_mb = cap;

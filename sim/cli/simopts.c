@@ -214,6 +214,22 @@ int simopts_load_profile(cli_ctx *x, const char *name, profile_t **p) {
   return CLI_OK;
 }
 
+int simopts_warn_unused(const cli_ctx *x, const simopts *o, const model_t *m) {
+  /* A parameter the recorded step gave no gradient (the `unused` marker): without
+   * find_unused_parameters DDP's Reducer waits for its gradient and the next iteration raises
+   * ("Expected to have finished reduction in the prior iteration", reducer.cpp); the prediction
+   * is for the run that passes the flag. DataParallel has no Reducer. */
+  int unused = 0, first = -1;
+  for (int i = 0; i < m->nparams; i++)
+    if (m->params[i].unused && unused++ == 0) first = i;
+  if (!(unused && o->framework == SIM_FRAMEWORK_DDP && !o->find_unused)) return 0;
+  fprintf(stderr,
+          "%s %s: warning: model %s records %d parameter(s) that get no gradient ('%s'%s): real DDP stops with an\n"
+          "  error for them unless DDP(find_unused_parameters=True); give --find-unused-parameters to predict that run\n",
+          x->prog, x->where, m->name, unused, m->params[first].name, unused > 1 ? ", ..." : "");
+  return 1;
+}
+
 int simopts_load(cli_ctx *x, const simopts *o, simopts_inputs *in) {
   memset(in, 0, sizeof *in);
   int rc;
@@ -222,20 +238,7 @@ int simopts_load(cli_ctx *x, const simopts *o, simopts_inputs *in) {
     simopts_inputs_free(in);
     return rc;
   }
-  /* A parameter the recorded step gave no gradient (the exporter's `unused` marker): without
-   * find_unused_parameters DDP's Reducer waits for its gradient and the next iteration raises
-   * ("Expected to have finished reduction in the prior iteration", reducer.cpp); the prediction
-   * is for the run that passes the flag. DataParallel has no Reducer. */
-  const model_t *m = in->model;
-  int unused = 0, first = -1;
-  for (int i = 0; i < m->nparams; i++)
-    if (m->params[i].unused && unused++ == 0) first = i;
-  if (unused && !o->find_unused && o->framework == SIM_FRAMEWORK_DDP)
-    fprintf(stderr,
-            "%s %s: warning: model %s: %d parameter(s) get no gradient ('%s'%s): real DDP needs "
-            "find_unused_parameters=True for them (its next iteration raises otherwise); add "
-            "--find-unused-parameters to predict that run\n",
-            x->prog, x->where, o->model, unused, m->params[first].name, unused > 1 ? ", ..." : "");
+  simopts_warn_unused(x, o, in->model);
   return CLI_OK;
 }
 

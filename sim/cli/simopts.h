@@ -78,6 +78,10 @@ int simopts_load_profile(cli_ctx *x, const char *name, profile_t **p);
 
 /* All three (topology: o->topology), or the status with nothing left loaded. */
 int simopts_load(cli_ctx *x, const simopts *o, simopts_inputs *in);
+/* On stderr: a model that records parameters without a gradient (`unused` markers) run as DDP
+ * without --find-unused-parameters, which real DDP refuses; 1 if it warned (simopts_load calls it;
+ * sweep once per model). */
+int simopts_warn_unused(const cli_ctx *x, const simopts *o, const model_t *m);
 void simopts_inputs_free(simopts_inputs *in); /* zeroes it; a zeroed one is a no-op */
 
 /* A sim_config from the defaults, the inputs and the options; nodes and bucket_cap_mb are the
