@@ -64,10 +64,16 @@ node() { # node DESCRIPTION TARGET PROGRAM ARGS...
 }
 mknod null.png c 1 3 && mknod null.svg c 1 3 && chmod 666 null.png null.svg
 ln -s null link-to-null
-node "trace -o" null "$ddpsim" trace -o null
-node "trace -o (a link to the node)" null "$ddpsim" trace -o link-to-null
+node "trace -o" null "$ddpsim" trace --format chrome -o null
+node "trace -o (a link to the node)" null "$ddpsim" trace --format chrome -o link-to-null
 check "the link to it is still a link" test -L link-to-null
-node "predict --trace" null "$ddpsim" predict --trace null
+node "predict --trace" null "$ddpsim" predict --format chrome --trace null
+# A Kineto trace is a directory: a device node there is refused, and stays.
+"$ddpsim" trace -o null >/dev/null 2>"$tmp/err"
+got=$?
+check "trace -o (kineto, a directory) onto a device node: refused, exit $got: $(head -c 100 "$tmp/err")" \
+  test $got -eq 1 -a -n "$(grep "exists and is not a directory" "$tmp/err")"
+check "trace -o (kineto): null is still the character device 1,3" test -c null -a "$(stat -c %t,%T null)" = 1,3
 node "genmodel -o" null "$ddpsim" genmodel mlstm --hidden 64 -o null
 node "plot -o" null.png "$ddpsim" plot scaling -i s.csv -o null.png
 node "plot --script" null "$ddpsim" plot timeline -i p.json -o p2.svg --script null
@@ -109,8 +115,8 @@ fifo() { # fifo DESCRIPTION REFERENCE PROGRAM ARGS... (the output named f; REFER
 }
 "$ddpsim" genmodel mlstm --hidden 64 -o ref.model
 fifo "genmodel -o" ref.model "$ddpsim" genmodel mlstm --hidden 64 -o f
-"$ddpsim" trace -o ref.json
-fifo "trace -o" ref.json "$ddpsim" trace -o f
+"$ddpsim" trace --format chrome -o ref.json
+fifo "trace -o" ref.json "$ddpsim" trace --format chrome -o f
 fifo "ddpcalib merge -o" profile "$ddpcalib" merge "$src/profiles/v100-dgx1v.json" "$src/profiles/a100-dgxa100.json" -o f
 if [ $have_torch -eq 1 ]; then
   python3 -m ddpsim_export "${export_args[@]}" -o ref2.model >/dev/null 2>&1
@@ -120,7 +126,7 @@ fi
 # ---- a small full file system (tmpfs): a cut -o file is an error and leaves nothing ----
 mkdir small
 if mount -t tmpfs -o size=4k tmpfs small 2>/dev/null; then # one page: less than either output
-  "$ddpsim" trace --nodes 4 -o small/t.json >/dev/null 2>"$tmp/err"
+  "$ddpsim" trace --format chrome --nodes 4 -o small/t.json >/dev/null 2>"$tmp/err"
   got=$?
   check "trace -o onto a full tmpfs: exit $got ($(head -c 100 "$tmp/err"))" test $got -eq 1
   check "nothing left on it" test -z "$(ls -A small)"
@@ -134,7 +140,7 @@ fi
 
 # ---- a signal during an atomic write removes the temporary file ----
 # A trace of 64 GPUs under jitter is tens of MB: its temporary file is watched for, then SIGTERM.
-"$ddpsim" trace --nodes 8 --ranks all --jitter-cv 0.1 -o sig.json >/dev/null 2>&1 &
+"$ddpsim" trace --format chrome --nodes 8 --ranks all --jitter-cv 0.1 -o sig.json >/dev/null 2>&1 &
 pid=$!
 seen=0
 for _ in $(seq 1 6000); do
