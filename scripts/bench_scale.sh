@@ -74,7 +74,7 @@ for m in $models; do
              --iterations 2 "${extra[@]}" "${flags[@]}" --json >"$j" 2>"$out/err"; then
           read -r w u sy kb <"$out/time"
           d=-
-          [[ $e != base && -s $out/$m-$g-$k-base.json ]] && d=$(diffrel "$j" "$out/$m-$g-$k-base.json")
+          [[ $e != base && -s $out/$m-$g-$k-base.json ]] && d=$(printf '%.1e' "$(diffrel "$j" "$out/$m-$g-$k-base.json")")
           printf '  %-10s %7d %-6s %-6s %9.2f %9.2f %9.0f %14.9f %9s %6s %6s\n' "$m" "$g" "$k" "$e" "$w" \
             "$(awk -v u="$u" -v s="$sy" 'BEGIN { print u + s }')" "$((kb / 1024))" "$(jq .iteration_s "$j")" "$d" \
             "$(jq .simulation.closed_form "$j")" "$load"

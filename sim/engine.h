@@ -49,9 +49,10 @@ typedef struct {
 
 /* Runs p in a child process and fills *rec (free with engine_record_free); where the closed form
  * applies (sim/maxplus.h: full simulations, no link shared between pairs of ranks) and p->events is
- * 0, evaluates it in this process instead, with the same record. ERR_IO when the platform
- * (in memory) or the pipe cannot be made, ERR_SIM when the engine died, failed, or an actor did not finish
- * (a deadlock: the message says how many did), ERR_NOMEM. */
+ * 0, evaluates it in this process instead, with the same record. ERR_INPUT for a platform spec
+ * platform_check refuses, ERR_IO when the pipe cannot be made, ERR_SIM when the engine died,
+ * failed, could not build its platform, or an actor did not finish (a deadlock: the message says
+ * how many did), ERR_NOMEM. */
 int engine_run(const plan_t *p, engine_record *rec, err_t *e);
 
 void engine_record_free(engine_record *rec); /* frees the contents; NULL is a no-op */

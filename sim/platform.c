@@ -59,7 +59,7 @@ static size_t nic_down_id(const layout *L, int node, int k) { return nic_up_id(L
 static size_t backbone_id(const layout *L) { return nic_up_id(L, 2 * L->s->nodes, 0); }
 
 /* The links of the route from rank src to dst, which channel c uses: ids[] (returns how many). */
-static int route_links(const layout *L, int src, int dst, int c, size_t ids[3]) {
+static int route_links(layout *L, int src, int dst, int c, size_t ids[3]) {
   const platform_spec *s = L->s;
   int G = s->gpus_per_node, node = src / G, next_node = dst / G, nl = 0;
   if (node == next_node && s->pair_Bps) {
@@ -68,7 +68,7 @@ static int route_links(const layout *L, int src, int dst, int c, size_t ids[3]) 
     ids[nl++] = (size_t)src * G;
     ids[nl++] = (size_t)dst * G + 1;
   } else {
-    int k = find((int *)L->parent, s->ch->nic[c]);
+    int k = find(L->parent, s->ch->nic[c]);
     ids[nl++] = nic_up_id(L, node, k);
     if (s->backbone_bw_Bps > 0) ids[nl++] = backbone_id(L);
     ids[nl++] = nic_down_id(L, next_node, k);
