@@ -1,5 +1,6 @@
 #include "predict.h"
 
+#include <math.h>
 #include <string.h>
 
 void predict_twin(const sim_config *c, sim_config *one) {
@@ -22,16 +23,17 @@ static void account(sim_result *run, const sim_result *other) {
 }
 
 /* With jitter, runs c with more iterations until the 95% confidence interval of the mean iteration
- * is within PREDICT_CI_REL of it, or PREDICT_MAX_ITERATIONS are reached; r is the last run, its
+ * is within c->jitter_ci_rel of it (0: no more), or PREDICT_MAX_ITERATIONS are reached; r is the last run, its
  * simulation figures covering the shorter runs too. */
 static int run_to_precision(sim_config *c, sim_result *r, err_t *e) {
   int rc = sim_run(c, r, e);
-  for (int round = 0; !rc && r->jittered && round < 4; round++) {
+  double goal = c->jitter_ci_rel;
+  for (int round = 0; !rc && r->jittered && goal > 0 && round < 4; round++) {
     double rel = r->iteration_ci_s / r->iteration_s;
     int k = c->iterations;
-    if ((k >= PREDICT_MIN_ITERATIONS && rel <= PREDICT_CI_REL) || k >= PREDICT_MAX_ITERATIONS) break;
+    if ((k >= PREDICT_MIN_ITERATIONS && rel <= goal) || k >= PREDICT_MAX_ITERATIONS) break;
     /* The interval narrows as 1/sqrt(iterations): what this one needs, a fifth more for safety. */
-    double want = k < PREDICT_MIN_ITERATIONS ? PREDICT_MIN_ITERATIONS : 1.2 * k * (rel / PREDICT_CI_REL) * (rel / PREDICT_CI_REL) + 1;
+    double want = k < PREDICT_MIN_ITERATIONS ? PREDICT_MIN_ITERATIONS : 1.2 * k * (rel / goal) * (rel / goal) + 1;
     c->iterations = want > PREDICT_MAX_ITERATIONS ? PREDICT_MAX_ITERATIONS : want < k + 1 ? k + 1 : (int)want;
     sim_result shorter = *r;
     rc = sim_run(c, r, e);
@@ -67,7 +69,8 @@ int predict_run_opts(const sim_config *c, const predict_opts *o, predict_result 
      * (a slow iteration lets the loaders catch up): the two are then equal within their intervals,
      * and the run, which cannot be faster than one GPU, is reported at the bound, efficiency 1. */
     double gap = out->single_gpu_iteration_s - out->sim.iteration_s;
-    if (out->sim.jittered && gap > 0 && gap <= out->sim.iteration_ci_s + base.iteration_ci_s)
+    double noise = out->sim.iteration_ci_s + base.iteration_ci_s; /* NAN: too few cycles to know */
+    if (out->sim.jittered && gap > 0 && (isnan(noise) || gap <= noise))
       out->single_gpu_iteration_s = out->sim.iteration_s;
     account(&out->sim, &base);
     sim_result_free(&base);

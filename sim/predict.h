@@ -15,14 +15,13 @@
  * state: the run is repeated with more iterations (at least PREDICT_MIN_ITERATIONS, growing as the
  * interval needs, at most PREDICT_MAX_ITERATIONS, the plan's bound) until the half-width of the
  * 95% confidence interval of its mean iteration (sim_result.iteration_ci_s) is at most
- * PREDICT_CI_REL of it; the report gives the interval and the iterations run. The one-GPU twin
+ * sim_config.jitter_ci_rel of it (0: exactly the configured iterations, the interval reported); the report gives the interval and the iterations run. The one-GPU twin
  * runs as many iterations under the same jitter with rank 0's draws (common random numbers): every
  * iteration of the run waits for its slowest rank, so its mean is never below the twin's, and the
  * scaling efficiency never above 1 (where an input pipeline lets the run's mean come out below the
  * twin's by less than their two intervals, the two are equal within the noise, and the reference
  * is reported as the run's own iteration: efficiency 1). Without jitter, --iterations is used as
  * given. */
-#define PREDICT_CI_REL 0.01
 #define PREDICT_MIN_ITERATIONS 30
 #define PREDICT_MAX_ITERATIONS 1000
 

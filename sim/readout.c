@@ -126,10 +126,10 @@ static int readout_timeline(const plan_t *p, engine_record *rec, sim_result *r, 
 
 /* The half-width of the 95% confidence interval of the mean iteration: the steady cycles' lengths
  * (per iteration) as a sample, Student's t with n - 1 degrees of freedom. Each cycle's draws are
- * independent of the others'; 0 with fewer than two steady cycles. */
+ * independent of the others'; NAN (unknown) with fewer than two steady cycles. */
 static double mean_ci_s(const engine_record *rec, int K, int cyc) {
   int first = K == cyc ? 0 : 1, n = K / cyc - first;
-  if (n < 2) return 0;
+  if (n < 2) return NAN;
   double sum = 0, sq = 0;
   for (int j = first; j < first + n; j++) {
     double d = (rec->iter_end[(j + 1) * cyc - 1] - rec->iter_start[j * cyc]) / cyc;

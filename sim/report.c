@@ -1,5 +1,6 @@
 #include "report.h"
 
+#include <math.h>
 #include <stdint.h>
 
 #include "coll.h"
@@ -90,7 +91,7 @@ cJSON *report_predict_json(const sim_config *c, const predict_result *p) {
     cJSON_AddStringToObject(o, "comm_hook", hook_name(c->comm_hook));
   }
   cJSON_AddNumberToObject(o, "iteration_s", r->iteration_s);
-  if (r->jittered) cJSON_AddNumberToObject(o, "iteration_ci_s", r->iteration_ci_s);
+  if (r->jittered && isfinite(r->iteration_ci_s)) cJSON_AddNumberToObject(o, "iteration_ci_s", r->iteration_ci_s);
   cJSON_AddNumberToObject(o, "samples_per_s", p->samples_per_s);
   cJSON_AddNumberToObject(o, "tokens_per_s", p->tokens_per_s);
   cJSON_AddStringToObject(o, "token_unit", m->token_unit);
@@ -234,7 +235,11 @@ char *report_predict_table(const sim_config *c, const predict_result *p) {
   }
   strbuf_printf(&s, "\n");
   strbuf_printf(&s, "%-24s %14.6f s   (the parts below add up to it)\n", "iteration", r->iteration_s);
-  if (r->jittered)
+  if (r->jittered && !isfinite(r->iteration_ci_s))
+    strbuf_printf(&s, "# jitter: the mean of %d iterations, too few steady cycles to know its confidence interval\n"
+                      "# (--jitter-ci 0 runs exactly --iterations); the one-GPU reference ran as many under the same jitter\n",
+                  r->iterations_simulated);
+  else if (r->jittered)
     strbuf_printf(&s, "# jitter: the mean of %d iterations, +/- %.6f s (%.2f%%; 95%% confidence interval); the\n"
                       "# one-GPU reference ran as many under the same jitter\n",
                   r->iterations_simulated, r->iteration_ci_s, 100 * r->iteration_ci_s / r->iteration_s);

@@ -32,6 +32,7 @@ void sim_config_defaults(sim_config *c) {
   c->comm_hook = SIM_HOOK_NONE;
   c->jitter_cv = -1;
   c->seed = 1;
+  c->jitter_ci_rel = SIM_JITTER_CI_REL;
   c->h2d = SIM_H2D_AUTO;
   c->host_launch_s = -1;
   c->host_dispatch_s = -1;

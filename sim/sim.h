@@ -91,6 +91,9 @@ typedef struct {
   double jitter_cv;        /* < 0: compute jitter from the profile (if any); 0: none; > 0:
                               lognormal with this coefficient of variation */
   unsigned long seed;      /* for the jitter draws */
+  double jitter_ci_rel;    /* with jitter, predict simulates until the 95% confidence interval of
+                              the mean iteration is within this fraction of it (sim/predict.h;
+                              sim_config_defaults: SIM_JITTER_CI_REL); 0: exactly `iterations` */
   double host_jitter_s;    /* < 0: the profile's compute.host.jitter_s (0 if absent); 0: none; > 0: the
                               sd of an additive host delay per rank and iteration, seconds */
   unsigned nccl_algos;     /* NCCL_ALGO: bit mask of nccl_algo (nccl.h); 0: all */
@@ -151,7 +154,7 @@ typedef struct {
   int jittered;            /* compute or host jitter made iterations differ (every rank simulated) */
   double iteration_ci_s;   /* with jitter: the half-width of the 95% confidence interval of the
                               mean iteration_s (Student's t over the steady cycles' lengths); 0
-                              without jitter, or with fewer than two steady cycles */
+                              without jitter; NAN (unknown) with fewer than two steady cycles */
   double comm_busy_s;      /* time the communication stream was busy in the reported iteration */
   int extrapolated_ops;    /* ops whose cost fell outside a measured table */
   profile_jitter_kind jitter_kind; /* the compute jitter simulated */
@@ -201,6 +204,8 @@ typedef struct {
 /* Fills a config with the documented defaults (bucket caps 25 and 1 MB, ddp, flow, 3 iterations,
  * no_sync 1, no hook, jitter from the profile, seed 1, symmetry on);
  * model, topo, profile and nodes are the caller's to set. */
+/* predict's default precision for a jittered mean (--jitter-ci): 1% of it, at 95% confidence. */
+#define SIM_JITTER_CI_REL 0.01
 void sim_config_defaults(sim_config *c);
 
 /* Whether DataParallel's backward takes turns under the GIL: the config's, or its release's. */

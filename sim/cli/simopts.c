@@ -18,6 +18,7 @@ void simopts_init(simopts *o) {
   o->hook = SIM_HOOK_NONE;
   o->jitter_cv = -1;
   o->seed = 1;
+  o->jitter_ci = SIM_JITTER_CI_REL;
   o->precision = -1;
   o->host_launch_us = -1;
   o->host_dispatch_us = -1;
@@ -100,7 +101,7 @@ void simopts_table(simopts *o, cli_opt t[SIMOPTS_COUNT]) {
        "ddp: bucketed all-reduces overlapping backward (default);\nflat: one all-reduce of all gradients after backward", .names = modes},
       {"fidelity", 0, CLI_ENUM, &o->fidelity, "flow|step", "flow: one flow per ring edge (default, fast); step: every ring step",
        .names = fidelities},
-      {"iterations", 0, CLI_INT, &o->iterations, "K", "iterations simulated, steady state from the 2nd on (default 3; with\njitter at least 30, and more until the mean is known to 1%)",
+      {"iterations", 0, CLI_INT, &o->iterations, "K", "iterations simulated, steady state from the 2nd on (default 3; with\njitter at least 30, and more until the mean is known to --jitter-ci)",
        CLI_MIN | CLI_MAX, 1, 1000},
       {"no-sync", 0, CLI_INT, &o->no_sync, "K", "all-reduce every K-th iteration only (DDP's no_sync(); default 1)",
        CLI_MIN | CLI_MAX, 1, 1000},
@@ -111,6 +112,10 @@ void simopts_table(simopts *o, cli_opt t[SIMOPTS_COUNT]) {
        "compute.jitter, if any",
        CLI_MIN | CLI_MAX_OPEN, 0, 1},
       {"seed", 0, CLI_ULONG, &o->seed, "N", "seed of the jitter draws (default 1)"},
+      {"jitter-ci", 0, CLI_DOUBLE, &o->jitter_ci, "X",
+       "with jitter, simulate until the 95% confidence interval of the mean\niteration is within X of it (default 0.01); "
+       "0: exactly --iterations",
+       CLI_MIN | CLI_MAX_OPEN, 0, 1},
       {"nccl-algo", 0, CLI_CUSTOM, &o->nccl_algos, "LIST", "NCCL_ALGO: ring, tree or both (default auto: NCCL's fastest)",
        .parse = parse_algos, .must = "must list ring and/or tree (or auto)"},
       {"nccl-proto", 0, CLI_CUSTOM, &o->nccl_protos, "LIST", "NCCL_PROTO: LL, LL128, Simple (default auto); needs the profile's comm.nccl",
@@ -168,7 +173,7 @@ void simopts_job_table(int *nodes, double *cap, cli_opt t[SIMOPTS_JOB_COUNT]) {
 
 const char *const simopts_known[] = {
     "model", "topology", "profile", "gpus-per-node", "batch", "precision", "first-bucket-mb", "rebuilt", "bucket-view",
-    "static-graph", "pytorch", "find-unused-parameters", "gradient-as-bucket-view", "bucket-cap-mb-list", "ddp-iteration", "no-broadcast-buffers", "mode", "fidelity", "iterations", "no-sync", "comm-hook", "jitter-cv", "seed", "nccl-algo",
+    "static-graph", "pytorch", "find-unused-parameters", "gradient-as-bucket-view", "bucket-cap-mb-list", "ddp-iteration", "no-broadcast-buffers", "mode", "fidelity", "iterations", "no-sync", "comm-hook", "jitter-cv", "jitter-ci", "seed", "nccl-algo",
     "nccl-proto", "num-workers", "load-ms", "pin-memory", "non-blocking", "prefetch", "no-h2d", "framework",
     "backend", "host-jitter-us", "host-launch-us", "host-dispatch-us", "dp-backward-gil", "dp-gil-share", "dp-handover-us", "no-symmetry", "events", "nodes", "bucket-cap-mb", "json", "csv", "trace", NULL};
 
@@ -274,6 +279,7 @@ void simopts_config(const simopts *o, const simopts_inputs *in, sim_config *c) {
   c->comm_hook = (sim_comm_hook)o->hook;
   c->jitter_cv = o->jitter_cv;
   c->seed = o->seed;
+  c->jitter_ci_rel = o->jitter_ci;
   c->nccl_algos = o->nccl_algos;
   c->nccl_protos = o->nccl_protos;
   c->workers = o->workers;

@@ -20,6 +20,7 @@ typedef struct {
   int ncap_list;        /* --bucket-cap-mb-list */
   double cap_list_mb[REDUCER_MAX_LIMITS];
   double jitter_cv;     /* -1: the profile's */
+  double jitter_ci;     /* sim_config.jitter_ci_rel */
   unsigned long seed;
   unsigned nccl_algos, nccl_protos;
   int workers, pin, nonblocking, prefetch, no_h2d, dp_backward_gil;
@@ -40,7 +41,7 @@ typedef struct {
 /* What a bucket cap flag must be (--bucket-cap-mb, --first-bucket-mb, and the lists of recommend,
  * buckets and validate): sim.h's SIM_MIN_BUCKET_MB to SIM_MAX_BUCKET_MB. */
 #define SIMOPTS_CAP_MUST "must be a cap from one byte (9.54e-07 MB) to 1e9 MB"
-#define SIMOPTS_COUNT 42 /* entries of the shared table, its end included */
+#define SIMOPTS_COUNT 43 /* entries of the shared table, its end included */
 
 /* Fills o with the documented defaults (docs/cli.md). */
 void simopts_init(simopts *o);

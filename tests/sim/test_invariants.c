@@ -96,10 +96,10 @@ static int check_one(const sim_config *c, const predict_result *p, const char *c
   n += bad("efficiency", p->scaling_efficiency > 0 && p->scaling_efficiency <= 1 + 1e-9, cfg, "0 < scaling_efficiency <= 1",
            p->scaling_efficiency, 1);
   if (r->jittered) {
-    /* Enough iterations that the mean is known to PREDICT_CI_REL, or the most the plan runs. */
+    /* Enough iterations that the mean is known to SIM_JITTER_CI_REL, or the most the plan runs. */
     n += bad("ci", isfinite(r->iteration_ci_s) && r->iteration_ci_s > 0, cfg, "a jittered run's confidence interval > 0",
              r->iteration_ci_s, 0);
-    n += bad("ci", (r->iterations_simulated >= PREDICT_MIN_ITERATIONS && r->iteration_ci_s <= PREDICT_CI_REL * r->iteration_s * (1 + 1e-12)) ||
+    n += bad("ci", (r->iterations_simulated >= PREDICT_MIN_ITERATIONS && r->iteration_ci_s <= SIM_JITTER_CI_REL * r->iteration_s * (1 + 1e-12)) ||
                        r->iterations_simulated >= PREDICT_MAX_ITERATIONS,
              cfg, "the interval within 1% of the mean, or the most iterations run", r->iteration_ci_s / r->iteration_s,
              r->iterations_simulated);
