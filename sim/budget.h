@@ -5,7 +5,8 @@
  *   iterations  = ceil(samples / (gpus * batch))        (the last, partial batch counts whole)
  *   train_s     = iterations * iteration_s
  *   gpu_hours   = gpus * train_s / 3600;  cost = gpu_hours * price per GPU-hour
- *   utilization = compute_s / iteration_s               (the share of the iteration a GPU computes)
+ *   utilization = compute_s / iteration_s               (the share of the iteration the GPU's compute
+ *                                                        stream spans, host-bound gaps included)
  *   power_W     = idle_W + utilization * (tdp_W - idle_W)   per GPU (the card's, profile "device")
  *   energy_kWh  = gpus * power_W * train_s / 3.6e6;     co2_kg = energy_kWh * grid kgCO2 per kWh
  * The GPUs' board power only: host CPUs, memory, network, cooling (PUE) are not counted. */

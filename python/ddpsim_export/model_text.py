@@ -111,7 +111,6 @@ def build(module, one, two, batch, *, amp, precision, optimizer, tokens, name, s
     saved = _saved(one, two, batch, run, notes)
     ready_at = {}
     lines_out = []
-    v2 = False
     for i, a in enumerate(one.lines):
         b = two.lines[i] if same else a
         fits = []
@@ -128,8 +127,6 @@ def build(module, one, two, batch, *, amp, precision, optimizer, tokens, name, s
             if a.ready:
                 raise ExportError("an empty op carries a gradient-ready point (%s)" % a.name)
             continue
-        if any(f[0] and f[1] for f in fits):
-            v2 = True
         lines_out.append((a, fits))
         for idx in a.ready:
             ready_at[idx] = len(lines_out) - 1
@@ -155,16 +152,12 @@ def build(module, one, two, batch, *, amp, precision, optimizer, tokens, name, s
     w = out.append
     convs = any(a.kind == "conv" for a, _ in lines_out)
     if convs:
-        version = 4
         votes = {k: v for k, v in one.layouts.items() if k}
         layout = max(sorted(votes), key=votes.get) if votes else "nchw"
         if len(votes) > 1:
             notes.add("the convolutions' inputs are in both layouts (%s): the file says %s, the majority's"
                       % (", ".join("%d %s" % (votes[k], k) for k in sorted(votes)), layout))
-    else:
-        version = 2 if v2 or any(f[1][3] != (1, 0) for f in lines_out if f[0].kind == "gemm") else 1
-    version = 5  # the saved and optim lines
-    w("ddpsim-model %d" % version)
+    w("ddpsim-model 5")  # version 5: the saved and optim lines (v2's dimensions, v4's conv and layout too)
     w("# Exported by ddpsim_export (torch %s, %s tensors) from %s." % (torch_version, mode, source or name))
     w("#   %d parameters in %d tensors that require gradients; traced at batch %d (and %d to fit the batch scaling)."
       % (total, len(one.names), batch, 2 * batch))
