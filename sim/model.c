@@ -63,6 +63,20 @@ int model_layout_parse(const char *s, model_layout *out) {
   return 0;
 }
 
+static const char *const optim_names[MODEL_OPTIM_COUNT] = {
+    [MODEL_OPTIM_UNKNOWN] = "unknown", [MODEL_OPTIM_NONE] = "none", [MODEL_OPTIM_SGD] = "sgd",
+    [MODEL_OPTIM_SGD_MOMENTUM] = "sgd-momentum", [MODEL_OPTIM_ADAM] = "adam", [MODEL_OPTIM_ADAMW] = "adamw",
+    [MODEL_OPTIM_RMSPROP] = "rmsprop", [MODEL_OPTIM_RMSPROP_MOMENTUM] = "rmsprop-momentum",
+    [MODEL_OPTIM_ADAGRAD] = "adagrad"};
+
+const char *model_optim_name(model_optim o) { return o >= 0 && o < MODEL_OPTIM_COUNT ? optim_names[o] : "unknown"; }
+
+int model_optim_parse(const char *s, model_optim *out) {
+  for (int i = MODEL_OPTIM_NONE; i < MODEL_OPTIM_COUNT; i++)
+    if (strcmp(s, optim_names[i]) == 0) return *out = (model_optim)i, 0;
+  return -1;
+}
+
 long model_conv_p(const model_conv *cv) { return (cv->h + 2 * cv->pad_h - cv->r) / cv->stride_h + 1; }
 long model_conv_q(const model_conv *cv) { return (cv->w + 2 * cv->pad_w - cv->s) / cv->stride_w + 1; }
 
@@ -230,6 +244,27 @@ static int find_param(const model_t *m, const char *name) {
   for (int i = 0; i < m->nparams; i++)
     if (strcmp(m->params[i].name, name) == 0) return i;
   return -1;
+}
+
+/* `saved elems=DIM [bytes=DIM]` or `saved bytes=DIM` (version 5): what autograd keeps for backward. */
+static int parse_saved(parser *P, model_t *m, char **tok, int n) {
+  int have = 0;
+  if (m->has_saved) return FAIL(P, "a second saved line");
+  for (int i = 1; i < n; i++) {
+    const char *v;
+    if ((v = txt_kv(tok[i], "elems"))) {
+      if (have & 1 || parse_dim(P, v, &m->saved_elems, "elems")) return have & 1 ? FAIL(P, "elems= given twice") : ERR_INPUT;
+      have |= 1;
+    } else if ((v = txt_kv(tok[i], "bytes"))) {
+      if (have & 2 || parse_dim(P, v, &m->saved_bytes, "bytes")) return have & 2 ? FAIL(P, "bytes= given twice") : ERR_INPUT;
+      have |= 2;
+    } else {
+      return FAIL(P, "unknown key '%s' on the saved line (expected elems= and bytes=)", tok[i]);
+    }
+  }
+  if (!have) return FAIL(P, "expected 'saved elems=DIM bytes=DIM' (what autograd keeps for backward)");
+  m->has_saved = 1;
+  return 0;
 }
 
 static int parse_param(parser *P, model_t *m, char **tok, int n) {
@@ -486,11 +521,20 @@ int model_parse(const char *text, const char *origin, model_t **out, err_t *e) {
     } else if (strcmp(tok[0], "layout") == 0) {
       if (P.version < 4) { rc = FAIL(&P, "a layout line needs 'ddpsim-model 4'"); goto fail; }
       if (n != 2 || model_layout_parse(tok[1], &m->layout)) { rc = FAIL(&P, "expected 'layout nchw|nhwc'"); goto fail; }
+    } else if (strcmp(tok[0], "saved") == 0) {
+      if (P.version < 5) { rc = FAIL(&P, "a saved line needs 'ddpsim-model 5'"); goto fail; }
+      if ((rc = parse_saved(&P, m, tok, n))) goto fail;
+    } else if (strcmp(tok[0], "optim") == 0) {
+      if (P.version < 5) { rc = FAIL(&P, "an optim line needs 'ddpsim-model 5'"); goto fail; }
+      if (n != 2 || model_optim_parse(tok[1], &m->optim)) {
+        rc = FAIL(&P, "expected 'optim none|sgd|sgd-momentum|adam|adamw|rmsprop|rmsprop-momentum|adagrad'");
+        goto fail;
+      }
     } else if (strcmp(tok[0], "param") == 0) {
       if ((rc = parse_param(&P, m, tok, n))) goto fail;
     } else {
-      rc = FAIL(&P, "unknown line '%s' (expected name, batch, tokens, input, output, buffers, precision, layout, param, "
-                    "or a section)", tok[0]);
+      rc = FAIL(&P, "unknown line '%s' (expected name, batch, tokens, input, output, buffers, precision, layout, saved, "
+                    "optim, param, or a section)", tok[0]);
       goto fail;
     }
   }

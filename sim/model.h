@@ -119,6 +119,18 @@ typedef struct {
   int line;            /* line in the source file, for messages */
 } model_op;
 
+/* The optimizer whose state the model's training keeps (the `optim` line, format version 5): its
+ * name only; how many state copies per parameter element each keeps is sim/memory.c's. */
+typedef enum {
+  MODEL_OPTIM_UNKNOWN = 0, MODEL_OPTIM_NONE, MODEL_OPTIM_SGD, MODEL_OPTIM_SGD_MOMENTUM, MODEL_OPTIM_ADAM,
+  MODEL_OPTIM_ADAMW, MODEL_OPTIM_RMSPROP, MODEL_OPTIM_RMSPROP_MOMENTUM, MODEL_OPTIM_ADAGRAD, MODEL_OPTIM_COUNT
+} model_optim;
+
+/* "unknown", "none", "sgd", "sgd-momentum", "adam", "adamw", "rmsprop", "rmsprop-momentum", "adagrad". */
+const char *model_optim_name(model_optim o);
+/* Parses one of those names but "unknown"; returns 0, or -1 for anything else. */
+int model_optim_parse(const char *s, model_optim *out);
+
 typedef struct {
   char name[MODEL_NAME_MAX];
   char path[512];              /* where it was loaded from (or "<text>") */
@@ -132,6 +144,12 @@ typedef struct {
                                    precision (DataParallel gathers them to GPU 0; 0: unknown) */
   model_dtype precision;       /* default run precision */
   model_layout layout;         /* the `layout` line (version 4; default NCHW, PyTorch's default) */
+  /* The `saved` line (version 5): what autograd keeps for backward at the end of forward, at per-GPU
+   * batch B: saved_elems elements at the run precision and saved_bytes bytes of tensors whose type
+   * does not follow it (int64 indices, fp32 statistics). has_saved 0: the file does not say. */
+  int has_saved;
+  model_dim saved_elems, saved_bytes;
+  model_optim optim;           /* the `optim` line (version 5); MODEL_OPTIM_UNKNOWN where absent */
   int nparams;
   model_param *params;         /* (nparams) in registration order */
   int nops;
@@ -142,7 +160,8 @@ typedef struct {
 
 /* The format versions model_load reads: 1 to 5. Version 2 adds `C+N*B` dimensions and `gemms=`;
  * version 3 adds `conv` ops; version 4 the `layout` line; version 5 the `sparse` and `unused`
- * parameter markers; each is an error in an older file (models/README.md). */
+ * parameter markers and the `saved` and `optim` lines; each is an error in an older file
+ * (models/README.md). */
 #define MODEL_FORMAT_VERSION 5
 
 /* Loads a model file. On success *out is a model the caller frees with model_destroy. On failure

@@ -305,6 +305,10 @@ static int plot_caps(const table *t, const char *origin, strbuf *s, int *series,
   snprintf(lo, sizeof lo, "%s_lo", y);
   snprintf(hi, sizeof hi, "%s_hi", y);
   int cc = col_of(t, "bucket_cap_mb"), cy = col_of(t, y), cl = col_of(t, lo), ch = col_of(t, hi), band = cl >= 0 && ch >= 0;
+  /* A sweep writes the band's columns empty where it was not asked for (--interval): no band then. */
+  int filled = 0;
+  for (int r = 0; band && r < t->nrow; r++) filled += !isnan(num(t, r, cl)) || !isnan(num(t, r, ch));
+  band = band && filled > 0;
   int ct = col_of(t, "topology"), cn = col_of(t, "nodes");
   /* One series per (topology, nodes): a group key of both. */
   const char *keys[MAX_GROUPS];

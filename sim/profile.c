@@ -95,6 +95,7 @@ struct profile {
   double host_dispatch_s; /* compute.host.dispatch_s: the framework's host cost per op (0: none) */
   double host_jitter_s;   /* compute.host.jitter_s: additive host noise per iteration, sd (0: none) */
   double host_reduce_Bps; /* compute.host.reduce_Bps: the host CPU summing buffers (gloo; 0: unknown) */
+  profile_device device;  /* "device": the card's memory and power (0 where absent) */
   profile_jitter jitter;
   double *jitter_ratios;
   char name[128];
@@ -514,6 +515,30 @@ static int load_host(const cJSON *host, const char *origin, profile_t *p, err_t 
   return ERR_OK;
 }
 
+/* "device": {memory_bytes, cuda_context_bytes, tdp_W, idle_W, source}, each optional (docs/profile.md). */
+static int load_device(const cJSON *d, const char *origin, profile_t *p, err_t *e) {
+  static const range R_MEM = {1 << 20, 1e15, 0, 0, "a size in bytes"};
+  static const range R_CTX = {0, 1e12, 1, 0, "a size in bytes"};
+  static const range R_W = {1, 1e5, 0, 0, "a power in watts"};
+  if (!d) return ERR_OK;
+  if (!cJSON_IsObject(d))
+    return err_set(e, ERR_INPUT, "%s: \"device\" must be an object {memory_bytes, cuda_context_bytes, tdp_W, idle_W}", origin);
+  int rc;
+  profile_device *v = &p->device;
+  if ((rc = get_num(d, "memory_bytes", "device", origin, 0, 0, &R_MEM, &v->memory_bytes, e)) ||
+      (rc = get_num(d, "cuda_context_bytes", "device", origin, 0, 0, &R_CTX, &v->cuda_context_bytes, e)) ||
+      (rc = get_num(d, "tdp_W", "device", origin, 0, 0, &R_W, &v->tdp_W, e)) ||
+      (rc = get_num(d, "idle_W", "device", origin, 0, 0, &R_W, &v->idle_W, e)))
+    return rc;
+  if (v->idle_W > 0 && v->tdp_W > 0 && v->idle_W > v->tdp_W)
+    return err_set(e, ERR_INPUT, "%s: device.idle_W (%g) exceeds device.tdp_W (%g)", origin, v->idle_W, v->tdp_W);
+  if (v->cuda_context_bytes > 0 && v->memory_bytes > 0 && v->cuda_context_bytes >= v->memory_bytes)
+    return err_set(e, ERR_INPUT, "%s: device.cuda_context_bytes must be below device.memory_bytes", origin);
+  return ERR_OK;
+}
+
+void profile_get_device(const profile_t *p, profile_device *out) { *out = p->device; }
+
 static int load_jitter(const cJSON *j, const char *origin, profile_t *p, err_t *e) {
   if (!j) return 0;
   const cJSON *m = cJSON_IsObject(j) ? cJSON_GetObjectItemCaseSensitive(j, "model") : NULL;
@@ -738,6 +763,8 @@ int profile_from_json(const cJSON *root, const char *origin, int part, profile_t
 
   if ((rc = load_jitter(cJSON_GetObjectItemCaseSensitive(compute, "jitter"), origin, p, e))) goto fail;
   if ((rc = load_host(cJSON_GetObjectItemCaseSensitive(compute, "host"), origin, p, e))) goto fail;
+
+  if ((rc = load_device(cJSON_GetObjectItemCaseSensitive(root, "device"), origin, p, e))) goto fail;
 
   const cJSON *h2d = cJSON_GetObjectItemCaseSensitive(root, "h2d"), *hm;
   if (h2d && !cJSON_IsObject(h2d)) {

@@ -137,6 +137,13 @@ double profile_host_jitter_s(const profile_t *p);
  * reduction); 0 when the profile does not say. */
 double profile_host_reduce_Bps(const profile_t *p);
 
+/* The card (the profile's "device" object, docs/profile.md; each field 0 where the profile does not
+ * say): its memory, what the CUDA context takes of it, its board power limit (TDP) and idle power. */
+typedef struct {
+  double memory_bytes, cuda_context_bytes, tdp_W, idle_W;
+} profile_device;
+void profile_get_device(const profile_t *p, profile_device *out);
+
 /* The profile's compute jitter (kind NONE if it has none). Never fails for a loaded profile. */
 int profile_get_jitter(const profile_t *p, profile_jitter *out, err_t *e);
 

@@ -41,44 +41,8 @@ static void gain_of(const double *ref, const double *t, int S, double level, rec
   g->hi = quantile(v, S, (1 + level) / 2);
 }
 
-typedef struct {
-  int n;
-  const profile_t **p; /* (n): [0] the nominal (not owned), then the draws (owned) */
-} draws_t;
-
-static void draws_free(draws_t *d) {
-  for (int s = 1; s < d->n; s++) profile_destroy((profile_t *)d->p[s]);
-  free(d->p);
-  d->p = NULL;
-  d->n = 0;
-}
-
-static int draw_profiles(const recommend_opts *o, int S, draws_t *d, err_t *e) {
-  d->n = 0;
-  d->p = calloc((size_t)S + 1, sizeof *d->p);
-  gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
-  if (!d->p || !rng) {
-    gsl_rng_free(rng);
-    return err_set(e, ERR_NOMEM, "out of memory");
-  }
-  gsl_rng_set(rng, o->seed);
-  d->p[d->n++] = o->base->profile;
-  int rc = ERR_OK;
-  for (int s = 1; s <= S && !rc; s++) {
-    cJSON *doc;
-    char origin[600];
-    snprintf(origin, sizeof origin, "%s (draw %d of seed %lu)", o->profile_origin, s, o->seed);
-    profile_t *p = NULL;
-    if (!(rc = uncert_perturb(o->profile_doc, rng, &doc, e))) {
-      rc = profile_from_json(doc, origin, PROFILE_WHOLE, &p, e);
-      cJSON_Delete(doc);
-    }
-    if (!rc) d->p[d->n++] = p;
-  }
-  gsl_rng_free(rng);
-  if (rc) draws_free(d);
-  return rc;
-}
+/* The nominal profile and the draws: uncert_draw_profiles (sim/uncert.h). */
+typedef uncert_draws draws_t;
 
 /* Simulates every variant cfg[v] (v < nv) with every profile of d: t[s * nv + v]. */
 static int simulate(const recommend_opts *o, const draws_t *d, const sim_config *cfg, int nv, double *t, int *runs,
@@ -261,7 +225,7 @@ int recommend_run(const recommend_opts *o, recommend_result *r, err_t *e) {
   int S = r->uncertain ? o->samples : 0;
   r->samples = S;
   draws_t d;
-  int rc = draw_profiles(o, S, &d, e);
+  int rc = uncert_draw_profiles(o->profile_doc, o->profile_origin, o->base->profile, o->seed, S, &d, e);
   if (rc) return rc;
   sim_config cfg[RECOMMEND_MAX_CAPS];
   double *t = malloc((size_t)d.n * (RECOMMEND_MAX_CAPS + RECOMMEND_MAX_ADVICE) * sizeof *t), *tv = t ? t + (size_t)d.n * nc : NULL;
@@ -278,7 +242,7 @@ int recommend_run(const recommend_opts *o, recommend_result *r, err_t *e) {
   if (!(rc = simulate(o, &d, cfg, nc, t, &r->simulations, e))) rc = analyse(o, r, &d, cfg, t, tv, e);
 done:
   free(t);
-  draws_free(&d);
+  uncert_draws_free(&d);
   return rc;
 }
 

@@ -2,6 +2,7 @@
 #include "sweep.h"
 
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "memory.h"
 #include "predict.h"
 #include "strbuf.h"
 
@@ -45,8 +47,16 @@ static void fill_row(const sim_result *r, sweep_row *row) {
   row->buckets = r->plan.n;
 }
 
+/* The buyer's figures not known until sweep_row_buy fills them. */
+static void buy_unknown(sweep_row *row) {
+  row->memory_peak_bytes = row->fits = row->max_batch_per_gpu = NAN;
+  row->train_s = row->gpu_hours = row->cost = row->energy_kwh = row->co2_kg = NAN;
+  row->iteration_s_lo = row->iteration_s_hi = row->samples_per_s_lo = row->samples_per_s_hi = NAN;
+}
+
 void sweep_row_fill(const predict_result *p, sweep_row *row) {
   memset(row, 0, sizeof *row);
+  buy_unknown(row);
   fill_row(&p->sim, row);
   row->samples_per_s = p->samples_per_s;
   row->tokens_per_s = p->tokens_per_s;
@@ -65,8 +75,31 @@ typedef struct {
   double iteration_s[TWINS];
 } twins_t;
 
+int sweep_row_buy(const sim_config *c, model_optim optim, const budget_job *j, sweep_row *row, err_t *e) {
+  buy_unknown(row);
+  memory_parts m;
+  int rc = memory_estimate(c, optim, &m, e);
+  if (rc) return rc;
+  row->memory_peak_bytes = m.peak_bytes;
+  if (m.device_bytes > 0) row->fits = !memory_oom(&m);
+  long b = memory_max_batch(&m);
+  if (b >= 0) row->max_batch_per_gpu = (double)b;
+  if (!j) return ERR_OK;
+  profile_device d;
+  profile_get_device(c->profile, &d);
+  budget_result br;
+  if ((rc = budget_compute(j, row->gpus, row->batch, row->iteration_s, row->compute_s, &d, &br, e))) return rc;
+  row->train_s = br.train_s;
+  row->gpu_hours = br.gpu_hours;
+  if (br.has_cost) row->cost = br.cost;
+  if (br.has_energy) row->energy_kwh = br.energy_kwh;
+  if (br.has_co2) row->co2_kg = br.co2_kg;
+  return ERR_OK;
+}
+
 static int run_one(const sim_config *c, sweep_what what, sweep_row *row, twins_t *tw) {
   memset(row, 0, sizeof *row);
+  buy_unknown(row);
   err_t e;
   if (what == SWEEP_PREDICT) {
     sim_config one;
@@ -219,7 +252,8 @@ const char *const sweep_columns[] = {
     "iteration_s", "samples_per_s", "tokens_per_s", "token_unit", "scaling_efficiency", "single_gpu_iteration_s",
     "compute_s", "forward_s", "backward_s", "optimizer_s", "bucket_copy_s", "exposed_comm_s", "straggler_wait_s",
     "loading_s", "transfer_s", "buffer_broadcast_s", "comm_busy_s", "dp_scatter_s", "dp_replicate_s", "dp_gather_s",
-    "dp_reduce_s", "buckets", NULL};
+    "dp_reduce_s", "buckets", "memory_peak_bytes", "fits", "max_batch_per_gpu", "train_s", "gpu_hours", "cost",
+    "energy_kwh", "co2_kg", "iteration_s_lo", "iteration_s_hi", "samples_per_s_lo", "samples_per_s_hi", NULL};
 
 /* Column k of a row: a string (returned, buf may hold it) or a number (*v, NULL returned). */
 static const char *column(const sim_config *c, const sweep_row *r, int k, char *buf, size_t len, double *v) {
@@ -230,7 +264,10 @@ static const char *column(const sim_config *c, const sweep_row *r, int k, char *
                           r->backward_s,     r->optimizer_s,    r->bucket_copy_s,  r->exposed_comm_s,
                           r->straggler_wait_s, r->loading_s,    r->transfer_s,     r->buffer_broadcast_s,
                           r->comm_busy_s,    r->dp_scatter_s,   r->dp_replicate_s, r->dp_gather_s,
-                          r->dp_reduce_s,    r->buckets};
+                          r->dp_reduce_s,    r->buckets,        r->memory_peak_bytes, r->fits,
+                          r->max_batch_per_gpu, r->train_s,     r->gpu_hours,      r->cost,
+                          r->energy_kwh,     r->co2_kg,         r->iteration_s_lo, r->iteration_s_hi,
+                          r->samples_per_s_lo, r->samples_per_s_hi};
   switch (k) {
   case 0: return c->model->name;
   case 1: return c->topo->name;
@@ -288,7 +325,7 @@ char *sweep_csv(const sim_config *cfgs, const sweep_row *rows, int n, const char
       const char *t = column(&cfgs[i], &rows[i], k, buf, sizeof buf, &v);
       strbuf_printf(&s, "%s", sep);
       if (t) csv_field(&s, t);
-      else strbuf_printf(&s, "%.10g", v);
+      else if (!isnan(v)) strbuf_printf(&s, "%.10g", v); /* NaN: not known, an empty field */
       sep = ",";
     }
     strbuf_printf(&s, "\n");
@@ -317,7 +354,10 @@ cJSON *sweep_json(const sim_config *cfgs, const sweep_row *rows, int n, const ch
       char buf[32];
       double v;
       const char *t = column(&cfgs[i], &rows[i], k, buf, sizeof buf, &v);
-      if (!(t ? cJSON_AddStringToObject(r, sweep_columns[k], t) : cJSON_AddNumberToObject(r, sweep_columns[k], v))) goto fail;
+      if (!(t ? cJSON_AddStringToObject(r, sweep_columns[k], t)
+              : isnan(v) ? cJSON_AddNullToObject(r, sweep_columns[k]) /* not known */
+                         : cJSON_AddNumberToObject(r, sweep_columns[k], v)))
+        goto fail;
     }
   }
   return o;

@@ -17,6 +17,7 @@
 #include <cjson/cJSON.h>
 
 #include "err.h"
+#include "budget.h"
 #include "predict.h"
 
 /* One configuration's result. Times are per iteration, seconds (sim_result's meaning). */
@@ -30,6 +31,12 @@ typedef struct {
   double compute_s, forward_s, backward_s, optimizer_s, bucket_copy_s, exposed_comm_s, straggler_wait_s, loading_s,
       transfer_s, buffer_broadcast_s, comm_busy_s, dp_scatter_s, dp_replicate_s, dp_gather_s, dp_reduce_s;
   int buckets;              /* all-reduced per synchronised iteration */
+  /* The buyer's figures (sweep_row_buy; NaN where not known or not asked for: null in JSON, empty
+   * in CSV): the memory per GPU, whether it fits the card (1, 0), the largest batch that fits; with
+   * a budget, the time to train, GPU-hours, cost, energy, CO2 (sim/budget.h). */
+  double memory_peak_bytes, fits, max_batch_per_gpu, train_s, gpu_hours, cost, energy_kwh, co2_kg;
+  /* With --interval (sim/interval.h; NaN otherwise): the iteration's and the throughput's lo/hi. */
+  double iteration_s_lo, iteration_s_hi, samples_per_s_lo, samples_per_s_hi;
 } sweep_row;
 
 typedef enum {
@@ -58,6 +65,11 @@ int sweep_run(const sim_config *cfgs, int n, const sweep_opts *o, sweep_row *row
 
 /* A row from a prediction (done, status ERR_OK). */
 void sweep_row_fill(const predict_result *p, sweep_row *row);
+
+/* Fills a done row's buyer's figures for its configuration c: the memory with optimizer `optim`
+ * (sim/memory.h; MODEL_OPTIM_UNKNOWN: the model's), and with a job j (NULL: none) its budget
+ * (sim/budget.h). ERR_INPUT (a model with no optimizer) or ERR_USAGE with the message in e. */
+int sweep_row_buy(const sim_config *c, model_optim optim, const budget_job *j, sweep_row *row, err_t *e);
 
 /* One configuration, in this process: the row's status (its message in row->msg). */
 int sweep_run_one(const sim_config *c, sweep_what what, sweep_row *row);

@@ -2,6 +2,8 @@
 #include "uncert.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <gsl/gsl_randist.h>
@@ -115,4 +117,41 @@ int uncert_set(cJSON *doc, const char *path, double rel_sd, uncert_origin origin
   if (cJSON_GetObjectItemCaseSensitive(u, path)) cJSON_ReplaceItemInObjectCaseSensitive(u, path, en);
   else cJSON_AddItemToObject(u, path, en);
   return ERR_OK;
+}
+
+void uncert_draws_free(uncert_draws *d) {
+  for (int s = 1; s < d->n; s++) profile_destroy((profile_t *)d->p[s]);
+  free(d->p);
+  d->p = NULL;
+  d->n = 0;
+}
+
+int uncert_draw_profiles(const cJSON *doc, const char *origin, const profile_t *nominal, unsigned long seed, int S,
+                         uncert_draws *d, err_t *e) {
+  d->n = 0;
+  d->p = calloc((size_t)S + 1, sizeof *d->p);
+  gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+  if (!d->p || !rng) {
+    gsl_rng_free(rng);
+    free(d->p);
+    d->p = NULL;
+    return err_set(e, ERR_NOMEM, "out of memory");
+  }
+  gsl_rng_set(rng, seed);
+  d->p[d->n++] = nominal;
+  int rc = ERR_OK;
+  for (int s = 1; s <= S && !rc; s++) {
+    cJSON *drawn;
+    char name[600];
+    snprintf(name, sizeof name, "%s (draw %d of seed %lu)", origin, s, seed);
+    profile_t *p = NULL;
+    if (!(rc = uncert_perturb(doc, rng, &drawn, e))) {
+      rc = profile_from_json(drawn, name, PROFILE_WHOLE, &p, e);
+      cJSON_Delete(drawn);
+    }
+    if (!rc) d->p[d->n++] = p;
+  }
+  gsl_rng_free(rng);
+  if (rc) uncert_draws_free(d);
+  return rc;
 }

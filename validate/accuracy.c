@@ -373,6 +373,14 @@ int accuracy_run(accuracy_set *s, err_t *e) {
   return ERR_OK;
 }
 
+int accuracy_select(accuracy_set *s, const char *profile, int precision) {
+  int k = 0;
+  for (int i = 0; i < s->n; i++)
+    if (strcmp(s->points[i].profile, profile) == 0 && s->points[i].precision == precision) s->points[k++] = s->points[i];
+  s->n = k;
+  return k;
+}
+
 /* ---- the summary ---- */
 
 static int cmp_double(const void *a, const void *b) {
@@ -382,6 +390,21 @@ static int cmp_double(const void *a, const void *b) {
 
 /* A point the summary covers: predicted, and not an input. */
 static int validated(const accuracy_point *p) { return !p->unsupported[0] && !p->fits[0] && p->status == ERR_OK; }
+
+int accuracy_time_ratios(const accuracy_set *s, double *lo, double *hi) {
+  int n = 0;
+  for (int i = 0; i < s->n; i++) {
+    const accuracy_point *p = &s->points[i];
+    if (!validated(p) || !(p->predicted > 0) || !(p->published > 0)) continue;
+    /* error = (predicted - published) / published: a throughput's truth takes 1 + error times the
+     * predicted time; hours are times already. */
+    double r = p->metric == ACCURACY_HOURS ? p->published / p->predicted : p->predicted / p->published;
+    if (!n || r < *lo) *lo = r;
+    if (!n || r > *hi) *hi = r;
+    n++;
+  }
+  return n;
+}
 
 void accuracy_summarize(const accuracy_set *s, accuracy_summary *out) {
   memset(out, 0, sizeof *out);

@@ -69,6 +69,16 @@ void accuracy_destroy(accuracy_set *s); /* NULL is a no-op */
  * and message (it counts as failed in the summary); the call itself fails only with ERR_NOMEM. */
 int accuracy_run(accuracy_set *s, err_t *e);
 
+/* Keeps only the points of profile `profile` (a bundled name, as the points file names it) at
+ * precision `precision` (model_dtype), in order: the kind of run a prediction's validated error is
+ * taken from (sim/interval.h). Returns how many are kept. */
+int accuracy_select(accuracy_set *s, const char *profile, int precision);
+
+/* Over the validated points of s (predicted, not inputs), the range of true / predicted time per
+ * iteration: published / predicted throughput for samples and tokens, published / predicted hours
+ * for hours. Returns how many points it covers (0: *lo, *hi untouched). */
+int accuracy_time_ratios(const accuracy_set *s, double *lo, double *hi);
+
 typedef struct {
   int points, groups;          /* in the file; independent sources */
   int unsupported, inputs, failed;

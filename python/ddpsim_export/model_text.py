@@ -1,9 +1,8 @@
 """The model file from two traces of the same step, at batch B and 2B (models/README.md).
 
 Each number of each op is fitted as C + N*B from the two traces; the parameters and the ready
-points must be the same in both. Version 1 of the format is written when no op needs version 2's
-additions (`gemms=` on a GEMM, a `C+N*B` dimension), version 4 when the model has `conv` lines (and
-so a `layout` line)."""
+points must be the same in both. Version 5 of the format is written: its `saved` line (what autograd
+kept for backward, from saved-tensor hooks) and `optim` line."""
 
 import math
 
@@ -69,6 +68,29 @@ def mta_launches(numels, depth, scalarlist=False):
 
 
 NAME_MAX = 63  # sim/model.h MODEL_NAME_MAX - 1
+# The `optim` line's name of each (models/README.md): the exporter's sgd and rmsprop have momentum.
+OPTIM_LINE = {"adamw": "adamw", "adam": "adam", "rmsprop": "rmsprop-momentum", "sgd": "sgd-momentum", "none": "none"}
+
+
+def _saved(one, two, batch, run, notes):
+    """The `saved` line: what autograd kept at the traced batch and twice it, as run-precision
+    elements and other bytes, each fitted as C + N*B."""
+    from .trace import dtype_tag
+    size = {"fp16": 2, "fp32": 4}[run]
+
+    def split(tr):
+        elems = sum(b for dt, b in tr.saved.items() if dtype_tag(dt) == run and dt.itemsize == size) // size
+        return elems, sum(b for dt, b in tr.saved.items() if not (dtype_tag(dt) == run and dt.itemsize == size))
+
+    parts = []
+    for key, a, b in zip(("elems", "bytes"), split(one), split(two)):
+        f = _fit(a, b, batch)
+        if f is None:
+            f = (a, 0)
+            notes.add("the tensors saved for backward do not scale linearly with the batch: written at batch %d" % batch)
+        if f != (0, 0):
+            parts.append("%s=%s" % (key, _dim(f)))
+    return "saved " + " ".join(parts) if parts else None
 
 
 def _fit(v1, v2, batch):
@@ -223,9 +245,9 @@ def build(module, one, two, batch, *, amp, precision, optimizer, tokens, name, s
     if "torch.float64" in one.dtypes:
         notes.add("float64 ops are written as fp32")
 
+    saved = _saved(one, two, batch, run, notes)
     ready_at = {}
     lines_out = []
-    v2 = False
     for i, a in enumerate(one.lines):
         b = two.lines[i] if same else a
         fits = []
@@ -242,8 +264,6 @@ def build(module, one, two, batch, *, amp, precision, optimizer, tokens, name, s
             if a.ready:
                 raise ExportError("an empty op carries a gradient-ready point (%s)" % a.name)
             continue
-        if any(f[0] and f[1] for f in fits):
-            v2 = True
         lines_out.append((a, fits))
         for idx in a.ready:
             ready_at[idx] = len(lines_out) - 1
@@ -271,17 +291,12 @@ def build(module, one, two, batch, *, amp, precision, optimizer, tokens, name, s
     w = out.append
     convs = any(a.kind == "conv" for a, _ in lines_out)
     if convs:
-        version = 4
         votes = {k: v for k, v in one.layouts.items() if k}
         layout = max(sorted(votes), key=votes.get) if votes else "nchw"
         if len(votes) > 1:
             notes.add("the convolutions' inputs are in both layouts (%s): the file says %s, the majority's"
                       % (", ".join("%d %s" % (votes[k], k) for k in sorted(votes)), layout))
-    else:
-        version = 2 if v2 or any(f[1][3] != (1, 0) for f in lines_out if f[0].kind == "gemm") else 1
-    if one.sparse or one.unused:
-        version = 5  # the `sparse` and `unused` markers
-    w("ddpsim-model %d" % version)
+    w("ddpsim-model 5")  # version 5: the saved and optim lines, sparse/unused markers (v2's dimensions, v4's conv and layout too)
     w("# Exported by ddpsim_export (torch %s, %s tensors) from %s." % (torch_version, mode, source or name))
     w("#   %d parameters in %d tensors that require gradients; traced at batch %d (and %d to fit the batch scaling)."
       % (total, len(one.names), batch, 2 * batch))
@@ -308,6 +323,9 @@ def build(module, one, two, batch, *, amp, precision, optimizer, tokens, name, s
     w("precision %s" % run)
     if convs:
         w("layout %s" % layout)
+    if saved:
+        w(saved + "  # saved for backward (saved-tensor hooks): run-precision elements, other bytes")
+    w("optim %s" % OPTIM_LINE[optimizer])
     w("")
     w("# Parameters in registration order (named_parameters(), requires_grad only, tied weights once).")
     for i, (n, t) in enumerate(zip(pnames, one.tensors)):

@@ -4,6 +4,7 @@ forward, loss, backward, all under the Recorder (trace.py)."""
 import contextlib
 
 import torch
+from torch.multiprocessing.reductions import StorageWeakRef
 from torch.utils.module_tracker import ModuleTracker
 
 from . import ExportError
@@ -27,7 +28,9 @@ class Trace:
     `conv` lines per input layout: "nchw", "nhwc", or None where the strides do not tell), `value_reads`
     (ops whose result depended on tensor values: the control flow recorded is one run's), `sparse`
     (indices of parameters whose gradient was sparse), `sdpa_counts` (attention calls per backend CUDA
-    selects) and `rnn_fallback` (RNN calls left as the CPU runs them)."""
+    selects), `rnn_fallback` (RNN calls left as the CPU runs them) and `saved` (what autograd saved for
+    backward in forward: {dtype: bytes}, each storage once, the module's parameters and buffers left
+    out; docs/memory.md)."""
 
     def __init__(self, **kw):
         self.__dict__.update(kw)
@@ -144,6 +147,18 @@ def trace(module, args, kwargs, loss_fn, mode, amp, batch, scale):
         device = next((t.device.type for t in tensors), "cpu")
         autocast = torch.autocast(device, dtype=torch.float16) if amp else contextlib.nullcontext()
         rec.autocast_dtype = torch.float16 if amp else None
+        owned = list(state.values()) if fake is not None else list(module.parameters()) + list(module.buffers())
+        skip = {StorageWeakRef(t.untyped_storage()).cdata for t in owned}
+        saved, seen = {}, set()
+
+        def pack(t):  # each storage autograd keeps for backward, once
+            st = t.untyped_storage()
+            key = StorageWeakRef(st).cdata
+            if key not in skip and key not in seen:
+                seen.add(key)
+                saved[t.dtype] = saved.get(t.dtype, 0) + st.nbytes()
+            return t
+
         with tracker, fake if fake is not None else contextlib.nullcontext(), rec, CudaChoices(rec):
             try:
                 with autocast:
@@ -168,6 +183,11 @@ def trace(module, args, kwargs, loss_fn, mode, amp, batch, scale):
                 loss.backward()
             except Exception as exc:
                 raise ExportError("backward failed: %s: %s" % (type(exc).__name__, exc)) from exc
+        # What autograd keeps for backward, from a forward of its own: saved-tensor hooks in the
+        # recorded step would change what the Recorder sees (the ops of unpacking in backward).
+        with fake if fake is not None else contextlib.nullcontext(), autocast, \
+                torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            (loss_fn or _default_loss)(forward())
         out_floats = [t for t in _floats(output, []) if t.dim() > 0 and t.shape[0] == batch * scale]
         output_elems = sum(t.numel() for t in out_floats)
     finally:
@@ -183,7 +203,7 @@ def trace(module, args, kwargs, loss_fn, mode, amp, batch, scale):
                  unused=[named[i][0] for i in range(len(named)) if i not in got], output_elems=output_elems,
                  input_bytes=input_bytes, dtypes=rec.dtypes, pending=list(rec.pending_ready), layouts=rec.layouts,
                  value_reads=rec.value_reads, sparse=sorted(sparse), sdpa_counts=dict(rec.sdpa_counts),
-                 rnn_fallback=rec.rnn_fallback)
+                 rnn_fallback=rec.rnn_fallback, saved=saved)
 
 
 def _fake(fake, t):

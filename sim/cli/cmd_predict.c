@@ -1,6 +1,7 @@
 /* cmd_predict: `ddpsim predict`, and the simulation `ddpsim trace` shares with it. */
 #include <stdlib.h>
 
+#include "buyopts.h"
 #include "cmd.h"
 #include "err.h"
 #include "kineto.h"
@@ -8,13 +9,16 @@
 #include "predict.h"
 #include "report.h"
 #include "simopts.h"
+#include "strbuf.h"
 #include "trace.h"
 
 static const char *usage_predict =
     "usage: ddpsim predict [--nodes N] [--bucket-cap-mb X] [options] [--json]\n"
     "\n"
     "Simulates DDP training on N nodes and prints throughput (samples/s and tokens/s),\n"
-    "scaling efficiency against one GPU, the time breakdown and every bucket's timeline.\n"
+    "scaling efficiency against one GPU, the time breakdown and every bucket's timeline; the\n"
+    "memory per GPU and its parts (refused, exit 1, when it exceeds the card's); with --samples\n"
+    "or --epochs, the time to train, GPU-hours, cost and energy (docs/memory.md).\n"
     "\n";
 
 static const char *usage_trace =
@@ -82,7 +86,11 @@ int cmd_predict_run(cli_ctx *x, int argc, char **argv, int trace_only) {
       {"ranks", 0, CLI_STRING, &ranks, "LIST",
        "the ranks to show: a list (0,3,8-15), all, or simulated (default:\nthe ranks the engine played; with symmetry 2 nodes)"},
       {0}};
-  const cli_opt *tables[] = {own, common, trace_only ? trace_out : predict_out, NULL};
+  buyopts bo;
+  buyopts_init(&bo);
+  cli_opt buy[BUYOPTS_COUNT];
+  buyopts_table(&bo, buy);
+  const cli_opt *tables[] = {own, common, trace_only ? trace_out : predict_out, trace_only ? NULL : buy, NULL};
   const cli_cmd c = {.usage = trace_only ? usage_trace : usage_predict, .tables = tables, .elsewhere = simopts_known};
   simopts_inputs in;
   sim_config cfg;
@@ -95,14 +103,72 @@ int cmd_predict_run(cli_ctx *x, int argc, char **argv, int trace_only) {
   }
   if (format < 0) format = FORMAT_KINETO;
   cfg.record_spans = trace != NULL;
+  memory_parts mem;
+  budget_job job;
+  int budget = buyopts_job(&bo, &job);
+  if (!trace_only && (rc = buyopts_check(x, &bo))) {
+    simopts_inputs_free(&in);
+    return rc;
+  }
   predict_result p;
   err_t e;
   if ((rc = predict_run(&cfg, &p, &e))) {
     simopts_inputs_free(&in);
     return cli_fail(x, rc, "%s", e.msg);
   }
+  /* After the run, whose checks of the scenario (a batch too large, ...) come first. */
+  if (!trace_only && (rc = buyopts_memory(x, &bo, &cfg, &mem))) {
+    predict_result_free(&p);
+    simopts_inputs_free(&in);
+    return rc;
+  }
+  budget_result br = {0};
+  profile_device dev;
+  profile_get_device(cfg.profile, &dev);
+  if (!trace_only && budget &&
+      (rc = budget_compute(&job, p.sim.gpus, p.sim.batch, p.sim.iteration_s, p.sim.compute_s, &dev, &br, &e))) {
+    predict_result_free(&p);
+    simopts_inputs_free(&in);
+    return cli_fail(x, rc, "%s", e.msg);
+  }
+  interval_t iv;
+  if (!trace_only && bo.interval && (rc = buyopts_interval(x, &bo, o.profile, &cfg, p.sim.iteration_s, &iv))) {
+    predict_result_free(&p);
+    simopts_inputs_free(&in);
+    return rc;
+  }
+  /* The figures the interval covers: with the iteration (times, cost, energy) or against it. */
+  const char *iv_names[] = {"iteration_s", "samples_per_s", "tokens_per_s", "train_s", "gpu_hours", "cost", "energy_kwh", NULL};
+  const double iv_values[] = {p.sim.iteration_s, p.samples_per_s, p.tokens_per_s, budget ? br.train_s : 0, budget ? br.gpu_hours : 0,
+                              budget && br.has_cost ? br.cost : 0, budget && br.has_energy ? br.energy_kwh : 0};
+  const int iv_time[] = {1, 0, 0, 1, 1, 1, 1};
+  if (!budget) iv_names[3] = NULL; /* no budget: the first three only */
   if (trace) rc = write_trace(x, &cfg, &p, ranks, trace, format);
-  if (!rc && !trace_only) rc = json ? out_json(x, report_predict_json(&cfg, &p)) : out_text(x, report_predict_table(&cfg, &p));
+  if (!rc && !trace_only && json) {
+    cJSON *o = report_predict_json(&cfg, &p);
+    if (o && !cJSON_AddItemToObject(o, "memory", memory_json(&mem))) cJSON_Delete(o), o = NULL;
+    if (o && budget && !cJSON_AddItemToObject(o, "budget", budget_json(&job, &br))) cJSON_Delete(o), o = NULL;
+    if (o && bo.interval && !cJSON_AddItemToObject(o, "interval", interval_json(&iv, iv_names, iv_values, iv_time)))
+      cJSON_Delete(o), o = NULL;
+    rc = out_json(x, o);
+  } else if (!rc && !trace_only) {
+    char *t = report_predict_table(&cfg, &p), *mt = memory_table(&mem), *bt = budget ? budget_table(&job, &br) : NULL;
+    strbuf sb = {0};
+    int whole = t && mt && (bt || !budget); /* else out of memory: out_text(NULL) says so */
+    if (whole) strbuf_printf(&sb, "%s#\n%s%s%s", t, mt, bt ? "#\n" : "", bt ? bt : "");
+    if (whole && bo.interval) {
+      strbuf_printf(&sb, "#\n%-24s %14.6f .. %.6f s   (profile: %d draws, %.0f%% central; validated: %d published point%s)\n",
+                    "iteration interval", iv.lo_s, iv.hi_s, iv.draws, 100 * iv.level, iv.validated_points,
+                    iv.validated_points == 1 ? "" : "s");
+      strbuf_printf(&sb, "%-24s %14.1f .. %.1f\n", "samples/s interval", p.samples_per_s * iv.nominal_s / iv.hi_s,
+                    p.samples_per_s * iv.nominal_s / iv.lo_s);
+      if (budget) strbuf_printf(&sb, "%-24s %14.2f .. %.2f h\n", "time to train interval", br.train_s / 3600 * iv.lo_s / iv.nominal_s,
+                                br.train_s / 3600 * iv.hi_s / iv.nominal_s);
+    }
+    free(t), free(mt), free(bt);
+    if (!whole) strbuf_free(&sb);
+    rc = out_text(x, whole ? strbuf_take(&sb) : NULL);
+  }
   else if (!rc) printf("wrote %s\n", trace);
   predict_result_free(&p);
   simopts_inputs_free(&in);

@@ -30,18 +30,6 @@ static const char *usage_recommend =
     "(bucket_cap_mb_list), gradient_as_bucket_view, the fp16/bf16 compression hooks, no_sync.\n"
     "\n";
 
-/* The profile's JSON (its uncertainty), read as profile_load reads it. */
-static int read_doc(cli_ctx *x, const char *name, char *path, size_t len, cJSON **doc) {
-  err_t e;
-  int rc = data_resolve(DATA_PROFILE, name, path, len, &e);
-  size_t n = 0;
-  char *text = rc ? NULL : txt_read_file(path, &n);
-  if (!rc && !text) return cli_fail(x, ERR_IO, "%s: cannot read", path);
-  if (!rc) rc = profile_json_parse(text, n, path, doc, &e);
-  free(text);
-  return rc ? cli_fail(x, rc, "%s", e.msg) : CLI_OK;
-}
-
 int cmd_recommend(cli_ctx *x, int argc, char **argv) {
   simopts o;
   simopts_init(&o);
@@ -91,7 +79,7 @@ int cmd_recommend(cli_ctx *x, int argc, char **argv) {
   cJSON *doc = NULL;
   char path[1024];
   if ((rc = simopts_load(x, &o, &in))) return rc;
-  if ((rc = read_doc(x, o.profile, path, sizeof path, &doc))) goto done;
+  if ((rc = simopts_read_profile_doc(x, o.profile, path, sizeof path, &doc))) goto done;
   sim_config cfg;
   simopts_config(&o, &in, &cfg);
   cfg.nodes = nodes;

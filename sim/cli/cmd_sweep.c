@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buyopts.h"
 #include "cmd.h"
 #include "err.h"
 #include "out.h"
@@ -32,6 +33,9 @@ static const char *usage_sweep =
     "--gradient-as-bucket-view=0,1. The first axis given varies slowest, --bucket-cap-mb always\n"
     "fastest (the best cap of each group is named). -j runs N configurations at once; under\n"
     "mpirun the ranks share the configurations and rank 0 prints them all, in the same order.\n"
+    "Every row says its memory per GPU and whether it fits the card; with --samples or --epochs\n"
+    "its time to train, GPU-hours, cost and energy, and --max-hours H keeps the rows that finish\n"
+    "within H hours (docs/memory.md).\n"
     "\n";
 
 #define SWEEP_MAX_AXES 16
@@ -225,14 +229,21 @@ static char *table(const sim_config *cfgs, const sweep_row *rows, int n, const a
   strbuf s = {0};
   strbuf_printf(&s, "#");
   for (int a = 0; a < nax; a++) strbuf_printf(&s, " %-12s", ax[a].name);
-  strbuf_printf(&s, " %6s %12s %12s %14s %8s %12s\n", "gpus", "iteration_s", "samples/s", "tokens/s", "eff_%", "exposed_s");
+  strbuf_printf(&s, " %6s %12s %12s %14s %8s %12s %8s %4s", "gpus", "iteration_s", "samples/s", "tokens/s", "eff_%", "exposed_s",
+                "mem_GiB", "fits");
+  int budget = n > 0 && !isnan(rows[0].train_s);
+  if (budget) strbuf_printf(&s, " %10s %10s %10s", "train_h", "cost", "kWh");
+  strbuf_printf(&s, "\n");
   int capfast = nax > 0 && strcmp(ax[nax - 1].name, "bucket-cap-mb") == 0, group = capfast ? ax[nax - 1].n : 0;
   for (int i = 0; i < n; i++) {
     strbuf_printf(&s, " ");
     for (int a = 0; a < nax; a++) strbuf_printf(&s, " %-12s", vals[i * nax + a]);
     const sweep_row *r = &rows[i];
-    strbuf_printf(&s, " %6d %12.6f %12.1f %14.0f %8.1f %12.6f\n", r->gpus, r->iteration_s, r->samples_per_s, r->tokens_per_s,
-                  100.0 * r->scaling_efficiency, r->exposed_comm_s);
+    strbuf_printf(&s, " %6d %12.6f %12.1f %14.0f %8.1f %12.6f %8.2f %4s", r->gpus, r->iteration_s, r->samples_per_s, r->tokens_per_s,
+                  100.0 * r->scaling_efficiency, r->exposed_comm_s, r->memory_peak_bytes / (1024.0 * 1024 * 1024),
+                  isnan(r->fits) ? "?" : r->fits > 0 ? "yes" : "NO");
+    if (budget) strbuf_printf(&s, " %10.2f %10.2f %10.1f", r->train_s / 3600, r->cost, r->energy_kwh); /* nan: not asked */
+    strbuf_printf(&s, "\n");
     if (group > 1 && (i + 1) % group == 0) {
       double caps[64], it[64]; /* the first 64 caps of a longer group */
       int g = group > 64 ? 64 : group;
@@ -260,7 +271,17 @@ int cmd_sweep(cli_ctx *x, int argc, char **argv) {
                           {"csv", 0, CLI_FLAG, &csv, NULL, "comma-separated output with a header line (columns: docs/cli.md)"},
                           {"json", 0, CLI_FLAG, &json, NULL, "one JSON object: axes, columns, rows"},
                           {0}};
-  const cli_opt *tables[] = {job, common, tail, NULL};
+  buyopts bo;
+  buyopts_init(&bo);
+  double max_hours = 0;
+  cli_opt buy[BUYOPTS_COUNT];
+  buyopts_table(&bo, buy);
+  const cli_opt own[] = {{"max-hours", 0, CLI_DOUBLE, &max_hours, "H",
+                          "keep only the rows whose time to train is at most H hours (needs --samples\nor --epochs)",
+                          CLI_MIN_OPEN | CLI_MAX, 0, 1e9},
+                         {0}};
+  const cli_opt *tables[] = {job, common, tail, buy, own, NULL};
+  buyopts *buys = NULL;
   const cli_cmd c = {.usage = usage_sweep, .tables = tables, .elsewhere = simopts_known};
   argv_t fixed = {0};
   axis_t ax[SWEEP_MAX_AXES];
@@ -280,8 +301,9 @@ int cmd_sweep(cli_ctx *x, int argc, char **argv) {
   }
   cfgs = calloc((size_t)n, sizeof *cfgs);
   rows = calloc((size_t)n, sizeof *rows);
+  buys = calloc((size_t)n, sizeof *buys);
   vals = calloc((size_t)n * (size_t)(nax ? nax : 1), sizeof *vals);
-  if (!cfgs || !rows || !vals) {
+  if (!cfgs || !rows || !vals || !buys) {
     rc = cli_fail(x, ERR_NOMEM, "out of memory");
     goto done;
   }
@@ -306,8 +328,16 @@ int cmd_sweep(cli_ctx *x, int argc, char **argv) {
     for (int k = 1; k < fixed.n; k++) av[ac++] = fixed.argv[k];
     av[ac] = NULL;
     simopts_init(&o);
-    nodes = 1, cap = 0;
-    if ((rc = cli_parse(x, &c, ac, av, NULL, NULL, stdout)) || (rc = simopts_check(x, &o))) goto done;
+    buyopts_init(&bo);
+    nodes = 1, cap = 0, max_hours = 0;
+    if ((rc = cli_parse(x, &c, ac, av, NULL, NULL, stdout)) || (rc = simopts_check(x, &o)) || (rc = buyopts_check(x, &bo)))
+      goto done;
+    buys[i] = bo;
+    budget_job bj;
+    if (max_hours > 0 && !buyopts_job(&bo, &bj)) {
+      rc = cli_usage(x, "--max-hours needs the samples to train: --samples N or --epochs E --dataset-size S");
+      goto done;
+    }
     if (csv && json) {
       rc = cli_usage(x, "--csv and --json: choose one");
       goto done;
@@ -333,6 +363,32 @@ int cmd_sweep(cli_ctx *x, int argc, char **argv) {
     goto done;
   }
   if (!root) goto done; /* rank 0 prints */
+  /* The buyer's figures of every row, then --max-hours keeps those that finish in time. */
+  int kept = 0;
+  for (int i = 0; i < n; i++) {
+    budget_job bj;
+    int has = buyopts_job(&buys[i], &bj);
+    if ((rc = sweep_row_buy(&cfgs[i], (model_optim)buys[i].optim, has ? &bj : NULL, &rows[i], &e))) {
+      rc = cli_fail(x, rc, "configuration %d: %s", i + 1, e.msg);
+      goto done;
+    }
+    if (buys[i].interval) { /* the profile named as given: its document carries the uncertainty */
+      const char *name = NULL;
+      for (int k = 0; k < cache.n && !name; k++)
+        if (cache.e[k].kind == 2 && cache.e[k].p == cfgs[i].profile) name = cache.e[k].name;
+      interval_t iv;
+      if ((rc = buyopts_interval(x, &buys[i], name, &cfgs[i], rows[i].iteration_s, &iv))) goto done;
+      rows[i].iteration_s_lo = iv.lo_s, rows[i].iteration_s_hi = iv.hi_s;
+      rows[i].samples_per_s_lo = rows[i].samples_per_s * iv.nominal_s / iv.hi_s;
+      rows[i].samples_per_s_hi = rows[i].samples_per_s * iv.nominal_s / iv.lo_s;
+    }
+    if (max_hours > 0 && !(rows[i].train_s <= max_hours * 3600)) continue;
+    cfgs[kept] = cfgs[i], rows[kept] = rows[i];
+    for (int a = 0; a < nax; a++) vals[kept * nax + a] = vals[i * nax + a];
+    kept++;
+  }
+  if (kept < n) fprintf(stderr, "%s %s: %d of %d configurations finish within %g hours\n", x->prog, x->where, kept, n, max_hours);
+  n = kept;
   /* Columns are named as the JSON of predict names things: bucket_cap_mb for --bucket-cap-mb. */
   char name_buf[SWEEP_MAX_AXES][64];
   const char *names[SWEEP_MAX_AXES];
@@ -349,6 +405,7 @@ done:
   strings_free(fixed.argv, fixed.n);
   free(cfgs);
   free(rows);
+  free(buys);
   free(vals);
   cache_free(&cache);
   return rc;

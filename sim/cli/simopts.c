@@ -7,6 +7,7 @@
 
 #include "data.h"
 #include "nccl.h"
+#include "txt.h"
 
 void simopts_init(simopts *o) {
   memset(o, 0, sizeof *o);
@@ -175,7 +176,9 @@ const char *const simopts_known[] = {
     "model", "topology", "profile", "gpus-per-node", "batch", "precision", "first-bucket-mb", "rebuilt", "bucket-view",
     "static-graph", "pytorch", "find-unused-parameters", "gradient-as-bucket-view", "bucket-cap-mb-list", "ddp-iteration", "no-broadcast-buffers", "mode", "fidelity", "iterations", "no-sync", "comm-hook", "jitter-cv", "jitter-ci", "seed", "nccl-algo",
     "nccl-proto", "num-workers", "load-ms", "pin-memory", "non-blocking", "prefetch", "no-h2d", "framework",
-    "backend", "host-jitter-us", "host-launch-us", "host-dispatch-us", "dp-backward-gil", "dp-gil-share", "dp-handover-us", "no-symmetry", "events", "nodes", "bucket-cap-mb", "json", "csv", "trace", NULL};
+    "backend", "host-jitter-us", "host-launch-us", "host-dispatch-us", "dp-backward-gil", "dp-gil-share", "dp-handover-us", "no-symmetry", "events", "nodes", "bucket-cap-mb", "json", "csv", "trace",
+    /* sim/cli/buyopts.c */
+    "optimizer", "allow-oom", "samples", "epochs", "dataset-size", "price", "grid-kgco2-per-kwh", "max-hours", NULL};
 
 int simopts_check(cli_ctx *x, const simopts *o) {
   if (o->no_h2d && (o->pin || o->nonblocking || o->prefetch))
@@ -233,6 +236,17 @@ int simopts_warn_unused(const cli_ctx *x, const simopts *o, const model_t *m) {
           "  error for them unless DDP(find_unused_parameters=True); give --find-unused-parameters to predict that run\n",
           x->prog, x->where, m->name, unused, m->params[first].name, unused > 1 ? ", ..." : "");
   return 1;
+}
+
+int simopts_read_profile_doc(cli_ctx *x, const char *name, char *path, size_t len, cJSON **doc) {
+  err_t e;
+  int rc = data_resolve(DATA_PROFILE, name, path, len, &e);
+  size_t n = 0;
+  char *text = rc ? NULL : txt_read_file(path, &n);
+  if (!rc && !text) return cli_fail(x, ERR_IO, "%s: cannot read", path);
+  if (!rc) rc = profile_json_parse(text, n, path, doc, &e);
+  free(text);
+  return rc ? cli_fail(x, rc, "%s", e.msg) : CLI_OK;
 }
 
 int simopts_load(cli_ctx *x, const simopts *o, simopts_inputs *in) {

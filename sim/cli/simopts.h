@@ -77,6 +77,10 @@ int simopts_load_model(cli_ctx *x, const char *name, model_t **m);
 int simopts_load_topo(cli_ctx *x, const char *name, topo_t **t);
 int simopts_load_profile(cli_ctx *x, const char *name, profile_t **p);
 
+/* A profile's JSON document (its uncertainty), resolved and read as simopts_load_profile reads
+ * it; its path in path. The status, the message in x; on CLI_OK the caller cJSON_Deletes *doc. */
+int simopts_read_profile_doc(cli_ctx *x, const char *name, char *path, size_t len, cJSON **doc);
+
 /* All three (topology: o->topology), or the status with nothing left loaded. */
 int simopts_load(cli_ctx *x, const simopts *o, simopts_inputs *in);
 /* On stderr: a model that records parameters without a gradient (`unused` markers) run as DDP

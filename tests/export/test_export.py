@@ -233,7 +233,10 @@ def case_gpt(ddpsim, models):
         a, b = x.flops(ph, 8), y.flops(ph, 8) + (recompute if ph == "backward" else 0)
         check(close(a, b, 0.02), "GPT-2 small %s GEMM FLOPs: exported %.5g, genmodel gpt's%s %.5g (within 2%%)"
               % (ph, a, " and the fused backward's recomputed scores" if ph == "backward" else "", b))
-    p = subprocess.run([ddpsim, "predict", "--model", path, "--nodes", "16"], capture_output=True, text=True)
+    # GPT-2 at batch 8 x 1024 tokens holds about 27 GiB per GPU (eager attention, fp32): more than a
+    # 16 GB V100, which predict refuses; the throughput is asked of it anyway.
+    p = subprocess.run([ddpsim, "predict", "--model", path, "--nodes", "16", "--allow-oom"], capture_output=True,
+                       text=True)
     sps = [ln.split()[-1] for ln in p.stdout.splitlines() if ln.startswith("samples/s")]
     check(p.returncode == 0 and sps and float(sps[0]) > 0,
           "ddpsim predict on 16 nodes runs on the exported GPT-2 (%s samples/s%s)"
@@ -382,7 +385,8 @@ def case_params(ddpsim, models):
     biases = [ln.split()[1] for ln in text.splitlines() if ".convolution.bias " in ln]
     check(biases == ["0.convolution.bias", "1.convolution.bias", "3.convolution.bias"],
           "convolutions: a bias add after each forward convolution that has a bias (%s)" % biases)
-    check(text.startswith("ddpsim-model 4\n") and "\nlayout nchw\n" in text, "convolutions: version 4, layout nchw")
+    check(text.startswith("ddpsim-model 5\n") and "\nlayout nchw\n" in text and "\nsaved elems=" in text,
+          "convolutions: version 5 (its saved line), layout nchw")
     fwd_c, _ = flop_counter(lambda: convs, ((torch.randn(B, 3, 17, 19),), {}), lambda out: out.sum())
     check(close(x.flops("forward", B), fwd_c, 0.02), "convolutions: forward %.5g FLOPs, FlopCounterMode %.5g "
           "(within 2%%)" % (x.flops("forward", B), fwd_c))

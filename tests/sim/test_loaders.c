@@ -447,6 +447,25 @@ int main(void) {
       model_destroy(m);
       m = NULL;
     }
+    /* Version 5: the saved and optim lines (sim/memory.h). */
+#define L5 "ddpsim-model 5\nname t\nbatch 2\ntokens 1 images\nprecision fp16\nparam w 8x3\n"
+    rc = model_parse(L5 "saved elems=7+3*B bytes=16*B\noptim adamw\nforward\ngemm g m=8 n=B k=3\nbackward\n"
+                        "gemm d m=8 n=3 k=B ready=w\n", "v5.model", &m, &e);
+    CHECK(rc == 0 && m->has_saved && model_dim_value(m->saved_elems, 5) == 22 && model_dim_value(m->saved_bytes, 5) == 80 &&
+              m->optim == MODEL_OPTIM_ADAMW,
+          "version 5: saved elems=7+3*B bytes=16*B and optim adamw are read");
+    model_destroy(m);
+    m = NULL;
+    model_err("saved in version 4", "ddpsim-model 4\nname t\nbatch 2\ntokens 1 images\nprecision fp32\nsaved elems=B\n",
+              "x.model:6: a saved line needs 'ddpsim-model 5'");
+    model_err("optim in version 4", "ddpsim-model 4\nname t\nbatch 2\ntokens 1 images\nprecision fp32\noptim adam\n",
+              "x.model:6: an optim line needs 'ddpsim-model 5'");
+    model_err("optim lamb", L5 "optim lamb\n", "x.model:7: expected 'optim none|sgd|sgd-momentum|adam|adamw|rmsprop|");
+    model_err("saved with no key", L5 "saved\n", "x.model:7: expected 'saved elems=DIM bytes=DIM'");
+    model_err("saved with a stray key", L5 "saved elems=B foo=3\n", "x.model:7: unknown key 'foo=3' on the saved line");
+    model_err("saved twice", L5 "saved elems=B\nsaved bytes=4\n", "x.model:8: a second saved line");
+    model_err("saved elems=0", L5 "saved elems=0\n", "x.model:7: elems: '0' is not a positive integer");
+#undef L5
   }
 
   /* ---- shape-aware GEMM tables and convolution tables ---- */

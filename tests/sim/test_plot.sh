@@ -48,13 +48,16 @@ check "breakdown: the first topology's three node counts" test "$(awk '/^\$b/,/^
 plot timeline "$tmp/p.json" timeline 4 "title 'all-reduce'" "title 'bucket ready'" "'bucket 0'" "laid end to end"
 
 # An uncertainty band where the columns are, and a column the plot does not know is ignored.
-awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "samples_per_s") c = i; print $0 ",samples_per_s_lo,samples_per_s_hi,unknown_column"; next }
-         { print $0 "," $c * 0.97 "," $c * 1.02 ",x" }' \
-  "$tmp/c.csv" >"$tmp/band.csv"
+# (sweep writes the band's columns, empty without --interval: filled here)
+band() { # band LO_FACTOR HI_FACTOR EXTRA_HEADER EXTRA_FIELD < sweep.csv
+  awk -F, -v OFS=, -v lo="$1" -v hi="$2" -v xh="$3" -v xf="$4" '
+    NR == 1 { for (i = 1; i <= NF; i++) { if ($i == "samples_per_s") c = i; if ($i == "samples_per_s_lo") l = i; if ($i == "samples_per_s_hi") h = i }
+              print $0 xh; next }
+    { $l = $c * lo; $h = $c * hi; print $0 xf }'
+}
+band 0.97 1.02 ",unknown_column" ",x" <"$tmp/c.csv" >"$tmp/band.csv"
 plot caps "$tmp/band.csv" caps-band 2 "filledcurves" "using 1:3:4"
-awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "samples_per_s") c = i; print $0 ",samples_per_s_lo,samples_per_s_hi"; next }
-         { print $0 "," $c * 1.2 "," $c * 1.1 }' \
-  "$tmp/c.csv" >"$tmp/badband.csv"
+band 1.2 1.1 "" "" <"$tmp/c.csv" >"$tmp/badband.csv"
 "$ddpsim" plot caps -i "$tmp/badband.csv" -o "$tmp/x.png" >/dev/null 2>"$tmp/err"
 check "a band whose low end is above its high end: exit 1, naming it" test $? -eq 1 -a -n "$(grep 'samples_per_s_lo <= samples_per_s_hi' "$tmp/err")"
 

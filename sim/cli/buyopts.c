@@ -1,0 +1,100 @@
+/* buyopts: the buyer's options shared by predict and sweep (buyopts.h). */
+#include "buyopts.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "accuracy.h"
+#include "data.h"
+#include "simopts.h"
+
+static int parse_optim(const char *s, void *dest) {
+  model_optim o;
+  if (model_optim_parse(s, &o)) return -1;
+  *(int *)dest = (int)o;
+  return 0;
+}
+
+void buyopts_init(buyopts *b) {
+  memset(b, 0, sizeof *b);
+  b->draws = 16;
+  b->level = 0.9;
+}
+
+void buyopts_table(buyopts *b, cli_opt t[BUYOPTS_COUNT]) {
+  const cli_opt table[BUYOPTS_COUNT] = {
+      {"optimizer", 0, CLI_CUSTOM, &b->optim, "NAME",
+       "the optimizer whose state counts in the memory: none, sgd, sgd-momentum,\nadam, adamw, rmsprop, rmsprop-momentum, adagrad "
+       "(default: the model file's)",
+       .parse = parse_optim, .must = "must be none, sgd, sgd-momentum, adam, adamw, rmsprop, rmsprop-momentum or adagrad"},
+      {"allow-oom", 0, CLI_FLAG, &b->allow_oom, NULL,
+       "warn instead of refusing a configuration whose memory exceeds the card's"},
+      {"samples", 0, CLI_DOUBLE, &b->samples, "N", "samples to train (all GPUs together): time to train, GPU-hours, cost,\nenergy",
+       CLI_MIN_OPEN | CLI_MAX, 0, 1e18},
+      {"epochs", 0, CLI_DOUBLE, &b->epochs, "E", "epochs to train (with --dataset-size): samples = E x S", CLI_MIN_OPEN | CLI_MAX, 0, 1e9},
+      {"dataset-size", 0, CLI_DOUBLE, &b->dataset_size, "S", "samples in one epoch (with --epochs)", CLI_MIN_OPEN | CLI_MAX, 0, 1e15},
+      {"price", 0, CLI_DOUBLE, &b->price, "X", "price of one GPU-hour (any currency): the cost", CLI_MIN_OPEN | CLI_MAX, 0, 1e6},
+      {"grid-kgco2-per-kwh", 0, CLI_DOUBLE, &b->grid, "X", "the grid's carbon intensity, kg CO2 per kWh: the CO2",
+       CLI_MIN_OPEN | CLI_MAX, 0, 10},
+      {"interval", 0, CLI_FLAG, &b->interval, NULL,
+       "lo/hi of the main figures: the profile's uncertainty drawn and simulated,\ntimes the validated error of published runs on the same profile and\nprecision (docs/memory.md, \"How sure\")"},
+      {"draws", 0, CLI_INT, &b->draws, "N", "--interval: profiles drawn from the profile's uncertainty (default 16)", CLI_MIN | CLI_MAX,
+       0, 1000},
+      {"level", 0, CLI_DOUBLE, &b->level, "X", "--interval: the profile part's central interval (default 0.9)",
+       CLI_MIN_OPEN | CLI_MAX_OPEN, 0, 1},
+      {0}};
+  memcpy(t, table, sizeof table);
+}
+
+int buyopts_check(cli_ctx *x, const buyopts *b) {
+  if ((b->epochs > 0) != (b->dataset_size > 0)) return cli_usage(x, "--epochs and --dataset-size go together");
+  if (b->epochs > 0 && b->samples > 0) return cli_usage(x, "--samples and --epochs: choose one");
+  if ((b->price > 0 || b->grid > 0) && !(b->samples > 0 || b->epochs > 0))
+    return cli_usage(x, "--price and --grid-kgco2-per-kwh need the samples to train: --samples N or --epochs E --dataset-size S");
+  return CLI_OK;
+}
+
+int buyopts_job(const buyopts *b, budget_job *j) {
+  memset(j, 0, sizeof *j);
+  j->samples = b->samples > 0 ? b->samples : b->epochs * b->dataset_size;
+  j->price_per_gpu_hour = b->price;
+  j->grid_kgco2_per_kwh = b->grid;
+  return j->samples > 0;
+}
+
+int buyopts_memory(cli_ctx *x, const buyopts *b, const sim_config *c, memory_parts *m) {
+  err_t e;
+  int rc = memory_estimate(c, (model_optim)b->optim, m, &e);
+  if (rc) return rc == ERR_USAGE ? cli_usage(x, "%s", e.msg) : cli_fail(x, rc, "%s", e.msg);
+  if (!memory_oom(m)) return CLI_OK;
+  char msg[256];
+  memory_oom_message(m, msg, sizeof msg);
+  if (!b->allow_oom) return cli_fail(x, ERR_INPUT, "%s (--allow-oom to simulate it anyway)", msg);
+  fprintf(stderr, "%s %s: warning: %s\n", x->prog, x->where, msg);
+  return CLI_OK;
+}
+
+int buyopts_interval(cli_ctx *x, const buyopts *b, const char *profile_arg, const sim_config *c, double nominal_s,
+                     interval_t *iv) {
+  char path[1024];
+  cJSON *doc = NULL;
+  int rc = simopts_read_profile_doc(x, profile_arg, path, sizeof path, &doc);
+  if (rc) return rc;
+  err_t e;
+  rc = interval_profile(c, doc, path, b->draws, 1, b->level, nominal_s, iv, &e);
+  cJSON_Delete(doc);
+  if (rc) return cli_fail(x, rc, "%s", e.msg);
+  /* The validated part: the published points of this profile and precision, predicted now. */
+  accuracy_set *set = NULL;
+  snprintf(path, sizeof path, "%s/validate/published.txt", data_dir());
+  if ((rc = accuracy_load(path, &set, &e))) return cli_fail(x, rc, "%s", e.msg);
+  model_dtype prec = c->precision >= 0 ? (model_dtype)c->precision : c->model->precision;
+  double lo = 1, hi = 1;
+  int n = 0;
+  if (accuracy_select(set, profile_name(c->profile), (int)prec) > 0 && !(rc = accuracy_run(set, &e)))
+    n = accuracy_time_ratios(set, &lo, &hi);
+  accuracy_destroy(set);
+  if (rc) return cli_fail(x, rc, "%s", e.msg);
+  interval_validated(iv, n, lo, hi);
+  return CLI_OK;
+}

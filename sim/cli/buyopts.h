@@ -1,0 +1,48 @@
+/* buyopts: the buyer's options (will it fit, how long, how much) that predict and sweep share:
+ * the optimizer whose state is counted, whether an OOM is refused, the samples to train (or epochs
+ * of a dataset), the price per GPU-hour and the grid's CO2 intensity; and what predict does with
+ * them (sim/memory.h, sim/budget.h). Front-end code: messages go into the caller's cli_ctx. */
+#ifndef DDPSIM_BUYOPTS_H
+#define DDPSIM_BUYOPTS_H
+
+#include "budget.h"
+#include "cli.h"
+#include "interval.h"
+#include "memory.h"
+#include "sim.h"
+
+typedef struct {
+  int optim;          /* model_optim; MODEL_OPTIM_UNKNOWN (0): the model file's */
+  int allow_oom;      /* 1: warn instead of refusing a configuration that does not fit */
+  double samples;     /* 0: not given */
+  double epochs, dataset_size; /* 0: not given */
+  double price;       /* per GPU-hour; 0: not given */
+  double grid;        /* kg CO2 per kWh; 0: not given */
+  int interval;       /* 1: lo/hi of the main figures (sim/interval.h) */
+  int draws;          /* profiles drawn for it (default 16) */
+  double level;       /* of the profile part's central interval (default 0.9) */
+} buyopts;
+
+#define BUYOPTS_COUNT 11 /* entries of the table, its end included */
+
+void buyopts_init(buyopts *b);
+void buyopts_table(buyopts *b, cli_opt t[BUYOPTS_COUNT]);
+
+/* What no single option can check: --epochs needs --dataset-size and excludes --samples; --price
+ * and --grid-kgco2-per-kwh need one of them. CLI_USAGE with the message in x, or CLI_OK. */
+int buyopts_check(cli_ctx *x, const buyopts *b);
+
+/* 1 when a time to train was asked for (--samples, or --epochs with --dataset-size), its job in *j. */
+int buyopts_job(const buyopts *b, budget_job *j);
+
+/* The memory of c with b's optimizer. On OOM: refused (the message, exit 1) unless --allow-oom,
+ * then a warning on stderr. The status, with *m filled on CLI_OK. */
+int buyopts_memory(cli_ctx *x, const buyopts *b, const sim_config *c, memory_parts *m);
+
+/* With --interval: the interval of c's prediction (nominal iteration nominal_s): profile_arg's (a file or bundled name)
+ * document drawn b->draws times, and the validated error of the published points of the same
+ * profile and precision (validate/published.txt in the data dir). The status; *iv filled on CLI_OK. */
+int buyopts_interval(cli_ctx *x, const buyopts *b, const char *profile_arg, const sim_config *c, double nominal_s,
+                     interval_t *iv);
+
+#endif

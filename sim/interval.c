@@ -1,0 +1,78 @@
+/* interval: how sure a prediction is (interval.h). */
+#include "interval.h"
+
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "uncert.h"
+
+int interval_profile(const sim_config *c, const cJSON *doc, const char *origin, int draws, unsigned long seed, double level,
+                     double nominal_s, interval_t *out, err_t *e) {
+  *out = (interval_t){.level = level, .seed = seed, .profile_lo = 1, .profile_hi = 1, .validated_lo = 1, .validated_hi = 1,
+                      .nominal_s = nominal_s, .lo_s = nominal_s, .hi_s = nominal_s};
+  if (draws < 0 || !(level > 0 && level < 1)) return err_set(e, ERR_USAGE, "interval: draws >= 0 and a level in (0, 1)");
+  if (!(nominal_s > 0)) return err_set(e, ERR_USAGE, "interval: the nominal iteration must be positive");
+  if (!uncert_count(doc) || draws == 0) return ERR_OK;
+  uncert_draws d;
+  int rc = uncert_draw_profiles(doc, origin, c->profile, seed, draws, &d, e);
+  if (rc) return rc;
+  double *t = malloc((size_t)draws * sizeof *t);
+  if (!t) rc = err_set(e, ERR_NOMEM, "out of memory");
+  for (int s = 1; s < d.n && !rc; s++) {
+    sim_config one = *c;
+    one.profile = d.p[s];
+    one.record_spans = 0;
+    sim_result r;
+    if (!(rc = sim_run(&one, &r, e))) {
+      t[s - 1] = r.iteration_s / nominal_s;
+      sim_result_free(&r);
+    }
+  }
+  if (!rc) {
+    gsl_sort(t, 1, (size_t)draws);
+    out->draws = draws;
+    out->profile_lo = fmin(1.0, gsl_stats_quantile_from_sorted_data(t, 1, (size_t)draws, (1 - level) / 2));
+    out->profile_hi = fmax(1.0, gsl_stats_quantile_from_sorted_data(t, 1, (size_t)draws, (1 + level) / 2));
+    out->lo_s = nominal_s * out->profile_lo;
+    out->hi_s = nominal_s * out->profile_hi;
+  }
+  free(t);
+  uncert_draws_free(&d);
+  return rc;
+}
+
+void interval_validated(interval_t *iv, int n, double ratio_lo, double ratio_hi) {
+  iv->validated_points = n;
+  iv->validated_lo = n > 0 ? fmin(1.0, ratio_lo) : 1;
+  iv->validated_hi = n > 0 ? fmax(1.0, ratio_hi) : 1;
+  iv->lo_s = iv->nominal_s * iv->profile_lo * iv->validated_lo;
+  iv->hi_s = iv->nominal_s * iv->profile_hi * iv->validated_hi;
+}
+
+cJSON *interval_json(const interval_t *iv, const char *const *names, const double *values, const int *with_time) {
+  cJSON *o = cJSON_CreateObject();
+  if (!o) return NULL;
+  cJSON_AddNumberToObject(o, "level", iv->level);
+  cJSON_AddNumberToObject(o, "draws", iv->draws);
+  cJSON_AddNumberToObject(o, "seed", (double)iv->seed);
+  cJSON_AddNumberToObject(o, "profile_lo_factor", iv->profile_lo);
+  cJSON_AddNumberToObject(o, "profile_hi_factor", iv->profile_hi);
+  cJSON_AddNumberToObject(o, "validated_points", iv->validated_points);
+  cJSON_AddNumberToObject(o, "validated_lo_factor", iv->validated_lo);
+  cJSON_AddNumberToObject(o, "validated_hi_factor", iv->validated_hi);
+  double lo = iv->lo_s / iv->nominal_s, hi = iv->hi_s / iv->nominal_s;
+  for (int k = 0; names[k]; k++) {
+    if (!(values[k] > 0)) continue; /* not given (no price, no card power) */
+    cJSON *f = cJSON_AddObjectToObject(o, names[k]);
+    if (!f) {
+      cJSON_Delete(o);
+      return NULL;
+    }
+    /* A time (or what grows with it) takes the factors as they are; a throughput their inverse. */
+    cJSON_AddNumberToObject(f, "lo", with_time[k] ? values[k] * lo : values[k] / hi);
+    cJSON_AddNumberToObject(f, "hi", with_time[k] ? values[k] * hi : values[k] / lo);
+  }
+  return o;
+}

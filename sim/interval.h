@@ -1,0 +1,46 @@
+/* interval: how sure a prediction is (docs/memory.md, "How sure").
+ *
+ * Two sources, combined as factors on the iteration time:
+ *   the profile's uncertainty, propagated: `draws` profiles drawn from its `uncertainty` object
+ *     (uncert_draw_profiles, as recommend draws them), each simulated (sim_run); the central `level`
+ *     interval of their iteration times, as factors on the nominal one;
+ *   the validated error of this kind of run: the range of true / predicted time over the published
+ *     points of the same profile and precision that `ddpsim accuracy` predicts (the caller gives it:
+ *     validate/accuracy.h, accuracy_time_ratios); widened to contain 1.
+ *   lo = nominal x profile_lo_factor x validated_lo, hi = nominal x profile_hi_factor x validated_hi.
+ * What follows from the iteration (throughput, time to train, cost, energy at the same power)
+ * scales with it. Library code: never prints. */
+#ifndef DDPSIM_INTERVAL_H
+#define DDPSIM_INTERVAL_H
+
+#include <cjson/cJSON.h>
+
+#include "err.h"
+#include "sim.h"
+
+typedef struct {
+  double level;              /* of the profile part's central interval, (0, 1) */
+  int draws;                 /* profiles drawn and simulated (0: the profile has no uncertainty) */
+  unsigned long seed;
+  double profile_lo, profile_hi;     /* factors on the nominal iteration (1, 1 without draws) */
+  int validated_points;              /* published points of this kind (0: none, factors 1) */
+  double validated_lo, validated_hi; /* factors: the range of true / predicted time, widened to contain 1 */
+  double nominal_s, lo_s, hi_s;      /* the iteration time and its interval */
+} interval_t;
+
+/* The profile part for configuration c (its profile's JSON document doc, named origin): `draws`
+ * drawn profiles (none when doc has no uncertainty), simulated one by one. Fills *out with the
+ * nominal iteration nominal_s and factors 1 for the validated part. ERR_USAGE for draws < 0 or a
+ * level outside (0, 1); a drawn profile's or a simulation's error. */
+int interval_profile(const sim_config *c, const cJSON *doc, const char *origin, int draws, unsigned long seed, double level,
+                     double nominal_s, interval_t *out, err_t *e);
+
+/* Adds the validated part: n points with true / predicted time from ratio_lo to ratio_hi. */
+void interval_validated(interval_t *iv, int n, double ratio_lo, double ratio_hi);
+
+/* The `interval` object (docs/cli.md): the factors, the iteration's lo/hi, and of each figure
+ * given (value > 0; NULL names end the list) whether it grows with the iteration (times, cost,
+ * energy) or shrinks (throughput): {"lo", "hi"} under its name. NULL when out of memory. */
+cJSON *interval_json(const interval_t *iv, const char *const *names, const double *values, const int *with_time);
+
+#endif

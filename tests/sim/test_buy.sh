@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# The buyer's figures on ddpsim's command line: the memory per GPU and its refusal when a
+# configuration does not fit the card (exit 1, or a warning with --allow-oom), and the time, cost
+# and energy of `--samples`/`--epochs`, recomputed here from predict's own JSON.
+set -u
+ddpsim=$1
+. "$(dirname "$0")/lib.sh"
+
+expect 1 "OOM at batch 64: 16.[0-9]+ of 16.00 GiB; largest batch that fits: [0-9]+ \(--allow-oom" -- predict --model bert-large --batch 64
+"$ddpsim" predict --model bert-large --batch 64 --allow-oom --json >"$tmp/oom.json" 2>"$tmp/err"
+check "--allow-oom: exit 0 with a warning" test $? -eq 0 -a -n "$(grep 'warning: OOM at batch 64' "$tmp/err")"
+check "... and memory.fits false, the largest batch below 64" python3 -c '
+import json, sys
+m = json.load(open(sys.argv[1]))["memory"]
+parts = sum(m[k] for k in ("params_bytes", "grads_bytes", "buckets_bytes", "master_bytes", "optim_bytes",
+                           "activations_bytes", "buffers_bytes", "context_bytes", "allocator_bytes"))
+assert m["fits"] is False and 0 < m["max_batch_per_gpu"] < 64, m
+assert parts == m["peak_bytes"] > m["device_bytes"], (parts, m)' "$tmp/oom.json"
+expect 2 "--epochs and --dataset-size go together" -- predict --epochs 3
+expect 2 "--samples and --epochs: choose one" -- predict --epochs 3 --dataset-size 100 --samples 5
+expect 2 "--price and --grid-kgco2-per-kwh need the samples" -- predict --price 2
+expect 2 "--optimizer must be none, sgd" -- predict --optimizer lamb
+expect 2 "--samples must be" -- predict --samples -3
+
+"$ddpsim" predict --model resnet50 --nodes 2 --epochs 90 --dataset-size 1281167 --price 2.5 \
+  --grid-kgco2-per-kwh 0.4 --json >"$tmp/b.json"
+check "budget: 90 epochs of ImageNet on 16 V100, recomputed from the prediction" python3 -c '
+import json, math, sys
+d = json.load(open(sys.argv[1])); b = d["budget"]
+it = math.ceil(90 * 1281167 / (d["gpus"] * d["batch_per_gpu"]))
+t = it * d["iteration_s"]
+u = d["compute_s"] / d["iteration_s"]
+w = 40 + u * (300 - 40)  # profiles/v100-dgx1v.json device: idle 40 W, TDP 300 W
+close = lambda a, b: abs(a - b) <= 1e-9 * abs(b)
+assert b["iterations"] == it and close(b["train_s"], t), (b, it, t)
+assert close(b["gpu_hours"], 16 * t / 3600) and close(b["cost"], 2.5 * 16 * t / 3600), b
+assert close(b["power_W_per_gpu"], w) and close(b["energy_kwh"], 16 * w * t / 3.6e6), b
+assert close(b["co2_kg"], 0.4 * b["energy_kwh"]), b' "$tmp/b.json"
+"$ddpsim" predict --model resnet50 --samples 1e6 >"$tmp/t.txt"
+check "the table shows the memory peak, the card and the time to train" \
+  test -n "$(grep '^memory peak' "$tmp/t.txt")" -a -n "$(grep '^card memory .*fits' "$tmp/t.txt")" -a -n "$(grep '^time to train' "$tmp/t.txt")"
+
+# sweep: the buyer's columns, and --max-hours keeping what finishes in time (1 node: about 5 h).
+"$ddpsim" sweep --model resnet50 --nodes 1,8 --epochs 90 --dataset-size 1281167 --price 2.5 --max-hours 3 --csv \
+  >"$tmp/s.csv" 2>"$tmp/err"
+check "sweep --max-hours 3 keeps the 8-node row only, and says so" python3 -c '
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert [r["nodes"] for r in rows] == ["8"], rows
+r = rows[0]
+assert float(r["train_s"]) <= 3 * 3600 and r["fits"] == "1" and float(r["memory_peak_bytes"]) > 0, r
+assert abs(float(r["cost"]) - 2.5 * float(r["gpu_hours"])) <= 1e-6 * float(r["cost"]), r
+assert "1 of 2 configurations finish within 3 hours" in open(sys.argv[2]).read()' "$tmp/s.csv" "$tmp/err"
+"$ddpsim" sweep --model resnet50 --batch 256,512 --json >"$tmp/s.json"
+check "sweep --json: fits per row, null budget without --samples" python3 -c '
+import json, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+assert [r["fits"] for r in rows] == [1, 0] and rows[0]["train_s"] is None and rows[0]["max_batch_per_gpu"] > 256, rows' "$tmp/s.json"
+expect 2 "--max-hours needs the samples to train" -- sweep --nodes 1,2 --max-hours 5
+
+# How sure: --interval's factors, and its validated part recomputed from `ddpsim accuracy`.
+"$ddpsim" predict --model resnet50 --nodes 2 --interval --samples 1e7 --price 2 --json >"$tmp/i.json"
+"$ddpsim" accuracy --json >"$tmp/acc.json" 2>/dev/null
+check "predict --interval: lo <= nominal <= hi, the factors multiply, the validated range is accuracy's" python3 -c '
+import json, re, sys
+d = json.load(open(sys.argv[1])); iv = d["interval"]
+t, s = d["iteration_s"], d["samples_per_s"]
+close = lambda a, b: abs(a - b) <= 1e-9 * abs(b)
+assert iv["draws"] == 16 and iv["profile_lo_factor"] <= 1 <= iv["profile_hi_factor"], iv
+assert close(iv["iteration_s"]["lo"], t * iv["profile_lo_factor"] * iv["validated_lo_factor"]), iv
+assert close(iv["iteration_s"]["hi"], t * iv["profile_hi_factor"] * iv["validated_hi_factor"]), iv
+assert iv["samples_per_s"]["lo"] < s < iv["samples_per_s"]["hi"], iv
+assert close(iv["samples_per_s"]["lo"] * iv["iteration_s"]["hi"], s * t), iv
+assert close(iv["cost"]["hi"] / d["budget"]["cost"], iv["iteration_s"]["hi"] / t), iv
+# The validated part: v100-dgx1v fp16 points, true / predicted time (images/s: predicted / published).
+ratios = []
+for p in json.load(open(sys.argv[2]))["points"]:
+    m = re.search(r"(\S+), \S+, \d+ x \d+, batch \d+, (fp32|fp16|bf16)", p.get("scenario", ""))
+    if p["kind"] != "validation" or "predicted" not in p or not m or m.group(1) != "v100-dgx1v" or m.group(2) != "fp16":
+        continue
+    ratios.append(p["published"] / p["predicted"] if p["unit"] == "hours" else p["predicted"] / p["published"])
+assert iv["validated_points"] == len(ratios) > 0, (iv, ratios)
+assert close(iv["validated_lo_factor"], min(1, min(ratios))) and close(iv["validated_hi_factor"], max(1, max(ratios))), (iv, ratios)
+' "$tmp/i.json" "$tmp/acc.json"
+"$ddpsim" predict --model resnet50 --profile a100-dgxa100 --topology dgxa100-ib --interval --json >"$tmp/a.json"
+check "a profile without uncertainty: no draws, profile factors 1" python3 -c '
+import json, sys
+iv = json.load(open(sys.argv[1]))["interval"]
+assert iv["draws"] == 0 and iv["profile_lo_factor"] == 1 == iv["profile_hi_factor"], iv' "$tmp/a.json"
+"$ddpsim" sweep --model resnet50 --nodes 1,2 --interval --draws 4 --json >"$tmp/si.json"
+check "sweep --interval --json: every row's iteration and throughput between lo and hi" python3 -c '
+import json, sys
+for r in json.load(open(sys.argv[1]))["rows"]:
+    assert r["iteration_s_lo"] <= r["iteration_s"] <= r["iteration_s_hi"], r
+    assert r["samples_per_s_lo"] <= r["samples_per_s"] <= r["samples_per_s_hi"], r' "$tmp/si.json"
+"$ddpsim" predict --model resnet50 --interval --draws 4 >"$tmp/it.txt"
+check "the table shows the interval" grep -q '^iteration interval .* s   (profile: 4 draws, 90% central; validated: [0-9]* published point' "$tmp/it.txt"
+finish
