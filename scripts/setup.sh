@@ -11,6 +11,7 @@ packages=(
   libopenblas-dev       # CBLAS for the CPU reference kernels (kernels/)
   libcjson-dev          # profiles and reports
   gnuplot-nox           # plots
+  jq                    # tests: JSON fields in shell tests (tests/sim/test_full_golden.sh, scripts/bench_scale.sh)
   clang libclang-rt-dev # the loaders' fuzz targets: libFuzzer with ASan/UBSan (tests/fuzz/, docs/testing.md)
 )
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Full simulations (every GPU: --no-symmetry, and compute jitter) against golden numbers recorded
-# from the engine as it was before issue 28 (commit 09d49ad: the platform written as XML and parsed
-# by SimGrid, links looked up by name, every event played), so that the platform built through
+# from the engine as it was before issue 28 (the platform written as XML and parsed by SimGrid,
+# links looked up by name, every event played; at commit 8053e4f, which has issue 29's rank-major
+# jitter draws), so that the platform built through
 # SimGrid's API and the closed form (sim/maxplus.h) are shown to give the same results: the
 # iteration and every bucket's ready, start and end within 0.1%. Each case says whether the closed
 # form applies (the report's simulation.closed_form); where it does, the case runs again with
@@ -18,8 +19,10 @@ export DDPSIM_DATA_DIR=$src
 golden=$src/tests/sim/full_golden.tsv
 sed 's/^switch nonblocking/switch bw=200Gbps/' "$src/topologies/dgx1v-ib.topo" >"$tmp/oversub.topo"
 
-# name: args (--iterations 2 each)
-# name:closed|events:args (--iterations 2 each)
+# name:closed|events:args, each run for exactly 2 iterations ($fixed: --jitter-ci 0 keeps predict
+# from simulating a jittered mean longer; GOLDEN_FIXED replaces it when recording with a build that
+# lacks the flag).
+fixed=${GOLDEN_FIXED:---iterations 2 --jitter-ci 0}
 cases=(
   "mlstm-1024-all:closed:--model mlstm-4k --nodes 128 --no-symmetry"
   "mlstm-1024-jitter:closed:--model mlstm-4k --nodes 128 --jitter-cv 0.05"
@@ -50,12 +53,12 @@ numbers() {
 
 if [[ $record == --record ]]; then
   {
-    echo "# Recorded with ddpsim at commit 09d49ad (the XML platform), by tests/sim/test_full_golden.sh --record:"
+    echo "# Recorded with ${GOLDEN_SOURCE:-ddpsim}, by tests/sim/test_full_golden.sh --record:"
     echo "# case iteration_s, then ready_s comm_start_s comm_end_s of every bucket (the last iteration's)."
     for c in "${cases[@]}"; do
       name=${c%%:*} args=${c#*:*:}
       # shellcheck disable=SC2086
-      "$ddpsim" predict $args --iterations 2 --json >"$tmp/out.json" || { echo "$name failed" >&2; exit 1; }
+      "$ddpsim" predict $args $fixed --json >"$tmp/out.json" || { echo "$name failed" >&2; exit 1; }
       echo "$name $(numbers "$tmp/out.json")"
     done
   } >"$golden.new" && mv "$golden.new" "$golden"
@@ -78,7 +81,7 @@ for c in "${cases[@]}"; do
   expect=${rest%%:*}
   want=$(awk -v n="$name" '$1 == n { $1 = ""; print }' "$golden")
   # shellcheck disable=SC2086
-  "$ddpsim" predict $args --iterations 2 --json >"$tmp/out.json" 2>"$tmp/err"
+  "$ddpsim" predict $args $fixed --json >"$tmp/out.json" 2>"$tmp/err"
   check "$name: predict runs ($(head -c 200 "$tmp/err"))" test $? -eq 0
   closed=$(jq -r .simulation.closed_form "$tmp/out.json")
   check "$name: closed form $closed, expected $expect" test "$closed" = "$([[ $expect == closed ]] && echo true || echo false)"
@@ -87,7 +90,7 @@ for c in "${cases[@]}"; do
   check "$name: iteration and every bucket's times within 0.1% of the golden ones (worst relative difference $w)" within "$w"
   [[ $closed == true ]] || continue
   # shellcheck disable=SC2086
-  "$ddpsim" predict $args --iterations 2 --events --json >"$tmp/ev.json" 2>"$tmp/err"
+  "$ddpsim" predict $args $fixed --events --json >"$tmp/ev.json" 2>"$tmp/err"
   check "$name --events: predict runs ($(head -c 200 "$tmp/err")), every event played" \
     test $? -eq 0 -a "$(jq -r .simulation.closed_form "$tmp/ev.json")" = false
   ev=$(numbers "$tmp/ev.json")
