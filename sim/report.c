@@ -291,9 +291,10 @@ char *report_predict_table(const sim_config *c, const predict_result *p) {
                   r->ranks_simulated, r->gpus);
   if (r->extrapolated_ops) strbuf_printf(&s, "# note: %d op cost(s) extrapolated outside the profile's measured range\n", r->extrapolated_ops);
   if (!ddp) return strbuf_take(&s);
-  if (r->buckets_iteration_s != r->iteration_s)
-    strbuf_printf(&s, "#\n# buckets of the last simulated iteration (%.6f s; the mean above differs by jitter)\n",
-                  r->buckets_iteration_s);
+  /* The last iteration against the mean: apart by more than rounding only under jitter or no_sync. */
+  if (fabs(r->buckets_iteration_s - r->iteration_s) > 1e-9 * r->iteration_s)
+    strbuf_printf(&s, "#\n# buckets of the last simulated iteration (%.6f s; the mean above is over every steady one%s)\n",
+                  r->buckets_iteration_s, r->jittered ? ", under jitter" : "");
   strbuf_printf(&s, "#\n# %-4s %12s %9s %12s %12s %12s %12s %8s %8s  %s\n", "bkt", "bytes", "params", "ready_s", "start_s", "end_s",
       "wait_s", "algbw", "busbw", "nccl");
   for (int b = 0; b < r->plan.n; b++) {
