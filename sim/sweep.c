@@ -29,6 +29,7 @@ static void fill_row(const sim_result *r, sweep_row *row) {
   row->batch = r->batch;
   row->precision = (int)r->precision;
   row->iteration_s = r->iteration_s;
+  row->iteration_ci_s = r->jittered ? r->iteration_ci_s : NAN; /* NAN stays NAN: too few cycles */
   row->compute_s = r->compute_s;
   row->forward_s = r->forward_s;
   row->backward_s = r->backward_s;
@@ -253,7 +254,8 @@ const char *const sweep_columns[] = {
     "compute_s", "forward_s", "backward_s", "optimizer_s", "bucket_copy_s", "exposed_comm_s", "straggler_wait_s",
     "loading_s", "transfer_s", "buffer_broadcast_s", "comm_busy_s", "dp_scatter_s", "dp_replicate_s", "dp_gather_s",
     "dp_reduce_s", "buckets", "memory_peak_bytes", "fits", "max_batch_per_gpu", "train_s", "gpu_hours", "cost",
-    "energy_kwh", "co2_kg", "iteration_s_lo", "iteration_s_hi", "samples_per_s_lo", "samples_per_s_hi", NULL};
+    "energy_kwh", "co2_kg", "iteration_s_lo", "iteration_s_hi", "samples_per_s_lo", "samples_per_s_hi",
+    "iteration_ci_s", NULL};
 
 /* Column k of a row: a string (returned, buf may hold it) or a number (*v, NULL returned). */
 static const char *column(const sim_config *c, const sweep_row *r, int k, char *buf, size_t len, double *v) {
@@ -267,7 +269,7 @@ static const char *column(const sim_config *c, const sweep_row *r, int k, char *
                           r->dp_reduce_s,    r->buckets,        r->memory_peak_bytes, r->fits,
                           r->max_batch_per_gpu, r->train_s,     r->gpu_hours,      r->cost,
                           r->energy_kwh,     r->co2_kg,         r->iteration_s_lo, r->iteration_s_hi,
-                          r->samples_per_s_lo, r->samples_per_s_hi};
+                          r->samples_per_s_lo, r->samples_per_s_hi, r->iteration_ci_s};
   switch (k) {
   case 0: return c->model->name;
   case 1: return c->topo->name;

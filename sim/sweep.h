@@ -37,6 +37,7 @@ typedef struct {
   double memory_peak_bytes, fits, max_batch_per_gpu, train_s, gpu_hours, cost, energy_kwh, co2_kg;
   /* With --interval (sim/interval.h; NaN otherwise): the iteration's and the throughput's lo/hi. */
   double iteration_s_lo, iteration_s_hi, samples_per_s_lo, samples_per_s_hi;
+  double iteration_ci_s;    /* with jitter: sim_result.iteration_ci_s (NaN without jitter, or unknown) */
 } sweep_row;
 
 typedef enum {

@@ -269,6 +269,9 @@ int cli_parse(cli_ctx *x, const cli_cmd *c, int argc, char **argv, char **args, 
       if (i + 1 == argc) return cli_usage(x, "option '%s' needs a value", a);
       value = argv[++i];
     }
+    if (!*value) /* an empty argument ('' or --name=) is never a value: a path, a name, a number */
+      return cli_usage(x, "option '%s%s' needs a value, got an empty one", a[1] == '-' ? "--" : "-",
+                       a[1] == '-' ? o->name : (char[]){a[1], 0});
     if (o->list) ((cli_list *)o->dest)->text = value;
     else if (parse_value(o, value, o->dest)) return bad_value(x, o, value);
   }
