@@ -51,6 +51,12 @@ void interval_validated(interval_t *iv, int n, double ratio_lo, double ratio_hi)
   iv->hi_s = iv->nominal_s * iv->profile_hi * iv->validated_hi;
 }
 
+void interval_scale(const interval_t *iv, double value, int with_time, double *lo, double *hi) {
+  double flo = iv->lo_s / iv->nominal_s, fhi = iv->hi_s / iv->nominal_s;
+  *lo = with_time ? value * flo : value / fhi;
+  *hi = with_time ? value * fhi : value / flo;
+}
+
 cJSON *interval_json(const interval_t *iv, const char *const *names, const double *values, const int *with_time) {
   cJSON *o = cJSON_CreateObject();
   if (!o) return NULL;
@@ -62,7 +68,6 @@ cJSON *interval_json(const interval_t *iv, const char *const *names, const doubl
   cJSON_AddNumberToObject(o, "validated_points", iv->validated_points);
   cJSON_AddNumberToObject(o, "validated_lo_factor", iv->validated_lo);
   cJSON_AddNumberToObject(o, "validated_hi_factor", iv->validated_hi);
-  double lo = iv->lo_s / iv->nominal_s, hi = iv->hi_s / iv->nominal_s;
   for (int k = 0; names[k]; k++) {
     if (!(values[k] > 0)) continue; /* not given (no price, no card power) */
     cJSON *f = cJSON_AddObjectToObject(o, names[k]);
@@ -70,9 +75,10 @@ cJSON *interval_json(const interval_t *iv, const char *const *names, const doubl
       cJSON_Delete(o);
       return NULL;
     }
-    /* A time (or what grows with it) takes the factors as they are; a throughput their inverse. */
-    cJSON_AddNumberToObject(f, "lo", with_time[k] ? values[k] * lo : values[k] / hi);
-    cJSON_AddNumberToObject(f, "hi", with_time[k] ? values[k] * hi : values[k] / lo);
+    double lo, hi;
+    interval_scale(iv, values[k], with_time[k], &lo, &hi);
+    cJSON_AddNumberToObject(f, "lo", lo);
+    cJSON_AddNumberToObject(f, "hi", hi);
   }
   return o;
 }

@@ -38,6 +38,10 @@ int interval_profile(const sim_config *c, const cJSON *doc, const char *origin, 
 /* Adds the validated part: n points with true / predicted time from ratio_lo to ratio_hi. */
 void interval_validated(interval_t *iv, int n, double ratio_lo, double ratio_hi);
 
+/* The lo/hi of a figure that follows the iteration: one that grows with it (a time, cost, energy)
+ * takes the factors as they are, a throughput their inverse. */
+void interval_scale(const interval_t *iv, double value, int with_time, double *lo, double *hi);
+
 /* The `interval` object (docs/cli.md): the factors, the iteration's lo/hi, and of each figure
  * given (value > 0; NULL names end the list) whether it grows with the iteration (times, cost,
  * energy) or shrinks (throughput): {"lo", "hi"} under its name. NULL when out of memory. */

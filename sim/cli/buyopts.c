@@ -75,7 +75,7 @@ int buyopts_memory(cli_ctx *x, const buyopts *b, const sim_config *c, memory_par
 }
 
 int buyopts_interval(cli_ctx *x, const buyopts *b, const char *profile_arg, const sim_config *c, double nominal_s,
-                     interval_t *iv) {
+                     buyopts_validated *known, interval_t *iv) {
   char path[1024];
   cJSON *doc = NULL;
   int rc = simopts_read_profile_doc(x, profile_arg, path, sizeof path, &doc);
@@ -84,11 +84,16 @@ int buyopts_interval(cli_ctx *x, const buyopts *b, const char *profile_arg, cons
   rc = interval_profile(c, doc, path, b->draws, 1, b->level, nominal_s, iv, &e);
   cJSON_Delete(doc);
   if (rc) return cli_fail(x, rc, "%s", e.msg);
-  /* The validated part: the published points of this profile and precision, predicted now. */
+  /* The validated part: the published points of this profile and precision, predicted once. */
+  model_dtype prec = c->precision >= 0 ? (model_dtype)c->precision : c->model->precision;
+  for (int k = 0; known && k < known->n; k++)
+    if (known->e[k].profile == c->profile && known->e[k].precision == (int)prec) {
+      interval_validated(iv, known->e[k].points, known->e[k].lo, known->e[k].hi);
+      return CLI_OK;
+    }
   accuracy_set *set = NULL;
   snprintf(path, sizeof path, "%s/validate/published.txt", data_dir());
   if ((rc = accuracy_load(path, &set, &e))) return cli_fail(x, rc, "%s", e.msg);
-  model_dtype prec = c->precision >= 0 ? (model_dtype)c->precision : c->model->precision;
   double lo = 1, hi = 1;
   int n = 0;
   if (accuracy_select(set, profile_name(c->profile), (int)prec) > 0 && !(rc = accuracy_run(set, &e)))
@@ -96,5 +101,10 @@ int buyopts_interval(cli_ctx *x, const buyopts *b, const char *profile_arg, cons
   accuracy_destroy(set);
   if (rc) return cli_fail(x, rc, "%s", e.msg);
   interval_validated(iv, n, lo, hi);
+  if (known && known->n < (int)(sizeof known->e / sizeof *known->e)) {
+    known->e[known->n].profile = c->profile, known->e[known->n].precision = (int)prec;
+    known->e[known->n].points = n, known->e[known->n].lo = lo, known->e[known->n].hi = hi;
+    known->n++;
+  }
   return CLI_OK;
 }

@@ -39,10 +39,23 @@ int buyopts_job(const buyopts *b, budget_job *j);
  * then a warning on stderr. The status, with *m filled on CLI_OK. */
 int buyopts_memory(cli_ctx *x, const buyopts *b, const sim_config *c, memory_parts *m);
 
+/* The validated parts already found, by profile and precision: predicting the published points is
+ * the same work for every configuration of one profile and precision (a sweep has many). Zeroed
+ * by the caller; nothing to free. */
+typedef struct {
+  int n;
+  struct {
+    const profile_t *profile;
+    int precision, points;
+    double lo, hi;
+  } e[16];
+} buyopts_validated;
+
 /* With --interval: the interval of c's prediction (nominal iteration nominal_s): profile_arg's (a file or bundled name)
  * document drawn b->draws times, and the validated error of the published points of the same
- * profile and precision (validate/published.txt in the data dir). The status; *iv filled on CLI_OK. */
+ * profile and precision (validate/published.txt in the data dir), taken from *known when it has
+ * them, else predicted and added to it (known may be NULL). The status; *iv filled on CLI_OK. */
 int buyopts_interval(cli_ctx *x, const buyopts *b, const char *profile_arg, const sim_config *c, double nominal_s,
-                     interval_t *iv);
+                     buyopts_validated *known, interval_t *iv);
 
 #endif

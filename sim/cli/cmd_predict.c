@@ -132,7 +132,7 @@ int cmd_predict_run(cli_ctx *x, int argc, char **argv, int trace_only) {
     return cli_fail(x, rc, "%s", e.msg);
   }
   interval_t iv;
-  if (!trace_only && bo.interval && (rc = buyopts_interval(x, &bo, o.profile, &cfg, p.sim.iteration_s, &iv))) {
+  if (!trace_only && bo.interval && (rc = buyopts_interval(x, &bo, o.profile, &cfg, p.sim.iteration_s, NULL, &iv))) {
     predict_result_free(&p);
     simopts_inputs_free(&in);
     return rc;
@@ -160,10 +160,11 @@ int cmd_predict_run(cli_ctx *x, int argc, char **argv, int trace_only) {
       strbuf_printf(&sb, "#\n%-24s %14.6f .. %.6f s   (profile: %d draws, %.0f%% central; validated: %d published point%s)\n",
                     "iteration interval", iv.lo_s, iv.hi_s, iv.draws, 100 * iv.level, iv.validated_points,
                     iv.validated_points == 1 ? "" : "s");
-      strbuf_printf(&sb, "%-24s %14.1f .. %.1f\n", "samples/s interval", p.samples_per_s * iv.nominal_s / iv.hi_s,
-                    p.samples_per_s * iv.nominal_s / iv.lo_s);
-      if (budget) strbuf_printf(&sb, "%-24s %14.2f .. %.2f h\n", "time to train interval", br.train_s / 3600 * iv.lo_s / iv.nominal_s,
-                                br.train_s / 3600 * iv.hi_s / iv.nominal_s);
+      double lo, hi;
+      interval_scale(&iv, p.samples_per_s, 0, &lo, &hi);
+      strbuf_printf(&sb, "%-24s %14.1f .. %.1f\n", "samples/s interval", lo, hi);
+      interval_scale(&iv, br.train_s / 3600, 1, &lo, &hi);
+      if (budget) strbuf_printf(&sb, "%-24s %14.2f .. %.2f h\n", "time to train interval", lo, hi);
     }
     free(t), free(mt), free(bt);
     if (!whole) strbuf_free(&sb);

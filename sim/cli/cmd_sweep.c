@@ -365,6 +365,7 @@ int cmd_sweep(cli_ctx *x, int argc, char **argv) {
   if (!root) goto done; /* rank 0 prints */
   /* The buyer's figures of every row, then --max-hours keeps those that finish in time. */
   int kept = 0;
+  buyopts_validated known = {0};
   for (int i = 0; i < n; i++) {
     budget_job bj;
     int has = buyopts_job(&buys[i], &bj);
@@ -377,10 +378,9 @@ int cmd_sweep(cli_ctx *x, int argc, char **argv) {
       for (int k = 0; k < cache.n && !name; k++)
         if (cache.e[k].kind == 2 && cache.e[k].p == cfgs[i].profile) name = cache.e[k].name;
       interval_t iv;
-      if ((rc = buyopts_interval(x, &buys[i], name, &cfgs[i], rows[i].iteration_s, &iv))) goto done;
+      if ((rc = buyopts_interval(x, &buys[i], name, &cfgs[i], rows[i].iteration_s, &known, &iv))) goto done;
       rows[i].iteration_s_lo = iv.lo_s, rows[i].iteration_s_hi = iv.hi_s;
-      rows[i].samples_per_s_lo = rows[i].samples_per_s * iv.nominal_s / iv.hi_s;
-      rows[i].samples_per_s_hi = rows[i].samples_per_s * iv.nominal_s / iv.lo_s;
+      interval_scale(&iv, rows[i].samples_per_s, 0, &rows[i].samples_per_s_lo, &rows[i].samples_per_s_hi);
     }
     if (max_hours > 0 && !(rows[i].train_s <= max_hours * 3600)) continue;
     cfgs[kept] = cfgs[i], rows[kept] = rows[i];
