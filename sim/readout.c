@@ -127,8 +127,8 @@ static int readout_timeline(const plan_t *p, engine_record *rec, sim_result *r, 
 /* The half-width of the 95% confidence interval of the mean iteration: the steady cycles' lengths
  * (per iteration) as a sample, Student's t with n - 1 degrees of freedom. Each cycle's draws are
  * independent of the others'; NAN (unknown) with fewer than two steady cycles. */
-static double mean_ci_s(const engine_record *rec, int K, int cyc) {
-  int first = K == cyc ? 0 : 1, n = K / cyc - first;
+static double mean_ci_s(const plan_t *p, const engine_record *rec) {
+  int cyc = p->no_sync, first = first_steady(p) / cyc, n = p->iterations / cyc - first;
   if (n < 2) return NAN;
   double sum = 0, sq = 0;
   for (int j = first; j < first + n; j++) {
@@ -141,17 +141,16 @@ static double mean_ci_s(const engine_record *rec, int K, int cyc) {
 }
 
 int readout_ddp(plan_t *p, engine_record *rec, sim_result *r, err_t *e) {
-  int K = p->iterations, nb = p->nb, cyc = p->no_sync;
+  int K = p->iterations, nb = p->nb;
   if (rec->iterations != K || rec->nb != nb) return err_set(e, ERR_SIM, "the engine's record does not fit the plan");
   readout_plan(p, r);
   r->buckets = calloc((size_t)(nb ? nb : 1), sizeof *r->buckets);
   if (!r->buckets) return err_set(e, ERR_NOMEM, "out of memory");
-  r->iteration_s = K == cyc ? (rec->iter_end[K - 1] - rec->iter_start[0]) / K
-                            : (rec->iter_end[K - 1] - rec->iter_start[cyc]) / (K - cyc);
+  int first = first_steady(p);
+  r->iteration_s = (rec->iter_end[K - 1] - rec->iter_start[first]) / (K - first);
   r->buckets_iteration_s = rec->iter_end[K - 1] - rec->iter_start[K - 1];
   r->jittered = plan_varies(p);
-  r->iteration_ci_s = r->jittered ? mean_ci_s(rec, K, cyc) : 0;
-  int first = first_steady(p);
+  r->iteration_ci_s = r->jittered ? mean_ci_s(p, rec) : 0;
   for (int it = first; it < K; it++) {
     r->loading_s += rec->load_wait[it] / (K - first);
     r->transfer_s += rec->copy_wait[it] / (K - first);
