@@ -28,7 +28,12 @@ typedef struct {
   int iterations;      /* K: the plan's */
   int nb;              /* the plan's buckets */
   double *iter_start, *iter_end; /* (K) */
-  double *ready, *start, *end;   /* (nb) the last iteration's bucket events */
+  long nat;            /* the program's instructions, all streams (prog_at_count) */
+  double *at;          /* (nat) rank 0, last iteration: each instruction's end (sim/program.h) */
+  /* (K) rank 0's compute as played: forward, backward (bucket copies excluded), the copies into
+   * buckets, the copy back; when it reached its last wait, after its forward began (reach0), and
+   * the latest any rank did in a synchronising iteration (reach_max; 0 otherwise). */
+  double *fwd, *bwd, *copy_in, *copy_back, *reach0, *reach_max;
   double *load_wait, *copy_wait; /* (K) what the training loop waited for its input */
   double *tail_span;   /* (K) rank 0: from the end of the final wait to the end of the iteration */
   int ranks;           /* the plan's simulated ranks */
@@ -57,8 +62,8 @@ int engine_run(const plan_t *p, engine_record *rec, err_t *e);
 
 void engine_record_free(engine_record *rec); /* frees the contents; NULL is a no-op */
 
-/* Allocates rec's arrays for K iterations, nb buckets and `ranks` ranks, zeroed (-1: out of memory;
+/* Allocates rec's arrays for K iterations, nb buckets, `ranks` ranks and nat instructions, zeroed (-1: out of memory;
  * free with engine_record_free). For the closed form (sim/maxplus.h), which fills a record too. */
-int engine_record_alloc(engine_record *rec, int K, int nb, int ranks);
+int engine_record_alloc(engine_record *rec, int K, int nb, int ranks, long nat);
 
 #endif

@@ -99,6 +99,10 @@ void plan_free(plan_t *p) {
   free(p->next);
   free(p->pair_Bps);
   free(p->near);
+  prog_free(&p->prog);
+  free(p->at_ready);
+  free(p->at_start);
+  free(p->at_end);
   memset(p, 0, sizeof *p);
 }
 
@@ -297,6 +301,111 @@ static void timeline_eval(const plan_t *p, pipe_t *w, double scale, double host_
 }
 
 int plan_varies(const plan_t *p) { return p->jitter || p->host_jitter; }
+
+int plan_sync(const plan_t *p, int it) { return p->ranks > 1 && it % p->no_sync == p->no_sync - 1; }
+
+void plan_values(const plan_t *p, int it, int r, pipe_t *w, plan_row *row, double *val) {
+  const plan_row *x = plan_timeline(p, it, r, w, row);
+  double prev = x->fwd_end;
+  val[PROG_STAT_FWD] = x->fwd_end;
+  for (int s = 0; s < p->nseg; s++) {
+    val[p->slot_seg + s] = x->seg_end[s] - prev;
+    prev = x->seg_end[s];
+  }
+  val[p->slot_bwd_rest] = x->bwd_end - prev;
+  for (int b = 0; b < p->nb; b++) val[p->slot_lag + b] = x->lag[b];
+  val[p->slot_tail] = x->tail_a;
+  val[p->slot_tail + 1] = x->tail_b;
+  /* DDP's copy back, scaled by the rank's compute jitter as the tail it starts is. */
+  val[p->slot_tail + 2] = p->copies ? p->copy_back_s * (p->jitter ? p->jitter[(size_t)it * (size_t)p->ranks + (size_t)r] : 1.0) : 0;
+  val[PROG_STAT_BWD] = x->bwd_end - x->fwd_end - x->copy_in_s;
+  val[PROG_STAT_COPY_IN] = x->copy_in_s;
+  val[PROG_STAT_REACH] = x->bwd_end;
+  val[PROG_STAT_TAIL_DEV] = x->tail_dev_s;
+  val[PROG_STAT_HOST_BUSY] = x->host_busy_s;
+  val[PROG_STAT_DEV_BUSY] = x->dev_busy_s;
+  val[PROG_STAT_STARVED] = x->starved_s;
+  val[PROG_STAT_HOST_FWD] = x->host_fwd_end;
+  val[PROG_STAT_HOST_BWD] = x->host_bwd_end;
+  val[PROG_STAT_HOST_TAIL] = x->host_tail_end;
+}
+
+/* Appends an instruction with no event, collective, slots or constant duration to stream st, for
+ * the caller to complete; when out of memory, *bad is set and a scratch instruction returned. */
+static prog_instr *add(prog_t *g, int st, prog_op op, int sync, int span, int index, int *bad) {
+  static prog_instr scratch;
+  prog_instr x = {.op = op, .sync = sync, .span = span, .index = index, .ev = -1, .coll = -1, .dur = -1, .lag = -1, .a = -1, .b = -1};
+  if (prog_emit(g, st, &x)) {
+    *bad = 1;
+    return &scratch;
+  }
+  return &g->streams[st].ins[g->streams[st].n - 1];
+}
+
+/* DDP's stream program (sim/program.h; docs/simulation.md, "Stream programs"). The compute stream:
+ * the batch, the buffer broadcast forward waits for, forward, each backward segment followed by the
+ * ready events of the buckets it completes, the rest of backward, DDP's final wait for the NCCL
+ * stream (an event the stream waits on) and the tail. The NCCL stream, in synchronising
+ * iterations: each bucket in order once its ready event and the host's launch lag are past, its
+ * hook work and collective (holding the cores where collectives share them), then the event the
+ * final wait waits for. Event b: bucket b ready; event nb: every collective done. */
+static int plan_program(plan_t *p, err_t *e) {
+  int nb = p->nb, rc;
+  p->slot_seg = PROG_NSTATS;
+  p->slot_bwd_rest = p->slot_seg + p->nseg;
+  p->slot_lag = p->slot_bwd_rest + 1;
+  p->slot_tail = p->slot_lag + nb;
+  if ((rc = prog_init(&p->prog, p->slot_tail + 3, e))) return rc;
+  size_t n = (size_t)(nb ? nb : 1);
+  p->at_ready = calloc(n, sizeof *p->at_ready);
+  p->at_start = calloc(n, sizeof *p->at_start);
+  p->at_end = calloc(n, sizeof *p->at_end);
+  if (!p->at_ready || !p->at_start || !p->at_end) return err_set(e, ERR_NOMEM, "out of memory");
+  prog_t *g = &p->prog;
+  int bad = 0, nccl = p->sim_ranks > 1 ? prog_stream_add(g, PROG_STREAM_NCCL) : -1;
+  if (p->sim_ranks > 1 && nccl < 0) return err_set(e, ERR_NOMEM, "out of memory");
+  add(g, 0, PROG_BEGIN, 0, -1, -1, &bad);
+  add(g, 0, PROG_INPUT, 0, -1, -1, &bad);
+  add(g, 0, PROG_SLEEP, 0, TIMELINE_BROADCAST, -1, &bad)->dur_s = p->buffers_s;
+  add(g, 0, PROG_MARK, 0, -1, -1, &bad);
+  add(g, 0, PROG_COMPUTE, 0, TIMELINE_FORWARD, -1, &bad)->dur = PROG_STAT_FWD;
+  for (int s = 0; s < p->nseg; s++) {
+    add(g, 0, PROG_COMPUTE, 0, TIMELINE_SEGMENT, s, &bad)->dur = p->slot_seg + s;
+    for (int b = 0; b < nb; b++)
+      if (p->ready_seg[b] == s) {
+        p->at_ready[b] = g->streams[0].n;
+        add(g, 0, PROG_RECORD, 1, TIMELINE_READY, b, &bad)->ev = b;
+      }
+  }
+  add(g, 0, PROG_COMPUTE, 0, TIMELINE_BACKWARD_REST, -1, &bad)->dur = p->slot_bwd_rest;
+  if (nccl >= 0) add(g, 0, PROG_WAIT, 1, TIMELINE_FINAL_WAIT, -1, &bad)->ev = nb;
+  {
+    prog_instr *x = add(g, 0, PROG_TAIL, 0, -1, -1, &bad);
+    x->dur = p->slot_tail + 2;
+    x->a = p->slot_tail;
+    x->b = p->slot_tail + 1;
+  }
+  for (int b = 0; nccl >= 0 && b < nb; b++) {
+    p->at_start[b] = g->streams[nccl].n;
+    prog_instr *x = add(g, nccl, PROG_WAIT, 1, -1, -1, &bad);
+    x->ev = b;
+    x->lag = p->slot_lag + b;
+    if (p->shares_compute) add(g, nccl, PROG_TAKE_CORES, 1, -1, -1, &bad);
+    add(g, nccl, PROG_SLEEP, 1, TIMELINE_HOOK_PRE, b, &bad)->dur_s = p->hook_pre_s[b];
+    add(g, nccl, PROG_COLL, 1, TIMELINE_COLLECTIVE, b, &bad)->coll = b;
+    p->at_end[b] = g->streams[nccl].n;
+    add(g, nccl, PROG_SLEEP, 1, TIMELINE_HOOK_POST, b, &bad)->dur_s = p->hook_post_s[b];
+    if (p->shares_compute) add(g, nccl, PROG_GIVE_CORES, 1, -1, -1, &bad);
+  }
+  if (nccl >= 0) add(g, nccl, PROG_RECORD, 1, -1, -1, &bad)->ev = nb;
+  if (bad) return err_set(e, ERR_NOMEM, "out of memory");
+  for (int b = 0; b < nb; b++) {
+    p->at_ready[b] = prog_at_index(g, 0, (int)p->at_ready[b]);
+    p->at_start[b] = nccl >= 0 ? prog_at_index(g, nccl, (int)p->at_start[b]) : -1;
+    p->at_end[b] = nccl >= 0 ? prog_at_index(g, nccl, (int)p->at_end[b]) : -1;
+  }
+  return prog_finish(g, e);
+}
 
 const plan_row *plan_timeline(const plan_t *p, int it, int r, pipe_t *w, plan_row *row) {
   int sync = p->ranks > 1 && it % p->no_sync == p->no_sync - 1;
@@ -546,6 +655,7 @@ int plan_build(const sim_config *c, plan_t *p, err_t *e) {
   }
   for (int k = 0; k < p->ch.count; k++)
     for (int q = 0; q < p->sim_ranks; q++) p->next[(size_t)k * p->sim_ranks + q] = channels_next(&p->ch, p->sim_nodes, k, q);
+  if ((rc = plan_program(p, e))) goto fail;
   free(param_seg);
   return ERR_OK;
 fail:

@@ -25,6 +25,7 @@
 #include "nccl.h"
 #include "pipe.h"
 #include "platform.h"
+#include "program.h"
 #include "sim.h"
 
 /* One collective a bucket runs. */
@@ -139,6 +140,14 @@ typedef struct {
   int prefetch;         /* the copy runs ahead on a side stream */
   sim_h2d h2d;          /* the copy simulated */
 
+  /* The stream program every rank plays (sim/program.h), built from everything above by
+   * plan_build; its values per rank and iteration come from plan_values. */
+  prog_t prog;
+  int slot_seg, slot_bwd_rest, slot_lag, slot_tail; /* the program's slots: segment s's duration,
+                                          backward's rest, bucket b's launch lag, the tail's a, b and copy back */
+  long *at_ready, *at_start, *at_end; /* (nb) bucket b's ready event, the end of its launch wait
+                                         and of its collective (with hooks) in the record's `at` */
+
   /* Totals the readout reports (per iteration, rank 0's view without jitter). */
   double backward_s, bucket_copy_s;
   int extrapolated_ops;
@@ -182,6 +191,14 @@ int plan_varies(const plan_t *p);
  * (allocated for p) computed in workspace w (a pipe of p->queue) with rank r's draws. Pure; the
  * engine and the readout call it. */
 const plan_row *plan_timeline(const plan_t *p, int it, int r, pipe_t *w, plan_row *row);
+
+/* Rank r's values for iteration `it` (p->prog.nslots of them, sim/program.h) into val: its row
+ * (plan_timeline, in workspace w and *row as there) as the program's durations and stats. Pure. */
+void plan_values(const plan_t *p, int it, int r, pipe_t *w, plan_row *row, double *val);
+
+/* Whether iteration `it` synchronises (all-reduces): with more than one rank, the last of each
+ * no_sync cycle. */
+int plan_sync(const plan_t *p, int it);
 
 /* Writes the plan as text: the job, what is simulated, each rank's compute, and one line per
  * bucket with its collective. ERR_IO if writing fails. */
