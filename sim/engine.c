@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #define EXIT_PLATFORM 4 /* the child's exit status when SimGrid refused the platform */
+#define EXIT_PROGRAM 7  /* ... when a stream read its rank's values in another iteration than theirs */
 #define SEND_SLOTS 8 /* step fidelity: sends in flight per rank and channel (NCCL_STEPS) */
 
 /* Each actor's stack. SimGrid allocates it whole (zeroed, so touched) when actors have no guard
@@ -45,6 +46,9 @@ typedef struct {
   double *val;                 /* (slots) the program's values for iteration val_it (plan_values) */
   int val_it;
   double it0, t0;              /* the compute stream: the iteration's start, and forward's */
+  int colls;                   /* collectives of the rank running now */
+  int computing;               /* the compute stream runs work that shares the GPU with them */
+  sg_sem_t change;             /* released when colls changes while it does */
   pipe_t pipe;                 /* plan_values' workspace, and the row it fills under jitter */
   plan_row row;
 } rank_state;
@@ -158,20 +162,43 @@ static void get_input(int r, int it) {
   }
 }
 
-/* Rank r computes for s seconds (a span of `kind` in iteration it); where communication shares the
- * cores, it holds them meanwhile (the span starts when it has them). */
-static void compute_for(int r, double s, timeline_kind kind, int index, int it) {
+/* Work of s seconds (at the GPU's full rate) on rank r's compute stream that loses `slow` of its
+ * rate while a collective of the rank runs (the GPU's SMs and memory bandwidth shared with NCCL's
+ * kernels: sim/program.h, PROG_COMPUTE): piecewise at the rate of the moment, re-timed whenever a
+ * collective starts or ends. */
+static void run_shared(rank_state *me, double s, double slow) {
+  me->computing = 1;
+  for (double left = s; left > 0;) {
+    double rate = me->colls > 0 ? 1 - slow : 1, t = simgrid_get_clock();
+    if (sg_sem_acquire_timeout(me->change, left / rate)) break; /* ran to its end */
+    left -= (simgrid_get_clock() - t) * rate;
+  }
+  me->computing = 0;
+}
+
+/* A collective starts (+1) or ends (-1) on rank r: a computation sharing the GPU is re-timed. */
+static void colls_change(rank_state *me, int d) {
+  me->colls += d;
+  if (me->computing) sg_sem_release(me->change);
+}
+
+/* Rank r computes for s seconds (a span of `kind` in iteration it), `slow` of its rate lost while a
+ * collective runs beside it; where communication shares the cores, it holds them meanwhile (the
+ * span starts when it has them). What sharing the GPU added is recorded for rank 0. */
+static void compute_for(int r, double s, double slow, timeline_kind kind, int index, int it) {
   if (s <= 0) return;
   if (P->shares_compute) sg_sem_acquire(S[r].core);
   double t0 = simgrid_get_clock();
-  sg_actor_sleep_for(s);
+  if (slow > 0) run_shared(&S[r], s, slow);
+  else sg_actor_sleep_for(s);
+  if (r == 0 && slow > 0) R.slowed[it] += simgrid_get_clock() - t0 - s;
   span(r, TIMELINE_TRACK_COMPUTE, kind, index, it, t0);
   if (P->shares_compute) sg_sem_release(S[r].core);
 }
 
 /* Sleeps until absolute time t (a span of `kind`), holding the cores where compute shares them. */
 static void compute_until(int r, double t, timeline_kind kind, int index, int it) {
-  compute_for(r, t - simgrid_get_clock(), kind, index, it);
+  compute_for(r, t - simgrid_get_clock(), 0, kind, index, it);
 }
 
 /* One collective, seen from rank r: its share on every channel at once. */
@@ -228,7 +255,7 @@ static void tail(int r, int it, int sync, const prog_instr *in) {
   if (t0 + v[in->b] > end) end = t0 + v[in->b];
   double cb = sync ? prog_dur(in, v) : 0;
   if (cb > end - d0) cb = end - d0;
-  compute_for(r, cb, TIMELINE_COPY_BACK, -1, it);
+  compute_for(r, cb, 0, TIMELINE_COPY_BACK, -1, it);
   compute_until(r, end, TIMELINE_OPTIMIZER, -1, it);
   double reach = v[PROG_STAT_REACH];
   if (sync && reach > R.reach_max[it]) R.reach_max[it] = reach;
@@ -267,7 +294,7 @@ static void tail(int r, int it, int sync, const prog_instr *in) {
 /* The rank's values for iteration it. They are computed when the compute stream begins it; a stream
  * that reads them in another iteration is a program the engine cannot play: the child fails. */
 static const double *vals(const rank_state *me, int it) {
-  if (me->val_it != it) _exit(7);
+  if (me->val_it != it) _exit(EXIT_PROGRAM);
   return me->val;
 }
 
@@ -310,7 +337,7 @@ static void stream_actor(int argc, char *argv[]) {
         break;
       }
       case PROG_COMPUTE:
-        compute_for(r, prog_dur(in, vals(me, it)), (timeline_kind)in->span, in->index, it);
+        compute_for(r, prog_dur(in, vals(me, it)), in->slow, (timeline_kind)in->span, in->index, it);
         break;
       case PROG_RECORD:
         if (in->span >= 0) span(r, track, (timeline_kind)in->span, in->index, it, t0);
@@ -330,7 +357,9 @@ static void stream_actor(int argc, char *argv[]) {
         sg_sem_release(me->core);
         break;
       case PROG_COLL:
+        colls_change(me, +1);
         collective(r, st, &P->coll[in->coll]);
+        colls_change(me, -1);
         if (in->span >= 0) span(r, track, (timeline_kind)in->span, in->index, it, t0);
         break;
       case PROG_TAIL:
@@ -360,6 +389,7 @@ static const struct {
     {"copy_back", offsetof(engine_record, copy_back), BY_ITER},
     {"reach0", offsetof(engine_record, reach0), BY_ITER},
     {"reach_max", offsetof(engine_record, reach_max), BY_ITER},
+    {"slowed", offsetof(engine_record, slowed), BY_ITER},
     {"load_wait", offsetof(engine_record, load_wait), BY_ITER},
     {"copy_wait", offsetof(engine_record, copy_wait), BY_ITER},
     {"tail_span", offsetof(engine_record, tail_span), BY_ITER},
@@ -553,6 +583,7 @@ static void child_main(const plan_t *plan, int fd, pid_t parent) {
     me->on_gpu = sg_sem_init(0);
     me->gpu_slots = sg_sem_init(1);
     me->core = sg_sem_init(1);
+    me->change = sg_sem_init(0);
     sg_host_t h = hosts[r];
     for (int st = 0; st < ns; st++) {
       me->wake[st] = sg_sem_init(0);
@@ -621,6 +652,8 @@ int engine_run(const plan_t *p, engine_record *rec, err_t *e) {
     rc = err_set(e, ERR_SIM, "the simulation engine died (signal %d)", WTERMSIG(status));
   } else if (WIFEXITED(status) && WEXITSTATUS(status) == EXIT_PLATFORM) {
     rc = err_set(e, ERR_SIM, "the simulation engine could not build its platform");
+  } else if (WIFEXITED(status) && WEXITSTATUS(status) == EXIT_PROGRAM) {
+    rc = err_set(e, ERR_SIM, "internal: a stream of the program read its rank's values in another iteration");
   } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     rc = err_set(e, ERR_SIM, "the simulation engine failed (exit status %d)", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
   } else if (read_rc) {

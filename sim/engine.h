@@ -1,11 +1,12 @@
-/* engine: plays a plan (sim/plan.h) on SimGrid and records what happened.
+/* engine: plays a plan's stream program (sim/plan.h, sim/program.h) on SimGrid and records what
+ * happened.
  *
- * Every simulated rank is a host with a compute actor (forward, backward segments releasing ready
- * buckets, DDP's final wait, the optimizer), a communication actor (the NCCL stream: each bucket's
- * collective strictly in bucket order), and where the plan says so DataLoader workers and a
- * prefetcher. A collective is, in flow fidelity, one flow per channel edge carrying the plan's edge
- * bytes, a barrier for the slowest edge, then NCCL's latency term; in step fidelity NCCL's latency
- * term, then the plan's steps as messages around each channel (a step's send waits for the previous
+ * Every simulated rank is a host with one actor per stream of the program (DDP: the compute stream
+ * with its host, and the NCCL stream), each playing its instructions every iteration, waiting for
+ * events the other streams record; and where the plan says so DataLoader workers and a prefetcher.
+ * A collective is, in flow fidelity, one flow per channel edge carrying the plan's edge bytes, a
+ * barrier for the slowest edge, then NCCL's latency term; in step fidelity NCCL's latency term,
+ * then the plan's steps as messages around each channel (a step's send waits for the previous
  * step's chunk to arrive; at most 8 sends in flight per channel, NCCL_STEPS). docs/simulation.md.
  *
  * SimGrid's engine lives once per process, so each run forks a child; the child sends its record
@@ -34,6 +35,7 @@ typedef struct {
    * buckets, the copy back; when it reached its last wait, after its forward began (reach0), and
    * the latest any rank did in a synchronising iteration (reach_max; 0 otherwise). */
   double *fwd, *bwd, *copy_in, *copy_back, *reach0, *reach_max;
+  double *slowed;      /* (K) rank 0: what its compute lost to collectives sharing the GPU */
   double *load_wait, *copy_wait; /* (K) what the training loop waited for its input */
   double *tail_span;   /* (K) rank 0: from the end of the final wait to the end of the iteration */
   int ranks;           /* the plan's simulated ranks */

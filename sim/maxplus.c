@@ -10,7 +10,8 @@ int maxplus_applies(const plan_t *p) {
   /* Links without latency (the plan's: collectives wait NCCL's latency term instead), so that a
    * flow takes its bytes over its rate and nothing else. */
   int no_lat = p->platform.intra_lat_s == 0 && p->platform.nic_lat_s == 0;
-  return no_lat && p->fidelity == SIM_FIDELITY_FLOW && !p->record_spans && !p->shares_compute && !(p->load_s > 0) && p->sim_ranks > 1 &&
+  /* Compute slowed beside collectives depends on when they run: the events time it. */
+  return no_lat && !p->prog.shares_gpu && p->fidelity == SIM_FIDELITY_FLOW && !p->record_spans && !p->shares_compute && !(p->load_s > 0) && p->sim_ranks > 1 &&
          (plan_varies(p) || (p->sim_ranks == p->ranks && p->sim_nodes > 2));
 }
 

@@ -694,5 +694,5 @@ int plan_write(FILE *f, const plan_t *p, err_t *e) {
             c->step_bytes, c->estimate_s);
   }
   if (ferror(f)) return err_set(e, ERR_IO, "cannot write the plan");
-  return ERR_OK;
+  return prog_write(f, &p->prog, e);
 }

@@ -1,5 +1,6 @@
 #include "program.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,12 +43,13 @@ int prog_emit(prog_t *p, int s, const prog_instr *in) {
 static int slot_ok(const prog_t *p, int slot) { return slot >= -1 && slot < p->nslots; }
 
 int prog_finish(prog_t *p, err_t *e) {
-  p->nevents = p->ncoll = 0;
+  p->nevents = p->ncoll = p->shares_gpu = 0;
   for (int s = 0; s < p->nstreams; s++)
     for (int i = 0; i < p->streams[s].n; i++) {
       const prog_instr *in = &p->streams[s].ins[i];
       if ((in->op == PROG_RECORD || in->op == PROG_WAIT) && in->ev >= p->nevents) p->nevents = in->ev + 1;
       if (in->op == PROG_COLL && in->coll >= p->ncoll) p->ncoll = in->coll + 1;
+      if (in->slow > 0) p->shares_gpu = 1;
     }
   int rc = ERR_OK, ne = p->nevents, nc = p->ncoll;
   int *rec = calloc((size_t)ne + 1, sizeof *rec), *wait = calloc((size_t)ne + 1, sizeof *wait);
@@ -78,6 +80,8 @@ int prog_finish(prog_t *p, err_t *e) {
         rc = err_set(e, ERR_INPUT, "internal: event %d is recorded twice", in->ev);
       else if (in->op == PROG_WAIT && wait[in->ev]++)
         rc = err_set(e, ERR_INPUT, "internal: event %d is waited for twice", in->ev);
+      else if (!(in->slow >= 0 && in->slow < 1) || (in->slow > 0 && in->op != PROG_COMPUTE))
+        rc = err_set(e, ERR_INPUT, "internal: stream %d instruction %d: a slowdown must be 0 to < 1, on COMPUTE", s, i);
       else if (in->op == PROG_BEGIN && i != 0)
         rc = err_set(e, ERR_INPUT, "internal: BEGIN is not the compute stream's first instruction");
       else if (in->op == PROG_TAIL && i != st->n - 1)
@@ -110,3 +114,25 @@ long prog_at_index(const prog_t *p, int s, int i) {
 }
 
 long prog_at_count(const prog_t *p) { return prog_at_index(p, p->nstreams, 0); }
+
+static const char *const op_names[] = {"begin", "input", "sleep", "compute", "mark", "record", "wait", "take_cores", "give_cores",
+                                       "coll", "tail"};
+_Static_assert(sizeof op_names / sizeof *op_names == PROG_TAIL + 1, "a name for every instruction");
+
+int prog_write(FILE *f, const prog_t *p, err_t *e) {
+  fprintf(f, "# program: %d streams, %d events, %d collectives, %d values per rank and iteration\n", p->nstreams, p->nevents,
+          p->ncoll, p->nslots);
+  fprintf(f, "# stream kind index op sync span index event coll slot seconds lag_slot\n");
+  for (int s = 0; s < p->nstreams; s++)
+    for (int i = 0; i < p->streams[s].n; i++) {
+      const prog_instr *in = &p->streams[s].ins[i];
+      char span[48]; /* the span's name as one word */
+      snprintf(span, sizeof span, "%s", in->span >= 0 ? timeline_kind_name(in->span) : "-");
+      for (char *c = span; *c; c++)
+        if (*c == ' ') *c = '_';
+      fprintf(f, "stream %d %s %d %s %d %s %d %d %d %d %.9g %d\n", s, p->streams[s].kind == PROG_STREAM_COMPUTE ? "compute" : "nccl", i,
+              op_names[in->op], in->sync, span, in->index, in->ev, in->coll, in->dur, in->dur >= 0 ? 0.0 : in->dur_s, in->lag);
+    }
+  if (ferror(f)) return err_set(e, ERR_IO, "cannot write the program");
+  return ERR_OK;
+}

@@ -26,6 +26,8 @@
 #ifndef DDPSIM_PROGRAM_H
 #define DDPSIM_PROGRAM_H
 
+#include <stdio.h>
+
 #include "err.h"
 #include "timeline.h"
 
@@ -38,7 +40,8 @@ typedef enum {
   PROG_BEGIN,   /* compute: the iteration starts (the rank's values are computed) */
   PROG_INPUT,   /* compute: takes the iteration's batch (loading, the host-to-device copy) */
   PROG_SLEEP,   /* the stream is busy for the duration, not holding the cores */
-  PROG_COMPUTE, /* the stream computes for the duration (holding the cores where collectives share them) */
+  PROG_COMPUTE, /* the stream computes for the duration's work (holding the cores where collectives
+                   share them; at 1 - slow of its rate while a collective of the rank runs) */
   PROG_MARK,    /* compute: the start of forward, which the tail and the host's track count from */
   PROG_RECORD,  /* marks event `ev` done */
   PROG_WAIT,    /* waits for event `ev`, then for slot `lag` after it (when lag >= 0) */
@@ -62,6 +65,8 @@ typedef struct {
   double dur_s;
   int lag;        /* WAIT: the slot of the launch lag after the event, or -1 */
   int a, b;       /* TAIL: slots */
+  double slow;    /* COMPUTE: the fraction of its rate it loses while a collective of the rank runs
+                     (the GPU's SMs and memory bandwidth shared with NCCL's kernels), 0 to < 1 */
 } prog_instr;
 
 typedef struct {
@@ -93,6 +98,7 @@ typedef struct {
   int nevents;
   int nslots;           /* values per rank and iteration: PROG_NSTATS first, then the builder's */
   int ncoll;            /* collectives named by COLL */
+  int shares_gpu;       /* some COMPUTE slows beside a collective (prog_finish sets it) */
 } prog_t;
 
 /* An empty program of `nslots` values (>= PROG_NSTATS) with a compute stream. ERR_NOMEM. */
@@ -110,6 +116,9 @@ int prog_emit(prog_t *p, int s, const prog_instr *in);
  * stream; slots within nslots; COLL only on NCCL streams, each collective on one stream; BEGIN
  * first and TAIL last on the compute stream. ERR_INPUT naming the instruction ("internal"). */
 int prog_finish(prog_t *p, err_t *e);
+
+/* Writes the program, one instruction per line (`ddpsim plan`). ERR_IO if writing fails. */
+int prog_write(FILE *f, const prog_t *p, err_t *e);
 
 /* The record's index of instruction i of stream s (`at` has prog_at_count entries). */
 long prog_at_index(const prog_t *p, int s, int i);

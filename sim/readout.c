@@ -49,7 +49,7 @@ static void drawn_compute(const plan_t *p, const engine_record *rec, int first, 
   r->forward_s = r->backward_s = r->optimizer_s = r->bucket_copy_s = *strag_s = 0;
   for (int it = first; it < K; it++) {
     r->forward_s += rec->fwd[it] / n;
-    r->backward_s += rec->bwd[it] / n;
+    r->backward_s += (rec->bwd[it] + rec->slowed[it]) / n; /* backward as it ran beside the collectives */
     r->bucket_copy_s += (rec->copy_in[it] + rec->copy_back[it]) / n;
     r->optimizer_s += (rec->tail_span[it] - rec->copy_back[it]) / n;
     if (p->host_jitter) r->host_jitter_s += p->host_jitter[(size_t)it * (size_t)p->ranks] / n;
