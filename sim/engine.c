@@ -47,6 +47,7 @@ typedef struct {
   int val_it;
   double it0, t0;              /* the compute stream: the iteration's start, and forward's */
   int colls;                   /* collectives of the rank running now */
+  double sm, hbm;              /* what they take of the GPU (plan_coll) */
   int computing;               /* the compute stream runs work that shares the GPU with them */
   sg_sem_t change;             /* released when colls changes while it does */
   pipe_t pipe;                 /* plan_values' workspace, and the row it fills under jitter */
@@ -162,43 +163,46 @@ static void get_input(int r, int it) {
   }
 }
 
-/* Work of s seconds (at the GPU's full rate) on rank r's compute stream that loses `slow` of its
- * rate while a collective of the rank runs (the GPU's SMs and memory bandwidth shared with NCCL's
- * kernels: sim/program.h, PROG_COMPUTE): piecewise at the rate of the moment, re-timed whenever a
- * collective starts or ends. */
-static void run_shared(rank_state *me, double s, double slow) {
+/* Work of s seconds (at the GPU's full rate) on rank r's compute stream sharing the GPU with the
+ * rank's collectives (sim/program.h, PROG_COMPUTE): piecewise at the rate of the moment, re-timed
+ * whenever a collective starts or ends. */
+static void run_shared(rank_state *me, double s, const prog_instr *in) {
   me->computing = 1;
   for (double left = s; left > 0;) {
-    double rate = me->colls > 0 ? 1 - slow : 1, t = simgrid_get_clock();
+    double rate = prog_rate(in, me->sm, me->hbm), t = simgrid_get_clock();
     if (sg_sem_acquire_timeout(me->change, left / rate)) break; /* ran to its end */
     left -= (simgrid_get_clock() - t) * rate;
   }
   me->computing = 0;
 }
 
-/* A collective starts (+1) or ends (-1) on rank r: a computation sharing the GPU is re-timed. */
-static void colls_change(rank_state *me, int d) {
+/* Collective pc starts (+1) or ends (-1) on rank me: what it takes of the GPU changes, and a
+ * computation sharing it is re-timed. */
+static void colls_change(rank_state *me, const plan_coll *pc, int d) {
   me->colls += d;
+  me->sm = me->colls ? me->sm + d * pc->sm_frac : 0;
+  me->hbm = me->colls ? me->hbm + d * pc->hbm_frac : 0;
   if (me->computing) sg_sem_release(me->change);
 }
 
-/* Rank r computes for s seconds (a span of `kind` in iteration it), `slow` of its rate lost while a
- * collective runs beside it; where communication shares the cores, it holds them meanwhile (the
- * span starts when it has them). What sharing the GPU added is recorded for rank 0. */
-static void compute_for(int r, double s, double slow, timeline_kind kind, int index, int it) {
+/* Rank r computes for s seconds (a span of `kind` in iteration it), sharing the GPU with the rank's
+ * collectives where `in` says so (NULL: not); where communication shares the cores, it holds them
+ * meanwhile (the span starts when it has them). What sharing the GPU added is recorded for rank 0. */
+static void compute_for(int r, double s, const prog_instr *in, timeline_kind kind, int index, int it) {
   if (s <= 0) return;
   if (P->shares_compute) sg_sem_acquire(S[r].core);
   double t0 = simgrid_get_clock();
-  if (slow > 0) run_shared(&S[r], s, slow);
+  int shared = in && in->shares;
+  if (shared) run_shared(&S[r], s, in);
   else sg_actor_sleep_for(s);
-  if (r == 0 && slow > 0) R.slowed[it] += simgrid_get_clock() - t0 - s;
+  if (r == 0 && shared) R.slowed[it] += simgrid_get_clock() - t0 - s;
   span(r, TIMELINE_TRACK_COMPUTE, kind, index, it, t0);
   if (P->shares_compute) sg_sem_release(S[r].core);
 }
 
 /* Sleeps until absolute time t (a span of `kind`), holding the cores where compute shares them. */
 static void compute_until(int r, double t, timeline_kind kind, int index, int it) {
-  compute_for(r, t - simgrid_get_clock(), 0, kind, index, it);
+  compute_for(r, t - simgrid_get_clock(), NULL, kind, index, it);
 }
 
 /* One collective, seen from rank r: its share on every channel at once. */
@@ -255,7 +259,7 @@ static void tail(int r, int it, int sync, const prog_instr *in) {
   if (t0 + v[in->b] > end) end = t0 + v[in->b];
   double cb = sync ? prog_dur(in, v) : 0;
   if (cb > end - d0) cb = end - d0;
-  compute_for(r, cb, 0, TIMELINE_COPY_BACK, -1, it);
+  compute_for(r, cb, NULL, TIMELINE_COPY_BACK, -1, it);
   compute_until(r, end, TIMELINE_OPTIMIZER, -1, it);
   double reach = v[PROG_STAT_REACH];
   if (sync && reach > R.reach_max[it]) R.reach_max[it] = reach;
@@ -337,7 +341,7 @@ static void stream_actor(int argc, char *argv[]) {
         break;
       }
       case PROG_COMPUTE:
-        compute_for(r, prog_dur(in, vals(me, it)), in->slow, (timeline_kind)in->span, in->index, it);
+        compute_for(r, prog_dur(in, vals(me, it)), in, (timeline_kind)in->span, in->index, it);
         break;
       case PROG_RECORD:
         if (in->span >= 0) span(r, track, (timeline_kind)in->span, in->index, it, t0);
@@ -357,9 +361,9 @@ static void stream_actor(int argc, char *argv[]) {
         sg_sem_release(me->core);
         break;
       case PROG_COLL:
-        colls_change(me, +1);
+        colls_change(me, &P->coll[in->coll], +1);
         collective(r, st, &P->coll[in->coll]);
-        colls_change(me, -1);
+        colls_change(me, &P->coll[in->coll], -1);
         if (in->span >= 0) span(r, track, (timeline_kind)in->span, in->index, it, t0);
         break;
       case PROG_TAIL:

@@ -39,6 +39,9 @@ typedef struct {
   long edge_bytes;   /* flow fidelity: what each edge of each channel carries */
   long steps;        /* step fidelity: messages per edge and channel */
   long step_bytes;   /* each of them */
+  /* What its kernels take of each rank's GPU while it runs (docs/simulation.md, "Work sharing the
+   * GPU"): the share of the SMs (its thread blocks) and of the memory bandwidth (its traffic). */
+  double sm_frac, hbm_frac;
 } plan_coll;
 
 /* One op of the iteration as the host issues it (sim/pipe.h): one run's host and GPU time. */

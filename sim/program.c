@@ -49,7 +49,7 @@ int prog_finish(prog_t *p, err_t *e) {
       const prog_instr *in = &p->streams[s].ins[i];
       if ((in->op == PROG_RECORD || in->op == PROG_WAIT) && in->ev >= p->nevents) p->nevents = in->ev + 1;
       if (in->op == PROG_COLL && in->coll >= p->ncoll) p->ncoll = in->coll + 1;
-      if (in->slow > 0) p->shares_gpu = 1;
+      if (in->shares) p->shares_gpu = 1;
     }
   int rc = ERR_OK, ne = p->nevents, nc = p->ncoll;
   int *rec = calloc((size_t)ne + 1, sizeof *rec), *wait = calloc((size_t)ne + 1, sizeof *wait);
@@ -80,8 +80,8 @@ int prog_finish(prog_t *p, err_t *e) {
         rc = err_set(e, ERR_INPUT, "internal: event %d is recorded twice", in->ev);
       else if (in->op == PROG_WAIT && wait[in->ev]++)
         rc = err_set(e, ERR_INPUT, "internal: event %d is waited for twice", in->ev);
-      else if (!(in->slow >= 0 && in->slow < 1) || (in->slow > 0 && in->op != PROG_COMPUTE))
-        rc = err_set(e, ERR_INPUT, "internal: stream %d instruction %d: a slowdown must be 0 to < 1, on COMPUTE", s, i);
+      else if (!(in->mem >= 0 && in->mem <= 1) || (in->shares && in->op != PROG_COMPUTE))
+        rc = err_set(e, ERR_INPUT, "internal: stream %d instruction %d: a memory-bound share is 0 to 1, sharing is COMPUTE's", s, i);
       else if (in->op == PROG_BEGIN && i != 0)
         rc = err_set(e, ERR_INPUT, "internal: BEGIN is not the compute stream's first instruction");
       else if (in->op == PROG_TAIL && i != st->n - 1)

@@ -41,7 +41,8 @@ typedef enum {
   PROG_INPUT,   /* compute: takes the iteration's batch (loading, the host-to-device copy) */
   PROG_SLEEP,   /* the stream is busy for the duration, not holding the cores */
   PROG_COMPUTE, /* the stream computes for the duration's work (holding the cores where collectives
-                   share them; at 1 - slow of its rate while a collective of the rank runs) */
+                   share them; where it shares the GPU, at a reduced rate while a collective of the
+                   rank runs: 1 - ((1 - mem) x sm_frac + mem x hbm_frac), at least PROG_MIN_RATE) */
   PROG_MARK,    /* compute: the start of forward, which the tail and the host's track count from */
   PROG_RECORD,  /* marks event `ev` done */
   PROG_WAIT,    /* waits for event `ev`, then for slot `lag` after it (when lag >= 0) */
@@ -65,8 +66,10 @@ typedef struct {
   double dur_s;
   int lag;        /* WAIT: the slot of the launch lag after the event, or -1 */
   int a, b;       /* TAIL: slots */
-  double slow;    /* COMPUTE: the fraction of its rate it loses while a collective of the rank runs
-                     (the GPU's SMs and memory bandwidth shared with NCCL's kernels), 0 to < 1 */
+  int shares;     /* COMPUTE: slowed while a collective of the rank runs (the GPU's SMs and memory
+                     bandwidth shared with NCCL's kernels: plan_coll's sm_frac and hbm_frac) */
+  double mem;     /* COMPUTE: the share of its time that is memory-bound (0 to 1; the rest is
+                     bound by the SMs' arithmetic) */
 } prog_instr;
 
 typedef struct {
@@ -98,7 +101,7 @@ typedef struct {
   int nevents;
   int nslots;           /* values per rank and iteration: PROG_NSTATS first, then the builder's */
   int ncoll;            /* collectives named by COLL */
-  int shares_gpu;       /* some COMPUTE slows beside a collective (prog_finish sets it) */
+  int shares_gpu;       /* some COMPUTE shares the GPU with collectives (prog_finish sets it) */
 } prog_t;
 
 /* An empty program of `nslots` values (>= PROG_NSTATS) with a compute stream. ERR_NOMEM. */
@@ -123,6 +126,15 @@ int prog_write(FILE *f, const prog_t *p, err_t *e);
 /* The record's index of instruction i of stream s (`at` has prog_at_count entries). */
 long prog_at_index(const prog_t *p, int s, int i);
 long prog_at_count(const prog_t *p);
+
+/* The least rate work sharing the GPU keeps, whatever the collectives beside it take. */
+#define PROG_MIN_RATE 0.05
+
+/* The rate of COMPUTE `in` beside collectives taking sm of the SMs and hbm of the memory bandwidth. */
+static inline double prog_rate(const prog_instr *in, double sm, double hbm) {
+  double r = 1 - ((1 - in->mem) * sm + in->mem * hbm);
+  return r > PROG_MIN_RATE ? r : PROG_MIN_RATE;
+}
 
 /* The duration of an instruction for a rank whose values are `val`. */
 static inline double prog_dur(const prog_instr *in, const double *val) { return in->dur >= 0 ? val[in->dur] : in->dur_s; }

@@ -225,8 +225,9 @@ static void predict_wall_covers_all(void) {
   predict_result_free(&r);
 }
 
-/* Plans c and runs its events with `slow` on every COMPUTE of span kind `kind` (-1: none); *nb: the
- * plan's buckets. (The readout takes the plan's buckets: a plan is read out once.) */
+/* Plans c and runs its events with every COMPUTE of span kind `kind` (-1: none) sharing the GPU with
+ * collectives that take `slow` of its SMs (the work bound by them: mem 0); *nb: the plan's buckets.
+ * (The readout takes the plan's buckets: a plan is read out once.) */
 static int run_slowed(const sim_config *c, int kind, double slow, sim_result *r, int *nb, err_t *e) {
   plan_t p;
   memset(r, 0, sizeof *r);
@@ -235,7 +236,14 @@ static int run_slowed(const sim_config *c, int kind, double slow, sim_result *r,
   *nb = p.nb;
   prog_stream *st = &p.prog.streams[0];
   for (int i = 0; i < st->n; i++)
-    if (st->ins[i].op == PROG_COMPUTE) st->ins[i].slow = st->ins[i].span == kind ? slow : 0;
+    if (st->ins[i].op == PROG_COMPUTE) {
+      st->ins[i].shares = st->ins[i].span == kind;
+      st->ins[i].mem = 0;
+    }
+  for (int b = 0; b < p.nb; b++) {
+    p.coll[b].sm_frac = slow;
+    p.coll[b].hbm_frac = 0.9; /* not what work bound by the SMs sees */
+  }
   engine_record rec;
   if ((rc = prog_finish(&p.prog, e)) == 0 && (rc = engine_run(&p, &rec, e)) == 0) {
     rc = readout_ddp(&p, &rec, r, e);
@@ -282,7 +290,7 @@ static void gpu_sharing_slows_compute(void) {
   if (plan_build(&c, &q, &e) == 0) {
     CHECK(maxplus_applies(&q), "a full simulation of 4 nodes with jitter takes the closed form");
     for (int i = 0; i < q.prog.streams[0].n; i++)
-      if (q.prog.streams[0].ins[i].span == TIMELINE_BACKWARD_REST) q.prog.streams[0].ins[i].slow = 0.5;
+      if (q.prog.streams[0].ins[i].span == TIMELINE_BACKWARD_REST) q.prog.streams[0].ins[i].shares = 1;
     CHECK(prog_finish(&q.prog, &e) == 0 && q.prog.shares_gpu && !maxplus_applies(&q), "with compute sharing the GPU, the events");
     plan_free(&q);
   } else {
