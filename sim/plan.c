@@ -82,6 +82,7 @@ void plan_free(plan_t *p) {
   if (!p) return;
   free(p->seg_s);
   free(p->seg_copy_s);
+  free(p->seg_mem);
   free(p->jitter);
   free(p->op_s);
   free(p->op_seg);
@@ -159,7 +160,7 @@ static int draw_jitter(const sim_config *c, plan_t *p, double compute_s, err_t *
 static int plan_compute(const sim_config *c, plan_t *p, int copies, int *param_seg, err_t *e) {
   const model_t *m = c->model;
   int rc, last_bwd = -1, flat = c->mode == SIM_MODE_FLAT;
-  double pending = 0;
+  double pending = 0, pending_mem = 0, fwd_mem = 0;
   p->copies = copies;
   p->launch_host_s = cost_host_launch(c);
   /* After the final wait: DDP copies each bucket back into .grad (2 arrays); flat mode divides the
@@ -178,10 +179,13 @@ static int plan_compute(const sim_config *c, plan_t *p, int copies, int *param_s
     st->phase = (int)op->phase;
     st->seg = -1;
     double t = st->dev_s * (double)op->count;
+    /* Memory-bound: elementwise work (a GEMM or convolution is bound by the SMs' arithmetic). */
+    double tm = op->kind == MODEL_OP_EWISE ? t : 0;
     p->op_s[o] = t;
     p->op_seg[o] = op->phase == MODEL_PHASE_FORWARD ? -1 : op->phase == MODEL_PHASE_OPTIMIZER ? -2 : p->nseg;
     if (op->phase == MODEL_PHASE_FORWARD) {
       p->forward_s += t;
+      fwd_mem += tm;
     } else if (op->phase == MODEL_PHASE_OPTIMIZER) {
       if (p->first_tail < 0) p->first_tail = p->nsteps - 1;
       p->optimizer_s += t;
@@ -189,6 +193,7 @@ static int plan_compute(const sim_config *c, plan_t *p, int copies, int *param_s
       last_bwd = p->nsteps - 1;
       p->backward_s += t;
       pending += t;
+      pending_mem += tm;
       if (!op->ready_count) continue;
       if (copies && !flat) {
         /* The Reducer's hook copies the ready gradients into their bucket (and the bucket is
@@ -202,21 +207,28 @@ static int plan_compute(const sim_config *c, plan_t *p, int copies, int *param_s
       }
       for (int k = 0; k < op->ready_count; k++) param_seg[m->ready[op->ready_first + k]] = p->nseg;
       st->seg = p->nseg;
+      /* The bucket copies are memory-bound too. */
+      double all = pending + p->seg_copy_s[p->nseg];
+      p->seg_mem[p->nseg] = all > 0 ? (pending_mem + p->seg_copy_s[p->nseg]) / all : 0;
       p->seg_s[p->nseg++] = pending;
-      pending = 0;
+      pending = pending_mem = 0;
     }
   }
   if (p->first_tail < 0) p->first_tail = p->nsteps;
   if (pending > 0) { /* backward work after the last gradient */
     p->steps[last_bwd].seg = p->nseg;
+    p->seg_mem[p->nseg] = pending_mem / pending;
     p->seg_s[p->nseg++] = pending;
   }
+  p->fwd_mem = p->forward_s > 0 ? fwd_mem / p->forward_s : 0;
   if (copies && flat && p->nseg > 0) {
     /* _flatten_dense_tensors: every gradient read and written into the flat buffer once backward
      * is done, before its all-reduce. */
     double ct;
     if ((rc = cost_copy(c, model_total_params(m), 2, p->batch, p->precision, &ct, &p->extrapolated_ops, e))) return rc;
     p->bucket_copy_s += ct;
+    double all = p->seg_s[p->nseg - 1] + p->seg_copy_s[p->nseg - 1];
+    p->seg_mem[p->nseg - 1] = (p->seg_mem[p->nseg - 1] * all + ct) / (all + ct);
     p->seg_copy_s[p->nseg - 1] += ct;
   }
   return ERR_OK;
@@ -368,26 +380,33 @@ static int plan_program(plan_t *p, err_t *e) {
   add(g, 0, PROG_INPUT, 0, -1, -1, &bad);
   add(g, 0, PROG_SLEEP, 0, TIMELINE_BROADCAST, -1, &bad)->dur_s = p->buffers_s;
   add(g, 0, PROG_MARK, 0, -1, -1, &bad);
-  add(g, 0, PROG_COMPUTE, 0, TIMELINE_FORWARD, -1, &bad)->dur = PROG_STAT_FWD;
+  prog_instr *x = add(g, 0, PROG_COMPUTE, 0, TIMELINE_FORWARD, -1, &bad);
+  x->dur = PROG_STAT_FWD;
+  x->shares = p->gpu_sharing;
+  x->mem = p->fwd_mem;
   for (int s = 0; s < p->nseg; s++) {
-    add(g, 0, PROG_COMPUTE, 0, TIMELINE_SEGMENT, s, &bad)->dur = p->slot_seg + s;
+    x = add(g, 0, PROG_COMPUTE, 0, TIMELINE_SEGMENT, s, &bad);
+    x->dur = p->slot_seg + s;
+    x->shares = p->gpu_sharing;
+    x->mem = p->seg_mem[s];
     for (int b = 0; b < nb; b++)
       if (p->ready_seg[b] == s) {
         p->at_ready[b] = g->streams[0].n;
         add(g, 0, PROG_RECORD, 1, TIMELINE_READY, b, &bad)->ev = b;
       }
   }
-  add(g, 0, PROG_COMPUTE, 0, TIMELINE_BACKWARD_REST, -1, &bad)->dur = p->slot_bwd_rest;
+  x = add(g, 0, PROG_COMPUTE, 0, TIMELINE_BACKWARD_REST, -1, &bad);
+  x->dur = p->slot_bwd_rest;
+  x->shares = p->gpu_sharing;
+  x->mem = p->nseg > 0 ? p->seg_mem[p->nseg - 1] : 0; /* the stream waiting for the host after the last segment's ops */
   if (nccl >= 0) add(g, 0, PROG_WAIT, 1, TIMELINE_FINAL_WAIT, -1, &bad)->ev = nb;
-  {
-    prog_instr *x = add(g, 0, PROG_TAIL, 0, -1, -1, &bad);
-    x->dur = p->slot_tail + 2;
-    x->a = p->slot_tail;
-    x->b = p->slot_tail + 1;
-  }
+  x = add(g, 0, PROG_TAIL, 0, -1, -1, &bad);
+  x->dur = p->slot_tail + 2;
+  x->a = p->slot_tail;
+  x->b = p->slot_tail + 1;
   for (int b = 0; nccl >= 0 && b < nb; b++) {
     p->at_start[b] = g->streams[nccl].n;
-    prog_instr *x = add(g, nccl, PROG_WAIT, 1, -1, -1, &bad);
+    x = add(g, nccl, PROG_WAIT, 1, -1, -1, &bad);
     x->ev = b;
     x->lag = p->slot_lag + b;
     if (p->shares_compute) add(g, nccl, PROG_TAKE_CORES, 1, -1, -1, &bad);
@@ -438,6 +457,29 @@ static int draw_host_jitter(const sim_config *c, plan_t *p, err_t *e) {
   return ERR_OK;
 }
 
+/* What collective pc's kernels take of each GPU while it runs (docs/simulation.md, "Work sharing the
+ * GPU"; sources in docs/nccl.md's citations there). SMs: NCCL launches one thread block per channel
+ * (src/enqueue.cc: grid = the channels used), 544-640 threads at up to 96 registers each
+ * (makefiles/common.mk -maxrregcount=96) and 40-80 KiB of shared memory: most of one SM each, so
+ * channels / SMs of the card. Memory: per byte a GPU sends (edge_bytes: busBw x time), the ring's
+ * Simple protocol moves 2 + n/(n-1) bytes through its memory (the peer's writes into its FIFO and
+ * its reads of them, 4(n-1)S/n, plus the bucket read and written, 2S: runRing in
+ * src/device/all_reduce.h with prims_simple.h), LL 4 + n/(n-1) (half of each 16-byte line is
+ * flags), LL128 2 x 16/15 + n/(n-1); a tree's middle node 3 (6S per 2S sent). Averaged over the
+ * collective's time (NCCL's estimate, its latency included), against the card's bandwidth. An
+ * upper bound: what L2 absorbs of the FIFOs is not known. */
+static void plan_coll_share(const plan_t *p, plan_coll *pc, double edge_bytes) {
+  pc->sm_frac = pc->hbm_frac = 0;
+  if (!p->gpu_sharing || p->ranks < 2 || !(pc->estimate_s > 0)) return;
+  double n = p->ranks, ring = n / (n - 1), k;
+  if (pc->algo == NCCL_ALGO_TREE) k = 3;
+  else if (pc->proto == NCCL_PROTO_LL) k = 4 + ring;
+  else if (pc->proto == NCCL_PROTO_LL128) k = 2 * 16.0 / 15 + ring;
+  else k = 2 + ring;
+  pc->sm_frac = fmin(1, p->ch.count / p->sm_count);
+  pc->hbm_frac = k * edge_bytes / pc->estimate_s / p->hbm_Bps;
+}
+
 int plan_bucket_coll(plan_t *p, int b, coll_kind kind, double bytes, err_t *e) {
   nccl_choice ch;
   int rc = nccl_choose(&p->nccl, kind, bytes, p->algos, p->protos, &ch, e);
@@ -458,6 +500,7 @@ int plan_bucket_coll(plan_t *p, int b, coll_kind kind, double bytes, err_t *e) {
   if (pc->edge_bytes < 1) pc->edge_bytes = 1;
   pc->step_bytes = ch.steps > 0 ? (long)ceil(per_edge / (double)ch.steps * (1 - 1e-12)) : 1;
   if (pc->step_bytes < 1) pc->step_bytes = 1;
+  plan_coll_share(p, pc, ch.edge_bytes);
   return ERR_OK;
 }
 
@@ -554,6 +597,15 @@ int plan_build(const sim_config *c, plan_t *p, err_t *e) {
     p->protos = 1u << NCCL_PROTO_SIMPLE;
     p->host_waits = 1;
   }
+  /* Work sharing the GPU with NCCL's kernels: with NCCL, where the card's SMs and memory bandwidth
+   * are known (gloo and MPI stage through the host or the CPU's cores: "Communication backends"). */
+  {
+    profile_device dev;
+    profile_get_device(c->profile, &dev);
+    p->sm_count = dev.sm_count;
+    p->hbm_Bps = dev.hbm_Bps;
+    p->gpu_sharing = c->gpu_sharing && c->backend == SIM_BACKEND_NCCL && dev.sm_count > 0 && dev.hbm_Bps > 0;
+  }
   /* DDP(broadcast_buffers=True), PyTorch's default: before every forward, rank 0's module buffers are
    * broadcast (_sync_module_buffers: dist._broadcast_coalesced in chunks of broadcast_bucket_size,
    * 250 MiB) and forward waits for them. The previous iteration's all-reduces have been waited for,
@@ -592,6 +644,7 @@ int plan_build(const sim_config *c, plan_t *p, err_t *e) {
   param_seg = malloc((size_t)(m->nparams ? m->nparams : 1) * sizeof *param_seg);
   p->seg_s = malloc((size_t)(m->nops + 1) * sizeof *p->seg_s);
   p->seg_copy_s = calloc((size_t)(m->nops + 1), sizeof *p->seg_copy_s);
+  p->seg_mem = calloc((size_t)(m->nops + 1), sizeof *p->seg_mem);
   p->ready_seg = calloc(nb, sizeof *p->ready_seg);
   p->hook_pre_s = calloc(nb, sizeof *p->hook_pre_s);
   p->hook_post_s = calloc(nb, sizeof *p->hook_post_s);
@@ -601,7 +654,7 @@ int plan_build(const sim_config *c, plan_t *p, err_t *e) {
   p->nops = m->nops;
   p->op_s = calloc((size_t)(m->nops + 1), sizeof *p->op_s);
   p->op_seg = calloc((size_t)(m->nops + 1), sizeof *p->op_seg);
-  if (!param_seg || !p->seg_s || !p->seg_copy_s || !p->ready_seg || !p->hook_pre_s || !p->hook_post_s || !p->coll || !p->steps ||
+  if (!param_seg || !p->seg_s || !p->seg_copy_s || !p->seg_mem || !p->ready_seg || !p->hook_pre_s || !p->hook_post_s || !p->coll || !p->steps ||
       !p->launch_seg || !p->op_s || !p->op_seg) {
     rc = err_set(e, ERR_NOMEM, "out of memory");
     goto fail;

@@ -109,6 +109,12 @@ typedef struct {
   int nops;            /* the model's ops */
   double *op_s;        /* (nops) each op's time as summed above (without jitter) */
   int *op_seg;         /* (nops) the backward segment an op belongs to; -1 forward, -2 optimizer */
+  /* Work sharing the GPU with NCCL's kernels (docs/simulation.md, "Work sharing the GPU"): whether
+   * it is modelled (NCCL, the card's SMs and bandwidth known, sim_config.gpu_sharing), those of the
+   * card, and the memory-bound share of forward's and each backward segment's GPU time. */
+  int gpu_sharing;
+  double sm_count, hbm_Bps;
+  double fwd_mem, *seg_mem; /* seg_mem: (nseg) */
   int record_spans;    /* the engine records every rank's spans (sim_config.record_spans) */
   int events;          /* the engine plays every event even where its closed form applies
                           (sim/maxplus.h; sim_config.events) */
