@@ -1,5 +1,6 @@
 #include "maxplus.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -10,8 +11,7 @@ int maxplus_applies(const plan_t *p) {
   /* Links without latency (the plan's: collectives wait NCCL's latency term instead), so that a
    * flow takes its bytes over its rate and nothing else. */
   int no_lat = p->platform.intra_lat_s == 0 && p->platform.nic_lat_s == 0;
-  /* Compute slowed beside collectives depends on when they run: the events time it. */
-  return no_lat && !p->prog.shares_gpu && p->fidelity == SIM_FIDELITY_FLOW && !p->record_spans && !p->shares_compute && !(p->load_s > 0) && p->sim_ranks > 1 &&
+  return no_lat && p->fidelity == SIM_FIDELITY_FLOW && !p->record_spans && !p->shares_compute && !(p->load_s > 0) && p->sim_ranks > 1 &&
          (plan_varies(p) || (p->sim_ranks == p->ranks && p->sim_nodes > 2));
 }
 
@@ -35,10 +35,18 @@ typedef struct {
   double *scratch;           /* (nslots) the rank whose compute stream runs first (cur) */
   int cur;
   double *it0, *t0, *copied, *taken; /* (n) */
+  /* Work sharing the GPU (sim/program.h): each rank's collectives resolved and not yet behind its
+   * compute stream, a ring of (start, end, sm, hbm) growing as needed; where the event of a stream's
+   * WAIT is recorded on the compute stream (-1: elsewhere). */
+  double **live;             /* (n) rings of live_cap x 4 */
+  int *live_head, *live_n, *live_cap; /* (n) */
+  int *ev_rec_pc;            /* (ne) */
 } mp_t;
 
 static void mp_free(mp_t *m) {
-  void *a[] = {m->pc, m->posted, m->clock, m->ev_at, m->ev_it, m->late, m->late_map, m->scratch, m->it0, m->t0, m->copied, m->taken};
+  for (int r = 0; m->live && r < m->n; r++) free(m->live[r]);
+  void *a[] = {m->pc,  m->posted, m->clock,  m->ev_at,  m->ev_it, m->late,   m->late_map, m->scratch,
+               m->it0, m->t0,     m->copied, m->taken, m->live,  m->live_head, m->live_n, m->live_cap, m->ev_rec_pc};
   for (size_t i = 0; i < sizeof a / sizeof *a; i++) free(a[i]);
 }
 
@@ -51,13 +59,14 @@ static int mp_alloc(mp_t *m, const plan_t *p) {
   m->late_map = malloc((size_t)g->nslots * sizeof *m->late_map);
   if (!m->late_map) return -1;
   /* Late: the stats, every slot of a stream other than the compute stream, and the compute
-   * stream's from its first wait on (it may run those after another rank's values were computed). */
+   * stream's from its first instruction that may block on another stream (a wait, or work sharing
+   * the GPU) on: it may run those after another rank's values were computed. */
   for (int k = 0; k < g->nslots; k++) m->late_map[k] = k < PROG_NSTATS ? 1 : 0;
   for (int st = 0; st < g->nstreams; st++) {
     int late = st > 0;
     for (int i = 0; i < g->streams[st].n; i++) {
       const prog_instr *in = &g->streams[st].ins[i];
-      late |= in->op == PROG_WAIT || in->op == PROG_COLL;
+      late |= in->op == PROG_WAIT || in->op == PROG_COLL || (in->op == PROG_COMPUTE && in->shares);
       if (!late) continue;
       int ks[] = {in->dur, in->lag, in->op == PROG_TAIL ? in->a : -1, in->op == PROG_TAIL ? in->b : -1};
       for (size_t j = 0; j < sizeof ks / sizeof *ks; j++)
@@ -76,6 +85,15 @@ static int mp_alloc(mp_t *m, const plan_t *p) {
   m->t0 = calloc(n, sizeof(double));
   m->copied = calloc(n, sizeof(double));
   m->taken = calloc(n, sizeof(double));
+  m->live = calloc(n, sizeof *m->live);
+  m->live_head = calloc(n, sizeof(int));
+  m->live_n = calloc(n, sizeof(int));
+  m->live_cap = calloc(n, sizeof(int));
+  m->ev_rec_pc = malloc(ne * sizeof(int));
+  if (!m->live || !m->live_head || !m->live_n || !m->live_cap || !m->ev_rec_pc) return -1;
+  for (size_t v = 0; v < ne; v++) m->ev_rec_pc[v] = -1;
+  for (int i = 0; i < g->streams[0].n; i++)
+    if (g->streams[0].ins[i].op == PROG_RECORD) m->ev_rec_pc[g->streams[0].ins[i].ev] = i;
   if (!m->pc || !m->posted || !m->clock || !m->ev_at || !m->ev_it || !m->late || !m->scratch || !m->it0 || !m->t0 || !m->copied ||
       !m->taken)
     return -1;
@@ -147,6 +165,51 @@ static double tail(mp_t *m, int r, const prog_instr *in, double d0) {
   return now;
 }
 
+/* Whether rank r's NCCL streams cannot start a collective before its compute stream, at instruction
+ * pc, moves on: each has ended its iteration or waits for an event the compute stream records later
+ * (sim/program.h: collectives start only after their WAIT). */
+static int quiet(const mp_t *m, int r, int pc) {
+  const prog_t *g = &m->p->prog;
+  for (int st = 1; st < m->ns; st++) {
+    size_t k = (size_t)r * (size_t)m->ns + (size_t)st;
+    if (m->pc[k] >= g->streams[st].n) continue;
+    const prog_instr *in = &g->streams[st].ins[m->pc[k]];
+    if (in->op != PROG_WAIT || m->posted[k] || m->ev_rec_pc[in->ev] <= pc) return 0;
+  }
+  return 1;
+}
+
+/* Work of w full-rate seconds from `now` on rank r sharing the GPU with its live collectives (the
+ * engine's run_shared, in closed form): piecewise at the rate between their starts and ends. */
+static double shared_end(mp_t *m, int r, const prog_instr *in, double now, double w) {
+  double *L = m->live[r];
+  int h = m->live_head[r], cap = m->live_cap[r];
+  /* Drop the collectives behind the stream. */
+  while (m->live_n[r] > 0 && L[4 * h + 1] <= now) {
+    h = m->live_head[r] = (h + 1) % cap;
+    m->live_n[r]--;
+  }
+  double t = now, left = w;
+  while (left > 0) {
+    double sm = 0, hbm = 0, next = INFINITY;
+    for (int j = 0; j < m->live_n[r]; j++) {
+      const double *c = L + 4 * ((h + j) % cap);
+      if (c[0] <= t && t < c[1]) {
+        sm += c[2];
+        hbm += c[3];
+        if (c[1] < next) next = c[1];
+      } else if (c[0] > t && c[0] < next) {
+        next = c[0];
+      }
+    }
+    double rate = prog_rate(in, sm, hbm);
+    if (t + left / rate <= next) return t + left / rate;
+    left -= (next - t) * rate;
+    t = next;
+  }
+  return t;
+}
+
 /* Runs stream st of rank r until it waits for an event not yet recorded, posts a collective, or
  * ends its iteration. Returns whether it moved. */
 static int advance(mp_t *m, int r, int st) {
@@ -167,9 +230,22 @@ static int advance(mp_t *m, int r, int st) {
         now = input(m, r, now);
         break;
       case PROG_SLEEP:
-      case PROG_COMPUTE:
         now = after(now, dur(m, r, in));
         break;
+      case PROG_COMPUTE: {
+        double d = dur(m, r, in);
+        if (in->shares && d > 0) {
+          /* Its rate depends on the collectives beside it: every one that may start before it ends
+           * must be resolved first. */
+          if (!quiet(m, r, m->pc[k])) return moved;
+          double end = shared_end(m, r, in, now, d);
+          if (r == 0) m->rec->slowed[m->it] += end - now - d;
+          now = end;
+        } else {
+          now = after(now, d);
+        }
+        break;
+      }
       case PROG_MARK:
         m->t0[r] = now;
         break;
@@ -201,9 +277,22 @@ static int advance(mp_t *m, int r, int st) {
   return moved;
 }
 
+/* Doubles rank r's ring of live collectives, in order from its head. -1: out of memory. */
+static int live_grow(mp_t *m, int r) {
+  int cap = m->live_cap[r], ncap = cap ? 2 * cap : 4;
+  double *L = malloc((size_t)ncap * 4 * sizeof *L);
+  if (!L) return -1;
+  for (int j = 0; j < m->live_n[r]; j++) memcpy(L + 4 * j, m->live[r] + 4 * ((m->live_head[r] + j) % cap), 4 * sizeof *L);
+  free(m->live[r]);
+  m->live[r] = L;
+  m->live_head[r] = 0;
+  m->live_cap[r] = ncap;
+  return 0;
+}
+
 /* When every rank's stream st has posted its collective: it ends for all at once, at the latest
  * pair's (both ends posted + edge bytes over the pair's rate) plus NCCL's latency term (the engine's
- * barrier). Returns whether it did. */
+ * barrier). Returns whether it did; -1 when out of memory. */
 static int resolve(mp_t *m, int st) {
   const plan_t *p = m->p;
   size_t ns = (size_t)m->ns;
@@ -221,6 +310,15 @@ static int resolve(mp_t *m, int st) {
   m->rec->messages += (long)m->n * p->ch.count;
   for (int r = 0; r < m->n; r++) {
     size_t k = (size_t)r * ns + (size_t)st;
+    if (p->prog.shares_gpu) {
+      /* The rank's GPU shares from its post to the end (sim/engine.c's colls_change). */
+      if (m->live_n[r] == m->live_cap[r] && live_grow(m, r)) return -1;
+      double *c = m->live[r] + 4 * ((m->live_head[r] + m->live_n[r]++) % m->live_cap[r]);
+      c[0] = m->clock[k];
+      c[1] = done;
+      c[2] = pc->sm_frac;
+      c[3] = pc->hbm_frac;
+    }
     m->clock[k] = done;
     m->posted[k] = 0;
     if (r == 0 && m->last) m->rec->at[prog_at_index(&p->prog, st, m->pc[k])] = done;
@@ -275,8 +373,12 @@ static int eval(const plan_t *p, const platform_pair *pairs, size_t npairs, engi
           left |= m.pc[(size_t)r * (size_t)ns + (size_t)st] < g->streams[st].n;
         }
       if (!left) break;
-      for (int st = 1; st < ns; st++) moved |= resolve(&m, st);
-      if (!moved) rc = err_set(e, ERR_SIM, "internal: the closed form found the program deadlocked in iteration %d", it);
+      for (int st = 1; st < ns && !rc; st++) {
+        int did = resolve(&m, st);
+        if (did < 0) rc = err_set(e, ERR_NOMEM, "out of memory");
+        moved |= did > 0;
+      }
+      if (!rc && !moved) rc = err_set(e, ERR_SIM, "internal: the closed form found the program deadlocked in iteration %d", it);
       if (rc) break;
     }
   }

@@ -6,9 +6,11 @@
  * algebra over ranks: every rank's streams run as far as their events allow (a WAIT ends at the
  * latest of the stream, the event, and the event plus the launch lag), and a collective, once every
  * rank posted it, ends for all at the latest (both ends posted + the pair's time) plus NCCL's
- * latency (the engine's barrier). Each rank's durations are its values (plan_values): jitter and
- * host noise enter there; no event is simulated, nothing is forked. It records what the engine
- * records. docs/simulation.md, "Closed form".
+ * latency (the engine's barrier). Work sharing the GPU with collectives runs piecewise at the rate
+ * the collectives beside it leave, once every collective that may start before it ends is resolved.
+ * Each rank's durations are its values (plan_values): jitter and host noise enter there; no event
+ * is simulated, nothing is forked. It records what the engine records. docs/simulation.md, "Closed
+ * form".
  *
  * It applies to flow fidelity without spans (traces need the actors), without DataLoader workers'
  * loading (load_s > 0), where collectives do not share the compute cores and links carry no
