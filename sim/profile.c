@@ -515,20 +515,25 @@ static int load_host(const cJSON *host, const char *origin, profile_t *p, err_t 
   return ERR_OK;
 }
 
-/* "device": {memory_bytes, cuda_context_bytes, tdp_W, idle_W, source}, each optional (docs/profile.md). */
+/* "device": {memory_bytes, cuda_context_bytes, tdp_W, idle_W, sm_count, hbm_Bps, source}, each
+ * optional (docs/profile.md). */
 static int load_device(const cJSON *d, const char *origin, profile_t *p, err_t *e) {
   static const range R_MEM = {1 << 20, 1e15, 0, 0, "a size in bytes"};
   static const range R_CTX = {0, 1e12, 1, 0, "a size in bytes"};
   static const range R_W = {1, 1e5, 0, 0, "a power in watts"};
+  static const range R_SM = {1, 100000, 0, 1, "a count of streaming multiprocessors"};
+  static const range R_HBM = {1e9, 1e14, 0, 0, "a bandwidth in bytes per second"};
   if (!d) return ERR_OK;
   if (!cJSON_IsObject(d))
-    return err_set(e, ERR_INPUT, "%s: \"device\" must be an object {memory_bytes, cuda_context_bytes, tdp_W, idle_W}", origin);
+    return err_set(e, ERR_INPUT, "%s: \"device\" must be an object {memory_bytes, cuda_context_bytes, tdp_W, idle_W, sm_count, hbm_Bps}", origin);
   int rc;
   profile_device *v = &p->device;
   if ((rc = get_num(d, "memory_bytes", "device", origin, 0, 0, &R_MEM, &v->memory_bytes, e)) ||
       (rc = get_num(d, "cuda_context_bytes", "device", origin, 0, 0, &R_CTX, &v->cuda_context_bytes, e)) ||
       (rc = get_num(d, "tdp_W", "device", origin, 0, 0, &R_W, &v->tdp_W, e)) ||
-      (rc = get_num(d, "idle_W", "device", origin, 0, 0, &R_W, &v->idle_W, e)))
+      (rc = get_num(d, "idle_W", "device", origin, 0, 0, &R_W, &v->idle_W, e)) ||
+      (rc = get_num(d, "sm_count", "device", origin, 0, 0, &R_SM, &v->sm_count, e)) ||
+      (rc = get_num(d, "hbm_Bps", "device", origin, 0, 0, &R_HBM, &v->hbm_Bps, e)))
     return rc;
   if (v->idle_W > 0 && v->tdp_W > 0 && v->idle_W > v->tdp_W)
     return err_set(e, ERR_INPUT, "%s: device.idle_W (%g) exceeds device.tdp_W (%g)", origin, v->idle_W, v->tdp_W);

@@ -138,9 +138,10 @@ double profile_host_jitter_s(const profile_t *p);
 double profile_host_reduce_Bps(const profile_t *p);
 
 /* The card (the profile's "device" object, docs/profile.md; each field 0 where the profile does not
- * say): its memory, what the CUDA context takes of it, its board power limit (TDP) and idle power. */
+ * say): its memory, what the CUDA context takes of it, its board power limit (TDP) and idle power,
+ * its streaming multiprocessors and its memory (HBM) bandwidth. */
 typedef struct {
-  double memory_bytes, cuda_context_bytes, tdp_W, idle_W;
+  double memory_bytes, cuda_context_bytes, tdp_W, idle_W, sm_count, hbm_Bps;
 } profile_device;
 void profile_get_device(const profile_t *p, profile_device *out);
 

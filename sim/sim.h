@@ -122,6 +122,8 @@ typedef struct {
   int record_spans;        /* 1: keep every simulated rank's spans in sim_result.timeline (traces) */
   int events;              /* 1: the engine plays every event even where its closed form applies
                               (sim/maxplus.h; default 0) */
+  int gpu_sharing;         /* 1 (default): backward's compute shares each GPU with NCCL's kernels
+                              beside it (docs/simulation.md, "Work sharing the GPU"); 0: as if free */
 } sim_config;
 
 typedef struct {

@@ -156,6 +156,8 @@ void simopts_table(simopts *o, cli_opt t[SIMOPTS_COUNT]) {
        "simulate every GPU (default: with no jitter every node does the same,\nso 2 simulated nodes stand for all; same results, faster)"},
       {"events", 0, CLI_FLAG, &o->events, NULL,
        "play every event of a full simulation even where its closed form applies\n(default: the closed form, same results, faster)"},
+      {"no-gpu-sharing", 0, CLI_FLAG, &o->no_gpu_sharing, NULL,
+       "compute beside NCCL's kernels as if it had the GPU to itself (default: it\nloses the SMs and memory bandwidth they take; an ablation)"},
       {0},
   };
   memcpy(t, table, sizeof table);
@@ -176,7 +178,7 @@ const char *const simopts_known[] = {
     "model", "topology", "profile", "gpus-per-node", "batch", "precision", "first-bucket-mb", "rebuilt", "bucket-view",
     "static-graph", "pytorch", "find-unused-parameters", "gradient-as-bucket-view", "bucket-cap-mb-list", "ddp-iteration", "no-broadcast-buffers", "mode", "fidelity", "iterations", "no-sync", "comm-hook", "jitter-cv", "jitter-ci", "seed", "nccl-algo",
     "nccl-proto", "num-workers", "load-ms", "pin-memory", "non-blocking", "prefetch", "no-h2d", "framework",
-    "backend", "host-jitter-us", "host-launch-us", "host-dispatch-us", "dp-backward-gil", "dp-gil-share", "dp-handover-us", "no-symmetry", "events", "nodes", "bucket-cap-mb", "json", "csv", "trace",
+    "backend", "host-jitter-us", "host-launch-us", "host-dispatch-us", "dp-backward-gil", "dp-gil-share", "dp-handover-us", "no-symmetry", "events", "no-gpu-sharing", "nodes", "bucket-cap-mb", "json", "csv", "trace",
     /* sim/cli/buyopts.c */
     "optimizer", "allow-oom", "samples", "epochs", "dataset-size", "price", "grid-kgco2-per-kwh", "max-hours", NULL};
 
@@ -307,6 +309,7 @@ void simopts_config(const simopts *o, const simopts_inputs *in, sim_config *c) {
   c->dp_handover_s = o->dp_handover_us * 1e-6;
   c->symmetry = !o->no_symmetry;
   c->events = o->events;
+  c->gpu_sharing = !o->no_gpu_sharing;
   c->load_s = o->load_ms * 1e-3;
   /* PyTorch: non_blocking only matters for pinned memory; a prefetcher copies pinned batches. */
   c->h2d = o->no_h2d ? SIM_H2D_OFF
