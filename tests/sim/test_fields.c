@@ -66,9 +66,6 @@ int main(int argc, char **argv) {
   }
   CHECK(n == count && inorder, "sweep's %d columns are numbered 1..%d, once each", count, n);
   CHECK(unique, "sweep's column names are unique");
-  CHECK(n > 0 && !strcmp(field_column(&field_table[ids[0]]), "model") &&
-            !strcmp(field_column(&field_table[ids[n - 1]]), "iteration_ci_s"),
-        "sweep's columns start with model and end with iteration_ci_s (new columns go last)");
 
   int lines = 1, labels = 1;
   for (int k = 0; k < FIELD_COUNT; k++) {
