@@ -4,7 +4,7 @@
 #include <math.h>
 #include <string.h>
 
-/* The hop terms of sim/nccl.h's model for combination (a, q) under s. */
+/* The hop terms of sim/ncclmodel.h's model for combination (a, q) under s. */
 static double hops_of(const nccltune_setup *s, int a, int q) {
   return nccl_hops_s(COLL_ALLREDUCE, (nccl_algo)a, s->nodes, s->gpus_per_node, s->hop_intra_s[a][q], s->hop_net_s[a][q]);
 }

@@ -1,6 +1,6 @@
 /* nccltune: fits NCCL's per-algorithm/protocol cost parameters (the profile's comm.nccl and
  * comm.links.<class>.hop_lat_s, docs/profile.md) to all-reduce sweeps measured with NCCL_ALGO and
- * NCCL_PROTO forced, in the form ddpsim evaluates them. The model itself is sim/nccl.h's, not
+ * NCCL_PROTO forced, in the form ddpsim evaluates them. The model itself is sim/ncclmodel.h's, not
  * written again here: its algorithm and protocol indices and names (nccl_algo, nccl_proto,
  * nccl_*_name, nccl_algo_env), NCCL's hop latencies (nccl_hw_hops), the hop terms (nccl_hops_s),
  * the edge bytes per byte (nccl_edge_per_byte) and the time t = base + hops + edge S / (f bw)
@@ -30,7 +30,7 @@
 
 #include "err.h"
 #include "fit.h"
-#include "nccl.h"
+#include "ncclmodel.h"
 
 /* A line needs residuals to be judged: fewer sizes than this in a sweep is an error. */
 enum { NCCLTUNE_MIN_POINTS = 3 };

@@ -3,7 +3,7 @@
  * A collective is a row of this table: its name and, per NCCL algorithm that runs it, how many
  * pipeline steps it takes around the channels' rings, how many of those cross nodes, and how many
  * bytes each ring edge carries per byte of the collective's size S. Everything else (NCCL's choice
- * of algorithm and protocol in sim/nccl.c, both fidelities of the engine in sim/engine.c, the
+ * of algorithm and protocol in sim/ncclmodel.c, both fidelities of the engine in sim/engine.c, the
  * plan's printout) reads the row, so adding a collective is one enum value, one row, and its test.
  *
  * The form is NCCL's own (src/graph/tuning.cc, 2.7 to 2.18): a ring collective of n ranks on

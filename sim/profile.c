@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "gemmcost.h"
-#include "nccl.h"
+#include "ncclmodel.h"
 #include "txt.h"
 #include "uncert.h"
 
@@ -62,7 +62,7 @@ static int conv_in_class(const convclass *c, long r, long s, long stride_h, long
   return c->r == r && c->s == s && c->stride_h == stride_h && c->stride_w == stride_w;
 }
 
-/* comm.nccl and hop_lat_s are keyed by NCCL's algorithm and protocol names (sim/nccl.h's). */
+/* comm.nccl and hop_lat_s are keyed by NCCL's algorithm and protocol names (sim/ncclmodel.h's). */
 #define NALGO NCCL_NALGO
 #define NPROTO NCCL_NPROTO
 

@@ -5,7 +5,7 @@
 
 #include "coll.h"
 #include "cost.h"
-#include "nccl.h"
+#include "ncclmodel.h"
 #include "strbuf.h"
 
 #include <stdio.h>

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "data.h"
-#include "nccl.h"
+#include "ncclmodel.h"
 #include "txt.h"
 
 void simopts_init(simopts *o) {

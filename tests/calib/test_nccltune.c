@@ -1,5 +1,5 @@
 /* nccltune recovers NCCL's per-algorithm/protocol parameters from synthetic sweeps generated with
- * ddpsim's model (sim/nccl.h, written out again here, not taken from the library) from known,
+ * ddpsim's model (sim/ncclmodel.h, written out again here, not taken from the library) from known,
  * uneven parameters with 1% multiplicative noise (fixed-seed GSL RNG); then every error path and
  * both clamps. One line per check; exits 1 if any check fails.
  *
@@ -31,7 +31,7 @@
 
 enum { N = 26 }; /* 8 B .. 256 MiB, factor 2 */
 
-/* The truth: ddpsim's model (sim/nccl.h), independent of the library (nccl_time_s, which nccltune uses). */
+/* The truth: ddpsim's model (sim/ncclmodel.h), independent of the library (nccl_time_s, which nccltune uses). */
 typedef struct {
   int n, nodes, g;
   double bw, hop_intra[2][3], hop_net[2][3];

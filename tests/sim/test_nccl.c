@@ -6,7 +6,7 @@
 #include "check.h"
 #include "fixtures.h"
 #include "model.h"
-#include "nccl.h"
+#include "ncclmodel.h"
 #include "profile.h"
 #include "sim.h"
 #include "topo.h"

@@ -1,4 +1,4 @@
-#include "nccl.h"
+#include "ncclmodel.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -75,7 +75,7 @@ static const double tree_correction[NCCL_NPROTO][22] = {
     {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .5, .5, .6, .6, .7, .8, .9}};     /* Simple */
 
 /* The bus bandwidth factor f (of C bw) NCCL 2.7 reaches for algorithm a, protocol q, with the
- * profile's factor f0, and its latency adjustments (nccl.h). */
+ * profile's factor f0, and its latency adjustments (ncclmodel.h). */
 static double refined_factor(const nccl_model *m, int a, int q, double bytes, double f0) {
   double bw = m->bw_Bps, f = f0, cap = INFINITY;
   int C = m->channels;
@@ -197,7 +197,7 @@ int nccl_choose(const nccl_model *m, coll_kind coll, double bytes, unsigned algo
   return err_set(e, ERR_INPUT, "no NCCL algorithm and protocol left to choose from for %s (the profile enables: %s)", cd->name, avail);
 }
 
-/* ---- the model's pieces (nccl.h) ---- */
+/* ---- the model's pieces (ncclmodel.h) ---- */
 
 static const char *const algo_env[NCCL_NALGO] = {"Ring", "Tree"};
 static const char *const hw_names[NCCL_NHW] = {"NVLink", "PCI", "network"};

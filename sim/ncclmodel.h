@@ -1,4 +1,4 @@
-/* nccl: NCCL's choice of all-reduce algorithm and protocol, and what the chosen one costs.
+/* ncclmodel: NCCL's choice of all-reduce algorithm and protocol, and what the chosen one costs.
  *
  * The form of NCCL's own tuning model (src/graph/tuning.cc): for each algorithm (ring, tree) and
  * protocol (LL, LL128, Simple),
@@ -31,8 +31,8 @@
  * Simple); and the plateau (from 64 bytes per channel and rank) is 1.4x from Ampere on, 1.9x
  * before. Its base and hop latencies (baseLat, hwLat: tree LL 6.8 us, ...) are the profile's.
  * docs/simulation.md. */
-#ifndef DDPSIM_NCCL_H
-#define DDPSIM_NCCL_H
+#ifndef DDPSIM_NCCLMODEL_H
+#define DDPSIM_NCCLMODEL_H
 
 #include "coll.h"
 #include "err.h"
