@@ -5,15 +5,75 @@
 #include <string.h>
 #include <strings.h>
 
-static const char *const algo_names[NCCL_NALGO] = {"ring", "tree"};
+/* log2 rounded down, as NCCL's log2i. */
+static int log2i(long v) {
+  int l = 0;
+  while (v >>= 1) l++;
+  return l;
+}
+
+/* ---- the algorithms: each one's cost terms, then the table ---- */
+
+/* Ring (tuning.cc): (nsteps - nInterSteps) intraLat + nInterSteps interLat; busBw x nRanks / nsteps
+ * to algorithm bandwidth, so every edge carries nsteps / n of S (sim/coll.h). */
+static double ring_hops(coll_kind coll, int nodes, int gpn, double hop_intra_s, double hop_net_s) {
+  long steps = coll_ring_steps(coll, (long)nodes * gpn), inter = coll_ring_inter_steps(coll, nodes);
+  return (double)(steps - inter) * hop_intra_s + (double)inter * hop_net_s;
+}
+static double ring_edge(coll_kind coll, int n) { return (double)coll_ring_steps(coll, n) / n; }
+static long ring_steps(coll_kind coll, int n) { return coll_ring_steps(coll, n); }
+
+/* Tree (tuning.cc, all-reduce): 2 ((nRanks/nNodes - 1) intraLat + log2i(nNodes) interLat), reduce
+ * up and broadcast down; busBw x 1/2 to algorithm bandwidth: 2 S per edge. Step fidelity plays it
+ * as the ring's steps. */
+static double tree_hops(coll_kind coll, int nodes, int gpn, double hop_intra_s, double hop_net_s) {
+  (void)coll;
+  return 2.0 * ((gpn - 1) * hop_intra_s + log2i(nodes) * hop_net_s);
+}
+static double tree_edge(coll_kind coll, int n) {
+  (void)coll, (void)n;
+  return 2.0;
+}
+
+#define ALL_COLLS ((1u << COLL_NKINDS) - 1)
+
+/* One row per algorithm (nccl_algo_desc, ncclmodel.h). Where NCCL runs what (tuning.cc at
+ * v2.23.4-1, ncclTopoTuneModel, lines 169-180): broadcast and reduce only as a ring, trees for
+ * all-reduce only (NVLS, CollNet: not modelled). The tree came with NCCL 2.4 (v2.4.2-1,
+ * src/enqueue.cu: ncclPatternTreeUpDown; none in v2.3.7-1). */
+static const nccl_algo_desc algos[NCCL_NALGO] = {
+    [NCCL_ALGO_RING] = {"ring", "Ring", ALL_COLLS, NCCL_ALL_PROTOS, 0, 0, NCCL_ALGO_RING, 0, 0, ring_hops, ring_edge, ring_steps},
+    [NCCL_ALGO_TREE] = {"tree", "Tree", 1u << COLL_ALLREDUCE, NCCL_ALL_PROTOS, 0, 204, NCCL_ALGO_TREE, 0, 0, tree_hops, tree_edge,
+                        ring_steps},
+};
+
 static const char *const proto_names[NCCL_NPROTO] = {"LL", "LL128", "Simple"};
 
-const char *nccl_algo_name(nccl_algo a) { return algo_names[a]; }
+const nccl_algo_desc *nccl_algo_get(nccl_algo a) { return (int)a >= 0 && a < NCCL_NALGO ? &algos[a] : NULL; }
+
+int nccl_algo_runs(nccl_algo a, coll_kind coll, nccl_proto q) {
+  const nccl_algo_desc *d = nccl_algo_get(a);
+  return d && (d->colls >> coll & 1u) && (d->protos >> q & 1u);
+}
+
+const char *nccl_algo_name(nccl_algo a) { return algos[a].name; }
+const char *nccl_algo_env(nccl_algo a) { return algos[a].env; }
 const char *nccl_proto_name(nccl_proto p) { return proto_names[p]; }
 
-static int parse_list(const char *s, const char *const *names, int count, unsigned *mask) {
+const char *nccl_algo_list(void) {
+  static char list[128];
+  if (!*list)
+    for (int a = 0; a < NCCL_NALGO; a++) {
+      size_t l = strlen(list);
+      snprintf(list + l, sizeof list - l, "%s%s", a ? ", " : "", algos[a].name);
+    }
+  return list;
+}
+
+/* A comma-separated list of names (case-insensitive) into bits 1u << index; "auto" is auto_mask. */
+static int parse_list(const char *s, const char *(*name)(int), int count, unsigned auto_mask, unsigned *mask) {
   if (strcasecmp(s, "auto") == 0) {
-    *mask = (1u << count) - 1;
+    *mask = auto_mask;
     return 0;
   }
   char buf[128];
@@ -24,15 +84,20 @@ static int parse_list(const char *s, const char *const *names, int count, unsign
   for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
     int found = -1;
     for (int i = 0; i < count; i++)
-      if (strcasecmp(t, names[i]) == 0) found = i;
+      if (strcasecmp(t, name(i)) == 0) found = i;
     if (found < 0) return -1;
     *mask |= 1u << found;
   }
   return *mask ? 0 : -1;
 }
 
-int nccl_parse_algos(const char *s, unsigned *mask) { return parse_list(s, algo_names, NCCL_NALGO, mask); }
-int nccl_parse_protos(const char *s, unsigned *mask) { return parse_list(s, proto_names, NCCL_NPROTO, mask); }
+static const char *algo_name_i(int i) { return algos[i].name; }
+static const char *proto_name_i(int i) { return proto_names[i]; }
+int nccl_parse_algos(const char *s, unsigned *mask) { return parse_list(s, algo_name_i, NCCL_NALGO, NCCL_ALGOS_AUTO, mask); }
+int nccl_parse_protos(const char *s, unsigned *mask) { return parse_list(s, proto_name_i, NCCL_NPROTO, NCCL_ALL_PROTOS, mask); }
+
+/* The release of a profile's tuning_model (PROFILE_NCCL_*), as nccl_algo_desc.since; 0: unknown. */
+static int refine_release(int refine) { return refine == PROFILE_NCCL_2_7 ? 207 : refine == PROFILE_NCCL_2_18 ? 218 : 0; }
 
 int nccl_model_init(nccl_model *m, const profile_t *p, const topo_t *t, int nodes, int gpus_per_node, int channels,
                     double intra_bw_Bps, double nic_bw_Bps, err_t *e) {
@@ -40,30 +105,39 @@ int nccl_model_init(nccl_model *m, const profile_t *p, const topo_t *t, int node
   m->channels = channels > 0 ? channels : 1;
   m->refine = profile_nccl_tuning_model(p);
   m->arch = profile_nccl_gpu_arch(p);
+  m->version = refine_release(m->refine);
   m->nodes = nodes;
   m->gpus_per_node = gpus_per_node;
   m->n = nodes * gpus_per_node;
   m->bw_Bps = INFINITY;
   if (gpus_per_node > 1) m->bw_Bps = intra_bw_Bps;
   if (nodes > 1 && nic_bw_Bps < m->bw_Bps) m->bw_Bps = nic_bw_Bps;
-  for (int a = 0; a < NCCL_NALGO; a++)
+  for (int a = 0; a < NCCL_NALGO; a++) {
+    const nccl_algo_desc *d = &algos[a];
+    const char *hops = algos[d->hops_of].name;
+    int allowed = d->max_gpus_per_node == 0 || gpus_per_node <= d->max_gpus_per_node;
     for (int q = 0; q < NCCL_NPROTO; q++) {
-      int rc = profile_nccl(p, algo_names[a], proto_names[q], &m->enabled[a][q], &m->base_lat_s[a][q], &m->bw_factor[a][q], e);
+      int listed, rc = profile_nccl(p, d->name, proto_names[q], &listed, &m->base_lat_s[a][q], &m->bw_factor[a][q], e);
       if (rc) return rc;
-      if (!m->enabled[a][q]) continue;
-      if (gpus_per_node > 1 && (rc = profile_hop_lat(p, t->intra_class, algo_names[a], proto_names[q], &m->hop_intra_s[a][q], e)))
-        return rc;
-      if (nodes > 1 && (rc = profile_hop_lat(p, t->nic_class, algo_names[a], proto_names[q], &m->hop_net_s[a][q], e)))
-        return rc;
+      if (listed && m->version && m->version < d->since)
+        return err_set(e, ERR_INPUT, "profile %s: comm.nccl.%s.%s: %s came with NCCL %d.%d, after its tuning_model's NCCL %d.%d",
+                       profile_name(p), d->name, proto_names[q], d->name, d->since / 100, d->since % 100, m->version / 100,
+                       m->version % 100);
+      if (!listed && d->bw_factor > 0) m->base_lat_s[a][q] = d->base_lat_s, m->bw_factor[a][q] = d->bw_factor;
+      if (!allowed || !(d->protos >> q & 1u) || !(listed || d->bw_factor > 0)) continue;
+      /* Its hops: a combination the profile lists must have them; one priced by its row alone runs
+       * only where they are there. */
+      err_t quiet = {{0}}, *he = listed ? e : &quiet;
+      if ((gpus_per_node > 1 && (rc = profile_hop_lat(p, t->intra_class, hops, proto_names[q], &m->hop_intra_s[a][q], he))) ||
+          (nodes > 1 && (rc = profile_hop_lat(p, t->nic_class, hops, proto_names[q], &m->hop_net_s[a][q], he)))) {
+        if (listed) return rc;
+        continue;
+      }
+      m->enabled[a][q] = 1;
+      m->auto_on[a][q] = listed;
     }
+  }
   return ERR_OK;
-}
-
-/* log2 rounded down, as NCCL's log2i. */
-static int log2i(long v) {
-  int l = 0;
-  while (v >>= 1) l++;
-  return l;
 }
 
 /* NCCL 2.7's tuning.cc constants (Volta and Pascal). */
@@ -141,12 +215,14 @@ int nccl_choose(const nccl_model *m, coll_kind coll, double bytes, unsigned algo
                 nccl_choice *out, err_t *e) {
   const coll_desc *cd = coll_get(coll);
   if (!cd) return err_set(e, ERR_INPUT, "unknown collective %d", (int)coll);
-  long steps = coll_ring_steps(coll, m->n);
-  int found = 0;
+  int found = 0, own = (algo_mask & NCCL_ALGOS_AUTO) != 0;
   for (int a = 0; a < NCCL_NALGO; a++) {
-    if (!(algo_mask & (1u << a)) || (a == NCCL_ALGO_TREE && !cd->has_tree)) continue;
+    const nccl_algo_desc *d = &algos[a];
+    int forced = algo_mask >> a & 1u;
     for (int q = 0; q < NCCL_NPROTO; q++) {
-      if (!(proto_mask & (1u << q)) || !m->enabled[a][q]) continue;
+      if (!(proto_mask >> q & 1u) || !nccl_algo_runs((nccl_algo)a, coll, (nccl_proto)q) ||
+          !((forced && m->enabled[a][q]) || (own && m->auto_on[a][q])))
+        continue;
       double lat, edge;
       double f = m->n <= 1 ? m->bw_factor[a][q]
                : m->refine == PROFILE_NCCL_2_7 ? refined_factor(m, a, q, bytes, m->bw_factor[a][q])
@@ -162,7 +238,7 @@ int nccl_choose(const nccl_model *m, coll_kind coll, double bytes, unsigned algo
         lat = 0;
         edge = 0;
       } else {
-        lat = m->base_lat_s[a][q] + nccl_hops_s(coll, (nccl_algo)a, m->nodes, m->gpus_per_node, hop_intra, m->hop_net_s[a][q]);
+        lat = m->base_lat_s[a][q] + d->hops_s(coll, m->nodes, m->gpus_per_node, hop_intra, m->hop_net_s[a][q]);
         /* The ring "plateau": across nodes, from n/16 x 64 KiB up, an all-reduce's Simple latency is
          * 1.9x. */
         if (m->refine == PROFILE_NCCL_2_7 && coll == COLL_ALLREDUCE && a == NCCL_ALGO_RING && q == NCCL_PROTO_SIMPLE &&
@@ -172,7 +248,7 @@ int nccl_choose(const nccl_model *m, coll_kind coll, double bytes, unsigned algo
         if (m->refine == PROFILE_NCCL_2_18 && coll == COLL_ALLREDUCE && a == NCCL_ALGO_RING && q == NCCL_PROTO_SIMPLE &&
             m->nodes > 1 && bytes / ((double)m->channels * m->n) >= 64)
           lat *= m->arch >= PROFILE_ARCH_AMPERE ? 1.4 : 1.9;
-        edge = nccl_edge_per_byte(coll, (nccl_algo)a, m->n) * bytes / f;
+        edge = d->edge_per_byte(coll, m->n) * bytes / f;
       }
       double t = lat + (m->n > 1 ? edge / m->bw_Bps : 0);
       if (!found || t < out->time_s) {
@@ -181,28 +257,42 @@ int nccl_choose(const nccl_model *m, coll_kind coll, double bytes, unsigned algo
         out->time_s = t;
         out->lat_s = lat;
         out->edge_bytes = edge;
-        out->steps = steps;
+        out->steps = d->steps(coll, m->n);
         found = 1;
       }
     }
   }
   if (found) return ERR_OK;
-  char avail[256] = "";
-  for (int a = 0; a < NCCL_NALGO; a++)
+  /* Nothing left: what is available for this collective, and why each algorithm forced is not. */
+  char avail[256] = "", why[512] = "";
+  for (int a = 0; a < NCCL_NALGO; a++) {
+    const nccl_algo_desc *d = &algos[a];
+    int any = 0;
     for (int q = 0; q < NCCL_NPROTO; q++)
-      if (m->enabled[a][q] && (a != NCCL_ALGO_TREE || cd->has_tree)) {
+      if (m->enabled[a][q] && nccl_algo_runs((nccl_algo)a, coll, (nccl_proto)q)) {
         size_t l = strlen(avail);
-        snprintf(avail + l, sizeof avail - l, "%s%s/%s", l ? ", " : "", algo_names[a], proto_names[q]);
+        snprintf(avail + l, sizeof avail - l, "%s%s/%s", l ? ", " : "", d->name, proto_names[q]);
+        any = 1;
       }
-  return err_set(e, ERR_INPUT, "no NCCL algorithm and protocol left to choose from for %s (the profile enables: %s)", cd->name, avail);
+    if (!(algo_mask >> a & 1u) || any) continue;
+    size_t l = strlen(why);
+    if (!(d->colls >> coll & 1u))
+      snprintf(why + l, sizeof why - l, "; NCCL runs no %s as %s", cd->name, d->name);
+    else if (d->max_gpus_per_node && m->gpus_per_node > d->max_gpus_per_node)
+      snprintf(why + l, sizeof why - l, "; NCCL runs %s at up to %d GPU(s) per node, not %d", d->name, d->max_gpus_per_node,
+               m->gpus_per_node);
+    else
+      snprintf(why + l, sizeof why - l, "; the profile has no %s (comm.nccl.%s and its links' hop_lat_s.%s)", d->name, d->name,
+               algos[d->hops_of].name);
+  }
+  return err_set(e, ERR_INPUT, "no NCCL algorithm and protocol left to choose from for %s (available: %s)%s", cd->name,
+                 *avail ? avail : "none", why);
 }
 
 /* ---- the model's pieces (ncclmodel.h) ---- */
 
-static const char *const algo_env[NCCL_NALGO] = {"Ring", "Tree"};
 static const char *const hw_names[NCCL_NHW] = {"NVLink", "PCI", "network"};
 
-const char *nccl_algo_env(nccl_algo a) { return algo_env[a]; }
 const char *nccl_hw_name(nccl_hw hw) { return hw_names[hw]; }
 
 void nccl_hw_hops(nccl_hw hw, double hop_s[NCCL_NALGO][NCCL_NPROTO]) {
@@ -218,16 +308,10 @@ void nccl_hw_hops(nccl_hw hw, double hop_s[NCCL_NALGO][NCCL_NPROTO]) {
 }
 
 double nccl_hops_s(coll_kind coll, nccl_algo a, int nodes, int gpus_per_node, double hop_intra_s, double hop_net_s) {
-  if (a == NCCL_ALGO_RING) {
-    long steps = coll_ring_steps(coll, (long)nodes * gpus_per_node), inter = coll_ring_inter_steps(coll, nodes);
-    return (double)(steps - inter) * hop_intra_s + (double)inter * hop_net_s;
-  }
-  return 2.0 * ((gpus_per_node - 1) * hop_intra_s + log2i(nodes) * hop_net_s);
+  return algos[a].hops_s(coll, nodes, gpus_per_node, hop_intra_s, hop_net_s);
 }
 
-double nccl_edge_per_byte(coll_kind coll, nccl_algo a, int n) {
-  return a == NCCL_ALGO_RING ? (double)coll_ring_steps(coll, n) / n : 2.0;
-}
+double nccl_edge_per_byte(coll_kind coll, nccl_algo a, int n) { return algos[a].edge_per_byte(coll, n); }
 
 double nccl_time_s(coll_kind coll, nccl_algo a, int nodes, int gpus_per_node, double base_lat_s, double hop_intra_s,
                    double hop_net_s, double bw_factor, double bw_Bps, double bytes) {

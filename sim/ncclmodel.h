@@ -1,14 +1,13 @@
-/* ncclmodel: NCCL's choice of all-reduce algorithm and protocol, and what the chosen one costs.
+/* ncclmodel: NCCL's choice of algorithm and protocol for a collective, and what the chosen one costs.
  *
- * The form of NCCL's own tuning model (src/graph/tuning.cc): for each algorithm (ring, tree) and
- * protocol (LL, LL128, Simple),
+ * NCCL's algorithms are a table (ncclmodel.c, one row each: nccl_algo_desc below): its name, the
+ * collectives and protocols it runs, the GPUs per node NCCL allows it, the release that introduced
+ * it, and its hop and bandwidth terms in the form of NCCL's own tuning model (src/graph/tuning.cc):
  *
- *   ring: t = base + (2(n-1) - 2(nodes-1)) hop_intra + 2(nodes-1) hop_net + 2(n-1)/n S / (f bw)
- *   tree: t = base + 2 ((G-1) hop_intra + log2(nodes) hop_net)            + 2 S / (f bw)
+ *   ring: t = base + (nsteps - nInterSteps) hop_intra + nInterSteps hop_net + nsteps/n S / (f bw)
+ *   tree: t = base + 2 ((G-1) hop_intra + log2(nodes) hop_net)               + 2 S / (f bw)
  *
- * for an all-reduce; other collectives take their steps from the table in sim/coll.h (all-gather:
- * n-1 steps, nodes-1 of them between nodes, (n-1)/n S per edge; ring only).
- *
+ * (nsteps, nInterSteps: the collective's row in sim/coll.h; an all-reduce's are 2(n-1), 2(nodes-1)),
  * with bw what NCCL's channels together carry (channels x per-channel bandwidth, sim/channels.h),
  * f the protocol's bandwidth factor, and base and hop latencies per algorithm and protocol
  * from the profile (comm.nccl and comm.links.<class>.hop_lat_s). NCCL runs the fastest enabled
@@ -42,32 +41,65 @@
 typedef enum { NCCL_ALGO_RING = 0, NCCL_ALGO_TREE = 1, NCCL_NALGO = 2 } nccl_algo;
 typedef enum { NCCL_PROTO_LL = 0, NCCL_PROTO_LL128 = 1, NCCL_PROTO_SIMPLE = 2, NCCL_NPROTO = 3 } nccl_proto;
 
-#define NCCL_ALL_ALGOS ((1u << NCCL_NALGO) - 1)
+/* An algorithm mask is a set of 1u << nccl_algo (NCCL_ALGO forced) and/or NCCL_ALGOS_AUTO: what
+ * NCCL itself considers without NCCL_ALGO (every algorithm the profile lists, nccl_model.auto_on). */
+#define NCCL_ALGOS_AUTO (1u << 31)
 #define NCCL_ALL_PROTOS ((1u << NCCL_NPROTO) - 1)
 
-const char *nccl_algo_name(nccl_algo a);   /* "ring", "tree" */
+/* One NCCL algorithm: a row of ncclmodel.c's table. Adding an algorithm is its enum value, its row
+ * and its cost terms (docs/architecture.md). */
+typedef struct {
+  const char *name;      /* "ring": --nccl-algo, comm.nccl.<name>, reports */
+  const char *env;       /* NCCL_ALGO's spelling (init.cc's ncclAlgoStr): "Ring" */
+  unsigned colls;        /* the collectives it runs: bits 1u << coll_kind */
+  unsigned protos;       /* the protocols it runs: bits 1u << nccl_proto */
+  int max_gpus_per_node; /* NCCL refuses it with more GPUs per node; 0: no limit */
+  int since;             /* the NCCL release that introduced it, major x 100 + minor (2.23: 223; 0: the first) */
+  nccl_algo hops_of;     /* whose per-hop latencies (hop_lat_s.<algo>.<proto>) it pays */
+  double base_lat_s, bw_factor; /* tuning.cc's own constants where a profile lacks comm.nccl.<name>; both 0: it
+                                   runs only where the profile lists it */
+  /* The hop terms (seconds) of collective coll over nodes x gpus_per_node ranks; the bytes every edge
+   * carries per byte of the collective (S: the full buffer); step fidelity's messages per edge. */
+  double (*hops_s)(coll_kind coll, int nodes, int gpus_per_node, double hop_intra_s, double hop_net_s);
+  double (*edge_per_byte)(coll_kind coll, int n);
+  long (*steps)(coll_kind coll, int n);
+} nccl_algo_desc;
+
+/* The row of an algorithm; NULL outside the table. */
+const nccl_algo_desc *nccl_algo_get(nccl_algo a);
+
+/* 1 if algorithm a runs collective coll with protocol q (its row; not the GPUs per node). */
+int nccl_algo_runs(nccl_algo a, coll_kind coll, nccl_proto q);
+
+const char *nccl_algo_name(nccl_algo a);   /* the row's name: "ring", "tree" */
 const char *nccl_proto_name(nccl_proto p); /* "LL", "LL128", "Simple" */
 
 /* Parses an NCCL_ALGO / NCCL_PROTO style list ("ring", "Tree,Ring", case-insensitive) into a bit
- * mask; "auto" is every one. 0 on success, -1 for an unknown name. */
+ * mask; "auto" is NCCL_ALGOS_AUTO (algorithms) or every protocol. 0 on success, -1 for an unknown
+ * name. */
 int nccl_parse_algos(const char *s, unsigned *mask);
 int nccl_parse_protos(const char *s, unsigned *mask);
+
+/* The algorithm names, ", "-separated ("ring, tree"), for messages and help. */
+const char *nccl_algo_list(void);
 
 typedef struct {
   int n, nodes, gpus_per_node;
   double bw_Bps;                       /* the bottleneck edge: min over the edges in use */
-  int enabled[NCCL_NALGO][NCCL_NPROTO];
+  int enabled[NCCL_NALGO][NCCL_NPROTO]; /* runs here (the profile's costs or the row's), forced or not */
+  int auto_on[NCCL_NALGO][NCCL_NPROTO]; /* NCCL's own choice considers it: the profile lists it */
   double base_lat_s[NCCL_NALGO][NCCL_NPROTO];
   double bw_factor[NCCL_NALGO][NCCL_NPROTO];
   double hop_intra_s[NCCL_NALGO][NCCL_NPROTO], hop_net_s[NCCL_NALGO][NCCL_NPROTO];
   int channels;                        /* NCCL's channels (the per-channel caps) */
   int refine;                          /* PROFILE_NCCL_*: whose refinements apply (profile.h) */
   int arch;                            /* PROFILE_ARCH_* for nccl-2.18, -1 otherwise */
+  int version;                         /* the release of the refinements, as nccl_algo_desc.since; 0: unknown */
 } nccl_model;
 
 /* Builds the model for n = nodes x gpus_per_node ranks whose `channels` channels together carry
  * intra_bw_Bps inside a node and nic_bw_Bps between nodes (effective). ERR_INPUT if the profile
- * lacks a link class the topology uses. */
+ * lacks a link class the topology uses, or lists an algorithm its tuning_model's release predates. */
 int nccl_model_init(nccl_model *m, const profile_t *p, const topo_t *t, int nodes, int gpus_per_node, int channels,
                     double intra_bw_Bps, double nic_bw_Bps, err_t *e);
 
@@ -76,15 +108,17 @@ typedef struct {
   nccl_proto proto;
   double time_s;     /* NCCL's estimate on an idle network */
   double lat_s;      /* its latency part */
-  double edge_bytes; /* what each edge carries: nsteps/n S / f (ring; 2(n-1)/n for all-reduce) or
-                        2 S / f (tree), f the effective factor (with the refinements: bus bandwidth /
-                        (C bw)) */
-  long steps;        /* the collective's ring steps (sim/coll.h): step fidelity's messages per edge */
+  double edge_bytes; /* what each edge carries: the row's edge_per_byte S / f (ring nsteps/n S / f, tree
+                        2 S / f), f the effective factor (with the refinements: bus
+                        bandwidth / (C bw)) */
+  long steps;        /* step fidelity's messages per edge (the row's steps: ring and tree the
+                        collective's ring steps, sim/coll.h) */
 } nccl_choice;
 
-/* The fastest enabled combination within the masks for collective `coll` (sim/coll.h) of `bytes`.
- * ERR_INPUT when the masks leave nothing the profile enables for that collective (the message says
- * what is available). */
+/* The fastest combination within the masks for collective `coll` (sim/coll.h) of `bytes`: among the
+ * algorithms forced in algo_mask, those m enables; with NCCL_ALGOS_AUTO, those m->auto_on has too.
+ * ERR_INPUT when the masks leave nothing for that collective (the message says what is available
+ * and why a forced algorithm is refused: the collective, the GPUs per node, the profile). */
 int nccl_choose(const nccl_model *m, coll_kind coll, double bytes, unsigned algo_mask, unsigned proto_mask,
                 nccl_choice *out, err_t *e);
 
@@ -99,17 +133,17 @@ typedef enum { NCCL_HW_NVLINK = 0, NCCL_HW_PCI = 1, NCCL_HW_NET = 2, NCCL_NHW = 
 const char *nccl_hw_name(nccl_hw hw); /* "NVLink", "PCI", "network" */
 
 /* NCCL's tuning.cc hwLat for that hardware, in seconds per hop, [algo][proto]: the hop latencies
- * the bundled profiles carry and ddpcalib comm --nccl-tuning assumes. */
+ * the bundled profiles carry and ddpcalib comm --nccl-tuning assumes (ring and tree). */
 void nccl_hw_hops(nccl_hw hw, double hop_s[NCCL_NALGO][NCCL_NPROTO]);
 
-/* The hop terms of the model (the formulas at the top) for collective coll over nodes x
- * gpus_per_node ranks, seconds (nsteps, nInterSteps: sim/coll.h):
+/* The hop terms of the model (the formulas at the top: the row's hops_s) for collective coll over
+ * nodes x gpus_per_node ranks, seconds (nsteps, nInterSteps: sim/coll.h):
  *   ring: (nsteps - nInterSteps) hop_intra + nInterSteps hop_net   (all-reduce: 2(n-1), 2(nodes-1))
  *   tree: 2 ((G-1) hop_intra + log2i(nodes) hop_net)                (log2i rounded down, as NCCL's) */
 double nccl_hops_s(coll_kind coll, nccl_algo a, int nodes, int gpus_per_node, double hop_intra_s, double hop_net_s);
 
-/* Bytes each edge carries per byte of collective coll over n ranks: nsteps/n (ring; 2(n-1)/n for an
- * all-reduce) or 2 (tree). */
+/* Bytes each edge carries per byte of collective coll over n ranks (the row's edge_per_byte):
+ * nsteps/n (ring; 2(n-1)/n for an all-reduce), 2 (tree). */
 double nccl_edge_per_byte(coll_kind coll, nccl_algo a, int n);
 
 /* The model's time for collective coll of `bytes` over nodes x gpus_per_node >= 2 ranks, without

@@ -474,7 +474,7 @@ static int load_algo_table(const cJSON *o, const char *origin, const char *path,
       if (strcmp(a->string, "source") == 0 ||
           (bwf && (strcmp(a->string, "tuning_model") == 0 || strcmp(a->string, "gpu_arch") == 0)))
         continue;
-      return err_set(e, ERR_INPUT, "%s: %s: unknown algorithm (ring, tree)", origin, where);
+      return err_set(e, ERR_INPUT, "%s: %s: unknown algorithm (%s)", origin, where, nccl_algo_list());
     }
     if (!cJSON_IsObject(a)) return err_set(e, ERR_INPUT, "%s: %s must be an object", origin, where);
     const cJSON *q;

@@ -70,6 +70,8 @@ int main(void) {
           want);
     r2 = nccl_choose(&m, (coll_kind)k, S, 1u << NCCL_ALGO_TREE, NCCL_ALL_PROTOS, &ch, &e);
     CHECK((r2 == 0) == nccl_says[k].tree, "%s: a tree %s", nccl_says[k].name, nccl_says[k].tree ? "runs" : "is refused");
+    CHECK(nccl_algo_runs(NCCL_ALGO_RING, (coll_kind)k, NCCL_PROTO_LL) && nccl_algo_runs(NCCL_ALGO_TREE, (coll_kind)k, NCCL_PROTO_SIMPLE) == nccl_says[k].tree,
+          "%s: the algorithm rows run it as a ring%s", nccl_says[k].name, nccl_says[k].tree ? ", a tree" : "");
   }
 
   /* The engine runs each row: a plan whose one bucket runs that collective. */

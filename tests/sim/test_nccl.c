@@ -45,6 +45,10 @@ int main(void) {
   CHECK(nccl_parse_algos("Tree,ring", &mask) == 0 && mask == 3u, "NCCL_ALGO=Tree,ring");
   CHECK(nccl_parse_protos("simple", &mask) == 0 && mask == 4u, "NCCL_PROTO=simple");
   CHECK(nccl_parse_protos("LL,bogus", &mask) == -1 && nccl_parse_algos("", &mask) == -1, "unknown names are refused");
+  CHECK(nccl_parse_algos("auto", &mask) == 0 && mask == NCCL_ALGOS_AUTO, "auto: NCCL's own choice");
+  CHECK(strcmp(nccl_algo_list(), "ring, tree") == 0 && nccl_algo_get(NCCL_NALGO) == NULL && strcmp(nccl_algo_env(NCCL_ALGO_TREE), "Tree") == 0 &&
+            nccl_algo_get(NCCL_ALGO_TREE)->since == 204,
+        "the algorithm table: %s; the tree is NCCL_ALGO=Tree, NCCL 2.4", nccl_algo_list());
 
   /* 4 nodes x 4 GPUs: bottleneck bw = min(3 x NVL, 2 x NIC) = 22.6 GB/s. */
   topo_t *t = topology(4);
@@ -72,7 +76,7 @@ int main(void) {
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     nccl_choice ch;
-    rc = nccl_choose(&m, COLL_ALLREDUCE, cases[i].bytes, cases[i].algos ? cases[i].algos : NCCL_ALL_ALGOS,
+    rc = nccl_choose(&m, COLL_ALLREDUCE, cases[i].bytes, cases[i].algos ? cases[i].algos : NCCL_ALGOS_AUTO,
                      cases[i].protos ? cases[i].protos : NCCL_ALL_PROTOS, &ch, &e);
     CHECK(rc == 0 && (int)ch.algo == cases[i].algo && (int)ch.proto == cases[i].proto && check_close(cases[i].want, ch.time_s, 0, 1e-12),
           "%.0f bytes: %s/%s in %.6g s (want %s/%s, %.6g s)", cases[i].bytes, rc ? "-" : nccl_algo_name(ch.algo),
@@ -80,14 +84,14 @@ int main(void) {
           nccl_proto_name(cases[i].proto), cases[i].want);
   }
   nccl_choice ch;
-  CHECK(nccl_choose(&m, COLL_ALLREDUCE, 1024, NCCL_ALL_ALGOS, 1u << NCCL_PROTO_LL128, &ch, &e) == ERR_INPUT &&
+  CHECK(nccl_choose(&m, COLL_ALLREDUCE, 1024, NCCL_ALGOS_AUTO, 1u << NCCL_PROTO_LL128, &ch, &e) == ERR_INPUT &&
             strstr(e.msg, "ring/LL, ring/Simple, tree/LL, tree/Simple"),
         "only LL128 allowed -> %s", e.msg);
 
   /* The tree's log-depth latency beats the ring's linear one at 64 nodes of 1 GPU for small sizes. */
   topo_t *t1 = topology(1);
   rc = nccl_model_init(&m, p, t1, 64, 1, 2, 0, 2 * NIC_BW, &e);
-  rc = rc ? rc : nccl_choose(&m, COLL_ALLREDUCE, 4096, NCCL_ALL_ALGOS, NCCL_ALL_PROTOS, &ch, &e);
+  rc = rc ? rc : nccl_choose(&m, COLL_ALLREDUCE, 4096, NCCL_ALGOS_AUTO, NCCL_ALL_PROTOS, &ch, &e);
   CHECK(rc == 0 && ch.algo == NCCL_ALGO_TREE && check_close(4.4e-6 + 2 * 6 * 5e-6 + 2.0 * 4096 / (0.2368 * 2 * NIC_BW), ch.time_s, 0, 1e-12),
         "64 nodes, 4 KiB: %s/%s, %.6g s: log2(64) = 6 network hops each way", nccl_algo_name(ch.algo), nccl_proto_name(ch.proto),
         ch.time_s);
@@ -111,7 +115,7 @@ int main(void) {
       }
       nccl_model mo;
       nccl_model_init(&mo, p, t, 4, 4, 2, 3 * NVL_BW, 2 * NIC_BW, &e);
-      nccl_choose(&mo, COLL_ALLREDUCE, (double)sizes[i], algos[a] ? algos[a] : NCCL_ALL_ALGOS, NCCL_ALL_PROTOS, &ch, &e);
+      nccl_choose(&mo, COLL_ALLREDUCE, (double)sizes[i], algos[a] ? algos[a] : NCCL_ALGOS_AUTO, NCCL_ALL_PROTOS, &ch, &e);
       double got = r.buckets[0].comm_end_s - r.buckets[0].comm_start_s;
       /* Edge bytes are rounded up to whole bytes in the simulation: allow that much. */
       CHECK(r.buckets[0].algo == (int)ch.algo && r.buckets[0].proto == (int)ch.proto && check_close(ch.time_s, got, 2.0 / bw, 1e-9),
