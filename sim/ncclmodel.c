@@ -35,16 +35,42 @@ static double tree_edge(coll_kind coll, int n) {
   return 2.0;
 }
 
+/* PAT (tuning.cc at v2.23.4-1, lines 276-282): latency 8 + log2i(nNodes) interLat / 3.5 + nRanks x
+ * 2.8 us, the 8 us being the row's base. Its bus bandwidth is not turned into an algorithm bandwidth
+ * for all-gather and reduce-scatter (lines 220-227), so the time's bandwidth term is nBytes / busBw
+ * with nBytes the full buffer (enqueue.cc, ncclFuncMaxSendRecvCount: nRanks x count): S per edge.
+ * Each rank takes in the other n - 1 ranks' chunks, one a step before aggregation
+ * (src/include/collectives.h, PatAGAlgorithm and PatRSAlgorithm: peers at power-of-two distances). */
+#define PAT_RANK_LAT_S 2.8e-6
+static double pat_hops(coll_kind coll, int nodes, int gpn, double hop_intra_s, double hop_net_s) {
+  (void)coll, (void)hop_intra_s;
+  return log2i(nodes) * hop_net_s / 3.5 + (double)nodes * gpn * PAT_RANK_LAT_S;
+}
+static double pat_edge(coll_kind coll, int n) {
+  (void)coll, (void)n;
+  return 1.0;
+}
+static long pat_steps(coll_kind coll, int n) {
+  (void)coll;
+  return n > 1 ? n - 1 : 0;
+}
+
 #define ALL_COLLS ((1u << COLL_NKINDS) - 1)
+#define GATHERS ((1u << COLL_ALLGATHER) | (1u << COLL_REDUCESCATTER))
+#define SIMPLE (1u << NCCL_PROTO_SIMPLE)
 
 /* One row per algorithm (nccl_algo_desc, ncclmodel.h). Where NCCL runs what (tuning.cc at
- * v2.23.4-1, ncclTopoTuneModel, lines 169-180): broadcast and reduce only as a ring, trees for
- * all-reduce only (NVLS, CollNet: not modelled). The tree came with NCCL 2.4 (v2.4.2-1,
- * src/enqueue.cu: ncclPatternTreeUpDown; none in v2.3.7-1). */
+ * v2.23.4-1, ncclTopoTuneModel, lines 169-180): broadcast and reduce only as a ring; all-gather and
+ * reduce-scatter as a ring or PAT (and NVLS, CollNet: not modelled); no PAT all-reduce; PAT Simple
+ * only, and only where ncclPatEnable holds: one GPU per node (nNodes == nRanks). The tree came with
+ * NCCL 2.4 (v2.4.2-1, src/enqueue.cu: ncclPatternTreeUpDown; none in v2.3.7-1), PAT with 2.23
+ * (NCCL_ALGO_PAT: in v2.23.4-1, none in v2.22.3-1). PAT's constants where the profile has no
+ * comm.nccl.pat: base 8 us (line 278) and busBw x 0.85 (line 193; 0.75 from v2.24.3-1 on). */
 static const nccl_algo_desc algos[NCCL_NALGO] = {
     [NCCL_ALGO_RING] = {"ring", "Ring", ALL_COLLS, NCCL_ALL_PROTOS, 0, 0, NCCL_ALGO_RING, 0, 0, ring_hops, ring_edge, ring_steps},
     [NCCL_ALGO_TREE] = {"tree", "Tree", 1u << COLL_ALLREDUCE, NCCL_ALL_PROTOS, 0, 204, NCCL_ALGO_TREE, 0, 0, tree_hops, tree_edge,
                         ring_steps},
+    [NCCL_ALGO_PAT] = {"pat", "PAT", GATHERS, SIMPLE, 1, 223, NCCL_ALGO_TREE, 8e-6, 0.85, pat_hops, pat_edge, pat_steps},
 };
 
 static const char *const proto_names[NCCL_NPROTO] = {"LL", "LL128", "Simple"};
@@ -297,7 +323,7 @@ const char *nccl_hw_name(nccl_hw hw) { return hw_names[hw]; }
 
 void nccl_hw_hops(nccl_hw hw, double hop_s[NCCL_NALGO][NCCL_NPROTO]) {
   /* NCCL src/graph/tuning.cc, hwLat[hw][algo][proto] in microseconds (2.7-era table, unchanged in
-   * the versions since for these rows). */
+   * the versions since for these rows; PAT has none of its own). */
   static const double us[NCCL_NHW][NCCL_NALGO][NCCL_NPROTO] = {
       /* NVLink */ {/* ring */ {0.47, 1.9, 3.4}, /* tree */ {0.52, 1.2, 28}},
       /* PCI */ {/* ring */ {1.0, 2.5, 5.7}, /* tree */ {1.0, 1.9, 28}},

@@ -6,6 +6,7 @@
  *
  *   ring: t = base + (nsteps - nInterSteps) hop_intra + nInterSteps hop_net + nsteps/n S / (f bw)
  *   tree: t = base + 2 ((G-1) hop_intra + log2(nodes) hop_net)               + 2 S / (f bw)
+ *   pat:  t = base + log2(nodes) hop_net / 3.5 + n x 2.8 us                   + S / (f bw)
  *
  * (nsteps, nInterSteps: the collective's row in sim/coll.h; an all-reduce's are 2(n-1), 2(nodes-1)),
  * with bw what NCCL's channels together carry (channels x per-channel bandwidth, sim/channels.h),
@@ -13,6 +14,13 @@
  * from the profile (comm.nccl and comm.links.<class>.hop_lat_s). NCCL runs the fastest enabled
  * combination; NCCL_ALGO / NCCL_PROTO restrict the choice. Without comm.nccl in the profile only
  * ring/Simple exists, with no base latency and the links' lat_s per hop.
+ *
+ * PAT (NCCL 2.23+, tuning.cc at v2.23.4-1): all-gather and reduce-scatter only, Simple only, at one
+ * GPU per node only; its network hop is the tree's (NCCL: "with ppn=1 latencies are fully exposed,
+ * use the Tree network latency"). NCCL's own choice considers it where the profile lists
+ * comm.nccl.pat (a profile whose tuning_model names an older release may not); forced (NCCL_ALGO),
+ * it runs where NCCL's rules allow, at the profile's comm.nccl.pat.Simple or, without one, at
+ * tuning.cc v2.23.4-1's own constants (base 8 us, bandwidth x 0.85). docs/simulation.md, "PAT".
  *
  * With comm.nccl.tuning_model "nccl-2.7", NCCL 2.7's refinements of that model apply too (its
  * tuning.cc, for Volta and Pascal): the bus bandwidth f C bw is capped (ring LL128 at 16.7 GB/s per
@@ -38,7 +46,7 @@
 #include "profile.h"
 #include "topo.h"
 
-typedef enum { NCCL_ALGO_RING = 0, NCCL_ALGO_TREE = 1, NCCL_NALGO = 2 } nccl_algo;
+typedef enum { NCCL_ALGO_RING = 0, NCCL_ALGO_TREE = 1, NCCL_ALGO_PAT = 2, NCCL_NALGO = 3 } nccl_algo;
 typedef enum { NCCL_PROTO_LL = 0, NCCL_PROTO_LL128 = 1, NCCL_PROTO_SIMPLE = 2, NCCL_NPROTO = 3 } nccl_proto;
 
 /* An algorithm mask is a set of 1u << nccl_algo (NCCL_ALGO forced) and/or NCCL_ALGOS_AUTO: what
@@ -71,7 +79,7 @@ const nccl_algo_desc *nccl_algo_get(nccl_algo a);
 /* 1 if algorithm a runs collective coll with protocol q (its row; not the GPUs per node). */
 int nccl_algo_runs(nccl_algo a, coll_kind coll, nccl_proto q);
 
-const char *nccl_algo_name(nccl_algo a);   /* the row's name: "ring", "tree" */
+const char *nccl_algo_name(nccl_algo a);   /* the row's name: "ring", "tree", "pat" */
 const char *nccl_proto_name(nccl_proto p); /* "LL", "LL128", "Simple" */
 
 /* Parses an NCCL_ALGO / NCCL_PROTO style list ("ring", "Tree,Ring", case-insensitive) into a bit
@@ -80,7 +88,7 @@ const char *nccl_proto_name(nccl_proto p); /* "LL", "LL128", "Simple" */
 int nccl_parse_algos(const char *s, unsigned *mask);
 int nccl_parse_protos(const char *s, unsigned *mask);
 
-/* The algorithm names, ", "-separated ("ring, tree"), for messages and help. */
+/* The algorithm names, ", "-separated ("ring, tree, pat"), for messages and help. */
 const char *nccl_algo_list(void);
 
 typedef struct {
@@ -109,10 +117,10 @@ typedef struct {
   double time_s;     /* NCCL's estimate on an idle network */
   double lat_s;      /* its latency part */
   double edge_bytes; /* what each edge carries: the row's edge_per_byte S / f (ring nsteps/n S / f, tree
-                        2 S / f), f the effective factor (with the refinements: bus
+                        2 S / f, pat S / f), f the effective factor (with the refinements: bus
                         bandwidth / (C bw)) */
   long steps;        /* step fidelity's messages per edge (the row's steps: ring and tree the
-                        collective's ring steps, sim/coll.h) */
+                        collective's ring steps, sim/coll.h; pat n - 1) */
 } nccl_choice;
 
 /* The fastest combination within the masks for collective `coll` (sim/coll.h) of `bytes`: among the
@@ -125,7 +133,7 @@ int nccl_choose(const nccl_model *m, coll_kind coll, double bytes, unsigned algo
 /* ---- The model's pieces, one definition for the simulator (nccl_model_init, nccl_choose above)
  * and for calib/nccltune.h, which fits comm.nccl to sweeps measured with NCCL (docs/calib.md). ---- */
 
-/* NCCL_ALGO's spelling of an algorithm: "Ring", "Tree". (NCCL_PROTO's is nccl_proto_name's.) */
+/* NCCL_ALGO's spelling of an algorithm: "Ring", "Tree", "PAT". (NCCL_PROTO's is nccl_proto_name's.) */
 const char *nccl_algo_env(nccl_algo a);
 
 /* The hardware rows of NCCL's tuning.cc hwLat table. */
@@ -133,17 +141,19 @@ typedef enum { NCCL_HW_NVLINK = 0, NCCL_HW_PCI = 1, NCCL_HW_NET = 2, NCCL_NHW = 
 const char *nccl_hw_name(nccl_hw hw); /* "NVLink", "PCI", "network" */
 
 /* NCCL's tuning.cc hwLat for that hardware, in seconds per hop, [algo][proto]: the hop latencies
- * the bundled profiles carry and ddpcalib comm --nccl-tuning assumes (ring and tree). */
+ * the bundled profiles carry and ddpcalib comm --nccl-tuning assumes (ring and tree; 0 for PAT,
+ * which has no row of its own: it pays the tree's). */
 void nccl_hw_hops(nccl_hw hw, double hop_s[NCCL_NALGO][NCCL_NPROTO]);
 
 /* The hop terms of the model (the formulas at the top: the row's hops_s) for collective coll over
  * nodes x gpus_per_node ranks, seconds (nsteps, nInterSteps: sim/coll.h):
  *   ring: (nsteps - nInterSteps) hop_intra + nInterSteps hop_net   (all-reduce: 2(n-1), 2(nodes-1))
- *   tree: 2 ((G-1) hop_intra + log2i(nodes) hop_net)                (log2i rounded down, as NCCL's) */
+ *   tree: 2 ((G-1) hop_intra + log2i(nodes) hop_net)                (log2i rounded down, as NCCL's)
+ *   pat:  log2i(nodes) hop_net / 3.5 + n x 2.8 us */
 double nccl_hops_s(coll_kind coll, nccl_algo a, int nodes, int gpus_per_node, double hop_intra_s, double hop_net_s);
 
 /* Bytes each edge carries per byte of collective coll over n ranks (the row's edge_per_byte):
- * nsteps/n (ring; 2(n-1)/n for an all-reduce), 2 (tree). */
+ * nsteps/n (ring; 2(n-1)/n for an all-reduce), 2 (tree), 1 (pat). */
 double nccl_edge_per_byte(coll_kind coll, nccl_algo a, int n);
 
 /* The model's time for collective coll of `bytes` over nodes x gpus_per_node >= 2 ranks, without
