@@ -108,7 +108,7 @@ int ncclsweep_run(const commbench_cfg *cfg, int ngpus, const char *topology, con
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   for (int a = 0; a < NCCL_NALGO && !rc; a++)
     for (int k = 0; k < NCCL_NPROTO && !rc; k++)
-      if (nccl_algo_runs((nccl_algo)a, COLL_ALLREDUCE, (nccl_proto)protos[k]))
+      if (nccl_algo_swept((nccl_algo)a, (nccl_proto)protos[k]))
         rc = sweep_one(cfg, ngpus, a, protos[k], a == NCCL_ALGO_RING && k == 0, topology, h, rank == 0, out, e);
   for (int i = 0; i < 2; i++) {
     if (saved[i]) setenv(env_names[i], saved[i], 1);
@@ -145,7 +145,7 @@ int ncclsweep_fit_all(const ncclsweep_result *r, size_t regimes, ncclsweep_fit *
   for (int a = 0; a < NCCL_NALGO && !rc; a++)
     for (int q = 0; q < NCCL_NPROTO && !rc; q++) {
       sweep[a][q].refused = r->refused[a][q];
-      if (!nccl_algo_runs((nccl_algo)a, COLL_ALLREDUCE, (nccl_proto)q) || r->refused[a][q] || (rc = commfit_points(&r->res[a][q], &bytes[a][q], &t[a][q], e))) continue;
+      if (!nccl_algo_swept((nccl_algo)a, (nccl_proto)q) || r->refused[a][q] || (rc = commfit_points(&r->res[a][q], &bytes[a][q], &t[a][q], e))) continue;
       sweep[a][q].bytes = bytes[a][q];
       sweep[a][q].time_s = t[a][q];
       sweep[a][q].n = r->res[a][q].nrows;

@@ -78,7 +78,7 @@ int nccltune_fit(const nccltune_setup *s, const nccltune_sweep sweep[NCCL_NALGO]
   if (rc) return rc;
   for (int a = 0; a < NCCL_NALGO; a++)
     for (int q = 0; q < NCCL_NPROTO; q++) {
-      if (sweep[a][q].refused || !nccl_algo_runs((nccl_algo)a, COLL_ALLREDUCE, (nccl_proto)q)) continue;
+      if (sweep[a][q].refused || !nccl_algo_swept((nccl_algo)a, (nccl_proto)q)) continue;
       if ((rc = fit_combo(s, a, q, &sweep[a][q], opts, &out->c[a][q], e))) return rc;
       out->nenabled++;
     }

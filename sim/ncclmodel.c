@@ -82,6 +82,11 @@ int nccl_algo_runs(nccl_algo a, coll_kind coll, nccl_proto q) {
   return d && (d->colls >> coll & 1u) && (d->protos >> q & 1u);
 }
 
+int nccl_algo_swept(nccl_algo a, nccl_proto q) {
+  const nccl_algo_desc *d = nccl_algo_get(a);
+  return d && d->env && d->max_gpus_per_node == 0 && nccl_algo_runs(a, COLL_ALLREDUCE, q);
+}
+
 const char *nccl_algo_name(nccl_algo a) { return algos[a].name; }
 const char *nccl_algo_env(nccl_algo a) { return algos[a].env; }
 const char *nccl_proto_name(nccl_proto p) { return proto_names[p]; }

@@ -79,6 +79,11 @@ const nccl_algo_desc *nccl_algo_get(nccl_algo a);
 /* 1 if algorithm a runs collective coll with protocol q (its row; not the GPUs per node). */
 int nccl_algo_runs(nccl_algo a, coll_kind coll, nccl_proto q);
 
+/* 1 if ddpcalib's sweep (all-reduces with NCCL_ALGO and NCCL_PROTO forced) measures (a, q): one of
+ * NCCL's own algorithms (an NCCL_ALGO spelling) that runs an all-reduce with q, at any GPUs per
+ * node. */
+int nccl_algo_swept(nccl_algo a, nccl_proto q);
+
 const char *nccl_algo_name(nccl_algo a);   /* the row's name: "ring", "tree", "pat" */
 const char *nccl_proto_name(nccl_proto p); /* "LL", "LL128", "Simple" */
 
