@@ -55,6 +55,14 @@ static long pat_steps(coll_kind coll, int n) {
   return n > 1 ? n - 1 : 0;
 }
 
+/* hier: its phases' hops, 2 (G-1) inside the nodes (reduce-scatter and all-gather rings of G) and
+ * 2 (nodes-1) between them (the all-reduce rings of `nodes`); its estimate is hier_compose's. */
+static double hier_hops(coll_kind coll, int nodes, int gpn, double hop_intra_s, double hop_net_s) {
+  (void)coll;
+  return 2.0 * (gpn - 1) * hop_intra_s + 2.0 * (nodes - 1) * hop_net_s;
+}
+static void hier_compose(const nccl_model *m, coll_kind coll, int q, double bytes, nccl_choice *out);
+
 #define ALL_COLLS ((1u << COLL_NKINDS) - 1)
 #define GATHERS ((1u << COLL_ALLGATHER) | (1u << COLL_REDUCESCATTER))
 #define SIMPLE (1u << NCCL_PROTO_SIMPLE)
@@ -67,10 +75,12 @@ static long pat_steps(coll_kind coll, int n) {
  * (NCCL_ALGO_PAT: in v2.23.4-1, none in v2.22.3-1). PAT's constants where the profile has no
  * comm.nccl.pat: base 8 us (line 278) and busBw x 0.85 (line 193; 0.75 from v2.24.3-1 on). */
 static const nccl_algo_desc algos[NCCL_NALGO] = {
-    [NCCL_ALGO_RING] = {"ring", "Ring", ALL_COLLS, NCCL_ALL_PROTOS, 0, 0, NCCL_ALGO_RING, 0, 0, ring_hops, ring_edge, ring_steps},
+    [NCCL_ALGO_RING] = {"ring", "Ring", ALL_COLLS, NCCL_ALL_PROTOS, 0, 0, NCCL_ALGO_RING, 0, 0, ring_hops, ring_edge, ring_steps, NULL},
     [NCCL_ALGO_TREE] = {"tree", "Tree", 1u << COLL_ALLREDUCE, NCCL_ALL_PROTOS, 0, 204, NCCL_ALGO_TREE, 0, 0, tree_hops, tree_edge,
-                        ring_steps},
-    [NCCL_ALGO_PAT] = {"pat", "PAT", GATHERS, SIMPLE, 1, 223, NCCL_ALGO_TREE, 8e-6, 0.85, pat_hops, pat_edge, pat_steps},
+                        ring_steps, NULL},
+    [NCCL_ALGO_PAT] = {"pat", "PAT", GATHERS, SIMPLE, 1, 223, NCCL_ALGO_TREE, 8e-6, 0.85, pat_hops, pat_edge, pat_steps, NULL},
+    [NCCL_ALGO_HIER] = {"hier", NULL, 1u << COLL_ALLREDUCE, NCCL_ALL_PROTOS, 0, 0, NCCL_ALGO_RING, 0, 0, hier_hops, NULL, NULL,
+                        hier_compose},
 };
 
 static const char *const proto_names[NCCL_NPROTO] = {"LL", "LL128", "Simple"};
@@ -137,6 +147,8 @@ int nccl_model_init(nccl_model *m, const profile_t *p, const topo_t *t, int node
   m->refine = profile_nccl_tuning_model(p);
   m->arch = profile_nccl_gpu_arch(p);
   m->version = refine_release(m->refine);
+  m->intra_bw_Bps = intra_bw_Bps;
+  m->nic_bw_Bps = nic_bw_Bps;
   m->nodes = nodes;
   m->gpus_per_node = gpus_per_node;
   m->n = nodes * gpus_per_node;
@@ -150,6 +162,14 @@ int nccl_model_init(nccl_model *m, const profile_t *p, const topo_t *t, int node
     for (int q = 0; q < NCCL_NPROTO; q++) {
       int listed, rc = profile_nccl(p, d->name, proto_names[q], &listed, &m->base_lat_s[a][q], &m->bw_factor[a][q], e);
       if (rc) return rc;
+      if (!d->env) {
+        /* Not NCCL's: it runs where the row whose costs it pays does, and never as NCCL's choice. */
+        if (listed)
+          return err_set(e, ERR_INPUT, "profile %s: comm.nccl.%s: not one of NCCL's algorithms (it runs at comm.nccl.%s's costs)",
+                         profile_name(p), d->name, hops);
+        m->enabled[a][q] = m->enabled[d->hops_of][q] && (d->protos >> q & 1u);
+        continue;
+      }
       if (listed && m->version && m->version < d->since)
         return err_set(e, ERR_INPUT, "profile %s: comm.nccl.%s.%s: %s came with NCCL %d.%d, after its tuning_model's NCCL %d.%d",
                        profile_name(p), d->name, proto_names[q], d->name, d->since / 100, d->since % 100, m->version / 100,
@@ -242,6 +262,70 @@ static double refined_factor_218(const nccl_model *m, int a, int q, double bytes
   return fmin(bw * f, cap) / bw;
 }
 
+/* NCCL's estimate of combination (a, q) for collective coll of `bytes` on m: the row's terms with the
+ * release's refinements (for a row whose terms are hops_s, edge_per_byte and steps). */
+static void estimate(const nccl_model *m, coll_kind coll, int a, int q, double bytes, nccl_choice *out) {
+  const nccl_algo_desc *d = &algos[a];
+  double lat, edge;
+  double f = m->n <= 1 ? m->bw_factor[a][q]
+           : m->refine == PROFILE_NCCL_2_7 ? refined_factor(m, a, q, bytes, m->bw_factor[a][q])
+           : m->refine == PROFILE_NCCL_2_18 ? refined_factor_218(m, a, q, bytes, m->bw_factor[a][q])
+                                             : m->bw_factor[a][q];
+  double hop_intra = m->hop_intra_s[a][q];
+  if (m->refine == PROFILE_NCCL_2_7 && m->nodes > 1 && q == NCCL_PROTO_LL) hop_intra *= 1.8;
+  /* 2.18: across nodes a ring step costs at least the network's post overhead, 1 us (Intel
+   * hosts), 3 us for Simple (not for broadcast, whose latency NCCL counts apart). */
+  if (m->refine == PROFILE_NCCL_2_18 && m->nodes > 1 && a == NCCL_ALGO_RING && coll != COLL_BROADCAST)
+    hop_intra = fmax(hop_intra, q == NCCL_PROTO_SIMPLE ? 3e-6 : 1e-6);
+  if (m->n <= 1) {
+    lat = 0;
+    edge = 0;
+  } else {
+    lat = m->base_lat_s[a][q] + d->hops_s(coll, m->nodes, m->gpus_per_node, hop_intra, m->hop_net_s[a][q]);
+    /* The ring "plateau": across nodes, from n/16 x 64 KiB up, an all-reduce's Simple latency is
+     * 1.9x. */
+    if (m->refine == PROFILE_NCCL_2_7 && coll == COLL_ALLREDUCE && a == NCCL_ALGO_RING && q == NCCL_PROTO_SIMPLE &&
+        m->nodes > 1 && bytes >= m->n / 16.0 * 65536)
+      lat *= 1.9;
+    /* 2.18: from 64 bytes per channel and rank up, 1.9x before Ampere, 1.4x from Ampere on. */
+    if (m->refine == PROFILE_NCCL_2_18 && coll == COLL_ALLREDUCE && a == NCCL_ALGO_RING && q == NCCL_PROTO_SIMPLE &&
+        m->nodes > 1 && bytes / ((double)m->channels * m->n) >= 64)
+      lat *= m->arch >= PROFILE_ARCH_AMPERE ? 1.4 : 1.9;
+    edge = d->edge_per_byte(coll, m->n) * bytes / f;
+  }
+  out->algo = (nccl_algo)a;
+  out->proto = (nccl_proto)q;
+  out->time_s = lat + (m->n > 1 ? edge / m->bw_Bps : 0);
+  out->lat_s = lat;
+  out->edge_bytes = edge;
+  out->steps = d->steps(coll, m->n);
+}
+
+/* The hierarchical all-reduce's phases (Horovod v0.28.1's NCCLTorusAllreduce, docs/simulation.md),
+ * each NCCL's ring with protocol q (refinements included) on its communicator: a reduce-scatter of S inside each node (G ranks at the intra-node bandwidth), an
+ * all-reduce of each S/G shard between the nodes (G rings of `nodes` ranks, one per local GPU,
+ * sharing the node's network bandwidth: nic_bw / G each), an all-gather of S inside each node. Its
+ * estimate is their sum. The engine plays one flow per ring edge (plan.h's plan_coll), not phases:
+ * its edge bytes are the phases' bandwidth time on the job's bottleneck edge, so flow fidelity gives
+ * the estimate on an idle network, and step fidelity sends them in the ring's steps. */
+static void hier_compose(const nccl_model *m, coll_kind coll, int q, double bytes, nccl_choice *out) {
+  (void)coll; /* all-reduce only (its row) */
+  int G = m->gpus_per_node;
+  nccl_model intra = *m, inter = *m;
+  intra.nodes = 1, intra.n = G, intra.bw_Bps = m->intra_bw_Bps;
+  inter.gpus_per_node = 1, inter.n = m->nodes, inter.bw_Bps = m->nic_bw_Bps / G;
+  nccl_choice rs, ar, ag;
+  estimate(&intra, COLL_REDUCESCATTER, NCCL_ALGO_RING, q, bytes, &rs);
+  estimate(&inter, COLL_ALLREDUCE, NCCL_ALGO_RING, q, bytes / G, &ar);
+  estimate(&intra, COLL_ALLGATHER, NCCL_ALGO_RING, q, bytes, &ag);
+  out->algo = NCCL_ALGO_HIER;
+  out->proto = (nccl_proto)q;
+  out->time_s = rs.time_s + ar.time_s + ag.time_s;
+  out->lat_s = rs.lat_s + ar.lat_s + ag.lat_s;
+  out->edge_bytes = m->n > 1 ? (out->time_s - out->lat_s) * m->bw_Bps : 0;
+  out->steps = coll_ring_steps(COLL_ALLREDUCE, m->n); /* played as a ring's flows: the ring's steps */
+}
+
 int nccl_choose(const nccl_model *m, coll_kind coll, double bytes, unsigned algo_mask, unsigned proto_mask,
                 nccl_choice *out, err_t *e) {
   const coll_desc *cd = coll_get(coll);
@@ -254,41 +338,11 @@ int nccl_choose(const nccl_model *m, coll_kind coll, double bytes, unsigned algo
       if (!(proto_mask >> q & 1u) || !nccl_algo_runs((nccl_algo)a, coll, (nccl_proto)q) ||
           !((forced && m->enabled[a][q]) || (own && m->auto_on[a][q])))
         continue;
-      double lat, edge;
-      double f = m->n <= 1 ? m->bw_factor[a][q]
-               : m->refine == PROFILE_NCCL_2_7 ? refined_factor(m, a, q, bytes, m->bw_factor[a][q])
-               : m->refine == PROFILE_NCCL_2_18 ? refined_factor_218(m, a, q, bytes, m->bw_factor[a][q])
-                                                 : m->bw_factor[a][q];
-      double hop_intra = m->hop_intra_s[a][q];
-      if (m->refine == PROFILE_NCCL_2_7 && m->nodes > 1 && q == NCCL_PROTO_LL) hop_intra *= 1.8;
-      /* 2.18: across nodes a ring step costs at least the network's post overhead, 1 us (Intel
-       * hosts), 3 us for Simple (not for broadcast, whose latency NCCL counts apart). */
-      if (m->refine == PROFILE_NCCL_2_18 && m->nodes > 1 && a == NCCL_ALGO_RING && coll != COLL_BROADCAST)
-        hop_intra = fmax(hop_intra, q == NCCL_PROTO_SIMPLE ? 3e-6 : 1e-6);
-      if (m->n <= 1) {
-        lat = 0;
-        edge = 0;
-      } else {
-        lat = m->base_lat_s[a][q] + d->hops_s(coll, m->nodes, m->gpus_per_node, hop_intra, m->hop_net_s[a][q]);
-        /* The ring "plateau": across nodes, from n/16 x 64 KiB up, an all-reduce's Simple latency is
-         * 1.9x. */
-        if (m->refine == PROFILE_NCCL_2_7 && coll == COLL_ALLREDUCE && a == NCCL_ALGO_RING && q == NCCL_PROTO_SIMPLE &&
-            m->nodes > 1 && bytes >= m->n / 16.0 * 65536)
-          lat *= 1.9;
-        /* 2.18: from 64 bytes per channel and rank up, 1.9x before Ampere, 1.4x from Ampere on. */
-        if (m->refine == PROFILE_NCCL_2_18 && coll == COLL_ALLREDUCE && a == NCCL_ALGO_RING && q == NCCL_PROTO_SIMPLE &&
-            m->nodes > 1 && bytes / ((double)m->channels * m->n) >= 64)
-          lat *= m->arch >= PROFILE_ARCH_AMPERE ? 1.4 : 1.9;
-        edge = d->edge_per_byte(coll, m->n) * bytes / f;
-      }
-      double t = lat + (m->n > 1 ? edge / m->bw_Bps : 0);
-      if (!found || t < out->time_s) {
-        out->algo = (nccl_algo)a;
-        out->proto = (nccl_proto)q;
-        out->time_s = t;
-        out->lat_s = lat;
-        out->edge_bytes = edge;
-        out->steps = d->steps(coll, m->n);
+      nccl_choice c;
+      if (d->compose) d->compose(m, coll, q, bytes, &c);
+      else estimate(m, coll, a, q, bytes, &c);
+      if (!found || c.time_s < out->time_s) {
+        *out = c;
         found = 1;
       }
     }
@@ -308,7 +362,7 @@ int nccl_choose(const nccl_model *m, coll_kind coll, double bytes, unsigned algo
     if (!(algo_mask >> a & 1u) || any) continue;
     size_t l = strlen(why);
     if (!(d->colls >> coll & 1u))
-      snprintf(why + l, sizeof why - l, "; NCCL runs no %s as %s", cd->name, d->name);
+      snprintf(why + l, sizeof why - l, "; %s runs no %s", d->name, cd->name);
     else if (d->max_gpus_per_node && m->gpus_per_node > d->max_gpus_per_node)
       snprintf(why + l, sizeof why - l, "; NCCL runs %s at up to %d GPU(s) per node, not %d", d->name, d->max_gpus_per_node,
                m->gpus_per_node);
@@ -342,7 +396,9 @@ double nccl_hops_s(coll_kind coll, nccl_algo a, int nodes, int gpus_per_node, do
   return algos[a].hops_s(coll, nodes, gpus_per_node, hop_intra_s, hop_net_s);
 }
 
-double nccl_edge_per_byte(coll_kind coll, nccl_algo a, int n) { return algos[a].edge_per_byte(coll, n); }
+double nccl_edge_per_byte(coll_kind coll, nccl_algo a, int n) {
+  return algos[a].edge_per_byte ? algos[a].edge_per_byte(coll, n) : NAN;
+}
 
 double nccl_time_s(coll_kind coll, nccl_algo a, int nodes, int gpus_per_node, double base_lat_s, double hop_intra_s,
                    double hop_net_s, double bw_factor, double bw_Bps, double bytes) {

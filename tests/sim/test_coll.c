@@ -105,11 +105,12 @@ int main(void) {
   model_t *mod = fixture_model("ddpsim-model 1\nname one\nbatch 1\ntokens 1 tokens\nprecision fp32\nparam p 25165824\n"
                                "backward\newise g elems=1 arrays=1 ready=p\n",
                                "one.model");
-  for (int k = 0; k < NKINDS + 2; k++)
+  for (int k = 0; k < NKINDS + 3; k++)
     for (int f = 0; f < 2; f++) {
-      /* Rows NKINDS and NKINDS + 1: all-gather and reduce-scatter as PAT, at one GPU per node. */
-      int pat = k >= NKINDS;
-      coll_kind kind = pat ? (k == NKINDS ? COLL_ALLGATHER : COLL_REDUCESCATTER) : (coll_kind)k;
+      /* Rows NKINDS and NKINDS + 1: all-gather and reduce-scatter as PAT, at one GPU per node; row
+       * NKINDS + 2: the all-reduce as hier (not NCCL's: its phases' time as flows on the ring). */
+      int pat = k == NKINDS || k == NKINDS + 1, hier = k == NKINDS + 2;
+      coll_kind kind = pat ? (k == NKINDS ? COLL_ALLGATHER : COLL_REDUCESCATTER) : hier ? COLL_ALLREDUCE : (coll_kind)k;
       sim_config c;
       fixture_config(&c, mod, t, p, pat ? 4 : 3, pat ? 1 : 0);
       c.iterations = 1;
@@ -120,7 +121,7 @@ int main(void) {
       sim_result r;
       memset(&r, 0, sizeof r);
       int ok = plan_build(&c, &pl, &e) == 0;
-      if (ok && pat) pl.algos = 1u << NCCL_ALGO_PAT; /* the plan's all-reduces were NCCL's own choice */
+      if (ok && (pat || hier)) pl.algos = 1u << (pat ? NCCL_ALGO_PAT : NCCL_ALGO_HIER); /* the plan's were NCCL's own choice */
       ok = ok && plan_bucket_coll(&pl, 0, kind, (double)pl.buckets.b[0].bytes, &e) == 0;
       ok = ok && engine_run(&pl, &rec, &e) == 0;
       if (ok) {
@@ -133,7 +134,7 @@ int main(void) {
       }
       /* Flow: NCCL's estimate up to the whole byte each channel's flow is rounded up to (plan.c). */
       double got = r.buckets[0].comm_end_s - r.buckets[0].comm_start_s, want = pl.coll[0].estimate_s, byte_s = pl.ch.count / pl.ring_bw_Bps;
-      CHECK(pl.coll[0].kind == kind && pl.coll[0].algo == (pat ? NCCL_ALGO_PAT : pl.coll[0].algo) &&
+      CHECK(pl.coll[0].kind == kind && pl.coll[0].algo == (pat ? NCCL_ALGO_PAT : hier ? NCCL_ALGO_HIER : pl.coll[0].algo) &&
                 check_close(want, got, f ? 0 : byte_s, f ? 0.02 : 1e-9),
             "%s of 96 MiB on %s, %s fidelity, %s/%s: %.9g s, NCCL's estimate %.9g s", nccl_says[kind].name, pat ? "4 x 1 GPU" : "3 x 8 GPUs",
             f ? "step" : "flow",

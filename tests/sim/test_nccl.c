@@ -1,5 +1,6 @@
 /* NCCL's algorithm and protocol choice (hand-computed from the tuning model's form) and the
  * simulated all-reduce following it on an idle platform, ring and tree. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,7 +54,9 @@ int main(void) {
   CHECK(nccl_parse_protos("LL,bogus", &mask) == -1 && nccl_parse_algos("", &mask) == -1, "unknown names are refused");
   CHECK(nccl_parse_algos("PAT,ring", &mask) == 0 && mask == ((1u << NCCL_ALGO_PAT) | 1u), "NCCL_ALGO=PAT,ring");
   CHECK(nccl_parse_algos("auto", &mask) == 0 && mask == NCCL_ALGOS_AUTO, "auto: NCCL's own choice");
-  CHECK(strcmp(nccl_algo_list(), "ring, tree, pat") == 0 && nccl_algo_get(NCCL_NALGO) == NULL &&
+  CHECK(strcmp(nccl_algo_list(), "ring, tree, pat, hier") == 0 && nccl_algo_get(NCCL_NALGO) == NULL && !nccl_algo_env(NCCL_ALGO_HIER) &&
+            !nccl_algo_swept(NCCL_ALGO_HIER, NCCL_PROTO_SIMPLE) && !nccl_algo_swept(NCCL_ALGO_PAT, NCCL_PROTO_SIMPLE) &&
+            nccl_algo_swept(NCCL_ALGO_TREE, NCCL_PROTO_LL) &&
             strcmp(nccl_algo_env(NCCL_ALGO_TREE), "Tree") == 0 && nccl_algo_get(NCCL_ALGO_TREE)->since == 204 &&
             strcmp(nccl_algo_env(NCCL_ALGO_PAT), "PAT") == 0 && nccl_algo_get(NCCL_ALGO_PAT)->since == 223,
         "the algorithm table: %s; the tree is NCCL_ALGO=Tree, NCCL 2.4; PAT is NCCL_ALGO=PAT, NCCL 2.23", nccl_algo_list());
@@ -125,7 +128,7 @@ int main(void) {
     rc = nccl_choose(&m, COLL_ALLGATHER, S, NCCL_ALGOS_AUTO, NCCL_ALL_PROTOS, &ch, &e);
     CHECK(rc == 0 && ch.algo == NCCL_ALGO_RING, "allgather, NCCL's own choice without comm.nccl.pat: %s", rc ? e.msg : nccl_algo_name(ch.algo));
     CHECK(nccl_choose(&m, COLL_ALLREDUCE, S, 1u << NCCL_ALGO_PAT, NCCL_ALL_PROTOS, &ch, &e) == ERR_INPUT &&
-              strstr(e.msg, "NCCL runs no allreduce as pat"),
+              strstr(e.msg, "pat runs no allreduce"),
           "an all-reduce forced to PAT is refused: %s", e.msg);
     CHECK(nccl_choose(&m, COLL_BROADCAST, S, 1u << NCCL_ALGO_PAT, NCCL_ALL_PROTOS, &ch, &e) == ERR_INPUT,
           "a broadcast forced to PAT is refused: %s", e.msg);
@@ -160,6 +163,41 @@ int main(void) {
     rc = nccl_choose(&m, COLL_ALLREDUCE, S, NCCL_ALGOS_AUTO, NCCL_ALL_PROTOS, &ch, &e);
     CHECK(rc == 0 && ch.algo != NCCL_ALGO_PAT, "an all-reduce never runs as PAT: %s", rc ? e.msg : nccl_algo_name(ch.algo));
     profile_destroy(pp);
+  }
+
+  /* The hierarchical all-reduce (not NCCL's): a reduce-scatter inside each node, an all-reduce of
+   * each S/G shard between the nodes (G rings sharing the NICs), an all-gather inside each node, each
+   * a ring at the profile's ring costs; its estimate is their sum. 4 nodes x 4 GPUs, 64 MiB, Simple. */
+  {
+    double S = 67108864, intra = 3 * NVL_BW, nic = 2 * NIC_BW;
+    double rs = 8.4e-6 + 3 * 3.4e-6 + 3.0 / 4 * S / intra, ar = 8.4e-6 + 6 * 9.6e-6 + 6.0 / 4 * (S / 4) / (nic / 4);
+    double lat = 2 * (8.4e-6 + 3 * 3.4e-6) + 8.4e-6 + 6 * 9.6e-6, want = 2 * rs + ar;
+    rc = nccl_model_init(&m, p, t, 4, 4, 2, intra, nic, &e);
+    rc = rc ? rc : nccl_choose(&m, COLL_ALLREDUCE, S, 1u << NCCL_ALGO_HIER, 1u << NCCL_PROTO_SIMPLE, &ch, &e);
+    CHECK(rc == 0 && ch.algo == NCCL_ALGO_HIER && check_close(want, ch.time_s, 0, 1e-12) && check_close(lat, ch.lat_s, 0, 1e-12) &&
+              ch.steps == 30 && check_close((want - lat) * m.bw_Bps, ch.edge_bytes, 0, 1e-12),
+          "hier/Simple, 64 MiB on 4 x 4: %.6g s (want %.6g = reduce-scatter %.6g + all-reduce %.6g + all-gather), %ld steps (the ring's)",
+          rc ? 0 : ch.time_s, want, rs, ar, rc ? 0 : ch.steps);
+    CHECK(check_close(2 * 3 * 3.4e-6 + 6 * 9.6e-6, nccl_hops_s(COLL_ALLREDUCE, NCCL_ALGO_HIER, 4, 4, 3.4e-6, 9.6e-6), 0, 1e-12) &&
+              isnan(nccl_edge_per_byte(COLL_ALLREDUCE, NCCL_ALGO_HIER, 16)),
+          "hier's hop terms are its phases'; no single edge-bytes form");
+    /* Where the nodes are fast inside (10 x the network) it beats the ring and the tree at 256 MiB,
+     * and still NCCL's own choice never takes it. */
+    nccl_model mf;
+    rc = nccl_model_init(&mf, p, t, 4, 4, 2, 10 * nic, nic, &e);
+    rc = rc ? rc : nccl_choose(&mf, COLL_ALLREDUCE, 4 * S, NCCL_ALGOS_AUTO | 1u << NCCL_ALGO_HIER, NCCL_ALL_PROTOS, &ch, &e);
+    CHECK(rc == 0 && ch.algo == NCCL_ALGO_HIER, "NCCL_ALGO=auto,hier, 256 MiB, nodes 10x faster inside: %s", rc ? e.msg : nccl_algo_name(ch.algo));
+    rc = nccl_choose(&mf, COLL_ALLREDUCE, 4 * S, NCCL_ALGOS_AUTO, NCCL_ALL_PROTOS, &ch, &e);
+    CHECK(rc == 0 && ch.algo != NCCL_ALGO_HIER, "NCCL's own choice: %s, never hier", rc ? e.msg : nccl_algo_name(ch.algo));
+    CHECK(nccl_choose(&mf, COLL_ALLGATHER, S, 1u << NCCL_ALGO_HIER, NCCL_ALL_PROTOS, &ch, &e) == ERR_INPUT &&
+              strstr(e.msg, "hier runs no allgather"),
+          "an all-gather forced to hier is refused: %s", e.msg);
+    char text[4096];
+    with_nccl(text, sizeof text, profile_text, "\"hier\":{\"Simple\":{\"base_lat_s\":1e-6,\"bw_factor\":1}},");
+    profile_t *ph = fixture_profile(text, "hier.json");
+    CHECK(nccl_model_init(&mf, ph, t, 4, 4, 2, intra, nic, &e) == ERR_INPUT && strstr(e.msg, "comm.nccl.hier: not one of NCCL's algorithms"),
+          "a profile listing hier -> %s", e.msg);
+    profile_destroy(ph);
   }
 
   /* The simulation follows the choice exactly on an idle platform (flow fidelity). */
