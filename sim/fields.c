@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "cost.h"
-#include "nccl.h"
+#include "ncclmodel.h"
 #include "report.h"
 
 /* ---- names of the scenario's enums as reports write them ---- */

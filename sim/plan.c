@@ -584,7 +584,7 @@ int plan_build(const sim_config *c, plan_t *p, err_t *e) {
   p->ring_bw_Bps = channels_bw_Bps(&p->ch);
   if ((rc = nccl_model_init(&p->nccl, c->profile, c->topo, c->nodes, gpn, p->ch.count, p->ring_bw_Bps, p->ring_bw_Bps, e)))
     goto fail;
-  p->algos = c->nccl_algos ? c->nccl_algos : NCCL_ALL_ALGOS;
+  p->algos = c->nccl_algos ? c->nccl_algos : NCCL_ALGOS_AUTO;
   p->protos = c->nccl_protos ? c->nccl_protos : NCCL_ALL_PROTOS;
   if (c->backend != SIM_BACKEND_NCCL) {
     /* gloo and MPI: a ring over the same links, waited for by the host (plan_backend). */

@@ -22,7 +22,7 @@
 #include "channels.h"
 #include "coll.h"
 #include "err.h"
-#include "nccl.h"
+#include "ncclmodel.h"
 #include "pipe.h"
 #include "platform.h"
 #include "program.h"

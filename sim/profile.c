@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "gemmcost.h"
-#include "nccl.h"
+#include "ncclmodel.h"
 #include "txt.h"
 #include "uncert.h"
 
@@ -62,7 +62,7 @@ static int conv_in_class(const convclass *c, long r, long s, long stride_h, long
   return c->r == r && c->s == s && c->stride_h == stride_h && c->stride_w == stride_w;
 }
 
-/* comm.nccl and hop_lat_s are keyed by NCCL's algorithm and protocol names (sim/nccl.h's). */
+/* comm.nccl and hop_lat_s are keyed by NCCL's algorithm and protocol names (sim/ncclmodel.h's). */
 #define NALGO NCCL_NALGO
 #define NPROTO NCCL_NPROTO
 
@@ -474,7 +474,7 @@ static int load_algo_table(const cJSON *o, const char *origin, const char *path,
       if (strcmp(a->string, "source") == 0 ||
           (bwf && (strcmp(a->string, "tuning_model") == 0 || strcmp(a->string, "gpu_arch") == 0)))
         continue;
-      return err_set(e, ERR_INPUT, "%s: %s: unknown algorithm (ring, tree)", origin, where);
+      return err_set(e, ERR_INPUT, "%s: %s: unknown algorithm (%s)", origin, where, nccl_algo_list());
     }
     if (!cJSON_IsObject(a)) return err_set(e, ERR_INPUT, "%s: %s must be an object", origin, where);
     const cJSON *q;

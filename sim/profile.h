@@ -104,7 +104,7 @@ int profile_link_shares_compute(const profile_t *p, const char *cls);
 /* NCCL's cost of one algorithm ("ring", "tree") and protocol ("LL", "LL128", "Simple"):
  * comm.nccl.<algo>.<proto> {base_lat_s, bw_factor}. *enabled is 0 where the profile lacks it;
  * without comm.nccl only ring/Simple is enabled, with base 0 and factor 1. */
-/* comm.nccl.tuning_model: which release's refinements of NCCL's own tuning model apply (sim/nccl.h):
+/* comm.nccl.tuning_model: which release's refinements of NCCL's own tuning model apply (sim/ncclmodel.h):
  * PROFILE_NCCL_NONE without it, PROFILE_NCCL_2_7 for "nccl-2.7", PROFILE_NCCL_2_18 for "nccl-2.18".
  * The latter's tables are keyed by GPU architecture: comm.nccl.gpu_arch ("volta", "ampere",
  * "hopper"; required with nccl-2.18 and refused without it), PROFILE_ARCH_*, -1 when absent. */

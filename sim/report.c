@@ -4,7 +4,7 @@
 
 #include "coll.h"
 #include "fields.h"
-#include "nccl.h"
+#include "ncclmodel.h"
 #include "strbuf.h"
 
 #include <stdio.h>

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "data.h"
-#include "nccl.h"
+#include "ncclmodel.h"
 #include "txt.h"
 
 void simopts_init(simopts *o) {
@@ -117,8 +117,8 @@ void simopts_table(simopts *o, cli_opt t[SIMOPTS_COUNT]) {
        "with jitter, simulate until the 95% confidence interval of the mean\niteration is within X of it (default 0.01); "
        "0: exactly --iterations",
        CLI_MIN | CLI_MAX_OPEN, 0, 1},
-      {"nccl-algo", 0, CLI_CUSTOM, &o->nccl_algos, "LIST", "NCCL_ALGO: ring, tree or both (default auto: NCCL's fastest)",
-       .parse = parse_algos, .must = "must list ring and/or tree (or auto)"},
+      {"nccl-algo", 0, CLI_CUSTOM, &o->nccl_algos, "LIST", "NCCL_ALGO: ring, tree, pat and/or hier (default auto: NCCL's\nown choice among those the profile lists; hier only when asked)",
+       .parse = parse_algos, .must = "must list ring, tree, pat and/or hier (or auto)"},
       {"nccl-proto", 0, CLI_CUSTOM, &o->nccl_protos, "LIST", "NCCL_PROTO: LL, LL128, Simple (default auto); needs the profile's comm.nccl",
        .parse = parse_protos, .must = "must list LL, LL128 and/or Simple (or auto)"},
       {"num-workers", 0, CLI_INT, &o->workers, "W", "DataLoader workers loading batches (default 0: the training loop loads)",

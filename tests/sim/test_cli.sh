@@ -92,7 +92,16 @@ expect 2 "--fidelity must be flow or step" -- predict --fidelity exact
 expect 2 "--iterations must be" -- predict --iterations 0
 expect 2 "option '--iterations' does not apply here" -- buckets --iterations 4
 expect 2 "option '--trace' does not apply here" -- sweep --trace x.json
-expect 2 "--nccl-algo must list ring and/or tree" -- predict --nccl-algo hypercube
+expect 2 "--nccl-algo must list ring, tree, pat and/or hier" -- predict --nccl-algo hypercube
+# PAT runs all-gathers and reduce-scatters only (NCCL 2.23's tuning.cc): DDP's all-reduces refuse it,
+# and beside the ring they stay the ring's.
+expect 1 "pat runs no allreduce" -- predict --nccl-algo pat
+"$ddpsim" predict --nodes 4 --gpus-per-node 1 --nccl-algo pat,ring --json | grep -v -e wall_s -e peak_rss >"$tmp/pat.json"
+"$ddpsim" predict --nodes 4 --gpus-per-node 1 --nccl-algo ring --json | grep -v -e wall_s -e peak_rss >"$tmp/ring.json"
+check "--nccl-algo pat,ring: DDP's all-reduces run as the ring, the report unchanged" cmp -s "$tmp/pat.json" "$tmp/ring.json"
+# The hierarchical all-reduce (not NCCL's) only when asked: every bucket runs it.
+"$ddpsim" predict --nodes 2 --nccl-algo hier --json >"$tmp/hier.json"
+check "--nccl-algo hier: every bucket's all-reduce is hier" test "$(grep -c '"algorithm":	"hier"' "$tmp/hier.json")" -gt 0 -a "$(grep -c '"algorithm":	"hier"' "$tmp/hier.json")" -eq "$(grep -c '"algorithm":' "$tmp/hier.json")"
 expect 2 "--num-workers must be an integer from 0 to 256" -- predict --num-workers -1
 expect 2 "--load-ms must be from 0 to 3600000 ms" -- predict --load-ms soon
 expect 2 "--no-h2d contradicts" -- predict --no-h2d --pin-memory
