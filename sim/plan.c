@@ -97,7 +97,10 @@ void plan_free(plan_t *p) {
   plan_row_free(&p->base[0]);
   plan_row_free(&p->base[1]);
   channels_free(&p->ch);
+  channels_free(&p->ch_node);
   free(p->next);
+  free(p->next_node);
+  free(p->next_rail);
   free(p->pair_Bps);
   free(p->near);
   prog_free(&p->prog);
@@ -480,6 +483,17 @@ static void plan_coll_share(const plan_t *p, plan_coll *pc, double edge_bytes) {
   pc->hbm_frac = k * edge_bytes / pc->estimate_s / p->hbm_Bps;
 }
 
+/* What each channel's edge carries of `edge` bytes (all channels together) in `steps` messages:
+ * whole bytes per channel message, each edge's share rounded up ((1 - 1e-12): a share that is a
+ * whole number of bytes stays one when the division rounds up). */
+static void per_channel(double edge, long steps, int nch, long *edge_bytes, long *step_bytes) {
+  double per_edge = edge / nch;
+  *edge_bytes = (long)ceil(per_edge * (1 - 1e-12));
+  if (*edge_bytes < 1) *edge_bytes = 1;
+  *step_bytes = steps > 0 ? (long)ceil(per_edge / (double)steps * (1 - 1e-12)) : 1;
+  if (*step_bytes < 1) *step_bytes = 1;
+}
+
 int plan_bucket_coll(plan_t *p, int b, coll_kind kind, double bytes, err_t *e) {
   nccl_choice ch;
   int rc = nccl_choose(&p->nccl, kind, bytes, p->algos, p->protos, &ch, e);
@@ -493,13 +507,20 @@ int plan_bucket_coll(plan_t *p, int b, coll_kind kind, double bytes, err_t *e) {
   pc->estimate_s = ch.time_s;
   pc->lat_s = ch.lat_s;
   pc->steps = ch.steps;
-  /* Whole bytes per channel message: each edge's share rounded up ((1 - 1e-12): a share that is a
-   * whole number of bytes stays one when the division rounds up). */
-  double per_edge = ch.edge_bytes / nch;
-  pc->edge_bytes = (long)ceil(per_edge * (1 - 1e-12));
-  if (pc->edge_bytes < 1) pc->edge_bytes = 1;
-  pc->step_bytes = ch.steps > 0 ? (long)ceil(per_edge / (double)ch.steps * (1 - 1e-12)) : 1;
-  if (pc->step_bytes < 1) pc->step_bytes = 1;
+  per_channel(ch.edge_bytes, ch.steps, nch, &pc->edge_bytes, &pc->step_bytes);
+  pc->nphase = ch.nphase;
+  for (int i = 0; i < ch.nphase; i++) {
+    const nccl_phase *f = &ch.phase[i];
+    plan_phase *g = &pc->phase[i];
+    g->group = f->group;
+    g->solo = f->group == NCCL_GROUP_NODE ? p->gpus_per_node < 2 : f->group == NCCL_GROUP_RAIL ? p->nodes < 2 : p->ranks < 2;
+    g->nch = f->group == NCCL_GROUP_NODE ? p->ch_node.count : nch;
+    g->lat_s = g->solo ? f->time_s : f->lat_s;
+    g->steps = f->steps;
+    if (!g->solo && f->group == NCCL_GROUP_NODE && g->nch < 1)
+      return err_set(e, ERR_INPUT, "internal: a phase inside the nodes without the node's rings");
+    per_channel(f->edge_bytes, f->steps, g->nch > 0 ? g->nch : 1, &g->edge_bytes, &g->step_bytes);
+  }
   plan_coll_share(p, pc, ch.edge_bytes);
   return ERR_OK;
 }
@@ -585,20 +606,18 @@ int plan_build(const sim_config *c, plan_t *p, err_t *e) {
   /* Inside a node the job's rings are as fast as their bottleneck; a composed all-reduce's phases
    * inside the nodes (hier, forced) run on the node's own rings: a one-node job's channels. */
   double intra_Bps = p->ring_bw_Bps;
-  if (c->nodes > 1 && gpn > 1 && (c->nccl_algos & (1u << NCCL_ALGO_HIER))) {
+  p->phased = (c->nccl_algos & (1u << NCCL_ALGO_HIER)) != 0;
+  if (gpn > 1 && p->phased) {
     sim_config one = *c;
     one.nodes = 1;
-    channels_t ch1;
     platform_spec spec1;
     double *pair1 = NULL;
     unsigned char *near1 = NULL;
-    memset(&ch1, 0, sizeof ch1);
-    rc = plan_network(&one, gpn, &ch1, &spec1, &pair1, &near1, e);
-    if (!rc) intra_Bps = channels_bw_Bps(&ch1);
-    channels_free(&ch1);
+    rc = plan_network(&one, gpn, &p->ch_node, &spec1, &pair1, &near1, e);
     free(pair1);
     free(near1);
     if (rc) goto fail;
+    if (c->nodes > 1) intra_Bps = channels_bw_Bps(&p->ch_node);
   }
   if ((rc = nccl_model_init(&p->nccl, c->profile, c->topo, c->nodes, gpn, p->ch.count, intra_Bps, p->ring_bw_Bps, e)))
     goto fail;
@@ -726,6 +745,25 @@ int plan_build(const sim_config *c, plan_t *p, err_t *e) {
   }
   for (int k = 0; k < p->ch.count; k++)
     for (int q = 0; q < p->sim_ranks; q++) p->next[(size_t)k * p->sim_ranks + q] = channels_next(&p->ch, p->sim_nodes, k, q);
+  p->nch_max = p->ch.count > p->ch_node.count ? p->ch.count : p->ch_node.count;
+  if (p->phased) {
+    /* A composed collective's rings (docs/simulation.md, "Hierarchical"): the node's own rings
+     * inside each node, and a ring per local GPU between the nodes. */
+    size_t n = (size_t)p->sim_ranks;
+    p->next_node = malloc(((size_t)p->ch_node.count * n + 1) * sizeof *p->next_node);
+    p->next_rail = malloc((size_t)p->ch.count * n * sizeof *p->next_rail);
+    if (!p->next_node || !p->next_rail) {
+      rc = err_set(e, ERR_NOMEM, "out of memory");
+      goto fail;
+    }
+    for (int q = 0; q < p->sim_ranks; q++) {
+      for (int k = 0; k < p->ch_node.count; k++) p->next_node[(size_t)k * n + q] = q / gpn * gpn + channels_next(&p->ch_node, 1, k, q % gpn);
+      for (int k = 0; k < p->ch.count; k++) p->next_rail[(size_t)k * n + q] = (q / gpn + 1) % p->sim_nodes * gpn + q % gpn;
+    }
+    p->platform.ch_node = p->ch_node.count > 0 ? &p->ch_node : NULL;
+    p->platform.rails = p->sim_nodes > 1;
+    p->platform.near = p->near;
+  }
   if ((rc = plan_program(p, e))) goto fail;
   free(param_seg);
   return ERR_OK;
