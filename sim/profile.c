@@ -206,7 +206,7 @@ typedef struct {
 
 static const range R_LAT = {PROFILE_LAT_MIN_s, PROFILE_LAT_MAX_s, 1, 0, "a time in seconds"};        /* latencies, launch costs */
 static const range R_TIME = {PROFILE_LAT_MIN_s, 1e5, 0, 0, "a time in seconds"};        /* a measured time */
-static const range R_BW = {TXT_BW_MIN_Bps, TXT_BW_MAX_Bps, 0, 0, "a bandwidth in bytes/s"}; /* sim/txt.h */
+static const range R_BW = {TXT_BW_MIN_Bps, TXT_BW_MAX_Bps, 0, 0, "a bandwidth in bytes/s"}; /* common/txt.h */
 static const range R_FLOPS = {PROFILE_FLOPS_MIN, PROFILE_FLOPS_MAX, 0, 0, "a rate in flop/s"};
 static const range R_FRAC = {1e-3, 1.0, 0, 0, "a fraction"};                /* efficiencies, factors */
 static const range R_DIM = {1, 1e12, 0, 1, "an integer dimension"};        /* gemm m, n, k */

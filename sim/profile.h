@@ -15,7 +15,7 @@
 typedef struct profile profile_t;
 
 /* The physical ranges of docs/profile.md, "Ranges", that ddpcalib's quality gates share (the
- * bandwidths' are sim/txt.h's TXT_BW_*): a latency or launch cost is 0 or 1 ns .. 10 s, a compute
+ * bandwidths' are common/txt.h's TXT_BW_*): a latency or launch cost is 0 or 1 ns .. 10 s, a compute
  * rate 1 Mflop/s .. 1 Eflop/s, an empirical jitter ratio 0.1 .. 10. */
 #define PROFILE_LAT_MIN_s 1e-9
 #define PROFILE_LAT_MAX_s 10.0
