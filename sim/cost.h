@@ -9,7 +9,7 @@
 
 #include "err.h"
 #include "model.h"
-#include "sim.h"
+#include "scenario.h"
 
 /* The host cost of one kernel launch: the config's, or the profile's compute.host.launch_s. */
 double cost_host_launch(const sim_config *c);

@@ -559,7 +559,7 @@ int plan_write(FILE *f, const plan_t *p, err_t *e) {
   fprintf(f, "job %d nodes x %d GPUs = %d ranks, batch %ld/GPU, %s\n", p->nodes, p->gpus_per_node, p->ranks, p->batch,
           model_dtype_name(p->precision));
   fprintf(f, "simulated %d nodes (%d ranks)%s, %s fidelity, %d iterations (no_sync %d)\n", p->sim_nodes, p->sim_ranks,
-          p->sim_nodes < p->nodes ? ", standing for all by symmetry" : "", p->fidelity == SIM_FIDELITY_STEP ? "step" : "flow",
+          p->sim_nodes < p->nodes ? ", standing for all by symmetry" : "", sim_fidelity_name(p->fidelity),
           p->iterations, p->no_sync);
   fprintf(f, "channels %d x %.6g GB/s, %d NICs per node used%s\n", p->ch.count, p->ch.speed_Bps / 1e9, p->ch.nics_used,
           p->shares_compute ? ", collectives share the compute cores" : "");

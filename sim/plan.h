@@ -25,7 +25,7 @@
 #include "nccl.h"
 #include "pipe.h"
 #include "platform.h"
-#include "sim.h"
+#include "scenario.h"
 
 /* One collective a bucket runs. */
 typedef struct {

@@ -539,18 +539,23 @@ static int load_device(const cJSON *d, const char *origin, profile_t *p, err_t *
 
 void profile_get_device(const profile_t *p, profile_device *out) { *out = p->device; }
 
+static const char *const jitter_names[] = {[PROFILE_JITTER_NONE] = "none", [PROFILE_JITTER_LOGNORMAL] = "lognormal",
+                                           [PROFILE_JITTER_EMPIRICAL] = "empirical"};
+
+const char *profile_jitter_name(profile_jitter_kind k) { return jitter_names[k]; }
+
 static int load_jitter(const cJSON *j, const char *origin, profile_t *p, err_t *e) {
   if (!j) return 0;
   const cJSON *m = cJSON_IsObject(j) ? cJSON_GetObjectItemCaseSensitive(j, "model") : NULL;
   if (!cJSON_IsString(m))
     return err_set(e, ERR_INPUT, "%s: compute.jitter.model must be \"lognormal\" or \"empirical\"", origin);
-  if (strcmp(m->valuestring, "lognormal") == 0) {
+  if (strcmp(m->valuestring, jitter_names[PROFILE_JITTER_LOGNORMAL]) == 0) {
     int rc = get_num(j, "cv", "compute.jitter", origin, 1, 0, &R_CV, &p->jitter.cv, e);
     if (rc) return rc;
     p->jitter.kind = p->jitter.cv > 0 ? PROFILE_JITTER_LOGNORMAL : PROFILE_JITTER_NONE;
     return 0;
   }
-  if (strcmp(m->valuestring, "empirical") != 0)
+  if (strcmp(m->valuestring, jitter_names[PROFILE_JITTER_EMPIRICAL]) != 0)
     return err_set(e, ERR_INPUT, "%s: compute.jitter.model '%s' is not \"lognormal\" or \"empirical\"", origin, m->valuestring);
   const cJSON *r = cJSON_GetObjectItemCaseSensitive(j, "ratios");
   int n = cJSON_IsArray(r) ? cJSON_GetArraySize(r) : 0;

@@ -28,6 +28,8 @@ typedef struct profile profile_t;
 /* Run-to-run variation of a GPU's compute time (docs/profile.md, `compute.jitter`): each GPU's
  * compute in each iteration is multiplied by a draw with mean 1. */
 typedef enum { PROFILE_JITTER_NONE = 0, PROFILE_JITTER_LOGNORMAL = 1, PROFILE_JITTER_EMPIRICAL = 2 } profile_jitter_kind;
+/* "none", "lognormal", "empirical": compute.jitter.model's words (NONE's is what reports print). */
+const char *profile_jitter_name(profile_jitter_kind k);
 
 typedef struct {
   profile_jitter_kind kind;

@@ -113,14 +113,14 @@ static int variants(const sim_config *rec, double cap_mb, variant_t *v) {
     x->knob = "comm_hook";
     x->c = *rec;
     x->c.comm_hook = (sim_comm_hook)h;
-    snprintf(x->setting, sizeof x->setting, "register_comm_hook(None, %s_compress_hook)", h == SIM_HOOK_FP16 ? "fp16" : "bf16");
+    snprintf(x->setting, sizeof x->setting, "register_comm_hook(None, %s_compress_hook)", sim_comm_hook_name((sim_comm_hook)h));
     sim_reducer_knobs(&x->c, &k);
     if (prec != MODEL_FP32) snprintf(x->note, sizeof x->note, "the gradients are already 16-bit (%s): nothing to compress",
                                      model_dtype_name((model_dtype)prec));
     else if (reducer_check(&k, x->c.bucket_view, h, &e)) snprintf(x->note, sizeof x->note, "%.250s", e.msg);
     else {
       x->applies = 1;
-      snprintf(x->note, sizeof x->note, "gradients travel in %s: check the model still converges", h == SIM_HOOK_FP16 ? "fp16" : "bf16");
+      snprintf(x->note, sizeof x->note, "gradients travel in %s: check the model still converges", sim_comm_hook_name((sim_comm_hook)h));
     }
   }
   for (int kk = 2; kk <= 4; kk *= 2) {

@@ -25,16 +25,6 @@ static void bucket_bw(const sim_result *r, const sim_bucket_time *t, double *alg
   nccl_tests_bw((double)t->wire_bytes, t->comm_end_s - t->comm_start_s, r->gpus, alg_GBps, bus_GBps);
 }
 
-static const char *h2d_name(sim_h2d h) {
-  static const char *const names[] = {[SIM_H2D_AUTO] = "auto", [SIM_H2D_OFF] = "none", [SIM_H2D_PAGEABLE] = "pageable",
-                                      [SIM_H2D_PINNED] = "pinned", [SIM_H2D_PINNED_ASYNC] = "pinned-async",
-                                      [SIM_H2D_PREFETCH] = "prefetch"};
-  return names[h];
-}
-
-static const char *hook_name(sim_comm_hook h) { return h == SIM_HOOK_FP16 ? "fp16" : h == SIM_HOOK_BF16 ? "bf16" : "none"; }
-static const char *fid_name(sim_fidelity f) { return f == SIM_FIDELITY_STEP ? "step" : "flow"; }
-
 static cJSON *bucket_params(const model_t *m, const bucket_t *b, int names) {
   cJSON *a = cJSON_CreateArray();
   for (int k = 0; a && k < b->ntensors; k++) {
@@ -65,9 +55,9 @@ cJSON *report_predict_json(const sim_config *c, const predict_result *p) {
   char vb[16], lb[64];
   if (ddp) {
     cJSON_AddStringToObject(o, "mode", sim_mode_name(c->mode));
-    cJSON_AddStringToObject(o, "fidelity", fid_name(c->fidelity));
+    cJSON_AddStringToObject(o, "fidelity", sim_fidelity_name(c->fidelity));
     cJSON_AddStringToObject(o, "pytorch", reducer_version_name(c->pytorch, vb, sizeof vb));
-    cJSON_AddNumberToObject(o, "bucket_cap_mb", c->bucket_cap_mb > 0 ? c->bucket_cap_mb : 25);
+    cJSON_AddNumberToObject(o, "bucket_cap_mb", sim_bucket_cap_mb(c));
     cJSON_AddBoolToObject(o, "bucket_cap_mb_given", c->bucket_cap_mb > 0);
     cJSON_AddNumberToObject(o, "first_bucket_bytes",
                             (double)(p->steady.nlimits == 1 && p->steady.limits[0] == SIZE_MAX ? 0 : p->steady.limits[0]));
@@ -88,7 +78,7 @@ cJSON *report_predict_json(const sim_config *c, const predict_result *p) {
   cJSON_AddNumberToObject(o, "iterations", c->iterations);
   if (ddp) {
     cJSON_AddNumberToObject(o, "no_sync", c->no_sync);
-    cJSON_AddStringToObject(o, "comm_hook", hook_name(c->comm_hook));
+    cJSON_AddStringToObject(o, "comm_hook", sim_comm_hook_name(c->comm_hook));
   }
   cJSON_AddNumberToObject(o, "iteration_s", r->iteration_s);
   if (r->jittered && isfinite(r->iteration_ci_s)) cJSON_AddNumberToObject(o, "iteration_ci_s", r->iteration_ci_s);
@@ -115,7 +105,7 @@ cJSON *report_predict_json(const sim_config *c, const predict_result *p) {
   cJSON_AddNumberToObject(o, "exposed_comm_s", r->exposed_comm_s);
   cJSON_AddNumberToObject(o, "straggler_wait_s", r->straggler_wait_s);
   cJSON_AddNumberToObject(o, "straggler_s", r->straggler_s);
-  cJSON_AddStringToObject(o, "framework", c->framework == SIM_FRAMEWORK_DP ? "dp" : "ddp");
+  cJSON_AddStringToObject(o, "framework", sim_framework_name(c->framework));
   if (ddp) cJSON_AddStringToObject(o, "backend", sim_backend_name(c->backend));
   cJSON_AddNumberToObject(o, "host_launch_s", cost_host_launch(c));
   cJSON_AddNumberToObject(o, "host_dispatch_s", cost_host_dispatch(c));
@@ -136,11 +126,10 @@ cJSON *report_predict_json(const sim_config *c, const predict_result *p) {
   cJSON_AddNumberToObject(o, "loading_s", r->loading_s);
   cJSON_AddNumberToObject(o, "transfer_s", r->transfer_s);
   if (ddp) cJSON_AddNumberToObject(o, "buffer_broadcast_s", r->buffer_broadcast_s);
-  cJSON_AddStringToObject(o, "h2d", h2d_name(r->h2d));
+  cJSON_AddStringToObject(o, "h2d", sim_h2d_name(r->h2d));
   cJSON_AddNumberToObject(o, "num_workers", c->workers);
   cJSON_AddNumberToObject(o, "load_s_per_batch", c->load_s);
-  cJSON_AddStringToObject(o, "jitter", r->jitter_kind == PROFILE_JITTER_LOGNORMAL ? "lognormal"
-                                       : r->jitter_kind == PROFILE_JITTER_EMPIRICAL ? "empirical" : "none");
+  cJSON_AddStringToObject(o, "jitter", profile_jitter_name(r->jitter_kind));
   cJSON_AddNumberToObject(o, "jitter_cv", r->jitter_cv);
   cJSON_AddNumberToObject(o, "seed", (double)c->seed);
   if (ddp) cJSON_AddNumberToObject(o, "comm_busy_s", r->comm_busy_s);
@@ -216,19 +205,19 @@ char *report_predict_table(const sim_config *c, const predict_result *p) {
   int ddp = c->framework == SIM_FRAMEWORK_DDP;
   char vb[16], lb[64];
   if (ddp) {
-    strbuf_printf(&s, "# batch %ld/GPU, %s, %s fidelity", r->batch, model_dtype_name(r->precision), fid_name(c->fidelity));
+    strbuf_printf(&s, "# batch %ld/GPU, %s, %s fidelity", r->batch, model_dtype_name(r->precision), sim_fidelity_name(c->fidelity));
     if (c->mode == SIM_MODE_FLAT) {
       strbuf_printf(&s, ", flat: one all-reduce of every gradient after backward");
     } else {
       strbuf_printf(&s, "\n# PyTorch %s DDP, bucket_cap_mb %g%s%s%s: ", reducer_version_name(c->pytorch, vb, sizeof vb),
-                    c->bucket_cap_mb > 0 ? c->bucket_cap_mb : 25, c->bucket_cap_mb > 0 ? "" : " (default)",
+                    sim_bucket_cap_mb(c), c->bucket_cap_mb > 0 ? "" : " (default)",
                     c->find_unused ? ", find_unused_parameters" : "", c->static_graph ? ", static_graph" : "");
       if (c->ddp_iteration > 0) strbuf_printf(&s, "iteration %d, ", c->ddp_iteration);
       else strbuf_printf(&s, "steady state, ");
       strbuf_printf(&s, "%s", reducer_iter_name(&p->steady, lb, sizeof lb));
     }
     if (c->no_sync > 1) strbuf_printf(&s, ", all-reduce every %d iterations", c->no_sync);
-    if (c->comm_hook != SIM_HOOK_NONE) strbuf_printf(&s, ", %s compression hook", hook_name(c->comm_hook));
+    if (c->comm_hook != SIM_HOOK_NONE) strbuf_printf(&s, ", %s compression hook", sim_comm_hook_name(c->comm_hook));
   } else {
     strbuf_printf(&s, "# batch %ld/GPU, %s, phases in order, summed%s", r->batch, model_dtype_name(r->precision),
         sim_dp_backward_gil(c) ? ", backward under the GIL" : "");
@@ -247,7 +236,7 @@ char *report_predict_table(const sim_config *c, const predict_result *p) {
     strbuf_printf(&s, "# iteration %d: %.6f s once (%s), before the steady state; not part of the mean\n", i + 1,
                   p->early_s[i], reducer_iter_name(&p->early[i], lb, sizeof lb));
   if (c->load_s > 0) strbuf_printf(&s, "%-24s %14.6f s   (%d workers)\n", "  loading (waiting)", r->loading_s, c->workers);
-  if (r->h2d != SIM_H2D_OFF) strbuf_printf(&s, "%-24s %14.6f s   (%s)\n", "  host-to-device copy", r->transfer_s, h2d_name(r->h2d));
+  if (r->h2d != SIM_H2D_OFF) strbuf_printf(&s, "%-24s %14.6f s   (%s)\n", "  host-to-device copy", r->transfer_s, sim_h2d_name(r->h2d));
   if (r->buffer_broadcast_s > 0)
     strbuf_printf(&s, "%-24s %14.6f s   (%ld bytes from rank 0)\n", "  broadcast buffers", r->buffer_broadcast_s,
                   c->model->buffer_bytes);

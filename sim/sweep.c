@@ -259,8 +259,6 @@ const char *const sweep_columns[] = {
 
 /* Column k of a row: a string (returned, buf may hold it) or a number (*v, NULL returned). */
 static const char *column(const sim_config *c, const sweep_row *r, int k, char *buf, size_t len, double *v) {
-  static const char *const modes[] = {"ddp", "flat"}, *const fids[] = {"flow", "step"}, *const hooks[] = {"none", "fp16", "bf16"},
-                           *const fws[] = {"ddp", "dp"};
   const double parts[] = {r->iteration_s,    r->samples_per_s,  r->tokens_per_s,   0,
                           r->scaling_efficiency, r->single_gpu_iteration_s, r->compute_s, r->forward_s,
                           r->backward_s,     r->optimizer_s,    r->bucket_copy_s,  r->exposed_comm_s,
@@ -279,13 +277,13 @@ static const char *column(const sim_config *c, const sweep_row *r, int k, char *
   case 5: *v = r->gpus; return NULL;
   case 6: *v = (double)r->batch; return NULL;
   case 7: return model_dtype_name((model_dtype)r->precision);
-  case 8: return fws[c->framework];
-  case 9: return modes[c->mode];
-  case 10: return fids[c->fidelity];
+  case 8: return sim_framework_name(c->framework);
+  case 9: return sim_mode_name(c->mode);
+  case 10: return sim_fidelity_name(c->fidelity);
   case 11: return reducer_version_name(c->pytorch, buf, len);
-  case 12: *v = c->bucket_cap_mb > 0 ? c->bucket_cap_mb : 25; return NULL;
+  case 12: *v = sim_bucket_cap_mb(c); return NULL;
   case 13: *v = c->bucket_cap_mb > 0; return NULL;
-  case 14: return hooks[c->comm_hook];
+  case 14: return sim_comm_hook_name(c->comm_hook);
   case 15: *v = c->bucket_view; return NULL;
   case 16: *v = c->no_sync; return NULL;
   case 20: return c->model->token_unit;

@@ -466,8 +466,8 @@ static int predict(const validate_config *vc, const validate_opts *o, const mode
   c.batch = o->batch;
   c.precision = MODEL_FP32;
   c.mode = vc->mode;
-  c.bucket_cap_mb = vc->mode == SIM_MODE_DDP ? vc->cap_mb : 25;
-  c.first_bucket_mb = vc->mode == SIM_MODE_DDP ? vc->first_mb : 1;
+  c.bucket_cap_mb = vc->mode == SIM_MODE_DDP ? vc->cap_mb : REDUCER_DEFAULT_CAP_MB;
+  c.first_bucket_mb = vc->mode == SIM_MODE_DDP ? vc->first_mb : REDUCER_FIRST_BUCKET_MB;
   c.layout = o->rebuilt ? SIM_LAYOUT_REBUILT : SIM_LAYOUT_CONSTRUCTION; /* as calib/train.c builds them */
   c.bucket_view = 1; /* DDP's bucket copies are ops of the model file built above (every process count);
                       * flat mode's are ddpsim's own */
@@ -563,8 +563,8 @@ static int measure(const validate_config *vc, const validate_opts *o, int ci, co
   snprintf(np, sizeof np, "%d", vc->nprocs);
   snprintf(H, sizeof H, "%ld", o->hidden), snprintf(E, sizeof E, "%ld", o->embed);
   snprintf(V, sizeof V, "%ld", o->vocab), snprintf(T, sizeof T, "%ld", o->seq), snprintf(B, sizeof B, "%ld", o->batch);
-  snprintf(cap, sizeof cap, "%.17g", vc->mode == SIM_MODE_DDP ? vc->cap_mb : 25);
-  snprintf(first, sizeof first, "%.17g", vc->mode == SIM_MODE_DDP ? vc->first_mb : 1);
+  snprintf(cap, sizeof cap, "%.17g", vc->mode == SIM_MODE_DDP ? vc->cap_mb : REDUCER_DEFAULT_CAP_MB);
+  snprintf(first, sizeof first, "%.17g", vc->mode == SIM_MODE_DDP ? vc->first_mb : REDUCER_FIRST_BUCKET_MB);
   snprintf(n, sizeof n, "%d", o->iters), snprintf(w, sizeof w, "%d", o->warmups);
   char *argv[48];
   int k = 0;

@@ -41,8 +41,7 @@ typedef struct {
   const char *workdir, *json_out, *ddpcalib;
 } val_args;
 
-static const char *const optimizers[] = {"adam", "sgd", NULL}, *const ewises[] = {"kernels", "memcpy", NULL},
-                         *const mode_names[] = {"ddp", "flat", NULL};
+static const char *const optimizers[] = {"adam", "sgd", NULL}, *const ewises[] = {"kernels", "memcpy", NULL};
 
 static int parse_args(cli_ctx *x, int argc, char **argv, validate_opts *o, val_args *a) {
   const cli_opt t[] = {
@@ -58,7 +57,7 @@ static int parse_args(cli_ctx *x, int argc, char **argv, validate_opts *o, val_a
       {"nprocs", 0, CLI_INT, &a->nprocs, "LIST", "process counts (default 1,2); one process runs ddp at the largest\ncap only (its buckets are copied but not exchanged)", CLI_MIN | CLI_MAX, 1, 64, .list = 16},
       {"bucket-cap-mb", 0, CLI_DOUBLE, &a->caps, "LIST", "bucket caps for ddp (default 0.05,0.25,1,4,25)", CLI_MIN | CLI_MAX, SIM_MIN_BUCKET_MB, SIM_MAX_BUCKET_MB, .list = 32, .must = SIMOPTS_CAP_MUST},
       {"first-bucket-mb", 0, CLI_DOUBLE, &a->first_mb, "Y", "first bucket cap (default: equal to each cap)", CLI_MIN | CLI_MAX, SIM_MIN_BUCKET_MB, SIM_MAX_BUCKET_MB, .must = SIMOPTS_CAP_MUST},
-      {"modes", 0, CLI_ENUM, &a->modes, "LIST", "ddp, flat or both (default ddp,flat)", .names = mode_names, .list = 2},
+      {"modes", 0, CLI_ENUM, &a->modes, "LIST", "ddp, flat or both (default ddp,flat)", .names = sim_mode_names, .list = 2},
       {"iters", 'n', CLI_INT, &o->iters, "ITERS", "timed iterations of each real run (default 30)", CLI_MIN | CLI_MAX, 1, 100000},
       {"warmups", 'w', CLI_INT, &o->warmups, "WARMUPS", "warm-up iterations of each real run (default 5)", CLI_MIN | CLI_MAX, 0, 100000},
       {"repeats", 0, CLI_INT, &o->repeats, "R", "real runs per configuration, for the noise (default 1)", CLI_MIN | CLI_MAX, 1, 100},
@@ -79,7 +78,7 @@ static int parse_args(cli_ctx *x, int argc, char **argv, validate_opts *o, val_a
 /* The configurations: every process count in every mode (ddp at every cap; 1 process at the largest). */
 static int configs(cli_ctx *x, const val_args *a, validate_opts *o) {
   int ddp = 0, flat = 0;
-  for (int i = 0; i < a->modes.n; i++) ddp |= a->modes.i[i] == 0, flat |= a->modes.i[i] == 1;
+  for (int i = 0; i < a->modes.n; i++) ddp |= a->modes.i[i] == SIM_MODE_DDP, flat |= a->modes.i[i] == SIM_MODE_FLAT;
   double maxcap = 0;
   for (int i = 0; i < a->caps.n; i++) maxcap = fmax(maxcap, a->caps.d[i]);
   o->nconfigs = 0;

@@ -61,11 +61,6 @@ static int parse_cap_list(const char *s, void *dest) {
 static int parse_algos(const char *s, void *dest) { return nccl_parse_algos(s, dest) ? -1 : 0; }
 static int parse_protos(const char *s, void *dest) { return nccl_parse_protos(s, dest) ? -1 : 0; }
 
-/* Enum names in the order of the sim.h values they stand for. */
-static const char *const modes[] = {"ddp", "flat", NULL}, *const fidelities[] = {"flow", "step", NULL},
-                         *const hooks[] = {"none", "fp16", "bf16", NULL}, *const frameworks[] = {"ddp", "dp", NULL},
-                         *const backends[] = {"nccl", "gloo", "mpi", NULL};
-
 void simopts_table(simopts *o, cli_opt t[SIMOPTS_COUNT]) {
   const cli_opt table[SIMOPTS_COUNT] = {
       {"model", 0, CLI_STRING, &o->model, "M", "model file or bundled name (default mlstm-4k)"},
@@ -99,15 +94,15 @@ void simopts_table(simopts *o, cli_opt t[SIMOPTS_COUNT]) {
       {"rebuilt", 0, CLI_FLAG, &o->rebuilt, NULL,
        "force buckets rebuilt in gradient-ready order with limits [first, cap],\nwhatever the release does"},
       {"mode", 0, CLI_ENUM, &o->mode, "ddp|flat",
-       "ddp: bucketed all-reduces overlapping backward (default);\nflat: one all-reduce of all gradients after backward", .names = modes},
+       "ddp: bucketed all-reduces overlapping backward (default);\nflat: one all-reduce of all gradients after backward", .names = sim_mode_names},
       {"fidelity", 0, CLI_ENUM, &o->fidelity, "flow|step", "flow: one flow per ring edge (default, fast); step: every ring step",
-       .names = fidelities},
+       .names = sim_fidelity_names},
       {"iterations", 0, CLI_INT, &o->iterations, "K", "iterations simulated, steady state from the 2nd on (default 3; with\njitter at least 30, and more until the mean is known to --jitter-ci)",
        CLI_MIN | CLI_MAX, 1, 1000},
       {"no-sync", 0, CLI_INT, &o->no_sync, "K", "all-reduce every K-th iteration only (DDP's no_sync(); default 1)",
        CLI_MIN | CLI_MAX, 1, 1000},
       {"comm-hook", 0, CLI_ENUM, &o->hook, "none|fp16|bf16",
-       "DDP's fp16_compress_hook or bf16_compress_hook (half the bytes, two casts)", .names = hooks},
+       "DDP's fp16_compress_hook or bf16_compress_hook (half the bytes, two casts)", .names = sim_comm_hook_names},
       {"jitter-cv", 0, CLI_DOUBLE, &o->jitter_cv, "X",
        "each GPU's compute per iteration varies (lognormal, this coefficient\nof variation; 0: none); default: the profile's "
        "compute.jitter, if any",
@@ -132,10 +127,10 @@ void simopts_table(simopts *o, cli_opt t[SIMOPTS_COUNT]) {
       {"framework", 0, CLI_ENUM, &o->framework, "ddp|dp",
        "ddp: DistributedDataParallel (default); dp: DataParallel, one process with\none thread per GPU whose kernel launches take "
        "turns under Python's GIL",
-       .names = frameworks},
+       .names = sim_framework_names},
       {"backend", 0, CLI_ENUM, &o->backend, "nccl|gloo|mpi",
        "DDP's process group: nccl (default); gloo (staged through the host, summed on\nthe CPU); mpi (CUDA-aware); gloo and mpi block the host at the final wait",
-       .names = backends},
+       .names = sim_backend_names},
       {"host-jitter-us", 0, CLI_DOUBLE, &o->host_jitter_us, "X",
        "host noise: sd of an additive delay per rank and iteration, microseconds\n(exponential; default the profile's compute.host.jitter_s, or 0)", CLI_MIN | CLI_MAX, 0, 1e7},
       {"host-launch-us", 0, CLI_DOUBLE, &o->host_launch_us, "X",
