@@ -1,5 +1,7 @@
 #include "nccl.h"
 
+#include "profile.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -48,12 +50,12 @@ int nccl_model_init(nccl_model *m, const profile_t *p, const topo_t *t, int node
   if (nodes > 1 && nic_bw_Bps < m->bw_Bps) m->bw_Bps = nic_bw_Bps;
   for (int a = 0; a < NCCL_NALGO; a++)
     for (int q = 0; q < NCCL_NPROTO; q++) {
-      int rc = profile_nccl(p, algo_names[a], proto_names[q], &m->enabled[a][q], &m->base_lat_s[a][q], &m->bw_factor[a][q], e);
+      int rc = profile_nccl(p, (nccl_algo)a, (nccl_proto)q, &m->enabled[a][q], &m->base_lat_s[a][q], &m->bw_factor[a][q], e);
       if (rc) return rc;
       if (!m->enabled[a][q]) continue;
-      if (gpus_per_node > 1 && (rc = profile_hop_lat(p, t->intra_class, algo_names[a], proto_names[q], &m->hop_intra_s[a][q], e)))
+      if (gpus_per_node > 1 && (rc = profile_hop_lat(p, t->intra_class, (nccl_algo)a, (nccl_proto)q, &m->hop_intra_s[a][q], e)))
         return rc;
-      if (nodes > 1 && (rc = profile_hop_lat(p, t->nic_class, algo_names[a], proto_names[q], &m->hop_net_s[a][q], e)))
+      if (nodes > 1 && (rc = profile_hop_lat(p, t->nic_class, (nccl_algo)a, (nccl_proto)q, &m->hop_net_s[a][q], e)))
         return rc;
     }
   return ERR_OK;

@@ -57,12 +57,12 @@ int plan_network(const sim_config *c, int gpn, channels_t *ch, platform_spec *sp
   spec->gpus_per_node = gpn;
   if (gpn > 1) {
     if ((rc = profile_link(c->profile, t->intra_class, t->intra_bw_Bps, &link_bw, &lat, e))) return rc;
-    if ((rc = profile_hop_lat(c->profile, t->intra_class, nccl_algo_name(NCCL_ALGO_RING), nccl_proto_name(NCCL_PROTO_SIMPLE), &lat, e))) return rc;
+    if ((rc = profile_hop_lat(c->profile, t->intra_class, NCCL_ALGO_RING, NCCL_PROTO_SIMPLE, &lat, e))) return rc;
     spec->intra_lat_s = lat;
   }
   if (c->nodes > 1 && t->has_nic) {
     if ((rc = profile_link(c->profile, t->nic_class, t->nic_bw_Bps, &nic_bw, &lat, e))) return rc;
-    if ((rc = profile_hop_lat(c->profile, t->nic_class, nccl_algo_name(NCCL_ALGO_RING), nccl_proto_name(NCCL_PROTO_SIMPLE), &lat, e))) return rc;
+    if ((rc = profile_hop_lat(c->profile, t->nic_class, NCCL_ALGO_RING, NCCL_PROTO_SIMPLE, &lat, e))) return rc;
     spec->nic_lat_s = lat;
     spec->backbone_bw_Bps = t->switch_bw_Bps;
   }
