@@ -167,8 +167,10 @@ int cost_input(const sim_config *c, const model_t *m, long batch, sim_h2d *mode_
   double bytes = (double)m->input_bytes_per_sample * (double)batch;
   int have = 0;
   double lat = 0, bw = 0;
-  static const char *const profile_mode[] = {[SIM_H2D_PAGEABLE] = "pageable_sync", [SIM_H2D_PINNED] = "pinned_sync",
-                                             [SIM_H2D_PINNED_ASYNC] = "pinned_async", [SIM_H2D_PREFETCH] = "pinned_async"};
+  /* The profile's copy each mode pays: a prefetch is a pinned asynchronous copy on a side stream. */
+  static const profile_h2d_mode profile_mode[] = {
+      [SIM_H2D_PAGEABLE] = PROFILE_H2D_PAGEABLE_SYNC, [SIM_H2D_PINNED] = PROFILE_H2D_PINNED_SYNC,
+      [SIM_H2D_PINNED_ASYNC] = PROFILE_H2D_PINNED_ASYNC, [SIM_H2D_PREFETCH] = PROFILE_H2D_PINNED_ASYNC};
   if (mode == SIM_H2D_AUTO) {
     /* PyTorch's default (pin_memory=False): pageable copies, when the profile and the model say
      * what they cost; otherwise the copy is not modelled, and the report says so. */
@@ -184,7 +186,7 @@ int cost_input(const sim_config *c, const model_t *m, long batch, sim_h2d *mode_
   if (rc) return rc;
   if (!have)
     return err_set(e, ERR_INPUT, "%s: no h2d.%s (host-to-device copy cost; ddpcalib h2d measures it)", profile_name(c->profile),
-                   profile_mode[mode]);
+                   profile_h2d_name(profile_mode[mode]));
   *copy_s = lat + bytes / bw;
   return ERR_OK;
 }

@@ -361,7 +361,7 @@ static int plan_backend(const sim_config *c, plan_t *p, int b, double bytes, err
   if (c->backend != SIM_BACKEND_GLOO || p->ranks < 2) return ERR_OK;
   int have = 0, rc;
   double lat = 0, bw = 0, red = profile_host_reduce_Bps(c->profile);
-  if ((rc = profile_h2d(c->profile, "pinned_sync", &have, &lat, &bw, e))) return rc;
+  if ((rc = profile_h2d(c->profile, PROFILE_H2D_PINNED_SYNC, &have, &lat, &bw, e))) return rc;
   if (!have)
     return err_set(e, ERR_INPUT, "%s: gloo stages buckets through the host: the profile needs h2d.pinned_sync (ddpcalib h2d)",
                    profile_name(c->profile));

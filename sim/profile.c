@@ -948,11 +948,18 @@ int profile_hop_lat(const profile_t *p, const char *cls, nccl_algo a, nccl_proto
   return profile_link(p, cls, 1, &bw, lat_s, e); /* reports the missing class */
 }
 
-int profile_h2d(const profile_t *p, const char *mode, int *present, double *lat_s, double *bw_Bps, err_t *e) {
-  (void)e;
+const char *profile_h2d_name(profile_h2d_mode m) {
+  static const char *const names[PROFILE_H2D_NMODES] = {
+      [PROFILE_H2D_PAGEABLE_SYNC] = "pageable_sync", [PROFILE_H2D_PINNED_SYNC] = "pinned_sync",
+      [PROFILE_H2D_PINNED_ASYNC] = "pinned_async"};
+  return names[m];
+}
+
+int profile_h2d(const profile_t *p, profile_h2d_mode mode, int *present, double *lat_s, double *bw_Bps, err_t *e) {
   *present = 0;
+  if ((int)mode < 0 || mode >= PROFILE_H2D_NMODES) return err_set(e, ERR_USAGE, "no host-to-device copy mode %d", (int)mode);
   for (int i = 0; i < p->nh2d; i++)
-    if (strcmp(p->h2d[i].mode, mode) == 0) {
+    if (strcmp(p->h2d[i].mode, profile_h2d_name(mode)) == 0) {
       *present = 1;
       *lat_s = p->h2d[i].lat_s;
       *bw_Bps = p->h2d[i].bw_Bps;

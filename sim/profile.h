@@ -170,9 +170,16 @@ int profile_nccl(const profile_t *p, nccl_algo a, nccl_proto q, int *enabled, do
  * or lat_s when the profile has no comm.nccl. ERR_INPUT for a missing class or entry. */
 int profile_hop_lat(const profile_t *p, const char *cls, nccl_algo a, nccl_proto q, double *lat_s, err_t *e);
 
-/* Host-to-device copy cost of a mode ("pageable_sync", "pinned_sync", "pinned_async"):
- * h2d.<mode> {lat_s, bw_Bps}, as ddpcalib h2d writes it. *present is 0 when absent. */
-int profile_h2d(const profile_t *p, const char *mode, int *present, double *lat_s, double *bw_Bps, err_t *e);
+/* The host-to-device copies a profile prices (h2d.<mode>, as ddpcalib h2d measures them): cudaMemcpy
+ * from pageable and from pinned memory, cudaMemcpyAsync from pinned memory. */
+typedef enum {
+  PROFILE_H2D_PAGEABLE_SYNC = 0, PROFILE_H2D_PINNED_SYNC = 1, PROFILE_H2D_PINNED_ASYNC = 2, PROFILE_H2D_NMODES = 3
+} profile_h2d_mode;
+/* "pageable_sync", "pinned_sync", "pinned_async": the keys under "h2d". */
+const char *profile_h2d_name(profile_h2d_mode m);
+
+/* Host-to-device copy cost of a mode: h2d.<mode> {lat_s, bw_Bps}. *present is 0 when absent. */
+int profile_h2d(const profile_t *p, profile_h2d_mode mode, int *present, double *lat_s, double *bw_Bps, err_t *e);
 
 /* compute.host.launch_s: what the host (framework dispatch and the launch call) spends per kernel
  * launch; 0 when the profile does not say. */
