@@ -9,26 +9,39 @@
 #include "nccl.h"
 #include "txt.h"
 
+/* The scenario's defaults are sim_config_defaults' (sim/scenario.c), read back here as simopts_config
+ * maps them forward; only the inputs' names are the front end's own. */
 void simopts_init(simopts *o) {
+  sim_config d;
+  sim_config_defaults(&d);
   memset(o, 0, sizeof *o);
   o->model = "mlstm-4k";
   o->topology = "dgx1v-ib";
   o->profile = "v100-dgx1v";
-  o->iterations = 3;
-  o->no_sync = 1;
-  o->hook = SIM_HOOK_NONE;
-  o->jitter_cv = -1;
-  o->seed = 1;
-  o->jitter_ci = SIM_JITTER_CI_REL;
-  o->precision = -1;
-  o->host_launch_us = -1;
-  o->host_dispatch_us = -1;
-  o->dp_gil_share = 1;
-  o->host_jitter_us = -1;
-  o->dp_backward_gil = -1;
-  o->mode = SIM_MODE_DDP;
-  o->fidelity = SIM_FIDELITY_FLOW;
-  o->framework = SIM_FRAMEWORK_DDP;
+  o->gpus_per_node = d.gpus_per_node;
+  o->batch = d.batch;
+  o->precision = d.precision;
+  o->iterations = d.iterations;
+  o->no_sync = d.no_sync;
+  o->hook = (int)d.comm_hook;
+  o->jitter_cv = d.jitter_cv;
+  o->seed = d.seed;
+  o->jitter_ci = d.jitter_ci_rel;
+  o->host_launch_us = d.host_launch_s < 0 ? -1 : d.host_launch_s * 1e6;
+  o->host_dispatch_us = d.host_dispatch_s < 0 ? -1 : d.host_dispatch_s * 1e6;
+  o->host_jitter_us = d.host_jitter_s < 0 ? -1 : d.host_jitter_s * 1e6;
+  o->dp_gil_share = d.dp_gil_share;
+  o->dp_handover_us = d.dp_handover_s * 1e6;
+  o->dp_backward_gil = d.dp_backward_gil;
+  o->mode = (int)d.mode;
+  o->fidelity = (int)d.fidelity;
+  o->framework = (int)d.framework;
+  o->backend = (int)d.backend;
+  o->no_symmetry = !d.symmetry;
+  o->no_broadcast_buffers = !d.broadcast_buffers;
+  o->events = d.events;
+  o->load_ms = d.load_s * 1e3;
+  o->workers = d.workers;
 }
 
 int simopts_parse_precision(const char *s, void *dest) {
