@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "gemmcost.h"
-#include "roofline.h"
 #include "nccl.h"
+#include "roofline.h"
 #include "txt.h"
 #include "uncert.h"
 

@@ -1,8 +1,10 @@
-/* profile: what things cost on one kind of hardware (format: docs/profile.md).
+/* profile: what things cost on one kind of hardware (format: docs/profile.md): its one schema, and
+ * getters for what a loaded profile holds.
  *
- * Compute: the time of one launch of a model op at a shape and precision, from a roofline or from
- * measured points (interpolated inside their range, a fitted roofline outside it). Communication:
- * the effective bandwidth and per-hop latency of each link class. */
+ * Compute: per precision and op kind a roofline or measured points with a fitted roofline, and
+ * measured convolutions; what one launch of a model op costs from them is sim/cost.h's
+ * cost_op_time. Communication: the effective bandwidth and per-hop latency of each link class,
+ * NCCL's per-algorithm costs; host-to-device copies; the host's costs; compute jitter. */
 #ifndef DDPSIM_PROFILE_H
 #define DDPSIM_PROFILE_H
 

@@ -44,7 +44,7 @@ typedef enum {
 } sim_h2d;
 
 /* Each enum's names, indexed by its values and ended by NULL (the form common/cli.h's CLI_ENUM
- * options take): the words flags accept, reports and traces print and sweeps write. */
+ * options take): the words flags accept, reports print and sweeps write. */
 extern const char *const sim_mode_names[];      /* "ddp", "flat" */
 extern const char *const sim_fidelity_names[];  /* "flow", "step" */
 extern const char *const sim_comm_hook_names[]; /* "none", "fp16", "bf16" */
