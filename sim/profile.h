@@ -15,7 +15,7 @@
 #include "err.h"
 #include "gemmcost.h"
 #include "model.h"
-#include "nccl.h" /* nccl_algo, nccl_proto: what comm.nccl and hop_lat_s are keyed by */
+#include "ncclmodel.h" /* nccl_algo, nccl_proto: what comm.nccl and hop_lat_s are keyed by */
 #include "roofline.h"
 
 typedef struct profile profile_t;
@@ -156,7 +156,7 @@ int profile_link_shares_compute(const profile_t *p, const char *cls);
 /* NCCL's cost of one algorithm and protocol (sim/nccl.h's, keyed by their names: "ring", "tree";
  * "LL", "LL128", "Simple"): comm.nccl.<algo>.<proto> {base_lat_s, bw_factor}. *enabled is 0 where the profile lacks it;
  * without comm.nccl only ring/Simple is enabled, with base 0 and factor 1. */
-/* comm.nccl.tuning_model: which release's refinements of NCCL's own tuning model apply (sim/nccl.h):
+/* comm.nccl.tuning_model: which release's refinements of NCCL's own tuning model apply (sim/ncclmodel.h):
  * PROFILE_NCCL_NONE without it, PROFILE_NCCL_2_7 for "nccl-2.7", PROFILE_NCCL_2_18 for "nccl-2.18".
  * The latter's tables are keyed by GPU architecture: comm.nccl.gpu_arch ("volta", "ampere",
  * "hopper"; required with nccl-2.18 and refused without it), PROFILE_ARCH_*, -1 when absent. */
@@ -197,9 +197,10 @@ double profile_host_jitter_s(const profile_t *p);
 double profile_host_reduce_Bps(const profile_t *p);
 
 /* The card (the profile's "device" object, docs/profile.md; each field 0 where the profile does not
- * say): its memory, what the CUDA context takes of it, its board power limit (TDP) and idle power. */
+ * say): its memory, what the CUDA context takes of it, its board power limit (TDP) and idle power,
+ * its streaming multiprocessors and its memory (HBM) bandwidth. */
 typedef struct {
-  double memory_bytes, cuda_context_bytes, tdp_W, idle_W;
+  double memory_bytes, cuda_context_bytes, tdp_W, idle_W, sm_count, hbm_Bps;
 } profile_device;
 void profile_get_device(const profile_t *p, profile_device *out);
 
