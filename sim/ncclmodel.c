@@ -1,11 +1,11 @@
 #include "ncclmodel.h"
 
-#include "profile.h"
-
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+
+#include "profile.h"
 
 /* log2 rounded down, as NCCL's log2i. */
 static int log2i(long v) {
