@@ -582,7 +582,25 @@ int plan_build(const sim_config *c, plan_t *p, err_t *e) {
   p->nic_lat_s = p->platform.nic_lat_s;
   /* NCCL splits each collective evenly over its channels: together they give C x their bandwidth. */
   p->ring_bw_Bps = channels_bw_Bps(&p->ch);
-  if ((rc = nccl_model_init(&p->nccl, c->profile, c->topo, c->nodes, gpn, p->ch.count, p->ring_bw_Bps, p->ring_bw_Bps, e)))
+  /* Inside a node the job's rings are as fast as their bottleneck; a composed all-reduce's phases
+   * inside the nodes (hier, forced) run on the node's own rings: a one-node job's channels. */
+  double intra_Bps = p->ring_bw_Bps;
+  if (c->nodes > 1 && gpn > 1 && (c->nccl_algos & (1u << NCCL_ALGO_HIER))) {
+    sim_config one = *c;
+    one.nodes = 1;
+    channels_t ch1;
+    platform_spec spec1;
+    double *pair1 = NULL;
+    unsigned char *near1 = NULL;
+    memset(&ch1, 0, sizeof ch1);
+    rc = plan_network(&one, gpn, &ch1, &spec1, &pair1, &near1, e);
+    if (!rc) intra_Bps = channels_bw_Bps(&ch1);
+    channels_free(&ch1);
+    free(pair1);
+    free(near1);
+    if (rc) goto fail;
+  }
+  if ((rc = nccl_model_init(&p->nccl, c->profile, c->topo, c->nodes, gpn, p->ch.count, intra_Bps, p->ring_bw_Bps, e)))
     goto fail;
   p->algos = c->nccl_algos ? c->nccl_algos : NCCL_ALGOS_AUTO;
   p->protos = c->nccl_protos ? c->nccl_protos : NCCL_ALL_PROTOS;
