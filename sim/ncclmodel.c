@@ -5,6 +5,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "profile.h"
+
 /* log2 rounded down, as NCCL's log2i. */
 static int log2i(long v) {
   int l = 0;
@@ -157,10 +159,10 @@ int nccl_model_init(nccl_model *m, const profile_t *p, const topo_t *t, int node
   if (nodes > 1 && nic_bw_Bps < m->bw_Bps) m->bw_Bps = nic_bw_Bps;
   for (int a = 0; a < NCCL_NALGO; a++) {
     const nccl_algo_desc *d = &algos[a];
-    const char *hops = algos[d->hops_of].name;
+    const char *hops = algos[d->hops_of].name; /* for messages */
     int allowed = d->max_gpus_per_node == 0 || gpus_per_node <= d->max_gpus_per_node;
     for (int q = 0; q < NCCL_NPROTO; q++) {
-      int listed, rc = profile_nccl(p, d->name, proto_names[q], &listed, &m->base_lat_s[a][q], &m->bw_factor[a][q], e);
+      int listed, rc = profile_nccl(p, (nccl_algo)a, (nccl_proto)q, &listed, &m->base_lat_s[a][q], &m->bw_factor[a][q], e);
       if (rc) return rc;
       if (!d->env) {
         /* Not NCCL's: it runs where the row whose costs it pays does, and never as NCCL's choice. */
@@ -179,8 +181,8 @@ int nccl_model_init(nccl_model *m, const profile_t *p, const topo_t *t, int node
       /* Its hops: a combination the profile lists must have them; one priced by its row alone runs
        * only where they are there. */
       err_t quiet = {{0}}, *he = listed ? e : &quiet;
-      if ((gpus_per_node > 1 && (rc = profile_hop_lat(p, t->intra_class, hops, proto_names[q], &m->hop_intra_s[a][q], he))) ||
-          (nodes > 1 && (rc = profile_hop_lat(p, t->nic_class, hops, proto_names[q], &m->hop_net_s[a][q], he)))) {
+      if ((gpus_per_node > 1 && (rc = profile_hop_lat(p, t->intra_class, d->hops_of, (nccl_proto)q, &m->hop_intra_s[a][q], he))) ||
+          (nodes > 1 && (rc = profile_hop_lat(p, t->nic_class, d->hops_of, (nccl_proto)q, &m->hop_net_s[a][q], he)))) {
         if (listed) return rc;
         continue;
       }

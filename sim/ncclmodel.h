@@ -49,8 +49,9 @@
 
 #include "coll.h"
 #include "err.h"
-#include "profile.h"
 #include "topo.h"
+
+typedef struct profile profile_t; /* sim/profile.h, which includes this header for nccl_algo, nccl_proto */
 
 typedef enum { NCCL_ALGO_RING = 0, NCCL_ALGO_TREE = 1, NCCL_ALGO_PAT = 2, NCCL_ALGO_HIER = 3, NCCL_NALGO = 4 } nccl_algo;
 typedef enum { NCCL_PROTO_LL = 0, NCCL_PROTO_LL128 = 1, NCCL_PROTO_SIMPLE = 2, NCCL_NPROTO = 3 } nccl_proto;

@@ -57,12 +57,12 @@ int plan_network(const sim_config *c, int gpn, channels_t *ch, platform_spec *sp
   spec->gpus_per_node = gpn;
   if (gpn > 1) {
     if ((rc = profile_link(c->profile, t->intra_class, t->intra_bw_Bps, &link_bw, &lat, e))) return rc;
-    if ((rc = profile_hop_lat(c->profile, t->intra_class, nccl_algo_name(NCCL_ALGO_RING), nccl_proto_name(NCCL_PROTO_SIMPLE), &lat, e))) return rc;
+    if ((rc = profile_hop_lat(c->profile, t->intra_class, NCCL_ALGO_RING, NCCL_PROTO_SIMPLE, &lat, e))) return rc;
     spec->intra_lat_s = lat;
   }
   if (c->nodes > 1 && t->has_nic) {
     if ((rc = profile_link(c->profile, t->nic_class, t->nic_bw_Bps, &nic_bw, &lat, e))) return rc;
-    if ((rc = profile_hop_lat(c->profile, t->nic_class, nccl_algo_name(NCCL_ALGO_RING), nccl_proto_name(NCCL_PROTO_SIMPLE), &lat, e))) return rc;
+    if ((rc = profile_hop_lat(c->profile, t->nic_class, NCCL_ALGO_RING, NCCL_PROTO_SIMPLE, &lat, e))) return rc;
     spec->nic_lat_s = lat;
     spec->backbone_bw_Bps = t->switch_bw_Bps;
   }
@@ -534,7 +534,7 @@ static int plan_backend(const sim_config *c, plan_t *p, int b, double bytes, err
   if (c->backend != SIM_BACKEND_GLOO || p->ranks < 2) return ERR_OK;
   int have = 0, rc;
   double lat = 0, bw = 0, red = profile_host_reduce_Bps(c->profile);
-  if ((rc = profile_h2d(c->profile, "pinned_sync", &have, &lat, &bw, e))) return rc;
+  if ((rc = profile_h2d(c->profile, PROFILE_H2D_PINNED_SYNC, &have, &lat, &bw, e))) return rc;
   if (!have)
     return err_set(e, ERR_INPUT, "%s: gloo stages buckets through the host: the profile needs h2d.pinned_sync (ddpcalib h2d)",
                    profile_name(c->profile));
@@ -778,7 +778,7 @@ int plan_write(FILE *f, const plan_t *p, err_t *e) {
   fprintf(f, "job %d nodes x %d GPUs = %d ranks, batch %ld/GPU, %s\n", p->nodes, p->gpus_per_node, p->ranks, p->batch,
           model_dtype_name(p->precision));
   fprintf(f, "simulated %d nodes (%d ranks)%s, %s fidelity, %d iterations (no_sync %d)\n", p->sim_nodes, p->sim_ranks,
-          p->sim_nodes < p->nodes ? ", standing for all by symmetry" : "", p->fidelity == SIM_FIDELITY_STEP ? "step" : "flow",
+          p->sim_nodes < p->nodes ? ", standing for all by symmetry" : "", sim_fidelity_name(p->fidelity),
           p->iterations, p->no_sync);
   fprintf(f, "channels %d x %.6g GB/s, %d NICs per node used%s\n", p->ch.count, p->ch.speed_Bps / 1e9, p->ch.nics_used,
           p->shares_compute ? ", collectives share the compute cores" : "");

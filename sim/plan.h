@@ -26,7 +26,7 @@
 #include "pipe.h"
 #include "platform.h"
 #include "program.h"
-#include "sim.h"
+#include "scenario.h"
 
 /* One phase of a composed collective (a hierarchical all-reduce): a ring collective of its group's
  * ranks (sim/ncclmodel.h's nccl_group), played as the whole collective is, on that group's rings
