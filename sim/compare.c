@@ -268,7 +268,7 @@ char *compare_table(const compare_entry *v, int n) {
       memory_oom_message(&v[i].mem, msg, sizeof msg);
       strbuf_printf(&s, "# %s: %s\n", v[i].label, msg);
     }
-    if (v[i].price_note[0]) strbuf_printf(&s, "# %s: price %g per GPU-hour: %s\n", v[i].label, v[i].job.price_per_gpu_hour, v[i].price_note);
+    if (v[i].price_note[0]) strbuf_printf(&s, "# %s: price %s\n", v[i].label, v[i].price_note);
   }
   for (int i = 1; i < n; i++) {
     compare_margin m;

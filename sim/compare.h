@@ -54,7 +54,7 @@ typedef struct {
   model_optim optim;
   int has_budget;
   budget_job job;
-  char price_note[256];         /* where the price came from ("" : given as a number) */
+  char price_note[512];         /* where the price came from (prices_note; "": given as a number) */
   predict_result p;
   memory_parts mem;
   budget_result budget;

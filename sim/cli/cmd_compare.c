@@ -16,8 +16,9 @@ static const char *usage =
     "whether it fits; with --samples or --epochs the time to train, GPU-hours, cost and energy;\n"
     "with --interval their lo..hi. Then the decision's margin, the first setup against each other:\n"
     "  \"dgx1v-ib x4 saves 18.1% of the time for 2.4% more cost; within the uncertainty: yes\".\n"
-    "A SETUP is KEY=VALUE,... with keys topology, profile, nodes, gpus-per-node, price (per GPU-hour)\n"
-    "and name (the column's label); a key left out takes the command's own flag.\n"
+    "A SETUP is KEY=VALUE,... with keys topology, profile, nodes, gpus-per-node, price (per GPU-hour:\n"
+    "a number, auto or a class of the price table, as --price) and name (the column's label); a key\n"
+    "left out takes the command's own flag. --price auto prices each setup's card from the table.\n"
     "\n";
 
 typedef struct {
@@ -32,15 +33,15 @@ static int add_setup(const char *s, void *dest) {
   return 0;
 }
 
-/* The price of a setup: its own (a number), else the command's --price. */
-static int setup_price(cli_ctx *x, const compare_setup *s, const buyopts *bo, int budget, double *price) {
-  *price = bo->price;
-  if (!s->price[0]) return CLI_OK;
-  char *end;
-  double p = strtod(s->price, &end);
-  if (*end || !(p > 0) || p > 1e6) return cli_usage(x, "--setup price= must be a number in (0, 1e6], got '%s'", s->price);
+/* The price of a setup: its own price= (a number, auto or a class), else the command's --price;
+ * a class is looked up for the setup's profile once it is loaded (buyopts_price). */
+static int setup_price(cli_ctx *x, compare_entry *en, const buyopts *bo, int budget, const char **cls) {
+  en->job.price_per_gpu_hour = bo->price;
+  *cls = bo->price_class;
+  if (!en->setup.price[0]) return CLI_OK;
+  if (buyopts_parse_price(en->setup.price, &en->job.price_per_gpu_hour, cls))
+    return cli_usage(x, "--setup price= %s, got '%s'", BUYOPTS_PRICE_MUST, en->setup.price);
   if (!budget) return cli_usage(x, "--setup price= needs the samples to train: --samples N or --epochs E --dataset-size S");
-  *price = p;
   return CLI_OK;
 }
 
@@ -63,7 +64,7 @@ int cmd_compare(cli_ctx *x, int argc, char **argv) {
   buyopts_init(&bo);
   cli_opt buy_all[BUYOPTS_COUNT], buy[BUYOPTS_COUNT];
   buyopts_table(&bo, buy_all);
-  static const char *const buy_names[] = {"optimizer", "samples",  "epochs", "dataset-size", "price",
+  static const char *const buy_names[] = {"optimizer", "samples",  "epochs", "dataset-size", "price", "prices",
                                           "grid-kgco2-per-kwh", "interval", "draws",  "level",        NULL};
   cli_select(buy_all, buy_names, buy);
   const cli_opt *tables[] = {out, own, common, buy, NULL};
@@ -80,6 +81,7 @@ int cmd_compare(cli_ctx *x, int argc, char **argv) {
   simopts_inputs *in = calloc((size_t)setups.n, sizeof *in);
   model_t *model = NULL;
   buyopts_validated known = {0};
+  const char *cls[COMPARE_MAX_SETUPS] = {0};
   int done = 0;
   if (!v || !in) {
     rc = out_text(x, NULL);
@@ -91,7 +93,7 @@ int cmd_compare(cli_ctx *x, int argc, char **argv) {
       rc = cli_usage(x, "--setup '%s': %s", setups.text[i], e.msg);
       goto end;
     }
-    if ((rc = setup_price(x, &v[i].setup, &bo, budget, &v[i].job.price_per_gpu_hour))) goto end;
+    if ((rc = setup_price(x, &v[i], &bo, budget, &cls[i]))) goto end;
   }
   if ((rc = simopts_load_model(x, o.model, &model))) goto end;
   simopts_warn_unused(x, &o, model);
@@ -112,6 +114,11 @@ int cmd_compare(cli_ctx *x, int argc, char **argv) {
     double price = en->job.price_per_gpu_hour;
     en->job = job;
     en->job.price_per_gpu_hour = price;
+    if (budget && cls[i]) {
+      if ((rc = buyopts_price(x, &bo, cls[i], en->cfg.profile, &en->job.price_per_gpu_hour, en->price_note, sizeof en->price_note)))
+        goto end;
+      en->job.price_source = en->price_note;
+    }
     err_t e;
     if ((rc = compare_entry_run(en, &e))) {
       rc = rc == ERR_USAGE ? cli_usage(x, "setup %d: %s", i + 1, e.msg) : cli_fail(x, rc, "setup %d: %s", i + 1, e.msg);

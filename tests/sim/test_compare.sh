@@ -71,13 +71,28 @@ assert m["faster"] == b["name"] and m["within_uncertainty"] is False, m' "$tmp/i
 "$ddpsim" compare --model resnet50 --interval --draws 4 --setup nodes=1 --setup nodes=2 >"$tmp/it.txt"
 check "the table shows interval rows" grep -qE '^  interval +[0-9.]+\.\.[0-9.]+ +[0-9.]+\.\.[0-9.]+$' "$tmp/it.txt"
 
+# --price auto prices each setup's card from the bundled table; price= a class, per setup.
+"$ddpsim" compare --model resnet50 --samples 1e7 --price auto --setup topology=dgxa100-ib,profile=a100-dgxa100 \
+  --setup topology=dgxh100-ib,profile=h100-dgxh100 --setup topology=dgxh100-ib,profile=h100-dgxh100,price=capacity-block \
+  --json >"$tmp/pa.json"
+check "--price auto: each setup at its own card's first row, price=CLASS at that row, sources given" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))["setups"]
+rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[2]) if l.strip() and not l.startswith(("#", "ddpsim-prices"))]
+def row(p, c=None): return [r for r in rows if r[0] == p and (c is None or r[1] == c)][0]
+want = [row("a100-dgxa100"), row("h100-dgxh100"), row("h100-dgxh100", "capacity-block")]
+for s, r in zip(d, want):
+    assert s["price_per_gpu_hour"] == float(r[2]) and r[6] in s["price_source"] and r[4] in s["price_source"], (s, r)
+    assert abs(s["cost"] - float(r[2]) * s["gpu_hours"]) <= 1e-9 * s["cost"], s' "$tmp/pa.json" "$(dirname "$0")/../../profiles/prices.tsv"
+expect 1 "--price auto: .* has no price for profile v100-dgx1v" -- compare --samples 1e6 --price auto --setup nodes=1 --setup nodes=2
+
 expect 2 "--setup: give two or more setups to compare \(got 1\)" -- compare --setup nodes=2
 expect 2 "--setup 'foo=1': unknown key 'foo'" -- compare --setup foo=1 --setup nodes=2
 expect 2 "--setup 'nodes=x': nodes= must be an integer" -- compare --setup nodes=x --setup nodes=2
 expect 2 "--setup 'nodes=2,nodes=3': nodes= given twice" -- compare --setup nodes=2,nodes=3 --setup nodes=2
 expect 2 "--setup 'topology': 'topology' is not KEY=VALUE" -- compare --setup topology --setup nodes=2
 expect 2 "--setup price= needs the samples to train" -- compare --setup nodes=1 --setup nodes=2,price=3
-expect 2 "--setup price= must be a number" -- compare --samples 1e6 --setup nodes=1 --setup nodes=2,price=cheap
+expect 2 "--setup price= must be a price per GPU-hour" -- compare --samples 1e6 --setup nodes=1 --setup nodes=2,price=Cheap!
 expect 2 "option '--allow-oom' does not apply here" -- compare --setup nodes=1 --setup nodes=2 --allow-oom
 expect 1 "no-such-topo" -- compare --setup nodes=1 --setup topology=no-such-topo
 finish
