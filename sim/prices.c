@@ -21,7 +21,7 @@ void prices_destroy(prices_t *t) {
   free(t);
 }
 
-static int is_word(const char *s) {
+int prices_class_ok(const char *s) {
   if (!*s) return 0;
   for (; *s; s++)
     if (!(islower((unsigned char)*s) || isdigit((unsigned char)*s) || *s == '-')) return 0;
@@ -88,7 +88,7 @@ int prices_load(const char *path, prices_t **out, err_t *e) {
     price_row r = {.profile = f[0], .class_ = f[1], .currency = f[3], .date = f[4], .what = f[5], .source = f[6], .line = lineno};
     const char *bad = NULL;
     if (!*r.profile) bad = "an empty profile";
-    else if (!is_word(r.class_)) bad = "the class must be a word of a-z, 0-9 and '-'";
+    else if (!prices_class_ok(r.class_)) bad = "the class must be a word of a-z, 0-9 and '-'";
     else if (txt_parse_double(f[2], &r.price_per_gpu_hour) || !(r.price_per_gpu_hour > 0) || r.price_per_gpu_hour > 1e6)
       bad = "the price must be a number above 0 and at most 1e6 per GPU-hour";
     else if (!is_letters(r.currency)) bad = "the currency must be capital letters (USD)";

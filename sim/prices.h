@@ -28,6 +28,10 @@ typedef struct {
 
 typedef struct prices prices_t;
 
+/* Whether s is a class word: one or more of a-z, 0-9 and '-' (what a row's class and --price CLASS
+ * must be). */
+int prices_class_ok(const char *s);
+
 /* Loads the table at path; on success the caller destroys *out. */
 int prices_load(const char *path, prices_t **out, err_t *e);
 void prices_destroy(prices_t *t); /* NULL is a no-op */

@@ -24,9 +24,7 @@ int buyopts_parse_price(const char *text, double *price, const char **cls) {
     *price = v, *cls = NULL;
     return 0;
   }
-  if (!*text) return -1;
-  for (const char *c = text; *c; c++)
-    if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '-')) return -1;
+  if (!prices_class_ok(text)) return -1;
   *price = 0, *cls = text;
   return 0;
 }
