@@ -31,12 +31,22 @@ int buyopts_parse_price(const char *text, double *price, const char **cls) {
 
 static int parse_price(const char *s, void *dest) {
   buyopts *b = dest;
-  return buyopts_parse_price(s, &b->price, &b->price_class);
+  const char *cls;
+  if (buyopts_parse_price(s, &b->price, &cls) || (cls && strlen(cls) >= sizeof b->price_class)) return -1;
+  snprintf(b->price_class, sizeof b->price_class, "%s", cls ? cls : "");
+  return 0;
+}
+
+static int parse_prices_file(const char *s, void *dest) {
+  buyopts *b = dest;
+  if (!*s || strlen(s) >= sizeof b->prices_file) return -1;
+  snprintf(b->prices_file, sizeof b->prices_file, "%s", s);
+  return 0;
 }
 
 int buyopts_price(cli_ctx *x, const buyopts *b, const char *cls, const profile_t *p, double *price, char *note, size_t len) {
   char path[1024];
-  if (b->prices_file) snprintf(path, sizeof path, "%s", b->prices_file);
+  if (b->prices_file[0]) snprintf(path, sizeof path, "%s", b->prices_file);
   else snprintf(path, sizeof path, "%s/profiles/prices.tsv", data_dir());
   prices_t *t = NULL;
   err_t e;
@@ -79,7 +89,8 @@ void buyopts_table(buyopts *b, cli_opt t[BUYOPTS_COUNT]) {
       {"price", 0, CLI_CUSTOM, b, "X|auto|CLASS",
        "price of one GPU-hour (any currency): the cost; auto or a class (on-demand,\n...): the price table's example for the profile's card, with its date and\nsource (profiles/prices.tsv: examples to edit)",
        .parse = parse_price, .must = BUYOPTS_PRICE_MUST},
-      {"prices", 0, CLI_STRING, &b->prices_file, "FILE", "the price table of --price auto|CLASS (default: the bundled\nprofiles/prices.tsv)"},
+      {"prices", 0, CLI_CUSTOM, b, "FILE", "the price table of --price auto|CLASS (default: the bundled\nprofiles/prices.tsv)",
+       .parse = parse_prices_file, .must = "must be a file's path (at most 1023 characters)"},
       {"grid-kgco2-per-kwh", 0, CLI_DOUBLE, &b->grid, "X", "the grid's carbon intensity, kg CO2 per kWh: the CO2",
        CLI_MIN_OPEN | CLI_MAX, 0, 10},
       {"interval", 0, CLI_FLAG, &b->interval, NULL,
@@ -95,8 +106,8 @@ void buyopts_table(buyopts *b, cli_opt t[BUYOPTS_COUNT]) {
 int buyopts_check(cli_ctx *x, const buyopts *b) {
   if ((b->epochs > 0) != (b->dataset_size > 0)) return cli_usage(x, "--epochs and --dataset-size go together");
   if (b->epochs > 0 && b->samples > 0) return cli_usage(x, "--samples and --epochs: choose one");
-  if (b->prices_file && !b->price_class) return cli_usage(x, "--prices FILE is the table of --price auto or --price CLASS: give one");
-  if ((b->price > 0 || b->price_class || b->grid > 0) && !(b->samples > 0 || b->epochs > 0))
+  if (b->prices_file[0] && !b->price_class[0]) return cli_usage(x, "--prices FILE is the table of --price auto or --price CLASS: give one");
+  if ((b->price > 0 || b->price_class[0] || b->grid > 0) && !(b->samples > 0 || b->epochs > 0))
     return cli_usage(x, "--price and --grid-kgco2-per-kwh need the samples to train: --samples N or --epochs E --dataset-size S");
   return CLI_OK;
 }

@@ -17,8 +17,10 @@ typedef struct {
   double samples;     /* 0: not given */
   double epochs, dataset_size; /* 0: not given */
   double price;       /* per GPU-hour; 0: not given (or given as a class) */
-  const char *price_class; /* --price auto or CLASS: the row of the price table (sim/prices.h); NULL: none */
-  const char *prices_file; /* --prices FILE; NULL: the bundled profiles/prices.tsv */
+  /* Held as text, not pointers into argv: sweep copies one buyopts per configuration, parsed from
+   * buffers it reuses for the next. */
+  char price_class[32];    /* --price auto or CLASS: the row of the price table (sim/prices.h); "": none */
+  char prices_file[1024];  /* --prices FILE; "": the bundled profiles/prices.tsv */
   double grid;        /* kg CO2 per kWh; 0: not given */
   int interval;       /* 1: lo/hi of the main figures (sim/interval.h) */
   int draws;          /* profiles drawn for it (default 16) */

@@ -37,7 +37,7 @@ static int add_setup(const char *s, void *dest) {
  * a class is looked up for the setup's profile once it is loaded (buyopts_price). */
 static int setup_price(cli_ctx *x, compare_entry *en, const buyopts *bo, int budget, const char **cls) {
   en->job.price_per_gpu_hour = bo->price;
-  *cls = bo->price_class;
+  *cls = bo->price_class[0] ? bo->price_class : NULL;
   if (!en->setup.price[0]) return CLI_OK;
   if (buyopts_parse_price(en->setup.price, &en->job.price_per_gpu_hour, cls))
     return cli_usage(x, "--setup price= %s, got '%s'", BUYOPTS_PRICE_MUST, en->setup.price);
