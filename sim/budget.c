@@ -41,6 +41,7 @@ cJSON *budget_json(const budget_job *j, const budget_result *b) {
   if (b->has_cost) {
     cJSON_AddNumberToObject(o, "price_per_gpu_hour", j->price_per_gpu_hour);
     cJSON_AddNumberToObject(o, "cost", b->cost);
+    if (j->price_source) cJSON_AddStringToObject(o, "price_source", j->price_source);
   } else {
     cJSON_AddNullToObject(o, "cost");
   }
@@ -66,6 +67,7 @@ char *budget_table(const budget_job *j, const budget_result *b) {
                 b->iterations);
   strbuf_printf(&s, "%-24s %14.1f\n", "GPU-hours", b->gpu_hours);
   if (b->has_cost) strbuf_printf(&s, "%-24s %14.2f       (at %g per GPU-hour)\n", "cost", b->cost, j->price_per_gpu_hour);
+  if (b->has_cost && j->price_source) strbuf_printf(&s, "# price: %s\n", j->price_source);
   if (b->has_energy)
     strbuf_printf(&s, "%-24s %14.1f kWh   (GPUs' board power only: %.0f W each at %.0f%% compute)\n", "energy", b->energy_kwh,
                   b->power_W, 100.0 * b->utilization);

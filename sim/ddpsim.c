@@ -11,6 +11,7 @@
 
 static const cli_command commands[] = {
     {"predict", "throughput, scaling efficiency and time breakdown for one configuration", cmd_predict},
+    {"compare", "one job on two or more setups (topology, profile, nodes) side by side, and the margin", cmd_compare},
     {"sweep", "predictions over every combination of any options given several values", cmd_sweep},
     {"recommend", "the bucket cap to use, robust to the profile's uncertainty, and the knobs that help", cmd_recommend},
     {"trace", "the simulated iteration as a Chrome trace (timeline)", cmd_trace},

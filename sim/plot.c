@@ -9,7 +9,7 @@
 #include "fields.h"
 #include "strbuf.h"
 
-const char *const plot_kind_names[] = {"scaling", "caps", "breakdown", "timeline", NULL};
+const char *const plot_kind_names[] = {"scaling", "caps", "breakdown", "timeline", "pareto", NULL};
 
 /* A table of text cells with named columns: a CSV, or a JSON array of objects. */
 typedef struct {
@@ -452,6 +452,148 @@ static int plot_timeline(const cJSON *j, const char *origin, strbuf *s, int *ser
   return ERR_OK;
 }
 
+/* The scenario a table's rows share, for a title: model, batch per GPU, precision, profile and
+ * PyTorch release; a column whose rows differ is said so ("2 profiles"). */
+static void scenario_title(const table *t, char *buf, size_t len) {
+  static const char *const cols[] = {"model", "batch_per_gpu", "precision", "profile", "pytorch"};
+  static const char *const fmt[] = {"%s", "batch %s", "%s", "%s", "PyTorch %s"};
+  static const char *const many[] = {"models", "batches", "precisions", "profiles", "releases"};
+  size_t n = 0;
+  buf[0] = '\0';
+  for (int k = 0; k < 5 && n < len; k++) {
+    int c = col_of(t, cols[k]);
+    if (c < 0) continue;
+    const char *v[MAX_GROUPS];
+    int nv = groups(t, c, v, MAX_GROUPS);
+    if (nv == 0 || !v[0][0]) continue;
+    char item[128];
+    if (nv == 1) snprintf(item, sizeof item, fmt[k], v[0]);
+    else snprintf(item, sizeof item, "%d %s", nv, many[k]);
+    n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? ", " : "", item);
+  }
+}
+
+/* Cost (else GPU-hours) against time to train, one point per row, a colour per topology (and
+ * profile, where the rows have several), the rows that do not fit their cards apart, and the
+ * Pareto front: the rows no other fitting row beats on both. */
+static int plot_pareto(const table *t, const char *origin, strbuf *s, int *series, err_t *e) {
+  int rc;
+  if ((rc = need(t, "train_s", origin, "pareto", e))) return rc;
+  int cx = col_of(t, "train_s"), cc = col_of(t, "cost"), cg = col_of(t, "gpu_hours");
+  int priced = 0;
+  for (int r = 0; cc >= 0 && r < t->nrow; r++) priced += !isnan(num(t, r, cc));
+  const char *yname = priced ? "cost" : "gpu_hours";
+  if ((rc = need(t, yname, origin, "pareto", e))) return rc;
+  int cy = priced ? cc : cg, ct = col_of(t, "topology"), cp = col_of(t, "profile"), cf = col_of(t, "fits"), cn = col_of(t, "gpus");
+  int ci = col_of(t, "iteration_s"), cl = col_of(t, "iteration_s_lo"), ch = col_of(t, "iteration_s_hi");
+  int bars = ci >= 0 && cl >= 0 && ch >= 0;
+  for (int r = 0; bars && r < t->nrow; r++) bars = !isnan(num(t, r, cl)) && !isnan(num(t, r, ch));
+  const char *profs[MAX_GROUPS];
+  int two = cp >= 0 && groups(t, cp, profs, MAX_GROUPS) > 1;
+  const char *keys[MAX_GROUPS];
+  char keybuf[MAX_GROUPS][128];
+  int nk = 0, *key = calloc((size_t)t->nrow + 1, sizeof *key), *front = calloc((size_t)t->nrow + 1, sizeof *front);
+  if (!key || !front) {
+    free(key), free(front);
+    return err_set(e, ERR_NOMEM, "out of memory");
+  }
+  int misfit = 0;
+  for (int r = 0; r < t->nrow; r++) {
+    double x = num(t, r, cx), y = num(t, r, cy);
+    if (!(x > 0) || !(y > 0)) {
+      rc = err_set(e, ERR_INPUT, "%s: row %d: train_s and %s must be numbers above 0 (sweep --samples N or --epochs E "
+                   "--dataset-size S%s)", origin, r + 1, yname, priced ? " --price X" : "");
+      goto out;
+    }
+    char k[128];
+    snprintf(k, sizeof k, "%s%s%s", ct >= 0 ? cell(t, r, ct) : "", two ? ", " : "", two ? cell(t, r, cp) : "");
+    int g = 0;
+    while (g < nk && strcmp(keys[g], k)) g++;
+    if (g == nk && nk < MAX_GROUPS) {
+      snprintf(keybuf[nk], sizeof keybuf[nk], "%s", k);
+      keys[nk] = keybuf[nk];
+      nk++;
+    }
+    key[r] = g < MAX_GROUPS ? g : MAX_GROUPS - 1;
+    front[r] = !(cf >= 0 && num(t, r, cf) == 0);
+    misfit += !front[r];
+  }
+  /* The front: a fitting row that no other fitting row matches or beats on both, and beats on one. */
+  for (int r = 0; r < t->nrow; r++)
+    for (int q = 0; q < t->nrow && front[r]; q++) {
+      if (q == r || (cf >= 0 && num(t, q, cf) == 0)) continue;
+      double xr = num(t, r, cx), yr = num(t, r, cy), xq = num(t, q, cx), yq = num(t, q, cy);
+      if (xq <= xr && yq <= yr && (xq < xr || yq < yr)) front[r] = 0;
+    }
+  /* The data: hours, cost, and with the interval the same factors on both (docs/memory.md). */
+  for (int g = 0; g <= nk; g++) {
+    strbuf_printf(s, "$%s%d << EOD\n", g < nk ? "p" : "m", g);
+    for (int r = 0; r < t->nrow; r++) {
+      int fits = !(cf >= 0 && num(t, r, cf) == 0);
+      if (g < nk ? (key[r] != g || !fits) : fits) continue;
+      double x = num(t, r, cx) / 3600, y = num(t, r, cy), lo = 1, hi = 1;
+      if (bars) lo = num(t, r, cl) / num(t, r, ci), hi = num(t, r, ch) / num(t, r, ci);
+      strbuf_printf(s, "%.17g %.17g %.17g %.17g %.17g %.17g\n", x, y, x * lo, x * hi, y * lo, y * hi);
+    }
+    strbuf_printf(s, "EOD\n");
+  }
+  /* The front, in order of time, each point labelled with its GPUs. */
+  strbuf_printf(s, "$front << EOD\n");
+  int nf = 0;
+  for (double last = -1;;) {
+    int best = -1;
+    for (int r = 0; r < t->nrow; r++)
+      if (front[r] && num(t, r, cx) > last && (best < 0 || num(t, r, cx) < num(t, best, cx))) best = r;
+    if (best < 0) break;
+    last = num(t, best, cx);
+    strbuf_printf(s, "%.17g %.17g \"%s GPUs\"\n", last / 3600, num(t, best, cy), cn >= 0 ? cell(t, best, cn) : "?");
+    nf++;
+  }
+  strbuf_printf(s, "EOD\n");
+  if (!t->nrow || !nk) {
+    rc = err_set(e, ERR_INPUT, "%s: no rows to plot", origin);
+    goto out;
+  }
+  char scen[512];
+  scenario_title(t, scen, sizeof scen);
+  /* Double-quoted, so that its second line breaks; the scenario's text escaped. */
+  strbuf_printf(s, "set title \"%s against time to train: ", priced ? "Cost" : "GPU-hours");
+  for (const char *c = scen; *c; c++) strbuf_printf(s, *c == '"' || *c == '\\' ? "\\%c" : "%c", *c);
+  strbuf_printf(s, "%s\" noenhanced\nset xlabel 'time to train (hours)'\nset ylabel '%s'\nset key outside right top vertical box\n",
+                bars ? "\\n(bars: the interval of each row, sweep --interval)" : "",
+                priced ? "cost (GPU-hours x price per GPU-hour)" : "GPU-hours");
+  double xmin = INFINITY, xmax = 0;
+  for (int r = 0; r < t->nrow; r++) xmin = fmin(xmin, num(t, r, cx)), xmax = fmax(xmax, num(t, r, cx));
+  if (xmax > 8 * xmin) { /* a log axis, ticked at 1, 2 and 5 of each decade it spans */
+    strbuf_printf(s, "set logscale x 10\nset autoscale xfix\nset xtics (");
+    int first = 1;
+    for (double d = pow(10, floor(log10(xmin / 3600 / 1.5))); d < xmax / 3600 * 1.5; d *= 10)
+      for (int m = 0; m < 3; m++) {
+        double v = d * (m == 0 ? 1 : m == 1 ? 2 : 5);
+        if (v < xmin / 3600 / 1.5 || v > xmax / 3600 * 1.5) continue;
+        strbuf_printf(s, "%s'%g' %.17g", first ? "" : ", ", v, v);
+        first = 0;
+      }
+    strbuf_printf(s, ")\n");
+  }
+  strbuf_printf(s, "set offsets graph 0.05, graph 0.12, graph 0.08, graph 0.05\nplot ");
+  for (int g = 0; g < nk; g++) {
+    strbuf_printf(s, "$p%d using 1:2%s with %s pt 7 ps 1.3 lc %d title ", g, bars ? ":3:4:5:6" : "", bars ? "xyerrorbars" : "points",
+                  g + 1);
+    quoted(s, keys[g][0] ? keys[g] : "rows");
+    strbuf_printf(s, " noenhanced, ");
+  }
+  if (misfit) strbuf_printf(s, "$m%d using 1:2 with points pt 2 ps 1.5 lc rgb 'red' title 'does not fit the card', ", nk);
+  strbuf_printf(s, "$front using 1:2 with steps dt 2 lw 2 lc rgb 'gray20' title 'Pareto front', "
+                   "$front using 1:2:3 with labels offset 1.2,0.8 left font ',9' notitle\n");
+  *series = nk + (misfit > 0) + 2;
+  (void)nf;
+out:
+  free(key);
+  free(front);
+  return rc;
+}
+
 int plot_script(plot_kind kind, const char *input, const char *origin, const char *out_path, char **script, int *series,
                 err_t *e) {
   *script = NULL;
@@ -480,6 +622,7 @@ int plot_script(plot_kind kind, const char *input, const char *origin, const cha
     case PLOT_SCALING: rc = plot_scaling(&t, origin, &s, series, e); break;
     case PLOT_CAPS: rc = plot_caps(&t, origin, &s, series, e); break;
     case PLOT_BREAKDOWN: rc = plot_breakdown(&t, origin, &s, series, e); break;
+    case PLOT_PARETO: rc = plot_pareto(&t, origin, &s, series, e); break;
     default: rc = plot_timeline(j, origin, &s, series, e); break;
     }
   }

@@ -19,15 +19,21 @@
  *              per bucket, and the compute phases (loading_s, transfer_s, buffer_broadcast_s,
  *              forward_s, backward_s, bucket copies, optimizer_s) laid end to end on a row of
  *              their own, which the title says are laid out from the breakdown.
+ *   pareto     sweep CSV with a job (--samples or --epochs): train_s and cost (else gpu_hours), one
+ *              point per row (hours, cost), a colour per topology (and profile, where several), the
+ *              rows whose fits is 0 apart, and the Pareto front (the rows no other fitting row
+ *              beats on both; labelled with their gpus); with iteration_s_lo/_hi (sweep
+ *              --interval) error bars, the iteration's factors on both axes. The title names the
+ *              scenario: model, batch_per_gpu, precision, profile, pytorch (or how many differ).
  * Nothing here prints or runs gnuplot: the front end does. */
 #ifndef DDPSIM_PLOT_H
 #define DDPSIM_PLOT_H
 
 #include "err.h"
 
-typedef enum { PLOT_SCALING = 0, PLOT_CAPS, PLOT_BREAKDOWN, PLOT_TIMELINE, PLOT_KIND_COUNT } plot_kind;
+typedef enum { PLOT_SCALING = 0, PLOT_CAPS, PLOT_BREAKDOWN, PLOT_TIMELINE, PLOT_PARETO, PLOT_KIND_COUNT } plot_kind;
 
-/* "scaling", "caps", "breakdown", "timeline" (NULL-terminated, for an option table). */
+/* "scaling", "caps", "breakdown", "timeline", "pareto" (NULL-terminated, for an option table). */
 extern const char *const plot_kind_names[];
 
 /* The gnuplot script drawing plot `kind` of `input` (the text of the file named `origin`) into

@@ -6,6 +6,7 @@
 
 #include "accuracy.h"
 #include "data.h"
+#include "prices.h"
 #include "simopts.h"
 
 static int parse_optim(const char *s, void *dest) {
@@ -13,6 +14,58 @@ static int parse_optim(const char *s, void *dest) {
   if (model_optim_parse(s, &o)) return -1;
   *(int *)dest = (int)o;
   return 0;
+}
+
+int buyopts_parse_price(const char *text, double *price, const char **cls) {
+  char *end;
+  double v = strtod(text, &end);
+  if (end != text && !*end) {
+    if (!(v > 0) || v > 1e6) return -1;
+    *price = v, *cls = NULL;
+    return 0;
+  }
+  if (!prices_class_ok(text)) return -1;
+  *price = 0, *cls = text;
+  return 0;
+}
+
+static int parse_price(const char *s, void *dest) {
+  buyopts *b = dest;
+  const char *cls;
+  if (buyopts_parse_price(s, &b->price, &cls) || (cls && strlen(cls) >= sizeof b->price_class)) return -1;
+  snprintf(b->price_class, sizeof b->price_class, "%s", cls ? cls : "");
+  return 0;
+}
+
+static int parse_prices_file(const char *s, void *dest) {
+  buyopts *b = dest;
+  if (!*s || strlen(s) >= sizeof b->prices_file) return -1;
+  snprintf(b->prices_file, sizeof b->prices_file, "%s", s);
+  return 0;
+}
+
+int buyopts_price(cli_ctx *x, const buyopts *b, const char *cls, const profile_t *p, double *price, char *note, size_t len) {
+  char path[1024];
+  if (b->prices_file[0]) snprintf(path, sizeof path, "%s", b->prices_file);
+  else snprintf(path, sizeof path, "%s/profiles/prices.tsv", data_dir());
+  prices_t *t = NULL;
+  err_t e;
+  int rc = prices_load(path, &t, &e);
+  if (rc) return cli_fail(x, rc, "--price %s: %s", cls, e.msg);
+  const price_row *r = prices_find(t, profile_name(p), cls);
+  if (!r) {
+    char classes[512];
+    prices_classes(t, profile_name(p), classes, sizeof classes);
+    rc = cli_fail(x, ERR_INPUT, "--price %s: %s has no %s%sprice for profile %s (%s%s); give --price X or add a row", cls, path,
+                  strcmp(cls, "auto") ? cls : "", strcmp(cls, "auto") ? " " : "", profile_name(p), classes[0] ? "it has: " : "it has none",
+                  classes);
+    prices_destroy(t);
+    return rc;
+  }
+  *price = r->price_per_gpu_hour;
+  prices_note(r, note, len);
+  prices_destroy(t);
+  return CLI_OK;
 }
 
 void buyopts_init(buyopts *b) {
@@ -33,7 +86,11 @@ void buyopts_table(buyopts *b, cli_opt t[BUYOPTS_COUNT]) {
        CLI_MIN_OPEN | CLI_MAX, 0, 1e18},
       {"epochs", 0, CLI_DOUBLE, &b->epochs, "E", "epochs to train (with --dataset-size): samples = E x S", CLI_MIN_OPEN | CLI_MAX, 0, 1e9},
       {"dataset-size", 0, CLI_DOUBLE, &b->dataset_size, "S", "samples in one epoch (with --epochs)", CLI_MIN_OPEN | CLI_MAX, 0, 1e15},
-      {"price", 0, CLI_DOUBLE, &b->price, "X", "price of one GPU-hour (any currency): the cost", CLI_MIN_OPEN | CLI_MAX, 0, 1e6},
+      {"price", 0, CLI_CUSTOM, b, "X|auto|CLASS",
+       "price of one GPU-hour (any currency): the cost; auto or a class (on-demand,\n...): the price table's example for the profile's card, with its date and\nsource (profiles/prices.tsv: examples to edit)",
+       .parse = parse_price, .must = BUYOPTS_PRICE_MUST},
+      {"prices", 0, CLI_CUSTOM, b, "FILE", "the price table of --price auto|CLASS (default: the bundled\nprofiles/prices.tsv)",
+       .parse = parse_prices_file, .must = "must be a file's path (at most 1023 characters)"},
       {"grid-kgco2-per-kwh", 0, CLI_DOUBLE, &b->grid, "X", "the grid's carbon intensity, kg CO2 per kWh: the CO2",
        CLI_MIN_OPEN | CLI_MAX, 0, 10},
       {"interval", 0, CLI_FLAG, &b->interval, NULL,
@@ -49,7 +106,8 @@ void buyopts_table(buyopts *b, cli_opt t[BUYOPTS_COUNT]) {
 int buyopts_check(cli_ctx *x, const buyopts *b) {
   if ((b->epochs > 0) != (b->dataset_size > 0)) return cli_usage(x, "--epochs and --dataset-size go together");
   if (b->epochs > 0 && b->samples > 0) return cli_usage(x, "--samples and --epochs: choose one");
-  if ((b->price > 0 || b->grid > 0) && !(b->samples > 0 || b->epochs > 0))
+  if (b->prices_file[0] && !b->price_class[0]) return cli_usage(x, "--prices FILE is the table of --price auto or --price CLASS: give one");
+  if ((b->price > 0 || b->price_class[0] || b->grid > 0) && !(b->samples > 0 || b->epochs > 0))
     return cli_usage(x, "--price and --grid-kgco2-per-kwh need the samples to train: --samples N or --epochs E --dataset-size S");
   return CLI_OK;
 }

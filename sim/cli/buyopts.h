@@ -16,14 +16,18 @@ typedef struct {
   int allow_oom;      /* 1: warn instead of refusing a configuration that does not fit */
   double samples;     /* 0: not given */
   double epochs, dataset_size; /* 0: not given */
-  double price;       /* per GPU-hour; 0: not given */
+  double price;       /* per GPU-hour; 0: not given (or given as a class) */
+  /* Held as text, not pointers into argv: sweep copies one buyopts per configuration, parsed from
+   * buffers it reuses for the next. */
+  char price_class[32];    /* --price auto or CLASS: the row of the price table (sim/prices.h); "": none */
+  char prices_file[1024];  /* --prices FILE; "": the bundled profiles/prices.tsv */
   double grid;        /* kg CO2 per kWh; 0: not given */
   int interval;       /* 1: lo/hi of the main figures (sim/interval.h) */
   int draws;          /* profiles drawn for it (default 16) */
   double level;       /* of the profile part's central interval (default 0.9) */
 } buyopts;
 
-#define BUYOPTS_COUNT 11 /* entries of the table, its end included */
+#define BUYOPTS_COUNT 12 /* entries of the table, its end included */
 
 void buyopts_init(buyopts *b);
 void buyopts_table(buyopts *b, cli_opt t[BUYOPTS_COUNT]);
@@ -31,6 +35,16 @@ void buyopts_table(buyopts *b, cli_opt t[BUYOPTS_COUNT]);
 /* What no single option can check: --epochs needs --dataset-size and excludes --samples; --price
  * and --grid-kgco2-per-kwh need one of them. CLI_USAGE with the message in x, or CLI_OK. */
 int buyopts_check(cli_ctx *x, const buyopts *b);
+
+/* --price's value: a number in (0, 1e6] into *price, or `auto` or a class word (a-z, 0-9, '-') into
+ * *cls (the text itself). 0, or -1 for anything else. */
+int buyopts_parse_price(const char *text, double *price, const char **cls);
+#define BUYOPTS_PRICE_MUST "must be a price per GPU-hour in (0, 1e6], auto, or a class of the price table"
+
+/* The price of a class (cls: `auto` or a class word) for profile p, from b's price table: *price
+ * and its note (prices_note: date, offer, source) in note. CLI_OK; a failure (exit 1) naming the
+ * table and the classes it has for p when it has no such row, or the table's own error. */
+int buyopts_price(cli_ctx *x, const buyopts *b, const char *cls, const profile_t *p, double *price, char *note, size_t len);
 
 /* 1 when a time to train was asked for (--samples, or --epochs with --dataset-size), its job in *j. */
 int buyopts_job(const buyopts *b, budget_job *j);

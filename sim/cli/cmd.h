@@ -18,6 +18,7 @@ int cmd_validate(cli_ctx *x, int argc, char **argv);  /* validate.c */
 int cmd_plan(cli_ctx *x, int argc, char **argv);      /* plan.c */
 int cmd_plot(cli_ctx *x, int argc, char **argv);      /* plot.c */
 int cmd_accuracy(cli_ctx *x, int argc, char **argv);  /* accuracy.c */
+int cmd_compare(cli_ctx *x, int argc, char **argv);   /* compare.c */
 
 /* predict and trace: the same options and simulation; trace (trace_only) writes the Chrome trace
  * to trace_file and prints no report. predict.c. */

@@ -16,7 +16,7 @@
 #include "txt.h"
 
 static const char *usage_plot =
-    "usage: ddpsim plot scaling|caps|breakdown|timeline -i FILE -o OUT.png|OUT.svg [--script FILE]\n"
+    "usage: ddpsim plot scaling|caps|breakdown|timeline|pareto -i FILE -o OUT.png|OUT.svg [--script FILE]\n"
     "\n"
     "Draws a plot with gnuplot, PNG or SVG by OUT's extension, from what ddpsim wrote:\n"
     "  scaling    `sweep --csv`: throughput and speedup against GPUs, a line per topology, the ideal\n"
@@ -24,6 +24,8 @@ static const char *usage_plot =
     "             bucket cap, with an uncertainty band where *_lo and *_hi columns are present\n"
     "  breakdown  `sweep --csv`: the iteration's parts stacked per node count\n"
     "  timeline   `predict --json`: one iteration, compute and every bucket's all-reduce\n"
+    "  pareto     `sweep --csv` with --samples or --epochs (and --price): cost (or GPU-hours)\n"
+    "             against time to train, a point per row, the Pareto front, error bars with --interval\n"
     "Columns are found by name (others are ignored); docs/plots.md lists what each plot needs.\n"
     "gnuplot must be installed (scripts/setup.sh); $DDPSIM_GNUPLOT names another binary.\n"
     "\n";
@@ -63,7 +65,7 @@ int cmd_plot(cli_ctx *x, int argc, char **argv) {
   int kind = -1;
   for (int k = 0; nargs == 1 && plot_kind_names[k]; k++)
     if (!strcmp(args[0], plot_kind_names[k])) kind = k;
-  if (kind < 0) return cli_usage(x, "which plot: scaling, caps, breakdown or timeline");
+  if (kind < 0) return cli_usage(x, "which plot: scaling, caps, breakdown, timeline or pareto");
   if (!input || !output) return cli_usage(x, "-i FILE and -o FILE are required");
   err_t e;
   size_t len;

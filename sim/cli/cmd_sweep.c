@@ -367,9 +367,22 @@ int cmd_sweep(cli_ctx *x, int argc, char **argv) {
   /* The buyer's figures of every row, then --max-hours keeps those that finish in time. */
   int kept = 0;
   buyopts_validated known = {0};
+  const profile_t *priced[16];
+  int npriced = 0;
   for (int i = 0; i < n; i++) {
     budget_job bj;
     int has = buyopts_job(&buys[i], &bj);
+    char price_note[512];
+    if (has && buys[i].price_class[0]) { /* --price auto|CLASS: the row's profile's price, its source said once */
+      if ((rc = buyopts_price(x, &buys[i], buys[i].price_class, cfgs[i].profile, &bj.price_per_gpu_hour, price_note, sizeof price_note)))
+        goto done;
+      int seen = 0;
+      for (int k = 0; k < npriced; k++) seen |= priced[k] == cfgs[i].profile;
+      if (!seen && npriced < 16) {
+        priced[npriced++] = cfgs[i].profile;
+        fprintf(stderr, "%s %s: price of %s: %s\n", x->prog, x->where, profile_name(cfgs[i].profile), price_note);
+      }
+    }
     if ((rc = sweep_row_buy(&cfgs[i], (model_optim)buys[i].optim, has ? &bj : NULL, &rows[i], &e))) {
       rc = cli_fail(x, rc, "configuration %d: %s", i + 1, e.msg);
       goto done;

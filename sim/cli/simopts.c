@@ -189,7 +189,9 @@ const char *const simopts_known[] = {
     "nccl-proto", "num-workers", "load-ms", "pin-memory", "non-blocking", "prefetch", "no-h2d", "framework",
     "backend", "host-jitter-us", "host-launch-us", "host-dispatch-us", "dp-backward-gil", "dp-gil-share", "dp-handover-us", "no-symmetry", "events", "no-gpu-sharing", "nodes", "bucket-cap-mb", "json", "csv", "trace",
     /* sim/cli/buyopts.c */
-    "optimizer", "allow-oom", "samples", "epochs", "dataset-size", "price", "grid-kgco2-per-kwh", "max-hours", NULL};
+    "optimizer", "allow-oom", "samples", "epochs", "dataset-size", "price", "prices", "grid-kgco2-per-kwh", "max-hours",
+    /* sim/cli/cmd_compare.c */
+    "setup", NULL};
 
 int simopts_check(cli_ctx *x, const simopts *o) {
   if (o->no_h2d && (o->pin || o->nonblocking || o->prefetch))

@@ -95,4 +95,42 @@ for r in json.load(open(sys.argv[1]))["rows"]:
     assert r["samples_per_s_lo"] <= r["samples_per_s"] <= r["samples_per_s_hi"], r' "$tmp/si.json"
 "$ddpsim" predict --model resnet50 --interval --draws 4 >"$tmp/it.txt"
 check "the table shows the interval" grep -q '^iteration interval .* s   (profile: 4 draws, 90% central; validated: [0-9]* published point' "$tmp/it.txt"
+# --price auto|CLASS: the bundled table's example for the profile's card, its date and source said.
+h100=(--model resnet50 --profile h100-dgxh100 --topology dgxh100-ib --samples 1e7)
+"$ddpsim" predict "${h100[@]}" --price auto --json >"$tmp/pa.json"
+check "predict --price auto: the table's first h100-dgxh100 row prices the cost, its source in the budget" python3 -c '
+import sys, json
+b = json.load(open(sys.argv[1]))["budget"]
+rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[2]) if l.strip() and not l.startswith(("#", "ddpsim-prices"))]
+first = [r for r in rows if r[0] == "h100-dgxh100"][0]
+price = float(first[2])
+assert b["price_per_gpu_hour"] == price and abs(b["cost"] - price * b["gpu_hours"]) <= 1e-9 * b["cost"], (b, first)
+assert first[4] in b["price_source"] and first[6] in b["price_source"], b' "$tmp/pa.json" "$(dirname "$0")/../../profiles/prices.tsv"
+"$ddpsim" predict "${h100[@]}" --price capacity-block >"$tmp/pc.txt"
+check "predict --price CLASS: the table says the price's date and source" grep -qE '^# price: [0-9.]+ USD per GPU-hour: capacity-block, [0-9]{4}-[0-9]{2}.*, https?://' "$tmp/pc.txt"
+"$ddpsim" sweep "${h100[@]}" --price on-demand,capacity-block,2.385 --csv >"$tmp/px.csv" 2>/dev/null
+check "sweep over --price (an axis of classes and a number): each row at its own price" python3 -c '
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+rows_t = [l.rstrip("\n").split("\t") for l in open(sys.argv[2]) if l.strip() and not l.startswith(("#", "ddpsim-prices"))]
+want = [float([r for r in rows_t if r[0] == "h100-dgxh100" and r[1] == c][0][2]) for c in ("on-demand", "capacity-block")] + [2.385]
+got = [float(r["cost"]) / float(r["gpu_hours"]) for r in rows]
+assert len(got) == 3 and all(abs(g - w) <= 1e-9 * w for g, w in zip(got, want)), (got, want)' "$tmp/px.csv" "$(dirname "$0")/../../profiles/prices.tsv"
+expect 1 "--price auto: .*prices.tsv has no price for profile v100-dgx1v \(it has none\); give --price X" -- predict --model resnet50 --samples 1e6 --price auto
+expect 1 "--price spot: .*has no spot price for profile h100-dgxh100 \(it has: on-demand, " -- predict "${h100[@]}" --price spot
+expect 2 "--price must be a price per GPU-hour in \(0, 1e6\], auto, or a class" -- predict --samples 1e6 --price 'On Demand'
+expect 2 "--price must be" -- predict --samples 1e6 --price 0
+expect 2 "--prices FILE is the table of --price auto or --price CLASS" -- predict --samples 1e6 --prices x.tsv
+printf 'ddpsim-prices 1\nh100-dgxh100\ton-demand\t3\tUSD\tlast week\tx\thttps://a\n' >"$tmp/bad.tsv"
+expect 1 "--price auto: .*/bad.tsv:2: the date must be YYYY-MM-DD or YYYY-MM" -- predict "${h100[@]}" --price auto --prices "$tmp/bad.tsv"
+printf 'ddpsim-prices 1\nh100-dgxh100\tmine\t2.385\tUSD\t2026-11\tour own cluster\thttps://intranet.example/rates\n' >"$tmp/own.tsv"
+"$ddpsim" sweep --model resnet50 --profile h100-dgxh100 --topology dgxh100-ib --nodes 1,2 --samples 1e7 --price mine \
+  --prices "$tmp/own.tsv" --csv >"$tmp/ps.csv" 2>"$tmp/err"
+check "sweep --price CLASS --prices FILE: every row's cost at the file's price, its source said once" python3 -c '
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert len(rows) == 2 and all(abs(float(r["cost"]) - 2.385 * float(r["gpu_hours"])) <= 1e-6 * float(r["cost"]) for r in rows), rows
+err = open(sys.argv[2]).read()
+assert err.count("price of h100-dgxh100: 2.385 USD per GPU-hour: mine, 2026-11, our own cluster, https://intranet.example/rates") == 1, err' \
+  "$tmp/ps.csv" "$tmp/err"
 finish

@@ -6,7 +6,7 @@ ddpsim=$1
 src=$2
 . "$(dirname "$0")/lib.sh"
 
-for c in "" predict sweep recommend trace plan buckets "genmodel" accuracy; do
+for c in "" predict sweep recommend trace plan buckets "genmodel" accuracy compare; do
   "$ddpsim" $c --help >"$tmp/out" 2>&1
   check "ddpsim $c --help exits 0 and prints usage" test $? -eq 0 -a -n "$(grep usage "$tmp/out")"
 done

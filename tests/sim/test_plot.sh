@@ -47,6 +47,30 @@ check "breakdown: a part zero in every row is left out" bash -c "! grep -q \"tit
 check "breakdown: the first topology's three node counts" test "$(awk '/^\$b/,/^EOD/' "$tmp/breakdown.gp" | grep -c '^[0-9]')" -eq 3
 plot timeline "$tmp/p.json" timeline 4 "title 'all-reduce'" "title 'bucket ready'" "'bucket 0'" "laid end to end"
 
+# pareto: cost against time to train from a sweep with a job; a misfit apart; bars with --interval.
+"$ddpsim" sweep --model bert-large --batch 32,64 --topology dgx1v-ib,dgx1v-10gbe --nodes 1,4 --epochs 3 --dataset-size 1e6 \
+  --price 3 --allow-oom --csv >"$tmp/pa.csv" 2>/dev/null
+# two topologies, the rows that do not fit (batch 64 on 16 GB), the front and its labels
+plot pareto "$tmp/pa.csv" pareto 5 "title 'dgx1v-ib'" "title 'dgx1v-10gbe'" "title 'does not fit the card'" "title 'Pareto front'" \
+  'Cost against time to train: bert-large, 2 batches, fp16, v100-dgx1v, PyTorch' "with labels"
+check "pareto: the front by hand: the fitting rows no other fitting row beats on both, in order of time" python3 -c '
+import csv, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["fits"] == "1"]
+pts = [(float(r["train_s"]) / 3600, float(r["cost"]), r["gpus"]) for r in rows]
+front = sorted({p for p in pts if not any(q[0] <= p[0] and q[1] <= p[1] and q[:2] != p[:2] for q in pts)})
+got, on = [], False
+for l in open(sys.argv[2]):
+    if l.startswith("$front"): on = True; continue
+    if on and l.startswith("EOD"): break
+    if on: x, y, lab = l.split(" ", 2); got.append((float(x), float(y), lab.strip().strip("\"").split()[0]))
+assert [(round(a, 9), round(b, 9), c) for a, b, c in got] == [(round(a, 9), round(b, 9), c) for a, b, c in front], (got, front)
+assert len(got) >= 2, got' "$tmp/pa.csv" "$tmp/pareto.gp"
+"$ddpsim" sweep --model resnet50 --nodes 1,2 --samples 1e7 --interval --draws 4 --csv >"$tmp/pi.csv"
+plot pareto "$tmp/pi.csv" pareto-interval 3 "xyerrorbars" "bars: the interval" "ylabel 'GPU-hours'" "GPU-hours against time to train"
+"$ddpsim" plot pareto -i "$tmp/s.csv" -o "$tmp/x.png" >"$tmp/out" 2>"$tmp/err"
+check "pareto from a sweep without a job: exit 1 saying what it needs" \
+  test $? -eq 1 -a -n "$(grep -E "row 1: train_s and gpu_hours must be numbers above 0 \(sweep --samples N" "$tmp/err")"
+
 # An uncertainty band where the columns are, and a column the plot does not know is ignored.
 # (sweep writes the band's columns, empty without --interval: filled here)
 band() { # band LO_FACTOR HI_FACTOR EXTRA_HEADER EXTRA_FIELD < sweep.csv

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The JSON Schemas of docs/schemas/ against what the tools write: predict --json (DDP, DataParallel,
-flat mode, a hook, ResNet-50 on 4 nodes), sweep --json, recommend --json, every bundled profile and a
+flat mode, a hook, ResNet-50 on 4 nodes), sweep --json, recommend --json, compare --json, every bundled profile and a
 profile ddpcalib writes; and the schemas reject a document with one fault each (so a check can
 fail). Also what a schema cannot say: predict's breakdown adds up to iteration_s. With FIELDS
 (tests/sim/test_fields, whose --list prints sim/fields.c's table of result fields): predict's
@@ -57,6 +57,7 @@ def run_json(args):
 
 
 predict, sweep, recommend, profile = schema("predict"), schema("sweep"), schema("recommend"), schema("profile")
+compare = schema("compare")
 
 runs = [["predict", "--json"],
         ["predict", "--json", "--model", "resnet50", "--nodes", "4"],
@@ -95,6 +96,14 @@ if d:
     bad = copy.deepcopy(d)
     bad["rows"][0]["gpus"] = 0
     rejects(sweep, bad, "a sweep row of 0 GPUs")
+for extra in ([], ["--epochs", "2", "--dataset-size", "1e5", "--price", "2.385", "--interval", "--draws", "2"]):
+    d = run_json(["compare", "--model", "resnet50", "--setup", "topology=dgx1v-ib,nodes=2", "--setup", "topology=dgx1v-10gbe,nodes=1",
+                  "--json"] + extra)
+    if d:
+        valid(compare, d, "compare --json " + " ".join(extra))
+        bad = copy.deepcopy(d)
+        bad["setups"] = bad["setups"][:1]
+        rejects(compare, bad, "a comparison of one setup")
 d = run_json(["recommend", "--model", "resnet50", "--nodes", "2", "--bucket-cap-mb", "5,25", "--samples", "2", "--json"])
 if d:
     valid(recommend, d, "recommend --bucket-cap-mb 5,25 --samples 2")
