@@ -515,7 +515,7 @@ static int load_host(const cJSON *host, const char *origin, profile_t *p, err_t 
   return ERR_OK;
 }
 
-/* "device": {memory_bytes, cuda_context_bytes, tdp_W, idle_W, source}, each optional (docs/profile.md). */
+/* "device": {name, memory_bytes, cuda_context_bytes, tdp_W, idle_W, source}, each optional (docs/profile.md). */
 static int load_device(const cJSON *d, const char *origin, profile_t *p, err_t *e) {
   static const range R_MEM = {1 << 20, 1e15, 0, 0, "a size in bytes"};
   static const range R_CTX = {0, 1e12, 1, 0, "a size in bytes"};
@@ -530,6 +530,17 @@ static int load_device(const cJSON *d, const char *origin, profile_t *p, err_t *
       (rc = get_num(d, "tdp_W", "device", origin, 0, 0, &R_W, &v->tdp_W, e)) ||
       (rc = get_num(d, "idle_W", "device", origin, 0, 0, &R_W, &v->idle_W, e)))
     return rc;
+  const cJSON *nm = cJSON_GetObjectItemCaseSensitive(d, "name");
+  if (nm) {
+    const char *t = cJSON_IsString(nm) ? nm->valuestring : NULL;
+    size_t len = t ? strlen(t) : 0;
+    for (size_t i = 0; t && i < len; i++)
+      if ((unsigned char)t[i] < 0x20 || t[i] == 0x7f) t = NULL;
+    if (!t || len == 0 || len >= sizeof v->name)
+      return err_set(e, ERR_INPUT, "%s: device.name must be a string of 1 to %d characters without control characters",
+                     origin, PROFILE_DEVICE_NAME_MAX - 1);
+    memcpy(v->name, t, len + 1);
+  }
   if (v->idle_W > 0 && v->tdp_W > 0 && v->idle_W > v->tdp_W)
     return err_set(e, ERR_INPUT, "%s: device.idle_W (%g) exceeds device.tdp_W (%g)", origin, v->idle_W, v->tdp_W);
   if (v->cuda_context_bytes > 0 && v->memory_bytes > 0 && v->cuda_context_bytes >= v->memory_bytes)

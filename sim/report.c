@@ -149,6 +149,18 @@ cJSON *report_predict_json(const sim_config *c, const predict_result *p) {
   cJSON_AddNumberToObject(o, "scaling_efficiency", p->scaling_efficiency);
   cJSON_AddNumberToObject(o, "gradient_bytes", (double)model_total_bytes(m, r->precision));
   cJSON_AddNumberToObject(o, "extrapolated_ops", r->extrapolated_ops);
+  cost_measured_info mi;
+  cost_measured(c, r->batch, r->precision, &mi);
+  cJSON *mj = cJSON_AddObjectToObject(o, "measured");
+  if (mj) {
+    cJSON_AddNumberToObject(mj, "ops", mi.used ? mi.ops : 0);
+    cJSON_AddNumberToObject(mj, "recorded_ops", mi.ops);
+    cJSON_AddNumberToObject(mj, "total_ops", mi.total);
+    if (mi.ops) cJSON_AddStringToObject(mj, "device", mi.device);
+    else cJSON_AddNullToObject(mj, "device");
+    if (mi.ops && !mi.used) cJSON_AddStringToObject(mj, "ignored", mi.why);
+    else cJSON_AddNullToObject(mj, "ignored");
+  }
   cJSON *links = cJSON_AddObjectToObject(o, "links");
   if (links) {
     cJSON_AddNumberToObject(links, "intra_bw_Bps", r->intra_bw_Bps);
@@ -290,6 +302,13 @@ char *report_predict_table(const sim_config *c, const predict_result *p) {
     strbuf_printf(&s, "# simulated %d of the %d GPUs: every node does the same (no jitter), so 2 nodes stand for all\n",
                   r->ranks_simulated, r->gpus);
   if (r->extrapolated_ops) strbuf_printf(&s, "# note: %d op cost(s) extrapolated outside the profile's measured range\n", r->extrapolated_ops);
+  cost_measured_info mi;
+  cost_measured(c, r->batch, r->precision, &mi);
+  if (mi.used)
+    strbuf_printf(&s, "# measured: %d of %d ops priced from their times measured on %s (torch %s, median of %ld steps, %s)\n",
+                  mi.ops, mi.total, mi.device, m->measured.torch, m->measured.steps, m->measured.date);
+  else if (mi.ops)
+    strbuf_printf(&s, "# warning: the model's measured times (%d ops, on %s) were ignored: %s\n", mi.ops, mi.device, mi.why);
   if (!ddp) return strbuf_take(&s);
   /* The last iteration against the mean: apart by more than rounding only under jitter or no_sync. */
   if (fabs(r->buckets_iteration_s - r->iteration_s) > 1e-9 * r->iteration_s)
