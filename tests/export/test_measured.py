@@ -1,0 +1,291 @@
+"""The exporter's measured mode (python/ddpsim_export/timing.py; docs/export.md, "Measured times").
+
+  python3 test_measured.py CASE DDPSIM
+
+CASE: time (an MLP and a CNN exported with --time on the CPU: the file loads, every op carries its
+times, positive, their sum within a two-sided bound of the training step's wall time measured here;
+ddpsim predict prices them with a profile of this CPU and ignores them, saying why, with one that
+names no device), from-trace (a torch.profiler trace recorded here of the same step gives the
+same op list as --time, every op timed; the command line's misuses and failures).
+Exit 0: every check passed; 1: a check failed; 77: torch is not installed.
+"""
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PYTHON = os.path.join(HERE, "..", "..", "python")
+sys.path.insert(0, HERE)
+sys.path.insert(0, PYTHON)
+
+failed = 0
+passed = 0
+
+# Sum of the ops' measured device times (each op's median over the timed steps) over the real
+# step's wall time here (the fastest of 15 steps): the ops and the framework's work between them
+# make up the step (timing.py: a CPU op's time is from the previous op's end to its own; they
+# covered 96-98% of each profiled step of the CNN here), so the ratio is near 1 but for what lies
+# outside every op (the step's first gap, the end of opt.step()), the profiler's own cost per op,
+# and this machine's noise: on 2 cores shared with other jobs, steps of the same CNN took 18 to 72
+# ms in one run, and a per-op median leaves out the preemptions that hit a step's median, so the
+# step is taken at its fastest, not its median (which gave ratios of 0.50 and 0.75). A file that
+# lost ops (unmatched, or matched in another step) comes out low, one that counted ops twice high.
+# The load on such a machine changes between the export's timed steps and the test's (ratios of
+# 1.28 and 2.11 in one run of this test): an attempt whose ratio falls outside the bound is
+# repeated, export and wall time both, at most ATTEMPTS times; the check passes when one attempt's
+# ratio is inside, and prints them all.
+RATIO_LO, RATIO_HI = 0.5, 2.0
+ATTEMPTS = 3
+
+
+def check(ok, msg):
+    global failed, passed
+    print(("ok    " if ok else "FAIL  ") + msg)
+    if ok:
+        passed += 1
+    else:
+        failed += 1
+
+
+def run(cmd):
+    # CUDA_VISIBLE_DEVICES="": the CPU is timed, as the case says, wherever a GPU is present.
+    env = dict(os.environ, PYTHONPATH=PYTHON, CUDA_VISIBLE_DEVICES="")
+    return subprocess.run(cmd, capture_output=True, text=True, env=env)
+
+
+def export(name, out, *extra):
+    import measured
+    _, shape, batch = measured.MODELS[name]
+    return run([sys.executable, "-m", "ddpsim_export", "--model", os.path.join(HERE, "measured.py") + ":" + name,
+                "--input", "x".join(map(str, shape)), "--batch", str(batch), "-o", out] + list(extra))
+
+
+def parse(path):
+    """(header lines {key: words}, [(op line words without times, {time_s, host_s} or None)])."""
+    head, ops, section = {}, [], None
+    with open(path) as f:
+        for line in f:
+            words = line.split("#", 1)[0].split()
+            if not words:
+                continue
+            if words[0] in ("forward", "backward", "optimizer"):
+                section = words[0]
+                continue
+            if section is None:
+                head.setdefault(words[0], words[1:])
+                continue
+            t = {w.split("=")[0]: float(w.split("=")[1]) for w in words if w.startswith(("time_s=", "host_s="))}
+            ops.append((section, [w for w in words if not w.startswith(("time_s=", "host_s="))], t or None))
+    return head, ops
+
+
+def wall_s(name, steps=15, warmup=3):
+    """The wall time of the case's real training step here, as --time runs it: the fastest of
+    `steps` (RATIO_LO's comment), and their median."""
+    import torch
+
+    import measured
+    module, x, opt = measured.setup(name)
+    for _ in range(warmup):
+        measured.step(module, x, opt)
+    ts = []
+    for _ in range(steps):
+        t = time.perf_counter()
+        measured.step(module, x, opt)
+        ts.append(time.perf_counter() - t)
+    del torch
+    return min(ts), statistics.median(ts)
+
+
+def profile_of(device, path):
+    """A CPU profile (rooflines of a slow core, ddpcalib machine's link class shm), naming `device`
+    (None: naming none)."""
+    roof = {"model": "roofline", "launch_s": 1e-6, "peak_flops": 5e10, "efficiency": 0.5, "mem_bw_Bps": 1e10}
+    d = {"format": "ddpsim-profile", "version": 1, "name": "this-cpu",
+         "compute": {"fp32": {"gemm": roof, "ewise": {k: v for k, v in roof.items() if k in ("model", "launch_s",
+                                                                                           "mem_bw_Bps")}}},
+         "comm": {"links": {"shm": {"lat_s": 1e-6, "bw_Bps": 1e10}}}}
+    if device is not None:
+        d["device"] = {"name": device}
+    with open(path, "w") as f:
+        json.dump(d, f)
+
+
+TOPO = "ddpsim-topology 1\nname one-cpu\ngpus_per_node 1\nintra shm links=1 bw=10GBps\nnic none\n"
+
+
+def predict(ddpsim, model, profile, topo):
+    r = subprocess.run([ddpsim, "predict", "--model", model, "--profile", profile, "--topology", topo, "--nodes", "1",
+                        "--json"], capture_output=True, text=True)
+    try:
+        return r, json.loads(r.stdout)
+    except ValueError:
+        return r, None
+
+
+def case_time(ddpsim):
+    from ddpsim_export.timing import cpu_name
+    cpu = cpu_name()
+    with tempfile.TemporaryDirectory() as tmp:
+        topo = os.path.join(tmp, "one.topo")
+        with open(topo, "w") as f:
+            f.write(TOPO)
+        named, unnamed = os.path.join(tmp, "named.json"), os.path.join(tmp, "unnamed.json")
+        profile_of(cpu, named)
+        profile_of(None, unnamed)
+        for name in ("mlp", "cnn"):
+            out = os.path.join(tmp, name + ".model")
+            r = export(name, out, "--time", "7", "--warmup", "3")
+            check(r.returncode == 0 and "ops timed on %s" % cpu in r.stdout,
+                  "%s: exported with --time 7 on the CPU: %s" % (name, (r.stdout + r.stderr).strip().splitlines()[0]
+                                                               if r.returncode == 0 else r.stderr.strip()[-300:]))
+            if r.returncode:
+                continue
+            rp = subprocess.run([ddpsim, "plan", "--model", out], capture_output=True, text=True)
+            check(rp.returncode == 0, "%s: ddpsim loads the file%s" % (name, "" if rp.returncode == 0 else ": " + rp.stderr))
+            head, ops = parse(out)
+            with open(out) as f:
+                first = f.readline().split()
+            m = dict(w.split("=", 1) for w in head.get("measured", []))
+            import torch
+            check(first == ["ddpsim-model", "6"] and m.get("device") == cpu.replace(" ", "%20") and
+                  m.get("steps") == "7" and m.get("torch") == torch.__version__,
+                  "%s: format 6, measured on %s, torch %s, 7 steps, %s" % (name, m.get("device"), m.get("torch"),
+                                                                         m.get("date")))
+            untimed = [o[1][1] for o in ops if o[2] is None]
+            check(ops and not untimed, "%s: every one of the %d ops carries time_s and host_s%s"
+                  % (name, len(ops), "" if not untimed else " (not: %s)" % ", ".join(untimed[:5])))
+            timed = [o[2] for o in ops if o[2]]
+            check(all(t["time_s"] > 0 and 0 <= t["host_s"] <= t["time_s"] for t in timed),
+                  "%s: every device time > 0, every host time in [0, the device time] (on a CPU the host's share is "
+                  "the gap before the op)" % name)
+            check(sum(1 for o in ops if o[0] == "optimizer") >= 8,
+                  "%s: the optimizer's steps are traced and timed (%d foreach ops)" % (name, sum(1 for o in ops if o[0] == "optimizer")))
+            total = sum(t["time_s"] for t in timed)
+            tries = []
+            for attempt in range(ATTEMPTS):
+                if attempt:
+                    again = os.path.join(tmp, "%s.%d.model" % (name, attempt))
+                    if export(name, again, "--time", "7", "--warmup", "3").returncode:
+                        break
+                    t_sum = sum(o[2]["time_s"] for o in parse(again)[1] if o[2])
+                else:
+                    t_sum = total
+                wall, median = wall_s(name)
+                tries.append("%.3f ms against %.3f ms (median %.3f): %.2f" % (t_sum * 1e3, wall * 1e3, median * 1e3,
+                                                                             t_sum / wall))
+                if RATIO_LO * wall <= t_sum <= RATIO_HI * wall:
+                    break
+            check(RATIO_LO * wall <= t_sum <= RATIO_HI * wall,
+                  "%s: the ops' device times sum against the real step here at its fastest, within %.1f .. %.1f: %s"
+                  % (name, RATIO_LO, RATIO_HI, "; ".join(tries)))
+            # ddpsim prices the ops by their times with a profile of this CPU ...
+            r, j = predict(ddpsim, out, named, topo)
+            meas = (j or {}).get("measured") or {}
+            check(r.returncode == 0 and meas.get("ops") == len(ops) and meas.get("device") == cpu and
+                  meas.get("ignored") is None and "warning" not in r.stderr,
+                  "%s: predict with a profile of %s prices %s of %d ops from their times" % (name, cpu, meas.get("ops"),
+                                                                                          len(ops)))
+            if j:
+                it = j["iteration_s"]
+                host = sum(t["host_s"] for t in timed)
+                # One rank: the ops' device times in a row, the host issuing each after its own share.
+                check(total <= it <= total + host + 1e-3,
+                      "%s: predicted iteration %.3f ms between the device times' sum %.3f ms and it plus the host's %.3f ms"
+                      % (name, it * 1e3, total * 1e3, host * 1e3))
+            rt = subprocess.run([ddpsim, "predict", "--model", out, "--profile", named, "--topology", topo, "--nodes", "1"],
+                                capture_output=True, text=True)
+            check(rt.returncode == 0 and "# measured: %d of %d ops priced from their times measured on %s" % (
+                len(ops), len(ops), cpu) in rt.stdout, "%s: the table says so" % name)
+            # ... and not with one that names no device, nor at another batch: saying why, on stderr too.
+            r, j = predict(ddpsim, out, unnamed, topo)
+            meas = (j or {}).get("measured") or {}
+            check(r.returncode == 0 and meas.get("ops") == 0 and meas.get("recorded_ops") == len(ops) and
+                  "does not name its device (device.name)" in (meas.get("ignored") or "") and
+                  "measured op times (%d ops, on %s) are ignored" % (len(ops), cpu) in r.stderr,
+                  "%s: a profile without device.name: ignored (%s), warned on stderr" % (name, meas.get("ignored")))
+            rb = subprocess.run([ddpsim, "predict", "--model", out, "--profile", named, "--topology", topo, "--nodes", "1",
+                                 "--batch", "3"], capture_output=True, text=True)
+            check(rb.returncode == 0 and "# warning: the model's measured times" in rb.stdout and
+                  "the run's is 3" in rb.stdout, "%s: at --batch 3 the table warns they were ignored" % name)
+
+
+def case_from_trace(ddpsim):
+    import torch
+
+    import measured
+    from ddpsim_export.timing import cpu_name
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in ("mlp", "cnn"):
+            # The user's own profiling of their training loop: a schedule, two active steps.
+            module, x, opt = measured.setup(name)
+            trace = os.path.join(tmp, name + ".pt.trace.json")
+            with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU],
+                                        schedule=torch.profiler.schedule(wait=1, warmup=2, active=2)) as prof:
+                for _ in range(5):
+                    measured.step(module, x, opt)
+                    prof.step()
+            prof.export_chrome_trace(trace)
+            a, b = os.path.join(tmp, name + ".trace.model"), os.path.join(tmp, name + ".time.model")
+            r = export(name, a, "--from-trace", trace)
+            check(r.returncode == 0, "%s: exported --from-trace a torch.profiler trace: %s" % (
+                name, r.stdout.strip() if r.returncode == 0 else r.stderr.strip()[-300:]))
+            r2 = export(name, b, "--time", "3", "--warmup", "2")
+            if r.returncode or r2.returncode:
+                check(False, "%s: --time export: %s" % (name, r2.stderr.strip()[-300:]))
+                continue
+            ha, oa = parse(a)
+            hb, ob = parse(b)
+            check([o[:2] for o in oa] == [o[:2] for o in ob] and oa,
+                  "%s: the same %d op lines as --time's (kinds, names, dimensions, ready points)" % (name, len(oa)))
+            check(all(o[2] for o in oa), "%s: every op timed from the trace" % name)
+            m = dict(w.split("=", 1) for w in ha.get("measured", []))
+            check(m.get("steps") == "2" and m.get("device") == cpu_name().replace(" ", "%20"),
+                  "%s: the trace's 2 active steps, on this CPU (%s)" % (name, m.get("device")))
+            check({k: v for k, v in ha.items() if k != "measured"} == {k: v for k, v in hb.items() if k != "measured"},
+                  "%s: the same header lines but the measured one" % name)
+        # Misuse (2) and failure (1), each one line.
+        bad = os.path.join(tmp, "bad.json")
+        with open(bad, "w") as f:
+            f.write('{"traceEvents": "no"}')
+        out = os.path.join(tmp, "x.model")
+        cases = [(("--from-trace", bad), 1, "not a torch.profiler trace (no traceEvents list)"),
+                 (("--from-trace", os.path.join(tmp, "absent.json")), 2, "no such file"),
+                 (("--time", "--meta"), 2, "--time runs the module: it cannot be built with --meta"),
+                 (("--time", "3", "--mode", "fake"), 2, "--time runs real training steps: --mode fake does not"),
+                 (("--time", "3", "--from-trace", bad), 2, "two sources of the times"),
+                 (("--time", "-1"), 2, "--time and --warmup take a number of steps >= 0")]
+        for args, rc, msg in cases:
+            r = export("mlp", out, *args)
+            lines = r.stderr.strip().splitlines()
+            check(r.returncode == rc and len(lines) == 1 and msg in lines[0] and not os.path.exists(out),
+                  "%s: exit %d, one line: %s" % (" ".join(os.path.basename(a) for a in args), r.returncode,
+                                                 lines[-1] if lines else "(nothing)"))
+
+
+def main():
+    if len(sys.argv) != 3:
+        print(__doc__, file=sys.stderr)
+        return 2
+    try:
+        import torch  # noqa: F401
+    except Exception as exc:
+        print("skip: torch is not importable (%s)" % exc)
+        return 77
+    case, ddpsim = sys.argv[1:]
+    cases = {"time": case_time, "from-trace": case_from_trace}
+    if case not in cases:
+        print("unknown case %r" % case, file=sys.stderr)
+        return 2
+    cases[case](ddpsim)
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
