@@ -6,8 +6,8 @@
 `export` runs one training step (forward, loss, backward) of the module on fake tensors (default:
 no memory, no compute, any size) or on its real tensors, records every op at the dispatcher, the
 parameters and the order their gradients become final, and writes the model format of
-models/README.md (version 2 where it needs its additions, 4 with convolutions, 5 with a sparse
-gradient). It traces the step
+models/README.md (version 5; 6 with measured times: `time_steps=` runs real training steps under
+torch.profiler, `from_trace=` reads a user's trace, timing.py). It traces the step
 twice, at the batch given and at twice that, so that every dimension is written as a constant, a
 multiple of the batch B, or both (`C+N*B`): ddpsim can then run the model at any --batch. The
 command line is `python3 -m ddpsim_export --help`. docs/export.md says what is recorded and what is

@@ -215,7 +215,8 @@ def build(module, one, two, batch, *, amp, precision, optimizer, tokens, name, s
         untimed = sum(1 for a in one.lines if a.times is None)
         if untimed:
             notes.add("%d op(s) had no event in the trace: written without times, priced by the profile" % untimed)
-        if any(len([b for b in one.lines if b.src == a.src]) > 1 for a in one.lines):
+        srcs = [a.src for a in one.lines]
+        if len(set(srcs)) < len(srcs):
             notes.add("an ATen call written as several lines shares its measured time among them by their FLOPs "
                       "(elementwise lines by their elements)")
     if amp:
