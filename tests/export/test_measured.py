@@ -22,9 +22,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PYTHON = os.path.join(HERE, "..", "..", "python")
 sys.path.insert(0, HERE)
 sys.path.insert(0, PYTHON)
+sys.path.insert(0, os.path.join(HERE, ".."))
+from modelfile import ModelFile  # noqa: E402
+from pycheck import Checks  # noqa: E402
 
-failed = 0
-passed = 0
+_checks = Checks()
 
 # Sum of the ops' measured device times (each op's median over the timed steps) over the real
 # step's wall time here (the fastest of 15 steps): the ops and the framework's work between them
@@ -44,12 +46,7 @@ ATTEMPTS = 3
 
 
 def check(ok, msg):
-    global failed, passed
-    print(("ok    " if ok else "FAIL  ") + msg)
-    if ok:
-        passed += 1
-    else:
-        failed += 1
+    _checks(msg, ok)
 
 
 def run(cmd):
@@ -66,22 +63,9 @@ def export(name, out, *extra):
 
 
 def parse(path):
-    """(header lines {key: words}, [(op line words without times, {time_s, host_s} or None)])."""
-    head, ops, section = {}, [], None
-    with open(path) as f:
-        for line in f:
-            words = line.split("#", 1)[0].split()
-            if not words:
-                continue
-            if words[0] in ("forward", "backward", "optimizer"):
-                section = words[0]
-                continue
-            if section is None:
-                head.setdefault(words[0], words[1:])
-                continue
-            t = {w.split("=")[0]: float(w.split("=")[1]) for w in words if w.startswith(("time_s=", "host_s="))}
-            ops.append((section, [w for w in words if not w.startswith(("time_s=", "host_s="))], t or None))
-    return head, ops
+    """(header lines {first word: other words}, [(phase, op line's words but its times, {time_s, host_s} or None)])."""
+    f = ModelFile(path)
+    return f.header, [(ph, words, t) for (ph, words), t in zip(f.lines, f.times)]
 
 
 def wall_s(name, steps=15, warmup=3):
@@ -283,8 +267,7 @@ def main():
         print("unknown case %r" % case, file=sys.stderr)
         return 2
     cases[case](ddpsim)
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return _checks.finish()
 
 
 if __name__ == "__main__":
