@@ -8,7 +8,7 @@ Both read a Kineto JSON trace (torch.profiler's export_chrome_trace) the same wa
 - in each step, the recorded step's ATen calls (trace.Line.src, in order) are matched to the
   trace's `aten::NAME` cpu_op events in time order: each call takes the first event of its name that
   starts after the previous match ended, so that calls nested inside a matched one (addmm's copy_,
-  sum's inner sum) are never taken for the next;
+  sum's inner sum) are never taken for the next, within LOOKAHEAD events of the previous match;
 - a matched call's host time is from the previous match's end to its own end (its dispatch and
   kernel launches, and the framework's work before it: Python, autograd, views); its device time
   is, on a GPU, the summed duration of the kernels, copies and sets its launches started (the
@@ -19,6 +19,7 @@ Both read a Kineto JSON trace (torch.profiler's export_chrome_trace) the same wa
   lines (a convolution's backward: dgrad, wgrad, dbias; attention's GEMMs; a convolution's bias)
   shares them in proportion to the lines' FLOPs (an elementwise line's elements)."""
 
+import bisect
 import contextlib
 import datetime
 import json
@@ -32,6 +33,11 @@ import torch
 from . import ExportError
 
 STEP = "ProfilerStep#"
+# How far past the last match a call's event is looked for: a call the trace lacks (a user's step
+# that builds its loss otherwise) must not take an event of its name from far later in the step
+# (the optimizer's), which would leave every call between unmatched. Between two recorded calls
+# the trace holds their composites, views and nested ops: tens of events, not a thousand.
+LOOKAHEAD = 1000
 _GPU = {"kernel", "gpu_memcpy", "gpu_memset"}
 _RUNTIME = {"cuda_runtime", "cuda_driver"}
 
@@ -113,15 +119,16 @@ def op_times(doc, lines, origin):
         c = (e.get("args") or {}).get("correlation")
         if c is not None:
             by_corr[c] = by_corr.get(c, 0.0) + e["dur"]
-    runtime = {}
+    runtime = {}  # thread -> its launches' (start, correlation), by start (ev is sorted)
     for e in ev:
         if e.get("cat") in _RUNTIME:
-            runtime.setdefault(e.get("tid"), []).append(e)
+            runtime.setdefault(e.get("tid"), []).append((e["ts"], (e.get("args") or {}).get("correlation")))
+    starts = {tid: [t for t, _ in r] for tid, r in runtime.items()}
 
     def kernels_us(op):
-        end = op["ts"] + op["dur"]
-        return sum(by_corr.get((r.get("args") or {}).get("correlation"), 0.0)
-                   for r in runtime.get(op.get("tid"), ()) if op["ts"] <= r["ts"] <= end)
+        r, t = runtime.get(op.get("tid"), []), starts.get(op.get("tid"), [])
+        lo, hi = bisect.bisect_left(t, op["ts"]), bisect.bisect_right(t, op["ts"] + op["dur"])
+        return sum(by_corr.get(c, 0.0) for _, c in r[lo:hi])
 
     calls = []  # (src, aten name), in order
     for ln in lines:
@@ -133,10 +140,10 @@ def op_times(doc, lines, origin):
         j, prev_end = 0, lo
         for i, (_, name) in enumerate(calls):
             want = "aten::" + name
-            k = j
-            while k < len(win) and not (win[k]["name"] == want and win[k]["ts"] >= prev_end):
+            k, stop = j, min(len(win), j + LOOKAHEAD)
+            while k < stop and not (win[k]["name"] == want and win[k]["ts"] >= prev_end):
                 k += 1
-            if k == len(win):
+            if k == stop:
                 continue  # not in this step: left unmatched, the next call searches from here
             e = win[k]
             end = e["ts"] + e["dur"]

@@ -6,7 +6,10 @@ CASE: time (an MLP and a CNN exported with --time on the CPU: the file loads, ev
 times, positive, their sum within a two-sided bound of the training step's wall time measured here;
 ddpsim predict prices them with a profile of this CPU and ignores them, saying why, with one that
 names no device), from-trace (a torch.profiler trace recorded here of the same step gives the
-same op list as --time, every op timed; the command line's misuses and failures).
+same op list as --time, every op timed; the command line's misuses and failures), gpu-trace (a
+made-up CUDA trace, worked out by hand: kernels joined to their ops through the launches'
+correlation ids, a backward thread, a nested op, a call written as two lines, a call not in the
+trace; this machine has no GPU to record a real one).
 Exit 0: every check passed; 1: a check failed; 77: torch is not installed.
 """
 
@@ -252,6 +255,57 @@ def case_from_trace(ddpsim):
                                                  lines[-1] if lines else "(nothing)"))
 
 
+def case_gpu_trace(ddpsim):
+    from ddpsim_export import timing
+    from ddpsim_export.trace import Line
+
+    def op(name, ts, dur, tid=1, cat="cpu_op", **args):
+        return {"ph": "X", "cat": cat, "name": name, "ts": ts, "dur": dur, "pid": 7, "tid": tid, "args": args}
+
+    ev = [op("ProfilerStep#4", 0, 1000, cat="user_annotation"),
+          # forward on thread 1: addmm launches one kernel (100 us); relu, with clamp_min inside it, one (30 us)
+          op("aten::addmm", 10, 20), op("cudaLaunchKernel", 15, 5, cat="cuda_runtime", correlation=7),
+          op("gemm_kernel", 40, 100, tid=9, cat="kernel", correlation=7, device=0),
+          op("aten::relu", 50, 10), op("aten::clamp_min", 52, 5),
+          op("cudaLaunchKernel", 54, 2, cat="cuda_runtime", correlation=8),
+          op("relu_kernel", 140, 30, tid=9, cat="kernel", correlation=8, device=0),
+          # backward on the autograd thread 2: mm launches two kernels (50 and 60 us) and a copy (5 us)
+          op("aten::mm", 100, 30, tid=2), op("cudaLaunchKernel", 105, 3, tid=2, cat="cuda_runtime", correlation=9),
+          op("cudaLaunchKernel", 110, 3, tid=2, cat="cuda_runtime", correlation=10),
+          op("cudaMemcpyAsync", 120, 3, tid=2, cat="cuda_runtime", correlation=11),
+          op("mm_kernel", 170, 50, tid=9, cat="kernel", correlation=9, device=0),
+          op("mm_kernel", 220, 60, tid=9, cat="kernel", correlation=10, device=0),
+          op("Memcpy DtoD", 280, 5, tid=9, cat="gpu_memcpy", correlation=11, device=0),
+          # a kernel launched outside every op (the step's synchronize) belongs to none
+          op("cudaLaunchKernel", 140, 2, cat="cuda_runtime", correlation=12),
+          op("other_kernel", 300, 400, tid=9, cat="kernel", correlation=12, device=0)]
+    doc = {"schemaVersion": 1, "deviceProperties": [{"id": 0, "name": "NVIDIA H100 80GB HBM3"}], "traceEvents": ev}
+    lines = [Line("forward", "gemm", "fc.addmm", "addmm", [8, 4, 2, 1], "fp32", src=1),
+             Line("forward", "ewise", "relu", "relu", [32], "fp32", src=2),
+             Line("backward", "gemm", "fc.mm.a", "mm", [8, 4, 2, 1], "fp32", src=3),   # 128 FLOPs
+             Line("backward", "gemm", "fc.mm.b", "mm", [8, 4, 6, 1], "fp32", src=3),   # 384 FLOPs
+             Line("backward", "ewise", "absent", "sigmoid", [32], "fp32", src=4)]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "gpu.pt.trace.json")
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        m = timing.from_trace(path, lines)
+    check(m.device == "NVIDIA H100 80GB HBM3" and m.kind == "cuda" and m.steps == 1 and m.step_s == [1e-3],
+          "the GPU deviceProperties names, one step of 1 ms: %s, %s, %d, %s" % (m.device, m.kind, m.steps, m.step_s))
+    us = 1e-6
+    # (device, host): addmm its kernel, from the step's start to its end; relu its kernel (not
+    # clamp_min's launch twice), from addmm's end (30) to its own (60); mm its two kernels and the
+    # copy, from relu's end to its own (130); sigmoid nowhere.
+    want = {1: (100 * us, 30 * us), 2: (30 * us, 30 * us), 3: (115 * us, 70 * us)}
+    got = {k: tuple(round(x / us, 6) * us for x in v) for k, v in m.times.items()}
+    check(got == want, "per call (device s, host s): %s, by hand %s" % (got, want))
+    missing = timing.attach(lines, m.times)
+    check(missing == 1 and lines[4].times is None, "the call not in the trace stays without times")
+    a, b = lines[2].times, lines[3].times
+    check(abs(a[0] - 115 * us / 4) < 1e-12 and abs(b[0] - 115 * us * 3 / 4) < 1e-12 and abs(a[1] + b[1] - 70 * us) < 1e-12,
+          "mm's two lines share its times by their FLOPs, 1:3 (%.4g, %.4g s)" % (a[0], b[0]))
+
+
 def main():
     if len(sys.argv) != 3:
         print(__doc__, file=sys.stderr)
@@ -262,7 +316,7 @@ def main():
         print("skip: torch is not importable (%s)" % exc)
         return 77
     case, ddpsim = sys.argv[1:]
-    cases = {"time": case_time, "from-trace": case_from_trace}
+    cases = {"time": case_time, "from-trace": case_from_trace, "gpu-trace": case_gpu_trace}
     if case not in cases:
         print("unknown case %r" % case, file=sys.stderr)
         return 2
