@@ -106,11 +106,13 @@ def _spans(doc):
 def op_times(doc, lines, origin):
     """Measured for the recorded step's lines (trace.Line, with .src) from a trace document."""
     ev = _spans(doc)
-    ops = [e for e in ev if e.get("cat") == "cpu_op" and str(e.get("name", "")).startswith("aten::")]
+    ops = [e for e in ev if e.get("cat") in ("cpu_op", "Operator") and str(e.get("name", "")).startswith("aten::")]
     if not ops:
         raise ExportError("%s: the trace has no aten:: operator events (record it with torch.profiler's "
                           "ProfilerActivity.CPU)" % origin)
-    steps = [(e["ts"], e["ts"] + e["dur"]) for e in ev if str(e.get("name", "")).startswith(STEP)]
+    # (a CUDA trace repeats each step's annotation on the GPU's timeline, gpu_user_annotation: not a step)
+    steps = [(e["ts"], e["ts"] + e["dur"]) for e in ev
+             if str(e.get("name", "")).startswith(STEP) and not str(e.get("cat", "")).startswith("gpu_")]
     if not steps:
         steps = [(ops[0]["ts"], max(e["ts"] + e["dur"] for e in ops))]
     gpu = [e for e in ev if e.get("cat") in _GPU]

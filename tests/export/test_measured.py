@@ -8,7 +8,7 @@ ddpsim predict prices them with a profile of this CPU and ignores them, saying w
 names no device), from-trace (a torch.profiler trace recorded here of the same step gives the
 same op list as --time, every op timed; the command line's misuses and failures), gpu-trace (a
 made-up CUDA trace, worked out by hand: kernels joined to their ops through the launches'
-correlation ids, a backward thread, a nested op, a call written as two lines, a call not in the
+correlation ids, the step's annotation repeated on the GPU, a backward thread, a nested op, a call written as two lines, a call not in the
 trace; this machine has no GPU to record a real one).
 Exit 0: every check passed; 1: a check failed; 77: torch is not installed.
 """
@@ -263,6 +263,7 @@ def case_gpu_trace(ddpsim):
         return {"ph": "X", "cat": cat, "name": name, "ts": ts, "dur": dur, "pid": 7, "tid": tid, "args": args}
 
     ev = [op("ProfilerStep#4", 0, 1000, cat="user_annotation"),
+          op("ProfilerStep#4", 40, 700, tid=9, cat="gpu_user_annotation"),  # its copy on the GPU's timeline
           # forward on thread 1: addmm launches one kernel (100 us); relu, with clamp_min inside it, one (30 us)
           op("aten::addmm", 10, 20), op("cudaLaunchKernel", 15, 5, cat="cuda_runtime", correlation=7),
           op("gemm_kernel", 40, 100, tid=9, cat="kernel", correlation=7, device=0),
