@@ -115,8 +115,10 @@ typedef struct {
   model_dtype dtype;
   model_conv conv;     /* gemm: the convolution pass it is (pass NONE for a plain GEMM) */
   int measured;        /* 1: `time_s=` and `host_s=` (format version 6) give one run's measured times */
-  double time_s;       /* measured: one run's device time (the op's kernels; on a CPU the op itself) */
-  double host_s;       /* measured: one run's host time (the op's call and the host's work since the op before) */
+  double time_s;       /* measured: one run's device time (a GPU's kernels; on a CPU the op and the work
+                          since the op before) */
+  double host_s;       /* measured: one run's host time (on a GPU the op's call and the work since the op
+                          before; on a CPU that work alone) (models/README.md) */
   int ready_first;     /* this op's gradient-ready parameters: ready[ready_first ...] */
   int ready_count;
   int line;            /* line in the source file, for messages */
