@@ -180,7 +180,7 @@ def main(argv=None):
                     help="auto: output.loss if the model returns one, else the sum of its outputs; cross-entropy: "
                          "against class 0 for a [B, C] output")
     ap.add_argument("--tokens", metavar="N:UNIT", help="tokens per sample and their unit, e.g. 128:tokens")
-    ap.add_argument("--time", nargs="?", type=int, const=10, default=0, metavar="STEPS",
+    ap.add_argument("--time", nargs="?", type=int, const=10, default=None, metavar="STEPS",
                     help="measure every op: real training steps of the module on the device present (CUDA where "
                          "there is one, else the CPU) under torch.profiler, after --warmup steps; each op's median "
                          "device and host time over STEPS (default 10) is written (format 6; implies --mode real)")
@@ -237,15 +237,17 @@ def run(a):
         raise Usage("--kwargs must be a JSON object")
     if a.batch < 1:
         raise Usage("--batch must be positive")
-    measure = bool(a.time or a.from_trace)
-    if a.time < 0 or a.warmup < 0:
-        raise Usage("--time and --warmup take a number of steps >= 0" if a.time < 0 else "--warmup must be >= 0")
-    if a.time and a.from_trace:
+    measure = a.time is not None or a.from_trace is not None
+    if a.time is not None and a.time < 1:
+        raise Usage("--time takes a number of steps >= 1, got %d" % a.time)
+    if a.warmup < 0:
+        raise Usage("--warmup takes a number of steps >= 0, got %d" % a.warmup)
+    if a.time is not None and a.from_trace is not None:
         raise Usage("--time and --from-trace are two sources of the times: give one")
     if measure and a.meta:
-        raise Usage("%s runs the module: it cannot be built with --meta" % ("--time" if a.time else "--from-trace"))
+        raise Usage("%s runs the module: it cannot be built with --meta" % ("--from-trace" if a.from_trace else "--time"))
     if measure and a.mode == "fake":
-        raise Usage("%s runs real training steps: --mode fake does not" % ("--time" if a.time else "--from-trace"))
+        raise Usage("%s runs real training steps: --mode fake does not" % ("--from-trace" if a.from_trace else "--time"))
     if a.from_trace and not os.path.isfile(a.from_trace):
         raise Usage("--from-trace %s: no such file" % a.from_trace)
     if not a.input:
@@ -303,7 +305,7 @@ def run(a):
         s = export(module, tuple(args), a.output, example_kwargs=kw, batch=a.batch, loss_fn=loss_fn,
                    mode="fake" if a.meta else a.mode or ("real" if measure else "fake"), amp=a.amp, precision=a.precision, optimizer=a.optimizer,
                    optimizer_impl=a.optimizer_impl, tokens=tokens, name=name, source=a.model, log=sys.stderr,
-                   time_steps=a.time, warmup_steps=a.warmup, from_trace=a.from_trace)
+                   time_steps=a.time or 0, warmup_steps=a.warmup, from_trace=a.from_trace)
     except SystemExit as exc:
         raise ExportError("the module's step called sys.exit(%s): nothing was written" % exc.code) from None
     timed = ""

@@ -246,7 +246,8 @@ def case_from_trace(ddpsim):
                  (("--time", "--meta"), 2, "--time runs the module: it cannot be built with --meta"),
                  (("--time", "3", "--mode", "fake"), 2, "--time runs real training steps: --mode fake does not"),
                  (("--time", "3", "--from-trace", bad), 2, "two sources of the times"),
-                 (("--time", "-1"), 2, "--time and --warmup take a number of steps >= 0")]
+                 (("--time", "0"), 2, "--time takes a number of steps >= 1, got 0"),
+                 (("--time", "3", "--warmup", "-1"), 2, "--warmup takes a number of steps >= 0, got -1")]
         for args, rc, msg in cases:
             r = export("mlp", out, *args)
             lines = r.stderr.strip().splitlines()
