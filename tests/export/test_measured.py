@@ -116,6 +116,7 @@ def predict(ddpsim, model, profile, topo):
 
 
 def case_time(ddpsim):
+    import measured
     from ddpsim_export.timing import cpu_name
     cpu = cpu_name()
     with tempfile.TemporaryDirectory() as tmp:
@@ -200,6 +201,12 @@ def case_time(ddpsim):
                                  "--batch", "3"], capture_output=True, text=True)
             check(rb.returncode == 0 and "# warning: the model's measured times" in rb.stdout and
                   "the run's is 3" in rb.stdout, "%s: at --batch 3 the table warns they were ignored" % name)
+            _, _, batch = measured.MODELS[name]
+            rs = subprocess.run([ddpsim, "sweep", "--model", out, "--profile", named, "--topology", topo, "--nodes", "1",
+                                 "--batch", "%d,3,5" % batch], capture_output=True, text=True)
+            check(rs.returncode == 0 and rs.stderr.count("measured op times") == 1 and "the run's is 3" in rs.stderr,
+                  "%s: sweep over batches %d, 3, 5 warns once, at the first that ignores them: %s"
+                  % (name, batch, rs.stderr.strip()[:200]))
 
 
 def case_from_trace(ddpsim):
