@@ -4,7 +4,7 @@
 
 #include <cuda_runtime.h>
 #include <mpi.h>
-#include DDPCALIB_NCCL_H /* NCCL's <nccl.h>, not sim/nccl.h (calib/CMakeLists.txt) */
+#include <nccl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -95,10 +95,9 @@ static int sweep_one(const commbench_cfg *cfg, int ngpus, int a, int q, int firs
 
 int ncclsweep_run(const commbench_cfg *cfg, int ngpus, const char *topology, const char *link_class,
                   const ncclsweep_hooks *h, ncclsweep_result *out, err_t *e) {
-  /* Ring/Simple first: it is the one that must work (the link's bandwidth comes from it). */
-  static const int order[NCCL_NALGO * NCCL_NPROTO][2] = {
-      {NCCL_ALGO_RING, NCCL_PROTO_SIMPLE}, {NCCL_ALGO_RING, NCCL_PROTO_LL}, {NCCL_ALGO_RING, NCCL_PROTO_LL128},
-      {NCCL_ALGO_TREE, NCCL_PROTO_SIMPLE}, {NCCL_ALGO_TREE, NCCL_PROTO_LL}, {NCCL_ALGO_TREE, NCCL_PROTO_LL128}};
+  /* Every combination that runs an all-reduce, each algorithm's Simple first; ring/Simple first of
+   * all: it is the one that must work (the link's bandwidth comes from it). */
+  static const int protos[NCCL_NPROTO] = {NCCL_PROTO_SIMPLE, NCCL_PROTO_LL, NCCL_PROTO_LL128};
   static const char *env_names[2] = {"NCCL_ALGO", "NCCL_PROTO"};
   memset(out, 0, sizeof *out);
   out->link_class = link_class;
@@ -107,8 +106,10 @@ int ncclsweep_run(const commbench_cfg *cfg, int ngpus, const char *topology, con
     if (getenv(env_names[i])) saved[i] = strdup(getenv(env_names[i]));
   int rank = 0, rc = ERR_OK;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  for (int k = 0; k < NCCL_NALGO * NCCL_NPROTO && !rc; k++)
-    rc = sweep_one(cfg, ngpus, order[k][0], order[k][1], k == 0, topology, h, rank == 0, out, e);
+  for (int a = 0; a < NCCL_NALGO && !rc; a++)
+    for (int k = 0; k < NCCL_NPROTO && !rc; k++)
+      if (nccl_algo_swept((nccl_algo)a, (nccl_proto)protos[k]))
+        rc = sweep_one(cfg, ngpus, a, protos[k], a == NCCL_ALGO_RING && k == 0, topology, h, rank == 0, out, e);
   for (int i = 0; i < 2; i++) {
     if (saved[i]) setenv(env_names[i], saved[i], 1);
     else unsetenv(env_names[i]);
@@ -144,7 +145,7 @@ int ncclsweep_fit_all(const ncclsweep_result *r, size_t regimes, ncclsweep_fit *
   for (int a = 0; a < NCCL_NALGO && !rc; a++)
     for (int q = 0; q < NCCL_NPROTO && !rc; q++) {
       sweep[a][q].refused = r->refused[a][q];
-      if (r->refused[a][q] || (rc = commfit_points(&r->res[a][q], &bytes[a][q], &t[a][q], e))) continue;
+      if (!nccl_algo_swept((nccl_algo)a, (nccl_proto)q) || r->refused[a][q] || (rc = commfit_points(&r->res[a][q], &bytes[a][q], &t[a][q], e))) continue;
       sweep[a][q].bytes = bytes[a][q];
       sweep[a][q].time_s = t[a][q];
       sweep[a][q].n = r->res[a][q].nrows;

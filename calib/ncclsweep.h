@@ -12,7 +12,7 @@
 #include "commfit.h"
 #include "err.h"
 #include "fit.h"
-#include "nccl.h"
+#include "ncclmodel.h"
 #include "nccltune.h"
 
 /* Each may be NULL; all get arg. */

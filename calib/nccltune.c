@@ -4,7 +4,7 @@
 #include <math.h>
 #include <string.h>
 
-/* The hop terms of sim/nccl.h's model for combination (a, q) under s. */
+/* The hop terms of sim/ncclmodel.h's model for combination (a, q) under s. */
 static double hops_of(const nccltune_setup *s, int a, int q) {
   return nccl_hops_s(COLL_ALLREDUCE, (nccl_algo)a, s->nodes, s->gpus_per_node, s->hop_intra_s[a][q], s->hop_net_s[a][q]);
 }
@@ -78,7 +78,7 @@ int nccltune_fit(const nccltune_setup *s, const nccltune_sweep sweep[NCCL_NALGO]
   if (rc) return rc;
   for (int a = 0; a < NCCL_NALGO; a++)
     for (int q = 0; q < NCCL_NPROTO; q++) {
-      if (sweep[a][q].refused) continue;
+      if (sweep[a][q].refused || !nccl_algo_swept((nccl_algo)a, (nccl_proto)q)) continue;
       if ((rc = fit_combo(s, a, q, &sweep[a][q], opts, &out->c[a][q], e))) return rc;
       out->nenabled++;
     }

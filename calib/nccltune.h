@@ -1,10 +1,11 @@
 /* nccltune: fits NCCL's per-algorithm/protocol cost parameters (the profile's comm.nccl and
  * comm.links.<class>.hop_lat_s, docs/profile.md) to all-reduce sweeps measured with NCCL_ALGO and
- * NCCL_PROTO forced, in the form ddpsim evaluates them. The model itself is sim/nccl.h's, not
+ * NCCL_PROTO forced, in the form ddpsim evaluates them. The model itself is sim/ncclmodel.h's, not
  * written again here: its algorithm and protocol indices and names (nccl_algo, nccl_proto,
  * nccl_*_name, nccl_algo_env), NCCL's hop latencies (nccl_hw_hops), the hop terms (nccl_hops_s),
  * the edge bytes per byte (nccl_edge_per_byte) and the time t = base + hops + edge S / (f bw)
- * (nccl_time_s). This module only fits (derivation docs/calib.md): each combination's sweep is
+ * (nccl_time_s). The combinations are those an all-reduce sweep measures (nccl_algo_swept: ring and
+ * tree, not PAT); the others' entries of every array here stay unused. This module only fits (derivation docs/calib.md): each combination's sweep is
  * fitted as a straight line t = c0 + c1 S by fit_ring (weighted least squares, relative errors,
  * size regimes): c0 from the smallest-size regime, c1 from the largest. Then
  *
@@ -30,7 +31,7 @@
 
 #include "err.h"
 #include "fit.h"
-#include "nccl.h"
+#include "ncclmodel.h"
 
 /* A line needs residuals to be judged: fewer sizes than this in a sweep is an error. */
 enum { NCCLTUNE_MIN_POINTS = 3 };

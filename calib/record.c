@@ -199,9 +199,11 @@ int record_nccl(cJSON *doc, const char *link_class, const char *hops_source, con
   char refused[256] = "";
   double minb = 0, maxb = 0;
   for (int a = 0; a < NCCL_NALGO; a++) {
+    if (!nccl_algo_swept(a, NCCL_PROTO_SIMPLE)) continue; /* the sweeps measure none of it (each swept algorithm runs Simple) */
     cJSON *ao = cJSON_AddObjectToObject(nccl, nccl_algo_name(a)), *ho = cJSON_AddObjectToObject(hops, nccl_algo_name(a));
     if (!ao || !ho) goto nomem;
     for (int q = 0; q < NCCL_NPROTO; q++) {
+      if (!nccl_algo_swept(a, q)) continue;
       const nccltune_combo *c = &r->c[a][q];
       double hop = s->nodes > 1 ? s->hop_net_s[a][q] : s->hop_intra_s[a][q];
       if (!cJSON_AddNumberToObject(ho, nccl_proto_name(q), hop)) goto nomem;
@@ -241,6 +243,7 @@ int record_nccl(cJSON *doc, const char *link_class, const char *hops_source, con
       goto nomem;
     for (int a = 0; a < NCCL_NALGO; a++)
       for (int q = 0; q < NCCL_NPROTO; q++) {
+        if (!nccl_algo_swept(a, q)) continue;
         char name[32];
         snprintf(name, sizeof name, "%s/%s", nccl_algo_name(a), nccl_proto_name(q));
         cJSON *co = cJSON_AddObjectToObject(combos, name), *sizes;

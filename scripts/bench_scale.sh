@@ -9,10 +9,13 @@
 #
 # Targets (issue 28): 16,384 GPUs with jitter in at most 3 s and 500 MB; 131,072 GPUs with jitter
 # in at most 60 s and 4 GB; the same results as the base engine (within 0.1%) at 1,024-4,096 GPUs.
-# usage: scripts/bench_scale.sh [-m "MODELS"] [-g "GPUS"] [-k "all jitter"] [-e "base events new"]
+# usage: scripts/bench_scale.sh [-m "MODELS"] [-g "GPUS"] [-k "all jitter"] [-e "base events new sharing"]
 #   Engines: base, BASE=<git ref> (default 09d49ad, the engine before issue 28) built into
-#   build-base/; new, DDPSIM (default build/sim/ddpsim); events, the new one with --events (every
-#   event played: the platform's part of the change alone). A run longer than TIMEOUT seconds
+#   build-base/; new, DDPSIM (default build/sim/ddpsim) on the same work (--no-gpu-sharing: the base
+#   had no compute sharing the GPU); events, the new one with --events (every event played: the
+#   platform's part of the change alone); sharing, the new one with compute sharing each GPU with
+#   NCCL's kernels (its default since issue 30: other work, so no diff column). Every run is exactly
+#   2 iterations (--jitter-ci 0). A run longer than TIMEOUT seconds
 #   (default 300) is stopped and shown as such; base runs up to MAX_BASE_GPUS GPUs (default 16384),
 #   events up to MAX_EVENTS_GPUS (default 4096). JSONs stay in $OUTDIR (default bench-scale.out/).
 set -euo pipefail
@@ -63,18 +66,19 @@ for m in $models; do
       extra=(--no-symmetry)
       [[ $k == jitter ]] && extra=(--jitter-cv 0.05)
       for e in $engines; do
-        bin=$new flags=()
-        [[ $e == base ]] && bin=$base
-        [[ $e == events ]] && flags=(--events)
+        bin=$new flags=(--no-gpu-sharing)
+        [[ $e == base ]] && bin=$base flags=()
+        [[ $e == events ]] && flags=(--events --no-gpu-sharing)
+        [[ $e == sharing ]] && flags=()
         [[ $e == base ]] && ((g > max_base)) && continue
         [[ $e == events ]] && ((g > max_events)) && continue
         j=$out/$m-$g-$k-$e.json
         load=$(cut -d' ' -f1 /proc/loadavg)
         if timeout "$limit" /usr/bin/time -f '%e %U %S %M' -o "$out/time" "$bin" predict --model "$m" --nodes "$nodes" \
-             --iterations 2 "${extra[@]}" "${flags[@]}" --json >"$j" 2>"$out/err"; then
+             --iterations 2 --jitter-ci 0 "${extra[@]}" "${flags[@]}" --json >"$j" 2>"$out/err"; then
           read -r w u sy kb <"$out/time"
           d=-
-          [[ $e != base && -s $out/$m-$g-$k-base.json ]] && d=$(printf '%.1e' "$(diffrel "$j" "$out/$m-$g-$k-base.json")")
+          [[ $e != base && $e != sharing && -s $out/$m-$g-$k-base.json ]] && d=$(printf '%.1e' "$(diffrel "$j" "$out/$m-$g-$k-base.json")")
           printf '  %-10s %7d %-6s %-6s %9.2f %9.2f %9.0f %14.9f %9s %6s %6s\n' "$m" "$g" "$k" "$e" "$w" \
             "$(awk -v u="$u" -v s="$sy" 'BEGIN { print u + s }')" "$((kb / 1024))" "$(jq .iteration_s "$j")" "$d" \
             "$(jq .simulation.closed_form "$j")" "$load"

@@ -4,12 +4,12 @@
 #include <strings.h>
 
 /* NCCL's tuning.cc: nsteps = 2(n-1) for all-reduce, n-1 for all-gather and reduce-scatter, n for
- * broadcast (nInterSteps = nNodes; broadcast runs as a ring only). */
+ * broadcast (nInterSteps = nNodes). */
 static const coll_desc table[COLL_NKINDS] = {
-    [COLL_ALLREDUCE] = {"allreduce", 2, 0, 1},
-    [COLL_ALLGATHER] = {"allgather", 1, 0, 0},
-    [COLL_REDUCESCATTER] = {"reducescatter", 1, 0, 0},
-    [COLL_BROADCAST] = {"broadcast", 1, 1, 0},
+    [COLL_ALLREDUCE] = {"allreduce", 2, 0},
+    [COLL_ALLGATHER] = {"allgather", 1, 0},
+    [COLL_REDUCESCATTER] = {"reducescatter", 1, 0},
+    [COLL_BROADCAST] = {"broadcast", 1, 1},
 };
 
 const coll_desc *coll_get(coll_kind k) { return (int)k >= 0 && k < COLL_NKINDS ? &table[k] : NULL; }

@@ -1,21 +1,22 @@
 /* coll: the collectives the simulator can run, as a table.
  *
- * A collective is a row of this table: its name and, per NCCL algorithm that runs it, how many
- * pipeline steps it takes around the channels' rings, how many of those cross nodes, and how many
- * bytes each ring edge carries per byte of the collective's size S. Everything else (NCCL's choice
- * of algorithm and protocol in sim/nccl.c, both fidelities of the engine in sim/engine.c, the
- * plan's printout) reads the row, so adding a collective is one enum value, one row, and its test.
+ * A collective is a row of this table: its name, how many pipeline steps it takes around the
+ * channels' rings, how many of those cross nodes, and so how many bytes each ring edge carries per
+ * byte of the collective's size S. Everything else (NCCL's choice of algorithm and protocol in
+ * sim/ncclmodel.c, whose algorithm rows say which collectives each runs; both fidelities of the
+ * engine in sim/engine.c; the plan's printout) reads the row, so adding a collective is one enum
+ * value, one row, and its test.
  *
  * The form is NCCL's own (src/graph/tuning.cc, 2.7 to 2.18): a ring collective of n ranks on
  * `nodes` nodes takes nsteps = k (n - 1) steps, nInterSteps = k (nodes - 1) of them between nodes
  * (broadcast: nsteps = n, nInterSteps = nodes, even on one node, as tuning.cc writes it; ring only),
  * and reaches an algorithm bandwidth of busBw x n / nsteps, i.e. every edge carries nsteps / n x S
  * bytes (k = 2 for all-reduce, 1 for all-gather and reduce-scatter; S is the full buffer: the
- * reduced buffer, or the gathered output). Trees (all-reduce only in those versions) carry 2 S per
- * edge, reduce up and broadcast down, with 2 ((G - 1) intra + log2(nodes) inter) hops of latency.
+ * reduced buffer, or the gathered output). The other algorithms' forms are their rows in
+ * sim/ncclmodel.c.
  *
- * Routes: both algorithms run over the channels' ring edges (sim/channels.h); a tree's edges are
- * laid on the same links (docs/simulation.md says what that leaves out). */
+ * Routes: every algorithm runs over the channels' ring edges (sim/channels.h); the edges of the
+ * others (a tree's) are laid on the same links (docs/simulation.md says what that leaves out). */
 #ifndef DDPSIM_COLL_H
 #define DDPSIM_COLL_H
 
@@ -25,7 +26,6 @@ typedef struct {
   const char *name;  /* "allreduce", as NCCL_ALGO-style names and the plan printout spell it */
   int ring_k;        /* ring: nsteps = ring_k (n - 1) + ring_c, nInterSteps = ring_k (nodes - 1) + ring_c */
   int ring_c;        /* 1 for broadcast (NCCL: nsteps = nRanks, nInterSteps = nNodes), else 0 */
-  int has_tree;      /* NCCL runs it as a tree too */
 } coll_desc;
 
 /* The row of a collective; NULL for a kind outside the table. */

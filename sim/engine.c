@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #define EXIT_PLATFORM 4 /* the child's exit status when SimGrid refused the platform */
+#define EXIT_PROGRAM 7  /* ... when a stream read its rank's values in another iteration than theirs */
 #define SEND_SLOTS 8 /* step fidelity: sends in flight per rank and channel (NCCL_STEPS) */
 
 /* Each actor's stack. SimGrid allocates it whole (zeroed, so touched) when actors have no guard
@@ -38,14 +39,19 @@ typedef struct {
   sg_sem_t loaded, load_slots; /* batches loaded by the workers, and free prefetch slots */
   sg_sem_t on_gpu, gpu_slots;  /* prefetch: batches copied to the GPU, and free GPU buffers */
   sg_sem_t core;               /* shares_compute: the cores compute and communication take turns on */
-  int *ready_iter;             /* (nb) iteration in which the bucket last became ready */
-  sg_sem_t ready_sem;
-  sg_sem_t done_sem;
-  sg_mailbox_t *inbox;         /* (channels) what this rank receives on each channel */
-  double *ready_at;            /* (nb) when the bucket last became ready */
-  pipe_t pipe;                 /* plan_timeline's workspace, and the row it fills under jitter */
+  sg_sem_t *wake;              /* (streams) released when an event the stream waits for is recorded */
+  int *ev_iter;                /* (events) the iteration in which the event was last recorded */
+  double *ev_at;               /* (events) when */
+  sg_mailbox_t *inbox;         /* (streams x channels) what this rank's NCCL stream receives */
+  double *val;                 /* (slots) the program's values for iteration val_it (plan_values) */
+  int val_it;
+  double it0, t0;              /* the compute stream: the iteration's start, and forward's */
+  int colls;                   /* collectives of the rank running now */
+  double sm, hbm;              /* what they take of the GPU (plan_coll) */
+  int computing;               /* the compute stream runs work that shares the GPU with them */
+  sg_sem_t change;             /* released when colls changes while it does */
+  pipe_t pipe;                 /* plan_values' workspace, and the row it fills under jitter */
   plan_row row;
-  const plan_row *cur;         /* the iteration in progress */
 } rank_state;
 
 /* Child-process state: one simulation per process. */
@@ -55,8 +61,10 @@ static engine_record R;       /* rank 0's events */
 static sim_timeline g_tl;     /* every rank's spans, when the plan asks for them */
 static int g_finished;
 static double *g_prefetch_load_wait; /* (K) rank 0: the prefetcher's wait for loading */
-static sg_comm_t *g_send_buf; /* (sim_ranks x SEND_SLOTS x channels) step fidelity: sends in flight */
-static sg_bar_t g_ring_barrier;       /* flow fidelity: the end of one collective on every rank */
+static sg_comm_t *g_send_buf; /* (sim_ranks x streams x SEND_SLOTS x channels) step fidelity: sends in flight */
+static sg_bar_t *g_ring_barrier;      /* (streams) flow fidelity: the end of one collective on every rank */
+static int *g_waiter;                 /* (events) the stream that waits for the event, or -1 */
+static long *g_at_base;               /* (streams) the record's `at` index of each stream's first instruction */
 static char g_dummy;
 
 static void sleep_for(double s) {
@@ -155,104 +163,50 @@ static void get_input(int r, int it) {
   }
 }
 
-/* Rank r computes for s seconds (a span of `kind` in iteration it); where communication shares the
- * cores, it holds them meanwhile (the span starts when it has them). */
-static void compute_for(int r, double s, timeline_kind kind, int index, int it) {
+/* Work of s seconds (at the GPU's full rate) on rank r's compute stream sharing the GPU with the
+ * rank's collectives (sim/program.h, PROG_COMPUTE): piecewise at the rate of the moment, re-timed
+ * whenever a collective starts or ends. */
+static void run_shared(rank_state *me, double s, const prog_instr *in) {
+  me->computing = 1;
+  for (double left = s; left > 0;) {
+    double rate = prog_rate(in, me->sm, me->hbm), t = simgrid_get_clock();
+    if (sg_sem_acquire_timeout(me->change, left / rate)) break; /* ran to its end */
+    left -= (simgrid_get_clock() - t) * rate;
+  }
+  me->computing = 0;
+}
+
+/* Collective pc starts (+1) or ends (-1) on rank me: what it takes of the GPU changes, and a
+ * computation sharing it is re-timed. */
+static void colls_change(rank_state *me, const plan_coll *pc, int d) {
+  me->colls += d;
+  me->sm = me->colls ? me->sm + d * pc->sm_frac : 0;
+  me->hbm = me->colls ? me->hbm + d * pc->hbm_frac : 0;
+  if (me->computing) sg_sem_release(me->change);
+}
+
+/* Rank r computes for s seconds (a span of `kind` in iteration it), sharing the GPU with the rank's
+ * collectives where `in` says so (NULL: not); where communication shares the cores, it holds them
+ * meanwhile (the span starts when it has them). What sharing the GPU added is recorded for rank 0. */
+static void compute_for(int r, double s, const prog_instr *in, timeline_kind kind, int index, int it) {
   if (s <= 0) return;
   if (P->shares_compute) sg_sem_acquire(S[r].core);
   double t0 = simgrid_get_clock();
-  sg_actor_sleep_for(s);
+  int shared = in && in->shares;
+  if (shared) run_shared(&S[r], s, in);
+  else sg_actor_sleep_for(s);
+  if (r == 0 && shared) R.slowed[it] += simgrid_get_clock() - t0 - s;
   span(r, TIMELINE_TRACK_COMPUTE, kind, index, it, t0);
   if (P->shares_compute) sg_sem_release(S[r].core);
 }
 
 /* Sleeps until absolute time t (a span of `kind`), holding the cores where compute shares them. */
 static void compute_until(int r, double t, timeline_kind kind, int index, int it) {
-  compute_for(r, t - simgrid_get_clock(), kind, index, it);
-}
-
-/* The compute stream (and the host that feeds it): plays plan_timeline's row of this rank and
- * iteration. Backward's segments are played as durations (so that a collective holding shared cores
- * delays them); each ready bucket carries the host's launch lag to the communication actor; after
- * DDP's final wait (an event the stream waits on) the tail ends at max(D0 + tail_a, t0 + tail_b). */
-static void compute_actor(int argc, char *argv[]) {
-  (void)argc;
-  int r = atoi(argv[1]);
-  rank_state *me = &S[r];
-  int first = P->iterations == P->no_sync ? 0 : P->no_sync;
-  for (int it = 0; it < P->iterations; it++) {
-    /* Under no_sync(), only the last iteration of each cycle all-reduces (and waits). */
-    int sync = P->ranks > 1 && it % P->no_sync == P->no_sync - 1;
-    int last = r == 0 && it == P->iterations - 1;
-    double it0 = simgrid_get_clock();
-    if (r == 0) R.iter_start[it] = it0;
-    get_input(r, it);
-    double b0 = simgrid_get_clock();
-    sleep_for(P->buffers_s); /* DDP's buffer broadcast: forward waits for it */
-    if (P->buffers_s > 0) span(r, TIMELINE_TRACK_COMPUTE, TIMELINE_BROADCAST, -1, it, b0);
-    const plan_row *row = plan_timeline(P, it, r, &me->pipe, &me->row);
-    me->cur = row;
-    double t0 = simgrid_get_clock(), prev = row->fwd_end;
-    compute_for(r, row->fwd_end, TIMELINE_FORWARD, -1, it);
-    for (int s = 0; s < P->nseg; s++) {
-      compute_for(r, row->seg_end[s] - prev, TIMELINE_SEGMENT, s, it);
-      prev = row->seg_end[s];
-      for (int b = 0; b < P->nb; b++) {
-        if (P->ready_seg[b] != s) continue;
-        if (last) R.ready[b] = simgrid_get_clock();
-        if (!sync) {
-          if (last) R.start[b] = R.end[b] = R.ready[b];
-          continue;
-        }
-        span(r, TIMELINE_TRACK_COMPUTE, TIMELINE_READY, b, it, simgrid_get_clock());
-        me->ready_at[b] = simgrid_get_clock();
-        me->ready_iter[b] = it;
-        sg_sem_release(me->ready_sem);
-      }
-    }
-    compute_for(r, row->bwd_end - prev, TIMELINE_BACKWARD_REST, -1, it);
-    if (sync) {
-      double w0 = simgrid_get_clock();
-      sg_sem_acquire(me->done_sem); /* DDP's final wait for all buckets */
-      if (simgrid_get_clock() > w0) span(r, TIMELINE_TRACK_COMPUTE, TIMELINE_FINAL_WAIT, -1, it, w0);
-    }
-    double d0 = simgrid_get_clock(), end = d0 + row->tail_a;
-    if (t0 + row->tail_b > end) end = t0 + row->tail_b;
-    /* The tail: DDP's copy back (its GPU time first: nothing else runs then) and the optimizer. */
-    double cb = sync && P->copies ? P->copy_back_s : 0;
-    if (cb > end - d0) cb = end - d0;
-    compute_for(r, cb, TIMELINE_COPY_BACK, -1, it);
-    compute_until(r, end, TIMELINE_OPTIMIZER, -1, it);
-    if (r == 0) {
-      R.iter_end[it] = simgrid_get_clock();
-      R.tail_span[it] = R.iter_end[it] - d0;
-    }
-    span(r, TIMELINE_TRACK_COMPUTE, TIMELINE_ITERATION, -1, it, it0);
-    if (P->record_spans) {
-      host_span(r, TIMELINE_HOST_FORWARD, it, t0, t0 + row->host_fwd_end);
-      host_span(r, TIMELINE_HOST_BACKWARD, it, t0 + row->host_fwd_end, t0 + row->host_bwd_end);
-      if (row->host_tail_end >= 0) {
-        host_span(r, TIMELINE_HOST_TAIL, it, t0 + row->host_bwd_end, t0 + row->host_tail_end);
-        host_span(r, TIMELINE_HOST_SYNC, it, t0 + row->host_tail_end, end);
-      } else {
-        host_span(r, TIMELINE_HOST_SYNC, it, t0 + row->host_bwd_end, d0); /* the final wait blocks it (gloo, MPI) */
-      }
-    }
-    if (it >= first) {
-      /* The stream idle for the host: before the final wait (the plan's), and in the tail what it
-       * took beyond its own work. The host idle: everything it did not spend issuing. */
-      double tail_idle = end - d0 - row->tail_dev_s, busy = end - t0;
-      R.host_busy[r] += row->host_busy_s;
-      R.device_busy[r] += row->dev_busy_s;
-      R.host_bound[r] += row->starved_s + (tail_idle > 0 ? tail_idle : 0);
-      R.device_bound[r] += busy > row->host_busy_s ? busy - row->host_busy_s : 0;
-    }
-  }
-  g_finished++;
+  compute_for(r, t - simgrid_get_clock(), NULL, kind, index, it);
 }
 
 /* One collective, seen from rank r: its share on every channel at once. */
-static void collective(int r, const plan_coll *pc) {
+static void collective(int r, int st, const plan_coll *pc) {
   int nch = P->ch.count;
   size_t n = (size_t)P->sim_ranks;
   void *got;
@@ -262,16 +216,16 @@ static void collective(int r, const plan_coll *pc) {
      * actor's permanent receivers, so a send starts at once (NCCL keeps buffers at the receiver);
      * step s+1's send waits only for step s's chunk to arrive, as the reduction needs it. */
     sleep_for(pc->lat_s);
-    sg_comm_t *sends = g_send_buf + (size_t)r * SEND_SLOTS * (size_t)nch;
+    sg_comm_t *sends = g_send_buf + ((size_t)r * (size_t)P->prog.nstreams + (size_t)st) * SEND_SLOTS * (size_t)nch;
     for (long s = 0; s < pc->steps; s++) {
       /* NCCL has NCCL_STEPS (8) buffers per connection: a send waits for a free one (the one step
        * s - 8 used). Waiting keeps SimGrid's lists of pending sends short, too. */
       sg_comm_t *slot = sends + (size_t)(s % SEND_SLOTS) * nch;
       if (s >= SEND_SLOTS) sg_comm_wait_all(slot, (size_t)nch);
       for (int k = 0; k < nch; k++) {
-        sg_mailbox_t out = S[P->next[(size_t)k * n + (size_t)r]].inbox[k];
+        sg_mailbox_t out = S[P->next[(size_t)k * n + (size_t)r]].inbox[(size_t)st * nch + k];
         slot[k] = sg_mailbox_put_async(out, &g_dummy, pc->step_bytes);
-        c[k] = sg_mailbox_get_async(S[r].inbox[k], &got);
+        c[k] = sg_mailbox_get_async(S[r].inbox[(size_t)st * nch + k], &got);
       }
       sg_comm_wait_all(c, (size_t)nch);
       R.messages += nch;
@@ -283,53 +237,148 @@ static void collective(int r, const plan_coll *pc) {
      * edge. The collective is one pipeline: it ends when its slowest edge has delivered (the
      * barrier), plus NCCL's latency term. */
     for (int k = 0; k < nch; k++) {
-      sg_mailbox_t out = S[P->next[(size_t)k * n + (size_t)r]].inbox[k];
+      sg_mailbox_t out = S[P->next[(size_t)k * n + (size_t)r]].inbox[(size_t)st * nch + k];
       c[2 * k] = sg_mailbox_put_async(out, &g_dummy, pc->edge_bytes);
-      c[2 * k + 1] = sg_mailbox_get_async(S[r].inbox[k], &got);
+      c[2 * k + 1] = sg_mailbox_get_async(S[r].inbox[(size_t)st * nch + k], &got);
     }
     sg_comm_wait_all(c, 2 * (size_t)nch);
     R.messages += nch;
-    sg_barrier_wait(g_ring_barrier);
+    sg_barrier_wait(g_ring_barrier[st]);
     sleep_for(pc->lat_s);
   }
 }
 
-static void comm_actor(int argc, char *argv[]) {
-  (void)argc;
-  int r = atoi(argv[1]);
+/* The end of rank r's iteration on its compute stream (PROG_TAIL, sim/program.h): the copy back in
+ * synchronising iterations (its GPU time first: nothing else runs then), the rest until
+ * max(D0 + a, t0 + b) with D0 the stream's clock after the last wait; the record's per-iteration
+ * figures, the host's track and the steady iterations' host and device totals. */
+static void tail(int r, int it, int sync, const prog_instr *in) {
   rank_state *me = &S[r];
-  if (P->fidelity == SIM_FIDELITY_STEP)
-    for (int k = 0; k < P->ch.count; k++) sg_mailbox_set_receiver(sg_mailbox_get_name(me->inbox[k]));
-  for (int it = P->no_sync - 1; it < P->iterations; it += P->no_sync) {
-    for (int b = 0; b < P->nb; b++) {
-      while (me->ready_iter[b] != it) sg_sem_acquire(me->ready_sem);
-      int last = r == 0 && it == P->iterations - 1;
-      /* The host launches the collective: not before its hook ran (the row's lag). */
-      sleep_for(me->ready_at[b] + me->cur->lag[b] - simgrid_get_clock());
-      if (last) R.start[b] = simgrid_get_clock();
-      /* Where the cores do the communication, a ready bucket waits for the op in progress (DDP's
-       * hooks run between ops) and backward waits for the collective. */
-      if (P->shares_compute) sg_sem_acquire(me->core);
-      double t0 = simgrid_get_clock();
-      sleep_for(P->hook_pre_s[b]);
-      if (P->hook_pre_s[b] > 0) span(r, TIMELINE_TRACK_COMM, TIMELINE_HOOK_PRE, b, it, t0);
-      t0 = simgrid_get_clock();
-      collective(r, &P->coll[b]);
-      span(r, TIMELINE_TRACK_COMM, TIMELINE_COLLECTIVE, b, it, t0);
-      t0 = simgrid_get_clock();
-      sleep_for(P->hook_post_s[b]);
-      if (P->hook_post_s[b] > 0) span(r, TIMELINE_TRACK_COMM, TIMELINE_HOOK_POST, b, it, t0);
-      if (P->shares_compute) sg_sem_release(me->core);
-      if (last) R.end[b] = simgrid_get_clock();
+  const double *v = me->val;
+  double d0 = simgrid_get_clock(), end = d0 + v[in->a], t0 = me->t0;
+  if (t0 + v[in->b] > end) end = t0 + v[in->b];
+  double cb = sync ? prog_dur(in, v) : 0;
+  if (cb > end - d0) cb = end - d0;
+  compute_for(r, cb, NULL, TIMELINE_COPY_BACK, -1, it);
+  compute_until(r, end, TIMELINE_OPTIMIZER, -1, it);
+  double reach = v[PROG_STAT_REACH];
+  if (sync && reach > R.reach_max[it]) R.reach_max[it] = reach;
+  if (r == 0) {
+    R.iter_end[it] = simgrid_get_clock();
+    R.tail_span[it] = R.iter_end[it] - d0;
+    R.fwd[it] = v[PROG_STAT_FWD];
+    R.bwd[it] = v[PROG_STAT_BWD];
+    R.copy_in[it] = v[PROG_STAT_COPY_IN];
+    R.copy_back[it] = cb > 0 ? cb : 0;
+    R.reach0[it] = reach;
+  }
+  span(r, TIMELINE_TRACK_COMPUTE, TIMELINE_ITERATION, -1, it, me->it0);
+  if (P->record_spans) {
+    double hf = v[PROG_STAT_HOST_FWD], hb = v[PROG_STAT_HOST_BWD], ht = v[PROG_STAT_HOST_TAIL];
+    host_span(r, TIMELINE_HOST_FORWARD, it, t0, t0 + hf);
+    host_span(r, TIMELINE_HOST_BACKWARD, it, t0 + hf, t0 + hb);
+    if (ht >= 0) {
+      host_span(r, TIMELINE_HOST_TAIL, it, t0 + hb, t0 + ht);
+      host_span(r, TIMELINE_HOST_SYNC, it, t0 + ht, end);
+    } else {
+      host_span(r, TIMELINE_HOST_SYNC, it, t0 + hb, d0); /* the last wait blocks it (gloo, MPI) */
     }
-    sg_sem_release(me->done_sem);
+  }
+  if (it >= (P->iterations == P->no_sync ? 0 : P->no_sync)) {
+    /* The stream idle for the host: before the last wait (the plan's), and in the tail what it took
+     * beyond its own work. The host idle: everything it did not spend issuing. */
+    double tail_idle = end - d0 - v[PROG_STAT_TAIL_DEV], busy = end - t0, hbusy = v[PROG_STAT_HOST_BUSY];
+    R.host_busy[r] += hbusy;
+    R.device_busy[r] += v[PROG_STAT_DEV_BUSY];
+    R.host_bound[r] += v[PROG_STAT_STARVED] + (tail_idle > 0 ? tail_idle : 0);
+    R.device_bound[r] += busy > hbusy ? busy - hbusy : 0;
+  }
+}
+
+/* The rank's values for iteration it. They are computed when the compute stream begins it; a stream
+ * that reads them in another iteration is a program the engine cannot play: the child fails. */
+static const double *vals(const rank_state *me, int it) {
+  if (me->val_it != it) _exit(EXIT_PROGRAM);
+  return me->val;
+}
+
+/* One stream of rank r (argv: rank, stream) plays its program (sim/program.h) every iteration. */
+static void stream_actor(int argc, char *argv[]) {
+  (void)argc;
+  int r = atoi(argv[1]), st = atoi(argv[2]);
+  rank_state *me = &S[r];
+  const prog_stream *ps = &P->prog.streams[st];
+  int nch = P->ch.count;
+  if (ps->kind == PROG_STREAM_NCCL && P->fidelity == SIM_FIDELITY_STEP)
+    for (int k = 0; k < nch; k++) sg_mailbox_set_receiver(sg_mailbox_get_name(me->inbox[(size_t)st * nch + k]));
+  timeline_track track = ps->kind == PROG_STREAM_COMPUTE ? TIMELINE_TRACK_COMPUTE : TIMELINE_TRACK_COMM;
+  for (int it = 0; it < P->iterations; it++) {
+    int sync = plan_sync(P, it), last = r == 0 && it == P->iterations - 1;
+    for (int i = 0; i < ps->n; i++) {
+      const prog_instr *in = &ps->ins[i];
+      if (in->sync && !sync) {
+        if (last) R.at[g_at_base[st] + i] = simgrid_get_clock();
+        continue;
+      }
+      double t0 = simgrid_get_clock();
+      switch (in->op) {
+      case PROG_BEGIN:
+        me->it0 = t0;
+        if (r == 0) R.iter_start[it] = t0;
+        plan_values(P, it, r, &me->pipe, &me->row, me->val);
+        me->val_it = it;
+        break;
+      case PROG_INPUT:
+        get_input(r, it);
+        break;
+      case PROG_MARK:
+        me->t0 = t0;
+        break;
+      case PROG_SLEEP: {
+        double d = prog_dur(in, vals(me, it));
+        sleep_for(d);
+        if (d > 0 && in->span >= 0) span(r, track, (timeline_kind)in->span, in->index, it, t0);
+        break;
+      }
+      case PROG_COMPUTE:
+        compute_for(r, prog_dur(in, vals(me, it)), in, (timeline_kind)in->span, in->index, it);
+        break;
+      case PROG_RECORD:
+        if (in->span >= 0) span(r, track, (timeline_kind)in->span, in->index, it, t0);
+        me->ev_iter[in->ev] = it;
+        me->ev_at[in->ev] = t0;
+        if (g_waiter[in->ev] >= 0) sg_sem_release(me->wake[g_waiter[in->ev]]);
+        break;
+      case PROG_WAIT:
+        while (me->ev_iter[in->ev] < it) sg_sem_acquire(me->wake[st]);
+        if (in->lag >= 0) sleep_for(me->ev_at[in->ev] + vals(me, it)[in->lag] - simgrid_get_clock());
+        if (in->span >= 0 && simgrid_get_clock() > t0) span(r, track, (timeline_kind)in->span, in->index, it, t0);
+        break;
+      case PROG_TAKE_CORES:
+        sg_sem_acquire(me->core);
+        break;
+      case PROG_GIVE_CORES:
+        sg_sem_release(me->core);
+        break;
+      case PROG_COLL:
+        colls_change(me, &P->coll[in->coll], +1);
+        collective(r, st, &P->coll[in->coll]);
+        colls_change(me, &P->coll[in->coll], -1);
+        if (in->span >= 0) span(r, track, (timeline_kind)in->span, in->index, it, t0);
+        break;
+      case PROG_TAIL:
+        tail(r, it, sync, in);
+        break;
+      }
+      if (last) R.at[g_at_base[st] + i] = simgrid_get_clock();
+    }
   }
   g_finished++;
 }
 
 /* ---- the record's one serializer: a header, then every field by name and length ---- */
 
-enum { BY_ITER = 0, BY_BUCKET = 1, BY_RANK = 2 };
+enum { BY_ITER = 0, BY_RANK = 1, BY_AT = 2 };
 static const struct {
   const char *name;
   size_t off;
@@ -337,9 +386,14 @@ static const struct {
 } fields[] = {
     {"iter_start", offsetof(engine_record, iter_start), BY_ITER},
     {"iter_end", offsetof(engine_record, iter_end), BY_ITER},
-    {"ready", offsetof(engine_record, ready), BY_BUCKET},
-    {"start", offsetof(engine_record, start), BY_BUCKET},
-    {"end", offsetof(engine_record, end), BY_BUCKET},
+    {"at", offsetof(engine_record, at), BY_AT},
+    {"fwd", offsetof(engine_record, fwd), BY_ITER},
+    {"bwd", offsetof(engine_record, bwd), BY_ITER},
+    {"copy_in", offsetof(engine_record, copy_in), BY_ITER},
+    {"copy_back", offsetof(engine_record, copy_back), BY_ITER},
+    {"reach0", offsetof(engine_record, reach0), BY_ITER},
+    {"reach_max", offsetof(engine_record, reach_max), BY_ITER},
+    {"slowed", offsetof(engine_record, slowed), BY_ITER},
     {"load_wait", offsetof(engine_record, load_wait), BY_ITER},
     {"copy_wait", offsetof(engine_record, copy_wait), BY_ITER},
     {"tail_span", offsetof(engine_record, tail_span), BY_ITER},
@@ -351,9 +405,9 @@ static const struct {
 #define NFIELDS (sizeof fields / sizeof *fields)
 
 typedef struct {
-  char magic[8]; /* "ddprec1" */
+  char magic[8]; /* "ddprec2" */
   int32_t iterations, nb, ranks, finished, expected;
-  int64_t messages;
+  int64_t messages, nat;
 } record_head;
 
 typedef struct {
@@ -363,7 +417,11 @@ typedef struct {
 
 static double **field_ptr(engine_record *r, size_t i) { return (double **)((char *)r + fields[i].off); }
 static size_t field_len(const engine_record *r, size_t i) {
-  return (size_t)(fields[i].by == BY_ITER ? r->iterations : fields[i].by == BY_RANK ? r->ranks : r->nb);
+  switch (fields[i].by) {
+  case BY_ITER: return (size_t)r->iterations;
+  case BY_RANK: return (size_t)r->ranks;
+  default: return (size_t)r->nat;
+  }
 }
 
 static int write_all(int fd, const void *buf, size_t len) {
@@ -390,18 +448,19 @@ static int read_all(int fd, void *buf, size_t len) {
   return 0;
 }
 
-int engine_record_alloc(engine_record *r, int K, int nb, int ranks) {
+int engine_record_alloc(engine_record *r, int K, int nb, int ranks, long nat) {
   r->iterations = K;
   r->nb = nb;
   r->ranks = ranks;
+  r->nat = nat;
   for (size_t i = 0; i < NFIELDS; i++)
     if (!(*field_ptr(r, i) = calloc(field_len(r, i) + 1, sizeof(double)))) return -1;
   return 0;
 }
 
 static int record_write(int fd, engine_record *r) {
-  record_head h = {.magic = "ddprec1", .iterations = r->iterations, .nb = r->nb, .ranks = r->ranks, .finished = r->finished,
-                   .expected = r->expected, .messages = r->messages};
+  record_head h = {.magic = "ddprec2", .iterations = r->iterations, .nb = r->nb, .ranks = r->ranks, .finished = r->finished,
+                   .expected = r->expected, .messages = r->messages, .nat = r->nat};
   if (write_all(fd, &h, sizeof h)) return -1;
   for (size_t i = 0; i < NFIELDS; i++) {
     field_head fh = {.count = (int64_t)field_len(r, i)};
@@ -415,12 +474,12 @@ static int record_write(int fd, engine_record *r) {
 
 /* Reads what record_write wrote for a plan of K iterations, nb buckets and `ranks` simulated ranks; a
  * message on mismatch. */
-static int record_read(int fd, engine_record *r, int K, int nb, int ranks, err_t *e) {
+static int record_read(int fd, engine_record *r, int K, int nb, int ranks, long nat, err_t *e) {
   record_head h;
   if (read_all(fd, &h, sizeof h)) return err_set(e, ERR_SIM, "the simulation engine sent no record");
-  if (memcmp(h.magic, "ddprec1", 8) != 0 || h.iterations != K || h.nb != nb || h.ranks != ranks)
+  if (memcmp(h.magic, "ddprec2", 8) != 0 || h.iterations != K || h.nb != nb || h.ranks != ranks || h.nat != nat)
     return err_set(e, ERR_SIM, "the simulation engine sent a record for another plan");
-  if (engine_record_alloc(r, K, nb, ranks)) return err_set(e, ERR_NOMEM, "out of memory");
+  if (engine_record_alloc(r, K, nb, ranks, nat)) return err_set(e, ERR_NOMEM, "out of memory");
   r->finished = h.finished;
   r->expected = h.expected;
   r->messages = (long)h.messages;
@@ -470,13 +529,24 @@ static void spawn(const char *what, int r, const char *extra, sg_host_t h, void 
 static void child_main(const plan_t *plan, int fd, pid_t parent) {
   if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(6);
   P = plan;
-  int n = plan->sim_ranks, nch = plan->ch.count, K = plan->iterations, nb = plan->nb;
+  const prog_t *g = &plan->prog;
+  int n = plan->sim_ranks, nch = plan->ch.count, K = plan->iterations, nb = plan->nb, ns = g->nstreams;
   if (plan->fidelity == SIM_FIDELITY_STEP && n > 1 &&
-      !(g_send_buf = calloc((size_t)n * SEND_SLOTS * (size_t)nch, sizeof *g_send_buf)))
+      !(g_send_buf = calloc((size_t)n * (size_t)ns * SEND_SLOTS * (size_t)nch, sizeof *g_send_buf)))
     _exit(3);
   S = calloc((size_t)n, sizeof *S);
   g_prefetch_load_wait = calloc((size_t)K, sizeof(double));
-  if (!S || !g_prefetch_load_wait || engine_record_alloc(&R, K, nb, n)) _exit(3);
+  g_waiter = malloc((size_t)(g->nevents + 1) * sizeof *g_waiter);
+  g_at_base = malloc((size_t)ns * sizeof *g_at_base);
+  g_ring_barrier = calloc((size_t)ns, sizeof *g_ring_barrier);
+  if (!S || !g_prefetch_load_wait || !g_waiter || !g_at_base || !g_ring_barrier || engine_record_alloc(&R, K, nb, n, prog_at_count(g)))
+    _exit(3);
+  for (int v = 0; v < g->nevents; v++) g_waiter[v] = -1;
+  for (int st = 0; st < ns; st++) {
+    g_at_base[st] = prog_at_index(g, st, 0);
+    for (int i = 0; i < g->streams[st].n; i++)
+      if (g->streams[st].ins[i].op == PROG_WAIT) g_waiter[g->streams[st].ins[i].ev] = st;
+  }
 
   /* CM02 without cross-traffic or TCP window: a lone transfer takes exactly latency + size/bandwidth
    * (docs/simulation.md). No guard pages around the actors' stacks: each costs a memory mapping, and
@@ -497,30 +567,39 @@ static void child_main(const plan_t *plan, int fd, pid_t parent) {
   err_t pe;
   if (!hosts) _exit(3);
   if (platform_build(&plan->platform, hosts, &pe)) _exit(EXIT_PLATFORM);
-  if (n > 1) g_ring_barrier = sg_barrier_init((unsigned)n);
+  for (int st = 0; st < ns; st++)
+    if (n > 1 && g->streams[st].kind == PROG_STREAM_NCCL) g_ring_barrier[st] = sg_barrier_init((unsigned)n);
 
   for (int r = 0; r < n; r++) {
     char name[48];
-    S[r].ready_iter = malloc((size_t)(nb ? nb : 1) * sizeof(int));
-    S[r].inbox = malloc((size_t)nch * sizeof *S[r].inbox);
-    S[r].ready_at = calloc((size_t)(nb ? nb : 1), sizeof(double));
-    if (!S[r].ready_iter || !S[r].inbox || !S[r].ready_at) _exit(3);
-    if (plan_varies(plan) && (pipe_init(&S[r].pipe, plan->queue, &pe) || plan_row_alloc(plan, &S[r].row, &pe))) _exit(3);
-    for (int b = 0; b < nb; b++) S[r].ready_iter[b] = -1;
-    S[r].ready_sem = sg_sem_init(0);
-    S[r].done_sem = sg_sem_init(0);
-    S[r].loaded = sg_sem_init(0);
-    S[r].load_slots = sg_sem_init(2 * (plan->workers > 0 ? plan->workers : 1));
-    S[r].on_gpu = sg_sem_init(0);
-    S[r].gpu_slots = sg_sem_init(1);
-    S[r].core = sg_sem_init(1);
-    for (int k = 0; k < nch; k++) {
-      snprintf(name, sizeof name, "inbox%d.%d", r, k);
-      S[r].inbox[k] = sg_mailbox_by_name(name);
-    }
+    rank_state *me = &S[r];
+    me->ev_iter = malloc((size_t)(g->nevents + 1) * sizeof *me->ev_iter);
+    me->ev_at = calloc((size_t)(g->nevents + 1), sizeof *me->ev_at);
+    me->wake = malloc((size_t)ns * sizeof *me->wake);
+    me->inbox = calloc((size_t)ns * (size_t)nch, sizeof *me->inbox);
+    me->val = calloc((size_t)g->nslots, sizeof *me->val);
+    if (!me->ev_iter || !me->ev_at || !me->wake || !me->inbox || !me->val) _exit(3);
+    if (plan_varies(plan) && (pipe_init(&me->pipe, plan->queue, &pe) || plan_row_alloc(plan, &me->row, &pe))) _exit(3);
+    for (int v = 0; v < g->nevents; v++) me->ev_iter[v] = -1;
+    me->val_it = -1;
+    me->loaded = sg_sem_init(0);
+    me->load_slots = sg_sem_init(2 * (plan->workers > 0 ? plan->workers : 1));
+    me->on_gpu = sg_sem_init(0);
+    me->gpu_slots = sg_sem_init(1);
+    me->core = sg_sem_init(1);
+    me->change = sg_sem_init(0);
     sg_host_t h = hosts[r];
-    spawn("compute", r, NULL, h, compute_actor);
-    if (n > 1) spawn("comm", r, NULL, h, comm_actor);
+    for (int st = 0; st < ns; st++) {
+      me->wake[st] = sg_sem_init(0);
+      if (g->streams[st].kind == PROG_STREAM_NCCL)
+        for (int k = 0; k < nch; k++) {
+          snprintf(name, sizeof name, "inbox%d.%d.%d", r, st, k);
+          me->inbox[(size_t)st * nch + k] = sg_mailbox_by_name(name);
+        }
+      char ss[16];
+      snprintf(ss, sizeof ss, "%d", st);
+      spawn("stream", r, ss, h, stream_actor);
+    }
     if (plan->load_s > 0)
       for (int k = 0; k < plan->workers; k++) {
         char kk[16];
@@ -531,7 +610,7 @@ static void child_main(const plan_t *plan, int fd, pid_t parent) {
   }
   simgrid_run();
 
-  R.expected = n * ((n > 1 ? 2 : 1) + (plan->load_s > 0 ? plan->workers : 0) + (plan->prefetch ? 1 : 0));
+  R.expected = n * (ns + (plan->load_s > 0 ? plan->workers : 0) + (plan->prefetch ? 1 : 0));
   R.finished = g_finished;
   R.spans = g_tl.spans;
   R.nspans = g_tl.n;
@@ -569,7 +648,7 @@ int engine_run(const plan_t *p, engine_record *rec, err_t *e) {
   close(pipefd[1]);
   pipefd[1] = -1;
   err_t re;
-  int read_rc = record_read(pipefd[0], rec, p->iterations, p->nb, p->sim_ranks, &re);
+  int read_rc = record_read(pipefd[0], rec, p->iterations, p->nb, p->sim_ranks, prog_at_count(&p->prog), &re);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
@@ -577,6 +656,8 @@ int engine_run(const plan_t *p, engine_record *rec, err_t *e) {
     rc = err_set(e, ERR_SIM, "the simulation engine died (signal %d)", WTERMSIG(status));
   } else if (WIFEXITED(status) && WEXITSTATUS(status) == EXIT_PLATFORM) {
     rc = err_set(e, ERR_SIM, "the simulation engine could not build its platform");
+  } else if (WIFEXITED(status) && WEXITSTATUS(status) == EXIT_PROGRAM) {
+    rc = err_set(e, ERR_SIM, "internal: a stream of the program read its rank's values in another iteration");
   } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     rc = err_set(e, ERR_SIM, "the simulation engine failed (exit status %d)", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
   } else if (read_rc) {

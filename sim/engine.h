@@ -1,11 +1,12 @@
-/* engine: plays a plan (sim/plan.h) on SimGrid and records what happened.
+/* engine: plays a plan's stream program (sim/plan.h, sim/program.h) on SimGrid and records what
+ * happened.
  *
- * Every simulated rank is a host with a compute actor (forward, backward segments releasing ready
- * buckets, DDP's final wait, the optimizer), a communication actor (the NCCL stream: each bucket's
- * collective strictly in bucket order), and where the plan says so DataLoader workers and a
- * prefetcher. A collective is, in flow fidelity, one flow per channel edge carrying the plan's edge
- * bytes, a barrier for the slowest edge, then NCCL's latency term; in step fidelity NCCL's latency
- * term, then the plan's steps as messages around each channel (a step's send waits for the previous
+ * Every simulated rank is a host with one actor per stream of the program (DDP: the compute stream
+ * with its host, and the NCCL stream), each playing its instructions every iteration, waiting for
+ * events the other streams record; and where the plan says so DataLoader workers and a prefetcher.
+ * A collective is, in flow fidelity, one flow per channel edge carrying the plan's edge bytes, a
+ * barrier for the slowest edge, then NCCL's latency term; in step fidelity NCCL's latency term,
+ * then the plan's steps as messages around each channel (a step's send waits for the previous
  * step's chunk to arrive; at most 8 sends in flight per channel, NCCL_STEPS). docs/simulation.md.
  *
  * SimGrid's engine lives once per process, so each run forks a child; the child sends its record
@@ -28,7 +29,13 @@ typedef struct {
   int iterations;      /* K: the plan's */
   int nb;              /* the plan's buckets */
   double *iter_start, *iter_end; /* (K) */
-  double *ready, *start, *end;   /* (nb) the last iteration's bucket events */
+  long nat;            /* the program's instructions, all streams (prog_at_count) */
+  double *at;          /* (nat) rank 0, last iteration: each instruction's end (sim/program.h) */
+  /* (K) rank 0's compute as played: forward, backward (bucket copies excluded), the copies into
+   * buckets, the copy back; when it reached its last wait, after its forward began (reach0), and
+   * the latest any rank did in a synchronising iteration (reach_max; 0 otherwise). */
+  double *fwd, *bwd, *copy_in, *copy_back, *reach0, *reach_max;
+  double *slowed;      /* (K) rank 0: what its compute lost to collectives sharing the GPU */
   double *load_wait, *copy_wait; /* (K) what the training loop waited for its input */
   double *tail_span;   /* (K) rank 0: from the end of the final wait to the end of the iteration */
   int ranks;           /* the plan's simulated ranks */
@@ -57,8 +64,8 @@ int engine_run(const plan_t *p, engine_record *rec, err_t *e);
 
 void engine_record_free(engine_record *rec); /* frees the contents; NULL is a no-op */
 
-/* Allocates rec's arrays for K iterations, nb buckets and `ranks` ranks, zeroed (-1: out of memory;
+/* Allocates rec's arrays for K iterations, nb buckets, `ranks` ranks and nat instructions, zeroed (-1: out of memory;
  * free with engine_record_free). For the closed form (sim/maxplus.h), which fills a record too. */
-int engine_record_alloc(engine_record *rec, int K, int nb, int ranks);
+int engine_record_alloc(engine_record *rec, int K, int nb, int ranks, long nat);
 
 #endif

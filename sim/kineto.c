@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 
 #include "afile.h"
-#include "nccl.h"
+#include "ncclmodel.h"
 #include "strbuf.h"
 #include "trace.h"
 #include "version.h"

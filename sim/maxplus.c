@@ -1,5 +1,6 @@
 #include "maxplus.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -17,149 +18,376 @@ int maxplus_applies(const plan_t *p) {
 /* A sleep of s from t, as the actors take it (none unless positive). */
 static double after(double t, double s) { return s > 0 ? t + s : t; }
 
-/* Per rank, what one iteration's row gives the buckets and the tail. */
+/* The evaluation's state: every rank's streams (n x ns), events (n x nevents), and the values that
+ * outlive the compute stream's first run of an iteration (n x nlate). */
 typedef struct {
-  double *ready, *lag; /* (n x nb) */
-  double *t0, *bwd, *tail_a, *tail_b, *tail_dev, *host_busy, *dev_busy, *starved; /* (n) */
-  double *clock;       /* (n) the compute actor's clock */
-  double *copied, *taken; /* (n) prefetch: the last batch copied, and taken by the loop */
-  double *post;        /* (n) when the rank posted the collective in progress */
-} ranks_t;
+  const plan_t *p;
+  const platform_pair *pairs;
+  size_t npairs;
+  engine_record *rec;
+  int n, ns, ne, nlate, it, sync, last;
+  int *pc, *posted;          /* (n x ns) the next instruction; at a COLL whose post is made */
+  double *clock;             /* (n x ns) */
+  double *ev_at;             /* (n x ne) */
+  int *ev_it;                /* (n x ne) the iteration in which it was recorded */
+  double *late;              /* (n x nlate) */
+  int *late_map;             /* (nslots) a slot's place in late, or -1 */
+  double *scratch;           /* (nslots) the rank whose compute stream runs first (cur) */
+  int cur;
+  double *it0, *t0, *copied, *taken; /* (n) */
+  /* Work sharing the GPU (sim/program.h): each rank's collectives resolved and not yet behind its
+   * compute stream, a ring of (start, end, sm, hbm) growing as needed; where the event of a stream's
+   * WAIT is recorded on the compute stream (-1: elsewhere). */
+  double **live;             /* (n) rings of live_cap x 4 */
+  int *live_head, *live_n, *live_cap; /* (n) */
+  int *ev_rec_pc;            /* (ne) */
+} mp_t;
 
-static void ranks_free(ranks_t *R) {
-  double **a[] = {&R->ready, &R->lag, &R->t0, &R->bwd, &R->tail_a, &R->tail_b, &R->tail_dev, &R->host_busy,
-                  &R->dev_busy, &R->starved, &R->clock, &R->copied, &R->taken, &R->post};
-  for (size_t i = 0; i < sizeof a / sizeof *a; i++) {
-    free(*a[i]);
-    *a[i] = NULL;
-  }
+static void mp_free(mp_t *m) {
+  for (int r = 0; m->live && r < m->n; r++) free(m->live[r]);
+  void *a[] = {m->pc,  m->posted, m->clock,  m->ev_at,  m->ev_it, m->late,   m->late_map, m->scratch,
+               m->it0, m->t0,     m->copied, m->taken, m->live,  m->live_head, m->live_n, m->live_cap, m->ev_rec_pc};
+  for (size_t i = 0; i < sizeof a / sizeof *a; i++) free(a[i]);
 }
 
-static int ranks_alloc(ranks_t *R, size_t n, size_t nb) {
-  memset(R, 0, sizeof *R);
-  R->ready = calloc(n * nb + 1, sizeof(double));
-  R->lag = calloc(n * nb + 1, sizeof(double));
-  double **a[] = {&R->t0, &R->bwd, &R->tail_a, &R->tail_b, &R->tail_dev, &R->host_busy,
-                  &R->dev_busy, &R->starved, &R->clock, &R->copied, &R->taken, &R->post};
-  int bad = !R->ready || !R->lag;
-  for (size_t i = 0; i < sizeof a / sizeof *a; i++) bad |= !(*a[i] = calloc(n, sizeof(double)));
-  if (bad) ranks_free(R);
-  return bad ? -1 : 0;
+static int mp_alloc(mp_t *m, const plan_t *p) {
+  const prog_t *g = &p->prog;
+  size_t n = (size_t)p->sim_ranks, ns = (size_t)g->nstreams, ne = (size_t)g->nevents + 1;
+  m->n = (int)n;
+  m->ns = (int)ns;
+  m->ne = (int)ne;
+  m->late_map = malloc((size_t)g->nslots * sizeof *m->late_map);
+  if (!m->late_map) return -1;
+  /* Late: the stats, every slot of a stream other than the compute stream, and the compute
+   * stream's from its first instruction that may block on another stream (a wait, or work sharing
+   * the GPU) on: it may run those after another rank's values were computed. */
+  for (int k = 0; k < g->nslots; k++) m->late_map[k] = k < PROG_NSTATS ? 1 : 0;
+  for (int st = 0; st < g->nstreams; st++) {
+    int late = st > 0;
+    for (int i = 0; i < g->streams[st].n; i++) {
+      const prog_instr *in = &g->streams[st].ins[i];
+      late |= in->op == PROG_WAIT || in->op == PROG_COLL || (in->op == PROG_COMPUTE && in->shares);
+      if (!late) continue;
+      int ks[] = {in->dur, in->lag, in->op == PROG_TAIL ? in->a : -1, in->op == PROG_TAIL ? in->b : -1};
+      for (size_t j = 0; j < sizeof ks / sizeof *ks; j++)
+        if (ks[j] >= 0) m->late_map[ks[j]] = 1;
+    }
+  }
+  for (int k = 0; k < g->nslots; k++) m->late_map[k] = m->late_map[k] ? m->nlate++ : -1;
+  m->pc = calloc(n * ns, sizeof *m->pc);
+  m->posted = calloc(n * ns, sizeof *m->posted);
+  m->clock = calloc(n * ns, sizeof *m->clock);
+  m->ev_at = calloc(n * ne, sizeof *m->ev_at);
+  m->ev_it = malloc(n * ne * sizeof *m->ev_it);
+  m->late = calloc(n * (size_t)m->nlate + 1, sizeof *m->late);
+  m->scratch = calloc((size_t)g->nslots, sizeof *m->scratch);
+  m->it0 = calloc(n, sizeof(double));
+  m->t0 = calloc(n, sizeof(double));
+  m->copied = calloc(n, sizeof(double));
+  m->taken = calloc(n, sizeof(double));
+  m->live = calloc(n, sizeof *m->live);
+  m->live_head = calloc(n, sizeof(int));
+  m->live_n = calloc(n, sizeof(int));
+  m->live_cap = calloc(n, sizeof(int));
+  m->ev_rec_pc = malloc(ne * sizeof(int));
+  if (!m->live || !m->live_head || !m->live_n || !m->live_cap || !m->ev_rec_pc) return -1;
+  for (size_t v = 0; v < ne; v++) m->ev_rec_pc[v] = -1;
+  for (int i = 0; i < g->streams[0].n; i++)
+    if (g->streams[0].ins[i].op == PROG_RECORD) m->ev_rec_pc[g->streams[0].ins[i].ev] = i;
+  if (!m->pc || !m->posted || !m->clock || !m->ev_at || !m->ev_it || !m->late || !m->scratch || !m->it0 || !m->t0 || !m->copied ||
+      !m->taken)
+    return -1;
+  for (size_t i = 0; i < n * ne; i++) m->ev_it[i] = -1;
+  return 0;
+}
+
+/* Rank r's value in slot k: the scratch while its compute stream runs first, else the late copy. */
+static double slot(const mp_t *m, int r, int k) {
+  if (r == m->cur) return m->scratch[k];
+  return m->late[(size_t)r * (size_t)m->nlate + (size_t)m->late_map[k]];
+}
+
+static double dur(const mp_t *m, int r, const prog_instr *in) { return in->dur >= 0 ? slot(m, r, in->dur) : in->dur_s; }
+
+/* The training loop's input of iteration it on rank r (sim/engine.c's get_input without workers'
+ * loading, which the closed form leaves to the events). */
+static double input(mp_t *m, int r, double now) {
+  const plan_t *p = m->p;
+  double it0 = now, cw;
+  if (p->prefetch) {
+    /* The side stream copies batch it once it copied the previous one and the loop took that (one
+     * GPU buffer); the loop takes it when both it and the copy are there. */
+    double start = m->it == 0 ? 0 : (m->copied[r] > m->taken[r] ? m->copied[r] : m->taken[r]);
+    m->copied[r] = after(start, p->copy_s);
+    if (m->copied[r] > now) now = m->copied[r];
+    m->taken[r] = now;
+    cw = now - it0;
+  } else {
+    now = after(now, p->copy_s);
+    cw = p->copy_s;
+  }
+  if (r == 0) {
+    m->rec->load_wait[m->it] = 0;
+    m->rec->copy_wait[m->it] = cw;
+  }
+  return now;
+}
+
+/* PROG_TAIL on rank r from d0 (sim/engine.c's tail). */
+static double tail(mp_t *m, int r, const prog_instr *in, double d0) {
+  const plan_t *p = m->p;
+  engine_record *rec = m->rec;
+  int it = m->it;
+  double end = d0 + slot(m, r, in->a), t0 = m->t0[r];
+  if (t0 + slot(m, r, in->b) > end) end = t0 + slot(m, r, in->b);
+  double cb = m->sync ? dur(m, r, in) : 0;
+  if (cb > end - d0) cb = end - d0;
+  double now = after(d0, cb);
+  now = after(now, end - now);
+  double reach = slot(m, r, PROG_STAT_REACH);
+  if (m->sync && reach > rec->reach_max[it]) rec->reach_max[it] = reach;
+  if (r == 0) {
+    rec->iter_end[it] = now;
+    rec->tail_span[it] = now - d0;
+    rec->fwd[it] = slot(m, r, PROG_STAT_FWD);
+    rec->bwd[it] = slot(m, r, PROG_STAT_BWD);
+    rec->copy_in[it] = slot(m, r, PROG_STAT_COPY_IN);
+    rec->copy_back[it] = cb > 0 ? cb : 0;
+    rec->reach0[it] = reach;
+  }
+  if (it >= (p->iterations == p->no_sync ? 0 : p->no_sync)) {
+    double tail_idle = end - d0 - slot(m, r, PROG_STAT_TAIL_DEV), busy = end - t0, hbusy = slot(m, r, PROG_STAT_HOST_BUSY);
+    rec->host_busy[r] += hbusy;
+    rec->device_busy[r] += slot(m, r, PROG_STAT_DEV_BUSY);
+    rec->host_bound[r] += slot(m, r, PROG_STAT_STARVED) + (tail_idle > 0 ? tail_idle : 0);
+    rec->device_bound[r] += busy > hbusy ? busy - hbusy : 0;
+  }
+  return now;
+}
+
+/* Whether rank r's NCCL streams cannot start a collective before its compute stream, at instruction
+ * pc, moves on: each has ended its iteration or waits for an event the compute stream records later
+ * (sim/program.h: collectives start only after their WAIT). */
+static int quiet(const mp_t *m, int r, int pc) {
+  const prog_t *g = &m->p->prog;
+  for (int st = 1; st < m->ns; st++) {
+    size_t k = (size_t)r * (size_t)m->ns + (size_t)st;
+    if (m->pc[k] >= g->streams[st].n) continue;
+    const prog_instr *in = &g->streams[st].ins[m->pc[k]];
+    if (in->op != PROG_WAIT || m->posted[k] || m->ev_rec_pc[in->ev] <= pc) return 0;
+  }
+  return 1;
+}
+
+/* Work of w full-rate seconds from `now` on rank r sharing the GPU with its live collectives (the
+ * engine's run_shared, in closed form): piecewise at the rate between their starts and ends. */
+static double shared_end(mp_t *m, int r, const prog_instr *in, double now, double w) {
+  double *L = m->live[r];
+  int h = m->live_head[r], cap = m->live_cap[r];
+  /* Drop the collectives behind the stream. */
+  while (m->live_n[r] > 0 && L[4 * h + 1] <= now) {
+    h = m->live_head[r] = (h + 1) % cap;
+    m->live_n[r]--;
+  }
+  double t = now, left = w;
+  while (left > 0) {
+    double sm = 0, hbm = 0, next = INFINITY;
+    for (int j = 0; j < m->live_n[r]; j++) {
+      const double *c = L + 4 * ((h + j) % cap);
+      if (c[0] <= t && t < c[1]) {
+        sm += c[2];
+        hbm += c[3];
+        if (c[1] < next) next = c[1];
+      } else if (c[0] > t && c[0] < next) {
+        next = c[0];
+      }
+    }
+    double rate = prog_rate(in, sm, hbm);
+    if (t + left / rate <= next) return t + left / rate;
+    left -= (next - t) * rate;
+    t = next;
+  }
+  return t;
+}
+
+/* Runs stream st of rank r until it waits for an event not yet recorded, posts a collective, or
+ * ends its iteration. Returns whether it moved. */
+static int advance(mp_t *m, int r, int st) {
+  const prog_stream *ps = &m->p->prog.streams[st];
+  size_t k = (size_t)r * (size_t)m->ns + (size_t)st;
+  int moved = 0;
+  while (m->pc[k] < ps->n) {
+    const prog_instr *in = &ps->ins[m->pc[k]];
+    double now = m->clock[k];
+    if (!in->sync || m->sync) {
+      size_t ev = (size_t)r * (size_t)m->ne + (size_t)(in->ev >= 0 ? in->ev : 0);
+      switch (in->op) {
+      case PROG_BEGIN:
+        m->it0[r] = now;
+        if (r == 0) m->rec->iter_start[m->it] = now;
+        break;
+      case PROG_INPUT:
+        now = input(m, r, now);
+        break;
+      case PROG_SLEEP:
+        now = after(now, dur(m, r, in));
+        break;
+      case PROG_COMPUTE: {
+        double d = dur(m, r, in);
+        if (in->shares && d > 0) {
+          /* Its rate depends on the collectives beside it: every one that may start before it ends
+           * must be resolved first. */
+          if (!quiet(m, r, m->pc[k])) return moved;
+          double end = shared_end(m, r, in, now, d);
+          if (r == 0) m->rec->slowed[m->it] += end - now - d;
+          now = end;
+        } else {
+          now = after(now, d);
+        }
+        break;
+      }
+      case PROG_MARK:
+        m->t0[r] = now;
+        break;
+      case PROG_RECORD:
+        m->ev_at[ev] = now;
+        m->ev_it[ev] = m->it;
+        break;
+      case PROG_WAIT:
+        if (m->ev_it[ev] != m->it) return moved;
+        if (m->ev_at[ev] > now) now = m->ev_at[ev];
+        if (in->lag >= 0 && m->ev_at[ev] + slot(m, r, in->lag) > now) now = m->ev_at[ev] + slot(m, r, in->lag);
+        break;
+      case PROG_COLL:
+        m->posted[k] = 1; /* resolve() moves it on */
+        return moved;
+      case PROG_TAKE_CORES:
+      case PROG_GIVE_CORES:
+        break; /* maxplus_applies leaves plans whose collectives share the cores to the events */
+      case PROG_TAIL:
+        now = tail(m, r, in, now);
+        break;
+      }
+    }
+    m->clock[k] = now;
+    if (r == 0 && m->last) m->rec->at[prog_at_index(&m->p->prog, st, m->pc[k])] = now;
+    m->pc[k]++;
+    moved = 1;
+  }
+  return moved;
+}
+
+/* Doubles rank r's ring of live collectives, in order from its head. -1: out of memory. */
+static int live_grow(mp_t *m, int r) {
+  int cap = m->live_cap[r], ncap = cap ? 2 * cap : 4;
+  double *L = malloc((size_t)ncap * 4 * sizeof *L);
+  if (!L) return -1;
+  for (int j = 0; j < m->live_n[r]; j++) memcpy(L + 4 * j, m->live[r] + 4 * ((m->live_head[r] + j) % cap), 4 * sizeof *L);
+  free(m->live[r]);
+  m->live[r] = L;
+  m->live_head[r] = 0;
+  m->live_cap[r] = ncap;
+  return 0;
+}
+
+/* When every rank's stream st has posted its collective: it ends for all at once, at the latest
+ * pair's (both ends posted + edge bytes over the pair's rate) plus NCCL's latency term (the engine's
+ * barrier). Returns whether it did; -1 when out of memory. */
+static int resolve(mp_t *m, int st) {
+  const plan_t *p = m->p;
+  size_t ns = (size_t)m->ns;
+  for (int r = 0; r < m->n; r++)
+    if (!m->posted[(size_t)r * ns + (size_t)st]) return 0;
+  const prog_instr *in = &p->prog.streams[st].ins[m->pc[st]];
+  const plan_coll *pc = &p->coll[in->coll];
+  double end = 0;
+  for (size_t i = 0; i < m->npairs; i++) {
+    double a = m->clock[(size_t)m->pairs[i].src * ns + (size_t)st], z = m->clock[(size_t)m->pairs[i].dst * ns + (size_t)st];
+    double t = (a > z ? a : z) + (double)pc->edge_bytes * m->pairs[i].flows / m->pairs[i].min_Bps;
+    if (t > end) end = t;
+  }
+  double done = after(end, pc->lat_s);
+  m->rec->messages += (long)m->n * p->ch.count;
+  for (int r = 0; r < m->n; r++) {
+    size_t k = (size_t)r * ns + (size_t)st;
+    if (p->prog.shares_gpu) {
+      /* The rank's GPU shares from its post to the end (sim/engine.c's colls_change). */
+      if (m->live_n[r] == m->live_cap[r] && live_grow(m, r)) return -1;
+      double *c = m->live[r] + 4 * ((m->live_head[r] + m->live_n[r]++) % m->live_cap[r]);
+      c[0] = m->clock[k];
+      c[1] = done;
+      c[2] = pc->sm_frac;
+      c[3] = pc->hbm_frac;
+    }
+    m->clock[k] = done;
+    m->posted[k] = 0;
+    if (r == 0 && m->last) m->rec->at[prog_at_index(&p->prog, st, m->pc[k])] = done;
+    m->pc[k]++;
+  }
+  return 1;
 }
 
 static int eval(const plan_t *p, const platform_pair *pairs, size_t npairs, engine_record *rec, err_t *e) {
-  int n = p->sim_ranks, nb = p->nb, K = p->iterations;
-  int first = K == p->no_sync ? 0 : p->no_sync;
-  ranks_t R;
+  const prog_t *g = &p->prog;
+  mp_t m;
+  memset(&m, 0, sizeof m);
+  m.p = p;
+  m.pairs = pairs;
+  m.npairs = npairs;
+  m.rec = rec;
+  m.cur = -1;
   pipe_t w;
   plan_row row;
-  if (ranks_alloc(&R, (size_t)n, (size_t)nb)) return err_set(e, ERR_NOMEM, "out of memory");
-  int rc = pipe_init(&w, p->queue, e);
-  if (rc) {
-    ranks_free(&R);
-    return rc;
+  memset(&w, 0, sizeof w);
+  memset(&row, 0, sizeof row);
+  int rc = ERR_OK;
+  if (mp_alloc(&m, p)) {
+    rc = err_set(e, ERR_NOMEM, "out of memory");
+    goto done;
   }
-  if ((rc = plan_row_alloc(p, &row, e))) {
-    pipe_free(&w);
-    ranks_free(&R);
-    return rc;
-  }
-  for (int it = 0; it < K; it++) {
-    int sync = p->ranks > 1 && it % p->no_sync == p->no_sync - 1, last = it == K - 1;
-    /* Each rank up to the end of its backward: input, buffers, forward, segments (ready events). */
+  if ((rc = pipe_init(&w, p->queue, e)) || (rc = plan_row_alloc(p, &row, e))) goto done;
+  int n = m.n, ns = m.ns;
+  for (int it = 0; it < p->iterations && !rc; it++) {
+    m.it = it;
+    m.sync = plan_sync(p, it);
+    m.last = it == p->iterations - 1;
+    for (size_t k = 0; k < (size_t)n * (size_t)ns; k++) {
+      m.pc[k] = 0;
+      m.posted[k] = 0;
+    }
+    /* Each rank's values, then its compute stream as far as it goes alone. */
     for (int r = 0; r < n; r++) {
-      double it0 = R.clock[r], now = it0, cw;
-      if (p->prefetch) {
-        /* The side stream copies batch it once it copied the previous one and the loop took that
-         * (one GPU buffer); the loop takes it when both it and the copy are there. */
-        double start = it == 0 ? 0 : (R.copied[r] > R.taken[r] ? R.copied[r] : R.taken[r]);
-        R.copied[r] = after(start, p->copy_s);
-        if (R.copied[r] > now) now = R.copied[r];
-        R.taken[r] = now;
-        cw = now - it0;
-      } else {
-        now = after(now, p->copy_s);
-        cw = p->copy_s;
-      }
-      if (r == 0) {
-        rec->iter_start[it] = it0;
-        rec->load_wait[it] = 0;
-        rec->copy_wait[it] = cw;
-      }
-      now = after(now, p->buffers_s);
-      const plan_row *row_r = plan_timeline(p, it, r, &w, &row);
-      double t0 = now, prev = row_r->fwd_end;
-      now = after(now, row_r->fwd_end);
-      for (int s = 0; s < p->nseg; s++) {
-        now = after(now, row_r->seg_end[s] - prev);
-        prev = row_r->seg_end[s];
-        for (int b = 0; b < nb; b++)
-          if (p->ready_seg[b] == s) {
-            R.ready[(size_t)r * nb + b] = now;
-            R.lag[(size_t)r * nb + b] = row_r->lag[b];
-            if (r == 0 && last) rec->ready[b] = rec->start[b] = rec->end[b] = now;
-          }
-      }
-      now = after(now, row_r->bwd_end - prev);
-      R.t0[r] = t0;
-      R.bwd[r] = now;
-      R.tail_a[r] = row_r->tail_a;
-      R.tail_b[r] = row_r->tail_b;
-      R.tail_dev[r] = row_r->tail_dev_s;
-      R.host_busy[r] = row_r->host_busy_s;
-      R.dev_busy[r] = row_r->dev_busy_s;
-      R.starved[r] = row_r->starved_s;
+      plan_values(p, it, r, &w, &row, m.scratch);
+      for (int k = 0; k < g->nslots; k++)
+        if (m.late_map[k] >= 0) m.late[(size_t)r * (size_t)m.nlate + (size_t)m.late_map[k]] = m.scratch[k];
+      m.cur = r;
+      advance(&m, r, 0);
     }
-    /* The buckets, in order: the collective ends on every rank at once (the engine's barrier). */
-    double done = -1; /* every rank's NCCL stream done with the previous bucket (-1: none yet) */
-    for (int b = 0; sync && b < nb; b++) {
-      const plan_coll *pc = &p->coll[b];
-      for (int r = 0; r < n; r++) {
-        double rd = R.ready[(size_t)r * nb + b], launch = rd + R.lag[(size_t)r * nb + b];
-        if (rd > launch) launch = rd;
-        if (done > launch) launch = done;
-        if (r == 0 && last) rec->start[b] = launch;
-        R.post[r] = after(launch, p->hook_pre_s[b]);
+    m.cur = -1;
+    /* Then every stream as far as events allow, collectives resolved as every rank posts them. */
+    for (;;) {
+      int moved = 0, left = 0;
+      for (int st = ns - 1; st >= 0; st--)
+        for (int r = 0; r < n; r++) {
+          moved |= advance(&m, r, st);
+          left |= m.pc[(size_t)r * (size_t)ns + (size_t)st] < g->streams[st].n;
+        }
+      if (!left) break;
+      for (int st = 1; st < ns && !rc; st++) {
+        int did = resolve(&m, st);
+        if (did < 0) rc = err_set(e, ERR_NOMEM, "out of memory");
+        moved |= did > 0;
       }
-      double end = 0;
-      for (size_t i = 0; i < npairs; i++) {
-        double a = R.post[pairs[i].src], z = R.post[pairs[i].dst];
-        double t = (a > z ? a : z) + (double)pc->edge_bytes * pairs[i].flows / pairs[i].min_Bps;
-        if (t > end) end = t;
-      }
-      done = after(after(end, pc->lat_s), p->hook_post_s[b]);
-      rec->messages += (long)n * p->ch.count;
-      if (last) rec->end[b] = done;
-    }
-    /* Each rank's final wait and tail. */
-    for (int r = 0; r < n; r++) {
-      double d0 = R.bwd[r];
-      if (sync && nb > 0 && done > d0) d0 = done;
-      double end = d0 + R.tail_a[r];
-      if (R.t0[r] + R.tail_b[r] > end) end = R.t0[r] + R.tail_b[r];
-      double cb = sync && p->copies ? p->copy_back_s : 0;
-      if (cb > end - d0) cb = end - d0;
-      double now = after(d0, cb);
-      now = after(now, end - now);
-      R.clock[r] = now;
-      if (r == 0) {
-        rec->iter_end[it] = now;
-        rec->tail_span[it] = now - d0;
-      }
-      if (it >= first) {
-        double tail_idle = end - d0 - R.tail_dev[r], busy = end - R.t0[r];
-        rec->host_busy[r] += R.host_busy[r];
-        rec->device_busy[r] += R.dev_busy[r];
-        rec->host_bound[r] += R.starved[r] + (tail_idle > 0 ? tail_idle : 0);
-        rec->device_bound[r] += busy > R.host_busy[r] ? busy - R.host_busy[r] : 0;
-      }
+      if (!rc && !moved) rc = err_set(e, ERR_SIM, "internal: the closed form found the program deadlocked in iteration %d", it);
+      if (rc) break;
     }
   }
-  rec->expected = rec->finished = n * (2 + (p->prefetch ? 1 : 0));
+  rec->expected = rec->finished = n * (ns + (p->prefetch ? 1 : 0));
+done:
   plan_row_free(&row);
   pipe_free(&w);
-  ranks_free(&R);
-  return ERR_OK;
+  mp_free(&m);
+  return rc;
 }
 
 int maxplus_run(const plan_t *p, engine_record *rec, int *done, err_t *e) {
@@ -175,7 +403,7 @@ int maxplus_run(const plan_t *p, engine_record *rec, int *done, err_t *e) {
     return ERR_OK;
   }
   memset(rec, 0, sizeof *rec);
-  if (engine_record_alloc(rec, p->iterations, p->nb, p->sim_ranks)) {
+  if (engine_record_alloc(rec, p->iterations, p->nb, p->sim_ranks, prog_at_count(&p->prog))) {
     free(pairs);
     engine_record_free(rec);
     return err_set(e, ERR_NOMEM, "out of memory");

@@ -2,12 +2,15 @@
  * whose collectives may start at different times, every flow of a collective runs at one rate from
  * start to end, whatever the others do: the flows of the pair (src -> successor) share only their
  * own route (platform_pairs' exclusive), all start when both ranks have posted, and each takes
- * edge bytes x flows / narrowest link. What the actors then do is max-plus algebra over ranks, one
- * bucket at a time: a rank launches bucket b at max(its bucket b-1 done, its ready + the host's
- * lag), posts after the hook, the collective ends for every rank at the latest (both ends posted +
- * the pair's time) plus NCCL's latency (the engine's barrier), and each rank's compute, input and
- * tail follow its own row (plan_timeline). Jitter and host noise enter through the rows; no event
- * is simulated, nothing is forked. docs/simulation.md, "Closed form".
+ * edge bytes x flows / narrowest link. The plan's stream program (sim/program.h) is then max-plus
+ * algebra over ranks: every rank's streams run as far as their events allow (a WAIT ends at the
+ * latest of the stream, the event, and the event plus the launch lag), and a collective, once every
+ * rank posted it, ends for all at the latest (both ends posted + the pair's time) plus NCCL's
+ * latency (the engine's barrier). Work sharing the GPU with collectives runs piecewise at the rate
+ * the collectives beside it leave, once every collective that may start before it ends is resolved.
+ * Each rank's durations are its values (plan_values): jitter and host noise enter there; no event
+ * is simulated, nothing is forked. It records what the engine records. docs/simulation.md, "Closed
+ * form".
  *
  * It applies to flow fidelity without spans (traces need the actors), without DataLoader workers'
  * loading (load_s > 0), where collectives do not share the compute cores and links carry no

@@ -82,6 +82,7 @@ void plan_free(plan_t *p) {
   if (!p) return;
   free(p->seg_s);
   free(p->seg_copy_s);
+  free(p->seg_mem);
   free(p->jitter);
   free(p->op_s);
   free(p->op_seg);
@@ -99,6 +100,10 @@ void plan_free(plan_t *p) {
   free(p->next);
   free(p->pair_Bps);
   free(p->near);
+  prog_free(&p->prog);
+  free(p->at_ready);
+  free(p->at_start);
+  free(p->at_end);
   memset(p, 0, sizeof *p);
 }
 
@@ -155,7 +160,7 @@ static int draw_jitter(const sim_config *c, plan_t *p, double compute_s, err_t *
 static int plan_compute(const sim_config *c, plan_t *p, int copies, int *param_seg, err_t *e) {
   const model_t *m = c->model;
   int rc, last_bwd = -1, flat = c->mode == SIM_MODE_FLAT;
-  double pending = 0;
+  double pending = 0, pending_mem = 0, fwd_mem = 0;
   p->copies = copies;
   p->launch_host_s = cost_host_launch(c);
   /* After the final wait: DDP copies each bucket back into .grad (2 arrays); flat mode divides the
@@ -174,10 +179,13 @@ static int plan_compute(const sim_config *c, plan_t *p, int copies, int *param_s
     st->phase = (int)op->phase;
     st->seg = -1;
     double t = st->dev_s * (double)op->count;
+    /* Memory-bound: elementwise work (a GEMM or convolution is bound by the SMs' arithmetic). */
+    double tm = op->kind == MODEL_OP_EWISE ? t : 0;
     p->op_s[o] = t;
     p->op_seg[o] = op->phase == MODEL_PHASE_FORWARD ? -1 : op->phase == MODEL_PHASE_OPTIMIZER ? -2 : p->nseg;
     if (op->phase == MODEL_PHASE_FORWARD) {
       p->forward_s += t;
+      fwd_mem += tm;
     } else if (op->phase == MODEL_PHASE_OPTIMIZER) {
       if (p->first_tail < 0) p->first_tail = p->nsteps - 1;
       p->optimizer_s += t;
@@ -185,6 +193,7 @@ static int plan_compute(const sim_config *c, plan_t *p, int copies, int *param_s
       last_bwd = p->nsteps - 1;
       p->backward_s += t;
       pending += t;
+      pending_mem += tm;
       if (!op->ready_count) continue;
       if (copies && !flat) {
         /* The Reducer's hook copies the ready gradients into their bucket (and the bucket is
@@ -198,21 +207,28 @@ static int plan_compute(const sim_config *c, plan_t *p, int copies, int *param_s
       }
       for (int k = 0; k < op->ready_count; k++) param_seg[m->ready[op->ready_first + k]] = p->nseg;
       st->seg = p->nseg;
+      /* The bucket copies are memory-bound too. */
+      double all = pending + p->seg_copy_s[p->nseg];
+      p->seg_mem[p->nseg] = all > 0 ? (pending_mem + p->seg_copy_s[p->nseg]) / all : 0;
       p->seg_s[p->nseg++] = pending;
-      pending = 0;
+      pending = pending_mem = 0;
     }
   }
   if (p->first_tail < 0) p->first_tail = p->nsteps;
   if (pending > 0) { /* backward work after the last gradient */
     p->steps[last_bwd].seg = p->nseg;
+    p->seg_mem[p->nseg] = pending_mem / pending;
     p->seg_s[p->nseg++] = pending;
   }
+  p->fwd_mem = p->forward_s > 0 ? fwd_mem / p->forward_s : 0;
   if (copies && flat && p->nseg > 0) {
     /* _flatten_dense_tensors: every gradient read and written into the flat buffer once backward
      * is done, before its all-reduce. */
     double ct;
     if ((rc = cost_copy(c, model_total_params(m), 2, p->batch, p->precision, &ct, &p->extrapolated_ops, e))) return rc;
     p->bucket_copy_s += ct;
+    double all = p->seg_s[p->nseg - 1] + p->seg_copy_s[p->nseg - 1];
+    p->seg_mem[p->nseg - 1] = (p->seg_mem[p->nseg - 1] * all + ct) / (all + ct);
     p->seg_copy_s[p->nseg - 1] += ct;
   }
   return ERR_OK;
@@ -298,6 +314,118 @@ static void timeline_eval(const plan_t *p, pipe_t *w, double scale, double host_
 
 int plan_varies(const plan_t *p) { return p->jitter || p->host_jitter; }
 
+int plan_sync(const plan_t *p, int it) { return p->ranks > 1 && it % p->no_sync == p->no_sync - 1; }
+
+void plan_values(const plan_t *p, int it, int r, pipe_t *w, plan_row *row, double *val) {
+  const plan_row *x = plan_timeline(p, it, r, w, row);
+  double prev = x->fwd_end;
+  val[PROG_STAT_FWD] = x->fwd_end;
+  for (int s = 0; s < p->nseg; s++) {
+    val[p->slot_seg + s] = x->seg_end[s] - prev;
+    prev = x->seg_end[s];
+  }
+  val[p->slot_bwd_rest] = x->bwd_end - prev;
+  for (int b = 0; b < p->nb; b++) val[p->slot_lag + b] = x->lag[b];
+  val[p->slot_tail] = x->tail_a;
+  val[p->slot_tail + 1] = x->tail_b;
+  /* DDP's copy back, scaled by the rank's compute jitter as the tail it starts is. */
+  val[p->slot_tail + 2] = p->copies ? p->copy_back_s * (p->jitter ? p->jitter[(size_t)it * (size_t)p->ranks + (size_t)r] : 1.0) : 0;
+  val[PROG_STAT_BWD] = x->bwd_end - x->fwd_end - x->copy_in_s;
+  val[PROG_STAT_COPY_IN] = x->copy_in_s;
+  val[PROG_STAT_REACH] = x->bwd_end;
+  val[PROG_STAT_TAIL_DEV] = x->tail_dev_s;
+  val[PROG_STAT_HOST_BUSY] = x->host_busy_s;
+  val[PROG_STAT_DEV_BUSY] = x->dev_busy_s;
+  val[PROG_STAT_STARVED] = x->starved_s;
+  val[PROG_STAT_HOST_FWD] = x->host_fwd_end;
+  val[PROG_STAT_HOST_BWD] = x->host_bwd_end;
+  val[PROG_STAT_HOST_TAIL] = x->host_tail_end;
+}
+
+/* Appends an instruction with no event, collective, slots or constant duration to stream st, for
+ * the caller to complete; when out of memory, *bad is set and a scratch instruction returned. */
+static prog_instr *add(prog_t *g, int st, prog_op op, int sync, int span, int index, int *bad) {
+  static prog_instr scratch;
+  prog_instr x = {.op = op, .sync = sync, .span = span, .index = index, .ev = -1, .coll = -1, .dur = -1, .lag = -1, .a = -1, .b = -1};
+  if (prog_emit(g, st, &x)) {
+    *bad = 1;
+    return &scratch;
+  }
+  return &g->streams[st].ins[g->streams[st].n - 1];
+}
+
+/* DDP's stream program (sim/program.h; docs/simulation.md, "Stream programs"). The compute stream:
+ * the batch, the buffer broadcast forward waits for, forward, each backward segment followed by the
+ * ready events of the buckets it completes, the rest of backward, DDP's final wait for the NCCL
+ * stream (an event the stream waits on) and the tail. The NCCL stream, in synchronising
+ * iterations: each bucket in order once its ready event and the host's launch lag are past, its
+ * hook work and collective (holding the cores where collectives share them), then the event the
+ * final wait waits for. Event b: bucket b ready; event nb: every collective done. */
+static int plan_program(plan_t *p, err_t *e) {
+  int nb = p->nb, rc;
+  p->slot_seg = PROG_NSTATS;
+  p->slot_bwd_rest = p->slot_seg + p->nseg;
+  p->slot_lag = p->slot_bwd_rest + 1;
+  p->slot_tail = p->slot_lag + nb;
+  if ((rc = prog_init(&p->prog, p->slot_tail + 3, e))) return rc;
+  size_t n = (size_t)(nb ? nb : 1);
+  p->at_ready = calloc(n, sizeof *p->at_ready);
+  p->at_start = calloc(n, sizeof *p->at_start);
+  p->at_end = calloc(n, sizeof *p->at_end);
+  if (!p->at_ready || !p->at_start || !p->at_end) return err_set(e, ERR_NOMEM, "out of memory");
+  prog_t *g = &p->prog;
+  int bad = 0, nccl = p->sim_ranks > 1 ? prog_stream_add(g, PROG_STREAM_NCCL) : -1;
+  if (p->sim_ranks > 1 && nccl < 0) return err_set(e, ERR_NOMEM, "out of memory");
+  add(g, 0, PROG_BEGIN, 0, -1, -1, &bad);
+  add(g, 0, PROG_INPUT, 0, -1, -1, &bad);
+  add(g, 0, PROG_SLEEP, 0, TIMELINE_BROADCAST, -1, &bad)->dur_s = p->buffers_s;
+  add(g, 0, PROG_MARK, 0, -1, -1, &bad);
+  prog_instr *x = add(g, 0, PROG_COMPUTE, 0, TIMELINE_FORWARD, -1, &bad);
+  x->dur = PROG_STAT_FWD;
+  x->shares = p->gpu_sharing;
+  x->mem = p->fwd_mem;
+  for (int s = 0; s < p->nseg; s++) {
+    x = add(g, 0, PROG_COMPUTE, 0, TIMELINE_SEGMENT, s, &bad);
+    x->dur = p->slot_seg + s;
+    x->shares = p->gpu_sharing;
+    x->mem = p->seg_mem[s];
+    for (int b = 0; b < nb; b++)
+      if (p->ready_seg[b] == s) {
+        p->at_ready[b] = g->streams[0].n;
+        add(g, 0, PROG_RECORD, 1, TIMELINE_READY, b, &bad)->ev = b;
+      }
+  }
+  x = add(g, 0, PROG_COMPUTE, 0, TIMELINE_BACKWARD_REST, -1, &bad);
+  x->dur = p->slot_bwd_rest;
+  x->shares = p->gpu_sharing;
+  x->mem = p->nseg > 0 ? p->seg_mem[p->nseg - 1] : 0; /* the stream waiting for the host after the last segment's ops */
+  if (nccl >= 0) add(g, 0, PROG_WAIT, 1, TIMELINE_FINAL_WAIT, -1, &bad)->ev = nb;
+  x = add(g, 0, PROG_TAIL, 0, -1, -1, &bad);
+  x->dur = p->slot_tail + 2;
+  x->a = p->slot_tail;
+  x->b = p->slot_tail + 1;
+  for (int b = 0; nccl >= 0 && b < nb; b++) {
+    p->at_start[b] = g->streams[nccl].n;
+    x = add(g, nccl, PROG_WAIT, 1, -1, -1, &bad);
+    x->ev = b;
+    x->lag = p->slot_lag + b;
+    if (p->shares_compute) add(g, nccl, PROG_TAKE_CORES, 1, -1, -1, &bad);
+    add(g, nccl, PROG_SLEEP, 1, TIMELINE_HOOK_PRE, b, &bad)->dur_s = p->hook_pre_s[b];
+    add(g, nccl, PROG_COLL, 1, TIMELINE_COLLECTIVE, b, &bad)->coll = b;
+    p->at_end[b] = g->streams[nccl].n;
+    add(g, nccl, PROG_SLEEP, 1, TIMELINE_HOOK_POST, b, &bad)->dur_s = p->hook_post_s[b];
+    if (p->shares_compute) add(g, nccl, PROG_GIVE_CORES, 1, -1, -1, &bad);
+  }
+  if (nccl >= 0) add(g, nccl, PROG_RECORD, 1, -1, -1, &bad)->ev = nb;
+  if (bad) return err_set(e, ERR_NOMEM, "out of memory");
+  for (int b = 0; b < nb; b++) {
+    p->at_ready[b] = prog_at_index(g, 0, (int)p->at_ready[b]);
+    p->at_start[b] = nccl >= 0 ? prog_at_index(g, nccl, (int)p->at_start[b]) : -1;
+    p->at_end[b] = nccl >= 0 ? prog_at_index(g, nccl, (int)p->at_end[b]) : -1;
+  }
+  return prog_finish(g, e);
+}
+
 const plan_row *plan_timeline(const plan_t *p, int it, int r, pipe_t *w, plan_row *row) {
   int sync = p->ranks > 1 && it % p->no_sync == p->no_sync - 1;
   if (!plan_varies(p)) return &p->base[sync];
@@ -329,6 +457,29 @@ static int draw_host_jitter(const sim_config *c, plan_t *p, err_t *e) {
   return ERR_OK;
 }
 
+/* What collective pc's kernels take of each GPU while it runs (docs/simulation.md, "Work sharing the
+ * GPU"; sources in docs/nccl.md's citations there). SMs: NCCL launches one thread block per channel
+ * (src/enqueue.cc: grid = the channels used), 544-640 threads at up to 96 registers each
+ * (makefiles/common.mk -maxrregcount=96) and 40-80 KiB of shared memory: most of one SM each, so
+ * channels / SMs of the card. Memory: per byte a GPU sends (edge_bytes: busBw x time), the ring's
+ * Simple protocol moves 2 + n/(n-1) bytes through its memory (the peer's writes into its FIFO and
+ * its reads of them, 4(n-1)S/n, plus the bucket read and written, 2S: runRing in
+ * src/device/all_reduce.h with prims_simple.h), LL 4 + n/(n-1) (half of each 16-byte line is
+ * flags), LL128 2 x 16/15 + n/(n-1); a tree's middle node 3 (6S per 2S sent). Averaged over the
+ * collective's time (NCCL's estimate, its latency included), against the card's bandwidth. An
+ * upper bound: what L2 absorbs of the FIFOs is not known. */
+static void plan_coll_share(const plan_t *p, plan_coll *pc, double edge_bytes) {
+  pc->sm_frac = pc->hbm_frac = 0;
+  if (!p->gpu_sharing || p->ranks < 2 || !(pc->estimate_s > 0)) return;
+  double n = p->ranks, ring = n / (n - 1), k;
+  if (pc->algo == NCCL_ALGO_TREE) k = 3;
+  else if (pc->proto == NCCL_PROTO_LL) k = 4 + ring;
+  else if (pc->proto == NCCL_PROTO_LL128) k = 2 * 16.0 / 15 + ring;
+  else k = 2 + ring;
+  pc->sm_frac = fmin(1, p->ch.count / p->sm_count);
+  pc->hbm_frac = k * edge_bytes / pc->estimate_s / p->hbm_Bps;
+}
+
 int plan_bucket_coll(plan_t *p, int b, coll_kind kind, double bytes, err_t *e) {
   nccl_choice ch;
   int rc = nccl_choose(&p->nccl, kind, bytes, p->algos, p->protos, &ch, e);
@@ -349,6 +500,7 @@ int plan_bucket_coll(plan_t *p, int b, coll_kind kind, double bytes, err_t *e) {
   if (pc->edge_bytes < 1) pc->edge_bytes = 1;
   pc->step_bytes = ch.steps > 0 ? (long)ceil(per_edge / (double)ch.steps * (1 - 1e-12)) : 1;
   if (pc->step_bytes < 1) pc->step_bytes = 1;
+  plan_coll_share(p, pc, ch.edge_bytes);
   return ERR_OK;
 }
 
@@ -432,7 +584,7 @@ int plan_build(const sim_config *c, plan_t *p, err_t *e) {
   p->ring_bw_Bps = channels_bw_Bps(&p->ch);
   if ((rc = nccl_model_init(&p->nccl, c->profile, c->topo, c->nodes, gpn, p->ch.count, p->ring_bw_Bps, p->ring_bw_Bps, e)))
     goto fail;
-  p->algos = c->nccl_algos ? c->nccl_algos : NCCL_ALL_ALGOS;
+  p->algos = c->nccl_algos ? c->nccl_algos : NCCL_ALGOS_AUTO;
   p->protos = c->nccl_protos ? c->nccl_protos : NCCL_ALL_PROTOS;
   if (c->backend != SIM_BACKEND_NCCL) {
     /* gloo and MPI: a ring over the same links, waited for by the host (plan_backend). */
@@ -444,6 +596,15 @@ int plan_build(const sim_config *c, plan_t *p, err_t *e) {
     p->algos = 1u << NCCL_ALGO_RING;
     p->protos = 1u << NCCL_PROTO_SIMPLE;
     p->host_waits = 1;
+  }
+  /* Work sharing the GPU with NCCL's kernels: with NCCL, where the card's SMs and memory bandwidth
+   * are known (gloo and MPI stage through the host or the CPU's cores: "Communication backends"). */
+  {
+    profile_device dev;
+    profile_get_device(c->profile, &dev);
+    p->sm_count = dev.sm_count;
+    p->hbm_Bps = dev.hbm_Bps;
+    p->gpu_sharing = c->gpu_sharing && c->backend == SIM_BACKEND_NCCL && dev.sm_count > 0 && dev.hbm_Bps > 0;
   }
   /* DDP(broadcast_buffers=True), PyTorch's default: before every forward, rank 0's module buffers are
    * broadcast (_sync_module_buffers: dist._broadcast_coalesced in chunks of broadcast_bucket_size,
@@ -483,6 +644,7 @@ int plan_build(const sim_config *c, plan_t *p, err_t *e) {
   param_seg = malloc((size_t)(m->nparams ? m->nparams : 1) * sizeof *param_seg);
   p->seg_s = malloc((size_t)(m->nops + 1) * sizeof *p->seg_s);
   p->seg_copy_s = calloc((size_t)(m->nops + 1), sizeof *p->seg_copy_s);
+  p->seg_mem = calloc((size_t)(m->nops + 1), sizeof *p->seg_mem);
   p->ready_seg = calloc(nb, sizeof *p->ready_seg);
   p->hook_pre_s = calloc(nb, sizeof *p->hook_pre_s);
   p->hook_post_s = calloc(nb, sizeof *p->hook_post_s);
@@ -492,7 +654,7 @@ int plan_build(const sim_config *c, plan_t *p, err_t *e) {
   p->nops = m->nops;
   p->op_s = calloc((size_t)(m->nops + 1), sizeof *p->op_s);
   p->op_seg = calloc((size_t)(m->nops + 1), sizeof *p->op_seg);
-  if (!param_seg || !p->seg_s || !p->seg_copy_s || !p->ready_seg || !p->hook_pre_s || !p->hook_post_s || !p->coll || !p->steps ||
+  if (!param_seg || !p->seg_s || !p->seg_copy_s || !p->seg_mem || !p->ready_seg || !p->hook_pre_s || !p->hook_post_s || !p->coll || !p->steps ||
       !p->launch_seg || !p->op_s || !p->op_seg) {
     rc = err_set(e, ERR_NOMEM, "out of memory");
     goto fail;
@@ -546,6 +708,7 @@ int plan_build(const sim_config *c, plan_t *p, err_t *e) {
   }
   for (int k = 0; k < p->ch.count; k++)
     for (int q = 0; q < p->sim_ranks; q++) p->next[(size_t)k * p->sim_ranks + q] = channels_next(&p->ch, p->sim_nodes, k, q);
+  if ((rc = plan_program(p, e))) goto fail;
   free(param_seg);
   return ERR_OK;
 fail:
@@ -584,5 +747,5 @@ int plan_write(FILE *f, const plan_t *p, err_t *e) {
             c->step_bytes, c->estimate_s);
   }
   if (ferror(f)) return err_set(e, ERR_IO, "cannot write the plan");
-  return ERR_OK;
+  return prog_write(f, &p->prog, e);
 }

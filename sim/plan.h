@@ -22,9 +22,10 @@
 #include "channels.h"
 #include "coll.h"
 #include "err.h"
-#include "nccl.h"
+#include "ncclmodel.h"
 #include "pipe.h"
 #include "platform.h"
+#include "program.h"
 #include "sim.h"
 
 /* One collective a bucket runs. */
@@ -38,6 +39,9 @@ typedef struct {
   long edge_bytes;   /* flow fidelity: what each edge of each channel carries */
   long steps;        /* step fidelity: messages per edge and channel */
   long step_bytes;   /* each of them */
+  /* What its kernels take of each rank's GPU while it runs (docs/simulation.md, "Work sharing the
+   * GPU"): the share of the SMs (its thread blocks) and of the memory bandwidth (its traffic). */
+  double sm_frac, hbm_frac;
 } plan_coll;
 
 /* One op of the iteration as the host issues it (sim/pipe.h): one run's host and GPU time. */
@@ -105,6 +109,12 @@ typedef struct {
   int nops;            /* the model's ops */
   double *op_s;        /* (nops) each op's time as summed above (without jitter) */
   int *op_seg;         /* (nops) the backward segment an op belongs to; -1 forward, -2 optimizer */
+  /* Work sharing the GPU with NCCL's kernels (docs/simulation.md, "Work sharing the GPU"): whether
+   * it is modelled (NCCL, the card's SMs and bandwidth known, sim_config.gpu_sharing), those of the
+   * card, and the memory-bound share of forward's and each backward segment's GPU time. */
+  int gpu_sharing;
+  double sm_count, hbm_Bps;
+  double fwd_mem, *seg_mem; /* seg_mem: (nseg) */
   int record_spans;    /* the engine records every rank's spans (sim_config.record_spans) */
   int events;          /* the engine plays every event even where its closed form applies
                           (sim/maxplus.h; sim_config.events) */
@@ -138,6 +148,14 @@ typedef struct {
   double copy_s;        /* the host-to-device copy of a batch; 0: not modelled */
   int prefetch;         /* the copy runs ahead on a side stream */
   sim_h2d h2d;          /* the copy simulated */
+
+  /* The stream program every rank plays (sim/program.h), built from everything above by
+   * plan_build; its values per rank and iteration come from plan_values. */
+  prog_t prog;
+  int slot_seg, slot_bwd_rest, slot_lag, slot_tail; /* the program's slots: segment s's duration,
+                                          backward's rest, bucket b's launch lag, the tail's a, b and copy back */
+  long *at_ready, *at_start, *at_end; /* (nb) bucket b's ready event, the end of its launch wait
+                                         and of its collective (with hooks) in the record's `at` */
 
   /* Totals the readout reports (per iteration, rank 0's view without jitter). */
   double backward_s, bucket_copy_s;
@@ -182,6 +200,14 @@ int plan_varies(const plan_t *p);
  * (allocated for p) computed in workspace w (a pipe of p->queue) with rank r's draws. Pure; the
  * engine and the readout call it. */
 const plan_row *plan_timeline(const plan_t *p, int it, int r, pipe_t *w, plan_row *row);
+
+/* Rank r's values for iteration `it` (p->prog.nslots of them, sim/program.h) into val: its row
+ * (plan_timeline, in workspace w and *row as there) as the program's durations and stats. Pure. */
+void plan_values(const plan_t *p, int it, int r, pipe_t *w, plan_row *row, double *val);
+
+/* Whether iteration `it` synchronises (all-reduces): with more than one rank, the last of each
+ * no_sync cycle. */
+int plan_sync(const plan_t *p, int it);
 
 /* Writes the plan as text: the job, what is simulated, each rank's compute, and one line per
  * bucket with its collective. ERR_IO if writing fails. */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fields.h"
 #include "strbuf.h"
 
 const char *const plot_kind_names[] = {"scaling", "caps", "breakdown", "timeline", NULL};
@@ -137,56 +138,30 @@ static int table_json(const cJSON *arr, const cJSON *top, const char *origin, ta
   return ERR_OK;
 }
 
-/* What a column of ddpsim's output can hold (the columns of docs/cli.md; an `_lo`/`_hi` band column
- * as its value's): 1 counts (gpus, nodes) at least 1; 2 rates (samples_per_s, tokens_per_s) above
- * 0; 3 an efficiency above 0 and at most 1; 4 times (`_s`) and caps (bucket_cap_mb) at least 0;
- * 0 a column that is not checked. */
-static int column_kind(const char *name) {
-  char base[128];
-  snprintf(base, sizeof base, "%s", name);
-  size_t n = strlen(base);
-  if (n > 3 && (!strcmp(base + n - 3, "_lo") || !strcmp(base + n - 3, "_hi"))) base[n - 3] = 0, n -= 3;
-  if (!strcmp(base, "gpus") || !strcmp(base, "nodes")) return 1;
-  if (n > 6 && !strcmp(base + n - 6, "_per_s")) return 2;
-  if (!strcmp(base, "scaling_efficiency")) return 3;
-  if ((n > 2 && !strcmp(base + n - 2, "_s")) || !strcmp(base, "bucket_cap_mb")) return 4;
-  return 0;
-}
-
-/* Whether v is something column kind k can hold; *must what it must be otherwise. */
-static int value_ok(int k, double v, const char **must) {
-  static const char *const what[] = {"", "a count >= 1", "a rate > 0", "an efficiency above 0 and at most 1 (100%)",
-                                     "a number >= 0"};
-  *must = what[k];
-  if (!isfinite(v)) return 0;
-  switch (k) {
-  case 1: return v >= 1 && v == floor(v);
-  case 2: return v > 0;
-  case 3: return v > 0 && v <= 1 + 1e-9;
-  case 4: return v >= 0;
-  default: return 1;
-  }
-}
-
 /* Every cell of a column the plots know must hold what ddpsim writes there: a value that cannot be
  * (inf, a negative time, 0 GPUs) is refused as the loaders refuse one, `origin:LINE:COLUMN` (CSV)
  * or `origin: caps[ROW].COLUMN` (JSON), never drawn. */
 static int table_check(const table *t, const char *origin, err_t *e) {
   for (int c = 0; c < t->ncol; c++) {
-    int k = column_kind(t->col[c]);
-    if (!k) continue;
+    field_range k = field_range_of(t->col[c]);
+    if (k == FIELD_ANY) continue;
     for (int r = 0; r < t->nrow; r++) {
       const char *text = cell(t, r, c), *must;
       if (!text || !*text) continue;
       char *end;
       double v = strtod(text, &end);
       if (*end) v = NAN;
-      if (value_ok(k, v, &must)) continue;
+      if (field_range_ok(k, v, &must)) continue;
       if (t->line[r]) return err_set(e, ERR_INPUT, "%s:%d:%s: '%s' must be %s", origin, t->line[r], t->col[c], text, must);
       return err_set(e, ERR_INPUT, "%s: caps[%d].%s: '%s' must be %s", origin, r, t->col[c], text, must);
     }
   }
   return ERR_OK;
+}
+
+/* Whether JSON value v of field `name` is a number in its range; *must what it must be. */
+static int json_ok(const cJSON *v, const char *name, const char **must) {
+  return field_range_ok(field_range_of(name), cJSON_IsNumber(v) ? v->valuedouble : NAN, must);
 }
 
 /* The same for predict --json's fields the timeline draws: its phases and each bucket's times. */
@@ -195,16 +170,16 @@ static int timeline_check(const cJSON *j, const char *const *fields, int nfields
   const char *must;
   for (int i = 0; i < nfields; i++) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, fields[i]);
-    if (v && !(cJSON_IsNumber(v) && value_ok(4, v->valuedouble, &must)))
-      return err_set(e, ERR_INPUT, "%s: %s must be a number >= 0", origin, fields[i]);
+    if (v && !json_ok(v, fields[i], &must))
+      return err_set(e, ERR_INPUT, "%s: %s must be %s", origin, fields[i], must);
   }
   int r = 0;
   const cJSON *b;
   cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(j, "buckets")) {
     for (int i = 0; i < 3; i++) {
       const cJSON *v = cJSON_GetObjectItemCaseSensitive(b, bucket_fields[i]);
-      if (v && !(cJSON_IsNumber(v) && value_ok(4, v->valuedouble, &must)))
-        return err_set(e, ERR_INPUT, "%s: buckets[%d].%s must be a number >= 0", origin, r, bucket_fields[i]);
+      if (v && !json_ok(v, bucket_fields[i], &must))
+        return err_set(e, ERR_INPUT, "%s: buckets[%d].%s must be %s", origin, r, bucket_fields[i], must);
     }
     r++;
   }

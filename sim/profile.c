@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "gemmcost.h"
-#include "nccl.h"
+#include "ncclmodel.h"
 #include "txt.h"
 #include "uncert.h"
 
@@ -62,7 +62,7 @@ static int conv_in_class(const convclass *c, long r, long s, long stride_h, long
   return c->r == r && c->s == s && c->stride_h == stride_h && c->stride_w == stride_w;
 }
 
-/* comm.nccl and hop_lat_s are keyed by NCCL's algorithm and protocol names (sim/nccl.h's). */
+/* comm.nccl and hop_lat_s are keyed by NCCL's algorithm and protocol names (sim/ncclmodel.h's). */
 #define NALGO NCCL_NALGO
 #define NPROTO NCCL_NPROTO
 
@@ -474,7 +474,7 @@ static int load_algo_table(const cJSON *o, const char *origin, const char *path,
       if (strcmp(a->string, "source") == 0 ||
           (bwf && (strcmp(a->string, "tuning_model") == 0 || strcmp(a->string, "gpu_arch") == 0)))
         continue;
-      return err_set(e, ERR_INPUT, "%s: %s: unknown algorithm (ring, tree)", origin, where);
+      return err_set(e, ERR_INPUT, "%s: %s: unknown algorithm (%s)", origin, where, nccl_algo_list());
     }
     if (!cJSON_IsObject(a)) return err_set(e, ERR_INPUT, "%s: %s must be an object", origin, where);
     const cJSON *q;
@@ -515,20 +515,26 @@ static int load_host(const cJSON *host, const char *origin, profile_t *p, err_t 
   return ERR_OK;
 }
 
-/* "device": {name, memory_bytes, cuda_context_bytes, tdp_W, idle_W, source}, each optional (docs/profile.md). */
+/* "device": {name, memory_bytes, cuda_context_bytes, tdp_W, idle_W, sm_count, hbm_Bps, source}, each
+ * optional (docs/profile.md). */
 static int load_device(const cJSON *d, const char *origin, profile_t *p, err_t *e) {
   static const range R_MEM = {1 << 20, 1e15, 0, 0, "a size in bytes"};
   static const range R_CTX = {0, 1e12, 1, 0, "a size in bytes"};
   static const range R_W = {1, 1e5, 0, 0, "a power in watts"};
+  static const range R_SM = {1, 100000, 0, 1, "a count of streaming multiprocessors"};
+  static const range R_HBM = {1e9, 1e14, 0, 0, "a bandwidth in bytes per second"};
   if (!d) return ERR_OK;
   if (!cJSON_IsObject(d))
-    return err_set(e, ERR_INPUT, "%s: \"device\" must be an object {memory_bytes, cuda_context_bytes, tdp_W, idle_W}", origin);
+    return err_set(e, ERR_INPUT, "%s: \"device\" must be an object {name, memory_bytes, cuda_context_bytes, tdp_W, idle_W, sm_count, hbm_Bps}",
+                   origin);
   int rc;
   profile_device *v = &p->device;
   if ((rc = get_num(d, "memory_bytes", "device", origin, 0, 0, &R_MEM, &v->memory_bytes, e)) ||
       (rc = get_num(d, "cuda_context_bytes", "device", origin, 0, 0, &R_CTX, &v->cuda_context_bytes, e)) ||
       (rc = get_num(d, "tdp_W", "device", origin, 0, 0, &R_W, &v->tdp_W, e)) ||
-      (rc = get_num(d, "idle_W", "device", origin, 0, 0, &R_W, &v->idle_W, e)))
+      (rc = get_num(d, "idle_W", "device", origin, 0, 0, &R_W, &v->idle_W, e)) ||
+      (rc = get_num(d, "sm_count", "device", origin, 0, 0, &R_SM, &v->sm_count, e)) ||
+      (rc = get_num(d, "hbm_Bps", "device", origin, 0, 0, &R_HBM, &v->hbm_Bps, e)))
     return rc;
   const cJSON *nm = cJSON_GetObjectItemCaseSensitive(d, "name");
   if (nm) {

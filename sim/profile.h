@@ -104,7 +104,7 @@ int profile_link_shares_compute(const profile_t *p, const char *cls);
 /* NCCL's cost of one algorithm ("ring", "tree") and protocol ("LL", "LL128", "Simple"):
  * comm.nccl.<algo>.<proto> {base_lat_s, bw_factor}. *enabled is 0 where the profile lacks it;
  * without comm.nccl only ring/Simple is enabled, with base 0 and factor 1. */
-/* comm.nccl.tuning_model: which release's refinements of NCCL's own tuning model apply (sim/nccl.h):
+/* comm.nccl.tuning_model: which release's refinements of NCCL's own tuning model apply (sim/ncclmodel.h):
  * PROFILE_NCCL_NONE without it, PROFILE_NCCL_2_7 for "nccl-2.7", PROFILE_NCCL_2_18 for "nccl-2.18".
  * The latter's tables are keyed by GPU architecture: comm.nccl.gpu_arch ("volta", "ampere",
  * "hopper"; required with nccl-2.18 and refused without it), PROFILE_ARCH_*, -1 when absent. */
@@ -138,13 +138,13 @@ double profile_host_jitter_s(const profile_t *p);
 double profile_host_reduce_Bps(const profile_t *p);
 
 /* The card (the profile's "device" object, docs/profile.md; each field 0 where the profile does not
- * say): its memory, what the CUDA context takes of it, its board power limit (TDP) and idle power;
- * and its name as the device reports it (cudaDeviceProp.name, a CPU's /proc/cpuinfo "model name";
- * "" where the profile does not say), which says whether a model's measured times are this device's
- * (sim/cost.h, cost_measured). */
+ * say): its memory, what the CUDA context takes of it, its board power limit (TDP) and idle power,
+ * its streaming multiprocessors and its memory (HBM) bandwidth; and its name as the device reports
+ * it (cudaDeviceProp.name, a CPU's /proc/cpuinfo "model name"; "" where the profile does not say),
+ * which says whether a model's measured times are this device's (sim/cost.h, cost_measured). */
 #define PROFILE_DEVICE_NAME_MAX 128
 typedef struct {
-  double memory_bytes, cuda_context_bytes, tdp_W, idle_W;
+  double memory_bytes, cuda_context_bytes, tdp_W, idle_W, sm_count, hbm_Bps;
   char name[PROFILE_DEVICE_NAME_MAX];
 } profile_device;
 void profile_get_device(const profile_t *p, profile_device *out);

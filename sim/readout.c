@@ -39,35 +39,21 @@ static int snap_part(double *v, double iteration_s, const char *what, err_t *e) 
   return ERR_OK;
 }
 
-/* Rank 0's compute as the engine played it (plan_timeline's rows, its jitter draws included),
- * averaged over the steady iterations, so that the breakdown subtracts what was simulated. Each
- * phase is its span on the compute stream (host-bound gaps included); the tail's span is the
- * engine's. *strag_s: per iteration, how much later the slowest GPU reached the final wait than
- * rank 0 (the most rank 0 can have waited for it). */
-static int drawn_compute(const plan_t *p, const engine_record *rec, int first, sim_result *r, double *strag_s, err_t *e) {
-  int K = p->iterations, cyc = p->no_sync, n = K - first, rc = ERR_OK;
-  pipe_t w;
-  plan_row row0, rowk;
-  memset(&w, 0, sizeof w);
-  memset(&row0, 0, sizeof row0);
-  memset(&rowk, 0, sizeof rowk);
-  if (plan_varies(p) && ((rc = pipe_init(&w, p->queue, e)) || (rc = plan_row_alloc(p, &row0, e)) || (rc = plan_row_alloc(p, &rowk, e))))
-    goto done;
+/* Rank 0's compute as the engine played it (its record of each iteration: the program's values,
+ * jitter draws included), averaged over the steady iterations, so that the breakdown subtracts what
+ * was simulated. Each phase is its span on the compute stream (host-bound gaps included); the
+ * tail's span is the engine's. *strag_s: per iteration, how much later the slowest GPU reached the
+ * final wait than rank 0 (the most rank 0 can have waited for it). */
+static void drawn_compute(const plan_t *p, const engine_record *rec, int first, sim_result *r, double *strag_s) {
+  int K = p->iterations, n = K - first;
   r->forward_s = r->backward_s = r->optimizer_s = r->bucket_copy_s = *strag_s = 0;
   for (int it = first; it < K; it++) {
-    int sync = p->ranks > 1 && it % cyc == cyc - 1;
-    const plan_row *a = plan_timeline(p, it, 0, &w, &row0);
-    double d0 = p->jitter ? p->jitter[(size_t)it * (size_t)p->ranks] : 1.0;
-    double back = sync && p->copies ? p->copy_back_s * d0 : 0, reach = a->bwd_end;
-    r->forward_s += a->fwd_end / n;
-    r->backward_s += (a->bwd_end - a->fwd_end - a->copy_in_s) / n;
-    r->bucket_copy_s += (a->copy_in_s + back) / n;
-    r->optimizer_s += (rec->tail_span[it] - back) / n;
+    r->forward_s += rec->fwd[it] / n;
+    r->backward_s += (rec->bwd[it] + rec->slowed[it]) / n; /* backward as it ran beside the collectives */
+    r->bucket_copy_s += (rec->copy_in[it] + rec->copy_back[it]) / n;
+    r->optimizer_s += (rec->tail_span[it] - rec->copy_back[it]) / n;
     if (p->host_jitter) r->host_jitter_s += p->host_jitter[(size_t)it * (size_t)p->ranks] / n;
-    for (int k = 1; plan_varies(p) && sync && k < p->ranks; k++) {
-      const plan_row *b = plan_timeline(p, it, k, &w, &rowk);
-      if (b->bwd_end - reach > 0) *strag_s += (b->bwd_end - reach) / n, reach = b->bwd_end;
-    }
+    if (plan_sync(p, it) && rec->reach_max[it] > rec->reach0[it]) *strag_s += (rec->reach_max[it] - rec->reach0[it]) / n;
   }
   r->compute_s = r->forward_s + r->backward_s + r->optimizer_s + r->bucket_copy_s;
   /* Host and device, per iteration: rank 0's, and the most host-bound rank's. */
@@ -81,11 +67,6 @@ static int drawn_compute(const plan_t *p, const engine_record *rec, int first, s
     }
     if (hb > r->host_bound_max_s) r->host_bound_max_s = hb;
   }
-done:
-  pipe_free(&w);
-  plan_row_free(&row0);
-  plan_row_free(&rowk);
-  return rc;
 }
 
 /* The first iteration of the steady state the report averages: all of them when the run is one
@@ -156,12 +137,8 @@ int readout_ddp(plan_t *p, engine_record *rec, sim_result *r, err_t *e) {
     r->transfer_s += rec->copy_wait[it] / (K - first);
   }
   double strag_s;
-  int rc = drawn_compute(p, rec, first, r, &strag_s, e);
-  if (rc) {
-    free(r->buckets);
-    r->buckets = NULL;
-    return rc;
-  }
+  drawn_compute(p, rec, first, r, &strag_s);
+  int rc;
   /* What is left of the iteration is communication not hidden behind compute, and waiting for the
    * slowest GPU (the straggler estimate, as far as there was waiting at all). */
   r->buffer_broadcast_s = p->buffers_s;
@@ -177,6 +154,7 @@ int readout_ddp(plan_t *p, engine_record *rec, sim_result *r, err_t *e) {
   snap_part(&r->exposed_comm_s, r->iteration_s, "", e);
   snap_part(&r->straggler_wait_s, r->iteration_s, "", e);
   double base = rec->iter_start[K - 1];
+  int synced = plan_sync(p, K - 1);
   for (int b = 0; b < nb; b++) {
     sim_bucket_time *bt = &r->buckets[b];
     const plan_coll *pc = &p->coll[b];
@@ -186,10 +164,14 @@ int readout_ddp(plan_t *p, engine_record *rec, sim_result *r, err_t *e) {
     bt->algo = pc->algo;
     bt->proto = pc->proto;
     bt->nccl_estimate_s = pc->estimate_s;
-    bt->ready_s = rec->ready[b] - base;
-    bt->comm_start_s = rec->start[b] - base;
-    bt->comm_end_s = rec->end[b] - base;
-    r->comm_busy_s += rec->end[b] - rec->start[b];
+    /* The last iteration's events (sim/program.h): where it does not synchronise, nothing is
+     * all-reduced and each bucket's collective is empty at its ready time. */
+    double ready = rec->at[p->at_ready[b]], start = synced ? rec->at[p->at_start[b]] : ready;
+    double end = synced ? rec->at[p->at_end[b]] : ready;
+    bt->ready_s = ready - base;
+    bt->comm_start_s = start - base;
+    bt->comm_end_s = end - base;
+    r->comm_busy_s += end - start;
   }
   r->plan = p->buckets;
   memset(&p->buckets, 0, sizeof p->buckets);

@@ -60,7 +60,7 @@ static int simulate(const recommend_opts *o, const draws_t *d, const sim_config 
   sweep_opts so = o->run;
   so.what = SWEEP_ITERATION;
   if (!rc) rc = sweep_run(c, n, &so, rows, e);
-  for (int i = 0; i < n && !rc; i++) t[i] = rows[i].iteration_s;
+  for (int i = 0; i < n && !rc; i++) t[i] = rows[i].value[FIELD_ITERATION_S];
   *runs += rc ? 0 : n;
   free(c);
   free(rows);

@@ -1,11 +1,11 @@
 #include "report.h"
 
 #include <math.h>
-#include <stdint.h>
 
 #include "coll.h"
 #include "cost.h"
-#include "nccl.h"
+#include "fields.h"
+#include "ncclmodel.h"
 #include "strbuf.h"
 
 #include <stdio.h>
@@ -21,21 +21,11 @@ static void nccl_tests_bw(double bytes, double secs, int n, double *alg_GBps, do
 }
 
 /* A simulated bucket's all-reduce: the bytes it reduced over its simulated time. */
-static void bucket_bw(const sim_result *r, const sim_bucket_time *t, double *alg_GBps, double *bus_GBps) {
+void report_bucket_bw(const sim_result *r, const sim_bucket_time *t, double *alg_GBps, double *bus_GBps) {
   nccl_tests_bw((double)t->wire_bytes, t->comm_end_s - t->comm_start_s, r->gpus, alg_GBps, bus_GBps);
 }
 
-static const char *h2d_name(sim_h2d h) {
-  static const char *const names[] = {[SIM_H2D_AUTO] = "auto", [SIM_H2D_OFF] = "none", [SIM_H2D_PAGEABLE] = "pageable",
-                                      [SIM_H2D_PINNED] = "pinned", [SIM_H2D_PINNED_ASYNC] = "pinned-async",
-                                      [SIM_H2D_PREFETCH] = "prefetch"};
-  return names[h];
-}
-
-static const char *hook_name(sim_comm_hook h) { return h == SIM_HOOK_FP16 ? "fp16" : h == SIM_HOOK_BF16 ? "bf16" : "none"; }
-static const char *fid_name(sim_fidelity f) { return f == SIM_FIDELITY_STEP ? "step" : "flow"; }
-
-static cJSON *bucket_params(const model_t *m, const bucket_t *b, int names) {
+cJSON *report_bucket_params(const model_t *m, const bucket_t *b, int names) {
   cJSON *a = cJSON_CreateArray();
   for (int k = 0; a && k < b->ntensors; k++) {
     cJSON *v = names ? cJSON_CreateString(m->params[b->tensors[k]].name) : cJSON_CreateNumber(b->tensors[k]);
@@ -48,167 +38,44 @@ static cJSON *bucket_params(const model_t *m, const bucket_t *b, int names) {
   return a;
 }
 
-cJSON *report_predict_json(const sim_config *c, const predict_result *p) {
-  const sim_result *r = &p->sim;
-  const model_t *m = c->model;
+static field_ctx context(const sim_config *c, const predict_result *p, const report_buyer *b) {
+  field_ctx x = {.c = c, .p = p};
+  if (b) x.mem = b->mem, x.job = b->job, x.budget = b->budget, x.iv = b->iv;
+  return x;
+}
+
+/* A row's value as JSON; NULL when out of memory. */
+static cJSON *json_value(const field *f, const field_ctx *x) {
+  char buf[64];
+  double v = f->kind == FIELD_TEXT || f->kind == FIELD_JSON ? 0 : field_value(f, x);
+  switch (f->kind) {
+  case FIELD_NUMBER: return cJSON_CreateNumber(v);
+  case FIELD_BOOL: return cJSON_CreateBool(v != 0);
+  case FIELD_NAME:
+  case FIELD_TEXT: return cJSON_CreateString(field_text(f, x, v, buf, sizeof buf));
+  default: return f->json(x);
+  }
+}
+
+cJSON *report_predict_json(const sim_config *c, const predict_result *p, const report_buyer *b) {
+  field_ctx x = context(c, p, b);
   cJSON *o = cJSON_CreateObject();
-  if (!o) return NULL;
-  cJSON_AddStringToObject(o, "model", m->name);
-  cJSON_AddStringToObject(o, "topology", c->topo->name);
-  cJSON_AddStringToObject(o, "profile", profile_name(c->profile));
-  cJSON_AddNumberToObject(o, "nodes", c->nodes);
-  cJSON_AddNumberToObject(o, "gpus_per_node", r->gpus / c->nodes);
-  cJSON_AddNumberToObject(o, "gpus", r->gpus);
-  cJSON_AddNumberToObject(o, "batch_per_gpu", (double)r->batch);
-  cJSON_AddStringToObject(o, "precision", model_dtype_name(r->precision));
-  int ddp = c->framework == SIM_FRAMEWORK_DDP; /* DataParallel has no buckets, modes or fidelities */
-  char vb[16], lb[64];
-  if (ddp) {
-    cJSON_AddStringToObject(o, "mode", sim_mode_name(c->mode));
-    cJSON_AddStringToObject(o, "fidelity", fid_name(c->fidelity));
-    cJSON_AddStringToObject(o, "pytorch", reducer_version_name(c->pytorch, vb, sizeof vb));
-    cJSON_AddNumberToObject(o, "bucket_cap_mb", c->bucket_cap_mb > 0 ? c->bucket_cap_mb : 25);
-    cJSON_AddBoolToObject(o, "bucket_cap_mb_given", c->bucket_cap_mb > 0);
-    cJSON_AddNumberToObject(o, "first_bucket_bytes",
-                            (double)(p->steady.nlimits == 1 && p->steady.limits[0] == SIZE_MAX ? 0 : p->steady.limits[0]));
-    cJSON_AddBoolToObject(o, "find_unused_parameters", c->find_unused);
-    cJSON_AddBoolToObject(o, "static_graph", c->static_graph);
-    cJSON_AddNumberToObject(o, "ddp_iteration", c->ddp_iteration);
-    cJSON_AddStringToObject(o, "bucket_layout", reducer_iter_name(&p->steady, lb, sizeof lb));
-    cJSON *early = cJSON_AddArrayToObject(o, "before_steady_state");
-    for (int i = 0; early && i < p->nearly; i++) {
-      cJSON *it = cJSON_CreateObject();
-      if (!it) break;
-      cJSON_AddNumberToObject(it, "ddp_iteration", i + 1);
-      cJSON_AddNumberToObject(it, "iteration_s", p->early_s[i]);
-      cJSON_AddStringToObject(it, "bucket_layout", reducer_iter_name(&p->early[i], lb, sizeof lb));
-      cJSON_AddItemToArray(early, it);
+  for (int k = 0; o && k < FIELD_COUNT; k++) {
+    const field *f = &field_table[k];
+    if (!field_in_framework(f, &x) || (f->json_if && !f->json_if(&x))) continue;
+    if (f->optional && isnan(field_value(f, &x))) continue;
+    cJSON *in = o;
+    if (f->group && !(in = cJSON_GetObjectItemCaseSensitive(o, f->group)) && !(in = cJSON_AddObjectToObject(o, f->group))) goto fail;
+    cJSON *v = json_value(f, &x);
+    if (!v || !cJSON_AddItemToObject(in, f->name, v)) {
+      cJSON_Delete(v);
+      goto fail;
     }
-  }
-  cJSON_AddNumberToObject(o, "iterations", c->iterations);
-  if (ddp) {
-    cJSON_AddNumberToObject(o, "no_sync", c->no_sync);
-    cJSON_AddStringToObject(o, "comm_hook", hook_name(c->comm_hook));
-  }
-  cJSON_AddNumberToObject(o, "iteration_s", r->iteration_s);
-  if (r->jittered && isfinite(r->iteration_ci_s)) cJSON_AddNumberToObject(o, "iteration_ci_s", r->iteration_ci_s);
-  cJSON_AddNumberToObject(o, "samples_per_s", p->samples_per_s);
-  cJSON_AddNumberToObject(o, "tokens_per_s", p->tokens_per_s);
-  cJSON_AddStringToObject(o, "token_unit", m->token_unit);
-  cJSON_AddNumberToObject(o, "compute_s", r->compute_s);
-  cJSON_AddNumberToObject(o, "forward_s", r->forward_s);
-  cJSON_AddNumberToObject(o, "backward_s", r->backward_s);
-  cJSON_AddNumberToObject(o, "optimizer_s", r->optimizer_s);
-  if (ddp) {
-    cJSON_AddNumberToObject(o, "bucket_copy_s", r->bucket_copy_s);
-    cJSON_AddBoolToObject(o, "bucket_view", c->bucket_view);
-    cJSON *hd = cJSON_AddObjectToObject(o, "host_device");
-    if (hd) {
-      cJSON_AddNumberToObject(hd, "host_busy_s", r->host_busy_s);
-      cJSON_AddNumberToObject(hd, "device_busy_s", r->device_busy_s);
-      cJSON_AddNumberToObject(hd, "host_bound_s", r->host_bound_s);
-      cJSON_AddNumberToObject(hd, "device_bound_s", r->device_bound_s);
-      cJSON_AddNumberToObject(hd, "host_bound_max_s", r->host_bound_max_s);
-      cJSON_AddNumberToObject(hd, "host_jitter_s", r->host_jitter_s);
-    }
-  }
-  cJSON_AddNumberToObject(o, "exposed_comm_s", r->exposed_comm_s);
-  cJSON_AddNumberToObject(o, "straggler_wait_s", r->straggler_wait_s);
-  cJSON_AddNumberToObject(o, "straggler_s", r->straggler_s);
-  cJSON_AddStringToObject(o, "framework", c->framework == SIM_FRAMEWORK_DP ? "dp" : "ddp");
-  if (ddp) cJSON_AddStringToObject(o, "backend", sim_backend_name(c->backend));
-  cJSON_AddNumberToObject(o, "host_launch_s", cost_host_launch(c));
-  cJSON_AddNumberToObject(o, "host_dispatch_s", cost_host_dispatch(c));
-  if (c->framework == SIM_FRAMEWORK_DP) {
-    cJSON *dp = cJSON_AddObjectToObject(o, "dataparallel");
-    if (dp) {
-      cJSON_AddNumberToObject(dp, "scatter_s", r->dp_scatter_s);
-      cJSON_AddNumberToObject(dp, "replicate_s", r->dp_replicate_s);
-      cJSON_AddNumberToObject(dp, "gather_s", r->dp_gather_s);
-      cJSON_AddNumberToObject(dp, "reduce_s", r->dp_reduce_s);
-      cJSON_AddBoolToObject(dp, "backward_gil", sim_dp_backward_gil(c));
-      cJSON_AddNumberToObject(dp, "gil_share", c->dp_gil_share);
-      cJSON_AddNumberToObject(dp, "handover_s", c->dp_handover_s);
-      cJSON_AddNumberToObject(dp, "host_busy_s", r->host_busy_s);
-      cJSON_AddNumberToObject(dp, "host_bound_s", r->host_bound_s);
-    }
-  }
-  cJSON_AddNumberToObject(o, "loading_s", r->loading_s);
-  cJSON_AddNumberToObject(o, "transfer_s", r->transfer_s);
-  if (ddp) cJSON_AddNumberToObject(o, "buffer_broadcast_s", r->buffer_broadcast_s);
-  cJSON_AddStringToObject(o, "h2d", h2d_name(r->h2d));
-  cJSON_AddNumberToObject(o, "num_workers", c->workers);
-  cJSON_AddNumberToObject(o, "load_s_per_batch", c->load_s);
-  cJSON_AddStringToObject(o, "jitter", r->jitter_kind == PROFILE_JITTER_LOGNORMAL ? "lognormal"
-                                       : r->jitter_kind == PROFILE_JITTER_EMPIRICAL ? "empirical" : "none");
-  cJSON_AddNumberToObject(o, "jitter_cv", r->jitter_cv);
-  cJSON_AddNumberToObject(o, "seed", (double)c->seed);
-  if (ddp) cJSON_AddNumberToObject(o, "comm_busy_s", r->comm_busy_s);
-  cJSON_AddBoolToObject(o, "comm_shares_compute", r->shares_compute);
-  cJSON_AddNumberToObject(o, "single_gpu_iteration_s", p->single_gpu_iteration_s);
-  cJSON_AddNumberToObject(o, "scaling_efficiency", p->scaling_efficiency);
-  cJSON_AddNumberToObject(o, "gradient_bytes", (double)model_total_bytes(m, r->precision));
-  cJSON_AddNumberToObject(o, "extrapolated_ops", r->extrapolated_ops);
-  cost_measured_info mi;
-  cost_measured(c, r->batch, r->precision, &mi);
-  cJSON *mj = cJSON_AddObjectToObject(o, "measured");
-  if (mj) {
-    cJSON_AddNumberToObject(mj, "ops", mi.used ? mi.ops : 0);
-    cJSON_AddNumberToObject(mj, "recorded_ops", mi.ops);
-    cJSON_AddNumberToObject(mj, "total_ops", mi.total);
-    if (mi.ops) cJSON_AddStringToObject(mj, "device", mi.device);
-    else cJSON_AddNullToObject(mj, "device");
-    if (mi.ops && !mi.used) cJSON_AddStringToObject(mj, "ignored", mi.why);
-    else cJSON_AddNullToObject(mj, "ignored");
-  }
-  cJSON *links = cJSON_AddObjectToObject(o, "links");
-  if (links) {
-    cJSON_AddNumberToObject(links, "intra_bw_Bps", r->intra_bw_Bps);
-    cJSON_AddNumberToObject(links, "intra_lat_s", r->intra_lat_s);
-    cJSON_AddNumberToObject(links, "nic_bw_Bps", r->nic_bw_Bps);
-    cJSON_AddNumberToObject(links, "nic_lat_s", r->nic_lat_s);
-    cJSON_AddNumberToObject(links, "channels", r->channels);
-    cJSON_AddNumberToObject(links, "channel_bw_Bps", r->channel_bw_Bps);
-    cJSON_AddNumberToObject(links, "nics_used", r->nics_used);
-    cJSON_AddBoolToObject(links, "channel_search_exhausted", r->channels_exhausted);
-  }
-  if (ddp) cJSON_AddNumberToObject(o, "buckets_iteration_s", r->buckets_iteration_s);
-  cJSON *bs = cJSON_AddArrayToObject(o, "buckets");
-  for (int b = 0; bs && b < r->plan.n; b++) {
-    const sim_bucket_time *t = &r->buckets[b];
-    cJSON *j = cJSON_CreateObject();
-    if (!j || !cJSON_AddItemToArray(bs, j)) {
-      cJSON_Delete(j);
-      cJSON_Delete(o);
-      return NULL;
-    }
-    cJSON_AddNumberToObject(j, "index", t->index);
-    cJSON_AddNumberToObject(j, "bytes", (double)t->bytes);
-    cJSON_AddNumberToObject(j, "wire_bytes", (double)t->wire_bytes);
-    cJSON_AddItemToObject(j, "params", bucket_params(m, &r->plan.b[b], 1));
-    cJSON_AddItemToObject(j, "param_indices", bucket_params(m, &r->plan.b[b], 0));
-    cJSON_AddNumberToObject(j, "ready_s", t->ready_s);
-    cJSON_AddNumberToObject(j, "comm_start_s", t->comm_start_s);
-    cJSON_AddNumberToObject(j, "comm_end_s", t->comm_end_s);
-    cJSON_AddNumberToObject(j, "wait_s", t->comm_start_s - t->ready_s);
-    cJSON_AddStringToObject(j, "algorithm", nccl_algo_name((nccl_algo)t->algo));
-    cJSON_AddStringToObject(j, "protocol", nccl_proto_name((nccl_proto)t->proto));
-    cJSON_AddNumberToObject(j, "nccl_estimate_s", t->nccl_estimate_s);
-    double alg, bus;
-    bucket_bw(r, t, &alg, &bus);
-    cJSON_AddNumberToObject(j, "algbw_GBps", alg);
-    cJSON_AddNumberToObject(j, "busbw_GBps", bus);
-  }
-  cJSON *sim = cJSON_AddObjectToObject(o, "simulation");
-  if (sim) {
-    cJSON_AddNumberToObject(sim, "messages", (double)r->messages);
-    cJSON_AddNumberToObject(sim, "iterations", r->iterations_simulated);
-    cJSON_AddNumberToObject(sim, "ranks_simulated", r->ranks_simulated);
-    cJSON_AddNumberToObject(sim, "wall_s", r->wall_s);
-    cJSON_AddNumberToObject(sim, "peak_rss_kb", (double)r->peak_rss_kb);
-    cJSON_AddBoolToObject(sim, "closed_form", r->closed_form);
   }
   return o;
+fail:
+  cJSON_Delete(o);
+  return NULL;
 }
 
 static void fmt_bytes(char *buf, size_t len, double b) {
@@ -217,87 +84,86 @@ static void fmt_bytes(char *buf, size_t len, double b) {
   else snprintf(buf, len, "%.0f B", b);
 }
 
-char *report_predict_table(const sim_config *c, const predict_result *p) {
+/* What the table says of the run before its lines: the job, the scenario. */
+static void table_head(strbuf *s, const field_ctx *x) {
+  const sim_config *c = x->c;
+  const predict_result *p = x->p;
   const sim_result *r = &p->sim;
-  const model_t *m = c->model;
-  strbuf s = {0};
-  char gb[32];
-  fmt_bytes(gb, sizeof gb, (double)model_total_bytes(m, r->precision));
-  strbuf_printf(&s, "# %s on %d x %d GPUs (%s, profile %s)%s\n", m->name, c->nodes, r->gpus / c->nodes, c->topo->name,
-      profile_name(c->profile), c->framework == SIM_FRAMEWORK_DP ? ", DataParallel" : "");
-  int ddp = c->framework == SIM_FRAMEWORK_DDP;
   char vb[16], lb[64];
-  if (ddp) {
-    strbuf_printf(&s, "# batch %ld/GPU, %s, %s fidelity", r->batch, model_dtype_name(r->precision), fid_name(c->fidelity));
+  const char *fid = field_text(&field_table[FIELD_FIDELITY], x, c->fidelity, vb, sizeof vb);
+  strbuf_printf(s, "# %s on %d x %d GPUs (%s, profile %s)%s\n", c->model->name, c->nodes, r->gpus / c->nodes, c->topo->name,
+                profile_name(c->profile), c->framework == SIM_FRAMEWORK_DP ? ", DataParallel" : "");
+  if (c->framework == SIM_FRAMEWORK_DDP) {
+    strbuf_printf(s, "# batch %ld/GPU, %s, %s fidelity", r->batch, model_dtype_name(r->precision), fid);
     if (c->mode == SIM_MODE_FLAT) {
-      strbuf_printf(&s, ", flat: one all-reduce of every gradient after backward");
+      strbuf_printf(s, ", flat: one all-reduce of every gradient after backward");
     } else {
-      strbuf_printf(&s, "\n# PyTorch %s DDP, bucket_cap_mb %g%s%s%s: ", reducer_version_name(c->pytorch, vb, sizeof vb),
+      strbuf_printf(s, "\n# PyTorch %s DDP, bucket_cap_mb %g%s%s%s: ", reducer_version_name(c->pytorch, vb, sizeof vb),
                     c->bucket_cap_mb > 0 ? c->bucket_cap_mb : 25, c->bucket_cap_mb > 0 ? "" : " (default)",
                     c->find_unused ? ", find_unused_parameters" : "", c->static_graph ? ", static_graph" : "");
-      if (c->ddp_iteration > 0) strbuf_printf(&s, "iteration %d, ", c->ddp_iteration);
-      else strbuf_printf(&s, "steady state, ");
-      strbuf_printf(&s, "%s", reducer_iter_name(&p->steady, lb, sizeof lb));
+      if (c->ddp_iteration > 0) strbuf_printf(s, "iteration %d, ", c->ddp_iteration);
+      else strbuf_printf(s, "steady state, ");
+      strbuf_printf(s, "%s", reducer_iter_name(&p->steady, lb, sizeof lb));
     }
-    if (c->no_sync > 1) strbuf_printf(&s, ", all-reduce every %d iterations", c->no_sync);
-    if (c->comm_hook != SIM_HOOK_NONE) strbuf_printf(&s, ", %s compression hook", hook_name(c->comm_hook));
+    if (c->no_sync > 1) strbuf_printf(s, ", all-reduce every %d iterations", c->no_sync);
+    const char *hook = field_text(&field_table[FIELD_COMM_HOOK], x, c->comm_hook, vb, sizeof vb);
+    if (c->comm_hook != SIM_HOOK_NONE) strbuf_printf(s, ", %s compression hook", hook);
   } else {
-    strbuf_printf(&s, "# batch %ld/GPU, %s, phases in order, summed%s", r->batch, model_dtype_name(r->precision),
-        sim_dp_backward_gil(c) ? ", backward under the GIL" : "");
+    strbuf_printf(s, "# batch %ld/GPU, %s, phases in order, summed%s", r->batch, model_dtype_name(r->precision),
+                  sim_dp_backward_gil(c) ? ", backward under the GIL" : "");
   }
-  strbuf_printf(&s, "\n");
-  strbuf_printf(&s, "%-24s %14.6f s   (the parts below add up to it)\n", "iteration", r->iteration_s);
-  if (r->jittered && !isfinite(r->iteration_ci_s))
-    strbuf_printf(&s, "# jitter: the mean of %d iterations, too few steady cycles to know its confidence interval\n"
-                      "# (--jitter-ci 0 runs exactly --iterations); the one-GPU reference ran as many under the same jitter\n",
-                  r->iterations_simulated);
-  else if (r->jittered)
-    strbuf_printf(&s, "# jitter: the mean of %d iterations, +/- %.6f s (%.2f%%; 95%% confidence interval); the\n"
-                      "# one-GPU reference ran as many under the same jitter\n",
-                  r->iterations_simulated, r->iteration_ci_s, 100 * r->iteration_ci_s / r->iteration_s);
-  for (int i = 0; i < p->nearly; i++)
-    strbuf_printf(&s, "# iteration %d: %.6f s once (%s), before the steady state; not part of the mean\n", i + 1,
-                  p->early_s[i], reducer_iter_name(&p->early[i], lb, sizeof lb));
-  if (c->load_s > 0) strbuf_printf(&s, "%-24s %14.6f s   (%d workers)\n", "  loading (waiting)", r->loading_s, c->workers);
-  if (r->h2d != SIM_H2D_OFF) strbuf_printf(&s, "%-24s %14.6f s   (%s)\n", "  host-to-device copy", r->transfer_s, h2d_name(r->h2d));
-  if (r->buffer_broadcast_s > 0)
-    strbuf_printf(&s, "%-24s %14.6f s   (%ld bytes from rank 0)\n", "  broadcast buffers", r->buffer_broadcast_s,
-                  c->model->buffer_bytes);
-  strbuf_printf(&s, "%-24s %14.6f s\n", "  forward", r->forward_s);
-  strbuf_printf(&s, "%-24s %14.6f s\n", "  backward", r->backward_s);
-  strbuf_printf(&s, "%-24s %14.6f s\n", "  optimizer", r->optimizer_s);
-  if (r->bucket_copy_s > 0) strbuf_printf(&s, "%-24s %14.6f s\n", "  bucket copies", r->bucket_copy_s);
-  strbuf_printf(&s, "%-24s %14.6f s\n", "  exposed communication", r->exposed_comm_s);
-  if (!ddp) {
-    strbuf_printf(&s, "%-24s %14.6f s\n", "    replicate parameters", r->dp_replicate_s);
-    strbuf_printf(&s, "%-24s %14.6f s\n", "    gather outputs+grads", r->dp_gather_s);
-    strbuf_printf(&s, "%-24s %14.6f s\n", "    reduce gradients", r->dp_reduce_s);
+  strbuf_printf(s, "\n");
+}
+
+/* The table's lines: each row with a line, in line order. */
+static void table_lines(strbuf *s, const field_ctx *x) {
+  for (int last = 0;;) {
+    const field *f = NULL;
+    for (int k = 0; k < FIELD_COUNT; k++)
+      if (field_table[k].line > last && (!f || field_table[k].line < f->line)) f = &field_table[k];
+    if (!f) return;
+    last = f->line;
+    if (!field_in_framework(f, x) || (f->line_if && !f->line_if(x))) continue;
+    double v = field_value(f, x) * (f->scale ? f->scale : 1);
+    strbuf_printf(s, "%-24s ", f->label);
+    if (f->format) {
+      strbuf_printf(s, f->format, v);
+    } else {
+      char bb[32];
+      fmt_bytes(bb, sizeof bb, v);
+      strbuf_printf(s, "%14s", bb);
+    }
+    if (f->note) f->note(s, x);
+    strbuf_printf(s, "\n");
+    if (f->after) f->after(s, x);
   }
-  if (ddp && r->host_jitter_s > 0)
-    strbuf_printf(&s, "%-24s %14.6f s   (rank 0's host delay drawn; the slowest rank's is waited for)\n",
-                  "  host noise", r->host_jitter_s);
-  if (ddp && r->host_bound_s > 1e-9 * r->iteration_s)
-    strbuf_printf(&s, "%-24s %14.6f s   (of compute: the GPU idle, waiting for the host to issue)\n", "  host-bound", r->host_bound_s);
-  if (r->jitter_kind != PROFILE_JITTER_NONE)
-    strbuf_printf(&s, "%-24s %14.6f s   (slowest GPU's spread over the mean: %.6f s)\n", "  waiting for stragglers",
-                  r->straggler_wait_s, r->straggler_s);
-  strbuf_printf(&s, "%-24s %14.1f\n", "samples/s", p->samples_per_s);
-  strbuf_printf(&s, "%-24s %14.0f", "tokens/s", p->tokens_per_s);
-  if (strcmp(m->token_unit, "tokens") != 0) strbuf_printf(&s, "   (tokens are %s)", m->token_unit);
-  strbuf_printf(&s, "\n");
-  strbuf_printf(&s, "%-24s %14.1f %%\n", "scaling efficiency", 100.0 * p->scaling_efficiency);
-  if (ddp) strbuf_printf(&s, "%-24s %14.6f s\n", "communication busy", r->comm_busy_s);
-  if (ddp)
-    strbuf_printf(&s, "%-24s %14.6f s   (GPU busy %.6f s; the host waited for its GPU %.6f s)\n", "host issuing", r->host_busy_s,
-                  r->device_busy_s, r->device_bound_s);
-  strbuf_printf(&s, "%-24s %14s\n", "gradients", gb);
-  if (r->gpus > 1 && c->framework == SIM_FRAMEWORK_DDP) {
-    strbuf_printf(&s, "%-24s %14d     x %.2f GB/s", "NCCL channels", r->channels, r->channel_bw_Bps / 1e9);
-    if (r->nics_used) strbuf_printf(&s, "   (through %d NIC%s per node)", r->nics_used, r->nics_used > 1 ? "s" : "");
-    strbuf_printf(&s, "\n");
-    if (r->channels_exhausted)
-      strbuf_printf(&s, "# note: the channel search stopped at its step budget: NCCL may find more bandwidth\n");
-  }
+}
+
+/* The buyer's lines: the memory, the budget, the interval of the main figures. */
+static void table_buyer(strbuf *s, const report_buyer *b, double samples_per_s, int *whole) {
+  char *mt = memory_table(b->mem), *bt = b->budget ? budget_table(b->job, b->budget) : NULL;
+  *whole = mt && (bt || !b->budget);
+  if (*whole) strbuf_printf(s, "#\n%s%s%s", mt, bt ? "#\n" : "", bt ? bt : "");
+  free(mt), free(bt);
+  const interval_t *iv = b->iv;
+  if (!*whole || !iv) return;
+  strbuf_printf(s, "#\n%-24s %14.6f .. %.6f s   (profile: %d draws, %.0f%% central; validated: %d published point%s)\n",
+                "iteration interval", iv->lo_s, iv->hi_s, iv->draws, 100 * iv->level, iv->validated_points,
+                iv->validated_points == 1 ? "" : "s");
+  double lo, hi;
+  interval_scale(iv, samples_per_s, 0, &lo, &hi);
+  strbuf_printf(s, "%-24s %14.1f .. %.1f\n", "samples/s interval", lo, hi);
+  if (!b->budget) return;
+  interval_scale(iv, b->budget->train_s / 3600, 1, &lo, &hi);
+  strbuf_printf(s, "%-24s %14.2f .. %.2f h\n", "time to train interval", lo, hi);
+}
+
+char *report_predict_table(const sim_config *c, const predict_result *p, const report_buyer *b) {
+  const sim_result *r = &p->sim;
+  field_ctx x = context(c, p, b);
+  strbuf s = {0};
+  table_head(&s, &x);
+  table_lines(&s, &x);
   if (r->ranks_simulated > 0 && r->ranks_simulated < r->gpus)
     strbuf_printf(&s, "# simulated %d of the %d GPUs: every node does the same (no jitter), so 2 nodes stand for all\n",
                   r->ranks_simulated, r->gpus);
@@ -306,25 +172,32 @@ char *report_predict_table(const sim_config *c, const predict_result *p) {
   cost_measured(c, r->batch, r->precision, &mi);
   if (mi.used)
     strbuf_printf(&s, "# measured: %d of %d ops priced from their times measured on %s (torch %s, median of %ld steps, %s)\n",
-                  mi.ops, mi.total, mi.device, m->measured.torch, m->measured.steps, m->measured.date);
+                  mi.ops, mi.total, mi.device, c->model->measured.torch, c->model->measured.steps, c->model->measured.date);
   else if (mi.ops)
     strbuf_printf(&s, "# warning: the model's measured times (%d ops, on %s) were ignored: %s\n", mi.ops, mi.device, mi.why);
-  if (!ddp) return strbuf_take(&s);
-  /* The last iteration against the mean: apart by more than rounding only under jitter or no_sync. */
-  if (fabs(r->buckets_iteration_s - r->iteration_s) > 1e-9 * r->iteration_s)
-    strbuf_printf(&s, "#\n# buckets of the last simulated iteration (%.6f s; the mean above is over every steady one%s)\n",
-                  r->buckets_iteration_s, r->jittered ? ", under jitter" : "");
-  strbuf_printf(&s, "#\n# %-4s %12s %9s %12s %12s %12s %12s %8s %8s  %s\n", "bkt", "bytes", "params", "ready_s", "start_s", "end_s",
-      "wait_s", "algbw", "busbw", "nccl");
-  for (int b = 0; b < r->plan.n; b++) {
-    const sim_bucket_time *t = &r->buckets[b];
-    char bb[32];
-    fmt_bytes(bb, sizeof bb, (double)t->bytes);
-    double alg, bus;
-    bucket_bw(r, t, &alg, &bus);
-    strbuf_printf(&s, "  %-4d %12s %9d %12.6f %12.6f %12.6f %12.6f %8.2f %8.2f  %s/%s\n", b, bb, r->plan.b[b].ntensors, t->ready_s,
-        t->comm_start_s, t->comm_end_s, t->comm_start_s - t->ready_s, alg, bus, nccl_algo_name((nccl_algo)t->algo),
-        nccl_proto_name((nccl_proto)t->proto));
+  if (c->framework == SIM_FRAMEWORK_DDP) {
+    /* The last iteration against the mean: apart by more than rounding only under jitter or no_sync. */
+    if (fabs(r->buckets_iteration_s - r->iteration_s) > 1e-9 * r->iteration_s)
+      strbuf_printf(&s, "#\n# buckets of the last simulated iteration (%.6f s; the mean above is over every steady one%s)\n",
+                    r->buckets_iteration_s, r->jittered ? ", under jitter" : "");
+    strbuf_printf(&s, "#\n# %-4s %12s %9s %12s %12s %12s %12s %8s %8s  %s\n", "bkt", "bytes", "params", "ready_s", "start_s",
+                  "end_s", "wait_s", "algbw", "busbw", "nccl");
+    for (int k = 0; k < r->plan.n; k++) {
+      const sim_bucket_time *t = &r->buckets[k];
+      char bb[32];
+      fmt_bytes(bb, sizeof bb, (double)t->bytes);
+      double alg, bus;
+      report_bucket_bw(r, t, &alg, &bus);
+      strbuf_printf(&s, "  %-4d %12s %9d %12.6f %12.6f %12.6f %12.6f %8.2f %8.2f  %s/%s\n", k, bb, r->plan.b[k].ntensors,
+                    t->ready_s, t->comm_start_s, t->comm_end_s, t->comm_start_s - t->ready_s, alg, bus,
+                    nccl_algo_name((nccl_algo)t->algo), nccl_proto_name((nccl_proto)t->proto));
+    }
+  }
+  int whole = 1;
+  if (b && b->mem) table_buyer(&s, b, p->samples_per_s, &whole);
+  if (!whole) {
+    strbuf_free(&s);
+    return NULL;
   }
   return strbuf_take(&s);
 }
@@ -350,8 +223,8 @@ cJSON *report_buckets_json(const model_t *m, model_dtype run, const bucket_plan 
     cJSON_AddNumberToObject(j, "index", b);
     cJSON_AddNumberToObject(j, "bytes", (double)plan->b[b].bytes);
     cJSON_AddStringToObject(j, "dtype", model_dtype_name((model_dtype)plan->b[b].dtype_key));
-    cJSON_AddItemToObject(j, "params", bucket_params(m, &plan->b[b], 1));
-    cJSON_AddItemToObject(j, "param_indices", bucket_params(m, &plan->b[b], 0));
+    cJSON_AddItemToObject(j, "params", report_bucket_params(m, &plan->b[b], 1));
+    cJSON_AddItemToObject(j, "param_indices", report_bucket_params(m, &plan->b[b], 0));
     if (!comm) continue;
     const plan_coll *pc = &comm->coll[b];
     double alg, bus;

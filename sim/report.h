@@ -7,15 +7,35 @@
 
 #include <cjson/cJSON.h>
 
+#include "budget.h"
+#include "interval.h"
+#include "memory.h"
 #include "plan.h"
 #include "predict.h"
 
-/* The `ddpsim predict --json` object (fields documented in docs/cli.md). */
-cJSON *report_predict_json(const sim_config *c, const predict_result *p);
+/* What predict adds to the prediction for a buyer (each NULL where not asked for): the memory per
+ * GPU, the budget of a job (job and budget together) and the interval of the main figures. */
+typedef struct {
+  const memory_parts *mem;
+  const budget_job *job;
+  const budget_result *budget;
+  const interval_t *iv;
+} report_buyer;
+
+/* The `ddpsim predict --json` object: every field of sim/fields.c's table that is in the run's
+ * framework, in the table's order (documented in docs/cli.md); with b (NULL: none) the buyer's
+ * `memory`, `budget` and `interval` objects. */
+cJSON *report_predict_json(const sim_config *c, const predict_result *p, const report_buyer *b);
 /* Traces are sim/trace.h's. */
 
-/* The human table of `ddpsim predict`. */
-char *report_predict_table(const sim_config *c, const predict_result *p);
+/* The human table of `ddpsim predict`: the table's lines in their order, each bucket's timeline,
+ * then with b the memory per GPU, the budget and the interval's lines. */
+char *report_predict_table(const sim_config *c, const predict_result *p, const report_buyer *b);
+
+/* A bucket's parameters as a JSON array: their names (names != 0) or registration indices. */
+cJSON *report_bucket_params(const model_t *m, const bucket_t *b, int names);
+/* A simulated bucket's all-reduce as nccl-tests reports one: algbw and busbw, GB/s. */
+void report_bucket_bw(const sim_result *r, const sim_bucket_time *t, double *alg_GBps, double *bus_GBps);
 
 /* Each bucket's collective as NCCL's model prices it on a job of `ranks` GPUs (`ddpsim buckets
  * --nodes`): coll[b] for bucket b of the plan (sim/plan.h's plan_coll, its idle-network estimate). */

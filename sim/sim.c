@@ -41,6 +41,7 @@ void sim_config_defaults(sim_config *c) {
   c->dp_backward_gil = -1;
   c->framework = SIM_FRAMEWORK_DDP;
   c->symmetry = 1;
+  c->gpu_sharing = 1;
   c->broadcast_buffers = 1;
 }
 

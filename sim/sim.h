@@ -96,7 +96,7 @@ typedef struct {
                               sim_config_defaults: SIM_JITTER_CI_REL); 0: exactly `iterations` */
   double host_jitter_s;    /* < 0: the profile's compute.host.jitter_s (0 if absent); 0: none; > 0: the
                               sd of an additive host delay per rank and iteration, seconds */
-  unsigned nccl_algos;     /* NCCL_ALGO: bit mask of nccl_algo (nccl.h); 0: all */
+  unsigned nccl_algos;     /* NCCL_ALGO: bit mask of nccl_algo (ncclmodel.h); 0: NCCL's own choice */
   unsigned nccl_protos;    /* NCCL_PROTO: bit mask of nccl_proto; 0: all */
   double load_s;           /* loading one batch by one DataLoader worker; 0: not modelled */
   int workers;             /* DataLoader num_workers (0: loading in the training loop) */
@@ -122,6 +122,8 @@ typedef struct {
   int record_spans;        /* 1: keep every simulated rank's spans in sim_result.timeline (traces) */
   int events;              /* 1: the engine plays every event even where its closed form applies
                               (sim/maxplus.h; default 0) */
+  int gpu_sharing;         /* 1 (default): backward's compute shares each GPU with NCCL's kernels
+                              beside it (docs/simulation.md, "Work sharing the GPU"); 0: as if free */
 } sim_config;
 
 typedef struct {

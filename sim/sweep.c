@@ -24,46 +24,21 @@ static double now_s(void) {
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-static void fill_row(const sim_result *r, sweep_row *row) {
-  row->gpus = r->gpus;
-  row->batch = r->batch;
-  row->precision = (int)r->precision;
-  row->iteration_s = r->iteration_s;
-  row->iteration_ci_s = r->jittered ? r->iteration_ci_s : NAN; /* NAN stays NAN: too few cycles */
-  row->compute_s = r->compute_s;
-  row->forward_s = r->forward_s;
-  row->backward_s = r->backward_s;
-  row->optimizer_s = r->optimizer_s;
-  row->bucket_copy_s = r->bucket_copy_s;
-  row->exposed_comm_s = r->exposed_comm_s;
-  row->straggler_wait_s = r->straggler_wait_s;
-  row->loading_s = r->loading_s;
-  row->transfer_s = r->transfer_s;
-  row->buffer_broadcast_s = r->buffer_broadcast_s;
-  row->comm_busy_s = r->comm_busy_s;
-  row->dp_scatter_s = r->dp_scatter_s;
-  row->dp_replicate_s = r->dp_replicate_s;
-  row->dp_gather_s = r->dp_gather_s;
-  row->dp_reduce_s = r->dp_reduce_s;
-  row->buckets = r->plan.n;
-}
-
-/* The buyer's figures not known until sweep_row_buy fills them. */
-static void buy_unknown(sweep_row *row) {
-  row->memory_peak_bytes = row->fits = row->max_batch_per_gpu = NAN;
-  row->train_s = row->gpu_hours = row->cost = row->energy_kwh = row->co2_kg = NAN;
-  row->iteration_s_lo = row->iteration_s_hi = row->samples_per_s_lo = row->samples_per_s_hi = NAN;
-}
-
-void sweep_row_fill(const predict_result *p, sweep_row *row) {
-  memset(row, 0, sizeof *row);
-  buy_unknown(row);
-  fill_row(&p->sim, row);
-  row->samples_per_s = p->samples_per_s;
-  row->tokens_per_s = p->tokens_per_s;
-  row->scaling_efficiency = p->scaling_efficiency;
-  row->single_gpu_iteration_s = p->single_gpu_iteration_s;
+/* Every column's number (sweep_row): from the prediction, the buyer's figures unknown. What is
+ * not a column (a simulation's wall time) stays NaN: rows are the same bytes however they ran. */
+static void fill(const sim_config *c, const predict_result *p, sweep_row *row) {
+  const field_ctx x = {.c = c, .p = p};
+  for (int k = 0; k < FIELD_COUNT; k++) {
+    const field *f = &field_table[k];
+    int number = f->kind == FIELD_NUMBER || f->kind == FIELD_BOOL || f->kind == FIELD_NAME;
+    row->value[k] = number && f->sweep ? field_value(f, &x) : NAN;
+  }
   row->done = 1;
+}
+
+void sweep_row_fill(const sim_config *c, const predict_result *p, sweep_row *row) {
+  memset(row, 0, sizeof *row);
+  fill(c, p, row);
 }
 
 /* The one-GPU twins already simulated by this process (predict_twin): a sweep varies nodes, caps
@@ -77,30 +52,24 @@ typedef struct {
 } twins_t;
 
 int sweep_row_buy(const sim_config *c, model_optim optim, const budget_job *j, sweep_row *row, err_t *e) {
-  buy_unknown(row);
   memory_parts m;
+  budget_result br;
+  field_ctx x = {.c = c, .mem = &m, .job = j};
   int rc = memory_estimate(c, optim, &m, e);
   if (rc) return rc;
-  row->memory_peak_bytes = m.peak_bytes;
-  if (m.device_bytes > 0) row->fits = !memory_oom(&m);
-  long b = memory_max_batch(&m);
-  if (b >= 0) row->max_batch_per_gpu = (double)b;
-  if (!j) return ERR_OK;
   profile_device d;
   profile_get_device(c->profile, &d);
-  budget_result br;
-  if ((rc = budget_compute(j, row->gpus, row->batch, row->iteration_s, row->compute_s, &d, &br, e))) return rc;
-  row->train_s = br.train_s;
-  row->gpu_hours = br.gpu_hours;
-  if (br.has_cost) row->cost = br.cost;
-  if (br.has_energy) row->energy_kwh = br.energy_kwh;
-  if (br.has_co2) row->co2_kg = br.co2_kg;
+  if (j && (rc = budget_compute(j, (int)row->value[FIELD_GPUS], (long)row->value[FIELD_BATCH_PER_GPU],
+                                row->value[FIELD_ITERATION_S], row->value[FIELD_COMPUTE_S], &d, &br, e)))
+    return rc;
+  if (j) x.budget = &br;
+  /* The fields that read no prediction: the memory's, the budget's, the interval's (NaN: the caller's). */
+  for (int k = FIELD_BUYER; k < FIELD_COUNT; k++) row->value[k] = field_value(&field_table[k], &x);
   return ERR_OK;
 }
 
 static int run_one(const sim_config *c, sweep_what what, sweep_row *row, twins_t *tw) {
   memset(row, 0, sizeof *row);
-  buy_unknown(row);
   err_t e;
   if (what == SWEEP_PREDICT) {
     sim_config one;
@@ -113,7 +82,7 @@ static int run_one(const sim_config *c, sweep_what what, sweep_row *row, twins_t
     if (hit >= 0) po.single_gpu_iteration_s = tw->iteration_s[hit];
     predict_result p;
     if ((row->status = predict_run_opts(c, &po, &p, &e)) == ERR_OK) {
-      sweep_row_fill(&p, row);
+      fill(c, &p, row);
       if (tw && hit < 0 && p.sim.gpus > 1) {
         tw->key[tw->next] = one;
         tw->iteration_s[tw->next] = p.single_gpu_iteration_s;
@@ -123,12 +92,13 @@ static int run_one(const sim_config *c, sweep_what what, sweep_row *row, twins_t
       predict_result_free(&p);
     }
   } else {
-    sim_result r;
-    if ((row->status = sim_run(c, &r, &e)) == ERR_OK) {
-      fill_row(&r, row);
-      row->samples_per_s = (double)r.gpus * (double)r.batch / r.iteration_s;
-      row->tokens_per_s = row->samples_per_s * (double)c->model->tokens_per_sample;
-      sim_result_free(&r);
+    predict_result p; /* the run alone: no twin, scaling_efficiency and single_gpu_iteration_s 0 */
+    memset(&p, 0, sizeof p);
+    if ((row->status = sim_run(c, &p.sim, &e)) == ERR_OK) {
+      p.samples_per_s = (double)p.sim.gpus * (double)p.sim.batch / p.sim.iteration_s;
+      p.tokens_per_s = p.samples_per_s * (double)c->model->tokens_per_sample;
+      fill(c, &p, row);
+      sim_result_free(&p.sim);
     }
   }
   if (row->status) snprintf(row->msg, sizeof row->msg, "%s", e.msg);
@@ -247,55 +217,19 @@ int sweep_run(const sim_config *cfgs, int n, const sweep_opts *o, sweep_row *row
 
 /* ---- the columns ---- */
 
-const char *const sweep_columns[] = {
-    "model", "topology", "profile", "nodes", "gpus_per_node", "gpus", "batch_per_gpu", "precision", "framework", "mode",
-    "fidelity", "pytorch", "bucket_cap_mb", "bucket_cap_mb_given", "comm_hook", "gradient_as_bucket_view", "no_sync",
-    "iteration_s", "samples_per_s", "tokens_per_s", "token_unit", "scaling_efficiency", "single_gpu_iteration_s",
-    "compute_s", "forward_s", "backward_s", "optimizer_s", "bucket_copy_s", "exposed_comm_s", "straggler_wait_s",
-    "loading_s", "transfer_s", "buffer_broadcast_s", "comm_busy_s", "dp_scatter_s", "dp_replicate_s", "dp_gather_s",
-    "dp_reduce_s", "buckets", "memory_peak_bytes", "fits", "max_batch_per_gpu", "train_s", "gpu_hours", "cost",
-    "energy_kwh", "co2_kg", "iteration_s_lo", "iteration_s_hi", "samples_per_s_lo", "samples_per_s_hi",
-    "iteration_ci_s", NULL};
-
-/* Column k of a row: a string (returned, buf may hold it) or a number (*v, NULL returned). */
-static const char *column(const sim_config *c, const sweep_row *r, int k, char *buf, size_t len, double *v) {
-  static const char *const modes[] = {"ddp", "flat"}, *const fids[] = {"flow", "step"}, *const hooks[] = {"none", "fp16", "bf16"},
-                           *const fws[] = {"ddp", "dp"};
-  const double parts[] = {r->iteration_s,    r->samples_per_s,  r->tokens_per_s,   0,
-                          r->scaling_efficiency, r->single_gpu_iteration_s, r->compute_s, r->forward_s,
-                          r->backward_s,     r->optimizer_s,    r->bucket_copy_s,  r->exposed_comm_s,
-                          r->straggler_wait_s, r->loading_s,    r->transfer_s,     r->buffer_broadcast_s,
-                          r->comm_busy_s,    r->dp_scatter_s,   r->dp_replicate_s, r->dp_gather_s,
-                          r->dp_reduce_s,    r->buckets,        r->memory_peak_bytes, r->fits,
-                          r->max_batch_per_gpu, r->train_s,     r->gpu_hours,      r->cost,
-                          r->energy_kwh,     r->co2_kg,         r->iteration_s_lo, r->iteration_s_hi,
-                          r->samples_per_s_lo, r->samples_per_s_hi, r->iteration_ci_s};
-  switch (k) {
-  case 0: return c->model->name;
-  case 1: return c->topo->name;
-  case 2: return profile_name(c->profile);
-  case 3: *v = c->nodes; return NULL;
-  case 4: *v = c->nodes > 0 ? r->gpus / c->nodes : 0; return NULL;
-  case 5: *v = r->gpus; return NULL;
-  case 6: *v = (double)r->batch; return NULL;
-  case 7: return model_dtype_name((model_dtype)r->precision);
-  case 8: return fws[c->framework];
-  case 9: return modes[c->mode];
-  case 10: return fids[c->fidelity];
-  case 11: return reducer_version_name(c->pytorch, buf, len);
-  case 12: *v = c->bucket_cap_mb > 0 ? c->bucket_cap_mb : 25; return NULL;
-  case 13: *v = c->bucket_cap_mb > 0; return NULL;
-  case 14: return hooks[c->comm_hook];
-  case 15: *v = c->bucket_view; return NULL;
-  case 16: *v = c->no_sync; return NULL;
-  case 20: return c->model->token_unit;
-  default: *v = parts[k - 17]; return NULL;
-  }
+/* Column id of row r: a text (returned, buf may hold it) or a number (*v, NULL returned). */
+static const char *column(const sim_config *c, const sweep_row *r, field_id id, char *buf, size_t len, double *v) {
+  const field *f = &field_table[id];
+  const field_ctx x = {.c = c};
+  *v = r->value[id];
+  return field_text(f, &x, *v, buf, len);
 }
 
 static int is_column(const char *name) {
-  for (int k = 0; sweep_columns[k]; k++)
-    if (strcmp(sweep_columns[k], name) == 0) return 1;
+  for (int k = 0; k < FIELD_COUNT; k++) {
+    const char *col = field_column(&field_table[k]);
+    if (col && strcmp(col, name) == 0) return 1;
+  }
   return 0;
 }
 
@@ -315,16 +249,18 @@ char *sweep_csv(const sim_config *cfgs, const sweep_row *rows, int n, const char
   const char *sep = "";
   for (int a = 0; a < naxes; a++)
     if (!is_column(axis_names[a])) strbuf_printf(&s, "%s", sep), csv_field(&s, axis_names[a]), sep = ",";
-  for (int k = 0; sweep_columns[k]; k++) strbuf_printf(&s, "%s%s", sep, sweep_columns[k]), sep = ",";
+  field_id ids[FIELD_COUNT];
+  int ncol = field_sweep_columns(ids);
+  for (int k = 0; k < ncol; k++) strbuf_printf(&s, "%s%s", sep, field_column(&field_table[ids[k]])), sep = ",";
   strbuf_printf(&s, "\n");
   for (int i = 0; i < n; i++) {
     sep = "";
     for (int a = 0; a < naxes; a++)
       if (!is_column(axis_names[a])) strbuf_printf(&s, "%s", sep), csv_field(&s, axis_values[i * naxes + a]), sep = ",";
-    for (int k = 0; sweep_columns[k]; k++) {
+    for (int k = 0; k < ncol; k++) {
       char buf[32];
       double v;
-      const char *t = column(&cfgs[i], &rows[i], k, buf, sizeof buf, &v);
+      const char *t = column(&cfgs[i], &rows[i], ids[k], buf, sizeof buf, &v);
       strbuf_printf(&s, "%s", sep);
       if (t) csv_field(&s, t);
       else if (!isnan(v)) strbuf_printf(&s, "%.10g", v); /* NaN: not known, an empty field */
@@ -342,8 +278,10 @@ cJSON *sweep_json(const sim_config *cfgs, const sweep_row *rows, int n, const ch
   if (!o || !axes || !cols || !arr) goto fail;
   for (int a = 0; a < naxes; a++)
     if (!cJSON_AddItemToArray(axes, cJSON_CreateString(axis_names[a]))) goto fail;
-  for (int k = 0; sweep_columns[k]; k++)
-    if (!cJSON_AddItemToArray(cols, cJSON_CreateString(sweep_columns[k]))) goto fail;
+  field_id ids[FIELD_COUNT];
+  int ncol = field_sweep_columns(ids);
+  for (int k = 0; k < ncol; k++)
+    if (!cJSON_AddItemToArray(cols, cJSON_CreateString(field_column(&field_table[ids[k]])))) goto fail;
   for (int i = 0; i < n; i++) {
     cJSON *r = cJSON_CreateObject();
     if (!r || !cJSON_AddItemToArray(arr, r)) {
@@ -352,13 +290,13 @@ cJSON *sweep_json(const sim_config *cfgs, const sweep_row *rows, int n, const ch
     }
     for (int a = 0; a < naxes; a++)
       if (!is_column(axis_names[a]) && !cJSON_AddStringToObject(r, axis_names[a], axis_values[i * naxes + a])) goto fail;
-    for (int k = 0; sweep_columns[k]; k++) {
+    for (int k = 0; k < ncol; k++) {
       char buf[32];
       double v;
-      const char *t = column(&cfgs[i], &rows[i], k, buf, sizeof buf, &v);
-      if (!(t ? cJSON_AddStringToObject(r, sweep_columns[k], t)
-              : isnan(v) ? cJSON_AddNullToObject(r, sweep_columns[k]) /* not known */
-                         : cJSON_AddNumberToObject(r, sweep_columns[k], v)))
+      const char *t = column(&cfgs[i], &rows[i], ids[k], buf, sizeof buf, &v), *name = field_column(&field_table[ids[k]]);
+      if (!(t ? cJSON_AddStringToObject(r, name, t)
+              : isnan(v) ? cJSON_AddNullToObject(r, name) /* not known */
+                         : cJSON_AddNumberToObject(r, name, v)))
         goto fail;
     }
   }

@@ -18,26 +18,21 @@
 
 #include "err.h"
 #include "budget.h"
+#include "fields.h"
 #include "predict.h"
 
-/* One configuration's result. Times are per iteration, seconds (sim_result's meaning). */
+/* One configuration's result: the number of every column of sim/fields.h's table by field_id
+ * (NaN for fields that are not sweep's columns; a name as its enum value: a precision, a
+ * framework); times per iteration, seconds. The buyer's figures (sweep_row_buy; NaN where not
+ * known or not asked for: null in JSON, empty in CSV): the memory per GPU, whether it fits the card
+ * (1, 0), the largest batch that fits; with a budget, the time to train, GPU-hours, cost, energy,
+ * CO2 (sim/budget.h); with --interval (sim/interval.h, set by the caller) the iteration's and the
+ * throughput's lo/hi. iteration_ci_s is NaN without jitter, or where unknown. */
 typedef struct {
   int done;                 /* 1 once the configuration ran (or failed) */
   int status;               /* ERR_OK, or the failure, with msg */
   char msg[1024];           /* err_t's */
-  int gpus, precision;      /* precision: model_dtype, as run */
-  long batch;               /* per GPU, as run */
-  double iteration_s, samples_per_s, tokens_per_s, scaling_efficiency, single_gpu_iteration_s;
-  double compute_s, forward_s, backward_s, optimizer_s, bucket_copy_s, exposed_comm_s, straggler_wait_s, loading_s,
-      transfer_s, buffer_broadcast_s, comm_busy_s, dp_scatter_s, dp_replicate_s, dp_gather_s, dp_reduce_s;
-  int buckets;              /* all-reduced per synchronised iteration */
-  /* The buyer's figures (sweep_row_buy; NaN where not known or not asked for: null in JSON, empty
-   * in CSV): the memory per GPU, whether it fits the card (1, 0), the largest batch that fits; with
-   * a budget, the time to train, GPU-hours, cost, energy, CO2 (sim/budget.h). */
-  double memory_peak_bytes, fits, max_batch_per_gpu, train_s, gpu_hours, cost, energy_kwh, co2_kg;
-  /* With --interval (sim/interval.h; NaN otherwise): the iteration's and the throughput's lo/hi. */
-  double iteration_s_lo, iteration_s_hi, samples_per_s_lo, samples_per_s_hi;
-  double iteration_ci_s;    /* with jitter: sim_result.iteration_ci_s (NaN without jitter, or unknown) */
+  double value[FIELD_COUNT];
 } sweep_row;
 
 typedef enum {
@@ -64,8 +59,8 @@ typedef struct {
  * ERR_IO when workers cannot be started, ERR_SIM when a worker died. */
 int sweep_run(const sim_config *cfgs, int n, const sweep_opts *o, sweep_row *rows, err_t *e);
 
-/* A row from a prediction (done, status ERR_OK). */
-void sweep_row_fill(const predict_result *p, sweep_row *row);
+/* A row from the prediction p of configuration c (done, status ERR_OK). */
+void sweep_row_fill(const sim_config *c, const predict_result *p, sweep_row *row);
 
 /* Fills a done row's buyer's figures for its configuration c: the memory with optimizer `optim`
  * (sim/memory.h; MODEL_OPTIM_UNKNOWN: the model's), and with a job j (NULL: none) its budget
@@ -75,13 +70,11 @@ int sweep_row_buy(const sim_config *c, model_optim optim, const budget_job *j, s
 /* One configuration, in this process: the row's status (its message in row->msg). */
 int sweep_run_one(const sim_config *c, sweep_what what, sweep_row *row);
 
-/* The columns sweep_csv and sweep_json write, first the configuration's, then the results'
- * (docs/cli.md lists each with its unit): NULL-ended. */
-extern const char *const sweep_columns[];
-
 /* A CSV of the rows, with a header line: first one column per axis (axis_names[0..naxes-1], the
- * value of row i in axis_values[i * naxes + a]; a name that is one of sweep_columns is left out,
- * the column has it), then sweep_columns. NULL when out of memory; the caller frees it. */
+ * value of row i in axis_values[i * naxes + a]; a name that is one of the columns is left out, the
+ * column has it), then the columns of sim/fields.h's table (field_sweep_columns: first the
+ * configuration's, then the results'; docs/cli.md lists each with its unit). NULL when out of
+ * memory; the caller frees it. */
 char *sweep_csv(const sim_config *cfgs, const sweep_row *rows, int n, const char *const *axis_names, int naxes,
                 const char *const *axis_values);
 

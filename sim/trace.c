@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nccl.h"
+#include "ncclmodel.h"
 #include "version.h"
 
 enum { TID_HOST = 4, TID_COMPUTE = 1, TID_COMM = 2, TID_COPY = 3, TID_GIL_DP = 1000, TID_LOADER = 100 };

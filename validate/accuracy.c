@@ -330,7 +330,7 @@ static int load_inputs(const accuracy_point *p, model_t **m, topo_t **t, profile
   return rc;
 }
 
-static void predict_point(accuracy_point *p) {
+static void predict_point(accuracy_point *p, int no_gpu_sharing) {
   model_t *m = NULL;
   topo_t *t = NULL;
   profile_t *pr = NULL;
@@ -350,6 +350,7 @@ static void predict_point(accuracy_point *p) {
     c.no_sync = p->no_sync;
     c.mode = (sim_mode)p->mode;
     c.h2d = (sim_h2d)p->h2d;
+    c.gpu_sharing = !no_gpu_sharing;
     if (!(rc = predict_run(&c, &r, &e))) {
       double samples = r.samples_per_s;
       p->predicted = p->metric == ACCURACY_SAMPLES ? samples
@@ -369,7 +370,7 @@ static void predict_point(accuracy_point *p) {
 int accuracy_run(accuracy_set *s, err_t *e) {
   (void)e;
   for (int i = 0; i < s->n; i++)
-    if (!s->points[i].unsupported[0]) predict_point(&s->points[i]);
+    if (!s->points[i].unsupported[0]) predict_point(&s->points[i], s->no_gpu_sharing);
   return ERR_OK;
 }
 

@@ -57,6 +57,7 @@ typedef struct {
   char path[512];
   int n;
   accuracy_point *points;
+  int no_gpu_sharing; /* an ablation: predict every point with sim_config.gpu_sharing 0 */
 } accuracy_set;
 
 /* Loads a points file into *out (free with accuracy_destroy). ERR_IO if unreadable, ERR_INPUT with

@@ -15,7 +15,7 @@
 
 #include "model.h"
 #include "modelgen.h"
-#include "nccl.h"
+#include "ncclmodel.h"
 #include "profile.h"
 #include "strbuf.h"
 #include "topo.h"

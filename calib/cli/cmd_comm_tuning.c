@@ -50,6 +50,7 @@ static void print_tuning(const ncclsweep_fit *f) {
          nccl_hw_name(f->intra), f->setup.bw_Bps);
   for (int a = 0; a < NCCL_NALGO; a++)
     for (int q = 0; q < NCCL_NPROTO; q++) {
+      if (!nccl_algo_swept(a, q)) continue;
       const nccltune_combo *cb = &f->tune.c[a][q];
       if (!cb->enabled) {
         printf("#   %s/%-6s disabled (refused by NCCL)\n", nccl_algo_name(a), nccl_proto_name(q));

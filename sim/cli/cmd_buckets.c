@@ -15,7 +15,7 @@ static const char *usage_buckets =
     "Prints the gradient buckets DDP all-reduces in its steady state (or in iteration K), in\n"
     "reduction order, with bytes and parameter names and registration indices (0-based), exactly\n"
     "as the Reducer of that PyTorch release assigns them (docs/reducer.md). With --nodes, each\n"
-    "bucket's all-reduce on that job as NCCL's model prices it on an idle network (sim/nccl.c),\n"
+    "bucket's all-reduce on that job as NCCL's model prices it on an idle network (sim/ncclmodel.c),\n"
     "with algbw and busbw as nccl-tests defines them, to set beside an all_reduce_perf log.\n"
     "\n";
 

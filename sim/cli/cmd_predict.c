@@ -9,7 +9,6 @@
 #include "predict.h"
 #include "report.h"
 #include "simopts.h"
-#include "strbuf.h"
 #include "trace.h"
 
 static const char *usage_predict =
@@ -137,39 +136,10 @@ int cmd_predict_run(cli_ctx *x, int argc, char **argv, int trace_only) {
     simopts_inputs_free(&in);
     return rc;
   }
-  /* The figures the interval covers: with the iteration (times, cost, energy) or against it. */
-  const char *iv_names[] = {"iteration_s", "samples_per_s", "tokens_per_s", "train_s", "gpu_hours", "cost", "energy_kwh", NULL};
-  const double iv_values[] = {p.sim.iteration_s, p.samples_per_s, p.tokens_per_s, budget ? br.train_s : 0, budget ? br.gpu_hours : 0,
-                              budget && br.has_cost ? br.cost : 0, budget && br.has_energy ? br.energy_kwh : 0};
-  const int iv_time[] = {1, 0, 0, 1, 1, 1, 1};
-  if (!budget) iv_names[3] = NULL; /* no budget: the first three only */
   if (trace) rc = write_trace(x, &cfg, &p, ranks, trace, format);
-  if (!rc && !trace_only && json) {
-    cJSON *o = report_predict_json(&cfg, &p);
-    if (o && !cJSON_AddItemToObject(o, "memory", memory_json(&mem))) cJSON_Delete(o), o = NULL;
-    if (o && budget && !cJSON_AddItemToObject(o, "budget", budget_json(&job, &br))) cJSON_Delete(o), o = NULL;
-    if (o && bo.interval && !cJSON_AddItemToObject(o, "interval", interval_json(&iv, iv_names, iv_values, iv_time)))
-      cJSON_Delete(o), o = NULL;
-    rc = out_json(x, o);
-  } else if (!rc && !trace_only) {
-    char *t = report_predict_table(&cfg, &p), *mt = memory_table(&mem), *bt = budget ? budget_table(&job, &br) : NULL;
-    strbuf sb = {0};
-    int whole = t && mt && (bt || !budget); /* else out of memory: out_text(NULL) says so */
-    if (whole) strbuf_printf(&sb, "%s#\n%s%s%s", t, mt, bt ? "#\n" : "", bt ? bt : "");
-    if (whole && bo.interval) {
-      strbuf_printf(&sb, "#\n%-24s %14.6f .. %.6f s   (profile: %d draws, %.0f%% central; validated: %d published point%s)\n",
-                    "iteration interval", iv.lo_s, iv.hi_s, iv.draws, 100 * iv.level, iv.validated_points,
-                    iv.validated_points == 1 ? "" : "s");
-      double lo, hi;
-      interval_scale(&iv, p.samples_per_s, 0, &lo, &hi);
-      strbuf_printf(&sb, "%-24s %14.1f .. %.1f\n", "samples/s interval", lo, hi);
-      interval_scale(&iv, br.train_s / 3600, 1, &lo, &hi);
-      if (budget) strbuf_printf(&sb, "%-24s %14.2f .. %.2f h\n", "time to train interval", lo, hi);
-    }
-    free(t), free(mt), free(bt);
-    if (!whole) strbuf_free(&sb);
-    rc = out_text(x, whole ? strbuf_take(&sb) : NULL);
-  }
+  const report_buyer rb = {.mem = &mem, .job = budget ? &job : NULL, .budget = budget ? &br : NULL, .iv = bo.interval ? &iv : NULL};
+  if (!rc && !trace_only && json) rc = out_json(x, report_predict_json(&cfg, &p, &rb));
+  else if (!rc && !trace_only) rc = out_text(x, report_predict_table(&cfg, &p, &rb));
   else if (!rc) printf("wrote %s\n", trace);
   predict_result_free(&p);
   simopts_inputs_free(&in);

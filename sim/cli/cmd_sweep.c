@@ -231,23 +231,24 @@ static char *table(const sim_config *cfgs, const sweep_row *rows, int n, const a
   for (int a = 0; a < nax; a++) strbuf_printf(&s, " %-12s", ax[a].name);
   strbuf_printf(&s, " %6s %12s %12s %14s %8s %12s %8s %4s", "gpus", "iteration_s", "samples/s", "tokens/s", "eff_%", "exposed_s",
                 "mem_GiB", "fits");
-  int budget = n > 0 && !isnan(rows[0].train_s);
+  int budget = n > 0 && !isnan(rows[0].value[FIELD_TRAIN_S]);
   if (budget) strbuf_printf(&s, " %10s %10s %10s", "train_h", "cost", "kWh");
   strbuf_printf(&s, "\n");
   int capfast = nax > 0 && strcmp(ax[nax - 1].name, "bucket-cap-mb") == 0, group = capfast ? ax[nax - 1].n : 0;
   for (int i = 0; i < n; i++) {
     strbuf_printf(&s, " ");
     for (int a = 0; a < nax; a++) strbuf_printf(&s, " %-12s", vals[i * nax + a]);
-    const sweep_row *r = &rows[i];
-    strbuf_printf(&s, " %6d %12.6f %12.1f %14.0f %8.1f %12.6f %8.2f %4s", r->gpus, r->iteration_s, r->samples_per_s, r->tokens_per_s,
-                  100.0 * r->scaling_efficiency, r->exposed_comm_s, r->memory_peak_bytes / (1024.0 * 1024 * 1024),
-                  isnan(r->fits) ? "?" : r->fits > 0 ? "yes" : "NO");
-    if (budget) strbuf_printf(&s, " %10.2f %10.2f %10.1f", r->train_s / 3600, r->cost, r->energy_kwh); /* nan: not asked */
+    const double *v = rows[i].value, fits = v[FIELD_FITS];
+    strbuf_printf(&s, " %6d %12.6f %12.1f %14.0f %8.1f %12.6f %8.2f %4s", (int)v[FIELD_GPUS], v[FIELD_ITERATION_S],
+                  v[FIELD_SAMPLES_PER_S], v[FIELD_TOKENS_PER_S], 100.0 * v[FIELD_SCALING_EFFICIENCY], v[FIELD_EXPOSED_COMM_S],
+                  v[FIELD_MEMORY_PEAK_BYTES] / (1024.0 * 1024 * 1024), isnan(fits) ? "?" : fits > 0 ? "yes" : "NO");
+    if (budget) /* nan: not asked */
+      strbuf_printf(&s, " %10.2f %10.2f %10.1f", v[FIELD_TRAIN_S] / 3600, v[FIELD_COST], v[FIELD_ENERGY_KWH]);
     strbuf_printf(&s, "\n");
     if (group > 1 && (i + 1) % group == 0) {
       double caps[64], it[64]; /* the first 64 caps of a longer group */
       int g = group > 64 ? 64 : group;
-      for (int k = 0; k < g; k++) caps[k] = cfgs[i + 1 - group + k].bucket_cap_mb, it[k] = rows[i + 1 - group + k].iteration_s;
+      for (int k = 0; k < g; k++) caps[k] = cfgs[i + 1 - group + k].bucket_cap_mb, it[k] = rows[i + 1 - group + k].value[FIELD_ITERATION_S];
       char *b = report_sweep_best(caps, it, g);
       strbuf_printf(&s, "%s", b ? b : "");
       free(b);
@@ -380,11 +381,12 @@ int cmd_sweep(cli_ctx *x, int argc, char **argv) {
       for (int k = 0; k < cache.n && !name; k++)
         if (cache.e[k].kind == 2 && cache.e[k].p == cfgs[i].profile) name = cache.e[k].name;
       interval_t iv;
-      if ((rc = buyopts_interval(x, &buys[i], name, &cfgs[i], rows[i].iteration_s, &known, &iv))) goto done;
-      rows[i].iteration_s_lo = iv.lo_s, rows[i].iteration_s_hi = iv.hi_s;
-      interval_scale(&iv, rows[i].samples_per_s, 0, &rows[i].samples_per_s_lo, &rows[i].samples_per_s_hi);
+      double *v = rows[i].value;
+      if ((rc = buyopts_interval(x, &buys[i], name, &cfgs[i], v[FIELD_ITERATION_S], &known, &iv))) goto done;
+      v[FIELD_ITERATION_S_LO] = iv.lo_s, v[FIELD_ITERATION_S_HI] = iv.hi_s;
+      interval_scale(&iv, v[FIELD_SAMPLES_PER_S], 0, &v[FIELD_SAMPLES_PER_S_LO], &v[FIELD_SAMPLES_PER_S_HI]);
     }
-    if (max_hours > 0 && !(rows[i].train_s <= max_hours * 3600)) continue;
+    if (max_hours > 0 && !(rows[i].value[FIELD_TRAIN_S] <= max_hours * 3600)) continue;
     cfgs[kept] = cfgs[i], rows[kept] = rows[i];
     for (int a = 0; a < nax; a++) vals[kept * nax + a] = vals[i * nax + a];
     kept++;

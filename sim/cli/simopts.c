@@ -7,7 +7,7 @@
 
 #include "cost.h"
 #include "data.h"
-#include "nccl.h"
+#include "ncclmodel.h"
 #include "txt.h"
 
 void simopts_init(simopts *o) {
@@ -118,8 +118,8 @@ void simopts_table(simopts *o, cli_opt t[SIMOPTS_COUNT]) {
        "with jitter, simulate until the 95% confidence interval of the mean\niteration is within X of it (default 0.01); "
        "0: exactly --iterations",
        CLI_MIN | CLI_MAX_OPEN, 0, 1},
-      {"nccl-algo", 0, CLI_CUSTOM, &o->nccl_algos, "LIST", "NCCL_ALGO: ring, tree or both (default auto: NCCL's fastest)",
-       .parse = parse_algos, .must = "must list ring and/or tree (or auto)"},
+      {"nccl-algo", 0, CLI_CUSTOM, &o->nccl_algos, "LIST", "NCCL_ALGO: ring, tree, pat and/or hier (default auto: NCCL's\nown choice among those the profile lists; hier only when asked)",
+       .parse = parse_algos, .must = "must list ring, tree, pat and/or hier (or auto)"},
       {"nccl-proto", 0, CLI_CUSTOM, &o->nccl_protos, "LIST", "NCCL_PROTO: LL, LL128, Simple (default auto); needs the profile's comm.nccl",
        .parse = parse_protos, .must = "must list LL, LL128 and/or Simple (or auto)"},
       {"num-workers", 0, CLI_INT, &o->workers, "W", "DataLoader workers loading batches (default 0: the training loop loads)",
@@ -157,6 +157,8 @@ void simopts_table(simopts *o, cli_opt t[SIMOPTS_COUNT]) {
        "simulate every GPU (default: with no jitter every node does the same,\nso 2 simulated nodes stand for all; same results, faster)"},
       {"events", 0, CLI_FLAG, &o->events, NULL,
        "play every event of a full simulation even where its closed form applies\n(default: the closed form, same results, faster)"},
+      {"no-gpu-sharing", 0, CLI_FLAG, &o->no_gpu_sharing, NULL,
+       "compute beside NCCL's kernels as if it had the GPU to itself (default: it\nloses the SMs and memory bandwidth they take; an ablation)"},
       {0},
   };
   memcpy(t, table, sizeof table);
@@ -177,7 +179,7 @@ const char *const simopts_known[] = {
     "model", "topology", "profile", "gpus-per-node", "batch", "precision", "first-bucket-mb", "rebuilt", "bucket-view",
     "static-graph", "pytorch", "find-unused-parameters", "gradient-as-bucket-view", "bucket-cap-mb-list", "ddp-iteration", "no-broadcast-buffers", "mode", "fidelity", "iterations", "no-sync", "comm-hook", "jitter-cv", "jitter-ci", "seed", "nccl-algo",
     "nccl-proto", "num-workers", "load-ms", "pin-memory", "non-blocking", "prefetch", "no-h2d", "framework",
-    "backend", "host-jitter-us", "host-launch-us", "host-dispatch-us", "dp-backward-gil", "dp-gil-share", "dp-handover-us", "no-symmetry", "events", "nodes", "bucket-cap-mb", "json", "csv", "trace",
+    "backend", "host-jitter-us", "host-launch-us", "host-dispatch-us", "dp-backward-gil", "dp-gil-share", "dp-handover-us", "no-symmetry", "events", "no-gpu-sharing", "nodes", "bucket-cap-mb", "json", "csv", "trace",
     /* sim/cli/buyopts.c */
     "optimizer", "allow-oom", "samples", "epochs", "dataset-size", "price", "grid-kgco2-per-kwh", "max-hours", NULL};
 
@@ -320,6 +322,7 @@ void simopts_config(const simopts *o, const simopts_inputs *in, sim_config *c) {
   c->dp_handover_s = o->dp_handover_us * 1e-6;
   c->symmetry = !o->no_symmetry;
   c->events = o->events;
+  c->gpu_sharing = !o->no_gpu_sharing;
   c->load_s = o->load_ms * 1e-3;
   /* PyTorch: non_blocking only matters for pinned memory; a prefetcher copies pinned batches. */
   c->h2d = o->no_h2d ? SIM_H2D_OFF

@@ -26,6 +26,7 @@ typedef struct {
   int workers, pin, nonblocking, prefetch, no_h2d, dp_backward_gil;
   int no_symmetry;      /* simulate every GPU even where 2 nodes could stand for all */
   int events;           /* play every event even where the closed form applies */
+  int no_gpu_sharing;   /* compute beside NCCL's kernels as if it had the GPU to itself */
   int framework, hook, mode, fidelity; /* sim_framework, sim_comm_hook, sim_mode, sim_fidelity */
   double host_launch_us; /* -1: the profile's */
   double host_dispatch_us; /* -1: the profile's */
@@ -41,7 +42,7 @@ typedef struct {
 /* What a bucket cap flag must be (--bucket-cap-mb, --first-bucket-mb, and the lists of recommend,
  * buckets and validate): sim.h's SIM_MIN_BUCKET_MB to SIM_MAX_BUCKET_MB. */
 #define SIMOPTS_CAP_MUST "must be a cap from one byte (9.54e-07 MB) to 1e9 MB"
-#define SIMOPTS_COUNT 43 /* entries of the shared table, its end included */
+#define SIMOPTS_COUNT 44 /* entries of the shared table, its end included */
 
 /* Fills o with the documented defaults (docs/cli.md). */
 void simopts_init(simopts *o);

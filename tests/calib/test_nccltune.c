@@ -1,5 +1,5 @@
 /* nccltune recovers NCCL's per-algorithm/protocol parameters from synthetic sweeps generated with
- * ddpsim's model (sim/nccl.h, written out again here, not taken from the library) from known,
+ * ddpsim's model (sim/ncclmodel.h, written out again here, not taken from the library) from known,
  * uneven parameters with 1% multiplicative noise (fixed-seed GSL RNG); then every error path and
  * both clamps. One line per check; exits 1 if any check fails.
  *
@@ -31,10 +31,10 @@
 
 enum { N = 26 }; /* 8 B .. 256 MiB, factor 2 */
 
-/* The truth: ddpsim's model (sim/nccl.h), independent of the library (nccl_time_s, which nccltune uses). */
+/* The truth: ddpsim's model (sim/ncclmodel.h), independent of the library (nccl_time_s, which nccltune uses). */
 typedef struct {
   int n, nodes, g;
-  double bw, hop_intra[2][3], hop_net[2][3];
+  double bw, hop_intra[NCCL_NALGO][3], hop_net[NCCL_NALGO][3]; /* nccl_hw_hops' rows; ring and tree used */
   double base[2][3], f[2][3];
 } truth_t;
 
@@ -56,7 +56,7 @@ static double truth_time(const truth_t *t, int a, int q, double s) {
   return c0_of(t, a, q) + edge / (t->f[a][q] * t->bw);
 }
 
-static double bytes[N], times[2][3][N];
+static double bytes[N], times[NCCL_NALGO][3][N]; /* ring and tree: the all-reduce sweeps */
 
 static void generate(gsl_rng *rng, const truth_t *t) {
   for (int i = 0; i < N; i++) bytes[i] = 8.0 * pow(2.0, i);
@@ -72,7 +72,7 @@ static double ring_simple_bw(int n, err_t *e) {
   return r.bw_Bps;
 }
 
-static void setup_from(const truth_t *t, double bw, nccltune_setup *s, nccltune_sweep sw[2][3]) {
+static void setup_from(const truth_t *t, double bw, nccltune_setup *s, nccltune_sweep sw[NCCL_NALGO][3]) {
   memset(s, 0, sizeof *s);
   s->nranks = t->n;
   s->nodes = t->nodes;
@@ -101,7 +101,7 @@ static void check_recovery(const char *label, const truth_t *t, const nccltune_r
  * --nccl-tuning writes it. */
 static int write_profile(const char *path, const char *cls, const nccltune_setup *s, const nccltune_result *r,
                          err_t *e) {
-  commbench_result res[2][3];
+  commbench_result res[NCCL_NALGO][3] = {{{0}}};
   commbench_row rows[2][3][N];
   for (int a = 0; a < 2; a++)
     for (int q = 0; q < 3; q++) {
@@ -151,7 +151,7 @@ int main(int argc, char **argv) {
   double bw = ring_simple_bw(8, &e);
   near("one node: link bandwidth from the ring/Simple sweep", bw, 1.93e10, 0.02);
   nccltune_setup s;
-  nccltune_sweep sw[2][3];
+  nccltune_sweep sw[NCCL_NALGO][3] = {{{0}}};
   nccltune_result r;
   setup_from(&one, bw, &s, sw);
   rc = nccltune_fit(&s, (const nccltune_sweep(*)[3])sw, NULL, &r, &e);

@@ -117,7 +117,7 @@ int main(void) {
        .want = "comm.nccl.tuning_model must be \"nccl-2.7\" or \"nccl-2.18\""},
       {.what = "hop_lat_s with an unknown algorithm",
        .link = "{\"lat_s\":3.4e-6,\"bw_Bps\":2e10,\"hop_lat_s\":{\"collnet\":{\"LL\":1e-6}}}",
-       .want = "comm.links.nvlink.hop_lat_s.collnet: unknown algorithm (ring, tree)"},
+       .want = "comm.links.nvlink.hop_lat_s.collnet: unknown algorithm (ring, tree, pat, hier)"},
       {.what = "a bw_factor above 1",
        .comm_extra = ",\"nccl\":{\"ring\":{\"Simple\":{\"base_lat_s\":8.4e-6,\"bw_factor\":1.25}}}",
        .want = "comm.nccl.ring.Simple.bw_factor must be a fraction from 0.001 to 1, got 1.25"},

@@ -10,7 +10,12 @@
  *    fidelity equals NCCL's own estimate on the idle network (to whole bytes per message).
  * 3. The plan can be printed, and says what is simulated.
  * 4. predict's simulation.wall_s covers every simulation it ran (the run, its 1-GPU twin, the
- *    Reducer's first iterations): at least 90% of predict's wall time measured around it, never more. */
+ *    Reducer's first iterations): at least 90% of predict's wall time measured around it, never more.
+ * 5. Compute that shares the GPU with a collective (sim/program.h, PROG_COMPUTE's slow): backward's
+ *    segments, slowed by s while a bucket's all-reduce of C seconds runs beside them, end C x s later
+ *    and the collective where it did; the same slowdown on forward, which no collective overlaps,
+ *    changes nothing; with the bundled card's sharing, the closed form equals the events. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,9 +23,12 @@
 
 #include "check.h"
 #include "data.h"
+#include "engine.h"
 #include "fixtures.h"
+#include "maxplus.h"
 #include "plan.h"
 #include "predict.h"
+#include "readout.h"
 #include "sim.h"
 
 static profile_t *P;
@@ -218,8 +226,102 @@ static void predict_wall_covers_all(void) {
   predict_result_free(&r);
 }
 
+/* Plans c and runs its events with every COMPUTE of span kind `kind` (-1: none) sharing the GPU with
+ * collectives that take `slow` of its SMs (the work bound by them: mem 0); *nb: the plan's buckets.
+ * (The readout takes the plan's buckets: a plan is read out once.) */
+static int run_slowed(const sim_config *c, int kind, double slow, sim_result *r, int *nb, err_t *e) {
+  plan_t p;
+  memset(r, 0, sizeof *r);
+  int rc = plan_build(c, &p, e);
+  if (rc) return rc;
+  *nb = p.nb;
+  prog_stream *st = &p.prog.streams[0];
+  for (int i = 0; i < st->n; i++)
+    if (st->ins[i].op == PROG_COMPUTE) {
+      st->ins[i].shares = st->ins[i].span == kind;
+      st->ins[i].mem = 0;
+    }
+  for (int b = 0; b < p.nb; b++) {
+    p.coll[b].sm_frac = slow;
+    p.coll[b].hbm_frac = 0.9; /* not what work bound by the SMs sees */
+  }
+  engine_record rec;
+  if ((rc = prog_finish(&p.prog, e)) == 0 && (rc = engine_run(&p, &rec, e)) == 0) {
+    rc = readout_ddp(&p, &rec, r, e);
+    engine_record_free(&rec);
+  }
+  plan_free(&p);
+  return rc;
+}
+
+static void gpu_sharing_slows_compute(void) {
+  /* Segment 0 makes the 64 MiB gradient ready; about 9 ms of memory-bound work follows it, beside
+   * the bucket's all-reduce over 8 V100s (about 1 ms). */
+  model_t *m = fixture_model("ddpsim-model 1\nname share\nbatch 1\ntokens 1 tokens\nprecision fp32\nparam p 16777216\n"
+                             "backward\newise g elems=1 arrays=1 ready=p\newise h elems=1000000000 arrays=2\n",
+                             "share.model");
+  sim_config c;
+  fixture_config(&c, m, T_IB, P, 1, 0);
+  c.iterations = 2;
+  c.bucket_cap_mb = c.first_bucket_mb = 1024;
+  err_t e;
+  sim_result a, b, f;
+  memset(&b, 0, sizeof b);
+  memset(&f, 0, sizeof f);
+  int nb = 0;
+  int ok = run_slowed(&c, -1, 0, &a, &nb, &e) == 0 && run_slowed(&c, TIMELINE_SEGMENT, 0.5, &b, &nb, &e) == 0 &&
+           run_slowed(&c, TIMELINE_FORWARD, 0.5, &f, &nb, &e) == 0;
+  CHECK(ok, "three runs of the plan%s%s", ok ? "" : ": ", ok ? "" : e.msg);
+  if (ok) {
+    const sim_bucket_time *x = &a.buckets[0], *y = &b.buckets[0];
+    double coll = x->comm_end_s - x->comm_start_s;
+    CHECK(nb == 1 && coll > 1e-4 && check_close(a.iteration_s + 0.5 * coll, b.iteration_s, 1e-12, 1e-9),
+          "backward's segments at half rate beside a %.6g s all-reduce: %.9g s -> %.9g s (+%.9g, want +%.9g)", coll, a.iteration_s,
+          b.iteration_s, b.iteration_s - a.iteration_s, 0.5 * coll);
+    CHECK(check_close(x->comm_end_s, y->comm_end_s, 1e-12, 1e-12) && check_close(x->comm_start_s, y->comm_start_s, 1e-12, 1e-12),
+          "the all-reduce runs where it did (%.9g-%.9g s)", y->comm_start_s, y->comm_end_s);
+    CHECK(check_close(b.backward_s - a.backward_s, 0.5 * coll, 1e-12, 1e-9) && check_close(a.exposed_comm_s, b.exposed_comm_s, 1e-12, 1e-6),
+          "the breakdown puts it in backward (%.9g s more), not in exposed communication", b.backward_s - a.backward_s);
+    CHECK(f.iteration_s == a.iteration_s, "forward slowed beside no collective: %.9g s, as without (%.9g s)", f.iteration_s, a.iteration_s);
+  }
+  /* The bundled profile's card (its SMs and bandwidth): every segment shares the GPU; a full
+   * simulation of 4 nodes with jitter, closed form against events. */
+  sim_config d;
+  fixture_config(&d, M_RESNET, T_IB, P, 4, 0);
+  d.symmetry = 0;
+  d.jitter_cv = 0.05;
+  d.iterations = 3;
+  sim_result x[2];
+  int okx = 1;
+  for (int ev = 0; ev < 2 && okx; ev++) {
+    d.events = ev;
+    if (sim_run(&d, &x[ev], &e)) {
+      CHECK(0, "sim_run: %s", e.msg);
+      if (ev) sim_result_free(&x[0]);
+      okx = 0;
+    }
+  }
+  if (okx) {
+    double worst = rel(x[1].iteration_s, x[0].iteration_s);
+    for (int k = 0; k < x[0].plan.n; k++) {
+      worst = fmax(worst, rel(x[1].buckets[k].comm_end_s, x[0].buckets[k].comm_end_s));
+      worst = fmax(worst, rel(x[1].buckets[k].ready_s, x[0].buckets[k].ready_s));
+    }
+    CHECK(x[0].closed_form && !x[1].closed_form && worst < 1e-9 && x[1].backward_s > 0 && rel(x[1].backward_s, x[0].backward_s) < 1e-9,
+          "ResNet-50 on 32 GPUs sharing each GPU with NCCL, jitter: closed form %.9g s, events %.9g s (worst bucket or iteration %.1e)",
+          x[0].iteration_s, x[1].iteration_s, worst);
+    sim_result_free(&x[0]);
+    sim_result_free(&x[1]);
+  }
+  sim_result_free(&a);
+  sim_result_free(&b);
+  sim_result_free(&f);
+  model_destroy(m);
+}
+
 int main(void) {
   if (load()) return 1;
+  gpu_sharing_slows_compute();
   predict_wall_covers_all();
   symmetry_matches_full();
   fidelities_agree();

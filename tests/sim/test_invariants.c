@@ -127,12 +127,12 @@ static int check_one(const sim_config *c, const predict_result *p, const char *c
     n += bad("efficiency", close_rel(p->scaling_efficiency, 1, 1e-12), cfg, "one GPU: efficiency 1", p->scaling_efficiency, 1);
 
   /* The three outputs. The table prints 6 decimals of a second and whole tokens/s. */
-  char *table = report_predict_table(c, p);
-  cJSON *j = report_predict_json(c, p);
+  char *table = report_predict_table(c, p, NULL);
+  cJSON *j = report_predict_json(c, p, NULL);
   char *text = j ? cJSON_PrintUnformatted(j) : NULL;
   cJSON *back = text ? cJSON_Parse(text) : NULL;
   sweep_row row;
-  sweep_row_fill(p, &row);
+  sweep_row_fill(c, p, &row);
   char *csv = sweep_csv(c, &row, 1, NULL, 0, NULL);
   if (!table || !back || !csv) {
     printf("FAIL  out of memory formatting the reports\n");

@@ -1,12 +1,13 @@
 /* NCCL's algorithm and protocol choice (hand-computed from the tuning model's form) and the
  * simulated all-reduce following it on an idle platform, ring and tree. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
 #include "fixtures.h"
 #include "model.h"
-#include "nccl.h"
+#include "ncclmodel.h"
 #include "profile.h"
 #include "sim.h"
 #include "topo.h"
@@ -22,6 +23,12 @@ static const char *profile_text =
     "\"links\":{"
     "\"nvl\":{\"lat_s\":3.4e-6,\"bw_Bps\":19.7e9,\"hop_lat_s\":{\"ring\":{\"LL\":0.47e-6,\"Simple\":3.4e-6},\"tree\":{\"LL\":0.52e-6,\"Simple\":28e-6}}},"
     "\"nic\":{\"lat_s\":9.6e-6,\"bw_Bps\":11.3e9,\"hop_lat_s\":{\"ring\":{\"LL\":2.7e-6,\"Simple\":9.6e-6},\"tree\":{\"LL\":5e-6,\"Simple\":50e-6}}}}}}";
+
+/* text with `add` inserted after its "nccl":{ (a profile that lists one more algorithm). */
+static void with_nccl(char *out, size_t len, const char *text, const char *add) {
+  const char *at = strstr(text, "\"nccl\":{") + 8;
+  snprintf(out, len, "%.*s%s%s", (int)(at - text), text, add, at);
+}
 
 static topo_t *topology(int gpn) {
   char text[512];
@@ -45,6 +52,14 @@ int main(void) {
   CHECK(nccl_parse_algos("Tree,ring", &mask) == 0 && mask == 3u, "NCCL_ALGO=Tree,ring");
   CHECK(nccl_parse_protos("simple", &mask) == 0 && mask == 4u, "NCCL_PROTO=simple");
   CHECK(nccl_parse_protos("LL,bogus", &mask) == -1 && nccl_parse_algos("", &mask) == -1, "unknown names are refused");
+  CHECK(nccl_parse_algos("PAT,ring", &mask) == 0 && mask == ((1u << NCCL_ALGO_PAT) | 1u), "NCCL_ALGO=PAT,ring");
+  CHECK(nccl_parse_algos("auto", &mask) == 0 && mask == NCCL_ALGOS_AUTO, "auto: NCCL's own choice");
+  CHECK(strcmp(nccl_algo_list(), "ring, tree, pat, hier") == 0 && nccl_algo_get(NCCL_NALGO) == NULL && !nccl_algo_env(NCCL_ALGO_HIER) &&
+            !nccl_algo_swept(NCCL_ALGO_HIER, NCCL_PROTO_SIMPLE) && !nccl_algo_swept(NCCL_ALGO_PAT, NCCL_PROTO_SIMPLE) &&
+            nccl_algo_swept(NCCL_ALGO_TREE, NCCL_PROTO_LL) &&
+            strcmp(nccl_algo_env(NCCL_ALGO_TREE), "Tree") == 0 && nccl_algo_get(NCCL_ALGO_TREE)->since == 204 &&
+            strcmp(nccl_algo_env(NCCL_ALGO_PAT), "PAT") == 0 && nccl_algo_get(NCCL_ALGO_PAT)->since == 223,
+        "the algorithm table: %s; the tree is NCCL_ALGO=Tree, NCCL 2.4; PAT is NCCL_ALGO=PAT, NCCL 2.23", nccl_algo_list());
 
   /* 4 nodes x 4 GPUs: bottleneck bw = min(3 x NVL, 2 x NIC) = 22.6 GB/s. */
   topo_t *t = topology(4);
@@ -72,7 +87,7 @@ int main(void) {
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     nccl_choice ch;
-    rc = nccl_choose(&m, COLL_ALLREDUCE, cases[i].bytes, cases[i].algos ? cases[i].algos : NCCL_ALL_ALGOS,
+    rc = nccl_choose(&m, COLL_ALLREDUCE, cases[i].bytes, cases[i].algos ? cases[i].algos : NCCL_ALGOS_AUTO,
                      cases[i].protos ? cases[i].protos : NCCL_ALL_PROTOS, &ch, &e);
     CHECK(rc == 0 && (int)ch.algo == cases[i].algo && (int)ch.proto == cases[i].proto && check_close(cases[i].want, ch.time_s, 0, 1e-12),
           "%.0f bytes: %s/%s in %.6g s (want %s/%s, %.6g s)", cases[i].bytes, rc ? "-" : nccl_algo_name(ch.algo),
@@ -80,17 +95,110 @@ int main(void) {
           nccl_proto_name(cases[i].proto), cases[i].want);
   }
   nccl_choice ch;
-  CHECK(nccl_choose(&m, COLL_ALLREDUCE, 1024, NCCL_ALL_ALGOS, 1u << NCCL_PROTO_LL128, &ch, &e) == ERR_INPUT &&
+  CHECK(nccl_choose(&m, COLL_ALLREDUCE, 1024, NCCL_ALGOS_AUTO, 1u << NCCL_PROTO_LL128, &ch, &e) == ERR_INPUT &&
             strstr(e.msg, "ring/LL, ring/Simple, tree/LL, tree/Simple"),
         "only LL128 allowed -> %s", e.msg);
 
   /* The tree's log-depth latency beats the ring's linear one at 64 nodes of 1 GPU for small sizes. */
   topo_t *t1 = topology(1);
   rc = nccl_model_init(&m, p, t1, 64, 1, 2, 0, 2 * NIC_BW, &e);
-  rc = rc ? rc : nccl_choose(&m, COLL_ALLREDUCE, 4096, NCCL_ALL_ALGOS, NCCL_ALL_PROTOS, &ch, &e);
+  rc = rc ? rc : nccl_choose(&m, COLL_ALLREDUCE, 4096, NCCL_ALGOS_AUTO, NCCL_ALL_PROTOS, &ch, &e);
   CHECK(rc == 0 && ch.algo == NCCL_ALGO_TREE && check_close(4.4e-6 + 2 * 6 * 5e-6 + 2.0 * 4096 / (0.2368 * 2 * NIC_BW), ch.time_s, 0, 1e-12),
         "64 nodes, 4 KiB: %s/%s, %.6g s: log2(64) = 6 network hops each way", nccl_algo_name(ch.algo), nccl_proto_name(ch.proto),
         ch.time_s);
+
+  /* PAT (tuning.cc at v2.23.4-1): all-gather and reduce-scatter at one GPU per node, Simple only;
+   * 8 us + log2i(nodes) x the tree's network hop / 3.5 + n x 2.8 us, and S / (0.85 bw): the row's
+   * own constants, as this profile has no comm.nccl.pat. 16 nodes of 1 GPU, 1 MiB. */
+  {
+    double bw1 = 2 * NIC_BW, S = 1048576, lat = 8e-6 + 4 * 50e-6 / 3.5 + 16 * 2.8e-6;
+    rc = nccl_model_init(&m, p, t1, 16, 1, 2, 0, bw1, &e);
+    CHECK(rc == 0 && m.enabled[NCCL_ALGO_PAT][NCCL_PROTO_SIMPLE] && !m.auto_on[NCCL_ALGO_PAT][NCCL_PROTO_SIMPLE] &&
+              !m.enabled[NCCL_ALGO_PAT][NCCL_PROTO_LL],
+          "16 x 1 GPU: PAT/Simple runs when forced; NCCL's own choice leaves it out (no comm.nccl.pat)");
+    static const coll_kind gathers[] = {COLL_ALLGATHER, COLL_REDUCESCATTER};
+    for (int k = 0; k < 2; k++) {
+      rc = nccl_choose(&m, gathers[k], S, 1u << NCCL_ALGO_PAT, NCCL_ALL_PROTOS, &ch, &e);
+      CHECK(rc == 0 && ch.algo == NCCL_ALGO_PAT && ch.proto == NCCL_PROTO_SIMPLE && check_close(lat + S / (0.85 * bw1), ch.time_s, 0, 1e-12) &&
+                check_close(lat, ch.lat_s, 0, 1e-12) && check_close(S / 0.85, ch.edge_bytes, 0, 1e-12) && ch.steps == 15,
+            "%s, forced pat: %.6g s (want %.6g), latency %.6g s (want %.6g), %.0f bytes per edge (S / 0.85), %ld steps (n - 1)",
+            coll_get(gathers[k])->name, rc ? 0 : ch.time_s, lat + S / (0.85 * bw1), rc ? 0 : ch.lat_s, lat, rc ? 0 : ch.edge_bytes,
+            rc ? 0 : ch.steps);
+    }
+    rc = nccl_choose(&m, COLL_ALLGATHER, S, NCCL_ALGOS_AUTO, NCCL_ALL_PROTOS, &ch, &e);
+    CHECK(rc == 0 && ch.algo == NCCL_ALGO_RING, "allgather, NCCL's own choice without comm.nccl.pat: %s", rc ? e.msg : nccl_algo_name(ch.algo));
+    CHECK(nccl_choose(&m, COLL_ALLREDUCE, S, 1u << NCCL_ALGO_PAT, NCCL_ALL_PROTOS, &ch, &e) == ERR_INPUT &&
+              strstr(e.msg, "pat runs no allreduce"),
+          "an all-reduce forced to PAT is refused: %s", e.msg);
+    CHECK(nccl_choose(&m, COLL_BROADCAST, S, 1u << NCCL_ALGO_PAT, NCCL_ALL_PROTOS, &ch, &e) == ERR_INPUT,
+          "a broadcast forced to PAT is refused: %s", e.msg);
+    CHECK(nccl_choose(&m, COLL_ALLGATHER, S, 1u << NCCL_ALGO_PAT, 1u << NCCL_PROTO_LL, &ch, &e) == ERR_INPUT,
+          "PAT with LL only is refused (Simple only): %s", e.msg);
+    nccl_model m4;
+    rc = nccl_model_init(&m4, p, t, 4, 4, 2, 3 * NVL_BW, 2 * NIC_BW, &e);
+    CHECK(rc == 0 && !m4.enabled[NCCL_ALGO_PAT][NCCL_PROTO_SIMPLE] &&
+              nccl_choose(&m4, COLL_ALLGATHER, S, 1u << NCCL_ALGO_PAT, NCCL_ALL_PROTOS, &ch, &e) == ERR_INPUT &&
+              strstr(e.msg, "NCCL runs pat at up to 1 GPU(s) per node, not 4"),
+          "4 GPUs per node: PAT is refused: %s", e.msg);
+    rc = nccl_choose(&m4, COLL_ALLGATHER, S, (1u << NCCL_ALGO_PAT) | (1u << NCCL_ALGO_RING), NCCL_ALL_PROTOS, &ch, &e);
+    CHECK(rc == 0 && ch.algo == NCCL_ALGO_RING, "4 GPUs per node, NCCL_ALGO=pat,ring: the ring");
+
+    /* A profile that lists comm.nccl.pat (its NCCL is 2.23 or later; 2.24's factor 0.75): NCCL's own
+     * choice considers PAT. 64 nodes of 1 GPU, 1 MiB all-gather: PAT 8 + 6 x 50 / 3.5 + 64 x 2.8 us
+     * + S / (0.75 bw) = 334.8 us beats ring/LL 3.6 + 63 x 2.7 us + 63/64 S / (0.25 bw) = 356.3 us and
+     * ring/Simple 659 us; at 4 KiB ring/LL's latency wins. */
+    char text[4096];
+    with_nccl(text, sizeof text, profile_text, "\"pat\":{\"Simple\":{\"base_lat_s\":8e-6,\"bw_factor\":0.75}},");
+    profile_t *pp = fixture_profile(text, "pat.json");
+    rc = nccl_model_init(&m, pp, t1, 64, 1, 2, 0, bw1, &e);
+    rc = rc ? rc : nccl_choose(&m, COLL_ALLGATHER, S, NCCL_ALGOS_AUTO, NCCL_ALL_PROTOS, &ch, &e);
+    double want = 8e-6 + 6 * 50e-6 / 3.5 + 64 * 2.8e-6 + S / (0.75 * bw1);
+    CHECK(rc == 0 && m.auto_on[NCCL_ALGO_PAT][NCCL_PROTO_SIMPLE] && ch.algo == NCCL_ALGO_PAT && check_close(want, ch.time_s, 0, 1e-12),
+          "comm.nccl.pat listed, 64 x 1 GPU, 1 MiB all-gather: NCCL picks %s/%s, %.6g s (want pat, %.6g s)", rc ? "-" : nccl_algo_name(ch.algo),
+          rc ? "-" : nccl_proto_name(ch.proto), rc ? 0 : ch.time_s, want);
+    rc = nccl_choose(&m, COLL_ALLGATHER, 4096, NCCL_ALGOS_AUTO, NCCL_ALL_PROTOS, &ch, &e);
+    want = 3.6e-6 + 63 * 2.7e-6 + 63.0 / 64 * 4096 / (0.25 * bw1);
+    CHECK(rc == 0 && ch.algo == NCCL_ALGO_RING && ch.proto == NCCL_PROTO_LL && check_close(want, ch.time_s, 0, 1e-12),
+          "4 KiB all-gather: ring/LL's latency wins, %.6g s (want %.6g)", rc ? 0 : ch.time_s, want);
+    rc = nccl_choose(&m, COLL_ALLREDUCE, S, NCCL_ALGOS_AUTO, NCCL_ALL_PROTOS, &ch, &e);
+    CHECK(rc == 0 && ch.algo != NCCL_ALGO_PAT, "an all-reduce never runs as PAT: %s", rc ? e.msg : nccl_algo_name(ch.algo));
+    profile_destroy(pp);
+  }
+
+  /* The hierarchical all-reduce (not NCCL's): a reduce-scatter inside each node, an all-reduce of
+   * each S/G shard between the nodes (G rings sharing the NICs), an all-gather inside each node, each
+   * a ring at the profile's ring costs; its estimate is their sum. 4 nodes x 4 GPUs, 64 MiB, Simple. */
+  {
+    double S = 67108864, intra = 3 * NVL_BW, nic = 2 * NIC_BW;
+    double rs = 8.4e-6 + 3 * 3.4e-6 + 3.0 / 4 * S / intra, ar = 8.4e-6 + 6 * 9.6e-6 + 6.0 / 4 * (S / 4) / (nic / 4);
+    double lat = 2 * (8.4e-6 + 3 * 3.4e-6) + 8.4e-6 + 6 * 9.6e-6, want = 2 * rs + ar;
+    rc = nccl_model_init(&m, p, t, 4, 4, 2, intra, nic, &e);
+    rc = rc ? rc : nccl_choose(&m, COLL_ALLREDUCE, S, 1u << NCCL_ALGO_HIER, 1u << NCCL_PROTO_SIMPLE, &ch, &e);
+    CHECK(rc == 0 && ch.algo == NCCL_ALGO_HIER && check_close(want, ch.time_s, 0, 1e-12) && check_close(lat, ch.lat_s, 0, 1e-12) &&
+              ch.steps == 30 && check_close((want - lat) * m.bw_Bps, ch.edge_bytes, 0, 1e-12),
+          "hier/Simple, 64 MiB on 4 x 4: %.6g s (want %.6g = reduce-scatter %.6g + all-reduce %.6g + all-gather), %ld steps (the ring's)",
+          rc ? 0 : ch.time_s, want, rs, ar, rc ? 0 : ch.steps);
+    CHECK(check_close(2 * 3 * 3.4e-6 + 6 * 9.6e-6, nccl_hops_s(COLL_ALLREDUCE, NCCL_ALGO_HIER, 4, 4, 3.4e-6, 9.6e-6), 0, 1e-12) &&
+              isnan(nccl_edge_per_byte(COLL_ALLREDUCE, NCCL_ALGO_HIER, 16)),
+          "hier's hop terms are its phases'; no single edge-bytes form");
+    /* Where the nodes are fast inside (10 x the network) it beats the ring and the tree at 256 MiB,
+     * and still NCCL's own choice never takes it. */
+    nccl_model mf;
+    rc = nccl_model_init(&mf, p, t, 4, 4, 2, 10 * nic, nic, &e);
+    rc = rc ? rc : nccl_choose(&mf, COLL_ALLREDUCE, 4 * S, NCCL_ALGOS_AUTO | 1u << NCCL_ALGO_HIER, NCCL_ALL_PROTOS, &ch, &e);
+    CHECK(rc == 0 && ch.algo == NCCL_ALGO_HIER, "NCCL_ALGO=auto,hier, 256 MiB, nodes 10x faster inside: %s", rc ? e.msg : nccl_algo_name(ch.algo));
+    rc = nccl_choose(&mf, COLL_ALLREDUCE, 4 * S, NCCL_ALGOS_AUTO, NCCL_ALL_PROTOS, &ch, &e);
+    CHECK(rc == 0 && ch.algo != NCCL_ALGO_HIER, "NCCL's own choice: %s, never hier", rc ? e.msg : nccl_algo_name(ch.algo));
+    CHECK(nccl_choose(&mf, COLL_ALLGATHER, S, 1u << NCCL_ALGO_HIER, NCCL_ALL_PROTOS, &ch, &e) == ERR_INPUT &&
+              strstr(e.msg, "hier runs no allgather"),
+          "an all-gather forced to hier is refused: %s", e.msg);
+    char text[4096];
+    with_nccl(text, sizeof text, profile_text, "\"hier\":{\"Simple\":{\"base_lat_s\":1e-6,\"bw_factor\":1}},");
+    profile_t *ph = fixture_profile(text, "hier.json");
+    CHECK(nccl_model_init(&mf, ph, t, 4, 4, 2, intra, nic, &e) == ERR_INPUT && strstr(e.msg, "comm.nccl.hier: not one of NCCL's algorithms"),
+          "a profile listing hier -> %s", e.msg);
+    profile_destroy(ph);
+  }
 
   /* The simulation follows the choice exactly on an idle platform (flow fidelity). */
   static const long sizes[] = {1024, 262144, 67108864};
@@ -111,7 +219,7 @@ int main(void) {
       }
       nccl_model mo;
       nccl_model_init(&mo, p, t, 4, 4, 2, 3 * NVL_BW, 2 * NIC_BW, &e);
-      nccl_choose(&mo, COLL_ALLREDUCE, (double)sizes[i], algos[a] ? algos[a] : NCCL_ALL_ALGOS, NCCL_ALL_PROTOS, &ch, &e);
+      nccl_choose(&mo, COLL_ALLREDUCE, (double)sizes[i], algos[a] ? algos[a] : NCCL_ALGOS_AUTO, NCCL_ALL_PROTOS, &ch, &e);
       double got = r.buckets[0].comm_end_s - r.buckets[0].comm_start_s;
       /* Edge bytes are rounded up to whole bytes in the simulation: allow that much. */
       CHECK(r.buckets[0].algo == (int)ch.algo && r.buckets[0].proto == (int)ch.proto && check_close(ch.time_s, got, 2.0 / bw, 1e-9),
@@ -274,6 +382,19 @@ int main(void) {
         "\"tree\":{\"LL\":5e-6,\"LL128\":8.5e-6,\"Simple\":14e-6}}}}}}";
     snprintf(text, sizeof text, fmt, "ampere");
     profile_t *pa = fixture_profile(text, "ampere.json");
+    {
+      /* PAT came with NCCL 2.23: a profile on 2.18's tuning model cannot list it. */
+      char pt[4096];
+      with_nccl(pt, sizeof pt, text, "\"pat\":{\"Simple\":{\"base_lat_s\":8e-6,\"bw_factor\":0.85}},");
+      profile_t *p18 = fixture_profile(pt, "pat218.json");
+      topo_t *t1n = topology(1);
+      nccl_model m18;
+      CHECK(nccl_model_init(&m18, p18, t1n, 4, 1, 1, 0, 24e9, &e) == ERR_INPUT &&
+                strstr(e.msg, "comm.nccl.pat.Simple: pat came with NCCL 2.23, after its tuning_model's NCCL 2.18"),
+            "2.18 listing pat -> %s", e.msg);
+      topo_destroy(t1n);
+      profile_destroy(p18);
+    }
     snprintf(text, sizeof text, fmt, "hopper");
     profile_t *ph = fixture_profile(text, "hopper.json");
     topo_t *t8 = topology(8);

@@ -1,6 +1,6 @@
 /* sweep_run (sim/sweep.h): rows in the configurations' order and the same bytes for any number of
  * workers; the lowest-numbered failure reported whatever order the workers met it in; the CSV's
- * header is sweep_columns. */
+ * header is the field table's sweep columns (sim/fields.h). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,7 +35,7 @@ int main(void) {
   CHECK(rc1 == ERR_OK && rc3 == ERR_OK, "%d configurations with 1 and 3 workers", N);
   CHECK(memcmp(one, three, sizeof one) == 0, "the rows are the same bytes with 1 and 3 workers");
   int order = 1;
-  for (int i = 0; i < N; i++) order &= one[i].done && one[i].gpus == 8 * c[i].nodes;
+  for (int i = 0; i < N; i++) order &= one[i].done && one[i].value[FIELD_GPUS] == 8 * c[i].nodes;
   CHECK(order, "row i is configuration i (its GPUs)");
 
   /* Configurations 3 and 6 (1-based) cannot run: a node count of 0. */
@@ -48,7 +48,8 @@ int main(void) {
   }
   c[2].nodes = 1, c[5].nodes = 1;
   sweep_opts it = {.jobs = 2, .what = SWEEP_ITERATION};
-  CHECK(sweep_run(c, 2, &it, three, &e) == ERR_OK && three[0].iteration_s == one[0].iteration_s && three[0].scaling_efficiency == 0,
+  CHECK(sweep_run(c, 2, &it, three, &e) == ERR_OK && three[0].value[FIELD_ITERATION_S] == one[0].value[FIELD_ITERATION_S] &&
+            three[0].value[FIELD_SCALING_EFFICIENCY] == 0,
         "SWEEP_ITERATION: the same iteration, no 1-GPU twin");
   char *csv = sweep_csv(c, one, N, (const char *[]){"nodes", "extra"}, 2, (const char *[]){"1", "a", "2", "b", "3", "c", "1", "d", "2", "e", "3", "f", "1", "g"});
   int lines = 0;

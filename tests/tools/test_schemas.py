@@ -2,15 +2,19 @@
 """The JSON Schemas of docs/schemas/ against what the tools write: predict --json (DDP, DataParallel,
 flat mode, a hook, ResNet-50 on 4 nodes), sweep --json, recommend --json, every bundled profile and a
 profile ddpcalib writes; and the schemas reject a document with one fault each (so a check can
-fail). Also what a schema cannot say: predict's breakdown adds up to iteration_s.
+fail). Also what a schema cannot say: predict's breakdown adds up to iteration_s. With FIELDS
+(tests/sim/test_fields, whose --list prints sim/fields.c's table of result fields): predict's
+schema and docs/cli.md's predict tables list exactly the table's fields, and docs/cli.md's sweep
+table exactly its columns, in order, with their units.
 
-Usage: test_schemas.py DDPSIM DDPCALIB SOURCE_DIR. Exits 77 when jsonschema (pinned in
+Usage: test_schemas.py DDPSIM DDPCALIB SOURCE_DIR [FIELDS]. Exits 77 when jsonschema (pinned in
 scripts/setup_python.sh) is not installed."""
 
 import copy
 import glob
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -22,6 +26,7 @@ except ImportError as exc:
     sys.exit(77)
 
 DDPSIM, DDPCALIB, SRC = sys.argv[1:4]
+FIELDS = sys.argv[4] if len(sys.argv) > 4 else None
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from pycheck import Checks  # noqa: E402
 
@@ -96,6 +101,101 @@ if d:
     bad = copy.deepcopy(d)
     bad["caps"] = []
     rejects(recommend, bad, "a recommendation without caps")
+
+
+
+def table_fields():
+    """sim/fields.c's rows: (path, kind, frameworks, always, unit, column, position)."""
+    r = subprocess.run([FIELDS, "--list"], capture_output=True, text=True)
+    check(f"test_fields --list exits 0 ({r.stderr.strip()[:120]})", r.returncode == 0)
+    return [dict(zip(("path", "kind", "fw", "always", "unit", "column", "position"), line.split("\t")))
+            for line in r.stdout.splitlines()]
+
+
+def schema_kind(prop, defs):
+    """The kind of field a schema property can hold: number, bool, text (name or text), json."""
+    if "$ref" in prop:
+        prop = defs[prop["$ref"].split("/")[-1]]
+    t = prop.get("type")
+    t = t[0] if isinstance(t, list) else t
+    if t in ("number", "integer"):
+        return "number"
+    if t == "boolean":
+        return "bool"
+    if t == "string" or "enum" in prop:
+        return "text"
+    return "json" if t in ("array", "object") else str(t)
+
+
+def md_section(text, title):
+    m = re.search(rf"^## {title}\n(.*?)(?=^## )", text, re.S | re.M)
+    return m.group(1) if m else ""
+
+
+def md_rows(section):
+    """The rows of a section's tables: (names backticked in the first cell, the other cells)."""
+    rows = []
+    for line in section.splitlines():
+        if not line.startswith("| `"):
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        rows.append((re.findall(r"`([A-Za-z0-9_]+)`", cells[0]), cells[1:]))
+    return rows
+
+
+if FIELDS:
+    rows = [f for f in table_fields() if f["path"] != "-"]
+    with open(os.path.join(SRC, "docs", "schemas", "predict.schema.json")) as fh:
+        ps = json.load(fh)
+    top = {f["path"].split(".")[0] for f in rows}
+    groups = {f["path"].split(".")[0] for f in rows if "." in f["path"]}
+    check(f"predict.schema.json has exactly the table's top-level fields (and ddpsim_version): missing "
+          f"{sorted(top - set(ps['properties']))}, not in the table {sorted(set(ps['properties']) - top - {'ddpsim_version'})}",
+          set(ps["properties"]) == top | {"ddpsim_version"})
+    for g in sorted(groups):
+        want = {f["path"].split(".")[1] for f in rows if f["path"].startswith(g + ".")}
+        got = set(ps["properties"].get(g, {}).get("properties", {}))
+        check(f"predict.schema.json's {g} has exactly the table's fields (missing {sorted(want - got)}, extra {sorted(got - want)})",
+              got == want)
+    # Required: what every report has, whatever the framework (a group where one of its fields is).
+    always = {f["path"].split(".")[0] for f in rows if f["fw"] == "ddp,dp" and f["always"] == "1"} | {"ddpsim_version"}
+    check(f"predict.schema.json requires exactly what every report has (missing {sorted(always - set(ps['required']))}, "
+          f"extra {sorted(set(ps['required']) - always)})", set(ps["required"]) == always)
+    wrong = []
+    for f in rows:
+        parts = f["path"].split(".")
+        prop = ps["properties"].get(parts[0])
+        if prop is not None and len(parts) == 2:
+            prop = prop.get("properties", {}).get(parts[1])
+        if prop is None:
+            continue
+        kind = "text" if f["kind"] == "name" else f["kind"]
+        if schema_kind(prop, ps["$defs"]) != kind:
+            wrong.append(f"{f['path']} ({f['kind']}: schema {schema_kind(prop, ps['$defs'])})")
+    check(f"predict.schema.json gives each field a type of its kind ({', '.join(wrong)})", not wrong)
+
+    with open(os.path.join(SRC, "docs", "cli.md")) as fh:
+        cli = fh.read()
+    predict_rows = md_rows(md_section(cli, "predict"))
+    documented = [n for names, _ in predict_rows for n in names]
+    check(f"docs/cli.md's predict tables name exactly the table's top-level fields: missing {sorted(top - set(documented))}, "
+          f"not in the table {sorted(set(documented) - top)}", set(documented) == top)
+    for g in sorted(groups):
+        text = " ".join(" ".join(cells) for names, cells in predict_rows if g in names)
+        missing = [f["path"] for f in rows if f["path"].startswith(g + ".") and f"`{f['path'].split('.')[1]}`" not in text]
+        check(f"docs/cli.md's {g} row names each of its fields ({', '.join(missing)})", not missing)
+    cols = sorted((f for f in table_fields() if f["column"] != "-"), key=lambda f: int(f["position"]))
+    table = [(f["column"], f["unit"]) for f in cols]
+    documented = []
+    for names, cells in md_rows(md_section(cli, "sweep")):
+        units = [u.strip() for u in cells[0].split(",")]
+        documented += [(n, units[i] if len(units) == len(names) else cells[0]) for i, n in enumerate(names)]
+    check(f"docs/cli.md's sweep table lists exactly sweep's columns in order, with their units "
+          f"({[d for d, t in zip(documented, table) if d != t][:3]}; {len(documented)} documented, {len(table)} columns)",
+          documented == table)
+    r = subprocess.run([DDPSIM, "sweep", "--nodes", "1", "--csv"], capture_output=True, text=True)
+    header = r.stdout.splitlines()[0].split(",") if r.returncode == 0 else []
+    check("sweep's CSV header is the table's columns", header == [c for c, _ in table])
 
 for f in sorted(glob.glob(os.path.join(SRC, "profiles", "*.json"))):
     with open(f) as fh:
