@@ -1,7 +1,7 @@
 /* ddpcalib: calibrates this machine and writes the profile ddpsim reads.
  * A thin front end: the table of commands (each in calib/cli/cmd_<name>.c over the option tables of
- * sim/cli/cli.h, declared in calib/cli/calcmd.h); exit 0 ok, 1 failure, 2 misuse, decided by
- * cli_exit alone (sim/err.h's err_exit_code). Commands and flags: docs/calib.md. */
+ * common/cli.h, declared in calib/cli/calcmd.h); exit 0 ok, 1 failure, 2 misuse, decided by
+ * cli_exit alone (common/err.h's err_exit_code). Commands and flags: docs/calib.md. */
 #include <gsl/gsl_errno.h>
 #include <stdio.h>
 

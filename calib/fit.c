@@ -354,7 +354,7 @@ double fit_table_time(const fit_table *t, double size, double fallback_time_s, i
 
 /* ---- quality gates ---- */
 
-/* The loader's ranges (sim/profile.h, sim/txt.h): a fit outside them could not be written at all. */
+/* The loader's ranges (sim/profile.h, common/txt.h): a fit outside them could not be written at all. */
 static int out_of(double v, double lo, double hi, int zero_ok) { return !(isfinite(v) && ((v >= lo && v <= hi) || (zero_ok && v == 0))); }
 
 int fit_ring_poor(const fit_ring_result *r, char *why, size_t len, int *keepable) {

@@ -6,7 +6,7 @@
  * Residuals are reported as relative errors (model - measured) / measured.
  *
  * The caller owns every array; nothing here allocates except fit_ring's GSL-free search, which
- * needs no workspace. Every function returns ERR_OK or an ERR_* code (sim/err.h) with a message in `e`. */
+ * needs no workspace. Every function returns ERR_OK or an ERR_* code (common/err.h) with a message in `e`. */
 #ifndef DDPCALIB_FIT_H
 #define DDPCALIB_FIT_H
 

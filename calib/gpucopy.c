@@ -5,9 +5,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "profile.h"
+
+/* The host-to-device modes are the profile's, in its order (their names are the h2d keys written). */
+_Static_assert(GPUCOPY_H2D_PAGEABLE - 1 == PROFILE_H2D_PAGEABLE_SYNC && GPUCOPY_H2D_PINNED - 1 == PROFILE_H2D_PINNED_SYNC &&
+                   GPUCOPY_H2D_ASYNC - 1 == PROFILE_H2D_PINNED_ASYNC && GPUCOPY_NMODES - 1 == PROFILE_H2D_NMODES,
+               "gpucopy's host-to-device modes follow profile_h2d_mode");
+
 const char *gpucopy_mode_name(int mode) {
-  static const char *names[GPUCOPY_NMODES] = {"d2d", "pageable_sync", "pinned_sync", "pinned_async"};
-  return mode >= 0 && mode < GPUCOPY_NMODES ? names[mode] : "?";
+  if (mode == GPUCOPY_D2D) return "d2d";
+  return mode > GPUCOPY_D2D && mode < GPUCOPY_NMODES ? profile_h2d_name((profile_h2d_mode)(mode - 1)) : "?";
 }
 
 #ifndef DDPCALIB_HAVE_CUDA

@@ -23,7 +23,7 @@
  * and the residuals are those of the clamped model, so the cost of clamping is visible.
  *
  * Pure: no GPU, no I/O; the caller owns every array. Functions return ERR_OK or an ERR_* code
- * (sim/err.h) with a message in `e` that names the combination. */
+ * (common/err.h) with a message in `e` that names the combination. */
 #ifndef DDPCALIB_NCCLTUNE_H
 #define DDPCALIB_NCCLTUNE_H
 

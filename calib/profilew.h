@@ -45,7 +45,7 @@ int profilew_load(const char *path, cJSON **out, err_t *e);
  * (ERR_NOMEM) with `file: what is wrong`, naming the JSON path. */
 int profilew_validate(const cJSON *doc, const char *file, int part, err_t *e);
 
-/* Validates, then writes `doc` to `path` atomically (sim/afile.h: a temporary file in the same
+/* Validates, then writes `doc` to `path` atomically (common/afile.h: a temporary file in the same
  * directory, flushed to disk, renamed over `path`, the directory flushed; the umask honoured, a
  * symbolic link written through). On failure `path` is untouched. */
 int profilew_write(const cJSON *doc, const char *path, err_t *e);

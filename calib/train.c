@@ -20,9 +20,9 @@ static double thread_cpu_s(void) {
 void train_cfg_defaults(train_cfg *c) {
   memset(c, 0, sizeof *c);
   c->shape = (mlstm_shape){.H = 256, .E = 64, .V = 256, .T = 8, .B = 4};
-  c->mode = TRAIN_DDP;
-  c->bucket_cap_mb = 25;
-  c->first_bucket_mb = 1;
+  c->mode = SIM_MODE_DDP;
+  c->bucket_cap_mb = REDUCER_DEFAULT_CAP_MB;
+  c->first_bucket_mb = REDUCER_FIRST_BUCKET_MB;
   c->no_sync = 1;
   c->iters = 20;
   c->warmups = 3;
@@ -36,7 +36,7 @@ int train_cfg_check(const train_cfg *c, err_t *e) {
   if (mlstm_shape_check(&c->shape) != MLSTM_OK)
     return err_set(e, ERR_USAGE, "sizes out of range (hidden %d, embed %d, vocab %d <= 256, seq %d, batch %d)",
                    c->shape.H, c->shape.E, c->shape.V, c->shape.T, c->shape.B);
-  if (c->mode != TRAIN_DDP && c->mode != TRAIN_FLAT) return err_set(e, ERR_USAGE, "--mode must be ddp or flat");
+  if (c->mode != SIM_MODE_DDP && c->mode != SIM_MODE_FLAT) return err_set(e, ERR_USAGE, "--mode must be ddp or flat");
   if (!(c->bucket_cap_mb > 0) || !(c->first_bucket_mb > 0) || bucket_mb_to_bytes(c->bucket_cap_mb) < 1 ||
       bucket_mb_to_bytes(c->first_bucket_mb) < 1)
     return err_set(e, ERR_USAGE, "--bucket-cap-mb and --first-bucket-mb must be at least one byte");
@@ -216,7 +216,7 @@ int train_run(const train_cfg *c, train_result *r, err_t *e) {
   for (int i = 0; i < MLSTM_NPARAMS; i++) bytes[i] = info[i].numel * sizeof(float), dtype[i] = 0;
   mlstm_grad_ready_order(order);
   err_t be;
-  if (c->mode == TRAIN_DDP) {
+  if (c->mode == SIM_MODE_DDP) {
     if (bucket_assign(MLSTM_NPARAMS, bytes, dtype, c->rebuilt ? order : NULL, bucket_mb_to_bytes(c->first_bucket_mb),
                       bucket_mb_to_bytes(c->bucket_cap_mb), &plan, &be)) {
       rc = err_set(e, ERR_RUNTIME, "bucket assignment: %s", be.msg);
@@ -313,7 +313,7 @@ int train_run(const train_cfg *c, train_result *r, err_t *e) {
     double tf = MPI_Wtime();
     memset(iter_times, 0, (size_t)nb * sizeof *iter_times);
     red.accum = accumulating ? accum : NULL;
-    reducer_begin(&red, t0, iter_times, sync && c->mode == TRAIN_DDP);
+    reducer_begin(&red, t0, iter_times, sync && c->mode == SIM_MODE_DDP);
     st = mlstm_cpu_decoder_backward(m, on_grad_ready, &red);
     for (int t = s->T - 1; st == MLSTM_OK && t >= 0; t--) {
       st = mlstm_cpu_backward_step(m, t);
@@ -333,7 +333,7 @@ int train_run(const train_cfg *c, train_result *r, err_t *e) {
     }
     double tb = MPI_Wtime(), tw = tb;
     if (sync) {
-      if (c->mode == TRAIN_DDP) {
+      if (c->mode == SIM_MODE_DDP) {
         reducer_finish(&red);
       } else {
         /* sentiment-discovery's allreduce_params (model/distributed.py), called only when
@@ -354,7 +354,7 @@ int train_run(const train_cfg *c, train_result *r, err_t *e) {
         goto fail_it;
       }
       tw = MPI_Wtime();
-      if (c->mode == TRAIN_DDP) { /* the reduced buckets back into .grad */
+      if (c->mode == SIM_MODE_DDP) { /* the reduced buckets back into .grad */
         for (int p = 0; p < MLSTM_NPARAMS; p++)
           memcpy(grads + info[p].offset, red.buf[red.param_bucket[p]] + red.param_off[p], info[p].numel * sizeof(float));
       } else if (nranks > 1) { /* coalesced /= world_size, then each gradient's part copied back */

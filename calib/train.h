@@ -6,7 +6,7 @@
  * batch of N*B sequences (rank r holds global sequences r*B .. r*B+B-1), so N ranks at batch B
  * compute the same update as one process at batch N*B.
  *
- * Gradient reduction (mode TRAIN_DDP), as torch/csrc/distributed/c10d/reducer.cpp does it:
+ * Gradient reduction (mode SIM_MODE_DDP), as torch/csrc/distributed/c10d/reducer.cpp does it:
  *   - buckets from sim/bucket.c's bucket_assign (the code `ddpsim buckets` runs), over the fp32
  *     gradient bytes, construction-time or rebuilt in the kernels' gradient-ready order;
  *   - when a gradient becomes final (the kernels' on_grad_ready), it is copied into its bucket's
@@ -15,7 +15,7 @@
  *     strictly in bucket order (a ready bucket waits for every earlier one to start);
  *   - after backward, the final wait (MPI_Waitall), the reduced buckets copied back into the
  *     gradients, then the optimizer step.
- * TRAIN_FLAT: one blocking MPI_Allreduce of the whole (contiguous) gradient buffer after backward,
+ * SIM_MODE_FLAT: one blocking MPI_Allreduce of the whole (contiguous) gradient buffer after backward,
  * then the division (sentiment-discovery's flattened all-reduce).
  *
  * Progress. Open MPI's non-blocking collectives (libnbc) advance only inside MPI calls: an
@@ -37,15 +37,15 @@
 
 #include "err.h"
 #include "mlstm.h"
+#include "scenario.h" /* sim_mode: the simulator's modes are the ones trained here */
 
-typedef enum { TRAIN_DDP = 0, TRAIN_FLAT = 1 } train_mode;
 typedef enum { TRAIN_SGD = 0, TRAIN_ADAM = 1 } train_optim;
 
 typedef struct {
   mlstm_shape shape;      /* B is the per-rank batch */
-  train_mode mode;
-  double bucket_cap_mb;   /* DDP's bucket_cap_mb (25) */
-  double first_bucket_mb; /* first bucket's cap (1) */
+  sim_mode mode;          /* SIM_MODE_DDP or SIM_MODE_FLAT */
+  double bucket_cap_mb;   /* DDP's bucket_cap_mb (REDUCER_DEFAULT_CAP_MB) */
+  double first_bucket_mb; /* first bucket's cap (REDUCER_FIRST_BUCKET_MB) */
   int rebuilt;            /* buckets rebuilt in gradient-ready order (DDP after its first iteration) */
   int no_sync;            /* communicate every K iterations, K >= 1 */
   int iters;              /* timed iterations, >= 1 */
@@ -56,7 +56,7 @@ typedef struct {
   int poll;               /* 1: progress polling during backward (default) */
 } train_cfg;
 
-/* The defaults: H 256, E 64, V 256, T 8, B 4, ddp, caps 25 / 1 MB, construction-time buckets,
+/* The defaults: H 256, E 64, V 256, T 8, B 4, ddp, DDP's caps (REDUCER_DEFAULT_CAP_MB, REDUCER_FIRST_BUCKET_MB), construction-time buckets,
  * no_sync 1, 20 iterations, 3 warm-ups, seed 1234, SGD lr 0.01, polling on. */
 void train_cfg_defaults(train_cfg *c);
 

@@ -66,7 +66,7 @@ cJSON *trainreport_json(const train_cfg *c, const train_result *r, const double 
   }
   cJSON_AddStringToObject(j, "tool", "ddpcalib train");
   cJSON_AddNumberToObject(j, "ranks", r->nranks);
-  cJSON_AddStringToObject(j, "mode", c->mode == TRAIN_DDP ? "ddp" : "flat");
+  cJSON_AddStringToObject(j, "mode", sim_mode_name(c->mode));
   o = cJSON_AddObjectToObject(j, "shape");
   cJSON_AddNumberToObject(o, "hidden", c->shape.H);
   cJSON_AddNumberToObject(o, "embed", c->shape.E);

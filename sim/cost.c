@@ -1,8 +1,128 @@
 #include "cost.h"
 
+#include <gsl/gsl_interp.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "gemmcost.h"
+#include "roofline.h"
+
+/* ---- An op's GPU time from the profile's cost models (docs/profile.md) ---- */
+
+/* A convolution pass measured at exactly this geometry: 1 and its time (the mean of repeats). */
+static int conv_time(const profile_convtable *t, const model_op *op, long batch, double *time_s) {
+  const model_conv *cv = &op->conv;
+  const double g[PROFILE_CONV_GEO] = {(double)model_dim_value(cv->n, batch), cv->c, cv->h, cv->w, cv->k, cv->r,
+                                      cv->s, cv->pad_h, cv->pad_w, cv->stride_h, cv->stride_w};
+  int q = cv->pass - MODEL_CONV_FWD, hits = 0;
+  double sum = 0;
+  for (int i = 0; i < t->npts; i++)
+    if (t->time_s[i][q] > 0 && memcmp(t->geo[i], g, sizeof g) == 0) sum += t->time_s[i][q], hits++;
+  if (hits) *time_s = sum / hits;
+  return hits > 0;
+}
+
+static int op_time(const profile_t *p, const model_op *op, long batch, model_dtype run, double *time_s,
+                   int *extrapolated, err_t *e) {
+  model_dtype d = model_op_dtype(op, run);
+  int gemm = op->kind == MODEL_OP_GEMM;
+  const profile_costmodel *c = profile_cost_model(p, d, op->kind);
+  if (extrapolated) *extrapolated = 0;
+  if (!c->present)
+    return err_set(e, ERR_INPUT, "%s: no %s cost model for %s (op '%s')", profile_path(p), gemm ? "gemm" : "ewise",
+                   model_dtype_name(d), op->name);
+  double flops = model_op_flops(op, batch), bytes = model_op_bytes(op, batch, run);
+  /* An op standing for several kernels pays the launch cost of each of them. */
+  double extra = op->launches > 1 ? (double)(op->launches - 1) * c->roof.launch_s : 0;
+  if (op->conv.pass != MODEL_CONV_NONE && conv_time(profile_conv_table(p, d), op, batch, time_s)) {
+    *time_s += extra;
+    return ERR_OK;
+  }
+  const profile_convclass *cc =
+      op->conv.pass != MODEL_CONV_NONE
+          ? profile_conv_class(p, d, op->conv.r, op->conv.s, op->conv.stride_h, op->conv.stride_w)
+          : NULL;
+  if (cc) {
+    const gemmcost_table *ct = &cc->shapes[op->conv.pass - MODEL_CONV_FWD];
+    double M = (double)model_dim_value(op->m, batch), N = (double)model_dim_value(op->n, batch),
+           K = (double)model_dim_value(op->k, batch);
+    if (gemmcost_inside(ct, M, N, K)) {
+      *time_s = gemmcost_time(ct, M, N, K, roofline_time(&c->roof, 1, flops, bytes), NULL) + extra;
+      return ERR_OK;
+    }
+  }
+  if (!c->is_table) {
+    *time_s = roofline_time(&c->roof, gemm, flops, bytes) + extra;
+    return ERR_OK;
+  }
+  /* An exactly measured shape costs what was measured (the mean of its samples); the samples are
+   * single GEMMs, so a batched one is costed by its FLOPs below. */
+  double sum = 0;
+  int hits = 0;
+  for (int i = 0; i < c->npts; i++) {
+    int same = gemm ? model_op_gemms(op, batch) == 1 && c->pm[i] == (double)model_dim_value(op->m, batch) &&
+                          c->pn[i] == (double)model_dim_value(op->n, batch) &&
+                          c->pk[i] == (double)model_dim_value(op->k, batch)
+                    : c->pbytes[i] == bytes;
+    if (same) {
+      sum += c->ptime[i];
+      hits++;
+    }
+  }
+  if (hits) {
+    *time_s = sum / hits + extra;
+    return ERR_OK;
+  }
+  if (gemm) {
+    /* A batched GEMM is costed by its FLOPs: as one product of the same m and n and gemms times k. */
+    double M = (double)model_dim_value(op->m, batch), N = (double)model_dim_value(op->n, batch);
+    double K = (double)model_dim_value(op->k, batch) * (double)model_op_gemms(op, batch);
+    *time_s = gemmcost_time(&c->shapes, M, N, K, roofline_time(&c->roof, 1, flops, bytes), extrapolated) + extra;
+    return ERR_OK;
+  }
+  double size = bytes;
+  double ls = log(size);
+  if (c->interp && ls >= c->logsize[0] && ls <= c->logsize[c->nuniq - 1]) {
+    double rate = gsl_interp_eval(c->interp, c->logsize, c->rate, ls, NULL);
+    *time_s = size / rate + extra;
+    return ERR_OK;
+  }
+  if (extrapolated) *extrapolated = 1;
+  *time_s = roofline_time(&c->roof, gemm, flops, bytes) + extra;
+  return ERR_OK;
+}
+
+int cost_op_time(const profile_t *p, const model_op *op, long batch, model_dtype run, double *time_s, int *extrapolated,
+                 err_t *e) {
+  int rc = op_time(p, op, batch, run, time_s, extrapolated, e);
+  model_dtype d = model_op_dtype(op, run);
+  model_layout native;
+  if (rc || op->conv.pass == MODEL_CONV_NONE || !profile_conv_layout(p, d, &native) || op->conv.layout == native)
+    return rc;
+  /* A convolution in the other layout than its kernels': cuDNN transposes the pass's image-side
+   * operand and result into the kernels' layout and back (docs/profile.md, `conv_layout`):
+   * the input x (N C H W) and the output side y (N K P Q) in every pass (fwd reads x and writes y,
+   * dgrad reads dy and writes dx, wgrad reads x and dy), each read and written once, one kernel
+   * each, at the precision's elementwise cost. */
+  const model_conv *cv = &op->conv;
+  double nb = (double)model_dim_value(cv->n, batch);
+  double sizes[2] = {nb * (double)cv->c * (double)cv->h * (double)cv->w,
+                     nb * (double)cv->k * (double)model_conv_p(cv) * (double)model_conv_q(cv)};
+  for (int i = 0; i < 2; i++) {
+    model_op t = {.kind = MODEL_OP_EWISE, .elems = {(long)sizes[i], 0, 0}, .arrays = 2, .count = 1, .launches = 1,
+                  .fwops = 0, .follows_run = 0, .dtype = d};
+    snprintf(t.name, sizeof t.name, "%.40s layout transpose", op->name);
+    double ts;
+    int x = 0;
+    if ((rc = op_time(p, &t, batch, run, &ts, &x, e))) return rc;
+    *time_s += ts;
+    if (extrapolated && x) *extrapolated = 1;
+  }
+  return ERR_OK;
+}
+
+/* ---- The scenario's host side, copies and input ---- */
 
 double cost_host_launch(const sim_config *c) {
   return c->host_launch_s >= 0 ? c->host_launch_s : profile_host_launch_s(c->profile);
@@ -50,7 +170,7 @@ int cost_op_sides(const sim_config *c, const model_op *op, long batch, model_dty
                   int *extrap, err_t *e) {
   if (measured_sides(c, op, batch, prec, dev_s, host_s)) return ERR_OK;
   int x = 0;
-  int rc = profile_op_time(c->profile, op, batch, prec, dev_s, &x, e);
+  int rc = cost_op_time(c->profile, op, batch, prec, dev_s, &x, e);
   if (rc) return rc;
   *extrap += x;
   *host_s = (double)op->launches * cost_host_launch(c) + (double)op->fwops * cost_host_dispatch(c);
@@ -82,8 +202,10 @@ int cost_input(const sim_config *c, const model_t *m, long batch, sim_h2d *mode_
   double bytes = (double)m->input_bytes_per_sample * (double)batch;
   int have = 0;
   double lat = 0, bw = 0;
-  static const char *const profile_mode[] = {[SIM_H2D_PAGEABLE] = "pageable_sync", [SIM_H2D_PINNED] = "pinned_sync",
-                                             [SIM_H2D_PINNED_ASYNC] = "pinned_async", [SIM_H2D_PREFETCH] = "pinned_async"};
+  /* The profile's copy each mode pays: a prefetch is a pinned asynchronous copy on a side stream. */
+  static const profile_h2d_mode profile_mode[] = {
+      [SIM_H2D_PAGEABLE] = PROFILE_H2D_PAGEABLE_SYNC, [SIM_H2D_PINNED] = PROFILE_H2D_PINNED_SYNC,
+      [SIM_H2D_PINNED_ASYNC] = PROFILE_H2D_PINNED_ASYNC, [SIM_H2D_PREFETCH] = PROFILE_H2D_PINNED_ASYNC};
   if (mode == SIM_H2D_AUTO) {
     /* PyTorch's default (pin_memory=False): pageable copies, when the profile and the model say
      * what they cost; otherwise the copy is not modelled, and the report says so. */
@@ -99,7 +221,7 @@ int cost_input(const sim_config *c, const model_t *m, long batch, sim_h2d *mode_
   if (rc) return rc;
   if (!have)
     return err_set(e, ERR_INPUT, "%s: no h2d.%s (host-to-device copy cost; ddpcalib h2d measures it)", profile_name(c->profile),
-                   profile_mode[mode]);
+                   profile_h2d_name(profile_mode[mode]));
   *copy_s = lat + bytes / bw;
   return ERR_OK;
 }

@@ -1,15 +1,26 @@
 /* cost: what an op, a gradient copy and a batch's host-to-device copy cost under a configuration.
  *
- * The one place where the profile's per-op costs meet the scenario's host side: an op's run has a
- * GPU time (profile_op_time) and a host time (its kernel launches and framework ops at the host's
- * costs), which the plan builders (sim/plan.c for DDP, sim/dp.c for DataParallel) play against each
- * other in a pipeline (sim/pipe.h). docs/simulation.md. */
+ * The one place where ops are priced: an op's GPU time from the profile's cost models (cost_op_time:
+ * rooflines, measured tables, convolutions; the profile, sim/profile.h, only loads and hands them
+ * out), and where that meets the scenario's host side: an op's run has a GPU time and a host time
+ * (its kernel launches and framework ops at the host's costs), which the plan builders (sim/plan.c
+ * for DDP, sim/dp.c for DataParallel) play against each other in a pipeline (sim/pipe.h).
+ * docs/simulation.md, docs/profile.md. */
 #ifndef DDPSIM_COST_H
 #define DDPSIM_COST_H
 
 #include "err.h"
 #include "model.h"
-#include "sim.h"
+#include "profile.h"
+#include "scenario.h"
+
+/* Time of ONE launch of op at per-GPU batch `batch` and run precision `run` on profile p. *extrapolated
+ * (may be NULL) is set to 1 when a measured table had to fall back to its roofline outside the
+ * measured range. A convolution whose model layout differs from its precision's
+ * compute.<p>.conv_layout also pays the transposes of its image-side tensors at the elementwise
+ * cost (docs/profile.md). ERR_INPUT if the profile has no cost model for that precision and op kind. */
+int cost_op_time(const profile_t *p, const model_op *op, long batch, model_dtype run, double *time_s, int *extrapolated,
+                 err_t *e);
 
 /* The host cost of one kernel launch: the config's, or the profile's compute.host.launch_s. */
 double cost_host_launch(const sim_config *c);
@@ -34,16 +45,17 @@ typedef struct {
 /* Fills *out for a run of c at per-GPU batch `batch` and precision `prec`. Never fails. */
 void cost_measured(const sim_config *c, long batch, model_dtype prec, cost_measured_info *out);
 
-/* One run of an op, each side on its own: the GPU's time (profile_op_time) and the host's (its
+/* One run of an op, each side on its own: the GPU's time (cost_op_time) and the host's (its
  * kernel launches at the launch cost each, its framework ops at the dispatch cost each); an op
- * carrying measured times, in a run cost_measured says they price, costs those instead. Adds to *extrap as cost_op. DDP's pipeline (sim/pipe.h)
- * plays the two against each other; errors as profile_op_time. */
+ * carrying measured times, in a run cost_measured says they price, costs those instead. Adds to
+ * *extrap as cost_op. DDP's pipeline (sim/pipe.h) plays the two against each other; errors as
+ * cost_op_time. */
 int cost_op_sides(const sim_config *c, const model_op *op, long batch, model_dtype prec, double *dev_s, double *host_s,
                   int *extrap, err_t *e);
 
 /* Time of an op's `count` runs outside the pipeline (a hook's cast on the communication stream),
  * each the longer of its GPU and host times. Adds to *extrap the ops whose cost fell outside a
- * measured table. Errors as profile_op_time. */
+ * measured table. Errors as cost_op_time. */
 int cost_op(const sim_config *c, const model_op *op, long batch, model_dtype prec, double *t, int *extrap, err_t *e);
 
 /* An elementwise pass over numel gradient elements moving `arrays` arrays (DDP's bucket copies):

@@ -1,6 +1,6 @@
 /* ddpsim: predict how fast a data-parallel (PyTorch DDP) training job runs on many GPUs.
  * A thin front end: the table of commands (each in sim/cli/cmd_<name>.c over the option tables of
- * sim/cli/cli.h); exit 0 ok, 1 failure, 2 misuse, decided by cli_exit alone. */
+ * common/cli.h); exit 0 ok, 1 failure, 2 misuse, decided by cli_exit alone. */
 #include <gsl/gsl_errno.h>
 #include <stdio.h>
 

@@ -12,7 +12,7 @@
 #include <stdio.h>
 
 #include "err.h"
-#include "sim.h"
+#include "scenario.h"
 
 typedef struct {
   int gpus;

@@ -42,7 +42,7 @@ typedef struct {
   sg_sem_t *wake;              /* (streams) released when an event the stream waits for is recorded */
   int *ev_iter;                /* (events) the iteration in which the event was last recorded */
   double *ev_at;               /* (events) when */
-  sg_mailbox_t *inbox;         /* (streams x channels) what this rank's NCCL stream receives */
+  sg_mailbox_t *inbox;         /* (streams x groups x channels) what this rank's NCCL streams receive */
   double *val;                 /* (slots) the program's values for iteration val_it (plan_values) */
   int val_it;
   double it0, t0;              /* the compute stream: the iteration's start, and forward's */
@@ -63,6 +63,9 @@ static int g_finished;
 static double *g_prefetch_load_wait; /* (K) rank 0: the prefetcher's wait for loading */
 static sg_comm_t *g_send_buf; /* (sim_ranks x streams x SEND_SLOTS x channels) step fidelity: sends in flight */
 static sg_bar_t *g_ring_barrier;      /* (streams) flow fidelity: the end of one collective on every rank */
+static int g_groups = 1;              /* the nccl_groups whose rings have inboxes: all with phases, else the job's */
+static sg_bar_t *g_node_barrier;      /* (sim_nodes x streams) ... of a composed collective's phase inside a node */
+static sg_bar_t *g_rail_barrier;      /* (GPUs per node x streams) ... of its phase between the nodes */
 static int *g_waiter;                 /* (events) the stream that waits for the event, or -1 */
 static long *g_at_base;               /* (streams) the record's `at` index of each stream's first instruction */
 static char g_dummy;
@@ -205,9 +208,13 @@ static void compute_until(int r, double t, timeline_kind kind, int index, int it
   compute_for(r, t - simgrid_get_clock(), NULL, kind, index, it);
 }
 
-/* One collective, seen from rank r: its share on every channel at once. */
-static void collective(int r, int st, const plan_coll *pc) {
-  int nch = P->ch.count;
+/* One ring pass of rank r on NCCL stream st, group grp (nccl_group), over nch channels: successors next[c x ranks + r],
+ * `edge` bytes per channel edge in flow fidelity (or `steps` messages of `step` bytes in step
+ * fidelity), NCCL's latency term `lat`, and in flow fidelity the barrier `bar` of the ranks taking
+ * part. */
+static void ring_pass(int r, int st, int grp, int nch, const int *next, sg_bar_t bar, long edge, long steps, long step, double lat) {
+  int mch = P->nch_max;
+  size_t box = ((size_t)st * g_groups + (size_t)grp) * (size_t)mch; /* the group's inboxes: phases never mix */
   size_t n = (size_t)P->sim_ranks;
   void *got;
   sg_comm_t c[2 * CHANNELS_MAX];
@@ -215,36 +222,58 @@ static void collective(int r, int st, const plan_coll *pc) {
     /* NCCL's latency term, then every step of every channel as a message. The inboxes are this
      * actor's permanent receivers, so a send starts at once (NCCL keeps buffers at the receiver);
      * step s+1's send waits only for step s's chunk to arrive, as the reduction needs it. */
-    sleep_for(pc->lat_s);
-    sg_comm_t *sends = g_send_buf + ((size_t)r * (size_t)P->prog.nstreams + (size_t)st) * SEND_SLOTS * (size_t)nch;
-    for (long s = 0; s < pc->steps; s++) {
+    sleep_for(lat);
+    sg_comm_t *sends = g_send_buf + ((size_t)r * (size_t)P->prog.nstreams + (size_t)st) * SEND_SLOTS * (size_t)mch;
+    for (long s = 0; s < steps; s++) {
       /* NCCL has NCCL_STEPS (8) buffers per connection: a send waits for a free one (the one step
        * s - 8 used). Waiting keeps SimGrid's lists of pending sends short, too. */
-      sg_comm_t *slot = sends + (size_t)(s % SEND_SLOTS) * nch;
+      sg_comm_t *slot = sends + (size_t)(s % SEND_SLOTS) * mch;
       if (s >= SEND_SLOTS) sg_comm_wait_all(slot, (size_t)nch);
       for (int k = 0; k < nch; k++) {
-        sg_mailbox_t out = S[P->next[(size_t)k * n + (size_t)r]].inbox[(size_t)st * nch + k];
-        slot[k] = sg_mailbox_put_async(out, &g_dummy, pc->step_bytes);
-        c[k] = sg_mailbox_get_async(S[r].inbox[(size_t)st * nch + k], &got);
+        sg_mailbox_t out = S[next[(size_t)k * n + (size_t)r]].inbox[box + k];
+        slot[k] = sg_mailbox_put_async(out, &g_dummy, step);
+        c[k] = sg_mailbox_get_async(S[r].inbox[box + k], &got);
       }
       sg_comm_wait_all(c, (size_t)nch);
       R.messages += nch;
     }
-    for (long s = pc->steps > SEND_SLOTS ? pc->steps - SEND_SLOTS : 0; s < pc->steps; s++)
-      sg_comm_wait_all(sends + (size_t)(s % SEND_SLOTS) * nch, (size_t)nch);
+    for (long s = steps > SEND_SLOTS ? steps - SEND_SLOTS : 0; s < steps; s++)
+      sg_comm_wait_all(sends + (size_t)(s % SEND_SLOTS) * mch, (size_t)nch);
   } else {
     /* One flow per edge and channel carrying what the chosen algorithm and protocol put on an
      * edge. The collective is one pipeline: it ends when its slowest edge has delivered (the
      * barrier), plus NCCL's latency term. */
     for (int k = 0; k < nch; k++) {
-      sg_mailbox_t out = S[P->next[(size_t)k * n + (size_t)r]].inbox[(size_t)st * nch + k];
-      c[2 * k] = sg_mailbox_put_async(out, &g_dummy, pc->edge_bytes);
-      c[2 * k + 1] = sg_mailbox_get_async(S[r].inbox[(size_t)st * nch + k], &got);
+      sg_mailbox_t out = S[next[(size_t)k * n + (size_t)r]].inbox[box + k];
+      c[2 * k] = sg_mailbox_put_async(out, &g_dummy, edge);
+      c[2 * k + 1] = sg_mailbox_get_async(S[r].inbox[box + k], &got);
     }
     sg_comm_wait_all(c, 2 * (size_t)nch);
     R.messages += nch;
-    sg_barrier_wait(g_ring_barrier[st]);
-    sleep_for(pc->lat_s);
+    sg_barrier_wait(bar);
+    sleep_for(lat);
+  }
+}
+
+/* One collective, seen from rank r: its share on every channel at once; a composed one's phases in
+ * order, each on its group's rings with its group's barrier (sim/plan.h, plan_phase). */
+static void collective(int r, int st, const plan_coll *pc) {
+  if (pc->nphase == 0) {
+    ring_pass(r, st, NCCL_GROUP_ALL, P->ch.count, P->next, g_ring_barrier[st], pc->edge_bytes, pc->steps, pc->step_bytes, pc->lat_s);
+    return;
+  }
+  int gpn = P->gpus_per_node, ns = P->prog.nstreams;
+  for (int i = 0; i < pc->nphase; i++) {
+    const plan_phase *f = &pc->phase[i];
+    if (f->solo) {
+      sleep_for(f->lat_s);
+      continue;
+    }
+    const int *next = P->next;
+    sg_bar_t bar = g_ring_barrier[st];
+    if (f->group == NCCL_GROUP_NODE) next = P->next_node, bar = g_node_barrier[(size_t)(r / gpn) * ns + st];
+    if (f->group == NCCL_GROUP_RAIL) next = P->next_rail, bar = g_rail_barrier[(size_t)(r % gpn) * ns + st];
+    ring_pass(r, st, (int)f->group, f->nch, next, bar, f->edge_bytes, f->steps, f->step_bytes, f->lat_s);
   }
 }
 
@@ -308,9 +337,9 @@ static void stream_actor(int argc, char *argv[]) {
   int r = atoi(argv[1]), st = atoi(argv[2]);
   rank_state *me = &S[r];
   const prog_stream *ps = &P->prog.streams[st];
-  int nch = P->ch.count;
+  int nch = P->nch_max;
   if (ps->kind == PROG_STREAM_NCCL && P->fidelity == SIM_FIDELITY_STEP)
-    for (int k = 0; k < nch; k++) sg_mailbox_set_receiver(sg_mailbox_get_name(me->inbox[(size_t)st * nch + k]));
+    for (int k = 0; k < g_groups * nch; k++) sg_mailbox_set_receiver(sg_mailbox_get_name(me->inbox[(size_t)st * g_groups * nch + k]));
   timeline_track track = ps->kind == PROG_STREAM_COMPUTE ? TIMELINE_TRACK_COMPUTE : TIMELINE_TRACK_COMM;
   for (int it = 0; it < P->iterations; it++) {
     int sync = plan_sync(P, it), last = r == 0 && it == P->iterations - 1;
@@ -530,7 +559,7 @@ static void child_main(const plan_t *plan, int fd, pid_t parent) {
   if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(6);
   P = plan;
   const prog_t *g = &plan->prog;
-  int n = plan->sim_ranks, nch = plan->ch.count, K = plan->iterations, nb = plan->nb, ns = g->nstreams;
+  int n = plan->sim_ranks, nch = plan->nch_max, K = plan->iterations, nb = plan->nb, ns = g->nstreams;
   if (plan->fidelity == SIM_FIDELITY_STEP && n > 1 &&
       !(g_send_buf = calloc((size_t)n * (size_t)ns * SEND_SLOTS * (size_t)nch, sizeof *g_send_buf)))
     _exit(3);
@@ -539,6 +568,10 @@ static void child_main(const plan_t *plan, int fd, pid_t parent) {
   g_waiter = malloc((size_t)(g->nevents + 1) * sizeof *g_waiter);
   g_at_base = malloc((size_t)ns * sizeof *g_at_base);
   g_ring_barrier = calloc((size_t)ns, sizeof *g_ring_barrier);
+  g_groups = plan->phased ? NCCL_GROUPS : 1;
+  g_node_barrier = calloc((size_t)plan->sim_nodes * (size_t)ns, sizeof *g_node_barrier);
+  g_rail_barrier = calloc((size_t)plan->gpus_per_node * (size_t)ns, sizeof *g_rail_barrier);
+  if (!g_node_barrier || !g_rail_barrier) _exit(3);
   if (!S || !g_prefetch_load_wait || !g_waiter || !g_at_base || !g_ring_barrier || engine_record_alloc(&R, K, nb, n, prog_at_count(g)))
     _exit(3);
   for (int v = 0; v < g->nevents; v++) g_waiter[v] = -1;
@@ -567,8 +600,14 @@ static void child_main(const plan_t *plan, int fd, pid_t parent) {
   err_t pe;
   if (!hosts) _exit(3);
   if (platform_build(&plan->platform, hosts, &pe)) _exit(EXIT_PLATFORM);
-  for (int st = 0; st < ns; st++)
-    if (n > 1 && g->streams[st].kind == PROG_STREAM_NCCL) g_ring_barrier[st] = sg_barrier_init((unsigned)n);
+  for (int st = 0; st < ns; st++) {
+    if (n <= 1 || g->streams[st].kind != PROG_STREAM_NCCL) continue;
+    g_ring_barrier[st] = sg_barrier_init((unsigned)n);
+    for (int k = 0; plan->ch_node.count && k < plan->sim_nodes; k++)
+      g_node_barrier[(size_t)k * ns + st] = sg_barrier_init((unsigned)plan->gpus_per_node);
+    for (int k = 0; plan->phased && k < plan->gpus_per_node; k++)
+      g_rail_barrier[(size_t)k * ns + st] = sg_barrier_init((unsigned)plan->sim_nodes);
+  }
 
   for (int r = 0; r < n; r++) {
     char name[48];
@@ -576,7 +615,7 @@ static void child_main(const plan_t *plan, int fd, pid_t parent) {
     me->ev_iter = malloc((size_t)(g->nevents + 1) * sizeof *me->ev_iter);
     me->ev_at = calloc((size_t)(g->nevents + 1), sizeof *me->ev_at);
     me->wake = malloc((size_t)ns * sizeof *me->wake);
-    me->inbox = calloc((size_t)ns * (size_t)nch, sizeof *me->inbox);
+    me->inbox = calloc((size_t)ns * (size_t)g_groups * (size_t)nch, sizeof *me->inbox);
     me->val = calloc((size_t)g->nslots, sizeof *me->val);
     if (!me->ev_iter || !me->ev_at || !me->wake || !me->inbox || !me->val) _exit(3);
     if (plan_varies(plan) && (pipe_init(&me->pipe, plan->queue, &pe) || plan_row_alloc(plan, &me->row, &pe))) _exit(3);
@@ -592,9 +631,9 @@ static void child_main(const plan_t *plan, int fd, pid_t parent) {
     for (int st = 0; st < ns; st++) {
       me->wake[st] = sg_sem_init(0);
       if (g->streams[st].kind == PROG_STREAM_NCCL)
-        for (int k = 0; k < nch; k++) {
+        for (int k = 0; k < g_groups * nch; k++) {
           snprintf(name, sizeof name, "inbox%d.%d.%d", r, st, k);
-          me->inbox[(size_t)st * nch + k] = sg_mailbox_by_name(name);
+          me->inbox[(size_t)st * g_groups * nch + k] = sg_mailbox_by_name(name);
         }
       char ss[16];
       snprintf(ss, sizeof ss, "%d", st);

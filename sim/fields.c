@@ -10,27 +10,24 @@
 #include "ncclmodel.h"
 #include "report.h"
 
-/* ---- names of the scenario's enums as reports write them ---- */
+/* ---- names of the scenario's enums as reports write them (sim/scenario.h's tables) ---- */
 
 static const char *precision_name(int v, char *buf, size_t len) { return (void)buf, (void)len, model_dtype_name((model_dtype)v); }
 static const char *mode_name(int v, char *buf, size_t len) { return (void)buf, (void)len, sim_mode_name((sim_mode)v); }
 static const char *fidelity_name(int v, char *buf, size_t len) {
-  return (void)buf, (void)len, v == SIM_FIDELITY_STEP ? "step" : "flow";
+  return (void)buf, (void)len, sim_fidelity_name((sim_fidelity)v);
 }
 static const char *pytorch_name(int v, char *buf, size_t len) { return reducer_version_name(v, buf, len); }
 static const char *hook_name(int v, char *buf, size_t len) {
-  return (void)buf, (void)len, v == SIM_HOOK_FP16 ? "fp16" : v == SIM_HOOK_BF16 ? "bf16" : "none";
+  return (void)buf, (void)len, sim_comm_hook_name((sim_comm_hook)v);
 }
-static const char *framework_name(int v, char *buf, size_t len) { return (void)buf, (void)len, v == SIM_FRAMEWORK_DP ? "dp" : "ddp"; }
+static const char *framework_name(int v, char *buf, size_t len) { return (void)buf, (void)len, sim_framework_name((sim_framework)v); }
 static const char *backend_name(int v, char *buf, size_t len) { return (void)buf, (void)len, sim_backend_name((sim_backend)v); }
 static const char *h2d_name(int v, char *buf, size_t len) {
-  static const char *const names[] = {[SIM_H2D_AUTO] = "auto", [SIM_H2D_OFF] = "none", [SIM_H2D_PAGEABLE] = "pageable",
-                                      [SIM_H2D_PINNED] = "pinned", [SIM_H2D_PINNED_ASYNC] = "pinned-async",
-                                      [SIM_H2D_PREFETCH] = "prefetch"};
-  return (void)buf, (void)len, names[v];
+  return (void)buf, (void)len, sim_h2d_name((sim_h2d)v);
 }
 static const char *jitter_name(int v, char *buf, size_t len) {
-  return (void)buf, (void)len, v == PROFILE_JITTER_LOGNORMAL ? "lognormal" : v == PROFILE_JITTER_EMPIRICAL ? "empirical" : "none";
+  return (void)buf, (void)len, profile_jitter_name((profile_jitter_kind)v);
 }
 
 /* ---- accessors: what is not one member of predict_result ---- */
@@ -46,7 +43,7 @@ static double gpus_per_node(const field_ctx *x) { return x->c->nodes > 0 ? x->p-
 static double mode(const field_ctx *x) { return x->c->mode; }
 static double fidelity(const field_ctx *x) { return x->c->fidelity; }
 static double pytorch(const field_ctx *x) { return x->c->pytorch; }
-static double cap_mb(const field_ctx *x) { return x->c->bucket_cap_mb > 0 ? x->c->bucket_cap_mb : 25; }
+static double cap_mb(const field_ctx *x) { return sim_bucket_cap_mb(x->c); }
 static double cap_given(const field_ctx *x) { return x->c->bucket_cap_mb > 0; }
 static double first_bucket(const field_ctx *x) {
   const reducer_iter *s = &x->p->steady;

@@ -15,8 +15,8 @@ int interval_profile(const sim_config *c, const cJSON *doc, const char *origin, 
   if (draws < 0 || !(level > 0 && level < 1)) return err_set(e, ERR_USAGE, "interval: draws >= 0 and a level in (0, 1)");
   if (!(nominal_s > 0)) return err_set(e, ERR_USAGE, "interval: the nominal iteration must be positive");
   if (!uncert_count(doc) || draws == 0) return ERR_OK;
-  uncert_draws d;
-  int rc = uncert_draw_profiles(doc, origin, c->profile, seed, draws, &d, e);
+  profile_draws d;
+  int rc = profile_draws_build(doc, origin, c->profile, seed, draws, &d, e);
   if (rc) return rc;
   double *t = malloc((size_t)draws * sizeof *t);
   if (!t) rc = err_set(e, ERR_NOMEM, "out of memory");
@@ -39,7 +39,7 @@ int interval_profile(const sim_config *c, const cJSON *doc, const char *origin, 
     out->hi_s = nominal_s * out->profile_hi;
   }
   free(t);
-  uncert_draws_free(&d);
+  profile_draws_free(&d);
   return rc;
 }
 

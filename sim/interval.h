@@ -2,7 +2,7 @@
  *
  * Two sources, combined as factors on the iteration time:
  *   the profile's uncertainty, propagated: `draws` profiles drawn from its `uncertainty` object
- *     (uncert_draw_profiles, as recommend draws them), each simulated (sim_run); the central `level`
+ *     (profile_draws_build, as recommend draws them), each simulated (sim_run); the central `level`
  *     interval of their iteration times, as factors on the nominal one;
  *   the validated error of this kind of run: the range of true / predicted time over the published
  *     points of the same profile and precision that `ddpsim accuracy` predicts (the caller gives it:

@@ -34,7 +34,7 @@ int kineto_build(const sim_config *c, const predict_result *p, int rank, cJSON *
 
 /* Writes the traces of ranks[0..nranks-1] (NULL: the simulated ranks; checked as trace_build
  * checks them) into directory dir, created if missing, one file each, `rank<R>.pt.trace.json`,
- * each atomically (sim/afile.h). Files already in dir are left alone. ERR_USAGE as kineto_build
+ * each atomically (common/afile.h). Files already in dir are left alone. ERR_USAGE as kineto_build
  * and trace_check_ranks; ERR_IO naming the path. */
 int kineto_write(const sim_config *c, const predict_result *p, const int *ranks, int nranks, const char *dir, err_t *e);
 

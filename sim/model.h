@@ -63,7 +63,7 @@ typedef enum { MODEL_CONV_NONE = 0, MODEL_CONV_FWD = 1, MODEL_CONV_DGRAD = 2, MO
 
 /* The activations' memory format (the `layout` line, format version 4): PyTorch's default
  * contiguous_format is NCHW, torch.channels_last is NHWC. A convolution whose layout is not the one
- * its precision's kernels take pays cuDNN's transposes (profile_op_time, docs/profile.md). */
+ * its precision's kernels take pays cuDNN's transposes (cost_op_time, docs/profile.md). */
 typedef enum { MODEL_LAYOUT_NCHW = 0, MODEL_LAYOUT_NHWC = 1 } model_layout;
 
 /* "nchw" or "nhwc". */

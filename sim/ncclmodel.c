@@ -5,6 +5,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "profile.h"
+
 /* log2 rounded down, as NCCL's log2i. */
 static int log2i(long v) {
   int l = 0;
@@ -157,10 +159,10 @@ int nccl_model_init(nccl_model *m, const profile_t *p, const topo_t *t, int node
   if (nodes > 1 && nic_bw_Bps < m->bw_Bps) m->bw_Bps = nic_bw_Bps;
   for (int a = 0; a < NCCL_NALGO; a++) {
     const nccl_algo_desc *d = &algos[a];
-    const char *hops = algos[d->hops_of].name;
+    const char *hops = algos[d->hops_of].name; /* for messages */
     int allowed = d->max_gpus_per_node == 0 || gpus_per_node <= d->max_gpus_per_node;
     for (int q = 0; q < NCCL_NPROTO; q++) {
-      int listed, rc = profile_nccl(p, d->name, proto_names[q], &listed, &m->base_lat_s[a][q], &m->bw_factor[a][q], e);
+      int listed, rc = profile_nccl(p, (nccl_algo)a, (nccl_proto)q, &listed, &m->base_lat_s[a][q], &m->bw_factor[a][q], e);
       if (rc) return rc;
       if (!d->env) {
         /* Not NCCL's: it runs where the row whose costs it pays does, and never as NCCL's choice. */
@@ -179,8 +181,8 @@ int nccl_model_init(nccl_model *m, const profile_t *p, const topo_t *t, int node
       /* Its hops: a combination the profile lists must have them; one priced by its row alone runs
        * only where they are there. */
       err_t quiet = {{0}}, *he = listed ? e : &quiet;
-      if ((gpus_per_node > 1 && (rc = profile_hop_lat(p, t->intra_class, hops, proto_names[q], &m->hop_intra_s[a][q], he))) ||
-          (nodes > 1 && (rc = profile_hop_lat(p, t->nic_class, hops, proto_names[q], &m->hop_net_s[a][q], he)))) {
+      if ((gpus_per_node > 1 && (rc = profile_hop_lat(p, t->intra_class, d->hops_of, (nccl_proto)q, &m->hop_intra_s[a][q], he))) ||
+          (nodes > 1 && (rc = profile_hop_lat(p, t->nic_class, d->hops_of, (nccl_proto)q, &m->hop_net_s[a][q], he)))) {
         if (listed) return rc;
         continue;
       }
@@ -266,6 +268,7 @@ static double refined_factor_218(const nccl_model *m, int a, int q, double bytes
  * release's refinements (for a row whose terms are hops_s, edge_per_byte and steps). */
 static void estimate(const nccl_model *m, coll_kind coll, int a, int q, double bytes, nccl_choice *out) {
   const nccl_algo_desc *d = &algos[a];
+  out->nphase = 0;
   double lat, edge;
   double f = m->n <= 1 ? m->bw_factor[a][q]
            : m->refine == PROFILE_NCCL_2_7 ? refined_factor(m, a, q, bytes, m->bw_factor[a][q])
@@ -305,9 +308,9 @@ static void estimate(const nccl_model *m, coll_kind coll, int a, int q, double b
  * each NCCL's ring with protocol q (refinements included) on its communicator: a reduce-scatter of S inside each node (G ranks at the intra-node bandwidth), an
  * all-reduce of each S/G shard between the nodes (G rings of `nodes` ranks, one per local GPU,
  * sharing the node's network bandwidth: nic_bw / G each), an all-gather of S inside each node. Its
- * estimate is their sum. The engine plays one flow per ring edge (plan.h's plan_coll), not phases:
- * its edge bytes are the phases' bandwidth time on the job's bottleneck edge, so flow fidelity gives
- * the estimate on an idle network, and step fidelity sends them in the ring's steps. */
+ * estimate is their sum. The engine plays the phases (plan.h's plan_coll), each on its group's
+ * rings; edge_bytes and steps, for a caller that plays it as one collective of every rank, are the
+ * phases' bandwidth time on the job's bottleneck edge and the ring's steps. */
 static void hier_compose(const nccl_model *m, coll_kind coll, int q, double bytes, nccl_choice *out) {
   (void)coll; /* all-reduce only (its row) */
   int G = m->gpus_per_node;
@@ -324,6 +327,13 @@ static void hier_compose(const nccl_model *m, coll_kind coll, int q, double byte
   out->lat_s = rs.lat_s + ar.lat_s + ag.lat_s;
   out->edge_bytes = m->n > 1 ? (out->time_s - out->lat_s) * m->bw_Bps : 0;
   out->steps = coll_ring_steps(COLL_ALLREDUCE, m->n); /* played as a ring's flows: the ring's steps */
+  const nccl_choice *ph[NCCL_MAX_PHASES] = {&rs, &ar, &ag};
+  const nccl_group grp[NCCL_MAX_PHASES] = {NCCL_GROUP_NODE, NCCL_GROUP_RAIL, NCCL_GROUP_NODE};
+  const coll_kind kind[NCCL_MAX_PHASES] = {COLL_REDUCESCATTER, COLL_ALLREDUCE, COLL_ALLGATHER};
+  out->nphase = NCCL_MAX_PHASES;
+  for (int i = 0; i < NCCL_MAX_PHASES; i++)
+    out->phase[i] = (nccl_phase){.coll = kind[i], .group = grp[i], .time_s = ph[i]->time_s, .lat_s = ph[i]->lat_s,
+                                 .edge_bytes = ph[i]->edge_bytes, .steps = ph[i]->steps};
 }
 
 int nccl_choose(const nccl_model *m, coll_kind coll, double bytes, unsigned algo_mask, unsigned proto_mask,

@@ -49,8 +49,9 @@
 
 #include "coll.h"
 #include "err.h"
-#include "profile.h"
 #include "topo.h"
+
+typedef struct profile profile_t; /* sim/profile.h, which includes this header for nccl_algo, nccl_proto */
 
 typedef enum { NCCL_ALGO_RING = 0, NCCL_ALGO_TREE = 1, NCCL_ALGO_PAT = 2, NCCL_ALGO_HIER = 3, NCCL_NALGO = 4 } nccl_algo;
 typedef enum { NCCL_PROTO_LL = 0, NCCL_PROTO_LL128 = 1, NCCL_PROTO_SIMPLE = 2, NCCL_NPROTO = 3 } nccl_proto;
@@ -131,6 +132,23 @@ struct nccl_model {
 int nccl_model_init(nccl_model *m, const profile_t *p, const topo_t *t, int nodes, int gpus_per_node, int channels,
                     double intra_bw_Bps, double nic_bw_Bps, err_t *e);
 
+/* Who takes part in a phase of a composed collective: every rank (the job's rings), the ranks of
+ * one node (a ring inside each node), or the ranks of one local index across the nodes (a ring per
+ * local GPU between the nodes). */
+typedef enum { NCCL_GROUP_ALL = 0, NCCL_GROUP_NODE = 1, NCCL_GROUP_RAIL = 2, NCCL_GROUPS = 3 } nccl_group;
+
+/* One phase of a composed collective (hier): a ring collective of its group, as NCCL costs it on
+ * that communicator. */
+typedef struct {
+  coll_kind coll;
+  nccl_group group;
+  double time_s, lat_s; /* its estimate and latency part */
+  double edge_bytes;    /* what each edge of its ring carries, all channels together */
+  long steps;           /* step fidelity's messages per edge */
+} nccl_phase;
+
+#define NCCL_MAX_PHASES 3
+
 struct nccl_choice {
   nccl_algo algo;
   nccl_proto proto;
@@ -141,6 +159,8 @@ struct nccl_choice {
                         bandwidth / (C bw)); hier: its phases' bandwidth time x bw */
   long steps;        /* step fidelity's messages per edge (the row's steps: ring and tree the
                         collective's ring steps, sim/coll.h; pat n - 1; hier the all-reduce ring's) */
+  int nphase;        /* a composed algorithm's phases, in order (0: one collective of every rank) */
+  nccl_phase phase[NCCL_MAX_PHASES];
 };
 
 /* The fastest combination within the masks for collective `coll` (sim/coll.h) of `bytes`: among the

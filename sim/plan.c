@@ -57,12 +57,12 @@ int plan_network(const sim_config *c, int gpn, channels_t *ch, platform_spec *sp
   spec->gpus_per_node = gpn;
   if (gpn > 1) {
     if ((rc = profile_link(c->profile, t->intra_class, t->intra_bw_Bps, &link_bw, &lat, e))) return rc;
-    if ((rc = profile_hop_lat(c->profile, t->intra_class, nccl_algo_name(NCCL_ALGO_RING), nccl_proto_name(NCCL_PROTO_SIMPLE), &lat, e))) return rc;
+    if ((rc = profile_hop_lat(c->profile, t->intra_class, NCCL_ALGO_RING, NCCL_PROTO_SIMPLE, &lat, e))) return rc;
     spec->intra_lat_s = lat;
   }
   if (c->nodes > 1 && t->has_nic) {
     if ((rc = profile_link(c->profile, t->nic_class, t->nic_bw_Bps, &nic_bw, &lat, e))) return rc;
-    if ((rc = profile_hop_lat(c->profile, t->nic_class, nccl_algo_name(NCCL_ALGO_RING), nccl_proto_name(NCCL_PROTO_SIMPLE), &lat, e))) return rc;
+    if ((rc = profile_hop_lat(c->profile, t->nic_class, NCCL_ALGO_RING, NCCL_PROTO_SIMPLE, &lat, e))) return rc;
     spec->nic_lat_s = lat;
     spec->backbone_bw_Bps = t->switch_bw_Bps;
   }
@@ -97,7 +97,10 @@ void plan_free(plan_t *p) {
   plan_row_free(&p->base[0]);
   plan_row_free(&p->base[1]);
   channels_free(&p->ch);
+  channels_free(&p->ch_node);
   free(p->next);
+  free(p->next_node);
+  free(p->next_rail);
   free(p->pair_Bps);
   free(p->near);
   prog_free(&p->prog);
@@ -480,6 +483,17 @@ static void plan_coll_share(const plan_t *p, plan_coll *pc, double edge_bytes) {
   pc->hbm_frac = k * edge_bytes / pc->estimate_s / p->hbm_Bps;
 }
 
+/* What each channel's edge carries of `edge` bytes (all channels together) in `steps` messages:
+ * whole bytes per channel message, each edge's share rounded up ((1 - 1e-12): a share that is a
+ * whole number of bytes stays one when the division rounds up). */
+static void per_channel(double edge, long steps, int nch, long *edge_bytes, long *step_bytes) {
+  double per_edge = edge / nch;
+  *edge_bytes = (long)ceil(per_edge * (1 - 1e-12));
+  if (*edge_bytes < 1) *edge_bytes = 1;
+  *step_bytes = steps > 0 ? (long)ceil(per_edge / (double)steps * (1 - 1e-12)) : 1;
+  if (*step_bytes < 1) *step_bytes = 1;
+}
+
 int plan_bucket_coll(plan_t *p, int b, coll_kind kind, double bytes, err_t *e) {
   nccl_choice ch;
   int rc = nccl_choose(&p->nccl, kind, bytes, p->algos, p->protos, &ch, e);
@@ -493,13 +507,20 @@ int plan_bucket_coll(plan_t *p, int b, coll_kind kind, double bytes, err_t *e) {
   pc->estimate_s = ch.time_s;
   pc->lat_s = ch.lat_s;
   pc->steps = ch.steps;
-  /* Whole bytes per channel message: each edge's share rounded up ((1 - 1e-12): a share that is a
-   * whole number of bytes stays one when the division rounds up). */
-  double per_edge = ch.edge_bytes / nch;
-  pc->edge_bytes = (long)ceil(per_edge * (1 - 1e-12));
-  if (pc->edge_bytes < 1) pc->edge_bytes = 1;
-  pc->step_bytes = ch.steps > 0 ? (long)ceil(per_edge / (double)ch.steps * (1 - 1e-12)) : 1;
-  if (pc->step_bytes < 1) pc->step_bytes = 1;
+  per_channel(ch.edge_bytes, ch.steps, nch, &pc->edge_bytes, &pc->step_bytes);
+  pc->nphase = ch.nphase;
+  for (int i = 0; i < ch.nphase; i++) {
+    const nccl_phase *f = &ch.phase[i];
+    plan_phase *g = &pc->phase[i];
+    g->group = f->group;
+    g->solo = f->group == NCCL_GROUP_NODE ? p->gpus_per_node < 2 : f->group == NCCL_GROUP_RAIL ? p->nodes < 2 : p->ranks < 2;
+    g->nch = f->group == NCCL_GROUP_NODE ? p->ch_node.count : nch;
+    g->lat_s = g->solo ? f->time_s : f->lat_s;
+    g->steps = f->steps;
+    if (!g->solo && f->group == NCCL_GROUP_NODE && g->nch < 1)
+      return err_set(e, ERR_INPUT, "internal: a phase inside the nodes without the node's rings");
+    per_channel(f->edge_bytes, f->steps, g->nch > 0 ? g->nch : 1, &g->edge_bytes, &g->step_bytes);
+  }
   plan_coll_share(p, pc, ch.edge_bytes);
   return ERR_OK;
 }
@@ -513,7 +534,7 @@ static int plan_backend(const sim_config *c, plan_t *p, int b, double bytes, err
   if (c->backend != SIM_BACKEND_GLOO || p->ranks < 2) return ERR_OK;
   int have = 0, rc;
   double lat = 0, bw = 0, red = profile_host_reduce_Bps(c->profile);
-  if ((rc = profile_h2d(c->profile, "pinned_sync", &have, &lat, &bw, e))) return rc;
+  if ((rc = profile_h2d(c->profile, PROFILE_H2D_PINNED_SYNC, &have, &lat, &bw, e))) return rc;
   if (!have)
     return err_set(e, ERR_INPUT, "%s: gloo stages buckets through the host: the profile needs h2d.pinned_sync (ddpcalib h2d)",
                    profile_name(c->profile));
@@ -582,7 +603,23 @@ int plan_build(const sim_config *c, plan_t *p, err_t *e) {
   p->nic_lat_s = p->platform.nic_lat_s;
   /* NCCL splits each collective evenly over its channels: together they give C x their bandwidth. */
   p->ring_bw_Bps = channels_bw_Bps(&p->ch);
-  if ((rc = nccl_model_init(&p->nccl, c->profile, c->topo, c->nodes, gpn, p->ch.count, p->ring_bw_Bps, p->ring_bw_Bps, e)))
+  /* Inside a node the job's rings are as fast as their bottleneck; a composed all-reduce's phases
+   * inside the nodes (hier, forced) run on the node's own rings: a one-node job's channels. */
+  double intra_Bps = p->ring_bw_Bps;
+  p->phased = (c->nccl_algos & (1u << NCCL_ALGO_HIER)) != 0;
+  if (gpn > 1 && p->phased) {
+    sim_config one = *c;
+    one.nodes = 1;
+    platform_spec spec1;
+    double *pair1 = NULL;
+    unsigned char *near1 = NULL;
+    rc = plan_network(&one, gpn, &p->ch_node, &spec1, &pair1, &near1, e);
+    free(pair1);
+    free(near1);
+    if (rc) goto fail;
+    if (c->nodes > 1) intra_Bps = channels_bw_Bps(&p->ch_node);
+  }
+  if ((rc = nccl_model_init(&p->nccl, c->profile, c->topo, c->nodes, gpn, p->ch.count, intra_Bps, p->ring_bw_Bps, e)))
     goto fail;
   p->algos = c->nccl_algos ? c->nccl_algos : NCCL_ALGOS_AUTO;
   p->protos = c->nccl_protos ? c->nccl_protos : NCCL_ALL_PROTOS;
@@ -708,6 +745,25 @@ int plan_build(const sim_config *c, plan_t *p, err_t *e) {
   }
   for (int k = 0; k < p->ch.count; k++)
     for (int q = 0; q < p->sim_ranks; q++) p->next[(size_t)k * p->sim_ranks + q] = channels_next(&p->ch, p->sim_nodes, k, q);
+  p->nch_max = p->ch.count > p->ch_node.count ? p->ch.count : p->ch_node.count;
+  if (p->phased) {
+    /* A composed collective's rings (docs/simulation.md, "Hierarchical"): the node's own rings
+     * inside each node, and a ring per local GPU between the nodes. */
+    size_t n = (size_t)p->sim_ranks;
+    p->next_node = malloc(((size_t)p->ch_node.count * n + 1) * sizeof *p->next_node);
+    p->next_rail = malloc((size_t)p->ch.count * n * sizeof *p->next_rail);
+    if (!p->next_node || !p->next_rail) {
+      rc = err_set(e, ERR_NOMEM, "out of memory");
+      goto fail;
+    }
+    for (int q = 0; q < p->sim_ranks; q++) {
+      for (int k = 0; k < p->ch_node.count; k++) p->next_node[(size_t)k * n + q] = q / gpn * gpn + channels_next(&p->ch_node, 1, k, q % gpn);
+      for (int k = 0; k < p->ch.count; k++) p->next_rail[(size_t)k * n + q] = (q / gpn + 1) % p->sim_nodes * gpn + q % gpn;
+    }
+    p->platform.ch_node = p->ch_node.count > 0 ? &p->ch_node : NULL;
+    p->platform.rails = p->sim_nodes > 1;
+    p->platform.near = p->near;
+  }
   if ((rc = plan_program(p, e))) goto fail;
   free(param_seg);
   return ERR_OK;
@@ -722,7 +778,7 @@ int plan_write(FILE *f, const plan_t *p, err_t *e) {
   fprintf(f, "job %d nodes x %d GPUs = %d ranks, batch %ld/GPU, %s\n", p->nodes, p->gpus_per_node, p->ranks, p->batch,
           model_dtype_name(p->precision));
   fprintf(f, "simulated %d nodes (%d ranks)%s, %s fidelity, %d iterations (no_sync %d)\n", p->sim_nodes, p->sim_ranks,
-          p->sim_nodes < p->nodes ? ", standing for all by symmetry" : "", p->fidelity == SIM_FIDELITY_STEP ? "step" : "flow",
+          p->sim_nodes < p->nodes ? ", standing for all by symmetry" : "", sim_fidelity_name(p->fidelity),
           p->iterations, p->no_sync);
   fprintf(f, "channels %d x %.6g GB/s, %d NICs per node used%s\n", p->ch.count, p->ch.speed_Bps / 1e9, p->ch.nics_used,
           p->shares_compute ? ", collectives share the compute cores" : "");

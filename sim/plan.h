@@ -26,7 +26,19 @@
 #include "pipe.h"
 #include "platform.h"
 #include "program.h"
-#include "sim.h"
+#include "scenario.h"
+
+/* One phase of a composed collective (a hierarchical all-reduce): a ring collective of its group's
+ * ranks (sim/ncclmodel.h's nccl_group), played as the whole collective is, on that group's rings
+ * (nch channels: the node's own rings inside a node, the job's count between the nodes). */
+typedef struct {
+  nccl_group group;
+  int nch;
+  int solo;           /* its group is one rank (one GPU per node, or one node): only a delay of
+                         lat_s, NCCL's estimate of it */
+  double lat_s;
+  long edge_bytes, steps, step_bytes; /* per channel, as plan_coll's */
+} plan_phase;
 
 /* One collective a bucket runs. */
 typedef struct {
@@ -42,6 +54,9 @@ typedef struct {
   /* What its kernels take of each rank's GPU while it runs (docs/simulation.md, "Work sharing the
    * GPU"): the share of the SMs (its thread blocks) and of the memory bandwidth (its traffic). */
   double sm_frac, hbm_frac;
+  int nphase;        /* a composed collective's phases (edge_bytes, steps, step_bytes and lat_s above
+                        are then the whole's, unused by the engine), or 0 */
+  plan_phase phase[NCCL_MAX_PHASES];
 } plan_coll;
 
 /* One op of the iteration as the host issues it (sim/pipe.h): one run's host and GPU time. */
@@ -136,6 +151,14 @@ typedef struct {
   nccl_model nccl;      /* for the whole job */
   unsigned algos, protos; /* what NCCL may choose from (NCCL_ALGO, NCCL_PROTO) */
   int *next;            /* (ch.count x sim_ranks) each simulated rank's successor on each channel */
+  channels_t ch_node;   /* a composed collective's rings inside a node (a one-node job's channels;
+                           count 0: none, where no collective is composed) */
+  int *next_node;       /* (ch_node.count x sim_ranks) each rank's successor on them, in its node */
+  int *next_rail;       /* (ch.count x sim_ranks) the same local GPU on the next node, on every
+                           channel (a composed collective's phases between the nodes) */
+  int nch_max;          /* the most channels a collective or phase uses */
+  int phased;           /* a collective may be composed of phases (hier forced): next_rail is set,
+                           and next_node where a node has several GPUs */
   platform_spec platform; /* the simulated nodes; links carry no latency (collectives wait lat_s) */
   double *pair_Bps;     /* owned by the plan: the platform's pair graph, or NULL */
   unsigned char *near;  /* owned: NIC placement, or NULL */

@@ -10,7 +10,9 @@ static int bad(double x) { return !(x >= 0) || !isfinite(x); }
 
 typedef struct {
   long long key; /* src * n + dst */
-  int channel;
+  int channel;   /* the job's channel using it, or -1 (a phase's ring) */
+  int nic;       /* the NIC it crosses between nodes (before merging): its channel's, or a rail's;
+                    -1: none (a node ring) */
 } route_use;
 
 static int cmp_use(const void *a, const void *b) {
@@ -28,6 +30,13 @@ int platform_check(const platform_spec *s, err_t *e) {
   const channels_t *ch = s->ch;
   if (N < 1 || G < 1) return err_set(e, ERR_INPUT, "platform needs at least one node and one GPU per node");
   if (!ch || ch->count < 1 || ch->gpus != G) return err_set(e, ERR_INPUT, "platform needs the channels of its %d GPUs per node", G);
+  if (s->ch_node && (s->ch_node->count < 1 || s->ch_node->gpus != G))
+    return err_set(e, ERR_INPUT, "platform needs the node rings of its %d GPUs per node", G);
+  for (int c = 0; s->ch_node && s->pair_Bps && G > 1 && c < s->ch_node->count; c++)
+    for (int u = 0; u < G; u++) {
+      int v = channels_next(s->ch_node, 1, c, u);
+      if (!(s->pair_Bps[u * G + v] > 0)) return err_set(e, ERR_INPUT, "node ring %d goes from GPU %d to %d, which no link joins", c, u, v);
+    }
   if (G > 1 && !s->pair_Bps && !(s->gpu_Bps > 0)) return err_set(e, ERR_INPUT, "intra-node bandwidth must be positive");
   if (N > 1 && (s->nics < 1 || s->nics > 64 || !(s->nic_Bps > 0)))
     return err_set(e, ERR_INPUT, "%d nodes need a NIC between them, and this topology has none", N);
@@ -58,8 +67,9 @@ static size_t nic_up_id(const layout *L, int node, int k) { return (size_t)L->n 
 static size_t nic_down_id(const layout *L, int node, int k) { return nic_up_id(L, L->s->nodes + node, k); }
 static size_t backbone_id(const layout *L) { return nic_up_id(L, 2 * L->s->nodes, 0); }
 
-/* The links of the route from rank src to dst, which channel c uses: ids[] (returns how many). */
-static int route_links(layout *L, int src, int dst, int c, size_t ids[3]) {
+/* The links of the route from rank src to dst crossing NIC `nic` between nodes: ids[] (returns how
+ * many). */
+static int route_links(layout *L, int src, int dst, int nic, size_t ids[3]) {
   const platform_spec *s = L->s;
   int G = s->gpus_per_node, node = src / G, next_node = dst / G, nl = 0;
   if (node == next_node && s->pair_Bps) {
@@ -68,7 +78,7 @@ static int route_links(layout *L, int src, int dst, int c, size_t ids[3]) {
     ids[nl++] = (size_t)src * G;
     ids[nl++] = (size_t)dst * G + 1;
   } else {
-    int k = find(L->parent, s->ch->nic[c]);
+    int k = find(L->parent, nic);
     ids[nl++] = nic_up_id(L, node, k);
     if (s->backbone_bw_Bps > 0) ids[nl++] = backbone_id(L);
     ids[nl++] = nic_down_id(L, next_node, k);
@@ -130,7 +140,7 @@ static int make_routes(layout *L, psg_zone *z, sg_host_t *hosts, size_t from, si
     if (src / G != dst / G && L->hier) continue;
     size_t ids[3];
     psg_link *links[3];
-    int nl = route_links(L, src, dst, L->use[i].channel, ids);
+    int nl = route_links(L, src, dst, L->use[i].nic, ids);
     for (int k = 0; k < nl; k++) links[k] = L->link[ids[k]];
     if (psg_route(z, psg_host_point(hosts[src]), psg_host_point(hosts[dst]), NULL, NULL, links, nl)) return fail(e);
   }
@@ -209,8 +219,10 @@ static int layout_init(layout *L, const platform_spec *s, err_t *e) {
   *L = (layout){.s = s, .n = n};
   L->nlinks = (size_t)n * G + (size_t)2 * N * 64 + 1;
 
-  /* Every (rank, successor) pair some channel uses, with the channel using it. */
-  size_t nuse = n > 1 ? (size_t)n * (size_t)ch->count : 0;
+  /* Every (rank, successor) pair some channel uses, with the channel using it; then a composed
+   * collective's node rings and rails. */
+  int nnode = s->ch_node && G > 1 ? s->ch_node->count : 0, rails = s->rails && N > 1;
+  size_t nuse = n > 1 ? (size_t)n * (size_t)(ch->count + nnode + rails) : 0;
   L->use = malloc((nuse ? nuse : 1) * sizeof *L->use);
   L->exit_nic = malloc((size_t)G * sizeof *L->exit_nic);
   L->entry_nic = malloc((size_t)G * sizeof *L->entry_nic);
@@ -220,16 +232,24 @@ static int layout_init(layout *L, const platform_spec *s, err_t *e) {
   }
   for (int c = 0; c < ch->count && n > 1; c++)
     for (int r = 0; r < n; r++) {
-      L->use[L->nroute].key = (long long)r * n + channels_next(ch, N, c, r);
-      L->use[L->nroute++].channel = c;
+      int dst = channels_next(ch, N, c, r);
+      L->use[L->nroute++] = (route_use){.key = (long long)r * n + dst, .channel = c, .nic = ch->nic[c]};
     }
+  for (int c = 0; c < nnode; c++)
+    for (int r = 0; r < n; r++)
+      L->use[L->nroute++] = (route_use){.key = (long long)r * n + r / G * G + channels_next(s->ch_node, 1, c, r % G), .channel = -1, .nic = -1};
+  for (int r = 0; rails && r < n; r++) {
+    int u = r % G, k = 0;
+    while (s->near && k < s->nics - 1 && !s->near[k * G + u]) k++;
+    L->use[L->nroute++] = (route_use){.key = (long long)r * n + (r / G + 1) % N * G + u, .channel = -1, .nic = k};
+  }
   qsort(L->use, L->nroute, sizeof *L->use, cmp_use);
 
   /* NICs two channels reach from the same pair of GPUs become one link. */
   for (int k = 0; k < 64; k++) L->parent[k] = k;
   for (size_t i = 1; i < L->nroute; i++)
-    if (L->use[i].key == L->use[i - 1].key && ch->nic[L->use[i].channel] >= 0 && ch->nic[L->use[i - 1].channel] >= 0) {
-      int a = find(L->parent, ch->nic[L->use[i].channel]), b = find(L->parent, ch->nic[L->use[i - 1].channel]);
+    if (L->use[i].key == L->use[i - 1].key && L->use[i].nic >= 0 && L->use[i - 1].nic >= 0) {
+      int a = find(L->parent, L->use[i].nic), b = find(L->parent, L->use[i - 1].nic);
       if (a != b) L->parent[a] = b;
     }
   for (int k = 0; N > 1 && k < s->nics; k++) L->members[find(L->parent, k)]++;
@@ -241,7 +261,7 @@ static int layout_init(layout *L, const platform_spec *s, err_t *e) {
   for (size_t i = 0; L->hier && i < L->nroute; i++) {
     int src = (int)(L->use[i].key / n), dst = (int)(L->use[i].key % n);
     if (src / G == dst / G) continue;
-    int k = find(L->parent, ch->nic[L->use[i].channel]), *x = &L->exit_nic[src % G], *y = &L->entry_nic[dst % G];
+    int k = find(L->parent, L->use[i].nic), *x = &L->exit_nic[src % G], *y = &L->entry_nic[dst % G];
     if ((*x >= 0 && *x != k) || (*y >= 0 && *y != k)) L->hier = 0;
     *x = k;
     *y = k;
@@ -283,7 +303,7 @@ int platform_pairs(const platform_spec *s, platform_pair **out, size_t *npairs, 
     }
     int src = (int)(L.use[i].key / L.n), dst = (int)(L.use[i].key % L.n);
     size_t ids[3];
-    int nl = route_links(&L, src, dst, L.use[i].channel, ids);
+    int nl = route_links(&L, src, dst, L.use[i].nic, ids);
     double min = 0;
     for (int k = 0; k < nl; k++) {
       double bw = link_Bps(&L, ids[k]);

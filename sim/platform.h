@@ -8,7 +8,8 @@
  * for switched nodes, a link up and a link down per GPU. Each NIC of a node is a link up and a link
  * down; NICs that two channels would reach from the same pair of GPUs are merged into one link of
  * their summed bandwidth (SimGrid has one route per pair of hosts). Only the routes the channels
- * use exist: from every rank to its successor on each channel. The hop latency sits on the first
+ * use exist: from every rank to its successor on each channel (and, where the spec asks, on each
+ * node ring and rail of a composed collective's phases). The hop latency sits on the first
  * link of each route (the others have none), so a route's latency is exactly one hop of its class.
  * Several channels crossing one link share it (max-min fairness). See docs/simulation.md.
  *
@@ -38,6 +39,12 @@ typedef struct {
   double nic_Bps, nic_lat_s; /* each NIC, per direction; one hop between nodes */
   double backbone_bw_Bps;   /* 0: non-blocking switch, no backbone link */
   const channels_t *ch;     /* the rings (channels_search for the same G and nodes) */
+  /* A composed collective's phases (sim/ncclmodel.h, hier): the rings inside each node (a one-node
+   * job's channels; NULL: none) and, with rails set, a ring per local GPU between the nodes, each
+   * GPU through the first NIC near it (near: nics x G, NULL: all near). */
+  const channels_t *ch_node;
+  int rails;
+  const unsigned char *near;
 } platform_spec;
 
 /* Checks spec: ERR_INPUT if it is inconsistent (no NIC with more than one node, non-positive or

@@ -13,52 +13,20 @@
 
 #include "gemmcost.h"
 #include "ncclmodel.h"
+#include "roofline.h"
 #include "txt.h"
 #include "uncert.h"
 
 #define FORMAT_TAG "ddpsim-profile"
 #define FORMAT_VERSION 1
 
-typedef struct {
-  double launch_s, peak_flops, efficiency, mem_bw_Bps, mem_efficiency;
-} roofline;
-
-typedef struct {
-  int present;
-  int is_table;
-  roofline roof; /* the model, or the table's fallback */
-  /* table: measured points */
-  int npts;
-  double *pm, *pn, *pk; /* gemm shapes (npts) */
-  double *pbytes;       /* ewise sizes (npts) */
-  double *ptime;        /* (npts) */
-  /* interpolation of log(rate) ... over log(size), distinct sizes sorted */
-  int nuniq;
-  double *logsize, *rate; /* (nuniq) */
-  gsl_interp *interp;     /* NULL when nuniq < 2 */
-  gemmcost_table shapes;  /* gemm tables: the shape-aware interpolation (sim/gemmcost.h) */
-} costmodel;
-
 /* compute.<precision>.conv: measured convolutions, by geometry (docs/profile.md). */
-enum { CONV_GEO = 11 }; /* n c h w k r s pad_h pad_w stride_h stride_w */
+#define CONV_GEO PROFILE_CONV_GEO /* n c h w k r s pad_h pad_w stride_h stride_w */
 static const char *const conv_keys[CONV_GEO] = {"n", "c", "h", "w", "k", "r", "s", "pad_h", "pad_w", "stride_h", "stride_w"};
 static const char *const conv_pass_keys[3] = {"fwd_s", "dgrad_s", "wgrad_s"};
-/* Convolutions of one filter size and stride: cuDNN runs them with the same algorithms (a 3x3
- * stride-1 convolution may use Winograd's fewer multiplications, a 1x1 one is a plain GEMM), so a
- * measured convolution says something about another only within its class (docs/profile.md). */
-typedef struct {
-  long r, s, stride_h, stride_w;
-  gemmcost_table shapes[3]; /* each pass's measured times over its implicit GEMM (sim/gemmcost.h) */
-} convclass;
-typedef struct {
-  int npts, ncls;
-  double (*geo)[CONV_GEO];
-  double (*time_s)[3];     /* 0: not measured */
-  convclass *cls;          /* (ncls) the distinct (r, s, stride_h, stride_w) of the points */
-} convtable;
 
 /* 1 if a convolution of filter r x s and these strides belongs to class c. */
-static int conv_in_class(const convclass *c, long r, long s, long stride_h, long stride_w) {
+static int conv_in_class(const profile_convclass *c, long r, long s, long stride_h, long stride_w) {
   return c->r == r && c->s == s && c->stride_h == stride_h && c->stride_w == stride_w;
 }
 
@@ -100,8 +68,8 @@ struct profile {
   double *jitter_ratios;
   char name[128];
   char path[512];
-  costmodel cost[MODEL_DTYPE_COUNT][MODEL_OP_KIND_COUNT];
-  convtable conv[MODEL_DTYPE_COUNT];
+  profile_costmodel cost[MODEL_DTYPE_COUNT][MODEL_OP_KIND_COUNT];
+  profile_convtable conv[MODEL_DTYPE_COUNT];
   int has_conv_layout[MODEL_DTYPE_COUNT]; /* compute.<precision>.conv_layout present */
   model_layout conv_layout[MODEL_DTYPE_COUNT]; /* its `native`: the layout the convolution kernels take */
   int nlinks;
@@ -118,7 +86,7 @@ struct profile {
   double nccl_base_s[NALGO][NPROTO], nccl_bwf[NALGO][NPROTO];
 };
 
-static void cost_free(costmodel *c) {
+static void costmodel_free(profile_costmodel *c) {
   free(c->pm);
   free(c->pn);
   free(c->pk);
@@ -133,7 +101,7 @@ static void cost_free(costmodel *c) {
 void profile_destroy(profile_t *p) {
   if (!p) return;
   for (int d = 0; d < MODEL_DTYPE_COUNT; d++)
-    for (int k = 0; k < MODEL_OP_KIND_COUNT; k++) cost_free(&p->cost[d][k]);
+    for (int k = 0; k < MODEL_OP_KIND_COUNT; k++) costmodel_free(&p->cost[d][k]);
   for (int d = 0; d < MODEL_DTYPE_COUNT; d++) {
     free(p->conv[d].geo), free(p->conv[d].time_s);
     for (int c = 0; c < p->conv[d].ncls; c++)
@@ -206,7 +174,7 @@ typedef struct {
 
 static const range R_LAT = {PROFILE_LAT_MIN_s, PROFILE_LAT_MAX_s, 1, 0, "a time in seconds"};        /* latencies, launch costs */
 static const range R_TIME = {PROFILE_LAT_MIN_s, 1e5, 0, 0, "a time in seconds"};        /* a measured time */
-static const range R_BW = {TXT_BW_MIN_Bps, TXT_BW_MAX_Bps, 0, 0, "a bandwidth in bytes/s"}; /* sim/txt.h */
+static const range R_BW = {TXT_BW_MIN_Bps, TXT_BW_MAX_Bps, 0, 0, "a bandwidth in bytes/s"}; /* common/txt.h */
 static const range R_FLOPS = {PROFILE_FLOPS_MIN, PROFILE_FLOPS_MAX, 0, 0, "a rate in flop/s"};
 static const range R_FRAC = {1e-3, 1.0, 0, 0, "a fraction"};                /* efficiencies, factors */
 static const range R_DIM = {1, 1e12, 0, 1, "an integer dimension"};        /* gemm m, n, k */
@@ -254,9 +222,7 @@ static int cmp_double_pair(const void *a, const void *b) {
   return (x[0] > y[0]) - (x[0] < y[0]);
 }
 
-static double roof_time(const roofline *r, int gemm, double flops, double bytes);
-
-static int load_table(const cJSON *o, int gemm, double esize, const char *path, const char *origin, costmodel *c,
+static int load_table(const cJSON *o, int gemm, double esize, const char *path, const char *origin, profile_costmodel *c,
                       err_t *e) {
   char sub[256];
   const cJSON *fb = cJSON_GetObjectItemCaseSensitive(o, "fallback");
@@ -328,7 +294,7 @@ static int load_table(const cJSON *o, int gemm, double esize, const char *path, 
     /* The fit's time at each measured shape, for the shape-aware correction (sim/gemmcost.h). */
     for (int j = 0; j < n; j++) {
       double M = c->pm[j], N = c->pn[j], K = c->pk[j];
-      c->rate[j] = roof_time(&c->roof, 1, 2 * M * N * K, esize * (M * K + K * N + M * N));
+      c->rate[j] = roofline_time(&c->roof, 1, 2 * M * N * K, esize * (M * K + K * N + M * N));
     }
     if ((rc = gemmcost_build(&c->shapes, c->pm, c->pn, c->pk, c->ptime, c->rate, n, e))) return rc;
     c->is_table = 1;
@@ -359,7 +325,7 @@ static int load_warning(const cJSON *o, const char *path, const char *origin, pr
   return 0;
 }
 
-static int load_cost(const cJSON *o, int gemm, double esize, const char *path, const char *origin, costmodel *c,
+static int load_cost(const cJSON *o, int gemm, double esize, const char *path, const char *origin, profile_costmodel *c,
                      err_t *e) {
   if (!cJSON_IsObject(o)) return err_set(e, ERR_INPUT, "%s: %s must be an object", origin, path);
   const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, "model");
@@ -375,7 +341,7 @@ static int load_cost(const cJSON *o, int gemm, double esize, const char *path, c
 /* compute.<precision>.conv (optional): {"source", "points": [{n, c, h, w, k, r, s, pad_h, pad_w,
  * stride_h, stride_w, and at least one of fwd_s, dgrad_s, wgrad_s}]}. */
 static int load_conv(const cJSON *o, const char *dn, const roofline *fit, double esize, const char *origin,
-                     convtable *t, err_t *e) {
+                     profile_convtable *t, err_t *e) {
   if (!o) return 0;
   char path[64], sub[96];
   snprintf(path, sizeof path, "compute.%s.conv", dn);
@@ -420,10 +386,10 @@ static int load_conv(const cJSON *o, const char *dn, const roofline *fit, double
     const double *v = t->geo[j];
     int c = 0;
     while (c < t->ncls && !conv_in_class(&t->cls[c], (long)v[5], (long)v[6], (long)v[9], (long)v[10])) c++;
-    if (c == t->ncls) t->cls[t->ncls++] = (convclass){(long)v[5], (long)v[6], (long)v[9], (long)v[10], {{0}}};
+    if (c == t->ncls) t->cls[t->ncls++] = (profile_convclass){(long)v[5], (long)v[6], (long)v[9], (long)v[10], {{0}}};
   }
   for (int c = 0; c < t->ncls && !rc; c++) {
-    convclass *cc = &t->cls[c];
+    profile_convclass *cc = &t->cls[c];
     for (int q = 0; q < 3 && !rc; q++) {
       int np = 0;
       for (int j = 0; j < n; j++) {
@@ -436,7 +402,7 @@ static int load_conv(const cJSON *o, const char *dn, const roofline *fit, double
         model_conv_gemm(&cv, &dm, &dn_, &dk);
         double M = (double)dm.v, N = (double)dn_.v, K = (double)dk.v;
         buf[np] = M, buf[n + np] = N, buf[2 * n + np] = K, buf[3 * n + np] = t->time_s[j][q];
-        buf[4 * n + np] = roof_time(fit, 1, 2 * M * N * K, esize * (M * K + K * N + M * N));
+        buf[4 * n + np] = roofline_time(fit, 1, 2 * M * N * K, esize * (M * K + K * N + M * N));
         np++;
       }
       rc = gemmcost_build(&cc->shapes[q], buf, buf + n, buf + 2 * n, buf + 3 * n, buf + 4 * n, np, e);
@@ -556,18 +522,23 @@ static int load_device(const cJSON *d, const char *origin, profile_t *p, err_t *
 
 void profile_get_device(const profile_t *p, profile_device *out) { *out = p->device; }
 
+static const char *const jitter_names[] = {[PROFILE_JITTER_NONE] = "none", [PROFILE_JITTER_LOGNORMAL] = "lognormal",
+                                           [PROFILE_JITTER_EMPIRICAL] = "empirical"};
+
+const char *profile_jitter_name(profile_jitter_kind k) { return jitter_names[k]; }
+
 static int load_jitter(const cJSON *j, const char *origin, profile_t *p, err_t *e) {
   if (!j) return 0;
   const cJSON *m = cJSON_IsObject(j) ? cJSON_GetObjectItemCaseSensitive(j, "model") : NULL;
   if (!cJSON_IsString(m))
     return err_set(e, ERR_INPUT, "%s: compute.jitter.model must be \"lognormal\" or \"empirical\"", origin);
-  if (strcmp(m->valuestring, "lognormal") == 0) {
+  if (strcmp(m->valuestring, jitter_names[PROFILE_JITTER_LOGNORMAL]) == 0) {
     int rc = get_num(j, "cv", "compute.jitter", origin, 1, 0, &R_CV, &p->jitter.cv, e);
     if (rc) return rc;
     p->jitter.kind = p->jitter.cv > 0 ? PROFILE_JITTER_LOGNORMAL : PROFILE_JITTER_NONE;
     return 0;
   }
-  if (strcmp(m->valuestring, "empirical") != 0)
+  if (strcmp(m->valuestring, jitter_names[PROFILE_JITTER_EMPIRICAL]) != 0)
     return err_set(e, ERR_INPUT, "%s: compute.jitter.model '%s' is not \"lognormal\" or \"empirical\"", origin, m->valuestring);
   const cJSON *r = cJSON_GetObjectItemCaseSensitive(j, "ratios");
   int n = cJSON_IsArray(r) ? cJSON_GetArraySize(r) : 0;
@@ -900,121 +871,22 @@ int profile_load(const char *path, profile_t **out, err_t *e) {
 
 /* ---- queries ---- */
 
-static double roof_time(const roofline *r, int gemm, double flops, double bytes) {
-  double t_mem = bytes / (r->mem_bw_Bps * r->mem_efficiency);
-  double t_flop = gemm ? flops / (r->peak_flops * r->efficiency) : 0.0;
-  return r->launch_s + (t_flop > t_mem ? t_flop : t_mem);
+const char *profile_path(const profile_t *p) { return p->path; }
+
+const profile_costmodel *profile_cost_model(const profile_t *p, model_dtype d, model_op_kind k) { return &p->cost[d][k]; }
+
+const profile_convtable *profile_conv_table(const profile_t *p, model_dtype d) { return &p->conv[d]; }
+
+const profile_convclass *profile_conv_class(const profile_t *p, model_dtype d, long r, long s, long stride_h,
+                                            long stride_w) {
+  for (int i = 0; i < p->conv[d].ncls; i++)
+    if (conv_in_class(&p->conv[d].cls[i], r, s, stride_h, stride_w)) return &p->conv[d].cls[i];
+  return NULL;
 }
 
-/* A convolution pass measured at exactly this geometry: 1 and its time (the mean of repeats). */
-static int conv_time(const convtable *t, const model_op *op, long batch, double *time_s) {
-  const model_conv *cv = &op->conv;
-  const double g[CONV_GEO] = {(double)model_dim_value(cv->n, batch), cv->c, cv->h, cv->w, cv->k, cv->r, cv->s,
-                              cv->pad_h, cv->pad_w, cv->stride_h, cv->stride_w};
-  int q = cv->pass - MODEL_CONV_FWD, hits = 0;
-  double sum = 0;
-  for (int i = 0; i < t->npts; i++)
-    if (t->time_s[i][q] > 0 && memcmp(t->geo[i], g, sizeof g) == 0) sum += t->time_s[i][q], hits++;
-  if (hits) *time_s = sum / hits;
-  return hits > 0;
-}
-
-static int op_time(const profile_t *p, const model_op *op, long batch, model_dtype run, double *time_s,
-                   int *extrapolated, err_t *e) {
-  model_dtype d = model_op_dtype(op, run);
-  int gemm = op->kind == MODEL_OP_GEMM;
-  const costmodel *c = &p->cost[d][op->kind];
-  if (extrapolated) *extrapolated = 0;
-  if (!c->present)
-    return err_set(e, ERR_INPUT, "%s: no %s cost model for %s (op '%s')", p->path, gemm ? "gemm" : "ewise",
-                   model_dtype_name(d), op->name);
-  double flops = model_op_flops(op, batch), bytes = model_op_bytes(op, batch, run);
-  /* An op standing for several kernels pays the launch cost of each of them. */
-  double extra = op->launches > 1 ? (double)(op->launches - 1) * c->roof.launch_s : 0;
-  if (op->conv.pass != MODEL_CONV_NONE && conv_time(&p->conv[d], op, batch, time_s)) {
-    *time_s += extra;
-    return ERR_OK;
-  }
-  const convclass *cc = NULL;
-  for (int i = 0; op->conv.pass != MODEL_CONV_NONE && i < p->conv[d].ncls && !cc; i++)
-    if (conv_in_class(&p->conv[d].cls[i], op->conv.r, op->conv.s, op->conv.stride_h, op->conv.stride_w))
-      cc = &p->conv[d].cls[i];
-  if (cc) {
-    const gemmcost_table *ct = &cc->shapes[op->conv.pass - MODEL_CONV_FWD];
-    double M = (double)model_dim_value(op->m, batch), N = (double)model_dim_value(op->n, batch),
-           K = (double)model_dim_value(op->k, batch);
-    if (gemmcost_inside(ct, M, N, K)) {
-      *time_s = gemmcost_time(ct, M, N, K, roof_time(&c->roof, 1, flops, bytes), NULL) + extra;
-      return ERR_OK;
-    }
-  }
-  if (!c->is_table) {
-    *time_s = roof_time(&c->roof, gemm, flops, bytes) + extra;
-    return ERR_OK;
-  }
-  /* An exactly measured shape costs what was measured (the mean of its samples); the samples are
-   * single GEMMs, so a batched one is costed by its FLOPs below. */
-  double sum = 0;
-  int hits = 0;
-  for (int i = 0; i < c->npts; i++) {
-    int same = gemm ? model_op_gemms(op, batch) == 1 && c->pm[i] == (double)model_dim_value(op->m, batch) &&
-                          c->pn[i] == (double)model_dim_value(op->n, batch) &&
-                          c->pk[i] == (double)model_dim_value(op->k, batch)
-                    : c->pbytes[i] == bytes;
-    if (same) {
-      sum += c->ptime[i];
-      hits++;
-    }
-  }
-  if (hits) {
-    *time_s = sum / hits + extra;
-    return ERR_OK;
-  }
-  if (gemm) {
-    /* A batched GEMM is costed by its FLOPs: as one product of the same m and n and gemms times k. */
-    double M = (double)model_dim_value(op->m, batch), N = (double)model_dim_value(op->n, batch);
-    double K = (double)model_dim_value(op->k, batch) * (double)model_op_gemms(op, batch);
-    *time_s = gemmcost_time(&c->shapes, M, N, K, roof_time(&c->roof, 1, flops, bytes), extrapolated) + extra;
-    return ERR_OK;
-  }
-  double size = bytes;
-  double ls = log(size);
-  if (c->interp && ls >= c->logsize[0] && ls <= c->logsize[c->nuniq - 1]) {
-    double rate = gsl_interp_eval(c->interp, c->logsize, c->rate, ls, NULL);
-    *time_s = size / rate + extra;
-    return ERR_OK;
-  }
-  if (extrapolated) *extrapolated = 1;
-  *time_s = roof_time(&c->roof, gemm, flops, bytes) + extra;
-  return ERR_OK;
-}
-
-int profile_op_time(const profile_t *p, const model_op *op, long batch, model_dtype run, double *time_s,
-                    int *extrapolated, err_t *e) {
-  int rc = op_time(p, op, batch, run, time_s, extrapolated, e);
-  model_dtype d = model_op_dtype(op, run);
-  if (rc || op->conv.pass == MODEL_CONV_NONE || !p->has_conv_layout[d] || op->conv.layout == p->conv_layout[d])
-    return rc;
-  /* A convolution in the other layout than its kernels': cuDNN transposes the pass's image-side
-   * operand and result into the kernels' layout and back (docs/profile.md, `conv_layout`):
-   * the input x (N C H W) and the output side y (N K P Q) in every pass (fwd reads x and writes y,
-   * dgrad reads dy and writes dx, wgrad reads x and dy), each read and written once, one kernel
-   * each, at the precision's elementwise cost. */
-  const model_conv *cv = &op->conv;
-  double nb = (double)model_dim_value(cv->n, batch);
-  double sizes[2] = {nb * (double)cv->c * (double)cv->h * (double)cv->w,
-                     nb * (double)cv->k * (double)model_conv_p(cv) * (double)model_conv_q(cv)};
-  for (int i = 0; i < 2; i++) {
-    model_op t = {.kind = MODEL_OP_EWISE, .elems = {(long)sizes[i], 0, 0}, .arrays = 2, .count = 1, .launches = 1,
-                  .fwops = 0, .follows_run = 0, .dtype = d};
-    snprintf(t.name, sizeof t.name, "%.40s layout transpose", op->name);
-    double ts;
-    int x = 0;
-    if ((rc = op_time(p, &t, batch, run, &ts, &x, e))) return rc;
-    *time_s += ts;
-    if (extrapolated && x) *extrapolated = 1;
-  }
-  return ERR_OK;
+int profile_conv_layout(const profile_t *p, model_dtype d, model_layout *native) {
+  if (p->has_conv_layout[d]) *native = p->conv_layout[d];
+  return p->has_conv_layout[d];
 }
 
 int profile_link(const profile_t *p, const char *cls, double nominal_bw_Bps, double *bw_Bps, double *lat_s,
@@ -1051,13 +923,18 @@ double profile_jitter_draw(const profile_jitter *j, const gsl_rng *rng) {
   return 1.0;
 }
 
-int profile_nccl(const profile_t *p, const char *algo, const char *proto, int *enabled, double *base_lat_s,
-                 double *bw_factor, err_t *e) {
-  int a = algo_index(algo), q = proto_index(proto);
-  if (a < 0 || q < 0) return err_set(e, ERR_INPUT, "unknown NCCL algorithm or protocol '%s/%s'", algo, proto);
+/* ERR_USAGE unless a and q are values of their enums (a caller's bug: every loaded table has them all). */
+static int check_algo(nccl_algo a, nccl_proto q, err_t *e) {
+  if ((int)a >= 0 && a < NCCL_NALGO && (int)q >= 0 && q < NCCL_NPROTO) return ERR_OK;
+  return err_set(e, ERR_USAGE, "no NCCL algorithm %d or protocol %d", (int)a, (int)q);
+}
+
+int profile_nccl(const profile_t *p, nccl_algo a, nccl_proto q, int *enabled, double *base_lat_s, double *bw_factor,
+                 err_t *e) {
+  if (check_algo(a, q, e)) return ERR_USAGE;
   if (!p->has_nccl) {
     /* Without comm.nccl: ring/Simple only, no base latency, full bandwidth. */
-    *enabled = a == 0 && q == 2;
+    *enabled = a == NCCL_ALGO_RING && q == NCCL_PROTO_SIMPLE;
     *base_lat_s = 0;
     *bw_factor = 1;
     return ERR_OK;
@@ -1071,9 +948,9 @@ int profile_nccl(const profile_t *p, const char *algo, const char *proto, int *e
 int profile_nccl_tuning_model(const profile_t *p) { return p->nccl_tuning_model; }
 int profile_nccl_gpu_arch(const profile_t *p) { return p->nccl_tuning_model == PROFILE_NCCL_2_18 ? p->nccl_gpu_arch : -1; }
 
-int profile_hop_lat(const profile_t *p, const char *cls, const char *algo, const char *proto, double *lat_s, err_t *e) {
-  int a = algo_index(algo), q = proto_index(proto);
-  if (a < 0 || q < 0) return err_set(e, ERR_INPUT, "unknown NCCL algorithm or protocol '%s/%s'", algo, proto);
+int profile_hop_lat(const profile_t *p, const char *cls, nccl_algo a, nccl_proto q, double *lat_s, err_t *e) {
+  if (check_algo(a, q, e)) return ERR_USAGE;
+  const char *algo = nccl_algo_name(a), *proto = nccl_proto_name(q);
   for (int i = 0; i < p->nlinks; i++) {
     const linkcost *l = &p->links[i];
     if (strcmp(l->name, cls) != 0) continue;
@@ -1088,11 +965,18 @@ int profile_hop_lat(const profile_t *p, const char *cls, const char *algo, const
   return profile_link(p, cls, 1, &bw, lat_s, e); /* reports the missing class */
 }
 
-int profile_h2d(const profile_t *p, const char *mode, int *present, double *lat_s, double *bw_Bps, err_t *e) {
-  (void)e;
+const char *profile_h2d_name(profile_h2d_mode m) {
+  static const char *const names[PROFILE_H2D_NMODES] = {
+      [PROFILE_H2D_PAGEABLE_SYNC] = "pageable_sync", [PROFILE_H2D_PINNED_SYNC] = "pinned_sync",
+      [PROFILE_H2D_PINNED_ASYNC] = "pinned_async"};
+  return names[m];
+}
+
+int profile_h2d(const profile_t *p, profile_h2d_mode mode, int *present, double *lat_s, double *bw_Bps, err_t *e) {
   *present = 0;
+  if ((int)mode < 0 || mode >= PROFILE_H2D_NMODES) return err_set(e, ERR_USAGE, "no host-to-device copy mode %d", (int)mode);
   for (int i = 0; i < p->nh2d; i++)
-    if (strcmp(p->h2d[i].mode, mode) == 0) {
+    if (strcmp(p->h2d[i].mode, profile_h2d_name(mode)) == 0) {
       *present = 1;
       *lat_s = p->h2d[i].lat_s;
       *bw_Bps = p->h2d[i].bw_Bps;
@@ -1109,4 +993,43 @@ int profile_link_shares_compute(const profile_t *p, const char *cls) {
   for (int i = 0; i < p->nlinks; i++)
     if (strcmp(p->links[i].name, cls) == 0) return p->links[i].shares_compute;
   return 0;
+}
+
+/* ---- Profiles drawn from the document's uncertainty (sim/uncert.h perturbs, this loads) ---- */
+
+void profile_draws_free(profile_draws *d) {
+  for (int s = 1; s < d->n; s++) profile_destroy((profile_t *)d->p[s]);
+  free(d->p);
+  d->p = NULL;
+  d->n = 0;
+}
+
+int profile_draws_build(const cJSON *doc, const char *origin, const profile_t *nominal, unsigned long seed, int S,
+                         profile_draws *d, err_t *e) {
+  d->n = 0;
+  d->p = calloc((size_t)S + 1, sizeof *d->p);
+  gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+  if (!d->p || !rng) {
+    gsl_rng_free(rng);
+    free(d->p);
+    d->p = NULL;
+    return err_set(e, ERR_NOMEM, "out of memory");
+  }
+  gsl_rng_set(rng, seed);
+  d->p[d->n++] = nominal;
+  int rc = ERR_OK;
+  for (int s = 1; s <= S && !rc; s++) {
+    cJSON *drawn;
+    char name[600];
+    snprintf(name, sizeof name, "%s (draw %d of seed %lu)", origin, s, seed);
+    profile_t *p = NULL;
+    if (!(rc = uncert_perturb(doc, rng, &drawn, e))) {
+      rc = profile_from_json(drawn, name, PROFILE_WHOLE, &p, e);
+      cJSON_Delete(drawn);
+    }
+    if (!rc) d->p[d->n++] = p;
+  }
+  gsl_rng_free(rng);
+  if (rc) profile_draws_free(d);
+  return rc;
 }

@@ -1,21 +1,27 @@
-/* profile: what things cost on one kind of hardware (format: docs/profile.md).
+/* profile: what things cost on one kind of hardware (format: docs/profile.md): its one schema, and
+ * getters for what a loaded profile holds.
  *
- * Compute: the time of one launch of a model op at a shape and precision, from a roofline or from
- * measured points (interpolated inside their range, a fitted roofline outside it). Communication:
- * the effective bandwidth and per-hop latency of each link class. */
+ * Compute: per precision and op kind a roofline or measured points with a fitted roofline, and
+ * measured convolutions; what one launch of a model op costs from them is sim/cost.h's
+ * cost_op_time. Communication: the effective bandwidth and per-hop latency of each link class,
+ * NCCL's per-algorithm costs; host-to-device copies; the host's costs; compute jitter. */
 #ifndef DDPSIM_PROFILE_H
 #define DDPSIM_PROFILE_H
 
 #include <cjson/cJSON.h>
+#include <gsl/gsl_interp.h>
 #include <gsl/gsl_rng.h>
 
 #include "err.h"
+#include "gemmcost.h"
 #include "model.h"
+#include "ncclmodel.h" /* nccl_algo, nccl_proto: what comm.nccl and hop_lat_s are keyed by */
+#include "roofline.h"
 
 typedef struct profile profile_t;
 
 /* The physical ranges of docs/profile.md, "Ranges", that ddpcalib's quality gates share (the
- * bandwidths' are sim/txt.h's TXT_BW_*): a latency or launch cost is 0 or 1 ns .. 10 s, a compute
+ * bandwidths' are common/txt.h's TXT_BW_*): a latency or launch cost is 0 or 1 ns .. 10 s, a compute
  * rate 1 Mflop/s .. 1 Eflop/s, an empirical jitter ratio 0.1 .. 10. */
 #define PROFILE_LAT_MIN_s 1e-9
 #define PROFILE_LAT_MAX_s 10.0
@@ -28,6 +34,8 @@ typedef struct profile profile_t;
 /* Run-to-run variation of a GPU's compute time (docs/profile.md, `compute.jitter`): each GPU's
  * compute in each iteration is multiplied by a draw with mean 1. */
 typedef enum { PROFILE_JITTER_NONE = 0, PROFILE_JITTER_LOGNORMAL = 1, PROFILE_JITTER_EMPIRICAL = 2 } profile_jitter_kind;
+/* "none", "lognormal", "empirical": compute.jitter.model's words (NONE's is what reports print). */
+const char *profile_jitter_name(profile_jitter_kind k);
 
 typedef struct {
   profile_jitter_kind kind;
@@ -69,7 +77,7 @@ const char *profile_name(const profile_t *p);
 
 /* What a run needs of a loaded profile beyond its schema: both op kinds' cost models at each of the
  * `nprec` precisions and an entry for each of the `nclasses` link classes. ERR_INPUT with the
- * message ddpsim gives when a run meets the gap (profile_op_time's, profile_link's). This is how
+ * message ddpsim gives when a run meets the gap (cost_op_time's, profile_link's). This is how
  * `ddpcalib validate --precision --links` refuses what such a run of ddpsim would refuse. */
 int profile_require(const profile_t *p, const model_dtype *precs, int nprec, const char *const *classes, int nclasses,
                     err_t *e);
@@ -84,13 +92,57 @@ const char *profile_warning(const profile_t *p, int i);
  * naming what is absent ("no fp16"). Truncated to len. */
 void profile_summary(const profile_t *p, char *buf, size_t len);
 
-/* Time of ONE launch of op at per-GPU batch `batch` and run precision `run`. *extrapolated (may be
- * NULL) is set to 1 when a measured table had to fall back to its roofline outside the measured
- * range. A convolution whose model layout differs from its precision's compute.<p>.conv_layout
- * also pays the transposes of its image-side tensors at the elementwise cost (docs/profile.md).
- * ERR_INPUT if the profile has no cost model for that precision and op kind. */
-int profile_op_time(const profile_t *p, const model_op *op, long batch, model_dtype run, double *time_s,
-                    int *extrapolated, err_t *e);
+/* ---- The compute cost models as loaded: what sim/cost.c prices ops from (cost_op_time). Read
+ * only, owned by the profile; every one was checked by the loader. ---- */
+
+/* compute.<precision>.<kind>: a roofline, or a table of measured points with a fitted roofline as
+ * its fallback (docs/profile.md). */
+typedef struct {
+  int present;
+  int is_table;
+  roofline roof; /* the model, or the table's fallback */
+  /* table: measured points */
+  int npts;
+  double *pm, *pn, *pk; /* gemm shapes (npts) */
+  double *pbytes;       /* ewise sizes (npts) */
+  double *ptime;        /* (npts) */
+  /* ewise: the rate (bytes / time) interpolated linearly over log(size); distinct sizes sorted,
+   * rates of equal sizes averaged */
+  int nuniq;
+  double *logsize, *rate; /* (nuniq) */
+  gsl_interp *interp;     /* NULL when nuniq < 2 */
+  gemmcost_table shapes;  /* gemm tables: the shape-aware interpolation (sim/gemmcost.h) */
+} profile_costmodel;
+
+/* compute.<precision>.conv: measured convolutions by geometry, n c h w k r s pad_h pad_w stride_h
+ * stride_w, each pass's time (fwd, dgrad, wgrad). */
+enum { PROFILE_CONV_GEO = 11 };
+/* Convolutions of one filter size and stride: cuDNN runs them with the same algorithms (a 3x3
+ * stride-1 convolution may use Winograd's fewer multiplications, a 1x1 one is a plain GEMM), so a
+ * measured convolution says something about another only within its class (docs/profile.md). */
+typedef struct {
+  long r, s, stride_h, stride_w;
+  gemmcost_table shapes[3]; /* each pass's measured times over its implicit GEMM (sim/gemmcost.h) */
+} profile_convclass;
+typedef struct {
+  int npts, ncls;
+  double (*geo)[PROFILE_CONV_GEO];
+  double (*time_s)[3];     /* 0: not measured */
+  profile_convclass *cls;  /* (ncls) the distinct (r, s, stride_h, stride_w) of the points */
+} profile_convtable;
+
+/* The cost model of op kind k at precision d (present == 0 where the profile has none). */
+const profile_costmodel *profile_cost_model(const profile_t *p, model_dtype d, model_op_kind k);
+/* Precision d's measured convolutions (npts == 0 where none). */
+const profile_convtable *profile_conv_table(const profile_t *p, model_dtype d);
+/* The class of precision d's convolutions with this filter and these strides, or NULL. */
+const profile_convclass *profile_conv_class(const profile_t *p, model_dtype d, long r, long s, long stride_h,
+                                            long stride_w);
+/* 1 and *native (the layout the convolution kernels take) where compute.<d>.conv_layout is given. */
+int profile_conv_layout(const profile_t *p, model_dtype d, model_layout *native);
+
+/* The file (or origin) the profile was loaded from: what messages name. */
+const char *profile_path(const profile_t *p);
 
 /* Effective bandwidth of one link of class `cls` whose nominal bandwidth is nominal_bw_Bps, and the
  * latency of one ring hop over it. ERR_INPUT naming the profile if the class is absent. */
@@ -101,8 +153,8 @@ int profile_link(const profile_t *p, const char *cls, double nominal_bw_Bps, dou
  * compute (MPI between CPU processes), so communication and compute cannot overlap. */
 int profile_link_shares_compute(const profile_t *p, const char *cls);
 
-/* NCCL's cost of one algorithm ("ring", "tree") and protocol ("LL", "LL128", "Simple"):
- * comm.nccl.<algo>.<proto> {base_lat_s, bw_factor}. *enabled is 0 where the profile lacks it;
+/* NCCL's cost of one algorithm and protocol (sim/nccl.h's, keyed by their names: "ring", "tree";
+ * "LL", "LL128", "Simple"): comm.nccl.<algo>.<proto> {base_lat_s, bw_factor}. *enabled is 0 where the profile lacks it;
  * without comm.nccl only ring/Simple is enabled, with base 0 and factor 1. */
 /* comm.nccl.tuning_model: which release's refinements of NCCL's own tuning model apply (sim/ncclmodel.h):
  * PROFILE_NCCL_NONE without it, PROFILE_NCCL_2_7 for "nccl-2.7", PROFILE_NCCL_2_18 for "nccl-2.18".
@@ -113,16 +165,23 @@ enum { PROFILE_ARCH_VOLTA = 0, PROFILE_ARCH_AMPERE = 1, PROFILE_ARCH_HOPPER = 2 
 int profile_nccl_tuning_model(const profile_t *p);
 int profile_nccl_gpu_arch(const profile_t *p);
 
-int profile_nccl(const profile_t *p, const char *algo, const char *proto, int *enabled, double *base_lat_s,
-                 double *bw_factor, err_t *e);
+int profile_nccl(const profile_t *p, nccl_algo a, nccl_proto q, int *enabled, double *base_lat_s, double *bw_factor,
+                 err_t *e);
 
 /* Per-hop latency of link class `cls` for an algorithm and protocol: comm.links.<cls>.hop_lat_s,
  * or lat_s when the profile has no comm.nccl. ERR_INPUT for a missing class or entry. */
-int profile_hop_lat(const profile_t *p, const char *cls, const char *algo, const char *proto, double *lat_s, err_t *e);
+int profile_hop_lat(const profile_t *p, const char *cls, nccl_algo a, nccl_proto q, double *lat_s, err_t *e);
 
-/* Host-to-device copy cost of a mode ("pageable_sync", "pinned_sync", "pinned_async"):
- * h2d.<mode> {lat_s, bw_Bps}, as ddpcalib h2d writes it. *present is 0 when absent. */
-int profile_h2d(const profile_t *p, const char *mode, int *present, double *lat_s, double *bw_Bps, err_t *e);
+/* The host-to-device copies a profile prices (h2d.<mode>, as ddpcalib h2d measures them): cudaMemcpy
+ * from pageable and from pinned memory, cudaMemcpyAsync from pinned memory. */
+typedef enum {
+  PROFILE_H2D_PAGEABLE_SYNC = 0, PROFILE_H2D_PINNED_SYNC = 1, PROFILE_H2D_PINNED_ASYNC = 2, PROFILE_H2D_NMODES = 3
+} profile_h2d_mode;
+/* "pageable_sync", "pinned_sync", "pinned_async": the keys under "h2d". */
+const char *profile_h2d_name(profile_h2d_mode m);
+
+/* Host-to-device copy cost of a mode: h2d.<mode> {lat_s, bw_Bps}. *present is 0 when absent. */
+int profile_h2d(const profile_t *p, profile_h2d_mode mode, int *present, double *lat_s, double *bw_Bps, err_t *e);
 
 /* compute.host.launch_s: what the host (framework dispatch and the launch call) spends per kernel
  * launch; 0 when the profile does not say. */
@@ -148,6 +207,21 @@ typedef struct {
   char name[PROFILE_DEVICE_NAME_MAX];
 } profile_device;
 void profile_get_device(const profile_t *p, profile_device *out);
+
+/* A nominal profile and S profiles drawn from its document's uncertainty (sim/uncert.h): p[0] the
+ * nominal (not owned), p[1..S] the draws (owned), n = S + 1. The draws come from a gsl mt19937
+ * seeded with `seed` (the same profiles on every machine), one uncert_perturb each, checked as a
+ * whole profile and named "<origin> (draw K of seed N)" in messages. What recommend and predict's
+ * intervals draw. */
+typedef struct {
+  int n;
+  const profile_t **p;
+} profile_draws;
+
+/* ERR_NOMEM, or a drawn profile's error; nothing is left allocated on failure. */
+int profile_draws_build(const cJSON *doc, const char *origin, const profile_t *nominal, unsigned long seed, int S,
+                        profile_draws *d, err_t *e);
+void profile_draws_free(profile_draws *d); /* a zeroed one is a no-op */
 
 /* The profile's compute jitter (kind NONE if it has none). Never fails for a loaded profile. */
 int profile_get_jitter(const profile_t *p, profile_jitter *out, err_t *e);

@@ -14,7 +14,7 @@
 
 #include "engine.h"
 #include "plan.h"
-#include "sim.h"
+#include "scenario.h"
 
 /* Fills *r from plan p and record rec. Moves p's bucket plan into r (p->buckets is left empty), and
  * where the plan recorded spans, rec's spans into r->timeline with the plan's per-op costs.

@@ -41,8 +41,8 @@ static void gain_of(const double *ref, const double *t, int S, double level, rec
   g->hi = quantile(v, S, (1 + level) / 2);
 }
 
-/* The nominal profile and the draws: uncert_draw_profiles (sim/uncert.h). */
-typedef uncert_draws draws_t;
+/* The nominal profile and the draws: profile_draws_build (sim/profile.h). */
+typedef profile_draws draws_t;
 
 /* Simulates every variant cfg[v] (v < nv) with every profile of d: t[s * nv + v]. */
 static int simulate(const recommend_opts *o, const draws_t *d, const sim_config *cfg, int nv, double *t, int *runs,
@@ -113,14 +113,14 @@ static int variants(const sim_config *rec, double cap_mb, variant_t *v) {
     x->knob = "comm_hook";
     x->c = *rec;
     x->c.comm_hook = (sim_comm_hook)h;
-    snprintf(x->setting, sizeof x->setting, "register_comm_hook(None, %s_compress_hook)", h == SIM_HOOK_FP16 ? "fp16" : "bf16");
+    snprintf(x->setting, sizeof x->setting, "register_comm_hook(None, %s_compress_hook)", sim_comm_hook_name((sim_comm_hook)h));
     sim_reducer_knobs(&x->c, &k);
     if (prec != MODEL_FP32) snprintf(x->note, sizeof x->note, "the gradients are already 16-bit (%s): nothing to compress",
                                      model_dtype_name((model_dtype)prec));
     else if (reducer_check(&k, x->c.bucket_view, h, &e)) snprintf(x->note, sizeof x->note, "%.250s", e.msg);
     else {
       x->applies = 1;
-      snprintf(x->note, sizeof x->note, "gradients travel in %s: check the model still converges", h == SIM_HOOK_FP16 ? "fp16" : "bf16");
+      snprintf(x->note, sizeof x->note, "gradients travel in %s: check the model still converges", sim_comm_hook_name((sim_comm_hook)h));
     }
   }
   for (int kk = 2; kk <= 4; kk *= 2) {
@@ -225,7 +225,7 @@ int recommend_run(const recommend_opts *o, recommend_result *r, err_t *e) {
   int S = r->uncertain ? o->samples : 0;
   r->samples = S;
   draws_t d;
-  int rc = uncert_draw_profiles(o->profile_doc, o->profile_origin, o->base->profile, o->seed, S, &d, e);
+  int rc = profile_draws_build(o->profile_doc, o->profile_origin, o->base->profile, o->seed, S, &d, e);
   if (rc) return rc;
   sim_config cfg[RECOMMEND_MAX_CAPS];
   double *t = malloc((size_t)d.n * (RECOMMEND_MAX_CAPS + RECOMMEND_MAX_ADVICE) * sizeof *t), *tv = t ? t + (size_t)d.n * nc : NULL;
@@ -242,7 +242,7 @@ int recommend_run(const recommend_opts *o, recommend_result *r, err_t *e) {
   if (!(rc = simulate(o, &d, cfg, nc, t, &r->simulations, e))) rc = analyse(o, r, &d, cfg, t, tv, e);
 done:
   free(t);
-  uncert_draws_free(&d);
+  profile_draws_free(&d);
   return rc;
 }
 

@@ -96,8 +96,8 @@ int reducer_steady_iteration(const reducer_knobs *k) {
 static void cap_limits(const reducer_knobs *k, reducer_iter *out) {
   int v = version_of(k);
   int given = k->bucket_cap_mb > 0;
-  size_t cap = bucket_mb_to_bytes(given ? k->bucket_cap_mb : 25.0);
-  size_t first = bucket_mb_to_bytes(k->first_bucket_mb > 0 ? k->first_bucket_mb : 1.0);
+  size_t cap = bucket_mb_to_bytes(given ? k->bucket_cap_mb : REDUCER_DEFAULT_CAP_MB);
+  size_t first = bucket_mb_to_bytes(k->first_bucket_mb > 0 ? k->first_bucket_mb : REDUCER_FIRST_BUCKET_MB);
   if (given && v >= V_CAP_CAPS_FIRST) first = cap;
   if (v >= V_FIRST_BELOW_CAP && first >= cap) first = cap;
   out->nlimits = 2;

@@ -29,12 +29,17 @@
 #define REDUCER_VERSION_CPP_AUTOGRAD 4 /* 0.4: autograd's functions in C++ (pytorch/pytorch#3275) */
 #define REDUCER_VERSION_LATEST 215 /* 2.15: the newest release read (and the default) */
 #define REDUCER_MAX_LIMITS 64      /* entries of a bucket_cap_mb_list */
+/* DDP's defaults (docs/reducer.md): bucket_cap_mb 25 (torch/nn/parallel/distributed.py, where it is
+ * not given) and the first bucket's 1 MiB (dist._DEFAULT_FIRST_BUCKET_BYTES), in MB. Written here
+ * once; the scenario (sim/scenario.h), ddpcalib train and validate take them from here. */
+#define REDUCER_DEFAULT_CAP_MB 25.0
+#define REDUCER_FIRST_BUCKET_MB 1.0
 
 /* DDP's constructor arguments that decide the buckets, under their PyTorch names. */
 typedef struct {
   int version;            /* major*100+minor; 0: REDUCER_VERSION_LATEST */
-  double bucket_cap_mb;   /* <= 0: not given (DDP's default, 25) */
-  double first_bucket_mb; /* <= 0: the release's own (dist._DEFAULT_FIRST_BUCKET_BYTES, 1 MiB); > 0: set */
+  double bucket_cap_mb;   /* <= 0: not given (DDP's default, REDUCER_DEFAULT_CAP_MB) */
+  double first_bucket_mb; /* <= 0: the release's own (REDUCER_FIRST_BUCKET_MB); > 0: set */
   int find_unused_parameters;
   int static_graph;
   int ncap_list;                          /* bucket_cap_mb_list entries; 0: none */

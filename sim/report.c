@@ -99,7 +99,7 @@ static void table_head(strbuf *s, const field_ctx *x) {
       strbuf_printf(s, ", flat: one all-reduce of every gradient after backward");
     } else {
       strbuf_printf(s, "\n# PyTorch %s DDP, bucket_cap_mb %g%s%s%s: ", reducer_version_name(c->pytorch, vb, sizeof vb),
-                    c->bucket_cap_mb > 0 ? c->bucket_cap_mb : 25, c->bucket_cap_mb > 0 ? "" : " (default)",
+                    sim_bucket_cap_mb(c), c->bucket_cap_mb > 0 ? "" : " (default)",
                     c->find_unused ? ", find_unused_parameters" : "", c->static_graph ? ", static_graph" : "");
       if (c->ddp_iteration > 0) strbuf_printf(s, "iteration %d, ", c->ddp_iteration);
       else strbuf_printf(s, "steady state, ");

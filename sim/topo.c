@@ -13,7 +13,7 @@
 
 void topo_destroy(topo_t *t) { free(t); }
 
-/* A bandwidth within the bounds every loader shares (sim/txt.h). */
+/* A bandwidth within the bounds every loader shares (common/txt.h). */
 static int parse_bw(const char *v, double *Bps) {
   return txt_parse_bw(v, Bps) || !(*Bps >= TXT_BW_MIN_Bps && *Bps <= TXT_BW_MAX_Bps) ? -1 : 0;
 }

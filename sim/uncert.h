@@ -1,5 +1,6 @@
-/* uncert: the uncertainty of a profile's numbers, and profiles drawn from it (docs/profile.md,
- * "Uncertainty").
+/* uncert: the uncertainty of a profile's numbers, and profile documents drawn from it
+ * (docs/profile.md, "Uncertainty"). JSON only: profile_draws_build (sim/profile.h) loads the drawn
+ * documents as profiles, so this module does not depend on the profile's.
  *
  * A profile may carry an `uncertainty` object keyed by the JSON path of one of its numbers
  * ("comm.links.10gbe.efficiency"): {rel_sd, origin, why, max}. rel_sd is the relative standard
@@ -19,7 +20,6 @@
 #include <gsl/gsl_rng.h>
 
 #include "err.h"
-#include "profile.h"
 
 /* Where an uncertainty comes from. */
 typedef enum { UNCERT_MEASURED = 0, UNCERT_SOURCED = 1, UNCERT_ASSUMED = 2 } uncert_origin;
@@ -47,19 +47,5 @@ int uncert_perturb(const cJSON *doc, const gsl_rng *rng, cJSON **out, err_t *e);
 /* Sets (or replaces) doc's uncertainty entry for path: how ddpcalib records a fit's. ERR_NOMEM, or
  * ERR_USAGE for a rel_sd out of range or a bad origin. */
 int uncert_set(cJSON *doc, const char *path, double rel_sd, uncert_origin origin, const char *why, err_t *e);
-
-/* A nominal profile and S profiles drawn from its document's uncertainty: p[0] the nominal (not
- * owned), p[1..S] the draws (owned), n = S + 1. The draws come from a gsl mt19937 seeded with
- * `seed` (the same profiles on every machine), one uncert_perturb each, checked as a whole profile
- * and named "<origin> (draw K of seed N)" in messages. What recommend and predict's intervals draw. */
-typedef struct {
-  int n;
-  const profile_t **p;
-} uncert_draws;
-
-/* ERR_NOMEM, or a drawn profile's error; nothing is left allocated on failure. */
-int uncert_draw_profiles(const cJSON *doc, const char *origin, const profile_t *nominal, unsigned long seed, int S,
-                         uncert_draws *d, err_t *e);
-void uncert_draws_free(uncert_draws *d); /* a zeroed one is a no-op */
 
 #endif

@@ -32,13 +32,6 @@ static const struct {
                    {"topology", 1}, {"nodes", 1},    {"gpus", 1},     {"batch", 1},     {"precision", 1},
                    {"no_sync", 0},  {"mode", 0},     {"loader", 0},   {"fits", 0},     {"unsupported", 0}};
 
-/* `loader`: how the batch reaches the GPU (sim_h2d; docs/simulation.md). */
-static const struct {
-  const char *name;
-  sim_h2d h2d;
-} loaders[] = {{"pageable", SIM_H2D_PAGEABLE}, {"pinned", SIM_H2D_PINNED}, {"pinned-async", SIM_H2D_PINNED_ASYNC},
-               {"prefetch", SIM_H2D_PREFETCH}, {"none", SIM_H2D_OFF}};
-
 static const struct {
   const char *unit;
   accuracy_metric metric;
@@ -105,17 +98,14 @@ static int point_field(accuracy_point *p, int k, const char *v, const char *orig
     p->no_sync = (int)n;
     return ERR_OK;
   case K_MODE: {
-    sim_mode mo;
-    if (sim_mode_parse(v, &mo)) return FAIL("%s:%d: mode must be ddp or flat", origin, line);
-    p->mode = (int)mo;
+    int mo = sim_name_index(sim_mode_names, v);
+    if (mo < 0) return FAIL("%s:%d: mode must be ddp or flat", origin, line);
+    p->mode = mo;
     return ERR_OK;
   }
-  case K_LOADER:
-    for (size_t i = 0; i < sizeof loaders / sizeof *loaders; i++)
-      if (strcmp(v, loaders[i].name) == 0) {
-        p->h2d = (int)loaders[i].h2d;
-        return ERR_OK;
-      }
+  case K_LOADER: /* how the batch reaches the GPU (sim_h2d's names but "auto"; docs/simulation.md) */
+    if ((p->h2d = sim_name_index(sim_h2d_names, v)) > SIM_H2D_AUTO) return ERR_OK;
+    p->h2d = SIM_H2D_AUTO;
     return FAIL("%s:%d: loader must be pageable, pinned, pinned-async, prefetch or none", origin, line);
   case K_PRECISION: {
     model_dtype d;
@@ -478,8 +468,7 @@ static void scenario(strbuf *b, const accuracy_point *p, int quoted) {
                 model_dtype_name((model_dtype)p->precision));
   if (p->no_sync > 1) strbuf_printf(b, ", no_sync %d", p->no_sync);
   if (p->mode == SIM_MODE_FLAT) strbuf_printf(b, ", mode flat");
-  for (size_t i = 0; i < sizeof loaders / sizeof *loaders; i++)
-    if (p->h2d != SIM_H2D_AUTO && (int)loaders[i].h2d == p->h2d) strbuf_printf(b, ", loader %s", loaders[i].name);
+  if (p->h2d != SIM_H2D_AUTO) strbuf_printf(b, ", loader %s", sim_h2d_name((sim_h2d)p->h2d));
 }
 
 cJSON *accuracy_json(const accuracy_set *s, const accuracy_summary *sum) {

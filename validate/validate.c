@@ -29,13 +29,34 @@ void validate_opts_defaults(validate_opts *o) {
   o->rebuilt = 1;
   o->max_drift = 0.10, o->drift_retries = 2;
   o->optimizer_sgd = 0; /* Adam, the optimizer of the bundled mLSTM model files */
-  static const double caps[] = {0.05, 0.25, 1, 4, 25};
-  int n = 0;
-  o->configs[n++] = (validate_config){1, SIM_MODE_DDP, 25, 25};
-  o->configs[n++] = (validate_config){1, SIM_MODE_FLAT, 0, 0};
-  for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++) o->configs[n++] = (validate_config){2, SIM_MODE_DDP, caps[i], caps[i]};
-  o->configs[n++] = (validate_config){2, SIM_MODE_FLAT, 0, 0};
-  o->nconfigs = n;
+  long nprocs[8];
+  double caps[32];
+  int nn = 0, nc = 0;
+  char *end;
+  for (const char *s = VALIDATE_NPROCS; *s && nn < 8; s = end + (*end == ',')) nprocs[nn++] = strtol(s, &end, 10);
+  for (const char *s = VALIDATE_CAPS_MB; *s && nc < 32; s = end + (*end == ',')) caps[nc++] = strtod(s, &end);
+  err_t e;
+  (void)validate_set_configs(o, nprocs, nn, caps, nc, 1, 1, 0, &e); /* 8 configurations: never too many */
+}
+
+int validate_set_configs(validate_opts *o, const long *nprocs, int nn, const double *caps, int nc, int ddp, int flat,
+                         double first_mb, err_t *e) {
+  double maxcap = 0;
+  for (int i = 0; i < nc; i++) maxcap = fmax(maxcap, caps[i]);
+  o->nconfigs = 0;
+  for (int p = 0; p < nn; p++) {
+    int np = (int)nprocs[p];
+    for (int i = 0; ddp && i < nc; i++) {
+      if (np == 1 && caps[i] != maxcap) continue;
+      if (o->nconfigs == VALIDATE_MAX_CONFIGS) return err_set(e, ERR_USAGE, "too many configurations");
+      o->configs[o->nconfigs++] = (validate_config){np, SIM_MODE_DDP, caps[i], first_mb > 0 ? first_mb : caps[i]};
+    }
+    if (flat) {
+      if (o->nconfigs == VALIDATE_MAX_CONFIGS) return err_set(e, ERR_USAGE, "too many configurations");
+      o->configs[o->nconfigs++] = (validate_config){np, SIM_MODE_FLAT, 0, 0};
+    }
+  }
+  return ERR_OK;
 }
 
 void validate_config_label(const validate_config *c, char *buf, size_t len) {
@@ -466,8 +487,8 @@ static int predict(const validate_config *vc, const validate_opts *o, const mode
   c.batch = o->batch;
   c.precision = MODEL_FP32;
   c.mode = vc->mode;
-  c.bucket_cap_mb = vc->mode == SIM_MODE_DDP ? vc->cap_mb : 25;
-  c.first_bucket_mb = vc->mode == SIM_MODE_DDP ? vc->first_mb : 1;
+  c.bucket_cap_mb = vc->mode == SIM_MODE_DDP ? vc->cap_mb : REDUCER_DEFAULT_CAP_MB;
+  c.first_bucket_mb = vc->mode == SIM_MODE_DDP ? vc->first_mb : REDUCER_FIRST_BUCKET_MB;
   c.layout = o->rebuilt ? SIM_LAYOUT_REBUILT : SIM_LAYOUT_CONSTRUCTION; /* as calib/train.c builds them */
   c.bucket_view = 1; /* DDP's bucket copies are ops of the model file built above (every process count);
                       * flat mode's are ddpsim's own */
@@ -563,8 +584,8 @@ static int measure(const validate_config *vc, const validate_opts *o, int ci, co
   snprintf(np, sizeof np, "%d", vc->nprocs);
   snprintf(H, sizeof H, "%ld", o->hidden), snprintf(E, sizeof E, "%ld", o->embed);
   snprintf(V, sizeof V, "%ld", o->vocab), snprintf(T, sizeof T, "%ld", o->seq), snprintf(B, sizeof B, "%ld", o->batch);
-  snprintf(cap, sizeof cap, "%.17g", vc->mode == SIM_MODE_DDP ? vc->cap_mb : 25);
-  snprintf(first, sizeof first, "%.17g", vc->mode == SIM_MODE_DDP ? vc->first_mb : 1);
+  snprintf(cap, sizeof cap, "%.17g", vc->mode == SIM_MODE_DDP ? vc->cap_mb : REDUCER_DEFAULT_CAP_MB);
+  snprintf(first, sizeof first, "%.17g", vc->mode == SIM_MODE_DDP ? vc->first_mb : REDUCER_FIRST_BUCKET_MB);
   snprintf(n, sizeof n, "%d", o->iters), snprintf(w, sizeof w, "%d", o->warmups);
   char *argv[48];
   int k = 0;

@@ -118,12 +118,24 @@ typedef struct {
                                                  measured difference > noise; predicted order agrees */
 } validate_report;
 
+/* The default configurations' process counts and ddp bucket caps (MB), as `ddpsim validate`'s
+ * --nprocs and --bucket-cap-mb lists take them: written here once. */
+#define VALIDATE_NPROCS "1,2"
+#define VALIDATE_CAPS_MB "0.05,0.25,1,4,25"
+
 /* Fills the defaults: mLSTM H 256, E 64, V 256, T 8, B 4; 30 iterations, 5 warm-ups, 1 repeat;
  * drift check at 10% with 2 retries; Adam (the bundled model files' optimizer); rebuilt buckets;
- * elementwise costs from the timed phases; configurations 1 process (ddp at 25 MB, flat) and 2
- * processes (ddp at 0.05, 0.25, 1, 4, 25 MB with the first bucket equal to the cap, flat). Paths
- * are the caller's. */
+ * elementwise costs from the timed phases; configurations validate_set_configs makes of
+ * VALIDATE_NPROCS and VALIDATE_CAPS_MB in both modes (1 process: ddp at 25 MB, flat; 2 processes:
+ * ddp at every cap with the first bucket equal to the cap, flat). Paths are the caller's. */
 void validate_opts_defaults(validate_opts *o);
+
+/* Sets o's configurations: for each of the nn process counts in turn, ddp (if asked) at each of the
+ * nc caps, its first bucket first_mb or, when first_mb <= 0, the cap (one process: at the largest
+ * cap only, its buckets copied but not exchanged), then flat (if asked). ERR_USAGE when they would
+ * be more than VALIDATE_MAX_CONFIGS. */
+int validate_set_configs(validate_opts *o, const long *nprocs, int nn, const double *caps, int nc, int ddp, int flat,
+                         double first_mb, err_t *e);
 
 typedef void (*validate_progress_fn)(const char *line, void *user);
 

@@ -1,6 +1,6 @@
 /* calcmd: ddpcalib's commands, one file each (calib/cli/cmd_<name>.c), the table ddpcalib.c
  * dispatches on, and what the commands share (calcmd.c). ddpsim's are sim/cli/cmd.h: the same
- * shape, over the same option tables (sim/cli/cli.h).
+ * shape, over the same option tables (common/cli.h).
  *
  * A command gets argv from its own name on and a cli_ctx for its messages; it returns a status
  * (cli.h: CLI_OK, CLI_HELP, CLI_USAGE, or a library's failure code with the message in the
@@ -46,7 +46,7 @@ profilew_prov calcmd_prov(const char *subcommand);
  * any other failure stays, with e's message in x. */
 int calcmd_status(cli_ctx *x, int rc, const err_t *e);
 
-/* Before measuring: can the output file (NULL: none) be written (sim/afile.h's afile_check)? Checked
+/* Before measuring: can the output file (NULL: none) be written (common/afile.h's afile_check)? Checked
  * by the process that writes it (rank 0, or a plain run); ERR_IO in x with `path: what is wrong`.
  * Under mpirun the other ranks are ended by mpirun when rank 0 exits. */
 int calcmd_check_output(cli_ctx *x, const char *path);

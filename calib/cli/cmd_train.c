@@ -24,13 +24,12 @@ static const char *usage =
     "Prints per-iteration times, each bucket's ready / all-reduce start / end, and throughput.\n"
     "\n";
 
-static const char *const modes[] = {"ddp", "flat", NULL};   /* train_mode's order */
 static const char *const optims[] = {"sgd", "adam", NULL};  /* train_optim's order */
 
 static void report_table(const train_cfg *c, const train_result *r, const double stats[4]) {
   printf("# ddpcalib train: %d rank(s), mlstm H %d E %d V %d T %d, batch %d per rank, %s", r->nranks, c->shape.H,
-         c->shape.E, c->shape.V, c->shape.T, c->shape.B, c->mode == TRAIN_DDP ? "ddp" : "flat");
-  if (c->mode == TRAIN_DDP)
+         c->shape.E, c->shape.V, c->shape.T, c->shape.B, sim_mode_name(c->mode));
+  if (c->mode == SIM_MODE_DDP)
     printf(" (bucket cap %g MB, first %g MB%s)", c->bucket_cap_mb, c->first_bucket_mb, c->rebuilt ? ", rebuilt" : "");
   printf(", no_sync %d, %s lr %g, polling %s\n", c->no_sync, c->optim == TRAIN_ADAM ? "adam" : "sgd", c->lr,
          c->poll ? "on" : "off");
@@ -113,7 +112,7 @@ int cmd_train(cli_ctx *x, int argc, char **argv) {
        1 << 16},
       {"mode", 0, CLI_ENUM, &mode, "ddp|flat",
        "ddp: bucketed, overlapping backward; flat: one blocking\nMPI_Allreduce of all gradients after backward (default ddp)",
-       .names = modes},
+       .names = sim_mode_names},
       {"bucket-cap-mb", 0, CLI_DOUBLE, &c.bucket_cap_mb, "X", "DDP's bucket_cap_mb (default 25)", CLI_MIN | CLI_MAX, SIM_MIN_BUCKET_MB,
        SIM_MAX_BUCKET_MB, .must = SIMOPTS_CAP_MUST},
       {"first-bucket-mb", 0, CLI_DOUBLE, &c.first_bucket_mb, "Y", "the first bucket's cap (default 1)", CLI_MIN | CLI_MAX, SIM_MIN_BUCKET_MB,
@@ -139,7 +138,7 @@ int cmd_train(cli_ctx *x, int argc, char **argv) {
   const cli_cmd cmd = {.usage = usage, .tables = tables};
   int rc = cli_parse(x, &cmd, argc, argv, NULL, NULL, stdout);
   if (rc) return rc;
-  c.mode = (train_mode)mode;
+  c.mode = (sim_mode)mode;
   c.optim = (train_optim)optim;
   c.poll = !nopoll;
   c.seed = (uint64_t)seed;

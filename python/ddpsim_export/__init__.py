@@ -24,7 +24,7 @@ __all__ = ["export", "ExportError", "Summary", "__version__"]
 
 def _version() -> str:
     """ddpsim's version: the package's VERSION file, which CMake reads as the project's version too
-    (sim/version.h), so the exporter, ddpsim and ddpcalib say the same one."""
+    (common/version.h), so the exporter, ddpsim and ddpcalib say the same one."""
     from importlib.resources import files
     return files(__name__).joinpath("VERSION").read_text(encoding="utf-8").strip()
 

@@ -111,7 +111,7 @@ def _dim(cn):
     return nb if c == 0 else "%d+%s" % (c, nb)
 
 
-# Characters a name keeps as they are; every other byte of its UTF-8 is written %XX. sim/txt.c's
+# Characters a name keeps as they are; every other byte of its UTF-8 is written %XX. common/txt.c's
 # txt_split ends a word at white space and a line at '#'; a ready= list is split at ','; an op's
 # name may not hold '='; '~' marks a shortened name and '@' a repeated one: all are escaped.
 _NAME_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-+:/[]()")

@@ -15,7 +15,6 @@
 #include "txt.h"
 
 #define RECOMMEND_CAPS "0.5,1,2,5,10,25,50,100,200"
-#define DEFAULT_CAP_MB 25.0 /* PyTorch's */
 
 static const char *usage_recommend =
     "usage: ddpsim recommend [--nodes N] [--bucket-cap-mb LIST] [options] [--json]\n"
@@ -71,9 +70,9 @@ int cmd_recommend(cli_ctx *x, int argc, char **argv) {
     cap[i] = caps.d[i];
     for (int j = 0; j < i; j++)
       if (cap[j] == cap[i]) return cli_usage(x, "--bucket-cap-mb: %g is listed twice", cap[i]);
-    have_default |= cap[i] == DEFAULT_CAP_MB;
+    have_default |= cap[i] == REDUCER_DEFAULT_CAP_MB;
   }
-  if (!have_default) cap[nc++] = DEFAULT_CAP_MB;
+  if (!have_default) cap[nc++] = REDUCER_DEFAULT_CAP_MB;
   gsl_sort(cap, 1, (size_t)nc);
   simopts_inputs in;
   cJSON *doc = NULL;
@@ -86,7 +85,7 @@ int cmd_recommend(cli_ctx *x, int argc, char **argv) {
   simopts_warn_measured(x, &cfg);
   out_progress pr = {.x = x, .what = "simulations", .forced = show};
   recommend_opts ro = {.base = &cfg, .profile_doc = doc, .profile_origin = path, .ncaps = nc, .caps_mb = cap,
-                       .default_mb = DEFAULT_CAP_MB, .samples = samples, .seed = sample_seed, .quantile = quantile,
+                       .default_mb = REDUCER_DEFAULT_CAP_MB, .samples = samples, .seed = sample_seed, .quantile = quantile,
                        .level = level, .min_gain = min_gain_pct / 100, .advise = !no_advice,
                        .run = {.jobs = jobs, .progress = out_progress_line, .progress_arg = &pr}};
   recommend_result r;

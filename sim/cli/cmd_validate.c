@@ -41,8 +41,7 @@ typedef struct {
   const char *workdir, *json_out, *ddpcalib;
 } val_args;
 
-static const char *const optimizers[] = {"adam", "sgd", NULL}, *const ewises[] = {"kernels", "memcpy", NULL},
-                         *const mode_names[] = {"ddp", "flat", NULL};
+static const char *const optimizers[] = {"adam", "sgd", NULL}, *const ewises[] = {"kernels", "memcpy", NULL};
 
 static int parse_args(cli_ctx *x, int argc, char **argv, validate_opts *o, val_args *a) {
   const cli_opt t[] = {
@@ -55,10 +54,10 @@ static int parse_args(cli_ctx *x, int argc, char **argv, validate_opts *o, val_a
       {"vocab", 0, CLI_LONG, &a->vocab, "V", "its vocabulary (default 256)", CLI_MIN | CLI_MAX, 1, 256},
       {"seq", 0, CLI_LONG, &a->seq, "T", "its sequence length (default 8)", CLI_MIN | CLI_MAX, 1, 1 << 16},
       {"batch", 0, CLI_LONG, &a->batch, "B", "batch per process (default 4)", CLI_MIN | CLI_MAX, 1, 1 << 16},
-      {"nprocs", 0, CLI_INT, &a->nprocs, "LIST", "process counts (default 1,2); one process runs ddp at the largest\ncap only (its buckets are copied but not exchanged)", CLI_MIN | CLI_MAX, 1, 64, .list = 16},
-      {"bucket-cap-mb", 0, CLI_DOUBLE, &a->caps, "LIST", "bucket caps for ddp (default 0.05,0.25,1,4,25)", CLI_MIN | CLI_MAX, SIM_MIN_BUCKET_MB, SIM_MAX_BUCKET_MB, .list = 32, .must = SIMOPTS_CAP_MUST},
+      {"nprocs", 0, CLI_INT, &a->nprocs, "LIST", "process counts (default " VALIDATE_NPROCS "); one process runs ddp at the largest\ncap only (its buckets are copied but not exchanged)", CLI_MIN | CLI_MAX, 1, 64, .list = 16},
+      {"bucket-cap-mb", 0, CLI_DOUBLE, &a->caps, "LIST", "bucket caps for ddp (default " VALIDATE_CAPS_MB ")", CLI_MIN | CLI_MAX, SIM_MIN_BUCKET_MB, SIM_MAX_BUCKET_MB, .list = 32, .must = SIMOPTS_CAP_MUST},
       {"first-bucket-mb", 0, CLI_DOUBLE, &a->first_mb, "Y", "first bucket cap (default: equal to each cap)", CLI_MIN | CLI_MAX, SIM_MIN_BUCKET_MB, SIM_MAX_BUCKET_MB, .must = SIMOPTS_CAP_MUST},
-      {"modes", 0, CLI_ENUM, &a->modes, "LIST", "ddp, flat or both (default ddp,flat)", .names = mode_names, .list = 2},
+      {"modes", 0, CLI_ENUM, &a->modes, "LIST", "ddp, flat or both (default ddp,flat)", .names = sim_mode_names, .list = 2},
       {"iters", 'n', CLI_INT, &o->iters, "ITERS", "timed iterations of each real run (default 30)", CLI_MIN | CLI_MAX, 1, 100000},
       {"warmups", 'w', CLI_INT, &o->warmups, "WARMUPS", "warm-up iterations of each real run (default 5)", CLI_MIN | CLI_MAX, 0, 100000},
       {"repeats", 0, CLI_INT, &o->repeats, "R", "real runs per configuration, for the noise (default 1)", CLI_MIN | CLI_MAX, 1, 100},
@@ -76,26 +75,13 @@ static int parse_args(cli_ctx *x, int argc, char **argv, validate_opts *o, val_a
   return cli_parse(x, &c, argc, argv, NULL, NULL, stdout);
 }
 
-/* The configurations: every process count in every mode (ddp at every cap; 1 process at the largest). */
+/* The configurations: every process count in every mode (validate_set_configs). */
 static int configs(cli_ctx *x, const val_args *a, validate_opts *o) {
   int ddp = 0, flat = 0;
-  for (int i = 0; i < a->modes.n; i++) ddp |= a->modes.i[i] == 0, flat |= a->modes.i[i] == 1;
-  double maxcap = 0;
-  for (int i = 0; i < a->caps.n; i++) maxcap = fmax(maxcap, a->caps.d[i]);
-  o->nconfigs = 0;
-  for (int p = 0; p < a->nprocs.n; p++) {
-    int np = (int)a->nprocs.i[p];
-    for (int i = 0; ddp && i < a->caps.n; i++) {
-      double cap = a->caps.d[i];
-      if (np == 1 && cap != maxcap) continue;
-      if (o->nconfigs == VALIDATE_MAX_CONFIGS) return cli_usage(x, "too many configurations");
-      o->configs[o->nconfigs++] = (validate_config){np, SIM_MODE_DDP, cap, a->first_mb > 0 ? a->first_mb : cap};
-    }
-    if (flat) {
-      if (o->nconfigs == VALIDATE_MAX_CONFIGS) return cli_usage(x, "too many configurations");
-      o->configs[o->nconfigs++] = (validate_config){np, SIM_MODE_FLAT, 0, 0};
-    }
-  }
+  for (int i = 0; i < a->modes.n; i++) ddp |= a->modes.i[i] == SIM_MODE_DDP, flat |= a->modes.i[i] == SIM_MODE_FLAT;
+  err_t e;
+  if (validate_set_configs(o, a->nprocs.i, a->nprocs.n, a->caps.d, a->caps.n, ddp, flat, a->first_mb, &e))
+    return cli_usage(x, "%s", e.msg);
   return CLI_OK;
 }
 
@@ -152,7 +138,7 @@ static int report(cli_ctx *x, const val_args *a, const validate_opts *o, const v
 int cmd_validate(cli_ctx *x, int argc, char **argv) {
   validate_opts o;
   validate_opts_defaults(&o);
-  val_args a = {.nprocs.text = "1,2", .caps.text = "0.05,0.25,1,4,25", .modes.text = "ddp,flat", .hidden = o.hidden,
+  val_args a = {.nprocs.text = VALIDATE_NPROCS, .caps.text = VALIDATE_CAPS_MB, .modes.text = "ddp,flat", .hidden = o.hidden,
                 .embed = o.embed, .vocab = o.vocab, .seq = o.seq, .batch = o.batch, .optimizer = o.optimizer_sgd,
                 .ewise = o.ewise_memcpy};
   int rc = parse_args(x, argc, argv, &o, &a);

@@ -8,12 +8,12 @@
 #include "cli.h"
 
 /* Prints a report the library built (NULL: it ran out of memory) and frees it: CLI_OK, or ERR_NOMEM
- * with the message in x. out_json stamps the object with "ddpsim_version" (sim/version.h) and prints
+ * with the message in x. out_json stamps the object with "ddpsim_version" (common/version.h) and prints
  * cJSON's text and a newline. */
 int out_text(cli_ctx *x, char *s);
 int out_json(cli_ctx *x, cJSON *j);
 
-/* Writes text to path atomically (sim/afile.h: fsync, rename, umask, links written through): CLI_OK
+/* Writes text to path atomically (common/afile.h: fsync, rename, umask, links written through): CLI_OK
  * or ERR_IO. */
 int out_write_atomic(cli_ctx *x, const char *path, const char *text);
 

@@ -10,26 +10,40 @@
 #include "ncclmodel.h"
 #include "txt.h"
 
+/* The scenario's defaults are sim_config_defaults' (sim/scenario.c), read back here as simopts_config
+ * maps them forward; only the inputs' names are the front end's own. */
 void simopts_init(simopts *o) {
+  sim_config d;
+  sim_config_defaults(&d);
   memset(o, 0, sizeof *o);
   o->model = "mlstm-4k";
   o->topology = "dgx1v-ib";
   o->profile = "v100-dgx1v";
-  o->iterations = 3;
-  o->no_sync = 1;
-  o->hook = SIM_HOOK_NONE;
-  o->jitter_cv = -1;
-  o->seed = 1;
-  o->jitter_ci = SIM_JITTER_CI_REL;
-  o->precision = -1;
-  o->host_launch_us = -1;
-  o->host_dispatch_us = -1;
-  o->dp_gil_share = 1;
-  o->host_jitter_us = -1;
-  o->dp_backward_gil = -1;
-  o->mode = SIM_MODE_DDP;
-  o->fidelity = SIM_FIDELITY_FLOW;
-  o->framework = SIM_FRAMEWORK_DDP;
+  o->gpus_per_node = d.gpus_per_node;
+  o->batch = d.batch;
+  o->precision = d.precision;
+  o->iterations = d.iterations;
+  o->no_sync = d.no_sync;
+  o->hook = (int)d.comm_hook;
+  o->jitter_cv = d.jitter_cv;
+  o->seed = d.seed;
+  o->jitter_ci = d.jitter_ci_rel;
+  o->host_launch_us = d.host_launch_s < 0 ? -1 : d.host_launch_s * 1e6;
+  o->host_dispatch_us = d.host_dispatch_s < 0 ? -1 : d.host_dispatch_s * 1e6;
+  o->host_jitter_us = d.host_jitter_s < 0 ? -1 : d.host_jitter_s * 1e6;
+  o->dp_gil_share = d.dp_gil_share;
+  o->dp_handover_us = d.dp_handover_s * 1e6;
+  o->dp_backward_gil = d.dp_backward_gil;
+  o->mode = (int)d.mode;
+  o->fidelity = (int)d.fidelity;
+  o->framework = (int)d.framework;
+  o->backend = (int)d.backend;
+  o->no_symmetry = !d.symmetry;
+  o->no_broadcast_buffers = !d.broadcast_buffers;
+  o->events = d.events;
+  o->no_gpu_sharing = !d.gpu_sharing;
+  o->load_ms = d.load_s * 1e3;
+  o->workers = d.workers;
 }
 
 int simopts_parse_precision(const char *s, void *dest) {
@@ -61,11 +75,6 @@ static int parse_cap_list(const char *s, void *dest) {
 }
 static int parse_algos(const char *s, void *dest) { return nccl_parse_algos(s, dest) ? -1 : 0; }
 static int parse_protos(const char *s, void *dest) { return nccl_parse_protos(s, dest) ? -1 : 0; }
-
-/* Enum names in the order of the sim.h values they stand for. */
-static const char *const modes[] = {"ddp", "flat", NULL}, *const fidelities[] = {"flow", "step", NULL},
-                         *const hooks[] = {"none", "fp16", "bf16", NULL}, *const frameworks[] = {"ddp", "dp", NULL},
-                         *const backends[] = {"nccl", "gloo", "mpi", NULL};
 
 void simopts_table(simopts *o, cli_opt t[SIMOPTS_COUNT]) {
   const cli_opt table[SIMOPTS_COUNT] = {
@@ -100,15 +109,15 @@ void simopts_table(simopts *o, cli_opt t[SIMOPTS_COUNT]) {
       {"rebuilt", 0, CLI_FLAG, &o->rebuilt, NULL,
        "force buckets rebuilt in gradient-ready order with limits [first, cap],\nwhatever the release does"},
       {"mode", 0, CLI_ENUM, &o->mode, "ddp|flat",
-       "ddp: bucketed all-reduces overlapping backward (default);\nflat: one all-reduce of all gradients after backward", .names = modes},
+       "ddp: bucketed all-reduces overlapping backward (default);\nflat: one all-reduce of all gradients after backward", .names = sim_mode_names},
       {"fidelity", 0, CLI_ENUM, &o->fidelity, "flow|step", "flow: one flow per ring edge (default, fast); step: every ring step",
-       .names = fidelities},
+       .names = sim_fidelity_names},
       {"iterations", 0, CLI_INT, &o->iterations, "K", "iterations simulated, steady state from the 2nd on (default 3; with\njitter at least 30, and more until the mean is known to --jitter-ci)",
        CLI_MIN | CLI_MAX, 1, 1000},
       {"no-sync", 0, CLI_INT, &o->no_sync, "K", "all-reduce every K-th iteration only (DDP's no_sync(); default 1)",
        CLI_MIN | CLI_MAX, 1, 1000},
       {"comm-hook", 0, CLI_ENUM, &o->hook, "none|fp16|bf16",
-       "DDP's fp16_compress_hook or bf16_compress_hook (half the bytes, two casts)", .names = hooks},
+       "DDP's fp16_compress_hook or bf16_compress_hook (half the bytes, two casts)", .names = sim_comm_hook_names},
       {"jitter-cv", 0, CLI_DOUBLE, &o->jitter_cv, "X",
        "each GPU's compute per iteration varies (lognormal, this coefficient\nof variation; 0: none); default: the profile's "
        "compute.jitter, if any",
@@ -133,10 +142,10 @@ void simopts_table(simopts *o, cli_opt t[SIMOPTS_COUNT]) {
       {"framework", 0, CLI_ENUM, &o->framework, "ddp|dp",
        "ddp: DistributedDataParallel (default); dp: DataParallel, one process with\none thread per GPU whose kernel launches take "
        "turns under Python's GIL",
-       .names = frameworks},
+       .names = sim_framework_names},
       {"backend", 0, CLI_ENUM, &o->backend, "nccl|gloo|mpi",
        "DDP's process group: nccl (default); gloo (staged through the host, summed on\nthe CPU); mpi (CUDA-aware); gloo and mpi block the host at the final wait",
-       .names = backends},
+       .names = sim_backend_names},
       {"host-jitter-us", 0, CLI_DOUBLE, &o->host_jitter_us, "X",
        "host noise: sd of an additive delay per rank and iteration, microseconds\n(exponential; default the profile's compute.host.jitter_s, or 0)", CLI_MIN | CLI_MAX, 0, 1e7},
       {"host-launch-us", 0, CLI_DOUBLE, &o->host_launch_us, "X",

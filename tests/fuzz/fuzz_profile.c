@@ -8,6 +8,7 @@
 
 #include "fuzz.h"
 #include "profile.h"
+#include "cost.h"
 
 static void queries(const profile_t *p) {
   char line[1024];
@@ -22,7 +23,7 @@ static void queries(const profile_t *p) {
                        .elems = {dims[s], 1}, .arrays = 3, .count = 1, .launches = 1 + s, .follows_run = 1};
         double t;
         err_t e;
-        if (profile_op_time(p, &op, 8, (model_dtype)d, &t, NULL, &e) == ERR_OK && !(isfinite(t) && t > 0))
+        if (cost_op_time(p, &op, 8, (model_dtype)d, &t, NULL, &e) == ERR_OK && !(isfinite(t) && t > 0))
           __builtin_trap();
       }
   static const char *classes[] = {"nvlink", "ib-edr", "shm", "net", "pcie"};
@@ -31,7 +32,7 @@ static void queries(const profile_t *p) {
     err_t e;
     if (profile_link(p, classes[c], 25e9, &bw, &lat, &e) == ERR_OK && !(isfinite(bw) && bw > 0 && isfinite(lat) && lat >= 0))
       __builtin_trap();
-    (void)profile_hop_lat(p, classes[c], "ring", "LL", &lat, &e);
+    (void)profile_hop_lat(p, classes[c], NCCL_ALGO_RING, NCCL_PROTO_LL, &lat, &e);
   }
   profile_jitter j;
   err_t e;

@@ -1,5 +1,5 @@
 /* libFuzzer target: the topology loader (sim/topo.c) on arbitrary text. A topology that loads has
- * bandwidths inside the loaders' range (sim/txt.h). docs/testing.md, "Fuzzing". */
+ * bandwidths inside the loaders' range (common/txt.h). docs/testing.md, "Fuzzing". */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

@@ -26,13 +26,13 @@ if ! "$cc" -fsanitize=fuzzer,address,undefined "$work/probe.c" -o "$work/probe" 
 fi
 
 san=(-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer)
-flags=(-g -O1 -std=c11 -D_GNU_SOURCE "${san[@]}" -I"$src/sim" -I"$src/calib" $(pkg-config --cflags libcjson gsl)
-       -DDDPSIM_VERSION="\"$(head -n1 "$src/python/ddpsim_export/VERSION")\"") # sim/version.c, as CMake passes it
+flags=(-g -O1 -std=c11 -D_GNU_SOURCE "${san[@]}" -I"$src/common" -I"$src/sim" -I"$src/calib" $(pkg-config --cflags libcjson gsl)
+       -DDDPSIM_VERSION="\"$(head -n1 "$src/python/ddpsim_export/VERSION")\"") # common/version.c, as CMake passes it
 libs=($(pkg-config --libs libcjson gsl) -lm)
 # The loaders and what they call, instrumented once for every target.
 objs=()
 mkdir -p "$work/obj"
-for f in sim/err.c sim/afile.c sim/txt.c sim/model.c sim/topo.c sim/coll.c sim/ncclmodel.c sim/gemmcost.c sim/profile.c sim/uncert.c sim/version.c calib/profilew.c; do
+for f in common/err.c common/afile.c common/txt.c sim/model.c sim/topo.c sim/coll.c sim/ncclmodel.c sim/gemmcost.c sim/roofline.c sim/profile.c sim/cost.c sim/uncert.c common/version.c calib/profilew.c; do
   o=$work/obj/$(basename "$f" .c).o
   if ! "$cc" "${flags[@]}" -fsanitize=fuzzer-no-link -c "$src/$f" -o "$o" 2>"$work/build.err"; then
     echo "FAIL $f does not build for fuzzing:"; sed 's/^/     | /' "$work/build.err" | head -20; exit 1

@@ -108,7 +108,8 @@ int main(void) {
   for (int k = 0; k < NKINDS + 3; k++)
     for (int f = 0; f < 2; f++) {
       /* Rows NKINDS and NKINDS + 1: all-gather and reduce-scatter as PAT, at one GPU per node; row
-       * NKINDS + 2: the all-reduce as hier (not NCCL's: its phases' time as flows on the ring). */
+       * NKINDS + 2: the all-reduce as hier (not NCCL's: its phases on the nodes' rings and between
+       * the nodes, each at its estimate on the idle network). */
       int pat = k == NKINDS || k == NKINDS + 1, hier = k == NKINDS + 2;
       coll_kind kind = pat ? (k == NKINDS ? COLL_ALLGATHER : COLL_REDUCESCATTER) : hier ? COLL_ALLREDUCE : (coll_kind)k;
       sim_config c;
@@ -116,6 +117,7 @@ int main(void) {
       c.iterations = 1;
       c.fidelity = f ? SIM_FIDELITY_STEP : SIM_FIDELITY_FLOW;
       c.bucket_cap_mb = c.first_bucket_mb = 1024;
+      if (hier) c.nccl_algos = 1u << NCCL_ALGO_HIER; /* planned with its rings inside and between the nodes */
       plan_t pl;
       engine_record rec;
       sim_result r;

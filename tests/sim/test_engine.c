@@ -63,9 +63,10 @@ static int load(void) {
 /* |a - b| relative to a (times of a millisecond or more here). */
 static double rel(double a, double b) { return fabs(a - b) / fmax(fabs(a), 1e-9); }
 
-static int run(const model_t *m, const topo_t *t, int nodes, sim_fidelity f, int symmetry, sim_result *r) {
+static int run(const model_t *m, const topo_t *t, int nodes, sim_fidelity f, int symmetry, unsigned algos, sim_result *r) {
   sim_config c;
   fixture_config(&c, m, t, P, nodes, 0);
+  c.nccl_algos = algos;
   c.fidelity = f;
   c.iterations = 2;
   c.symmetry = symmetry;
@@ -82,20 +83,24 @@ static void symmetry_matches_full(void) {
     topo_t **t;
     int nodes;
     sim_fidelity f;
+    unsigned algos; /* NCCL_ALGO's choice (0: NCCL's own) */
   } cases[] = {
-      {(const model_t **)&M_RESNET, "resnet50", &T_IB, 3, SIM_FIDELITY_FLOW},
-      {(const model_t **)&M_RESNET, "resnet50", &T_IB, 6, SIM_FIDELITY_FLOW},
-      {(const model_t **)&M_RESNET, "resnet50", &T_OVER, 5, SIM_FIDELITY_FLOW},
-      {(const model_t **)&M_MLSTM, "mlstm-4k", &T_OVER, 4, SIM_FIDELITY_FLOW},
-      {(const model_t **)&M_RESNET, "resnet50", &T_IB, 4, SIM_FIDELITY_STEP},
-      {(const model_t **)&M_MLSTM, "mlstm-4k", &T_OVER, 3, SIM_FIDELITY_STEP},
+      {(const model_t **)&M_RESNET, "resnet50", &T_IB, 3, SIM_FIDELITY_FLOW, 0},
+      {(const model_t **)&M_RESNET, "resnet50", &T_IB, 6, SIM_FIDELITY_FLOW, 0},
+      {(const model_t **)&M_RESNET, "resnet50", &T_OVER, 5, SIM_FIDELITY_FLOW, 0},
+      {(const model_t **)&M_MLSTM, "mlstm-4k", &T_OVER, 4, SIM_FIDELITY_FLOW, 0},
+      {(const model_t **)&M_RESNET, "resnet50", &T_IB, 4, SIM_FIDELITY_STEP, 0},
+      {(const model_t **)&M_MLSTM, "mlstm-4k", &T_OVER, 3, SIM_FIDELITY_STEP, 0},
+      /* The hierarchical all-reduce's phases: rings inside the nodes and between them. */
+      {(const model_t **)&M_RESNET, "resnet50 hier", &T_IB, 4, SIM_FIDELITY_FLOW, 1u << NCCL_ALGO_HIER},
+      {(const model_t **)&M_MLSTM, "mlstm-4k hier", &T_OVER, 3, SIM_FIDELITY_STEP, 1u << NCCL_ALGO_HIER},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     sim_result full, sym;
     const char *topo = *cases[i].t == T_IB ? "dgx1v-ib" : "oversubscribed";
     const char *fid = cases[i].f == SIM_FIDELITY_STEP ? "step" : "flow";
-    if (run(*cases[i].m, *cases[i].t, cases[i].nodes, cases[i].f, 0, &full) ||
-        run(*cases[i].m, *cases[i].t, cases[i].nodes, cases[i].f, 1, &sym)) {
+    if (run(*cases[i].m, *cases[i].t, cases[i].nodes, cases[i].f, 0, cases[i].algos, &full) ||
+        run(*cases[i].m, *cases[i].t, cases[i].nodes, cases[i].f, 1, cases[i].algos, &sym)) {
       CHECK(0, "%s, %s, %d nodes, %s: simulation failed", cases[i].name, topo, cases[i].nodes, fid);
       continue;
     }
@@ -113,6 +118,17 @@ static void symmetry_matches_full(void) {
     CHECK(full.plan.n == sym.plan.n && worst < 1e-9,
           "%s, %s, %d nodes, %s: iteration full %.9f s, symmetric %.9f s; worst relative difference %.2g over %d buckets",
           cases[i].name, topo, cases[i].nodes, fid, full.iteration_s, sym.iteration_s, worst, full.plan.n);
+    if (cases[i].algos && cases[i].f == SIM_FIDELITY_FLOW) {
+      /* On an idle network (one collective at a time, non-blocking switch), its phases take NCCL's
+       * estimate of each: their sum, the composed estimate. */
+      double off = 0;
+      for (int b = 0; b < sym.plan.n; b++) {
+        const sim_bucket_time *x = &sym.buckets[b];
+        off = fmax(off, rel(x->nccl_estimate_s, x->comm_end_s - x->comm_start_s));
+      }
+      CHECK(sym.plan.n > 0 && sym.buckets[0].algo == NCCL_ALGO_HIER && off < 1e-5,
+            "%s, %s, %d nodes: every bucket's phases take the composed estimate (worst %.2g)", cases[i].name, topo, cases[i].nodes, off);
+    }
     sim_result_free(&full);
     sim_result_free(&sym);
   }

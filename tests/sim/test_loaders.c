@@ -9,6 +9,7 @@
 #include "model.h"
 #include "modelgen.h"
 #include "profile.h"
+#include "cost.h"
 #include "topo.h"
 #include "txt.h"
 
@@ -249,20 +250,20 @@ int main(void) {
       model_op op = {.kind = MODEL_OP_GEMM, .m = {1000, 0}, .n = {1000, 0}, .k = {1000, 0}, .count = 1, .follows_run = 1};
       double t;
       int x;
-      rc = profile_op_time(p, &op, 1, MODEL_FP32, &t, &x, &e);
+      rc = cost_op_time(p, &op, 1, MODEL_FP32, &t, &x, &e);
       CHECK(rc == 0 && check_close(1e-6 + 2e9 / 0.5e12, t, 0, 1e-12), "roofline gemm time %.6g", t);
       model_op ew = {.kind = MODEL_OP_EWISE, .elems = {500, 0}, .arrays = 1, .count = 1, .follows_run = 0, .dtype = MODEL_FP32};
-      rc = profile_op_time(p, &ew, 1, MODEL_FP32, &t, &x, &e); /* 2000 bytes: between 1000 and 4000 */
+      rc = cost_op_time(p, &ew, 1, MODEL_FP32, &t, &x, &e); /* 2000 bytes: between 1000 and 4000 */
       /* Rates 1e9 and 2e9 B/s, interpolated in log(size): halfway in log is 2000 -> 1.5e9 B/s. */
       CHECK(rc == 0 && x == 0 && check_close(2000.0 / 1.5e9, t, 0, 1e-9), "table ewise interpolated: %.6g s", t);
       ew.elems.v = 1000; /* 4000 bytes: measured twice, exactly */
-      rc = profile_op_time(p, &ew, 1, MODEL_FP32, &t, &x, &e);
+      rc = cost_op_time(p, &ew, 1, MODEL_FP32, &t, &x, &e);
       CHECK(rc == 0 && x == 0 && check_close(2e-6, t, 0, 1e-12), "a measured size costs what was measured");
       ew.elems.v = 100000; /* 400 kB: outside, fallback roofline */
-      rc = profile_op_time(p, &ew, 1, MODEL_FP32, &t, &x, &e);
+      rc = cost_op_time(p, &ew, 1, MODEL_FP32, &t, &x, &e);
       CHECK(rc == 0 && x == 1 && check_close(4e5 / 1e9, t, 0, 1e-12), "outside the table: fallback, flagged extrapolated");
       ew.follows_run = 1;
-      rc = profile_op_time(p, &ew, 1, MODEL_FP16, &t, &x, &e);
+      rc = cost_op_time(p, &ew, 1, MODEL_FP16, &t, &x, &e);
       CHECK(rc == ERR_INPUT && strstr(e.msg, "no ewise cost model for fp16"), "a missing precision -> %s", e.msg);
       double bw, lat;
       rc = profile_link(p, "nvlink", 25e9, &bw, &lat, &e);
@@ -589,19 +590,19 @@ int main(void) {
                      .launches = 1, .follows_run = 1};
       double t16, t64, t256, t, tout;
       int x, x2;
-      rc = profile_op_time(p, &op, 1, MODEL_FP32, &t16, &x, &e);
+      rc = cost_op_time(p, &op, 1, MODEL_FP32, &t16, &x, &e);
       CHECK(rc == 0 && x == 0 && check_close(20e-6, t16, 0, 1e-12), "a measured shape costs what was measured: %g", t16);
       op.n.v = 256;
-      rc = profile_op_time(p, &op, 1, MODEL_FP32, &t256, &x, &e);
+      rc = cost_op_time(p, &op, 1, MODEL_FP32, &t256, &x, &e);
       CHECK(rc == 0 && x == 0 && check_close(110e-6, t256, 0, 1e-12), "a shape measured twice costs the mean: %g", t256);
       op.m.v = op.k.v = 4096, op.n.v = 16;
-      rc = profile_op_time(p, &op, 1, MODEL_FP32, &t, &x, &e);
+      rc = cost_op_time(p, &op, 1, MODEL_FP32, &t, &x, &e);
       CHECK(rc == 0 && check_close(110e-6, t, 0, 1e-12), "the large small-N point exactly: %g", t);
       double r16 = 2.0 * 4096 * 16 * 4096 / t, r256 = 2.0 * 4096 * 256 * 4096 / 1.2e-3;
       CHECK(r16 < 0.8 * r256, "small N is costed less efficiently than large N, as measured (%.3g vs %.3g flop/s)", r16,
             r256);
       op.m.v = op.k.v = 1024, op.n.v = 64;
-      rc = profile_op_time(p, &op, 1, MODEL_FP32, &t64, &x, &e);
+      rc = cost_op_time(p, &op, 1, MODEL_FP32, &t64, &x, &e);
       CHECK(rc == 0 && x == 0 && t64 > t16 && t64 < t256, "between measured n = 16 and 256: %g < %g < %g", t16, t64,
             t256);
       /* Sane along n between the measured ends: inside the range, between the two measured times.
@@ -609,12 +610,12 @@ int main(void) {
       int sane = 1;
       for (long n = 17; n < 256; n += 7) {
         op.n.v = n;
-        rc |= profile_op_time(p, &op, 1, MODEL_FP32, &t, &x2, &e);
+        rc |= cost_op_time(p, &op, 1, MODEL_FP32, &t, &x2, &e);
         sane &= t >= 0.99 * t16 && t <= 1.01 * t256 && x2 == 0;
       }
       CHECK(rc == 0 && sane, "between the measured shapes, the time lies between their times, inside the range");
       op.n.v = 8192; /* outside the measured n: the fitted roofline alone, flagged */
-      rc = profile_op_time(p, &op, 1, MODEL_FP32, &tout, &x, &e);
+      rc = cost_op_time(p, &op, 1, MODEL_FP32, &tout, &x, &e);
       double F = 2.0 * 1024 * 8192 * 1024, B = 4.0 * (1024.0 * 1024 + 1024.0 * 8192 + 1024.0 * 8192);
       double want = 5e-6 + fmax(F / (15e12 * 0.8), B / (9e11 * 0.6));
       CHECK(rc == 0 && x == 1 && check_close(want, tout, 0, 1e-12), "outside: the fallback (%g), extrapolated", tout);
@@ -623,15 +624,15 @@ int main(void) {
       model_op cv = {.kind = MODEL_OP_GEMM, .count = 1, .launches = 1, .follows_run = 1,
                      .conv = {MODEL_CONV_FWD, MODEL_LAYOUT_NCHW, {1, 1, 0}, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1}};
       model_conv_gemm(&cv.conv, &cv.m, &cv.n, &cv.k);
-      rc = profile_op_time(p, &cv, 8, MODEL_FP32, &t, &x, &e);
+      rc = cost_op_time(p, &cv, 8, MODEL_FP32, &t, &x, &e);
       CHECK(rc == 0 && check_close(3e-4, t, 0, 1e-12), "a measured convolution: %g", t);
       cv.conv.pass = MODEL_CONV_WGRAD;
       model_conv_gemm(&cv.conv, &cv.m, &cv.n, &cv.k);
-      rc = profile_op_time(p, &cv, 8, MODEL_FP32, &t, &x, &e);
+      rc = cost_op_time(p, &cv, 8, MODEL_FP32, &t, &x, &e);
       CHECK(rc == 0 && check_close(5e-4, t, 0, 1e-12), "its measured weight gradient: %g", t);
       cv.conv.pass = MODEL_CONV_DGRAD;
       model_conv_gemm(&cv.conv, &cv.m, &cv.n, &cv.k);
-      rc = profile_op_time(p, &cv, 8, MODEL_FP32, &t, &x, &e);
+      rc = cost_op_time(p, &cv, 8, MODEL_FP32, &t, &x, &e);
       F = 2.0 * 64 * (8.0 * 56 * 56) * 576, B = 4.0 * (64.0 * 576 + 576.0 * 8 * 56 * 56 + 64.0 * 8 * 56 * 56);
       want = 5e-6 + fmax(F / (15e12 * 0.8), B / (9e11 * 0.6));
       CHECK(rc == 0 && x == 1 && check_close(want, t, 0, 1e-12), "an unmeasured pass: its implicit GEMM (%g)", t);
@@ -660,7 +661,7 @@ int main(void) {
       model_op cv = {.kind = MODEL_OP_GEMM, .count = 1, .launches = 1, .follows_run = 1,
                      .conv = {MODEL_CONV_FWD, MODEL_LAYOUT_NCHW, {1, 1, 0}, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1}};
       model_conv_gemm(&cv.conv, &cv.m, &cv.n, &cv.k);
-      rc = profile_op_time(p, &cv, 16, MODEL_FP32, &t, &x, &e);
+      rc = cost_op_time(p, &cv, 16, MODEL_FP32, &t, &x, &e);
       CHECK(rc == 0 && x == 0 && check_close(0.5 * want, t, 0, 1e-9), "a 3x3/1 conv between its class: half (%g)", t);
       model_op one = {.kind = MODEL_OP_GEMM, .count = 1, .launches = 1, .follows_run = 1,
                       .conv = {MODEL_CONV_FWD, MODEL_LAYOUT_NCHW, {1, 1, 0}, 576, 56, 56, 64, 1, 1, 0, 0, 1, 1}};
@@ -669,12 +670,12 @@ int main(void) {
                 model_dim_value(one.n, 16) == model_dim_value(cv.n, 16) &&
                 model_dim_value(one.k, 16) == model_dim_value(cv.k, 16),
             "the 1x1 conv has the 3x3 conv's implicit GEMM");
-      rc = profile_op_time(p, &one, 16, MODEL_FP32, &t, &x, &e);
+      rc = cost_op_time(p, &one, 16, MODEL_FP32, &t, &x, &e);
       CHECK(rc == 0 && check_close(want, t, 0, 1e-9), "a 1x1 conv there: its implicit GEMM's time, not half (%g)", t);
       cv.conv.stride_h = cv.conv.stride_w = 2;
       model_conv_gemm(&cv.conv, &cv.m, &cv.n, &cv.k);
       double want2 = 5e-6 + 2.0 * 64 * 16 * 28 * 28 * 576 / 12e12;
-      rc = profile_op_time(p, &cv, 16, MODEL_FP32, &t, &x, &e);
+      rc = cost_op_time(p, &cv, 16, MODEL_FP32, &t, &x, &e);
       CHECK(rc == 0 && check_close(want2, t, 0, 1e-9), "a 3x3/2 conv: its implicit GEMM's time (%g)", t);
       profile_destroy(p);
     }
@@ -721,10 +722,10 @@ int main(void) {
         double base = 1e-6 + fmax(model_op_flops(&cv, 4) / 0.5e12, model_op_bytes(&cv, 4, MODEL_FP32) / 1e11);
         double t_native, t_other, t_unstated;
         int x = 0;
-        rc = profile_op_time(pl, &cv, 4, MODEL_FP32, &t_native, &x, &e);
+        rc = cost_op_time(pl, &cv, 4, MODEL_FP32, &t_native, &x, &e);
         cv.conv.layout = MODEL_LAYOUT_NCHW;
-        rc |= profile_op_time(pl, &cv, 4, MODEL_FP32, &t_other, &x, &e);
-        rc |= profile_op_time(pn, &cv, 4, MODEL_FP32, &t_unstated, &x, &e);
+        rc |= cost_op_time(pl, &cv, 4, MODEL_FP32, &t_other, &x, &e);
+        rc |= cost_op_time(pn, &cv, 4, MODEL_FP32, &t_unstated, &x, &e);
         CHECK(rc == 0 && check_close(base, t_native, 0, 1e-12) && check_close(base + transposes, t_other, 0, 1e-12) &&
                   check_close(base, t_unstated, 0, 1e-12),
               "conv %s: its kernels' layout %g s, the other layout %g s (+%g), a profile stating none %g s",

@@ -4,7 +4,7 @@
  * as cli_opt tables, {long name, value kind, destination pointer, help line}, and calls cli_parse.
  * The parser accepts `--name VALUE`, `--name=VALUE`, `-x VALUE`, `-xVALUE`, flags, unambiguous
  * prefixes of long names, `--` (end of options), `-h`/`--help` and `--version` ("PROG VERSION",
- * sim/version.h, written where the help goes); it checks every value against
+ * common/version.h, written where the help goes); it checks every value against
  * its kind and bounds, and on misuse writes one message naming the flag into the caller's context:
  *   unknown option '--x'             option '--x' needs a value
  *   option '--x' does not apply here (a name the program knows, listed in cli_cmd.elsewhere)
@@ -19,7 +19,7 @@
  *
  * Status codes: CLI_OK, CLI_HELP (help printed: exit 0), CLI_USAGE (misuse: exit 2); a command
  * passes any other positive code (a library's failure: exit 1) through. cli_exit is the one place
- * a status becomes an exit code (cli_exit_code: the contract of sim/err.h's err_exit_code, which
+ * a status becomes an exit code (cli_exit_code: the contract of common/err.h's err_exit_code, which
  * can replace it). */
 #ifndef DDPSIM_CLI_H
 #define DDPSIM_CLI_H
@@ -116,7 +116,7 @@ void cli_help(const cli_cmd *c, FILE *f);
 int cli_usage(cli_ctx *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int cli_fail(cli_ctx *x, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* 0 for CLI_OK and CLI_HELP; else sim/err.h's err_exit_code, the one policy (CLI_USAGE as ERR_USAGE:
+/* 0 for CLI_OK and CLI_HELP; else common/err.h's err_exit_code, the one policy (CLI_USAGE as ERR_USAGE:
  * 2; any other failure 1). */
 int cli_exit_code(int status);
 
