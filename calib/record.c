@@ -551,6 +551,12 @@ int record_compute(cJSON *doc, const computebench_cfg *cfg, const computebench_r
   cJSON *compute = profilew_obj(doc, "compute"), *sc = profilew_obj(profilew_obj(doc, "samples"), "compute");
   if (!compute || !sc) goto nomem;
   if ((rc = record_jitter(compute, res, fit, e))) goto done;
+  /* The device by the name it reports (a CPU's /proc/cpuinfo model name, cudaDeviceProp.name), as
+   * the exporter's --time names it: ddpsim prices a model's measured op times only on a profile of
+   * the same device (sim/cost.h, docs/export.md). */
+  cJSON *dev = profilew_obj(doc, "device");
+  if (!dev) goto nomem;
+  if ((rc = profilew_str(dev, "name", res->device, e))) goto done;
   cJSON_DeleteItemFromObjectCaseSensitive(compute, prec);
   cJSON_DeleteItemFromObjectCaseSensitive(sc, prec);
   cJSON_AddItemToObject(compute, prec, prec_obj);

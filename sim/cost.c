@@ -132,8 +132,43 @@ double cost_host_dispatch(const sim_config *c) {
   return c->host_dispatch_s >= 0 ? c->host_dispatch_s : profile_host_dispatch_s(c->profile);
 }
 
+void cost_measured(const sim_config *c, long batch, model_dtype prec, cost_measured_info *out) {
+  const model_t *m = c->model;
+  profile_device d;
+  profile_get_device(c->profile, &d);
+  memset(out, 0, sizeof *out);
+  out->ops = m->nmeasured;
+  out->total = m->nops;
+  out->device = m->measured.present ? m->measured.device : "";
+  if (!out->ops) return;
+  if (!d.name[0])
+    snprintf(out->why, sizeof out->why, "profile %s does not name its device (device.name)", profile_name(c->profile));
+  else if (strcmp(d.name, m->measured.device) != 0)
+    snprintf(out->why, sizeof out->why, "profile %s is of another device (%.100s)", profile_name(c->profile), d.name);
+  else if (batch != m->batch)
+    snprintf(out->why, sizeof out->why, "they are of batch %ld, the run's is %ld", m->batch, batch);
+  else if (prec != m->precision)
+    snprintf(out->why, sizeof out->why, "they are of precision %s, the run's is %s", model_dtype_name(m->precision),
+             model_dtype_name(prec));
+  else
+    out->used = 1;
+}
+
+/* An op's measured times, where the run is the one they were measured in (cost_measured). */
+static int measured_sides(const sim_config *c, const model_op *op, long batch, model_dtype prec, double *dev_s,
+                          double *host_s) {
+  cost_measured_info mi;
+  if (!op->measured) return 0;
+  cost_measured(c, batch, prec, &mi);
+  if (!mi.used) return 0;
+  *dev_s = op->time_s;
+  *host_s = op->host_s;
+  return 1;
+}
+
 int cost_op_sides(const sim_config *c, const model_op *op, long batch, model_dtype prec, double *dev_s, double *host_s,
                   int *extrap, err_t *e) {
+  if (measured_sides(c, op, batch, prec, dev_s, host_s)) return ERR_OK;
   int x = 0;
   int rc = cost_op_time(c->profile, op, batch, prec, dev_s, &x, e);
   if (rc) return rc;

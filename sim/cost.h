@@ -29,9 +29,27 @@ double cost_host_launch(const sim_config *c);
  * compute.host.dispatch_s. */
 double cost_host_dispatch(const sim_config *c);
 
+/* What a run makes of the model's measured op times (format version 6: the `measured` line, the ops'
+ * time_s= and host_s=; docs/export.md). They price the run where the profile is of the device they
+ * were measured on (its device.name is the `measured` line's device) and the run is at the file's
+ * batch and precision (the times are of that batch and type); otherwise every op is priced by the
+ * profile's cost models and `why` says what differed. */
+typedef struct {
+  int ops;                 /* ops in the model carrying measured times (0: nothing to use) */
+  int total;               /* ops in the model */
+  int used;                /* 1: those ops are priced from their measured times in this run */
+  const char *device;      /* the device they were measured on (the model's; "" without) */
+  char why[256];           /* ops > 0 && !used: why they were ignored */
+} cost_measured_info;
+
+/* Fills *out for a run of c at per-GPU batch `batch` and precision `prec`. Never fails. */
+void cost_measured(const sim_config *c, long batch, model_dtype prec, cost_measured_info *out);
+
 /* One run of an op, each side on its own: the GPU's time (cost_op_time) and the host's (its
- * kernel launches at the launch cost each, its framework ops at the dispatch cost each). Adds to *extrap as cost_op. DDP's pipeline (sim/pipe.h)
- * plays the two against each other; errors as cost_op_time. */
+ * kernel launches at the launch cost each, its framework ops at the dispatch cost each); an op
+ * carrying measured times, in a run cost_measured says they price, costs those instead. Adds to
+ * *extrap as cost_op. DDP's pipeline (sim/pipe.h) plays the two against each other; errors as
+ * cost_op_time. */
 int cost_op_sides(const sim_config *c, const model_op *op, long batch, model_dtype prec, double *dev_s, double *host_s,
                   int *extrap, err_t *e);
 

@@ -132,6 +132,22 @@ static cJSON *buckets(const field_ctx *x) {
   return bs;
 }
 
+/* The `measured` object: the model's measured op times and whether they priced this run
+ * (sim/cost.h, cost_measured). */
+static cJSON *measured(const field_ctx *x) {
+  cost_measured_info mi;
+  cost_measured(x->c, x->p->sim.batch, x->p->sim.precision, &mi);
+  cJSON *o = cJSON_CreateObject();
+  if (!o || !cJSON_AddNumberToObject(o, "ops", mi.used ? mi.ops : 0) || !cJSON_AddNumberToObject(o, "recorded_ops", mi.ops) ||
+      !cJSON_AddNumberToObject(o, "total_ops", mi.total) ||
+      !(mi.ops ? cJSON_AddStringToObject(o, "device", mi.device) : cJSON_AddNullToObject(o, "device")) ||
+      !(mi.ops && !mi.used ? cJSON_AddStringToObject(o, "ignored", mi.why) : cJSON_AddNullToObject(o, "ignored"))) {
+    cJSON_Delete(o);
+    return NULL;
+  }
+  return o;
+}
+
 static int has_memory(const field_ctx *x) { return x->mem != NULL; }
 static int has_budget(const field_ctx *x) { return x->budget != NULL; }
 static int has_interval(const field_ctx *x) { return x->iv != NULL; }
@@ -345,6 +361,7 @@ const field field_table[FIELD_COUNT] = {
                               .label = "gradients"},
     [FIELD_EXTRAPOLATED_OPS] = {"extrapolated_ops", NULL, "count", FIELD_NUMBER, FIELD_ALL,
                                 AT(sim.extrapolated_ops, FIELD_INT)},
+    [FIELD_MEASURED] = {"measured", NULL, "", FIELD_JSON, FIELD_ALL, .json = measured},
     [FIELD_LINKS_INTRA_BW_BPS] = {"intra_bw_Bps", "links", "B/s", FIELD_NUMBER, FIELD_ALL, AT(sim.intra_bw_Bps, FIELD_DOUBLE)},
     [FIELD_LINKS_INTRA_LAT_S] = {"intra_lat_s", "links", "s", FIELD_NUMBER, FIELD_ALL, AT(sim.intra_lat_s, FIELD_DOUBLE),
                                  .range = FIELD_NONNEG},

@@ -267,6 +267,69 @@ static int parse_saved(parser *P, model_t *m, char **tok, int n) {
   return 0;
 }
 
+/* A %XX-escaped word (the exporter's escapes of the bytes a word cannot hold, models/README.md)
+ * decoded into dst[len]: 0, or -1 for a bad escape, a control byte or a result too long. */
+static int unescape(const char *s, char *dst, size_t len) {
+  size_t o = 0;
+  for (; *s; s++) {
+    unsigned c = (unsigned char)*s;
+    if (c == '%') {
+      unsigned v = 0;
+      for (int d = 1; d <= 2; d++) {
+        char h = s[d];
+        int x = h >= '0' && h <= '9' ? h - '0' : h >= 'A' && h <= 'F' ? h - 'A' + 10 : h >= 'a' && h <= 'f' ? h - 'a' + 10 : -1;
+        if (x < 0) return -1;
+        v = v * 16 + (unsigned)x;
+      }
+      c = v, s += 2;
+    }
+    if (c < 0x20 || c == 0x7f || o + 1 >= len) return -1;
+    dst[o++] = (char)c;
+  }
+  dst[o] = '\0';
+  return o ? 0 : -1;
+}
+
+/* `measured device=NAME torch=VERSION steps=N date=YYYY-MM-DD` (version 6): where the ops' time_s=
+ * and host_s= were measured. Every key once, all four required. */
+static int parse_measured(parser *P, model_t *m, char **tok, int n) {
+  static const char *const keys[] = {"device", "torch", "steps", "date"};
+  model_measured *d = &m->measured;
+  int have = 0;
+  for (int i = 1; i < n; i++) {
+    const char *v = NULL;
+    int k = 0;
+    while (k < 4 && !(v = txt_kv(tok[i], keys[k]))) k++;
+    if (k == 4) return FAIL(P, "unknown key '%s' on the measured line (expected device=, torch=, steps=, date=)", tok[i]);
+    if (have & (1 << k)) return FAIL(P, "%s= given twice", keys[k]);
+    have |= 1 << k;
+    if (k == 0 && unescape(v, d->device, sizeof d->device))
+      return FAIL(P, "device='%s': expected 1 to %d bytes, %%XX escapes for the others", v, MODEL_DEVICE_MAX - 1);
+    if (k == 1 && (!*v || strlen(v) >= sizeof d->torch)) return FAIL(P, "torch='%s': expected a release such as 2.15.0", v);
+    if (k == 2 && parse_bounded(P, v, &d->steps, MODEL_COUNT_MAX, "steps")) return ERR_INPUT;
+    if (k == 3) {
+      int y, mo, dd, len = 0;
+      if (strlen(v) != 10 || sscanf(v, "%4d-%2d-%2d%n", &y, &mo, &dd, &len) != 3 || len != 10 || mo < 1 || mo > 12 ||
+          dd < 1 || dd > 31)
+        return FAIL(P, "date='%s': expected YYYY-MM-DD", v);
+      memcpy(d->date, v, 11);
+    }
+    if (k == 1) snprintf(d->torch, sizeof d->torch, "%s", v);
+  }
+  for (int k = 0; k < 4; k++)
+    if (!(have & (1 << k))) return FAIL(P, "the measured line needs %s= (device=, torch=, steps= and date=)", keys[k]);
+  d->present = 1;
+  d->line = P->line;
+  return 0;
+}
+
+/* A measured time (time_s=, host_s=): 0 to MODEL_MEASURED_MAX_s seconds. */
+static int parse_seconds(parser *P, const char *v, double *out, const char *what) {
+  if (txt_parse_double(v, out) || *out < 0 || *out > MODEL_MEASURED_MAX_s)
+    return FAIL(P, "%s must be a time in seconds from 0 to %g, got '%s'", what, MODEL_MEASURED_MAX_s, v);
+  return 0;
+}
+
 static int parse_param(parser *P, model_t *m, char **tok, int n) {
   /* Trailing markers (version 5), in any order: sparse, unused. */
   int sparse = 0, unused = 0;
@@ -325,7 +388,7 @@ static int parse_op(parser *P, model_t *m, model_phase phase, char **tok, int n)
   op.conv.stride_h = op.conv.stride_w = 1;
   if (n < 2 || strchr(tok[1], '=')) return FAIL(P, "op needs a name: '%s NAME key=value ...'", tok[0]);
   if (parse_name(P, tok[1], op.name, "op name")) return ERR_INPUT;
-  int have_m = 0, have_n = 0, have_k = 0, have_e = 0, have_a = 0, have_f = 0;
+  int have_m = 0, have_n = 0, have_k = 0, have_e = 0, have_a = 0, have_f = 0, have_t = 0;
   for (int i = 2; i < n; i++) {
     const char *v;
     int ck = -1;
@@ -382,6 +445,14 @@ static int parse_op(parser *P, model_t *m, model_phase phase, char **tok, int n)
         if (model_dtype_parse(v, &op.dtype)) return FAIL(P, "dtype '%s' is not fp32, fp16, bf16 or run", v);
         op.follows_run = 0;
       }
+    } else if ((v = txt_kv(tok[i], "time_s")) || (v = txt_kv(tok[i], "host_s"))) {
+      int host = tok[i][0] == 'h';
+      if (P->version < 6) return FAIL(P, "%s= needs 'ddpsim-model 6'", host ? "host_s" : "time_s");
+      if (!m->measured.present)
+        return FAIL(P, "%s= needs a 'measured' line before the sections (the device it was measured on)", host ? "host_s" : "time_s");
+      if (have_t & (1 << host)) return FAIL(P, "%s= given twice", host ? "host_s" : "time_s");
+      if (parse_seconds(P, v, host ? &op.host_s : &op.time_s, host ? "host_s" : "time_s")) return ERR_INPUT;
+      have_t |= 1 << host;
     } else if ((v = txt_kv(tok[i], "ready"))) {
       if (phase != MODEL_PHASE_BACKWARD) return FAIL(P, "ready= is only allowed on backward ops");
       char buf[4096];
@@ -416,6 +487,9 @@ static int parse_op(parser *P, model_t *m, model_phase phase, char **tok, int n)
   if (op.kind == MODEL_OP_GEMM && !(have_m && have_n && have_k)) return FAIL(P, "gemm op needs m=, n= and k=");
   if (op.kind == MODEL_OP_EWISE && !(have_e && have_a)) return FAIL(P, "ewise op needs elems= and arrays=");
   if (!have_f) op.fwops = op.launches;
+  if (have_t && have_t != 3) return FAIL(P, "a measured op needs both time_s= and host_s=");
+  op.measured = have_t == 3;
+  m->nmeasured += op.measured;
   op.ready_count = m->nready - op.ready_first;
   if (grow((void **)&m->ops, &P->ocap, m->nops + 1, sizeof *m->ops))
     return err_set(P->e, ERR_NOMEM, "%s: out of memory", P->origin);
@@ -437,7 +511,7 @@ int model_parse(const char *text, const char *origin, model_t **out, err_t *e) {
   parser P = {.origin = origin, .line = 0, .e = e};
   int rc = ERR_OK;
   int have_header = 0, have_name = 0, have_batch = 0, have_tokens = 0, have_prec = 0;
-  int seen_at[8] = {0}; /* the line of each once-only line (below), 0: not yet */
+  int seen_at[9] = {0}; /* the line of each once-only line (below), 0: not yet */
   int section = -1; /* -1: header, else model_phase */
   char *save = NULL;
   char *line = buf;
@@ -486,7 +560,8 @@ int model_parse(const char *text, const char *origin, model_t **out, err_t *e) {
       continue;
     }
     /* Lines that say one thing once: a second one is refused, never silently the winner. */
-    static const char *const once[] = {"name", "batch", "tokens", "output", "buffers", "input", "precision", "layout"};
+    static const char *const once[] = {"name", "batch", "tokens", "output", "buffers", "input", "precision", "layout",
+                                       "measured"};
     for (int k = 0; k < (int)(sizeof once / sizeof *once); k++)
       if (strcmp(tok[0], once[k]) == 0) {
         if (seen_at[k]) { rc = FAIL(&P, "a second '%s' line (the first is line %d)", once[k], seen_at[k]); goto fail; }
@@ -530,11 +605,14 @@ int model_parse(const char *text, const char *origin, model_t **out, err_t *e) {
         rc = FAIL(&P, "expected 'optim none|sgd|sgd-momentum|adam|adamw|rmsprop|rmsprop-momentum|adagrad'");
         goto fail;
       }
+    } else if (strcmp(tok[0], "measured") == 0) {
+      if (P.version < 6) { rc = FAIL(&P, "a measured line needs 'ddpsim-model 6'"); goto fail; }
+      if ((rc = parse_measured(&P, m, tok, n))) goto fail;
     } else if (strcmp(tok[0], "param") == 0) {
       if ((rc = parse_param(&P, m, tok, n))) goto fail;
     } else {
       rc = FAIL(&P, "unknown line '%s' (expected name, batch, tokens, input, output, buffers, precision, layout, saved, "
-                    "optim, param, or a section)", tok[0]);
+                    "optim, measured, param, or a section)", tok[0]);
       goto fail;
     }
   }

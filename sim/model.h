@@ -114,6 +114,11 @@ typedef struct {
   int follows_run;     /* 1: element size of the run precision; 0: of `dtype` */
   model_dtype dtype;
   model_conv conv;     /* gemm: the convolution pass it is (pass NONE for a plain GEMM) */
+  int measured;        /* 1: `time_s=` and `host_s=` (format version 6) give one run's measured times */
+  double time_s;       /* measured: one run's device time (a GPU's kernels; on a CPU the op and the work
+                          since the op before) */
+  double host_s;       /* measured: one run's host time (on a GPU the op's call and the work since the op
+                          before; on a CPU that work alone) (models/README.md) */
   int ready_first;     /* this op's gradient-ready parameters: ready[ready_first ...] */
   int ready_count;
   int line;            /* line in the source file, for messages */
@@ -130,6 +135,18 @@ typedef enum {
 const char *model_optim_name(model_optim o);
 /* Parses one of those names but "unknown"; returns 0, or -1 for anything else. */
 int model_optim_parse(const char *s, model_optim *out);
+
+/* The `measured` line (format version 6): the device the ops' `time_s=`/`host_s=` were measured on
+ * (the exporter's --time or --from-trace), at the file's `batch` and `precision`. */
+#define MODEL_DEVICE_MAX 128
+typedef struct {
+  int present;                  /* 0: the file has no `measured` line */
+  char device[MODEL_DEVICE_MAX]; /* the device's name, decoded from its %XX escapes */
+  char torch[32];               /* the torch release that ran the steps */
+  long steps;                   /* timed steps the times are the median of */
+  char date[16];                /* YYYY-MM-DD */
+  int line;                     /* its line, for messages */
+} model_measured;
 
 typedef struct {
   char name[MODEL_NAME_MAX];
@@ -150,6 +167,8 @@ typedef struct {
   int has_saved;
   model_dim saved_elems, saved_bytes;
   model_optim optim;           /* the `optim` line (version 5); MODEL_OPTIM_UNKNOWN where absent */
+  model_measured measured;     /* the `measured` line (version 6) */
+  int nmeasured;               /* ops carrying measured times */
   int nparams;
   model_param *params;         /* (nparams) in registration order */
   int nops;
@@ -158,11 +177,14 @@ typedef struct {
   int nready;
 } model_t;
 
-/* The format versions model_load reads: 1 to 5. Version 2 adds `C+N*B` dimensions and `gemms=`;
+/* The format versions model_load reads: 1 to 6. Version 2 adds `C+N*B` dimensions and `gemms=`;
  * version 3 adds `conv` ops; version 4 the `layout` line; version 5 the `sparse` and `unused`
- * parameter markers and the `saved` and `optim` lines; each is an error in an older file
- * (models/README.md). */
-#define MODEL_FORMAT_VERSION 5
+ * parameter markers and the `saved` and `optim` lines; version 6 the `measured` line and the ops'
+ * `time_s=`/`host_s=` (refused without a `measured` line before them); each is an error in an
+ * older file (models/README.md). */
+#define MODEL_FORMAT_VERSION 6
+/* The largest measured time of one run of an op (time_s=, host_s=): 10^5 s, as a profile's points. */
+#define MODEL_MEASURED_MAX_s 1e5
 
 /* Loads a model file. On success *out is a model the caller frees with model_destroy. On failure
  * returns ERR_IO (unreadable) or ERR_INPUT with `path:line: reason`; nothing is allocated. */

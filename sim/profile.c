@@ -481,7 +481,7 @@ static int load_host(const cJSON *host, const char *origin, profile_t *p, err_t 
   return ERR_OK;
 }
 
-/* "device": {memory_bytes, cuda_context_bytes, tdp_W, idle_W, sm_count, hbm_Bps, source}, each
+/* "device": {name, memory_bytes, cuda_context_bytes, tdp_W, idle_W, sm_count, hbm_Bps, source}, each
  * optional (docs/profile.md). */
 static int load_device(const cJSON *d, const char *origin, profile_t *p, err_t *e) {
   static const range R_MEM = {1 << 20, 1e15, 0, 0, "a size in bytes"};
@@ -491,7 +491,8 @@ static int load_device(const cJSON *d, const char *origin, profile_t *p, err_t *
   static const range R_HBM = {1e9, 1e14, 0, 0, "a bandwidth in bytes per second"};
   if (!d) return ERR_OK;
   if (!cJSON_IsObject(d))
-    return err_set(e, ERR_INPUT, "%s: \"device\" must be an object {memory_bytes, cuda_context_bytes, tdp_W, idle_W, sm_count, hbm_Bps}", origin);
+    return err_set(e, ERR_INPUT, "%s: \"device\" must be an object {name, memory_bytes, cuda_context_bytes, tdp_W, idle_W, sm_count, hbm_Bps}",
+                   origin);
   int rc;
   profile_device *v = &p->device;
   if ((rc = get_num(d, "memory_bytes", "device", origin, 0, 0, &R_MEM, &v->memory_bytes, e)) ||
@@ -501,6 +502,17 @@ static int load_device(const cJSON *d, const char *origin, profile_t *p, err_t *
       (rc = get_num(d, "sm_count", "device", origin, 0, 0, &R_SM, &v->sm_count, e)) ||
       (rc = get_num(d, "hbm_Bps", "device", origin, 0, 0, &R_HBM, &v->hbm_Bps, e)))
     return rc;
+  const cJSON *nm = cJSON_GetObjectItemCaseSensitive(d, "name");
+  if (nm) {
+    const char *t = cJSON_IsString(nm) ? nm->valuestring : NULL;
+    size_t len = t ? strlen(t) : 0;
+    for (size_t i = 0; t && i < len; i++)
+      if ((unsigned char)t[i] < 0x20 || t[i] == 0x7f) t = NULL;
+    if (!t || len == 0 || len >= sizeof v->name)
+      return err_set(e, ERR_INPUT, "%s: device.name must be a string of 1 to %d characters without control characters",
+                     origin, PROFILE_DEVICE_NAME_MAX - 1);
+    memcpy(v->name, t, len + 1);
+  }
   if (v->idle_W > 0 && v->tdp_W > 0 && v->idle_W > v->tdp_W)
     return err_set(e, ERR_INPUT, "%s: device.idle_W (%g) exceeds device.tdp_W (%g)", origin, v->idle_W, v->tdp_W);
   if (v->cuda_context_bytes > 0 && v->memory_bytes > 0 && v->cuda_context_bytes >= v->memory_bytes)

@@ -198,9 +198,13 @@ double profile_host_reduce_Bps(const profile_t *p);
 
 /* The card (the profile's "device" object, docs/profile.md; each field 0 where the profile does not
  * say): its memory, what the CUDA context takes of it, its board power limit (TDP) and idle power,
- * its streaming multiprocessors and its memory (HBM) bandwidth. */
+ * its streaming multiprocessors and its memory (HBM) bandwidth; and its name as the device reports
+ * it (cudaDeviceProp.name, a CPU's /proc/cpuinfo "model name"; "" where the profile does not say),
+ * which says whether a model's measured times are this device's (sim/cost.h, cost_measured). */
+#define PROFILE_DEVICE_NAME_MAX 128
 typedef struct {
   double memory_bytes, cuda_context_bytes, tdp_W, idle_W, sm_count, hbm_Bps;
+  char name[PROFILE_DEVICE_NAME_MAX];
 } profile_device;
 void profile_get_device(const profile_t *p, profile_device *out);
 

@@ -3,6 +3,7 @@
 #include <math.h>
 
 #include "coll.h"
+#include "cost.h"
 #include "fields.h"
 #include "ncclmodel.h"
 #include "strbuf.h"
@@ -167,6 +168,13 @@ char *report_predict_table(const sim_config *c, const predict_result *p, const r
     strbuf_printf(&s, "# simulated %d of the %d GPUs: every node does the same (no jitter), so 2 nodes stand for all\n",
                   r->ranks_simulated, r->gpus);
   if (r->extrapolated_ops) strbuf_printf(&s, "# note: %d op cost(s) extrapolated outside the profile's measured range\n", r->extrapolated_ops);
+  cost_measured_info mi;
+  cost_measured(c, r->batch, r->precision, &mi);
+  if (mi.used)
+    strbuf_printf(&s, "# measured: %d of %d ops priced from their times measured on %s (torch %s, median of %ld steps, %s)\n",
+                  mi.ops, mi.total, mi.device, c->model->measured.torch, c->model->measured.steps, c->model->measured.date);
+  else if (mi.ops)
+    strbuf_printf(&s, "# warning: the model's measured times (%d ops, on %s) were ignored: %s\n", mi.ops, mi.device, mi.why);
   if (c->framework == SIM_FRAMEWORK_DDP) {
     /* The last iteration against the mean: apart by more than rounding only under jitter or no_sync. */
     if (fabs(r->buckets_iteration_s - r->iteration_s) > 1e-9 * r->iteration_s)

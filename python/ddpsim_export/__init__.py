@@ -6,8 +6,8 @@
 `export` runs one training step (forward, loss, backward) of the module on fake tensors (default:
 no memory, no compute, any size) or on its real tensors, records every op at the dispatcher, the
 parameters and the order their gradients become final, and writes the model format of
-models/README.md (version 2 where it needs its additions, 4 with convolutions, 5 with a sparse
-gradient). It traces the step
+models/README.md (version 5; 6 with measured times: `time_steps=` runs real training steps under
+torch.profiler, `from_trace=` reads a user's trace, timing.py). It traces the step
 twice, at the batch given and at twice that, so that every dimension is written as a constant, a
 multiple of the batch B, or both (`C+N*B`): ddpsim can then run the model at any --batch. The
 command line is `python3 -m ddpsim_export --help`. docs/export.md says what is recorded and what is
@@ -50,7 +50,8 @@ class Summary:
 
 
 def export(module, example_inputs, path, *, example_kwargs=None, batch=None, loss_fn=None, mode="fake", amp=False,
-           precision=None, optimizer="adamw", optimizer_impl="foreach", tokens=None, name=None, source=None, log=None):
+           precision=None, optimizer="adamw", optimizer_impl="foreach", tokens=None, name=None, source=None, log=None,
+           time_steps=0, warmup_steps=3, from_trace=None):
     """Records one training step of `module` and writes a ddpsim model file to `path` (atomically).
 
     example_inputs: the positional inputs of one batch (a tensor or a tuple); example_kwargs: keyword
@@ -67,6 +68,11 @@ def export(module, example_inputs, path, *, example_kwargs=None, batch=None, los
     (1, "samples")). name: the model's name (default: the module's class name). source: a line saying
     where the module came from, written into the file's header. log: a file for progress and notes
     (default: none).
+    time_steps: > 0 measures each op (docs/export.md, "Measured times"): `warmup_steps` real training
+    steps of a copy of the module on its own device (its parameters' and the inputs'), then
+    `time_steps` under torch.profiler; from_trace: a torch.profiler (Kineto JSON) trace of the
+    user's own step to take the times from instead. Either needs mode="real"; the file is then
+    version 6, its ops the ones the device ran, each with its median device and host time.
 
     Returns a Summary. Raises ExportError with a message (forward or backward failed, inputs of the
     wrong shape, an unwritable path, a module without trainable parameters); no file is left behind.
@@ -81,6 +87,12 @@ def export(module, example_inputs, path, *, example_kwargs=None, batch=None, los
         raise ExportError("optimizer must be one of %s, got %r" % (", ".join(model_text.OPTIMIZERS), optimizer))
     if optimizer_impl not in model_text.IMPLS:
         raise ExportError("optimizer_impl must be one of %s, got %r" % (", ".join(model_text.IMPLS), optimizer_impl))
+    if (time_steps or from_trace) and mode != "real":
+        raise ExportError("measured times (time_steps, from_trace) need mode='real': fake tensors run nothing")
+    if time_steps and from_trace:
+        raise ExportError("time_steps and from_trace are two sources of the times: give one")
+    if time_steps < 0 or warmup_steps < 0:
+        raise ExportError("time_steps and warmup_steps must be >= 0")
     if precision not in (None, "fp32", "fp16"):
         raise ExportError("precision must be fp32 or fp16, got %r" % (precision,))
     if not isinstance(module, torch.nn.Module):
@@ -105,12 +117,24 @@ def export(module, example_inputs, path, *, example_kwargs=None, batch=None, los
         raise ExportError("%s: cannot write: permission denied" % path)
     tmp = (None, None) if in_place else _open_temp(path, target)
     try:
-        one = step.trace(module, args, kwargs, loss_fn, mode, amp, batch, scale=1)
-        two = step.trace(module, args, kwargs, loss_fn, mode, amp, batch, scale=2)
-        summary = model_text.build(module, one, two, batch, amp=amp, precision=precision, optimizer=optimizer,
+        measured, opt, traced = None, None, module
+        if time_steps or from_trace:
+            import copy
+
+            traced = copy.deepcopy(module)  # the steps train it: the caller's module is left as it was
+            opt = _optimizer(traced, optimizer, optimizer_impl)
+        one = step.trace(traced, args, kwargs, loss_fn, mode, amp, batch, scale=1, opt=opt)
+        two = step.trace(traced, args, kwargs, loss_fn, mode, amp, batch, scale=2, opt=opt)
+        if time_steps or from_trace:
+            from . import timing
+
+            measured = (timing.from_trace(from_trace, one.lines) if from_trace else
+                        timing.run_steps(traced, args, kwargs, loss_fn, amp, opt, warmup_steps, time_steps, one.lines))
+            timing.attach(one.lines, measured.times)
+        summary = model_text.build(traced, one, two, batch, amp=amp, precision=precision, optimizer=optimizer,
                                    optimizer_impl=optimizer_impl, tokens=tokens or _default_tokens(first, batch),
                                    name=name or type(module).__name__,
-                                   source=source, torch_version=torch.__version__, mode=mode)
+                                   source=source, torch_version=torch.__version__, mode=mode, measured=measured)
         try:
             if in_place:
                 with open(target, "w") as f:
@@ -141,6 +165,38 @@ def export(module, example_inputs, path, *, example_kwargs=None, batch=None, los
         for n in summary.notes:
             print("ddpsim_export: note: " + n, file=log)
     return summary
+
+
+class _NoStep:
+    """optimizer="none" in a measured step: gradients cleared, no update."""
+
+    def __init__(self, params):
+        self.params = list(params)
+
+    def zero_grad(self, set_to_none=True):
+        for p in self.params:
+            p.grad = None
+
+    def step(self):
+        pass
+
+
+def _optimizer(module, optimizer, impl):
+    """The torch.optim optimizer model_text writes for `optimizer` (its defaults; SGD and RMSprop with
+    momentum 0.9, OPTIM_LINE), foreach=True or False as `impl` says, over the trainable parameters."""
+    import torch
+
+    params = [p for p in module.parameters() if p.requires_grad]
+    fe = impl == "foreach"
+    if optimizer == "adamw":
+        return torch.optim.AdamW(params, foreach=fe)
+    if optimizer == "adam":
+        return torch.optim.Adam(params, foreach=fe)
+    if optimizer == "rmsprop":
+        return torch.optim.RMSprop(params, momentum=0.9, foreach=fe)
+    if optimizer == "sgd":
+        return torch.optim.SGD(params, lr=0.01, momentum=0.9, foreach=fe)
+    return _NoStep(params)
 
 
 def _open_temp(path, target):

@@ -162,8 +162,8 @@ def main(argv=None):
     ap.add_argument("--input", action="append", default=[], metavar="[NAME=]SHAPE[:DTYPE]",
                     help="one input's per-sample shape (repeat for several)")
     ap.add_argument("--batch", type=int, default=1, help="per-GPU batch to trace and write as the default (1)")
-    ap.add_argument("--mode", choices=("fake", "real"), default="fake",
-                    help="fake: FakeTensorMode, shapes only, any size (default); real: run on CPU tensors")
+    ap.add_argument("--mode", choices=("fake", "real"), default=None,
+                    help="fake: FakeTensorMode, shapes only, any size (default; real with --time or --from-trace); real: run on CPU tensors")
     ap.add_argument("--meta", action="store_true",
                     help="build the module on the meta device (no parameter memory; implies --mode fake)")
     ap.add_argument("--amp", action="store_true", help="torch.autocast float16 (parameters and gradients stay fp32)")
@@ -180,6 +180,15 @@ def main(argv=None):
                     help="auto: output.loss if the model returns one, else the sum of its outputs; cross-entropy: "
                          "against class 0 for a [B, C] output")
     ap.add_argument("--tokens", metavar="N:UNIT", help="tokens per sample and their unit, e.g. 128:tokens")
+    ap.add_argument("--time", nargs="?", type=int, const=10, default=None, metavar="STEPS",
+                    help="measure every op: real training steps of the module on the device present (CUDA where "
+                         "there is one, else the CPU) under torch.profiler, after --warmup steps; each op's median "
+                         "device and host time over STEPS (default 10) is written (format 6; implies --mode real)")
+    ap.add_argument("--warmup", type=int, default=3, metavar="N", help="untimed steps before --time's (default 3)")
+    ap.add_argument("--from-trace", metavar="FILE",
+                    help="take the measured times from a torch.profiler trace (Kineto JSON, as export_chrome_trace or "
+                         "tensorboard_trace_handler write it) of the module's training step instead of timing it "
+                         "(implies --mode real)")
     ap.add_argument("--name", help="the model's name in the file (default: --model's last part)")
     ap.add_argument("-o", "--output", required=True, help="the model file to write (atomically)")
     a = ap.parse_args(argv)
@@ -228,6 +237,19 @@ def run(a):
         raise Usage("--kwargs must be a JSON object")
     if a.batch < 1:
         raise Usage("--batch must be positive")
+    measure = a.time is not None or a.from_trace is not None
+    if a.time is not None and a.time < 1:
+        raise Usage("--time takes a number of steps >= 1, got %d" % a.time)
+    if a.warmup < 0:
+        raise Usage("--warmup takes a number of steps >= 0, got %d" % a.warmup)
+    if a.time is not None and a.from_trace is not None:
+        raise Usage("--time and --from-trace are two sources of the times: give one")
+    if measure and a.meta:
+        raise Usage("%s runs the module: it cannot be built with --meta" % ("--from-trace" if a.from_trace else "--time"))
+    if measure and a.mode == "fake":
+        raise Usage("%s runs real training steps: --mode fake does not" % ("--from-trace" if a.from_trace else "--time"))
+    if a.from_trace and not os.path.isfile(a.from_trace):
+        raise Usage("--from-trace %s: no such file" % a.from_trace)
     if not a.input:
         raise Usage("give at least one --input")
     specs = [parse_input(s) for s in a.input]
@@ -253,7 +275,9 @@ def run(a):
         raise ExportError("building %s failed: %s: %s" % (a.model, type(exc).__name__, exc)) from None
     if not isinstance(module, torch.nn.Module):
         raise Usage("--model %s returned a %s, not an nn.Module" % (a.model, type(module).__name__))
-    device = "meta" if a.meta else "cpu"
+    device = "meta" if a.meta else "cuda" if measure and torch.cuda.is_available() else "cpu"
+    if device == "cuda":
+        module = module.to(device)
     if a.channels_last:
         module = module.to(memory_format=torch.channels_last)
     args, kw = [], {}
@@ -279,15 +303,20 @@ def run(a):
     name = a.name or a.model.rstrip(":").split(":")[-1].split(".")[-1].split("/")[-1] or "model"
     try:
         s = export(module, tuple(args), a.output, example_kwargs=kw, batch=a.batch, loss_fn=loss_fn,
-                   mode="fake" if a.meta else a.mode, amp=a.amp, precision=a.precision, optimizer=a.optimizer,
-                   optimizer_impl=a.optimizer_impl, tokens=tokens, name=name, source=a.model, log=sys.stderr)
+                   mode="fake" if a.meta else a.mode or ("real" if measure else "fake"), amp=a.amp, precision=a.precision, optimizer=a.optimizer,
+                   optimizer_impl=a.optimizer_impl, tokens=tokens, name=name, source=a.model, log=sys.stderr,
+                   time_steps=a.time or 0, warmup_steps=a.warmup, from_trace=a.from_trace)
     except SystemExit as exc:
         raise ExportError("the module's step called sys.exit(%s): nothing was written" % exc.code) from None
+    timed = ""
+    if s.measured is not None:
+        timed = "; %d of %d ops timed on %s (median of %d steps, %.4g s each)" % (
+            s.timed, s.ops, s.measured.device, s.measured.steps, sorted(s.measured.step_s)[len(s.measured.step_s) // 2])
     return write_stdout("%s: %s, %d parameters in %d tensors; per sample %.4g GFLOP forward, %.4g backward; %d+%d "
-                        "kernel launches at batch %d\n" % (a.output, name, s.numel, len(s.params),
-                                                            s.flops["forward"] / a.batch / 1e9,
-                                                            s.flops["backward"] / a.batch / 1e9, s.launches["forward"],
-                                                            s.launches["backward"], a.batch))
+                        "kernel launches at batch %d%s\n" % (a.output, name, s.numel, len(s.params),
+                                                              s.flops["forward"] / a.batch / 1e9,
+                                                              s.flops["backward"] / a.batch / 1e9, s.launches["forward"],
+                                                              s.launches["backward"], a.batch, timed))
 
 
 if __name__ == "__main__":

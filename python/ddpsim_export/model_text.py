@@ -189,7 +189,10 @@ def _shape(t, notes):
 
 
 def build(module, one, two, batch, *, amp, precision, optimizer, tokens, name, source, torch_version, mode,
-          optimizer_impl="foreach"):
+          optimizer_impl="foreach", measured=None):
+    """The file's text (a Summary). measured: timing.Measured, whose times the lines of `one` carry
+    (Line.times): version 6, its `measured` line and each line's time_s= and host_s=; the traces are
+    then of the step as the measured device runs it, the optimizer's included (step.trace with opt)."""
     notes = set()
     if one.names != two.names:
         raise ExportError("the parameters differ between the traces at batch %d and %d" % (batch, 2 * batch))
@@ -198,8 +201,24 @@ def build(module, one, two, batch, *, amp, precision, optimizer, tokens, name, s
                   "needs find_unused_parameters=True for them, and ddpsim warns without --find-unused-parameters" % (len(one.unused), ", ".join(one.unused[:3]),
                                                               ", ..." if len(one.unused) > 3 else ""))
     # What every export approximates, and what this one met (docs/export.md lists them all).
-    notes.add("the step is traced on the CPU with CUDA's kernel choices applied to RNNs, dropout, attention and the "
-              "optimizer; every other op is written as the CPU's ATen op (one kernel each)")
+    if measured is None:
+        notes.add("the step is traced on the CPU with CUDA's kernel choices applied to RNNs, dropout, attention and "
+                  "the optimizer; every other op is written as the CPU's ATen op (one kernel each)")
+    else:
+        notes.add("the ops are those %s ran in real training steps, the optimizer's traced too (no CUDA kernel "
+                  "choices applied%s); each carries its median time over %d steps (time_s, host_s: docs/export.md); "
+                  "ddpsim prices them by these times only with a profile of that device at batch %d"
+                  % (measured.device, ": these are the CPU's kernels" if measured.kind == "cpu" else "", measured.steps,
+                     batch))
+        for n in measured.notes:
+            notes.add(n)
+        untimed = sum(1 for a in one.lines if a.times is None)
+        if untimed:
+            notes.add("%d op(s) had no event in the trace: written without times, priced by the profile" % untimed)
+        srcs = [a.src for a in one.lines]
+        if len(set(srcs)) < len(srcs):
+            notes.add("an ATen call written as several lines shares its measured time among them by their FLOPs "
+                      "(elementwise lines by their elements)")
     if amp:
         notes.add("autocast casts by the CPU's op lists, which are close to but not CUDA's")
     if one.sdpa_counts:
@@ -220,7 +239,8 @@ def build(module, one, two, batch, *, amp, precision, optimizer, tokens, name, s
                   "sparse all-reduce, which NCCL does not support, so ddpsim refuses to predict this file "
                   "(models/README.md)" % (len(names), ", ".join(names[:3])))
     notes.add("integer tensors count as 4-byte elements; views launch nothing")
-    if OPTIMIZERS[optimizer]:
+    recorded_opt = any(a.phase == "optimizer" for a in one.lines)
+    if OPTIMIZERS[optimizer] and not recorded_opt:
         notes.add("the optimizer is %s's %s step with its default hyperparameters, not traced; its first step's state "
                   "allocation is not written" % (optimizer, optimizer_impl))
     if one.value_reads:
@@ -284,7 +304,7 @@ def build(module, one, two, batch, *, amp, precision, optimizer, tokens, name, s
         ready_at.setdefault(idx, last_bwd)
 
     total = sum(t.numel() for t in one.tensors)
-    flops = {"forward": 0, "backward": 0}
+    flops = {"forward": 0, "backward": 0, "optimizer": 0}
     for a in one.lines:
         flops[a.phase] += a.flops()
     out = []
@@ -296,7 +316,9 @@ def build(module, one, two, batch, *, amp, precision, optimizer, tokens, name, s
         if len(votes) > 1:
             notes.add("the convolutions' inputs are in both layouts (%s): the file says %s, the majority's"
                       % (", ".join("%d %s" % (votes[k], k) for k in sorted(votes)), layout))
-    w("ddpsim-model 5")  # version 5: the saved and optim lines, sparse/unused markers (v2's dimensions, v4's conv and layout too)
+    # version 5: the saved and optim lines, sparse/unused markers (v2's dimensions, v4's conv and layout too);
+    # version 6: the measured line and times
+    w("ddpsim-model %d" % (6 if measured is not None else 5))
     w("# Exported by ddpsim_export (torch %s, %s tensors) from %s." % (torch_version, mode, source or name))
     w("#   %d parameters in %d tensors that require gradients; traced at batch %d (and %d to fit the batch scaling)."
       % (total, len(one.names), batch, 2 * batch))
@@ -326,6 +348,9 @@ def build(module, one, two, batch, *, amp, precision, optimizer, tokens, name, s
     if saved:
         w(saved + "  # saved for backward (saved-tensor hooks): run-precision elements, other bytes")
     w("optim %s" % OPTIM_LINE[optimizer])
+    if measured is not None:
+        w("measured device=%s torch=%s steps=%d date=%s" % (encode_name(measured.device), encode_name(measured.torch),
+                                                          measured.steps, measured.date))
     w("")
     w("# Parameters in registration order (named_parameters(), requires_grad only, tied weights once).")
     for i, (n, t) in enumerate(zip(pnames, one.tensors)):
@@ -366,13 +391,16 @@ def build(module, one, two, batch, *, amp, precision, optimizer, tokens, name, s
             if a.count != 1:
                 s += " count=%d" % a.count
         s += dt
+        if a.times is not None:
+            s += " time_s=%.6g host_s=%.6g" % a.times
         if j in ready_lists:
             idxs = sorted(ready_lists[j], key=lambda i: order.get(i, len(order)))
             s += " ready=" + ",".join(pnames[i] for i in idxs)
         w(s)
-    w("")
-    w("optimizer")
-    opt = OPTIMIZERS[optimizer]
+    if not recorded_opt:
+        w("")
+        w("optimizer")
+    opt = OPTIMIZERS[optimizer] if not recorded_opt else None
     if opt and optimizer_impl == "forloop":
         arrays, kernels = FORLOOP[optimizer]
         w("# %s on fp32 weights (%d arrays moved per parameter element), the for-loop implementation: %d kernels "
@@ -390,4 +418,5 @@ def build(module, one, two, batch, *, amp, precision, optimizer, tokens, name, s
     ready_names = [one.names[i] for i in one.ready]
     return Summary(text=text, params=list(one.names), numel=total, ready=ready_names, flops=flops, batch=batch,
                    framework_ops=dict(one.framework_ops), launches=dict(one.launches), notes=sorted(notes),
-                   unused=list(one.unused))
+                   unused=list(one.unused), ops=len(lines_out), timed=sum(1 for a, _ in lines_out if a.times is not None),
+                   measured=measured)

@@ -87,7 +87,26 @@ def _default_loss(output):
     return total
 
 
-def trace(module, args, kwargs, loss_fn, mode, amp, batch, scale):
+def _autocast(device, amp):
+    return torch.autocast(device, dtype=torch.float16) if amp else contextlib.nullcontext()
+
+
+def train_step(module, args, kwargs, loss_fn, amp, opt):
+    """One real training step of the module on its own device, as the timed steps run it (timing.py):
+    the gradients set to None, forward and the loss under autocast (amp), backward, opt.step()."""
+    opt.zero_grad(set_to_none=True)
+    device = next(module.parameters()).device.type
+    with _autocast(device, amp):
+        loss = (loss_fn or _default_loss)(module(*args, **kwargs))
+    loss.backward()
+    opt.step()
+
+
+def trace(module, args, kwargs, loss_fn, mode, amp, batch, scale, opt=None):
+    """The step recorded. With opt (a torch.optim optimizer of the module's parameters; real mode):
+    the step as the module's device runs it, for timing.py: one unrecorded step first (the
+    optimizer's state exists, as in every timed step), no CUDA choices applied (the device makes its
+    own), and opt.step() recorded as the optimizer phase."""
     named = [(n, p) for n, p in module.named_parameters() if p.requires_grad]
     if not named:
         raise ExportError("the module has no parameters that require gradients: DDP has nothing to all-reduce")
@@ -96,6 +115,14 @@ def trace(module, args, kwargs, loss_fn, mode, amp, batch, scale):
     input_bytes = _nbytes(args) + _nbytes(kwargs)
     was_training = module.training
     module.train()
+    if opt is not None:
+        try:
+            train_step(module, args, kwargs, loss_fn, amp, opt)
+        except ExportError:
+            raise
+        except Exception as exc:
+            raise ExportError("a training step failed on the example inputs (batch %d): %s: %s"
+                              % (batch * scale, type(exc).__name__, exc)) from exc
     ready = []
     tracker = ModuleTracker()
     root = type(module).__name__ + "."
@@ -145,7 +172,7 @@ def trace(module, args, kwargs, loss_fn, mode, amp, batch, scale):
             return module(*args, **kwargs)
 
         device = next((t.device.type for t in tensors), "cpu")
-        autocast = torch.autocast(device, dtype=torch.float16) if amp else contextlib.nullcontext()
+        autocast = _autocast(device, amp)
         rec.autocast_dtype = torch.float16 if amp else None
         owned = list(state.values()) if fake is not None else list(module.parameters()) + list(module.buffers())
         skip = {StorageWeakRef(t.untyped_storage()).cdata for t in owned}
@@ -159,7 +186,10 @@ def trace(module, args, kwargs, loss_fn, mode, amp, batch, scale):
                 saved[t.dtype] = saved.get(t.dtype, 0) + st.nbytes()
             return t
 
-        with tracker, fake if fake is not None else contextlib.nullcontext(), rec, CudaChoices(rec):
+        if opt is not None:
+            opt.zero_grad(set_to_none=True)
+        choices = CudaChoices(rec) if opt is None else contextlib.nullcontext()
+        with tracker, fake if fake is not None else contextlib.nullcontext(), rec, choices:
             try:
                 with autocast:
                     output = forward()
@@ -183,6 +213,14 @@ def trace(module, args, kwargs, loss_fn, mode, amp, batch, scale):
                 loss.backward()
             except Exception as exc:
                 raise ExportError("backward failed: %s: %s" % (type(exc).__name__, exc)) from exc
+            if opt is not None:
+                rec.phase, rec.scope = "optimizer", type(opt).__name__.lower()
+                try:
+                    opt.step()
+                except Exception as exc:
+                    raise ExportError("the optimizer step failed: %s: %s" % (type(exc).__name__, exc)) from exc
+                finally:
+                    rec.scope = None
         # What autograd keeps for backward, from a forward of its own: saved-tensor hooks in the
         # recorded step would change what the Recorder sees (the ops of unpacking in backward).
         with fake if fake is not None else contextlib.nullcontext(), autocast, \

@@ -89,9 +89,9 @@ class Line:
     or elementwise work (elems, in elements of the op's own floating type; bytes of integer tensors
     as 4-byte elements)."""
 
-    __slots__ = ("phase", "kind", "name", "aten", "dims", "dtype", "ready", "cpass", "count")
+    __slots__ = ("phase", "kind", "name", "aten", "dims", "dtype", "ready", "cpass", "count", "src", "times")
 
-    def __init__(self, phase, kind, name, aten_name, dims, dtype):
+    def __init__(self, phase, kind, name, aten_name, dims, dtype, src=0):
         self.phase = phase
         self.kind = kind
         self.name = name
@@ -101,6 +101,8 @@ class Line:
         self.ready = []
         self.cpass = None  # a conv line's pass: "fwd", "dgrad" or "wgrad"
         self.count = 1     # runs in a row (an RNN's per-step kernels: count=T)
+        self.src = src     # the recorded ATen call it comes from (lines of one call share it)
+        self.times = None  # (device s, host s) of one run, measured (timing.py), or None
 
     def flops(self):
         if self.kind == "conv":
@@ -109,6 +111,11 @@ class Line:
             return 0
         m, n, k, g = self.dims
         return 2 * m * n * k * g * self.count
+
+    def share(self):
+        """What the line weighs when one call's measured time is shared among its lines: its FLOPs,
+        an elementwise line its elements."""
+        return self.flops() or self.dims[0] * self.count
 
 
 def _gemm_mm(a, b):
@@ -210,8 +217,10 @@ class Recorder(TorchDispatchMode):
         self.where = where
         self.phase = "forward"
         self.lines = []
-        self.framework_ops = {"forward": 0, "backward": 0}
-        self.launches = {"forward": 0, "backward": 0}
+        self.framework_ops = {"forward": 0, "backward": 0, "optimizer": 0}
+        self.launches = {"forward": 0, "backward": 0, "optimizer": 0}
+        self.calls = 0         # ATen calls recorded (Line.src)
+        self.scope = None      # a name for the ops' module in place of where() (the optimizer's)
         self.unknown = {}      # aten ops counted as elementwise work although they may not be
         self.dtypes = {}       # floating dtypes seen on ops, name -> count
         self.pending_ready = []
@@ -225,11 +234,11 @@ class Recorder(TorchDispatchMode):
         self.sparse_grads = set()  # ids of parameters whose gradient was sparse
 
     def _emit(self, kind, suffix, aten_name, dims, dtype):
-        mod = self.where()
+        mod = self.scope if self.scope is not None else self.where()
         name = aten_name + ("." + suffix if suffix else "")
         if mod:
             name = mod + "." + name
-        line = Line(self.phase, kind, name, aten_name, dims, dtype)
+        line = Line(self.phase, kind, name, aten_name, dims, dtype, self.calls)
         if self.pending_ready and self.phase == "backward":
             line.ready.extend(self.pending_ready)
             self.pending_ready = []
@@ -248,6 +257,7 @@ class Recorder(TorchDispatchMode):
     def emit_op(self, kind, suffix, aten_name, dims, torch_dtype, count=1):
         """A line for a kernel cuda.py states (its module, `aten_name.suffix`), as the ops recorded."""
         self._count_dtype(torch_dtype)
+        self.calls += 1
         line = self._emit(kind, suffix, aten_name, dims, dtype_tag(torch_dtype))
         line.count = count
         self.framework_ops[self.phase] += 1
@@ -266,8 +276,9 @@ class Recorder(TorchDispatchMode):
         if func.namespace not in ("aten",) or self.mute:
             return out
         self.framework_ops[self.phase] += 1
+        self.calls += 1
         name = func.__name__.split(".")[0]
-        if name in _VALUE_OPS:
+        if name in _VALUE_OPS and self.phase != "optimizer":  # (torch.optim reads its step counts)
             self.value_reads += 1
         if func.is_view or name in _NO_KERNEL:
             return out

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cost.h"
 #include "data.h"
 #include "ncclmodel.h"
 #include "txt.h"
@@ -251,6 +252,18 @@ int simopts_warn_unused(const cli_ctx *x, const simopts *o, const model_t *m) {
   return 1;
 }
 
+int simopts_warn_measured(const cli_ctx *x, const sim_config *c) {
+  /* Measured op times another profile or scenario cannot use: the ops are priced by the profile's
+   * cost models instead (sim/cost.h); the report says so too. */
+  cost_measured_info mi;
+  cost_measured(c, c->batch > 0 ? c->batch : c->model->batch,
+                c->precision >= 0 ? (model_dtype)c->precision : c->model->precision, &mi);
+  if (!mi.ops || mi.used) return 0;
+  fprintf(stderr, "%s %s: warning: model %s: its measured op times (%d ops, on %s) are ignored: %s; the profile's cost "
+                  "models price every op\n", x->prog, x->where, c->model->name, mi.ops, mi.device, mi.why);
+  return 1;
+}
+
 int simopts_read_profile_doc(cli_ctx *x, const char *name, char *path, size_t len, cJSON **doc) {
   err_t e;
   int rc = data_resolve(DATA_PROFILE, name, path, len, &e);
@@ -340,5 +353,6 @@ int simopts_setup(cli_ctx *x, const cli_cmd *c, int argc, char **argv, simopts *
   simopts_config(o, in, cfg);
   cfg->nodes = *nodes;
   cfg->bucket_cap_mb = *bucket_cap_mb;
+  simopts_warn_measured(x, cfg);
   return CLI_OK;
 }

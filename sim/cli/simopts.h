@@ -88,6 +88,10 @@ int simopts_load(cli_ctx *x, const simopts *o, simopts_inputs *in);
  * without --find-unused-parameters, which real DDP refuses; 1 if it warned (simopts_load calls it;
  * sweep once per model). */
 int simopts_warn_unused(const cli_ctx *x, const simopts *o, const model_t *m);
+/* On stderr: a model whose measured op times the run cannot use (sim/cost.h, cost_measured: another
+ * device, batch or precision) and why; 1 if it warned (simopts_setup and recommend call it; sweep at
+ * its first configuration that ignores them). */
+int simopts_warn_measured(const cli_ctx *x, const sim_config *c);
 void simopts_inputs_free(simopts_inputs *in); /* zeroes it; a zeroed one is a no-op */
 
 /* A sim_config from the defaults, the inputs and the options; nodes and bucket_cap_mb are the

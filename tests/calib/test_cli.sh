@@ -276,6 +276,10 @@ expect 0 "compute.json: ok \\(a part\\)" "compute: the written profile validates
 expect 1 "compute.json: \"comm.links\" is empty" "compute: the written part is not a whole profile" -- "$calib" validate compute.json
 grep -q '"model":.*"table"' compute.json && grep -q '"fallback"' compute.json && ok "compute: table with fallback" \
   || bad "compute: no table model"
+# The device by the name an exporter's --time writes (docs/profile.md, device.name): the CPU's model name.
+cpu=$(grep -m1 '^model name' /proc/cpuinfo | sed 's/^[^:]*: *//')
+python3 -c 'import json,sys; sys.exit(json.load(open("compute.json"))["device"]["name"] != sys.argv[1])' "${cpu:-cpu}" \
+  && ok "compute: device.name is this CPU's model name (${cpu:-cpu})" || bad "compute: device.name is not '${cpu:-cpu}'"
 expect 0 "merged" "merge compute.json comm.json" -- "$calib" merge compute.json comm.json -o both.json
 expect 0 "both.json: ok" "merge: compute + comm validates" -- "$calib" validate both.json
 grep -q '"fp32":' both.json && grep -q '"shm":' both.json && ok "merge: has compute.fp32 and comm.links.shm" \

@@ -44,12 +44,17 @@ class ModelFile:
         self.ops = []  # (phase, kind, name, {key: value}); a conv line as its implicit GEMM
         self.convs = []  # (phase, pass, geometry): every conv line as written, without its name
         self.layout = None
+        self.header = {}  # a header line's first word -> its other words (the first such line)
+        self.lines = []  # (phase, every word of an op line but time_s= and host_s=)
+        self.times = []  # per op line: {"time_s": s, "host_s": s} (format 6), or None
         phase = None
         with open(path) as f:
             for raw in f:
                 toks = raw.split("#", 1)[0].split()
                 if not toks:
                     continue
+                if phase is None and toks[0] not in ("forward", "backward", "optimizer"):
+                    self.header.setdefault(toks[0], toks[1:])
                 if toks[0] in ("forward", "backward", "optimizer"):
                     phase = toks[0]
                 elif toks[0] == "param":
@@ -59,6 +64,10 @@ class ModelFile:
                 elif toks[0] == "layout" and phase is None:
                     self.layout = toks[1]
                 elif phase and toks[0] in ("gemm", "ewise", "conv"):
+                    timed = ("time_s=", "host_s=")
+                    self.lines.append((phase, [t for t in toks if not t.startswith(timed)]))
+                    self.times.append({t.split("=")[0]: float(t.split("=")[1]) for t in toks if t.startswith(timed)}
+                                      or None)
                     kv = dict(t.split("=", 1) for t in toks[2:])
                     kind = toks[0]
                     if kind == "conv":

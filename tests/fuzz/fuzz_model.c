@@ -18,6 +18,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (model_total_params(m) <= 0 || model_total_params(m) > MODEL_DIM_MAX) __builtin_trap();
     for (int i = 0; i < m->nparams; i++) /* the version 5 markers are flags */
       if ((m->params[i].sparse | m->params[i].unused) & ~1) __builtin_trap();
+    int nmeas = 0; /* version 6: measured times in range, only under a measured line naming a device */
+    for (int i = 0; i < m->nops; i++) {
+      const model_op *op = &m->ops[i];
+      if (!op->measured) continue;
+      nmeas++;
+      if (!m->measured.present || !m->measured.device[0] || !(op->time_s >= 0 && op->time_s <= MODEL_MEASURED_MAX_s) ||
+          !(op->host_s >= 0 && op->host_s <= MODEL_MEASURED_MAX_s))
+        __builtin_trap();
+    }
+    if (nmeas != m->nmeasured) __builtin_trap();
     (void)model_total_bytes(m, MODEL_FP32);
     long batches[2] = {m->batch, MODEL_BATCH_MAX};
     for (int b = 0; b < 2; b++)

@@ -5,6 +5,7 @@
 
 #include "check.h"
 #include "bucket.h"
+#include "cost.h"
 #include "model.h"
 #include "modelgen.h"
 #include "profile.h"
@@ -467,6 +468,101 @@ int main(void) {
     model_err("saved twice", L5 "saved elems=B\nsaved bytes=4\n", "x.model:8: a second saved line");
     model_err("saved elems=0", L5 "saved elems=0\n", "x.model:7: elems: '0' is not a positive integer");
 #undef L5
+    /* Version 6: the measured line and the ops' measured times (sim/cost.h prices with them). */
+#define L6 "ddpsim-model 6\nname t\nbatch 2\ntokens 1 images\nprecision fp32\nparam w 8x3\n"
+#define MEAS "measured device=Intel(R)%20Xeon(R)%20CPU%20%40%202.20GHz torch=2.15.0+cpu steps=7 date=2026-11-26\n"
+    rc = model_parse(L6 MEAS "forward\ngemm g m=8 n=B k=3 time_s=1.25e-4 host_s=3.5e-5\nbackward\n"
+                        "gemm d m=8 n=3 k=B ready=w time_s=2.5e-4 host_s=0\noptimizer\newise sgd elems=24 arrays=3\n",
+                     "v6.model", &m, &e);
+    CHECK(rc == 0 && m->measured.present && strcmp(m->measured.device, "Intel(R) Xeon(R) CPU @ 2.20GHz") == 0 &&
+              strcmp(m->measured.torch, "2.15.0+cpu") == 0 && m->measured.steps == 7 &&
+              strcmp(m->measured.date, "2026-11-26") == 0 && m->measured.line == 7 && m->nmeasured == 2 &&
+              m->ops[0].measured && m->ops[0].time_s == 1.25e-4 && m->ops[0].host_s == 3.5e-5 && m->ops[1].measured &&
+              m->ops[1].time_s == 2.5e-4 && m->ops[1].host_s == 0 && !m->ops[2].measured,
+          "version 6: the measured line (device decoded from %%XX) and two ops' time_s/host_s are read: %s",
+          rc ? e.msg : m->measured.device);
+    if (rc == 0) {
+      /* Priced from the times only on a profile naming that device, at the file's batch and precision. */
+      static char pt[2048];
+      for (int k = 0; k < 2; k++) {
+        snprintf(pt, sizeof pt,
+                 "{\"format\":\"ddpsim-profile\",\"version\":1,%s\"compute\":{\"fp32\":{\"gemm\":%s,\"ewise\":%s}},"
+                 "\"comm\":{\"links\":{\"nvlink\":{\"lat_s\":1e-6,\"efficiency\":0.8}}}}",
+                 k ? "\"device\":{\"name\":\"Intel(R) Xeon(R) CPU @ 2.20GHz\"}," : "", roof, roof);
+        profile_t *p = NULL;
+        rc = profile_parse(pt, "d.json", &p, &e);
+        CHECK(rc == 0, "a profile %s device.name loads: %s", k ? "with" : "without", rc ? e.msg : "ok");
+        if (rc) continue;
+        sim_config c;
+        sim_config_defaults(&c);
+        c.model = m, c.profile = p;
+        cost_measured_info mi;
+        double dev = 0, host = 0;
+        int x = 0;
+        cost_measured(&c, 2, MODEL_FP32, &mi);
+        rc = cost_op_sides(&c, &m->ops[0], 2, MODEL_FP32, &dev, &host, &x, &e);
+        if (k) {
+          CHECK(mi.used && mi.ops == 2 && mi.total == 3 && rc == 0 && dev == 1.25e-4 && host == 3.5e-5,
+                "the profile of that device: 2 of 3 ops priced from their times (%g s, host %g s)", dev, host);
+          cost_measured(&c, 4, MODEL_FP32, &mi);
+          CHECK(!mi.used && strstr(mi.why, "they are of batch 2, the run's is 4"), "at batch 4 they are ignored: %s", mi.why);
+          cost_measured(&c, 2, MODEL_FP16, &mi);
+          CHECK(!mi.used && strstr(mi.why, "precision fp32, the run's is fp16"), "at fp16 they are ignored: %s", mi.why);
+          rc = cost_op_sides(&c, &m->ops[0], 4, MODEL_FP32, &dev, &host, &x, &e);
+          CHECK(rc == 0 && dev != 1.25e-4, "at batch 4 the op is priced by the roofline: %g s", dev);
+        } else {
+          CHECK(!mi.used && mi.ops == 2 && strstr(mi.why, "does not name its device (device.name)") && rc == 0 &&
+                    dev != 1.25e-4,
+                "a profile without device.name: the times are ignored (%s), the roofline prices the op (%g s)", mi.why, dev);
+        }
+        profile_destroy(p);
+      }
+    }
+    model_destroy(m);
+    m = NULL;
+    model_err("measured in version 5", "ddpsim-model 5\nname t\nbatch 2\ntokens 1 images\nprecision fp32\n" MEAS,
+              "x.model:6: a measured line needs 'ddpsim-model 6'");
+    model_err("time_s in version 5", "ddpsim-model 5\nname t\nbatch 2\ntokens 1 images\nprecision fp32\nparam w 3\n"
+                                     "forward\newise e elems=3 arrays=1 time_s=1\n",
+              "x.model:8: time_s= needs 'ddpsim-model 6'");
+    model_err("time_s without a measured line", L6 "forward\newise e elems=3 arrays=1 time_s=1e-3 host_s=1e-4\n",
+              "x.model:8: time_s= needs a 'measured' line before the sections");
+    model_err("time_s without host_s", L6 MEAS "forward\newise e elems=3 arrays=1 time_s=1e-3\n",
+              "x.model:9: a measured op needs both time_s= and host_s=");
+    model_err("host_s twice", L6 MEAS "forward\newise e elems=3 arrays=1 host_s=1 host_s=2 time_s=1\n",
+              "x.model:9: host_s= given twice");
+    model_err("a negative time", L6 MEAS "forward\newise e elems=3 arrays=1 time_s=-1e-3 host_s=0\n",
+              "x.model:9: time_s must be a time in seconds from 0 to 100000, got '-1e-3'");
+    model_err("a time of 1e6 s", L6 MEAS "forward\newise e elems=3 arrays=1 time_s=1 host_s=1e6\n",
+              "x.model:9: host_s must be a time in seconds from 0 to 100000, got '1e6'");
+    model_err("a time that is not a number", L6 MEAS "forward\newise e elems=3 arrays=1 time_s=fast host_s=0\n",
+              "x.model:9: time_s must be a time in seconds");
+    model_err("measured twice", L6 MEAS MEAS, "x.model:8: a second 'measured' line (the first is line 7)");
+    model_err("measured without date", L6 "measured device=cpu torch=2.15.0 steps=3\n",
+              "x.model:7: the measured line needs date= (device=, torch=, steps= and date=)");
+    model_err("measured with a stray key", L6 "measured device=cpu torch=2 steps=3 date=2026-01-01 host=x\n",
+              "x.model:7: unknown key 'host=x' on the measured line");
+    model_err("measured device given twice", L6 "measured device=a device=b\n", "x.model:7: device= given twice");
+    model_err("a bad date", L6 "measured device=cpu torch=2 steps=3 date=2026-13-01\n",
+              "x.model:7: date='2026-13-01': expected YYYY-MM-DD");
+    model_err("a bad escape in device=", L6 "measured device=a%2 torch=2 steps=3 date=2026-01-01\n",
+              "x.model:7: device='a%2': expected 1 to 127 bytes");
+    model_err("a control byte in device=", L6 "measured device=a%0Ab torch=2 steps=3 date=2026-01-01\n",
+              "x.model:7: device='a%0Ab'");
+    model_err("steps=0", L6 "measured device=cpu torch=2 steps=0 date=2026-01-01\n",
+              "x.model:7: steps must be an integer from 1 to");
+    for (int k = 0; k < 3; k++) {
+      static const char *const bad[] = {"3", "\"\"", "\"a\\nb\""};
+      static char pt[2048];
+      snprintf(pt, sizeof pt,
+               "{\"format\":\"ddpsim-profile\",\"version\":1,\"device\":{\"name\":%s},\"compute\":{\"fp32\":{\"gemm\":%s,"
+               "\"ewise\":%s}},\"comm\":{\"links\":{\"nvlink\":{\"lat_s\":1e-6,\"efficiency\":0.8}}}}",
+               bad[k], roof, roof);
+      profile_err(k == 0 ? "device.name a number" : k == 1 ? "device.name empty" : "device.name with a newline", pt,
+                  "x.json: device.name must be a string of 1 to 127 characters without control characters");
+    }
+#undef MEAS
+#undef L6
   }
 
   /* ---- shape-aware GEMM tables and convolution tables ---- */
