@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "fields.h"
+#include "reducer.h"
 #include "strbuf.h"
 
 const char *const plot_kind_names[] = {"scaling", "caps", "breakdown", "timeline", "pareto", NULL};
@@ -111,16 +112,23 @@ static int table_csv(const char *text, const char *origin, table *t, err_t *e) {
   return ERR_OK;
 }
 
+/* The scenario a plot's title names: these columns (or top-level JSON fields), in this order. */
+static const char *const scenario_cols[] = {"model", "batch_per_gpu", "precision", "profile", "pytorch"};
+static const char *const scenario_fmt[] = {"%s", "batch %s per GPU", "%s", "profile %s", "PyTorch %s"};
+#define NSCENARIO 5
+
 /* A JSON array of objects (recommend's `caps`): the first object's keys are the columns; `extra`
- * names top-level fields copied into every row (the configuration's topology and nodes). */
+ * names top-level fields copied into every row (the configuration's topology and nodes, and the
+ * scenario's fields). */
 static int table_json(const cJSON *arr, const cJSON *top, const char *origin, table *t, err_t *e) {
-  static const char *const extra[] = {"topology", "nodes"};
+  static const char *const extra[2 + NSCENARIO] = {"topology", "nodes", "model", "batch_per_gpu", "precision", "profile",
+                                                   "pytorch"};
   const cJSON *first = cJSON_GetArrayItem(arr, 0);
   if (!cJSON_IsObject(first)) return err_set(e, ERR_INPUT, "%s: caps: an array of objects expected", origin);
-  int n = cJSON_GetArraySize(first) + 2;
+  int n = cJSON_GetArraySize(first) + 2 + NSCENARIO;
   if (!(t->col = calloc((size_t)n, sizeof *t->col))) return err_set(e, ERR_NOMEM, "out of memory");
   for (const cJSON *k = first->child; k; k = k->next) t->col[t->ncol++] = strdup(k->string);
-  for (int i = 0; i < 2; i++)
+  for (int i = 0; i < 2 + NSCENARIO; i++)
     if (cJSON_GetObjectItemCaseSensitive(top, extra[i]) && col_of(t, extra[i]) < 0) t->col[t->ncol++] = strdup(extra[i]);
   const cJSON *row;
   cJSON_ArrayForEach(row, arr) {
@@ -224,6 +232,46 @@ static int groups(const table *t, int c, const char **out, int max) {
 
 #define MAX_GROUPS 32
 
+/* The scenario line of a title: "resnet50, batch 64 per GPU, fp16, profile v100-dgx1v, PyTorch
+ * 2.5", from the table's columns of those names or (t NULL) j's top-level fields. A column holding
+ * several values lists up to three ("batch 32/64 per GPU"), more are "mixed"; a missing one is
+ * left out. */
+static void scenario_line(const table *t, const cJSON *j, char *out, size_t len) {
+  size_t n = 0;
+  out[0] = '\0';
+  for (int i = 0; i < NSCENARIO && n < len; i++) {
+    char val[160] = "";
+    if (t) {
+      const char *v[MAX_GROUPS];
+      int c = col_of(t, scenario_cols[i]), nv = c < 0 ? 0 : groups(t, c, v, MAX_GROUPS);
+      if (nv > 3) snprintf(val, sizeof val, "mixed");
+      for (int k = 0; k <= 3 && k < nv && nv <= 3; k++)
+        snprintf(val + strlen(val), sizeof val - strlen(val), "%s%s", k ? "/" : "", v[k]);
+    } else {
+      const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, scenario_cols[i]);
+      if (cJSON_IsString(v)) snprintf(val, sizeof val, "%s", v->valuestring);
+      else if (cJSON_IsNumber(v)) snprintf(val, sizeof val, "%g", v->valuedouble);
+    }
+    if (!val[0]) continue;
+    if (n) n += (size_t)snprintf(out + n, len - n, ", ");
+    if (n < len) n += (size_t)snprintf(out + n, len - n, scenario_fmt[i], val);
+  }
+}
+
+/* `set title` (or, multi, the multiplot's title option): `what` over the scenario's line, shown
+ * as written (noenhanced: an underscore in a name is no subscript). */
+static void scenario_title(strbuf *s, const char *what, const table *t, const cJSON *j, int multi) {
+  char line[512];
+  scenario_line(t, j, line, sizeof line);
+  strbuf_printf(s, "%s", multi ? " title " : "set title ");
+  quoted(s, what);
+  if (line[0]) {
+    strbuf_printf(s, " . \"\\n\" . ");
+    quoted(s, line);
+  }
+  strbuf_printf(s, " noenhanced%s", multi ? "" : "\n");
+}
+
 static int plot_scaling(const table *t, const char *origin, strbuf *s, int *series, err_t *e) {
   int rc;
   const char *cols[] = {"topology", "gpus", "samples_per_s", "scaling_efficiency"};
@@ -254,7 +302,9 @@ static int plot_scaling(const table *t, const char *origin, strbuf *s, int *seri
     strbuf_printf(s, "EOD\n");
   }
   if (!nt || single <= 0) return err_set(e, ERR_INPUT, "%s: no rows to plot", origin);
-  strbuf_printf(s, "single = %.17g\nset multiplot layout 1,2 title 'Scaling: the best bucket cap of the sweep at each GPU count'\n", single);
+  strbuf_printf(s, "single = %.17g\nset multiplot layout 1,2", single);
+  scenario_title(s, "Scaling: the best bucket cap of the sweep at each GPU count", t, NULL, 1);
+  strbuf_printf(s, "\n");
   strbuf_printf(s, "set logscale xy 2\nset xlabel 'GPUs'\nset ylabel 'samples/s'\nset title 'Throughput'\n");
   for (int pass = 0; pass < 2; pass++) {
     if (pass) strbuf_printf(s, "set title 'Speedup over one GPU'\nset ylabel 'speedup'\n");
@@ -271,7 +321,18 @@ static int plot_scaling(const table *t, const char *origin, strbuf *s, int *seri
   return ERR_OK;
 }
 
-static int plot_caps(const table *t, const char *origin, strbuf *s, int *series, err_t *e) {
+/* A vertical line at cap x (MB), its label written up along it, on its left: text that runs
+ * along its own line crosses no other mark's. */
+static void cap_mark(strbuf *s, double x, const char *label, const char *colour) {
+  strbuf_printf(s, "set arrow from %.17g, graph 0 to %.17g, graph 1 nohead dt 2 lw 2 lc rgb '%s' front\n", x, x, colour);
+  strbuf_printf(s, "set label ");
+  quoted(s, label);
+  strbuf_printf(s, " at %.17g, graph 0.03 left rotate by 90 offset -1.6,0 boxed tc rgb '%s' front noenhanced\n", x, colour);
+}
+
+/* j: recommend's JSON (its recommended cap is marked), or NULL for a sweep's table (its best row's
+ * cap is). */
+static int plot_caps(const table *t, const cJSON *j, const char *origin, strbuf *s, int *series, err_t *e) {
   int rc;
   if ((rc = need(t, "bucket_cap_mb", origin, "caps", e))) return rc;
   const char *y = col_of(t, "samples_per_s") >= 0 ? "samples_per_s" : "iteration_s";
@@ -325,8 +386,53 @@ static int plot_caps(const table *t, const char *origin, strbuf *s, int *series,
   if (!nk || !t->nrow) return err_set(e, ERR_INPUT, "%s: no rows to plot", origin);
   int thr = !strcmp(y, "samples_per_s");
   strbuf_printf(s, "set logscale x 2\nset xlabel 'bucket\\_cap\\_mb (MB)'\nset ylabel '%s'\n", thr ? "samples/s" : "iteration time (s)");
-  strbuf_printf(s, "set title '%s against DDP''s bucket cap%s'\nset style fill transparent solid 0.25 noborder\nplot ",
-                thr ? "Throughput" : "Iteration time", band ? " (band: the uncertainty)" : "");
+  char what[128];
+  snprintf(what, sizeof what, "%s against DDP's bucket cap%s", thr ? "Throughput" : "Iteration time",
+           band ? " (band: the uncertainty)" : "");
+  scenario_title(s, what, t, NULL, 0);
+  /* The marks: DDP's default cap, and the recommended one: recommend's, else the sweep's best row's
+   * (the highest throughput, or the shortest iteration). The axis holds both. */
+  double def = REDUCER_DEFAULT_CAP_MB, rec = NAN, lo_x = def, hi_x = def;
+  int best = -1;
+  for (int r = 0; r < t->nrow; r++) {
+    double x = num(t, r, cc), v = num(t, r, cy);
+    lo_x = fmin(lo_x, x);
+    hi_x = fmax(hi_x, x);
+    if (best < 0 || (thr ? v > num(t, best, cy) : v < num(t, best, cy))) best = r;
+  }
+  char rec_label[256];
+  const cJSON *rj = j ? cJSON_GetObjectItemCaseSensitive(j, "recommended_bucket_cap_mb") : NULL;
+  const cJSON *bj = j ? cJSON_GetObjectItemCaseSensitive(j, "best_bucket_cap_mb") : NULL;
+  if (cJSON_IsNumber(rj) && rj->valuedouble > 0) {
+    rec = rj->valuedouble;
+    int n = snprintf(rec_label, sizeof rec_label, "recommended: %g MB", rec);
+    if (cJSON_IsNumber(bj) && bj->valuedouble != rec)
+      snprintf(rec_label + n, sizeof rec_label - (size_t)n, " (%g MB: not surely faster)", bj->valuedouble);
+  } else {
+    rec = num(t, best, cc);
+    int n = snprintf(rec_label, sizeof rec_label, "recommended: %g MB (the sweep's best", rec);
+    if (nk > 1 && (ct >= 0 || cn >= 0))
+      n += snprintf(rec_label + n, sizeof rec_label - (size_t)n, ", %s%s%s%s", ct >= 0 ? cell(t, best, ct) : "",
+                    ct >= 0 && cn >= 0 ? ", " : "", cn >= 0 ? cell(t, best, cn) : "", cn >= 0 ? " nodes" : "");
+    snprintf(rec_label + n, sizeof rec_label - (size_t)n, ")");
+  }
+  lo_x = fmin(lo_x, rec);
+  hi_x = fmax(hi_x, rec);
+  lo_x /= 1.5;
+  hi_x *= 1.5;
+  strbuf_printf(s, "set xrange [%.17g:%.17g]\n", lo_x, hi_x);
+  char def_label[300];
+  strbuf_printf(s, "set style textbox opaque noborder\n");
+  if (rec == def) {
+    snprintf(def_label, sizeof def_label, "DDP default = %s", rec_label);
+    cap_mark(s, def, def_label, "gray20");
+  } else {
+    snprintf(def_label, sizeof def_label, "DDP default: %g MB", def);
+    cap_mark(s, def, def_label, "gray20");
+    cap_mark(s, rec, rec_label, "#1a7a1a");
+  }
+  /* The key below the plot: inside, it would hide the lines and the marks. */
+  strbuf_printf(s, "set key outside below\nset style fill transparent solid 0.25 noborder\nplot ");
   for (int g = 0; g < nk; g++) {
     if (band) strbuf_printf(s, "$c%d using 1:3:4 with filledcurves lc %d notitle, ", g, g + 1);
     strbuf_printf(s, "$c%d using 1:2 with linespoints lw 2 lc %d title ", g, g + 1);
@@ -343,6 +449,10 @@ static const char *const part_titles[] = {"loading", "host-to-device copy", "buf
                                           "exposed communication", "waiting for stragglers"};
 #define NPARTS 6
 
+/* The groups a breakdown draws side by side: at most this many (topology, cap) pairs; the others
+ * are named in the title as dropped. */
+#define BREAKDOWN_GROUPS 6
+
 static int plot_breakdown(const table *t, const char *origin, strbuf *s, int *series, err_t *e) {
   int rc;
   if ((rc = need(t, "nodes", origin, "breakdown", e))) return rc;
@@ -351,16 +461,36 @@ static int plot_breakdown(const table *t, const char *origin, strbuf *s, int *se
     if ((pc[i] = col_of(t, parts[i])) >= 0) np++;
   if (!np) return err_set(e, ERR_INPUT, "%s: none of the time parts (compute_s, exposed_comm_s, ...) the breakdown plot needs", origin);
   if (!t->nrow) return err_set(e, ERR_INPUT, "%s: no rows to plot", origin);
-  const char *topo = ct >= 0 ? cell(t, 0, ct) : NULL, *cap = cc >= 0 ? cell(t, 0, cc) : NULL;
+  /* One group of bars per (topology, cap) pair, in order of first appearance; the cap is named
+   * only where the table has several. */
+  const char *caps[MAX_GROUPS];
+  int ncaps = cc >= 0 ? groups(t, cc, caps, MAX_GROUPS) : 1;
+  char key[MAX_GROUPS][128];
+  int nall = 0, *grp = malloc((size_t)t->nrow * sizeof *grp);
+  if (!grp) return err_set(e, ERR_NOMEM, "out of memory");
+  for (int r = 0; r < t->nrow; r++) {
+    char k[128];
+    snprintf(k, sizeof k, "%s%s%s%s", ct >= 0 ? cell(t, r, ct) : "", ct >= 0 && ncaps > 1 ? ", " : "",
+             ncaps > 1 ? cell(t, r, cc) : "", ncaps > 1 ? " MB" : "");
+    int g = -1;
+    for (int i = 0; i < nall && g < 0; i++)
+      if (!strcmp(key[i], k)) g = i;
+    if (g < 0 && nall < MAX_GROUPS) snprintf(key[g = nall++], sizeof key[0], "%s", k);
+    grp[r] = g >= 0 && g < BREAKDOWN_GROUPS ? g : -1;
+  }
+  int nk = nall < BREAKDOWN_GROUPS ? nall : BREAKDOWN_GROUPS;
   /* A part drawn only where it is not zero in every plotted row: a stack of empty series teaches
    * nothing (a sweep writes every part). If all are zero, the parts present are drawn. */
   int nonzero[NPARTS] = {0}, nz = 0;
   for (int r = 0; r < t->nrow; r++) {
-    if ((topo && strcmp(cell(t, r, ct), topo)) || (cap && strcmp(cell(t, r, cc), cap))) continue;
+    if (grp[r] < 0) continue;
     for (int i = 0; i < NPARTS; i++) {
       if (pc[i] < 0) continue;
       double v = num(t, r, pc[i]);
-      if (!(v >= 0)) return err_set(e, ERR_INPUT, "%s: row %d: %s must be a number >= 0", origin, r + 1, parts[i]);
+      if (!(v >= 0)) {
+        free(grp);
+        return err_set(e, ERR_INPUT, "%s: row %d: %s must be a number >= 0", origin, r + 1, parts[i]);
+      }
       nonzero[i] |= v > 0;
     }
   }
@@ -370,36 +500,49 @@ static int plot_breakdown(const table *t, const char *origin, strbuf *s, int *se
       if (pc[i] >= 0 && !nonzero[i]) pc[i] = -1;
     np = nz;
   }
-  strbuf_printf(s, "$b << EOD\n");
-  int rows = 0;
-  for (int r = 0; r < t->nrow; r++) {
-    if ((topo && strcmp(cell(t, r, ct), topo)) || (cap && strcmp(cell(t, r, cc), cap))) continue;
-    strbuf_printf(s, "%s", cell(t, r, cn));
+  for (int g = 0; g < nk; g++) {
+    strbuf_printf(s, "$b%d << EOD\n", g);
+    for (int r = 0; r < t->nrow; r++) {
+      if (grp[r] != g) continue;
+      strbuf_printf(s, "%s", cell(t, r, cn));
+      for (int i = 0; i < NPARTS; i++)
+        if (pc[i] >= 0) strbuf_printf(s, " %.17g", num(t, r, pc[i]));
+      strbuf_printf(s, "\n");
+    }
+    strbuf_printf(s, "EOD\n");
+  }
+  free(grp);
+  /* Each group's name under its bars, below the axis's label. */
+  strbuf_printf(s, "set style data histograms\nset style histogram rowstacked title offset 0,-1.5 font ',11'\n"
+                   "set style fill solid 0.8 border -1\nset boxwidth 0.7\nset bmargin 5\nset xlabel 'nodes'\n"
+                   "set ylabel 'seconds per iteration'\nset yrange [0:*]\nset key outside right\n");
+  /* The title names the one group's key, the one cap, and any group dropped. */
+  char what[512], one[200] = "";
+  if (nk == 1) snprintf(one, sizeof one, "%s", key[0]);
+  if (ncaps == 1 && cc >= 0)
+    snprintf(one + strlen(one), sizeof one - strlen(one), "%sbucket cap %s MB", one[0] ? ", " : "", cell(t, 0, cc));
+  int n = snprintf(what, sizeof what, "Where an iteration's time goes%s%s%s", one[0] ? " (" : "", one, one[0] ? ")" : "");
+  for (int g = nk; g < nall && g < nk + 3 && n < (int)sizeof what; g++)
+    n += g == nk ? snprintf(what + n, sizeof what - (size_t)n, "; not drawn (only %d groups fit): %s", BREAKDOWN_GROUPS, key[g])
+                 : snprintf(what + n, sizeof what - (size_t)n, ", %s", key[g]);
+  if (nall > nk + 3 && n < (int)sizeof what)
+    snprintf(what + n, sizeof what - (size_t)n, " and %s%d more", nall == MAX_GROUPS ? "at least " : "", nall - nk - 3);
+  scenario_title(s, what, t, NULL, 0);
+  strbuf_printf(s, "plot ");
+  for (int g = 0; g < nk; g++) {
+    strbuf_printf(s, "%snewhistogram ", g ? ", " : "");
+    quoted(s, nk > 1 ? key[g] : "");
+    int k = 0;
     for (int i = 0; i < NPARTS; i++) {
       if (pc[i] < 0) continue;
-      strbuf_printf(s, " %.17g", num(t, r, pc[i]));
+      strbuf_printf(s, ", $b%d using %d%s lc %d ", g, k + 2, k ? "" : ":xtic(1)", i + 1);
+      if (g) strbuf_printf(s, "notitle");
+      else strbuf_printf(s, "title '%s'", part_titles[i]);
+      k++;
     }
-    strbuf_printf(s, "\n");
-    rows++;
-  }
-  strbuf_printf(s, "EOD\n");
-  strbuf_printf(s, "set style data histograms\nset style histogram rowstacked\nset style fill solid 0.8 border -1\n"
-                   "set boxwidth 0.7\nset xlabel 'nodes'\nset ylabel 'seconds per iteration'\nset yrange [0:*]\n");
-  strbuf_printf(s, "set title ");
-  char title[256];
-  snprintf(title, sizeof title, "Where an iteration's time goes%s%s%s%s", topo ? " (" : "", topo ? topo : "",
-           cap ? ", bucket cap " : "", cap ? cap : "");
-  quoted(s, title);
-  strbuf_printf(s, "%s\nplot ", topo || cap ? (cap ? " . ' MB)'" : " . ')'") : "");
-  int k = 0;
-  for (int i = 0; i < NPARTS; i++) {
-    if (pc[i] < 0) continue;
-    strbuf_printf(s, "%s$b using %d:xtic(1) title '%s'", k ? ", " : "", k + 2, part_titles[i]);
-    k++;
   }
   strbuf_printf(s, "\n");
-  *series = np;
-  (void)rows;
+  *series = np * nk;
   return ERR_OK;
 }
 
@@ -408,27 +551,79 @@ static double jnum(const cJSON *o, const char *k) {
   return cJSON_IsNumber(v) ? v->valuedouble : 0;
 }
 
+/* The timeline's geometry, which its labels' spacing rests on: the plot area spans these screen
+ * fractions of the 960-pixel-wide picture (terminal()), and a label of n characters of the 8-point
+ * sans font is taken as n * TIMELINE_CHAR_PX + TIMELINE_PAD_PX wide, an upper bound for the phase
+ * names as measured in a PNG (docs/plots.md, "The timeline's labels"). */
+#define TIMELINE_LEFT 0.10
+#define TIMELINE_RIGHT 0.97
+#define TIMELINE_PLOT_PX (0.87 * 960)
+#define TIMELINE_CHAR_PX 6.0
+#define TIMELINE_PAD_PX 8.0
+#define TIMELINE_NPH 7
+
+/* Where phase label `text` centred at c (ms) goes: on level 0 or 1 (below the compute row), if its
+ * width (at most TIMELINE_CHAR_PX a character, TIMELINE_PAD_PX between labels) fits beside the
+ * labels already on that level, kept inside [0, xmax]; -1 when it fits on neither. *x: its centre. */
+static int timeline_place(double c, const char *text, double xmax, double used[2][TIMELINE_NPH][2], int nused[2],
+                          double *x) {
+  double w = ((double)strlen(text) * TIMELINE_CHAR_PX + TIMELINE_PAD_PX) / TIMELINE_PLOT_PX * xmax;
+  if (w > xmax) return -1;
+  *x = fmin(fmax(c, w / 2), xmax - w / 2);
+  for (int lv = 0; lv < 2; lv++) {
+    int clash = 0;
+    for (int i = 0; i < nused[lv]; i++) clash |= *x - w / 2 < used[lv][i][1] && *x + w / 2 > used[lv][i][0];
+    if (clash) continue;
+    used[lv][nused[lv]][0] = *x - w / 2;
+    used[lv][nused[lv]][1] = *x + w / 2;
+    nused[lv]++;
+    return lv;
+  }
+  return -1;
+}
+
 static int plot_timeline(const cJSON *j, const char *origin, strbuf *s, int *series, err_t *e) {
   const cJSON *bs = cJSON_GetObjectItemCaseSensitive(j, "buckets");
   if (!cJSON_IsArray(bs) || !cJSON_GetObjectItemCaseSensitive(j, "forward_s"))
     return err_set(e, ERR_INPUT, "%s: the timeline plot needs predict --json's object (buckets, forward_s, ...)", origin);
-  /* The compute row: the breakdown's phases end to end (derived), in microseconds... in ms. */
-  static const char *const ph[] = {"loading_s", "transfer_s", "buffer_broadcast_s", "forward_s", "backward_s", "bucket_copy_s",
-                                   "optimizer_s"};
-  static const char *const names[] = {"loading", "H2D copy", "buffer broadcast", "forward", "backward", "bucket copies",
-                                      "optimizer"};
-  int rc = timeline_check(j, ph, 7, origin, e);
+  /* The compute row: the breakdown's phases end to end (derived), in ms; each phase its own series
+   * in its own colour, so the legend names every colour drawn. */
+  static const char *const ph[TIMELINE_NPH] = {"loading_s", "transfer_s", "buffer_broadcast_s", "forward_s", "backward_s",
+                                               "bucket_copy_s", "optimizer_s"};
+  static const char *const names[TIMELINE_NPH] = {"loading", "H2D copy", "buffer broadcast", "forward", "backward",
+                                                  "bucket copies", "optimizer"};
+  static const char *const shorts[TIMELINE_NPH] = {"load", "H2D", "bcast", "fwd", "bwd", "copy", "opt"};
+  static const char *const colours[TIMELINE_NPH] = {"#8c8c8c", "#17becf", "#bcbd22", "#1f77b4", "#ff7f0e", "#9467bd",
+                                                    "#2ca02c"};
+  int rc = timeline_check(j, ph, TIMELINE_NPH, origin, e);
   if (rc) return rc;
-  strbuf_printf(s, "$compute << EOD\n");
-  double t = 0, comm_end = 0;
+  double t = 0, comm_end = 0, start[TIMELINE_NPH], dur[TIMELINE_NPH];
   int nb = cJSON_GetArraySize(bs);
   const cJSON *b;
   cJSON_ArrayForEach(b, bs) if (jnum(b, "comm_end_s") > comm_end) comm_end = jnum(b, "comm_end_s");
-  for (int i = 0; i < 7; i++) {
-    double d = jnum(j, ph[i]);
+  for (int i = 0; i < TIMELINE_NPH; i++) {
     if (i == 6 && comm_end > t) t = comm_end; /* the optimizer runs after the final wait */
-    if (d > 0) strbuf_printf(s, "%.9g %.9g \"%s\"\n", t * 1e3, (t + d) * 1e3, names[i]);
-    t += d;
+    start[i] = t * 1e3;
+    dur[i] = jnum(j, ph[i]) * 1e3;
+    t += jnum(j, ph[i]);
+  }
+  double xmax = fmax(t, comm_end) * 1e3 * 1.02;
+  if (!(xmax > 0)) xmax = 1;
+  strbuf_printf(s, "$compute << EOD\n");
+  for (int i = 0; i < TIMELINE_NPH; i++) strbuf_printf(s, "%.9g %.9g\n", start[i], start[i] + dur[i]);
+  /* The labels: each phase's name under the compute row, on one of two staggered levels; the short
+   * name where the full one fits on neither; none where neither fits (the legend still names it). */
+  strbuf_printf(s, "EOD\n$labels << EOD\n");
+  double used[2][TIMELINE_NPH][2], x;
+  int nused[2] = {0, 0}, nlabels = 0;
+  for (int i = 0; i < TIMELINE_NPH; i++) {
+    if (!(dur[i] > 0)) continue;
+    const char *text = names[i];
+    int lv = timeline_place(start[i] + dur[i] / 2, text, xmax, used, nused, &x);
+    if (lv < 0) lv = timeline_place(start[i] + dur[i] / 2, text = shorts[i], xmax, used, nused, &x);
+    if (lv < 0) continue;
+    strbuf_printf(s, "%.9g %d \"%s\"\n", x, lv, text);
+    nlabels++;
   }
   strbuf_printf(s, "EOD\n$comm << EOD\n");
   int k = 0;
@@ -439,16 +634,32 @@ static int plot_timeline(const cJSON *j, const char *origin, strbuf *s, int *ser
   }
   strbuf_printf(s, "EOD\n");
   if (!nb) strbuf_printf(s, "$comm << EOD\n0 0 0 0\nEOD\n");
-  strbuf_printf(s, "set title 'One iteration: bucket all-reduces as simulated; the compute row laid end to end from "
-                   "the breakdown'\nset xlabel 'ms from the start of the iteration'\nset yrange [-1:%d]\n", nb + 1);
+  /* A label level's height in data units: about 14 pixels of the ~430 the rows share. */
+  double lvl = fmax(0.35, 14.0 * (nb + 3) / 430.0);
+  scenario_title(s, "One iteration: bucket all-reduces as simulated; the compute row laid end to end from the breakdown", NULL,
+                 j, 0);
+  strbuf_printf(s, "set xlabel 'ms from the start of the iteration'\nset xrange [0:%.9g]\nset yrange [%.9g:%d]\n", xmax,
+                -0.3 - 2.3 * lvl, nb + 1);
+  strbuf_printf(s, "set lmargin at screen %.2f\nset rmargin at screen %.2f\nset bmargin 7\n", TIMELINE_LEFT, TIMELINE_RIGHT);
+  /* One bucket's name in every `step` rows: the rows' names never overlap either. */
+  int step = nb > 30 ? (nb + 29) / 30 : 1;
   strbuf_printf(s, "set ytics ('compute' 0");
-  for (int i = 0; i < nb; i++) strbuf_printf(s, ", 'bucket %d' %d", i, i + 1);
-  strbuf_printf(s, ")\nset style fill solid 0.7 border -1\nset key outside right\n");
-  strbuf_printf(s, "plot $compute using (($1+$2)/2):(0):(($2-$1)/2):(0.3):(column(0)+1) with boxxyerror lc variable "
-                   "title 'compute (laid out)', \\\n  $compute using (($1+$2)/2):(0.45):3 with labels font ',8' notitle, \\\n"
-                   "  $comm using (($3+$4)/2):1:(($4-$3)/2):(0.3) with boxxyerror lc rgb '#cc3333' title 'all-reduce', \\\n"
+  for (int i = 0; i < nb; i += step) strbuf_printf(s, ", 'bucket %d' %d", i, i + 1);
+  strbuf_printf(s, ")\nset style fill solid 0.7 border -1\nset key outside below horizontal\nplot ");
+  int n = 0;
+  for (int i = 0; i < TIMELINE_NPH; i++) {
+    if (!(dur[i] > 0)) continue;
+    strbuf_printf(s, "$compute every ::%d::%d using (($1+$2)/2):(0):(($2-$1)/2):(0.3) with boxxyerror lc rgb '%s' title '%s', \\\n  ",
+                  i, i, colours[i], names[i]);
+    n++;
+  }
+  if (nlabels) {
+    strbuf_printf(s, "$labels using 1:(-0.3 - (%.9g) * ($2 + 0.6)):3 with labels font ',8' notitle, \\\n  ", lvl);
+    n++;
+  }
+  strbuf_printf(s, "$comm using (($3+$4)/2):1:(($4-$3)/2):(0.3) with boxxyerror lc rgb '#cc3333' title 'all-reduce', \\\n"
                    "  $comm using 2:1 with points pt 7 ps 1 lc rgb 'black' title 'bucket ready'\n");
-  *series = 4;
+  *series = n + 2;
   return ERR_OK;
 }
 
@@ -620,7 +831,7 @@ int plot_script(plot_kind kind, const char *input, const char *origin, const cha
   if (!rc) {
     switch (kind) {
     case PLOT_SCALING: rc = plot_scaling(&t, origin, &s, series, e); break;
-    case PLOT_CAPS: rc = plot_caps(&t, origin, &s, series, e); break;
+    case PLOT_CAPS: rc = plot_caps(&t, j, origin, &s, series, e); break;
     case PLOT_BREAKDOWN: rc = plot_breakdown(&t, origin, &s, series, e); break;
     case PLOT_PARETO: rc = plot_pareto(&t, origin, &s, series, e); break;
     default: rc = plot_timeline(j, origin, &s, series, e); break;

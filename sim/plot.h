@@ -14,17 +14,23 @@
  *              samples_per_s_lo, iteration_s_hi) are present.
  *   breakdown  sweep CSV: nodes and the parts present of loading_s, transfer_s,
  *              buffer_broadcast_s, compute_s, exposed_comm_s, straggler_wait_s, stacked per node
- *              count (the first topology and cap of the table).
+ *              count, a group of bars per (topology, bucket_cap_mb) (at most 6; the title names
+ *              the others).
  *   timeline   predict JSON: each bucket's ready_s, comm_start_s, comm_end_s (simulated) on one row
  *              per bucket, and the compute phases (loading_s, transfer_s, buffer_broadcast_s,
  *              forward_s, backward_s, bucket copies, optimizer_s) laid end to end on a row of
- *              their own, which the title says are laid out from the breakdown.
+ *              their own (a series and legend entry each), which the title says are laid out
+ *              from the breakdown.
  *   pareto     sweep CSV with a job (--samples or --epochs): train_s and cost (else gpu_hours), one
  *              point per row (hours, cost), a colour per topology (and profile, where several), the
  *              rows whose fits is 0 apart, and the Pareto front (the rows no other fitting row
  *              beats on both; labelled with their gpus); with iteration_s_lo/_hi (sweep
  *              --interval) error bars, the iteration's factors on both axes. The title names the
  *              scenario: model, batch_per_gpu, precision, profile, pytorch (or how many differ).
+ * Every title names the scenario (model, batch, precision, profile, PyTorch release) from the
+ * input's columns or fields; the caps plot marks DDP's default cap and the recommended one; the
+ * breakdown draws a group per (topology, cap) and names any it leaves out; the timeline's labels
+ * keep a spacing rule (docs/plots.md, "What every plot says").
  * Nothing here prints or runs gnuplot: the front end does. */
 #ifndef DDPSIM_PLOT_H
 #define DDPSIM_PLOT_H

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fields.h"
 #include "reducer.h"
 #include "strbuf.h"
 #include "uncert.h"
@@ -46,7 +47,7 @@ typedef profile_draws draws_t;
 
 /* Simulates every variant cfg[v] (v < nv) with every profile of d: t[s * nv + v]. */
 static int simulate(const recommend_opts *o, const draws_t *d, const sim_config *cfg, int nv, double *t, int *runs,
-                    err_t *e) {
+                    sweep_row *first, err_t *e) {
   int n = d->n * nv;
   sim_config *c = malloc((size_t)n * sizeof *c);
   sweep_row *rows = malloc((size_t)n * sizeof *rows);
@@ -61,6 +62,7 @@ static int simulate(const recommend_opts *o, const draws_t *d, const sim_config 
   so.what = SWEEP_ITERATION;
   if (!rc) rc = sweep_run(c, n, &so, rows, e);
   for (int i = 0; i < n && !rc; i++) t[i] = rows[i].value[FIELD_ITERATION_S];
+  if (!rc && first) *first = rows[0];
   *runs += rc ? 0 : n;
   free(c);
   free(rows);
@@ -184,7 +186,7 @@ static int analyse(const recommend_opts *o, recommend_result *r, const draws_t *
     int map[RECOMMEND_MAX_ADVICE];
     for (int v = 0; v < nv; v++)
       if (var[v].applies) map[v] = run, vc[run++] = var[v].c;
-    if (run && (rc = simulate(o, &d, vc, run, tv, &r->simulations, e))) return rc;
+    if (run && (rc = simulate(o, &d, vc, run, tv, &r->simulations, NULL, e))) return rc;
     for (int s = 0; s < d.n; s++) ref[s] = t[s * nc + r->recommended];
     for (int v = 0; v < nv; v++) {
       recommend_advice a = {.knob = var[v].knob, .applies = var[v].applies};
@@ -239,7 +241,7 @@ int recommend_run(const recommend_opts *o, recommend_result *r, err_t *e) {
      * every other cap is one the user passes, which from 2.4 also caps the first bucket. */
     cfg[c].bucket_cap_mb = c == r->def ? 0 : o->caps_mb[c];
   }
-  if (!(rc = simulate(o, &d, cfg, nc, t, &r->simulations, e))) rc = analyse(o, r, &d, cfg, t, tv, e);
+  if (!(rc = simulate(o, &d, cfg, nc, t, &r->simulations, &r->scenario, e))) rc = analyse(o, r, &d, cfg, t, tv, e);
 done:
   free(t);
   profile_draws_free(&d);
@@ -334,6 +336,16 @@ cJSON *recommend_json(const recommend_opts *o, const recommend_result *r) {
            cJSON_AddNumberToObject(j, "recommended_iteration_s", r->nominal_s[r->recommended]) &&
            cJSON_AddBoolToObject(j, "meaningful", r->meaningful) && (g = gain_json(&r->gain)) &&
            cJSON_AddItemToObject(j, "gain_over_default", g) && cJSON_AddNumberToObject(j, "simulations", r->simulations);
+  /* The scenario's resolved fields, as sweep writes their columns (sim/fields.c's rows). */
+  static const field_id scenario[] = {FIELD_BATCH_PER_GPU, FIELD_PRECISION, FIELD_PYTORCH};
+  for (int i = 0; ok && i < 3; i++) {
+    const field *f = &field_table[scenario[i]];
+    const field_ctx x = {.c = c};
+    char buf[64];
+    double v = r->scenario.value[scenario[i]];
+    const char *text = field_text(f, &x, v, buf, sizeof buf);
+    ok = text ? cJSON_AddStringToObject(j, f->name, text) != NULL : cJSON_AddNumberToObject(j, f->name, v) != NULL;
+  }
   for (int i = 0; ok && i < r->ncaps; i++) {
     cJSON *x = cJSON_CreateObject();
     ok = x && cJSON_AddItemToArray(caps, x) && cJSON_AddNumberToObject(x, "bucket_cap_mb", r->caps_mb[i]) &&

@@ -74,6 +74,8 @@ typedef struct {
   int simulations;                       /* runs in all */
   int nadvice;
   recommend_advice advice[RECOMMEND_MAX_ADVICE];
+  sweep_row scenario; /* the first cap's nominal run: the scenario's resolved fields (batch_per_gpu,
+                         precision, pytorch) that the JSON states, so a plot's title can name them */
 } recommend_result;
 
 /* Runs the comparison. ERR_USAGE for options out of range (no caps, the default not among them, a

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # ddpsim plot: each plot from the output of sweep, recommend and predict, as a PNG (its magic bytes)
 # and an SVG (parsed as XML, its series counted), the series asked for in the script; an uncertainty
-# band where its columns are; new columns ignored; misuse, bad input and a missing gnuplot.
+# band where its columns are; new columns ignored; misuse, bad input and a missing gnuplot. Every
+# title names the scenario read from the input; the caps plot marks DDP's default and the
+# recommended cap; the breakdown draws every topology; the timeline's labels keep their spacing
+# rule and its legend names each colour.
 set -u
 ddpsim=$1
 . "$(dirname "$0")/lib.sh"
@@ -35,17 +38,104 @@ plot() {
 "$ddpsim" recommend --model resnet50 --nodes 4 --topology dgx1v-10gbe --bucket-cap-mb 5,25,100 --json >"$tmp/r.json"
 "$ddpsim" predict --model resnet50 --nodes 4 --topology dgx1v-10gbe --json >"$tmp/p.json"
 
+# The scenario, as the input states it: model, batch, precision, profile, release.
+col() { # col FILE NAME: the first row's value of column NAME of a CSV
+  awk -F, -v n="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == n) c = i; next } NR == 2 { print $c; exit }' "$1"
+}
+jstr() { python3 -c 'import json, sys; v = json.load(open(sys.argv[1]))[sys.argv[2]]; print(v if isinstance(v, str) else "%g" % v)' "$1" "$2"; }
+# scenario_ok NAME MODEL BATCH PRECISION PROFILE PYTORCH: the script's title line names each.
+scenario_ok() {
+  local line
+  line=$(grep -E "^set title|^set multiplot" "$tmp/$1.gp" | head -1)
+  check "$1: the title names the scenario ($2, batch $3, $4, $5, PyTorch $6)" \
+    bash -c '[[ "$1" == *"$2, batch $3 per GPU, $4, profile $5, PyTorch $6"* ]]' _ "$line" "$2" "$3" "$4" "$5" "$6"
+}
+csv_scenario() { echo "$(col "$1" model) $(col "$1" batch_per_gpu) $(col "$1" precision) $(col "$1" profile) $(col "$1" pytorch)"; }
+json_scenario() { echo "$(jstr "$1" model) $(jstr "$1" batch_per_gpu) $(jstr "$1" precision) $(jstr "$1" profile) $(jstr "$1" pytorch)"; }
+
 # two topologies and the ideal line, in each of two panels
 plot scaling "$tmp/s.csv" scaling 6 "title 'dgx1v-ib'" "title 'dgx1v-10gbe'" "title 'ideal'" "Speedup"
 plot caps "$tmp/c.csv" caps-sweep 1 "title 'dgx1v-10gbe, 4 nodes'" "samples/s"
 plot caps "$tmp/r.json" caps-recommend 2 "title 'dgx1v-10gbe, 4 nodes'" "iteration time"
 check "caps-recommend: the recommend's three caps in the data" test "$(awk '/^\$c0/,/^EOD/' "$tmp/caps-recommend.gp" | grep -c '^[0-9]')" -eq 3
-# the parts not zero everywhere (a sweep writes all six; loading and stragglers are zero here)
-plot breakdown "$tmp/s.csv" breakdown 4 "title 'compute'" "title 'exposed communication'" "title 'buffer broadcast'" \
-  "title 'host-to-device copy'" "rowstacked"
+# the parts not zero everywhere (a sweep writes all six; loading and stragglers are zero here), for
+# each of the two topologies: four parts twice
+plot breakdown "$tmp/s.csv" breakdown 8 "title 'compute'" "title 'exposed communication'" "title 'buffer broadcast'" \
+  "title 'host-to-device copy'" "rowstacked" "newhistogram 'dgx1v-ib'" "newhistogram 'dgx1v-10gbe'"
 check "breakdown: a part zero in every row is left out" bash -c "! grep -q \"title 'waiting for stragglers'\" '$tmp/breakdown.gp'"
-check "breakdown: the first topology's three node counts" test "$(awk '/^\$b/,/^EOD/' "$tmp/breakdown.gp" | grep -c '^[0-9]')" -eq 3
-plot timeline "$tmp/p.json" timeline 4 "title 'all-reduce'" "title 'bucket ready'" "'bucket 0'" "laid end to end"
+for b in 0 1; do
+  check "breakdown: topology $b's three node counts" test "$(awk "/^\\\$b$b /,/^EOD/" "$tmp/breakdown.gp" | grep -c '^[0-9]')" -eq 3
+done
+check "breakdown: a part's colour is the same in both groups" test "$(grep -o 'using 4 lc [0-9]*' "$tmp/breakdown.gp" | sort -u | wc -l)" -eq 1
+# seven topologies' groups: six drawn, the seventh named in the title as dropped
+for t in dgx1v-ib dgx1v-10gbe a b c d e; do awk -F, -v OFS=, -v t="$t" 'NR > 1 && $2 == "dgx1v-ib" { $2 = t; print }' "$tmp/s.csv"; done >"$tmp/seven.body"
+{ head -1 "$tmp/s.csv"; cat "$tmp/seven.body"; } >"$tmp/seven.csv"
+"$ddpsim" plot breakdown -i "$tmp/seven.csv" -o "$tmp/seven.png" --script "$tmp/seven.gp" >/dev/null 2>&1
+check "breakdown of seven topologies: six groups drawn" test "$(grep -o "newhistogram '[^']*'" "$tmp/seven.gp" | wc -l)" -eq 6
+check "breakdown of seven topologies: the title says which it dropped" grep -q "not drawn (only 6 groups fit): e'" "$tmp/seven.gp"
+
+# the timeline: a series per compute phase drawn (its legend entry in its own colour), the labels,
+# the all-reduces and the ready points; and a many-bucket iteration (cap 0.5 MB)
+phases=$(python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(sum(d.get(k, 0) > 0 for k in ("loading_s", "transfer_s", "buffer_broadcast_s", "forward_s", "backward_s", "bucket_copy_s", "optimizer_s")))' "$tmp/p.json")
+plot timeline "$tmp/p.json" timeline $((phases + 3)) "title 'all-reduce'" "title 'bucket ready'" "'bucket 0'" "laid end to end" \
+  "title 'forward'" "title 'backward'"
+"$ddpsim" predict --model resnet50 --nodes 4 --topology dgx1v-10gbe --bucket-cap-mb 0.5 --json >"$tmp/p2.json"
+"$ddpsim" plot timeline -i "$tmp/p2.json" -o "$tmp/timeline2.png" --script "$tmp/timeline2.gp" >/dev/null 2>&1
+check "timeline, many buckets: drawn" test $? -eq 0 -a -s "$tmp/timeline2.png"
+for gp in timeline timeline2; do
+  check "$gp: every phase's colour is its own and titled (no 'lc variable')" bash -c "
+    ! grep -q 'lc variable' '$tmp/$gp.gp' &&
+    test \$(grep -o \"every ::[0-9]*::[0-9]* using [^ ]* with boxxyerror lc rgb '[^']*' title '[^']*'\" '$tmp/$gp.gp' | sed \"s/.*lc rgb '\\([^']*\\)'.*/\\1/\" | sort -u | wc -l) -eq \$(grep -c 'every ::' '$tmp/$gp.gp')"
+  # The spacing rule (docs/plots.md): a label of n characters is (6n + 8) px wide of the plot's
+  # 0.87 * 960 px; two labels on one level never overlap, and each lies inside the axis.
+  check "$gp: no two phase labels on one level overlap, each inside [0, xmax]" python3 - "$tmp/$gp.gp" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+xmax = float(re.search(r"set xrange \[0:([^\]]+)\]", text).group(1))
+rows = re.search(r"\$labels << EOD\n(.*?)EOD", text, re.S).group(1).splitlines()
+spans = {}
+for r in rows:
+    x, lv, name = r.split(" ", 2)
+    w = (len(name.strip('"')) * 6 + 8) / (0.87 * 960) * xmax
+    spans.setdefault(lv, []).append((float(x) - w / 2, float(x) + w / 2))
+ok, tol = bool(rows), 1e-6 * xmax  # the script's numbers have 9 digits
+for lv, s in spans.items():
+    s.sort()
+    ok &= all(a[1] <= b[0] + tol for a, b in zip(s, s[1:])) and s[0][0] >= -tol and s[-1][1] <= xmax + tol
+sys.exit(0 if ok else 1)
+PY
+done
+check "timeline2: one bucket name in every two rows of 35 or more" bash -c "n=\$(grep -o \"'bucket [0-9]*'\" '$tmp/timeline2.gp' | wc -l); test \$n -le 30 -a \$n -ge 15"
+
+# Every title names the scenario, read from the plot's input.
+scenario_ok scaling $(csv_scenario "$tmp/s.csv")
+scenario_ok caps-sweep $(csv_scenario "$tmp/c.csv")
+scenario_ok caps-recommend $(json_scenario "$tmp/r.json")
+scenario_ok breakdown $(csv_scenario "$tmp/s.csv")
+scenario_ok timeline $(json_scenario "$tmp/p.json")
+# a column with two values lists both
+awk -F, -v OFS=, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "batch_per_gpu") c = i } NR == 3 { $c = 32 } { print }' "$tmp/c.csv" >"$tmp/mixed.csv"
+"$ddpsim" plot caps -i "$tmp/mixed.csv" -o "$tmp/mixed.png" --script "$tmp/mixed.gp" >/dev/null 2>&1
+check "a column with two values: the title lists both" grep -q "batch 64/32 per GPU" "$tmp/mixed.gp"
+
+# The caps plot marks DDP's default (sim/reducer.h's REDUCER_DEFAULT_CAP_MB) and the recommended cap:
+# recommend's, or the sweep's best row's.
+def=$(awk '/#define REDUCER_DEFAULT_CAP_MB/ { print $3 + 0 }' "$(dirname "$0")/../../sim/reducer.h")
+rec=$(jstr "$tmp/r.json" recommended_bucket_cap_mb)
+best=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) { if ($i == "samples_per_s") y = i; if ($i == "bucket_cap_mb") c = i }; next }
+  $y > b { b = $y; cap = $c } END { print cap + 0 }' "$tmp/c.csv")
+check "caps-sweep: DDP's default ($def MB) marked and labelled" bash -c "grep -q 'set arrow from $def, graph 0' '$tmp/caps-sweep.gp' && grep -q \"set label 'DDP default: $def MB'\" '$tmp/caps-sweep.gp'"
+check "caps-sweep: the sweep's best cap ($best MB) marked as recommended" bash -c "grep -q 'set arrow from $best, graph 0' '$tmp/caps-sweep.gp' && grep -q \"set label 'recommended: $best MB (the sweep''s best)'\" '$tmp/caps-sweep.gp'"
+if [ "$rec" = "$def" ]; then
+  check "caps-recommend: the recommended cap ($rec MB) is the default: one mark saying both" bash -c "grep -q 'set arrow from $def, graph 0' '$tmp/caps-recommend.gp' && grep -q \"set label 'DDP default = recommended: $rec MB\" '$tmp/caps-recommend.gp'"
+else
+  check "caps-recommend: the default and the recommended cap ($rec MB) marked" bash -c "grep -q 'set arrow from $def, graph 0' '$tmp/caps-recommend.gp' && grep -q \"set label 'recommended: $rec MB\" '$tmp/caps-recommend.gp'"
+fi
+# a sweep of caps far from the default: the axis still holds the default's mark
+"$ddpsim" sweep --model resnet50 --nodes 2 --bucket-cap-mb 1,2 --topology dgx1v-10gbe --csv >"$tmp/small.csv"
+"$ddpsim" plot caps -i "$tmp/small.csv" -o "$tmp/small.png" --script "$tmp/small.gp" >/dev/null 2>&1
+xhi=$(sed -n 's/^set xrange \[.*:\(.*\)\]$/\1/p' "$tmp/small.gp")
+check "caps of 1 and 2 MB: the x axis (to $xhi) reaches the default's mark" awk -v d="$def" -v x="$xhi" 'BEGIN { exit !(x + 0 > d + 0) }'
 
 # pareto: cost against time to train from a sweep with a job; a misfit apart; bars with --interval.
 "$ddpsim" sweep --model bert-large --batch 32,64 --topology dgx1v-ib,dgx1v-10gbe --nodes 1,4 --epochs 3 --dataset-size 1e6 \
