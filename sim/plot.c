@@ -663,27 +663,6 @@ static int plot_timeline(const cJSON *j, const char *origin, strbuf *s, int *ser
   return ERR_OK;
 }
 
-/* The scenario a table's rows share, for a title: model, batch per GPU, precision, profile and
- * PyTorch release; a column whose rows differ is said so ("2 profiles"). */
-static void scenario_title(const table *t, char *buf, size_t len) {
-  static const char *const cols[] = {"model", "batch_per_gpu", "precision", "profile", "pytorch"};
-  static const char *const fmt[] = {"%s", "batch %s", "%s", "%s", "PyTorch %s"};
-  static const char *const many[] = {"models", "batches", "precisions", "profiles", "releases"};
-  size_t n = 0;
-  buf[0] = '\0';
-  for (int k = 0; k < 5 && n < len; k++) {
-    int c = col_of(t, cols[k]);
-    if (c < 0) continue;
-    const char *v[MAX_GROUPS];
-    int nv = groups(t, c, v, MAX_GROUPS);
-    if (nv == 0 || !v[0][0]) continue;
-    char item[128];
-    if (nv == 1) snprintf(item, sizeof item, fmt[k], v[0]);
-    else snprintf(item, sizeof item, "%d %s", nv, many[k]);
-    n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? ", " : "", item);
-  }
-}
-
 /* Cost (else GPU-hours) against time to train, one point per row, a colour per topology (and
  * profile, where the rows have several), the rows that do not fit their cards apart, and the
  * Pareto front: the rows no other fitting row beats on both. */
@@ -765,13 +744,11 @@ static int plot_pareto(const table *t, const char *origin, strbuf *s, int *serie
     rc = err_set(e, ERR_INPUT, "%s: no rows to plot", origin);
     goto out;
   }
-  char scen[512];
-  scenario_title(t, scen, sizeof scen);
-  /* Double-quoted, so that its second line breaks; the scenario's text escaped. */
-  strbuf_printf(s, "set title \"%s against time to train: ", priced ? "Cost" : "GPU-hours");
-  for (const char *c = scen; *c; c++) strbuf_printf(s, *c == '"' || *c == '\\' ? "\\%c" : "%c", *c);
-  strbuf_printf(s, "%s\" noenhanced\nset xlabel 'time to train (hours)'\nset ylabel '%s'\nset key outside right top vertical box\n",
-                bars ? "\\n(bars: the interval of each row, sweep --interval)" : "",
+  char what[256];
+  snprintf(what, sizeof what, "%s against time to train%s", priced ? "Cost" : "GPU-hours",
+           bars ? " (bars: the interval of each row, sweep --interval)" : "");
+  scenario_title(s, what, t, NULL, 0);
+  strbuf_printf(s, "set xlabel 'time to train (hours)'\nset ylabel '%s'\nset key outside right top vertical box\n",
                 priced ? "cost (GPU-hours x price per GPU-hour)" : "GPU-hours");
   double xmin = INFINITY, xmax = 0;
   for (int r = 0; r < t->nrow; r++) xmin = fmin(xmin, num(t, r, cx)), xmax = fmax(xmax, num(t, r, cx));

@@ -142,7 +142,7 @@ check "caps of 1 and 2 MB: the x axis (to $xhi) reaches the default's mark" awk 
   --price 3 --allow-oom --csv >"$tmp/pa.csv" 2>/dev/null
 # two topologies, the rows that do not fit (batch 64 on 16 GB), the front and its labels
 plot pareto "$tmp/pa.csv" pareto 5 "title 'dgx1v-ib'" "title 'dgx1v-10gbe'" "title 'does not fit the card'" "title 'Pareto front'" \
-  'Cost against time to train: bert-large, 2 batches, fp16, v100-dgx1v, PyTorch' "with labels"
+  "'Cost against time to train' . \"\\n\" . 'bert-large, batch 32/64 per GPU, fp16, profile v100-dgx1v, PyTorch" "with labels"
 check "pareto: the front by hand: the fitting rows no other fitting row beats on both, in order of time" python3 -c '
 import csv, sys
 rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["fits"] == "1"]
