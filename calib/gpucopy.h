@@ -8,7 +8,8 @@
 
 #include "err.h"
 
-/* Device 0's name into name, "CUDA runtime R, driver D" into versions. */
+/* Device 0's name as it reports it (cudaDeviceProp.name) into name, "CUDA runtime R, driver D,
+ * N device(s)" into versions. */
 int gpucopy_probe(char *name, size_t namelen, char *versions, size_t verlen, err_t *e);
 
 enum {
