@@ -290,17 +290,7 @@ static void tail(int r, int it, int sync, const prog_instr *in) {
   if (cb > end - d0) cb = end - d0;
   compute_for(r, cb, NULL, TIMELINE_COPY_BACK, -1, it);
   compute_until(r, end, TIMELINE_OPTIMIZER, -1, it);
-  double reach = v[PROG_STAT_REACH];
-  if (sync && reach > R.reach_max[it]) R.reach_max[it] = reach;
-  if (r == 0) {
-    R.iter_end[it] = simgrid_get_clock();
-    R.tail_span[it] = R.iter_end[it] - d0;
-    R.fwd[it] = v[PROG_STAT_FWD];
-    R.bwd[it] = v[PROG_STAT_BWD];
-    R.copy_in[it] = v[PROG_STAT_COPY_IN];
-    R.copy_back[it] = cb > 0 ? cb : 0;
-    R.reach0[it] = reach;
-  }
+  engine_record_tail(P, &R, r, it, sync, v, t0, d0, end, simgrid_get_clock(), cb);
   span(r, TIMELINE_TRACK_COMPUTE, TIMELINE_ITERATION, -1, it, me->it0);
   if (P->record_spans) {
     double hf = v[PROG_STAT_HOST_FWD], hb = v[PROG_STAT_HOST_BWD], ht = v[PROG_STAT_HOST_TAIL];
@@ -313,14 +303,29 @@ static void tail(int r, int it, int sync, const prog_instr *in) {
       host_span(r, TIMELINE_HOST_SYNC, it, t0 + hb, d0); /* the last wait blocks it (gloo, MPI) */
     }
   }
-  if (it >= (P->iterations == P->no_sync ? 0 : P->no_sync)) {
+}
+
+void engine_record_tail(const plan_t *p, engine_record *rec, int r, int it, int sync, const double *v, double t0, double d0,
+                        double end, double done, double cb) {
+  double reach = v[PROG_STAT_REACH];
+  if (sync && reach > rec->reach_max[it]) rec->reach_max[it] = reach;
+  if (r == 0) {
+    rec->iter_end[it] = done;
+    rec->tail_span[it] = done - d0;
+    rec->fwd[it] = v[PROG_STAT_FWD];
+    rec->bwd[it] = v[PROG_STAT_BWD];
+    rec->copy_in[it] = v[PROG_STAT_COPY_IN];
+    rec->copy_back[it] = cb > 0 ? cb : 0;
+    rec->reach0[it] = reach;
+  }
+  if (it >= plan_first_steady(p)) {
     /* The stream idle for the host: before the last wait (the plan's), and in the tail what it took
      * beyond its own work. The host idle: everything it did not spend issuing. */
     double tail_idle = end - d0 - v[PROG_STAT_TAIL_DEV], busy = end - t0, hbusy = v[PROG_STAT_HOST_BUSY];
-    R.host_busy[r] += hbusy;
-    R.device_busy[r] += v[PROG_STAT_DEV_BUSY];
-    R.host_bound[r] += v[PROG_STAT_STARVED] + (tail_idle > 0 ? tail_idle : 0);
-    R.device_bound[r] += busy > hbusy ? busy - hbusy : 0;
+    rec->host_busy[r] += hbusy;
+    rec->device_busy[r] += v[PROG_STAT_DEV_BUSY];
+    rec->host_bound[r] += v[PROG_STAT_STARVED] + (tail_idle > 0 ? tail_idle : 0);
+    rec->device_bound[r] += busy > hbusy ? busy - hbusy : 0;
   }
 }
 

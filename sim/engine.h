@@ -64,6 +64,14 @@ int engine_run(const plan_t *p, engine_record *rec, err_t *e);
 
 void engine_record_free(engine_record *rec); /* frees the contents; NULL is a no-op */
 
+/* What PROG_TAIL records of rank r's iteration `it` (sync: it synchronised), the engine's and the
+ * closed form's alike: rank 0's per-iteration figures, the latest reach, and in the steady
+ * iterations the rank's host and device totals. stats: the rank's PROG_NSTATS values; t0 the
+ * forward's start, d0 the end of the last wait, end the tail's end as computed, done the iteration's
+ * end as played, cb the copy back played. */
+void engine_record_tail(const plan_t *p, engine_record *rec, int r, int it, int sync, const double *stats, double t0, double d0,
+                        double end, double done, double cb);
+
 /* Allocates rec's arrays for K iterations, nb buckets, `ranks` ranks and nat instructions, zeroed (-1: out of memory;
  * free with engine_record_free). For the closed form (sim/maxplus.h), which fills a record too. */
 int engine_record_alloc(engine_record *rec, int K, int nb, int ranks, long nat);

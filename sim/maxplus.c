@@ -143,33 +143,15 @@ static double input(mp_t *m, int r, double now) {
 
 /* PROG_TAIL on rank r from d0 (sim/engine.c's tail). */
 static double tail(mp_t *m, int r, const prog_instr *in, double d0) {
-  const plan_t *p = m->p;
-  engine_record *rec = m->rec;
-  int it = m->it;
   double end = d0 + slot(m, r, in->a), t0 = m->t0[r];
   if (t0 + slot(m, r, in->b) > end) end = t0 + slot(m, r, in->b);
   double cb = m->sync ? dur(m, r, in) : 0;
   if (cb > end - d0) cb = end - d0;
   double now = after(d0, cb);
   now = after(now, end - now);
-  double reach = slot(m, r, PROG_STAT_REACH);
-  if (m->sync && reach > rec->reach_max[it]) rec->reach_max[it] = reach;
-  if (r == 0) {
-    rec->iter_end[it] = now;
-    rec->tail_span[it] = now - d0;
-    rec->fwd[it] = slot(m, r, PROG_STAT_FWD);
-    rec->bwd[it] = slot(m, r, PROG_STAT_BWD);
-    rec->copy_in[it] = slot(m, r, PROG_STAT_COPY_IN);
-    rec->copy_back[it] = cb > 0 ? cb : 0;
-    rec->reach0[it] = reach;
-  }
-  if (it >= (p->iterations == p->no_sync ? 0 : p->no_sync)) {
-    double tail_idle = end - d0 - slot(m, r, PROG_STAT_TAIL_DEV), busy = end - t0, hbusy = slot(m, r, PROG_STAT_HOST_BUSY);
-    rec->host_busy[r] += hbusy;
-    rec->device_busy[r] += slot(m, r, PROG_STAT_DEV_BUSY);
-    rec->host_bound[r] += slot(m, r, PROG_STAT_STARVED) + (tail_idle > 0 ? tail_idle : 0);
-    rec->device_bound[r] += busy > hbusy ? busy - hbusy : 0;
-  }
+  /* The stats are the first PROG_NSTATS slots, and the first late ones too (mp_alloc). */
+  const double *stats = r == m->cur ? m->scratch : m->late + (size_t)r * (size_t)m->nlate;
+  engine_record_tail(m->p, m->rec, r, m->it, m->sync, stats, t0, d0, end, now, cb);
   return now;
 }
 

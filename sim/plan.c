@@ -319,6 +319,8 @@ int plan_varies(const plan_t *p) { return p->jitter || p->host_jitter; }
 
 int plan_sync(const plan_t *p, int it) { return p->ranks > 1 && it % p->no_sync == p->no_sync - 1; }
 
+int plan_first_steady(const plan_t *p) { return p->iterations == p->no_sync ? 0 : p->no_sync; }
+
 void plan_values(const plan_t *p, int it, int r, pipe_t *w, plan_row *row, double *val) {
   const plan_row *x = plan_timeline(p, it, r, w, row);
   double prev = x->fwd_end;

@@ -232,6 +232,10 @@ void plan_values(const plan_t *p, int it, int r, pipe_t *w, plan_row *row, doubl
  * no_sync cycle. */
 int plan_sync(const plan_t *p, int it);
 
+/* The first iteration of the steady state the report averages: all of them when the run is one
+ * no_sync cycle, else those after the first cycle. */
+int plan_first_steady(const plan_t *p);
+
 /* Writes the plan as text: the job, what is simulated, each rank's compute, and one line per
  * bucket with its collective. ERR_IO if writing fails. */
 int plan_write(FILE *f, const plan_t *p, err_t *e);

@@ -69,10 +69,6 @@ static void drawn_compute(const plan_t *p, const engine_record *rec, int first, 
   }
 }
 
-/* The first iteration of the steady state the report averages: all of them when the run is one
- * no_sync cycle, else those after the first cycle. */
-static int first_steady(const plan_t *p) { return p->iterations == p->no_sync ? 0 : p->no_sync; }
-
 /* The engine's spans with the plan's costs that name and divide them (sim/timeline.h): the spans
  * move from the record to the timeline. */
 static int readout_timeline(const plan_t *p, engine_record *rec, sim_result *r, err_t *e) {
@@ -88,7 +84,7 @@ static int readout_timeline(const plan_t *p, engine_record *rec, sim_result *r, 
   t->sim_ranks = p->sim_ranks;
   t->iterations = p->iterations;
   t->no_sync = p->no_sync;
-  t->steady_from = first_steady(p);
+  t->steady_from = plan_first_steady(p);
   t->nops = p->nops;
   t->op_s = timeline_dup_d(p->op_s, p->nops);
   t->op_seg = timeline_dup_i(p->op_seg, p->nops);
@@ -109,7 +105,7 @@ static int readout_timeline(const plan_t *p, engine_record *rec, sim_result *r, 
  * (per iteration) as a sample, Student's t with n - 1 degrees of freedom. Each cycle's draws are
  * independent of the others'; NAN (unknown) with fewer than two steady cycles. */
 static double mean_ci_s(const plan_t *p, const engine_record *rec) {
-  int cyc = p->no_sync, first = first_steady(p) / cyc, n = p->iterations / cyc - first;
+  int cyc = p->no_sync, first = plan_first_steady(p) / cyc, n = p->iterations / cyc - first;
   if (n < 2) return NAN;
   double sum = 0, sq = 0;
   for (int j = first; j < first + n; j++) {
@@ -127,7 +123,7 @@ int readout_ddp(plan_t *p, engine_record *rec, sim_result *r, err_t *e) {
   readout_plan(p, r);
   r->buckets = calloc((size_t)(nb ? nb : 1), sizeof *r->buckets);
   if (!r->buckets) return err_set(e, ERR_NOMEM, "out of memory");
-  int first = first_steady(p);
+  int first = plan_first_steady(p);
   r->iteration_s = (rec->iter_end[K - 1] - rec->iter_start[first]) / (K - first);
   r->buckets_iteration_s = rec->iter_end[K - 1] - rec->iter_start[K - 1];
   r->jittered = plan_varies(p);
