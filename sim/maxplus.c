@@ -10,7 +10,7 @@
 /* Whether a collective of p is composed of phases (their rings are not the pairs the closed form
  * times: the events play them). */
 static int phased(const plan_t *p) {
-  for (int b = 0; b < p->nb; b++)
+  for (int b = 0; b < p->prog.ncoll; b++)
     if (p->coll[b].nphase) return 1;
   return 0;
 }
