@@ -157,7 +157,8 @@ int fsdp_units(const sim_config *c, int world, fsdp_unit **units_out, int *n_out
   /* Each parameter's unit, its shard and bytes (FSDPParam: torch.chunk along dim 0 into `world`
    * chunks of ceil(dim0 / world) rows; the all-gather moves every rank's padded chunk). */
   model_dtype run = c->precision >= 0 ? (model_dtype)c->precision : m->precision;
-  int rd = c->fsdp_reduce_dtype >= 0 ? c->fsdp_reduce_dtype : c->fsdp_param_dtype;
+  /* reduce_dtype None reduces in the parameters' own type, whatever param_dtype (_get_reduce_dtype). */
+  int rd = c->fsdp_reduce_dtype;
   for (int i = 0; i < m->nparams; i++) {
     const model_param *pm = &m->params[i];
     of[i] = 0;
@@ -166,6 +167,7 @@ int fsdp_units(const sim_config *c, int world, fsdp_unit **units_out, int *n_out
     fsdp_unit *x = &u[of[i]];
     long dim0 = pm->ndim > 0 && pm->shape[0] > 0 ? pm->shape[0] : 1, rest = pm->numel / dim0;
     long shard = (dim0 + world - 1) / world * rest;
+    if (!x->nparams) x->dtype = model_param_dtype(pm, run);
     x->nparams++;
     x->numel += pm->numel;
     x->shard_numel += shard;
@@ -332,11 +334,11 @@ static double copy_time(script_t *s, long numel, model_dtype dt) {
   return t;
 }
 
-/* The type the unit's all-gather (or reduce-scatter) moves: param_dtype (reduce_dtype), else the
- * run's. For the copies' cost only: the bytes are the unit's own sums. */
-static model_dtype coll_dtype(const sim_config *c, const plan_t *p, int reduce) {
-  int dt = reduce && c->fsdp_reduce_dtype >= 0 ? c->fsdp_reduce_dtype : c->fsdp_param_dtype;
-  return dt >= 0 ? (model_dtype)dt : p->precision;
+/* The type unit k's all-gather (reduce-scatter) moves: param_dtype (reduce_dtype), else the
+ * parameters' own. For the copies' cost: the bytes are the unit's own sums. */
+static model_dtype coll_dtype(const script_t *s, int k, int reduce) {
+  int dt = reduce ? s->c->fsdp_reduce_dtype : s->c->fsdp_param_dtype;
+  return dt >= 0 ? (model_dtype)dt : s->d->u[k].dtype;
 }
 
 /* The unit's all-gather is issued (FSDPParamGroup.unshard): after the last release of the forward's
@@ -345,7 +347,7 @@ static void issue_ag(script_t *s, int k, int bwd) {
   fsdp_data *d = s->d;
   int c = new_coll(s, k, COLL_ALLGATHER, bwd);
   (bwd ? s->ag_bwd : s->ag_fwd)[k] = c;
-  d->copy_in_s[c] = copy_time(s, d->u[k].shard_numel, coll_dtype(s->c, s->p, 0));
+  d->copy_in_s[c] = copy_time(s, d->u[k].shard_numel, coll_dtype(s, k, 0));
   if (s->reuse >= 0) {
     d->ev_reuse[c] = d->nevents++;
     d->it[s->reuse].ev = d->ev_reuse[c];
@@ -360,7 +362,7 @@ static void wait_unshard(script_t *s, int k, int c, int fwd) {
   d->ev_done[c] = d->nevents++;
   item(d, IT_WAIT, &s->bad)->ev = d->ev_done[c];
   item_t *x = item(d, IT_COPY, &s->bad);
-  x->dev_s = copy_time(s, d->u[k].numel, coll_dtype(s->c, s->p, 0));
+  x->dev_s = copy_time(s, d->u[k].numel, coll_dtype(s, k, 0));
   x->unit = k;
   if (fwd) {
     item(d, IT_RECORD, &s->bad); /* its event is set when an all-gather waits for it */
@@ -377,7 +379,7 @@ static void post_backward(script_t *s, int k) {
     d->ev_done[s->rs_prev] = d->nevents++;
     item(d, IT_WAIT, &s->bad)->ev = d->ev_done[s->rs_prev];
   }
-  model_dtype rd = coll_dtype(s->c, s->p, 1);
+  model_dtype rd = coll_dtype(s, k, 1);
   item_t *x = item(d, IT_COPY, &s->bad);
   x->dev_s = copy_time(s, d->u[k].shard_numel * s->p->ranks, rd);
   x->unit = k;
@@ -386,7 +388,7 @@ static void post_backward(script_t *s, int k) {
   int c = new_coll(s, k, COLL_REDUCESCATTER, 1);
   d->ev_ready[c] = ready;
   /* The reduced shard is cast into the sharded gradient where reduce_dtype is not the parameters'. */
-  d->copy_in_s[c] = rd != coll_dtype(s->c, s->p, 0) ? copy_time(s, d->u[k].shard_numel, rd) : 0;
+  d->copy_in_s[c] = rd != coll_dtype(s, k, 0) ? copy_time(s, d->u[k].shard_numel, rd) : 0;
   s->rs_prev = c;
 }
 

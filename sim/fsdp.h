@@ -40,6 +40,7 @@ typedef struct {
   long shard_numel;           /* one rank's shard, padding included */
   double ag_bytes, rs_bytes;  /* the all-gather's output, the reduce-scatter's input */
   double param_bytes;         /* unsharded, at the parameters' own types (the memory model's) */
+  model_dtype dtype;          /* its parameters' own type (FSDP requires one per unit) */
   int fwd_first, fwd_last;    /* its ops' first and last index in forward and backward (-1: none) */
   int bwd_first, bwd_last;
 } fsdp_unit;

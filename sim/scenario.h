@@ -129,8 +129,8 @@ typedef struct {
   /* FSDP's knobs under PyTorch's names (sim/fsdp.h, docs/fsdp.md): which modules are units
    * (comma-separated module-path globs; NULL: every numbered module at the shallowest depth),
    * reshard_after_forward of the units (1, FSDP's default, or 0; the root never reshards), the
-   * MixedPrecisionPolicy's param_dtype and reduce_dtype (< 0: None, the parameters' own type; the
-   * reduce_dtype's None is param_dtype), and set_modules_to_forward_prefetch of the next K units
+   * MixedPrecisionPolicy's param_dtype and reduce_dtype (< 0: None, the parameters' own type, for
+   * reduce_dtype too whatever param_dtype), and set_modules_to_forward_prefetch of the next K units
    * (0: none, FSDP's default). */
   const char *fsdp_units;
   int fsdp_reshard;

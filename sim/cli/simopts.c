@@ -160,7 +160,7 @@ void simopts_table(simopts *o, cli_opt t[SIMOPTS_COUNT]) {
        "FSDP: MixedPrecisionPolicy(param_dtype): what is all-gathered (default: the\nparameters' own type)",
        .parse = simopts_parse_precision, .must = "must be fp32, fp16 or bf16"},
       {"fsdp-reduce-dtype", 0, CLI_CUSTOM, &o->fsdp_reduce_dtype, "fp32|fp16|bf16",
-       "FSDP: MixedPrecisionPolicy(reduce_dtype): what is reduce-scattered (default:\nparam_dtype)",
+       "FSDP: MixedPrecisionPolicy(reduce_dtype): what is reduce-scattered (default:\nNone: the parameters' own type, whatever param_dtype)",
        .parse = simopts_parse_precision, .must = "must be fp32, fp16 or bf16"},
       {"fsdp-forward-prefetch", 0, CLI_INT, &o->fsdp_forward_prefetch, "K",
        "FSDP: set_modules_to_forward_prefetch of the next K units on each unit\n(default 0: none, FSDP's default)", CLI_MIN | CLI_MAX, 0, 64},
