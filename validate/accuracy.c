@@ -345,7 +345,7 @@ static int load_inputs(const accuracy_point *p, model_t **m, topo_t **t, profile
   return rc;
 }
 
-static void predict_point(accuracy_point *p, int no_gpu_sharing) {
+static void predict_point(accuracy_point *p, const accuracy_set *s) {
   model_t *m = NULL;
   topo_t *t = NULL;
   profile_t *pr = NULL;
@@ -365,7 +365,8 @@ static void predict_point(accuracy_point *p, int no_gpu_sharing) {
     c.no_sync = p->no_sync;
     c.mode = (sim_mode)p->mode;
     c.h2d = (sim_h2d)p->h2d;
-    c.gpu_sharing = !no_gpu_sharing;
+    c.gpu_sharing = !s->no_gpu_sharing;
+    if (s->no_host_costs) c.host_launch_s = c.host_dispatch_s = c.host_jitter_s = 0;
     c.framework = (sim_framework)p->framework;
     c.fsdp_units = p->fsdp_units[0] ? p->fsdp_units : NULL;
     c.fsdp_reshard = p->fsdp_reshard;
@@ -391,7 +392,7 @@ static void predict_point(accuracy_point *p, int no_gpu_sharing) {
 int accuracy_run(accuracy_set *s, err_t *e) {
   (void)e;
   for (int i = 0; i < s->n; i++)
-    if (!s->points[i].unsupported[0]) predict_point(&s->points[i], s->no_gpu_sharing);
+    if (!s->points[i].unsupported[0]) predict_point(&s->points[i], s);
   return ERR_OK;
 }
 

@@ -61,6 +61,8 @@ typedef struct {
   int n;
   accuracy_point *points;
   int no_gpu_sharing; /* an ablation: predict every point with sim_config.gpu_sharing 0 */
+  int no_host_costs;  /* an ablation: predict every point with the host's launch, dispatch and jitter
+                         costs 0 (sim_config.host_*_s), whatever the profile's compute.host says */
 } accuracy_set;
 
 /* Loads a points file into *out (free with accuracy_destroy). ERR_IO if unreadable, ERR_INPUT with

@@ -8,7 +8,7 @@
 #include "out.h"
 
 static const char *usage_accuracy =
-    "usage: ddpsim accuracy [--points FILE] [--json | --markdown] [--no-gpu-sharing]\n"
+    "usage: ddpsim accuracy [--points FILE] [--json | --markdown] [--no-gpu-sharing] [--no-host-costs]\n"
     "                       [--median-min PCT] [--median-max PCT] [--worst-max PCT] [--validated-min N]\n"
     "\n"
     "Predicts every point of a file of published real-run figures (default: the bundled\n"
@@ -21,13 +21,14 @@ static const char *usage_accuracy =
 
 int cmd_accuracy(cli_ctx *x, int argc, char **argv) {
   const char *file = NULL;
-  int json = 0, markdown = 0, validated_min = 0, no_sharing = 0;
+  int json = 0, markdown = 0, validated_min = 0, no_sharing = 0, no_host = 0;
   double median_min = -1, median_max = -1, worst_max = -1;
   const cli_opt t[] = {
       {"points", 0, CLI_STRING, &file, "FILE", "the points file (default: <data dir>/validate/published.txt)"},
       {"json", 0, CLI_FLAG, &json, NULL, "print one JSON object: every point and the summary"},
       {"markdown", 0, CLI_FLAG, &markdown, NULL, "print docs/accuracy.md's generated table"},
       {"no-gpu-sharing", 0, CLI_FLAG, &no_sharing, NULL, "predict every point with compute beside NCCL's kernels as if it had the\nGPU to itself (predict's flag; an ablation)"},
+      {"no-host-costs", 0, CLI_FLAG, &no_host, NULL, "predict every point with the host's launch, dispatch and jitter costs 0, as\n--host-launch-us 0 --host-dispatch-us 0 --host-jitter-us 0 would (an ablation)"},
       {"median-min", 0, CLI_DOUBLE, &median_min, "PCT", "fail if the median |error| is below PCT percent", CLI_MIN | CLI_MAX, 0, 1e6},
       {"median-max", 0, CLI_DOUBLE, &median_max, "PCT", "fail if the median |error| is above PCT percent", CLI_MIN | CLI_MAX, 0, 1e6},
       {"worst-max", 0, CLI_DOUBLE, &worst_max, "PCT", "fail if any validation point's |error| is above PCT percent", CLI_MIN | CLI_MAX, 0, 1e6},
@@ -47,7 +48,10 @@ int cmd_accuracy(cli_ctx *x, int argc, char **argv) {
   }
   accuracy_set *s = NULL;
   err_t e;
-  if (!(rc = accuracy_load(file, &s, &e))) s->no_gpu_sharing = no_sharing;
+  if (!(rc = accuracy_load(file, &s, &e))) {
+    s->no_gpu_sharing = no_sharing;
+    s->no_host_costs = no_host;
+  }
   if (rc || (rc = accuracy_run(s, &e))) {
     accuracy_destroy(s);
     return cli_fail(x, rc, "%s", e.msg);
