@@ -145,6 +145,28 @@ int main(void) {
         no, u8);
   accuracy_destroy(s);
 
+  /* The host-cost ablation (`--no-host-costs`): a small mLSTM (hidden 256, batch 1) on the bundled
+   * H100 profile, whose compute.host prices each op 3.5 us of launch and 3.8 us of dispatch on the
+   * host against a GPU floor of 5 us per kernel: with the host costs the host binds (the GPU waits),
+   * without them it cannot. So the ablation predicts faster, and by no more than 7.3 / 5 (the ratio
+   * of host to GPU floor per op; what the rest of the iteration costs alike only brings it nearer 1). */
+  const char *hostpts = HEAD "point h\n  group g1\n  source s\n  hardware h\n  software s\n  setup u\n"
+                             "  published 1000 chars/s\n  genmodel mlstm hidden=256 cell=autograd\n  profile h100-dgxh100\n"
+                             "  topology dgxh100-ib\n  nodes 1\n  gpus 2\n  batch 1\n  precision fp32\n";
+  double host_on = 0, host_off = 0;
+  for (int off = 0; off < 2; off++) {
+    rc = accuracy_parse(hostpts, "host.txt", &s, &e);
+    if (!rc) {
+      s->no_host_costs = off;
+      accuracy_run(s, &e);
+      if (s->points[0].status == 0) *(off ? &host_off : &host_on) = s->points[0].predicted;
+      accuracy_destroy(s);
+    }
+  }
+  CHECK(host_on > 0 && host_off > 0 && host_on < 0.9 * host_off && host_on > 0.65 * host_off,
+        "--no-host-costs: %.6g chars/s with the profile's host costs, %.6g without (want 0.65 .. 0.9 of it)", host_on,
+        host_off);
+
   rc = accuracy_load("/nonexistent/points.txt", &s, &e);
   CHECK(rc == ERR_IO && s == NULL && strstr(e.msg, "/nonexistent/points.txt: cannot read"), "unreadable -> %s", e.msg);
   return check_status();
