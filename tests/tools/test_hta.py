@@ -14,7 +14,11 @@ What HTA measures, against ddpsim's per-iteration report (rank 0's, steady state
 - overlap: communication under compute / communication = (comm_busy_s - exposed_comm_s) /
   (comm_busy_s + buffer_broadcast_s) (the broadcast runs before forward, alone);
 - idle on the compute stream (idle-time breakdown) = n x (iteration_s - compute_s - transfer_s)
-  less the lead, none of it host wait (the profiles have no host costs).
+  less the lead, none of it host wait: every scenario runs with the host's costs 0
+  (`--host-launch-us 0 --host-dispatch-us 0`; the bundled profiles carry host costs since issue 30,
+  and the trace spreads each phase's launches evenly over the host's span issuing it, docs/trace.md,
+  so HTA would count gaps the host pipeline does not have: 123 us over 3 steps of ResNet-50 2x2
+  where ddpsim's host_bound_s says 8.5 us per step).
 HTA rounds every span to whole microseconds unless HTA_DISABLE_NS_ROUNDING is set (trace_parser.py):
 this test sets it, so the tolerance is float rounding: 1e-6 of the traced time, both ways.
 
@@ -51,6 +55,7 @@ def close(what, got, want, scale):
 def scenario(name, flags, ranks, overlap=True):
     with tempfile.TemporaryDirectory() as tmp:
         d = os.path.join(tmp, "trace")
+        flags = flags + ["--host-launch-us", "0", "--host-dispatch-us", "0"]
         cmd = [DDPSIM, "trace", "-o", d] + flags + (["--ranks", ",".join(map(str, ranks))] if ranks else [])
         run = subprocess.run(cmd, capture_output=True, text=True)
         check(f"{name}: ddpsim trace --format kineto exits 0 ({run.stderr.strip()[:200]})", run.returncode == 0)
@@ -91,7 +96,7 @@ def scenario(name, flags, ranks, overlap=True):
             s7 = idle[idle["stream"] == 7].set_index("idle_category")["idle_time"]
             want7 = n * (rep["iteration_s"] - rep["compute_s"] - (rep["transfer_s"] if rep["h2d"] == "pageable" else 0)) * us - lead
             close(f"{name} rank {r}: compute stream idle = {n} x (iteration - compute - transfer) - lead", s7.sum(), want7, tt)
-            close(f"{name} rank {r}: compute stream host wait = 0 (no host costs in the profile)", s7.get("host_wait", 0.0), 0, tt)
+            close(f"{name} rank {r}: compute stream host wait = 0 (host costs 0)", s7.get("host_wait", 0.0), 0, tt)
 
 
 scenario("resnet50 2x2", ["--model", "resnet50", "--nodes", "2", "--gpus-per-node", "2", "--iterations", "4"], None)
