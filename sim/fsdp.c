@@ -632,7 +632,11 @@ static int program(plan_t *p, fsdp_data *d, err_t *e) {
   t->dur = d->slot_tail + 2;
   t->a = d->slot_tail;
   t->b = d->slot_tail + 1;
-  /* The collectives' streams, each in the order the host issued its collectives. */
+  /* The collectives' streams, each in the order the host issued its collectives; where each starts
+   * and ends in the record (the readout's communication busy). */
+  p->at_start = calloc((size_t)d->ncoll + 1, sizeof *p->at_start);
+  p->at_end = calloc((size_t)d->ncoll + 1, sizeof *p->at_end);
+  if (!p->at_start || !p->at_end) return err_set(e, ERR_NOMEM, "out of memory");
   for (int i = 0; i < d->nit; i++) {
     const item_t *x = &d->it[i];
     if (x->kind != IT_ISSUE) continue;
@@ -644,12 +648,18 @@ static int program(plan_t *p, fsdp_data *d, err_t *e) {
     w->ev = d->ev_mark[c];
     w->lag = x->slot;
     if (st == ag) add(g, st, PROG_SLEEP, -1, -1, &bad)->dur_s = d->copy_in_s[c];
+    p->at_start[c] = (long)st << 32 | (g->streams[st].n - 1); /* the end of what precedes it (made an index below) */
     add(g, st, PROG_COLL, TIMELINE_COLLECTIVE, -1, &bad)->coll = c;
+    p->at_end[c] = (long)st << 32 | (g->streams[st].n - 1);
     if (st == rs) add(g, st, PROG_SLEEP, -1, -1, &bad)->dur_s = d->copy_in_s[c];
     if (d->ev_done[c] >= 0) add(g, st, PROG_RECORD, -1, -1, &bad)->ev = d->ev_done[c];
     if (st == rs && d->ev_chain[c] >= 0) add(g, st, PROG_RECORD, -1, -1, &bad)->ev = d->ev_chain[c];
   }
   if (bad) return err_set(e, ERR_NOMEM, "out of memory");
+  for (int c = 0; c < d->ncoll; c++) { /* every stream complete: (stream, instruction) as the record's index */
+    p->at_start[c] = prog_at_index(g, (int)(p->at_start[c] >> 32), (int)(p->at_start[c] & 0xffffffff));
+    p->at_end[c] = prog_at_index(g, (int)(p->at_end[c] >> 32), (int)(p->at_end[c] & 0xffffffff));
+  }
   return prog_finish(g, e);
 }
 

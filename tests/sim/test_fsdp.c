@@ -194,6 +194,8 @@ static void engine(void) {
       double parts = sym.compute_s + sym.exposed_comm_s + sym.straggler_wait_s + sym.loading_s + sym.transfer_s;
       CHECK(sym.exposed_comm_s >= 0 && check_close(sym.iteration_s, parts, 1e-12, 1e-9),
             "the parts add up to the iteration (%.9f = %.9f)", sym.iteration_s, parts);
+      CHECK(sym.comm_busy_s > sym.exposed_comm_s && sym.comm_busy_s < sym.iteration_s,
+            "communication busy (%.6f s, the collectives' union) between the exposed part and the iteration", sym.comm_busy_s);
       sim_result_free(&sym);
       sim_result_free(&full);
     }
