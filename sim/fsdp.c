@@ -590,12 +590,13 @@ static int program(plan_t *p, fsdp_data *d, err_t *e) {
   d->nslots = slot + 3;
   if ((rc = prog_init(&p->prog, d->nslots, e))) return rc;
   prog_t *g = &p->prog;
-  int ag = -1, rs = -1, ar = -1;
+  int ag = -1, rs = -1, ar = -1, cp = -1;
   if (d->ncoll > 0) {
+    cp = prog_stream_add(g, PROG_STREAM_COMPUTE); /* FSDP's all_gather_copy_in_stream: copies, no collective */
     ag = prog_stream_add(g, PROG_STREAM_NCCL);
     rs = prog_stream_add(g, PROG_STREAM_NCCL);
     if (d->hsdp) ar = prog_stream_add(g, PROG_STREAM_NCCL);
-    if (ag < 0 || rs < 0 || (d->hsdp && ar < 0)) return err_set(e, ERR_NOMEM, "out of memory");
+    if (cp < 0 || ag < 0 || rs < 0 || (d->hsdp && ar < 0)) return err_set(e, ERR_NOMEM, "out of memory");
   }
   add(g, 0, PROG_BEGIN, -1, -1, &bad);
   add(g, 0, PROG_INPUT, -1, -1, &bad);
@@ -641,13 +642,21 @@ static int program(plan_t *p, fsdp_data *d, err_t *e) {
     const item_t *x = &d->it[i];
     if (x->kind != IT_ISSUE) continue;
     int c = x->coll, st = p->coll[c].kind == COLL_ALLGATHER ? ag : p->coll[c].kind == COLL_REDUCESCATTER ? rs : ar;
-    if (d->ev_reuse[c] >= 0) add(g, st, PROG_WAIT, -1, -1, &bad)->ev = d->ev_reuse[c];
+    /* An all-gather's issue, buffer reuse and copy-in are the copy-in stream's; the all-gather
+     * stream waits for its copy (all_gather_stream.wait_stream(all_gather_copy_in_stream)). */
+    int first = st == ag ? cp : st;
+    if (d->ev_reuse[c] >= 0) add(g, first, PROG_WAIT, -1, -1, &bad)->ev = d->ev_reuse[c];
     if (st == ar) add(g, st, PROG_WAIT, -1, -1, &bad)->ev = d->ev_chain[c];
     if (d->ev_ready[c] >= 0) add(g, st, PROG_WAIT, -1, -1, &bad)->ev = d->ev_ready[c];
-    prog_instr *w = add(g, st, PROG_WAIT, -1, -1, &bad);
+    prog_instr *w = add(g, first, PROG_WAIT, -1, -1, &bad);
     w->ev = d->ev_mark[c];
     w->lag = x->slot;
-    if (st == ag) add(g, st, PROG_SLEEP, -1, -1, &bad)->dur_s = d->copy_in_s[c];
+    if (st == ag) {
+      int copied = d->nevents++;
+      add(g, cp, PROG_SLEEP, -1, -1, &bad)->dur_s = d->copy_in_s[c];
+      add(g, cp, PROG_RECORD, -1, -1, &bad)->ev = copied;
+      add(g, ag, PROG_WAIT, -1, -1, &bad)->ev = copied;
+    }
     p->at_start[c] = (long)st << 32 | (g->streams[st].n - 1); /* the end of what precedes it (made an index below) */
     add(g, st, PROG_COLL, TIMELINE_COLLECTIVE, -1, &bad)->coll = c;
     p->at_end[c] = (long)st << 32 | (g->streams[st].n - 1);
