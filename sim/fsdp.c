@@ -816,6 +816,33 @@ fail:
   return rc;
 }
 
+/* ---- the readout ---- */
+
+int fsdp_readout(const plan_t *p, const engine_record *rec, sim_result *r, err_t *e) {
+  const fsdp_data *d = p->fw;
+  if (!d || d->ncoll == 0) return ERR_OK;
+  r->fsdp = calloc((size_t)d->ncoll, sizeof *r->fsdp);
+  if (!r->fsdp) return err_set(e, ERR_NOMEM, "out of memory");
+  double base = rec->iter_start[rec->iterations - 1];
+  for (int i = 0; i < d->nit; i++) {
+    const item_t *x = &d->it[i];
+    if (x->kind != IT_ISSUE) continue;
+    int c = x->coll;
+    const plan_coll *pc = &p->coll[c];
+    sim_fsdp_coll *t = &r->fsdp[r->nfsdp++];
+    snprintf(t->unit, sizeof t->unit, "%s", d->u[d->coll_unit[c]].path);
+    t->kind = (int)pc->kind;
+    t->before = pc->kind != COLL_ALLGATHER ? "-" : d->coll_bwd[c] ? "backward" : "forward";
+    t->bytes = pc->bytes;
+    t->algo = (int)pc->algo;
+    t->proto = (int)pc->proto;
+    t->nccl_estimate_s = pc->estimate_s;
+    t->start_s = rec->at[p->at_start[c]] - base;
+    t->end_s = rec->at[p->at_end[c]] - base;
+  }
+  return ERR_OK;
+}
+
 /* ---- the printout ---- */
 
 static const char *unit_name(const fsdp_unit *u) { return u->path[0] ? u->path : "<root>"; }

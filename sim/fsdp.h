@@ -29,6 +29,7 @@
 
 #include <stdio.h>
 
+#include "engine.h"
 #include "err.h"
 #include "model.h"
 #include "plan.h"
@@ -63,6 +64,10 @@ int fsdp_units(const sim_config *c, int world, fsdp_unit **units, int *n, err_t 
  * plan_free. ERR_USAGE for a combination FSDP or this model does not have (another backend, no_sync,
  * a trace), others as plan_build. */
 int fsdp_build(const sim_config *c, plan_t *p, err_t *e);
+
+/* Adds to *r (after readout_ddp, sim/readout.h) each collective of the last iteration as rank 0
+ * played it, in the order the host issued them (sim_result.fsdp). ERR_NOMEM. */
+int fsdp_readout(const plan_t *p, const engine_record *rec, sim_result *r, err_t *e);
 
 /* Writes the plan (`ddpsim plan`): the job, each unit, what each rank's host issues in order (the
  * `fsdp_issue` lines: all_gather UNIT BYTES, forward UNIT, backward, reduce_scatter UNIT BYTES, UNIT
