@@ -182,6 +182,9 @@ int fsdp_units(const sim_config *c, int world, fsdp_unit **units_out, int *n_out
     x->shard_numel += shard;
     x->param_bytes += (double)pm->numel * (double)model_dtype_size(model_param_dtype(pm, run));
     x->ag_bytes += (double)world * (double)shard * (double)dtype_bytes(c->fsdp_param_dtype, pm, run);
+    if (pm->unused) continue; /* no gradient: left out of the reduce-scatter */
+    x->nreduced++;
+    x->reduced_shard_numel += shard;
     x->rs_bytes += (double)world * (double)shard * (double)dtype_bytes(rd, pm, run);
   }
   for (int k = 0; k < nu; k++) u[k].fwd_first = u[k].fwd_last = u[k].bwd_first = u[k].bwd_last = -1;
@@ -398,22 +401,24 @@ static void wait_unshard(script_t *s, int k, int c, int fwd) {
 static void post_backward(script_t *s, int k) {
   fsdp_data *d = s->d;
   if (!d->u[k].nparams) return;
-  if (s->rs_prev >= 0) {
+  if (s->rs_prev >= 0) { /* the buffer is recycled whether or not this unit reduces anything */
     d->ev_done[s->rs_prev] = d->nevents++;
     item_t *w = item(d, IT_WAIT, &s->bad);
     w->ev = d->ev_done[s->rs_prev];
     w->coll = s->rs_prev;
+    s->rs_prev = -1;
   }
+  if (!d->u[k].nreduced) return; /* no gradient: nothing reduce-scattered (reduce_scatter_unused_params False) */
   model_dtype rd = coll_dtype(s, k, 1);
   item_t *x = item(d, IT_COPY, &s->bad);
-  x->dev_s = copy_time(s, d->u[k].shard_numel * s->p->ranks, rd);
+  x->dev_s = copy_time(s, d->u[k].reduced_shard_numel * s->world, rd);
   x->unit = k;
   int ready = d->nevents++;
   item(d, IT_RECORD, &s->bad)->ev = ready;
   int c = new_coll(s, k, COLL_REDUCESCATTER, 1);
   d->ev_ready[c] = ready;
   /* The reduced shard is cast into the sharded gradient where reduce_dtype is not the parameters'. */
-  d->copy_in_s[c] = rd != coll_dtype(s, k, 0) ? copy_time(s, d->u[k].shard_numel, rd) : 0;
+  d->copy_in_s[c] = rd != coll_dtype(s, k, 0) ? copy_time(s, d->u[k].reduced_shard_numel, rd) : 0;
   s->rs_prev = s->last_post = c;
   if (d->hsdp) { /* the replicas all-reduce the shard once it is reduced (its stream waits the reduce-scatter's) */
     int a = new_coll(s, k, COLL_ALLREDUCE, 1);
@@ -491,7 +496,8 @@ static int script(script_t *s) {
   free(order);
   ops(s, o, oend, 1);
   if (world > 1) post_backward(s, 0); /* the root's, in the final callback */
-  if (world > 1 && s->last_post >= 0) { /* wait_for_gradient_reduction: the last post-reduce event */
+  if (world > 1 && s->last_post >= 0 && d->ev_done[s->last_post] < 0) { /* wait_for_gradient_reduction: the last post-reduce
+                                                                            event (unless a post-backward waited for it) */
     d->ev_done[s->last_post] = d->nevents++;
     item_t *w = item(d, IT_WAIT, &s->bad);
     w->ev = d->ev_done[s->last_post];

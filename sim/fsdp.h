@@ -41,7 +41,11 @@ typedef struct {
   int nparams;
   long numel;                 /* its parameters' elements, unsharded */
   long shard_numel;           /* one rank's shard, padding included */
-  double ag_bytes, rs_bytes;  /* the all-gather's output, the reduce-scatter's input */
+  int nreduced;               /* its parameters that get a gradient (not `unused`): reduce-scattered */
+  long reduced_shard_numel;   /* their shard */
+  double ag_bytes, rs_bytes;  /* the all-gather's output (every parameter), the reduce-scatter's input
+                                 (the reduced ones: FSDP skips a parameter without a gradient,
+                                 reduce_scatter_unused_params False) */
   double param_bytes;         /* unsharded, at the parameters' own types (the memory model's) */
   model_dtype dtype;          /* its parameters' own type (FSDP requires one per unit) */
   int fwd_first, fwd_last;    /* its ops' first and last index in forward and backward (-1: none) */
