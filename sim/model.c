@@ -337,23 +337,12 @@ static int parse_seconds(parser *P, const char *v, double *out, const char *what
   return 0;
 }
 
-static int parse_param(parser *P, model_t *m, char **tok, int n) {
-  /* Trailing markers (version 5), in any order: sparse, unused. */
-  int sparse = 0, unused = 0;
-  while (n >= 4 && (strcmp(tok[n - 1], "sparse") == 0 || strcmp(tok[n - 1], "unused") == 0)) {
-    int *flag = tok[n - 1][0] == 's' ? &sparse : &unused;
-    if (P->version < 5) return FAIL(P, "a parameter marked '%s' needs 'ddpsim-model 5'", tok[n - 1]);
-    if (*flag) return FAIL(P, "'%s' is given twice", tok[n - 1]);
-    *flag = 1;
-    n--;
-  }
-  if (n < 3 || n > 4) return FAIL(P, "expected 'param NAME SHAPE [fp32|fp16|bf16|run] [sparse] [unused]'");
-  if (grow((void **)&m->params, &P->pcap, m->nparams + 1, sizeof *m->params))
-    return err_set(P->e, ERR_NOMEM, "%s: out of memory", P->origin);
-  model_param *p = &m->params[m->nparams];
+/* NAME SHAPE [dtype] of a param or frozen line (n of 3 or 4 tokens) into a new entry of *list: the
+ * name unique among both kinds, the shape, the running total, the type. */
+static int param_fields(parser *P, model_t *m, model_param **list, int *count, int *cap, char **tok, int n) {
+  if (grow((void **)list, cap, *count + 1, sizeof **list)) return err_set(P->e, ERR_NOMEM, "%s: out of memory", P->origin);
+  model_param *p = &(*list)[*count];
   memset(p, 0, sizeof *p);
-  p->sparse = sparse;
-  p->unused = unused;
   if (parse_name(P, tok[1], p->name, "parameter name")) return ERR_INPUT;
   if (find_param(m, p->name) >= 0 || find_frozen(m, p->name) >= 0) return FAIL(P, "parameter '%s' is declared twice", p->name);
   if (parse_shape(P, tok[2], p)) return ERR_INPUT;
@@ -365,7 +354,25 @@ static int parse_param(parser *P, model_t *m, char **tok, int n) {
     if (model_dtype_parse(tok[3], &p->dtype)) return FAIL(P, "dtype '%s' is not fp32, fp16, bf16 or run", tok[3]);
     p->follows_run = 0;
   }
-  m->nparams++;
+  (*count)++;
+  return 0;
+}
+
+static int parse_param(parser *P, model_t *m, char **tok, int n) {
+  /* Trailing markers (version 5), in any order: sparse, unused. */
+  int sparse = 0, unused = 0;
+  while (n >= 4 && (strcmp(tok[n - 1], "sparse") == 0 || strcmp(tok[n - 1], "unused") == 0)) {
+    int *flag = tok[n - 1][0] == 's' ? &sparse : &unused;
+    if (P->version < 5) return FAIL(P, "a parameter marked '%s' needs 'ddpsim-model 5'", tok[n - 1]);
+    if (*flag) return FAIL(P, "'%s' is given twice", tok[n - 1]);
+    *flag = 1;
+    n--;
+  }
+  if (n < 3 || n > 4) return FAIL(P, "expected 'param NAME SHAPE [fp32|fp16|bf16|run] [sparse] [unused]'");
+  int rc = param_fields(P, m, &m->params, &m->nparams, &P->pcap, tok, n);
+  if (rc) return rc;
+  m->params[m->nparams - 1].sparse = sparse;
+  m->params[m->nparams - 1].unused = unused;
   return 0;
 }
 
@@ -373,23 +380,7 @@ static int parse_param(parser *P, model_t *m, char **tok, int n) {
 static int parse_frozen(parser *P, model_t *m, char **tok, int n) {
   if (P->version < 7) return FAIL(P, "a frozen line needs 'ddpsim-model 7'");
   if (n < 3 || n > 4) return FAIL(P, "expected 'frozen NAME SHAPE [fp32|fp16|bf16|run]'");
-  if (grow((void **)&m->frozen, &P->fcap, m->nfrozen + 1, sizeof *m->frozen))
-    return err_set(P->e, ERR_NOMEM, "%s: out of memory", P->origin);
-  model_param *p = &m->frozen[m->nfrozen];
-  memset(p, 0, sizeof *p);
-  if (parse_name(P, tok[1], p->name, "parameter name")) return ERR_INPUT;
-  if (find_param(m, p->name) >= 0 || find_frozen(m, p->name) >= 0) return FAIL(P, "parameter '%s' is declared twice", p->name);
-  if (parse_shape(P, tok[2], p)) return ERR_INPUT;
-  P->total_params += p->numel;
-  if (P->total_params > MODEL_DIM_MAX)
-    return FAIL(P, "the parameters so far total %ld, more than %ld (2^40)", P->total_params, MODEL_DIM_MAX);
-  p->follows_run = 1;
-  if (n == 4 && strcmp(tok[3], "run") != 0) {
-    if (model_dtype_parse(tok[3], &p->dtype)) return FAIL(P, "dtype '%s' is not fp32, fp16, bf16 or run", tok[3]);
-    p->follows_run = 0;
-  }
-  m->nfrozen++;
-  return 0;
+  return param_fields(P, m, &m->frozen, &m->nfrozen, &P->fcap, tok, n);
 }
 
 static int parse_op(parser *P, model_t *m, model_phase phase, char **tok, int n) {
