@@ -178,7 +178,7 @@ int fsdp_units(const sim_config *c, int world, fsdp_unit **units_out, int *n_out
       if (holds(u[k].path, pm->name)) of = k;
     fsdp_unit *x = &u[of];
     long shard = fsdp_shard_numel(pm, world);
-    if (!x->nparams) x->dtype = model_param_dtype(pm, run);
+    if (!x->nparams) x->dtype = model_param_dtype(pm, run), x->first_param = i;
     x->nparams++;
     x->numel += pm->numel;
     x->shard_numel += shard;
@@ -190,6 +190,14 @@ int fsdp_units(const sim_config *c, int world, fsdp_unit **units_out, int *n_out
     x->rs_bytes += (double)world * (double)shard * (double)dtype_bytes(rd, pm, run);
   }
   for (int k = 0; k < nu; k++) u[k].fwd_first = u[k].fwd_last = u[k].bwd_first = u[k].bwd_last = -1;
+  /* Units whose forward inputs took no gradient (the model file's no_input_grad, the exporter's). */
+  for (const char *a = m->no_input_grad; a && *a;) {
+    const char *b = strchr(a, ',');
+    size_t n = b ? (size_t)(b - a) : strlen(a);
+    for (int k = 1; k < nu; k++)
+      if (strlen(u[k].path) == n && strncmp(u[k].path, a, n) == 0) u[k].late = 1;
+    a = b ? b + 1 : a + n;
+  }
   /* Each op's unit by its name; a unit's ops run from its first to its last. */
   for (int o = 0; o < m->nops; o++) {
     const model_op *op = &m->ops[o];
@@ -492,11 +500,22 @@ static int script(script_t *s) {
     }
     ops(s, d->u[k].bwd_first, d->u[k].bwd_last + 1, 1);
     o = d->u[k].bwd_last + 1;
-    if (world > 1) post_backward(s, k);
+    if (world > 1 && !d->u[k].late) post_backward(s, k);
   }
-  free(order);
   ops(s, o, oend, 1);
-  if (world > 1) post_backward(s, 0); /* the root's, in the final callback */
+  /* The final callback (_root_post_backward_final_callback): every state not yet post-backward in
+   * all_states' order, the root first, then named_modules() order: the root, whose inputs are data,
+   * and the units whose inputs took no gradient. */
+  if (world > 1) post_backward(s, 0);
+  for (int i = 1; i < n; i++) /* registration order */
+    for (int j = i; j > 0 && d->u[order[j]].first_param < d->u[order[j - 1]].first_param; j--) {
+      int t = order[j];
+      order[j] = order[j - 1];
+      order[j - 1] = t;
+    }
+  for (int i = 0; world > 1 && i < n; i++)
+    if (d->u[order[i]].late) post_backward(s, order[i]);
+  free(order);
   if (world > 1 && s->last_post >= 0 && d->ev_done[s->last_post] < 0) { /* wait_for_gradient_reduction: the last post-reduce
                                                                             event (unless a post-backward waited for it) */
     d->ev_done[s->last_post] = d->nevents++;

@@ -126,6 +126,7 @@ void model_destroy(model_t *m) {
   if (!m) return;
   free(m->params);
   free(m->frozen);
+  free(m->no_input_grad);
   free(m->ops);
   free(m->ready);
   free(m);
@@ -627,6 +628,11 @@ int model_parse(const char *text, const char *origin, model_t **out, err_t *e) {
         rc = FAIL(&P, "expected 'optim none|sgd|sgd-momentum|adam|adamw|rmsprop|rmsprop-momentum|adagrad'");
         goto fail;
       }
+    } else if (strcmp(tok[0], "no_input_grad") == 0) {
+      if (P.version < 7) { rc = FAIL(&P, "a no_input_grad line needs 'ddpsim-model 7'"); goto fail; }
+      if (n != 2) { rc = FAIL(&P, "expected 'no_input_grad MODULE[,MODULE...]'"); goto fail; }
+      if (m->no_input_grad) { rc = FAIL(&P, "a second no_input_grad line"); goto fail; }
+      if (!(m->no_input_grad = strdup(tok[1]))) { rc = err_set(e, ERR_NOMEM, "%s: out of memory", origin); goto fail; }
     } else if (strcmp(tok[0], "measured") == 0) {
       if (P.version < 6) { rc = FAIL(&P, "a measured line needs 'ddpsim-model 6'"); goto fail; }
       if ((rc = parse_measured(&P, m, tok, n))) goto fail;
@@ -636,7 +642,7 @@ int model_parse(const char *text, const char *origin, model_t **out, err_t *e) {
       if ((rc = parse_frozen(&P, m, tok, n))) goto fail;
     } else {
       rc = FAIL(&P, "unknown line '%s' (expected name, batch, tokens, input, output, buffers, precision, layout, saved, "
-                    "optim, measured, param, frozen, or a section)", tok[0]);
+                    "optim, no_input_grad, measured, param, frozen, or a section)", tok[0]);
       goto fail;
     }
   }

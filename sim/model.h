@@ -167,6 +167,9 @@ typedef struct {
   int has_saved;
   model_dim saved_elems, saved_bytes;
   model_optim optim;           /* the `optim` line (version 5); MODEL_OPTIM_UNKNOWN where absent */
+  char *no_input_grad;         /* the `no_input_grad` line (version 7): comma-separated module paths whose
+                                  forward inputs took no gradient, or NULL (FSDP reduces such a unit in
+                                  its final callback: sim/fsdp.h) */
   model_measured measured;     /* the `measured` line (version 6) */
   int nmeasured;               /* ops carrying measured times */
   int nparams;

@@ -156,6 +156,22 @@ static void units(void) {
   rc = fsdp_build(&c, &p, &e);
   CHECK(rc == ERR_USAGE && strstr(e.msg, "--fsdp-replicate"), "HSDP with replicas other than the nodes is refused: %s", e.msg);
 
+  /* A unit whose forward inputs take no gradient (the embedding of token ids: no_input_grad) reduces
+   * in FSDP's final callback, after the root, as the oracle shows real FSDP2 doing. */
+  {
+    char text[4096];
+    const char *tail = strstr(TINY, "param emb.weight");
+    snprintf(text, sizeof text, "ddpsim-model 7\nname tiny-ids\nbatch 4\ntokens 1 samples\nprecision fp32\noptim adam\nno_input_grad emb\n%s",
+             tail);
+    model_t *mi = fixture_model(text, "ids.model");
+    c = config(mi, 1, 4);
+    c.fsdp_units = "emb,blocks.*";
+    rc = issues(&c, got, sizeof got, &e);
+    CHECK(rc == 0 && strstr(got, "reduce_scatter blocks.0 288;reduce_scatter <root> 128;reduce_scatter emb 384;"),
+          "no_input_grad emb: the embedding unit's reduce-scatter after the root's, in the final callback: %s", rc ? e.msg : got);
+    model_destroy(mi);
+  }
+
   /* A parameter without a gradient (`unused`): all-gathered, not reduce-scattered. */
   {
     static const char *UNUSED =

@@ -438,6 +438,10 @@ int main(void) {
               "x.model:11: ready= names 'e', which is frozen: it takes no gradient");
     model_err("frozen twice", "ddpsim-model 7\nname t\nbatch 2\ntokens 1 images\nprecision fp32\nparam e 4x4\nfrozen e 10x4\n",
               "x.model:7: parameter 'e' is declared twice");
+    model_err("no_input_grad in version 6", "ddpsim-model 6\nname t\nbatch 2\ntokens 1 images\nprecision fp32\nno_input_grad emb\n",
+              "x.model:6: a no_input_grad line needs 'ddpsim-model 7'");
+    model_err("no_input_grad twice", "ddpsim-model 7\nname t\nbatch 2\ntokens 1 images\nprecision fp32\nno_input_grad a\nno_input_grad b\n",
+              "x.model:7: a second no_input_grad line");
     model_err("frozen without a shape", "ddpsim-model 7\nname t\nbatch 2\ntokens 1 images\nprecision fp32\nfrozen e\n",
               "x.model:6: expected 'frozen NAME SHAPE [fp32|fp16|bf16|run]'");
     rc = model_parse("ddpsim-model 7\nname t\nbatch 2\ntokens 1 samples\nprecision fp16\nparam l 4x4\nfrozen e 10x4 fp32\n"
