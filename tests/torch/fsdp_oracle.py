@@ -1,0 +1,263 @@
+"""What real FSDP2 (torch.distributed.fsdp.fully_shard) issues, recorded for tests/torch/test_fsdp.py.
+
+  python3 fsdp_oracle.py record W CONFIG [CONFIG ...]
+      W gloo processes on CPU; per CONFIG a fresh model, each unit fully_shard'ed, then two training
+      iterations (forward, loss.backward(), optimizer.step()). JSON on stdout: per CONFIG and rank,
+      the lines the host issued in the second (steady-state) iteration, in issue order:
+        fsdp_issue all_gather UNIT BYTES       (the all-gather's output: W x the per-rank input)
+        fsdp_issue reduce_scatter UNIT BYTES   (the reduce-scatter's input)
+        fsdp_issue all_reduce UNIT BYTES       (HSDP only; never issued by these configurations)
+        fsdp_issue forward UNIT                (the unit's module forward begins)
+        fsdp_issue backward                    (just before loss.backward())
+      and the facts the simulator relies on (reduce-scatter dtype, per-unit padded sizes, whether
+      the root reshards after forward).
+      CONFIG: model=gpt|resnet,raf=0|1 (reshard_after_forward of every block; the root gets none)
+  python3 fsdp_oracle.py export MODEL PATH
+      the model file of MODEL (python/ddpsim_export, fp32, at the batch the oracle runs).
+
+Models: gpt (a small GPT-2-shaped model: blocks in a ModuleList `h`, embeddings, final norm and
+head at the root; sizes chosen so that dims do not divide by 2 or 4 and FSDP pads), resnet
+(torchvision resnet18 with 10 classes on 32x32 images; each layerK.J block a unit).
+UNIT is the module path given to fully_shard, `<root>` for the root module.
+"""
+import json
+import os
+import socket
+import sys
+
+import torch
+from torch import nn
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+BATCH = 2
+# The unit patterns for ddpsim's --fsdp-units, per model (the blocks; the root is always a unit).
+UNIT_PATTERNS = {"gpt": "h.*", "resnet": "layer*.*"}
+
+
+class Attention(nn.Module):
+    def __init__(self, d, heads):
+        super().__init__()
+        self.heads = heads
+        self.c_attn = nn.Linear(d, 3 * d)
+        self.c_proj = nn.Linear(d, d)
+
+    def forward(self, x):
+        b, s, d = x.shape
+        q, k, v = self.c_attn(x).split(d, dim=2)
+        q, k, v = (t.view(b, s, self.heads, d // self.heads).transpose(1, 2) for t in (q, k, v))
+        y = nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return self.c_proj(y.transpose(1, 2).reshape(b, s, d))
+
+
+class Block(nn.Module):
+    def __init__(self, d, heads):
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(d)
+        self.attn = Attention(d, heads)
+        self.ln_2 = nn.LayerNorm(d)
+        self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
+
+    def forward(self, x):
+        x = x + self.attn(self.ln_1(x))
+        return x + self.mlp(self.ln_2(x))
+
+
+class GPT(nn.Module):
+    """GPT-2's layout, tiny: vocab 11, 7 positions and width 18 divide by neither 2 nor 4 (18 by 2
+    only), so the embeddings, the head and every LayerNorm are padded on dim 0 at W = 4."""
+
+    def __init__(self, vocab=11, seq=7, d=18, heads=2, layers=3):
+        super().__init__()
+        self.seq = seq
+        self.wte = nn.Embedding(vocab, d)
+        self.wpe = nn.Embedding(seq, d)
+        self.h = nn.ModuleList(Block(d, heads) for _ in range(layers))
+        self.ln_f = nn.LayerNorm(d)
+        self.lm_head = nn.Linear(d, vocab)
+
+    def forward(self, ids):
+        x = self.wte(ids) + self.wpe(torch.arange(ids.shape[1], device=ids.device))
+        for block in self.h:
+            x = block(x)
+        return self.lm_head(self.ln_f(x))
+
+
+def build(name):
+    """(module, example inputs, loss of the output, the unit modules' paths) for a model name."""
+    torch.manual_seed(0)
+    if name == "gpt":
+        m = GPT()
+        ids = torch.randint(0, 11, (BATCH, m.seq))
+        return m, (ids,), lambda out: out.float().mean(), [f"h.{i}" for i in range(len(m.h))]
+    if name == "resnet":
+        import torchvision
+        m = torchvision.models.resnet18(weights=None, num_classes=10)
+        units = [f"layer{k}.{j}" for k in range(1, 5) for j in range(len(getattr(m, f"layer{k}")))]
+        return m, (torch.randn(BATCH, 3, 32, 32),), lambda out: out.float().mean(), units
+    raise SystemExit(f"fsdp_oracle: unknown model {name!r}")
+
+
+def parse_config(text):
+    kv = dict(item.split("=", 1) for item in text.split(","))
+    if kv.get("model") not in ("gpt", "resnet") or kv.get("raf") not in ("0", "1"):
+        raise SystemExit(f"fsdp_oracle: bad CONFIG {text!r} (model=gpt|resnet,raf=0|1)")
+    return {"text": text, "model": kv["model"], "raf": kv["raf"] == "1"}
+
+
+class Recorder:
+    """The host's issue order. Collectives are recorded by wrapping the torch.distributed functions
+    FSDP2 calls (torch 2.15, distributed/fsdp/_fully_shard/_fsdp_collectives.py: DefaultAllGather
+    calls dist.all_gather_single, DefaultReduceScatter dist.reduce_scatter_single, foreach_reduce
+    dist.all_reduce for HSDP; the *_into_tensor/_tensor forms too, should a release switch back),
+    looked up on the module at call time, so patching torch.distributed's attributes catches them.
+    Each is attributed to the unit whose FSDPParamGroup method issued it: FSDPParamGroup.unshard
+    (every all-gather: pre-forward, pre-backward and both prefetches go through it) and
+    FSDPParamGroup.post_backward (the reduce-scatter and HSDP all-reduce, also when the root's
+    final callback runs it) are wrapped to name their group's `_module_fqn` (FSDP's own path of
+    the unit, set in FSDPState._init_fqns) while they run. This keys on two methods and one
+    attribute rather than on record_function labels, which FSDP only formats for profiling and
+    which leave the root's label without a name. A collective issued outside those methods is
+    recorded with unit `?`, so it cannot go unnoticed."""
+
+    def __init__(self):
+        self.lines = []
+        self.on = False
+        self.units = []
+        self.rs_dtypes = set()
+
+    def unit(self):
+        if not self.units:
+            return "?"
+        return self.units[-1] or "<root>"
+
+    def add(self, line):
+        if self.on:
+            self.lines.append(line)
+
+    def install(self):
+        import torch.distributed as dist
+        from torch.distributed.fsdp._fully_shard._fsdp_param_group import FSDPParamGroup
+        rec = self
+
+        def collective(kind, fn, tensor_of):
+            def wrapped(*args, **kwargs):
+                t = tensor_of(*args, **kwargs)
+                rec.add(f"fsdp_issue {kind} {rec.unit()} {t.numel() * t.element_size()}")
+                if kind == "reduce_scatter" and rec.on:
+                    rec.rs_dtypes.add(str(t.dtype).replace("torch.", ""))
+                return fn(*args, **kwargs)
+            return wrapped
+
+        def arg(pos, name):
+            return lambda *a, **k: k[name] if name in k else a[pos]
+
+        for fname, kind, tensor_of in (
+                ("all_gather_single", "all_gather", arg(0, "output_tensor")),
+                ("all_gather_into_tensor", "all_gather", arg(0, "output_tensor")),
+                ("reduce_scatter_single", "reduce_scatter", arg(1, "input")),
+                ("reduce_scatter_tensor", "reduce_scatter", arg(1, "input")),
+                ("all_reduce", "all_reduce", arg(0, "tensor"))):
+            setattr(dist, fname, collective(kind, getattr(dist, fname), tensor_of))
+
+        def in_unit(method):
+            def wrapped(group, *args, **kwargs):
+                rec.units.append(group._module_fqn)
+                try:
+                    return method(group, *args, **kwargs)
+                finally:
+                    rec.units.pop()
+            return wrapped
+
+        FSDPParamGroup.unshard = in_unit(FSDPParamGroup.unshard)
+        FSDPParamGroup.post_backward = in_unit(FSDPParamGroup.post_backward)
+
+
+def run_config(cfg, world, rec):
+    from torch.distributed.fsdp import fully_shard
+    from torch.distributed.fsdp._fully_shard._fsdp_state import _get_module_fsdp_state
+    m, inputs, loss_of, units = build(cfg["model"])
+    for path in units:
+        fully_shard(m.get_submodule(path), reshard_after_forward=cfg["raf"])
+    fully_shard(m)
+    # Registered after fully_shard: they run after FSDP's own pre-forward (registered with
+    # prepend=True, _fsdp_state.py FSDPState.init), i.e. after the unit's all-gather was issued.
+    for path in ["<root>"] + units:
+        module = m if path == "<root>" else m.get_submodule(path)
+        module.register_forward_pre_hook(lambda *_, p=path: rec.add(f"fsdp_issue forward {p}"))
+    opt = torch.optim.AdamW(m.parameters(), lr=1e-3)
+    for it in range(2):
+        rec.on = it == 1
+        loss = loss_of(m(*inputs))
+        rec.add("fsdp_issue backward")
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        rec.on = False
+    facts = {"reduce_scatter_dtypes": sorted(rec.rs_dtypes), "units": {}}
+    for path in ["<root>"] + units:
+        module = m if path == "<root>" else m.get_submodule(path)
+        group = _get_module_fsdp_state(module)._fsdp_param_group
+        facts["units"][path] = {
+            "reshard_after_forward": group.post_forward_mesh_info is not None,
+            "params": [{"name": p._param_fqn, "shape": list(p._orig_size),
+                        "padded_sharded": list(p.padded_sharded_param_size)} for p in group.fsdp_params]}
+    return facts
+
+
+def record_worker(rank, world, port, configs, out_dir):
+    import torch.distributed as dist
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", rank=rank, world_size=world)
+    rec = Recorder()
+    rec.install()
+    results = []
+    for cfg in configs:
+        rec.lines, rec.rs_dtypes = [], set()
+        facts = run_config(cfg, world, rec)
+        results.append({"config": cfg["text"], "lines": list(rec.lines), "facts": facts})
+    with open(os.path.join(out_dir, f"rank{rank}.json"), "w") as f:
+        json.dump(results, f)
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+def record(world, config_texts):
+    """{"torch": version, "world": W, "runs": [{"config", "ranks": [lines per rank], "facts"}]}."""
+    import tempfile
+    import torch.multiprocessing as mp
+    configs = [parse_config(t) for t in config_texts]
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with tempfile.TemporaryDirectory() as d:
+        mp.spawn(record_worker, args=(world, port, configs, d), nprocs=world, join=True)
+        per_rank = []
+        for r in range(world):
+            with open(os.path.join(d, f"rank{r}.json")) as f:
+                per_rank.append(json.load(f))
+    runs = [{"config": cfg["text"], "ranks": [per_rank[r][i]["lines"] for r in range(world)],
+             "facts": per_rank[0][i]["facts"]} for i, cfg in enumerate(configs)]
+    return {"torch": torch.__version__, "world": world, "runs": runs}
+
+
+def export(name, path):
+    """Writes MODEL's file with the project's exporter (fp32, the batch the oracle runs)."""
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+    from ddpsim_export import export as ddpsim_export
+    m, inputs, loss_of, _ = build(name)
+    return ddpsim_export(m, inputs, path, loss_fn=loss_of, precision="fp32", optimizer="adamw", name=name)
+
+
+def main(argv):
+    if len(argv) >= 3 and argv[0] == "record":
+        print(json.dumps(record(int(argv[1]), argv[2:])))
+    elif len(argv) == 3 and argv[0] == "export":
+        export(argv[1], argv[2])
+    else:
+        raise SystemExit(__doc__)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

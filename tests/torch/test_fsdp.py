@@ -1,0 +1,172 @@
+"""ddpsim's FSDP plan against real FSDP2 (CPU, gloo, 2 and 4 processes): zero mismatches allowed.
+
+For a small GPT-style model and torchvision's resnet18 (tests/torch/fsdp_oracle.py), each block
+fully_shard'ed with reshard_after_forward True and False and the root with none:
+  1. every rank issues the same sequence in the steady-state (second) iteration;
+  2. each unit's all-gather and reduce-scatter bytes are W x the sum over its parameters of
+     ceil(dim0 / W) x the other dims x 4 (fp32), no other padding (the rule ddpsim must model);
+  3. the sequence (all-gathers, reduce-scatters, unit forwards, backward, in issue order, with
+     bytes) equals the `fsdp_issue` lines of `ddpsim plan --framework fsdp` on the model file the
+     project's exporter writes of the same module, with the blocks given as --fsdp-units;
+  4. ddpsim's default units (no --fsdp-units) give the same lines as the explicit ones.
+
+  python3 test_fsdp.py DDPSIM [W ...]
+Exits 77 (skipped) when torch cannot be imported, or when this ddpsim refuses --framework fsdp
+(steps 1 and 2 still run and fail the test if they find a mismatch).
+"""
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+try:
+    import torch  # noqa: F401
+except Exception as exc:  # noqa: BLE001 - any import failure means: no torch here
+    print(f"SKIP torch cannot be imported ({exc})")
+    sys.exit(77)
+
+sys.path.insert(0, HERE)
+import fsdp_oracle  # noqa: E402
+
+MODELS = {"gpt": None, "resnet": "torchvision"}
+WORLDS = (2, 4)
+TOPOLOGY, PROFILE = "dgx1v-ib", "v100-dgx1v"  # bundled, 8 GPUs per node: W = 2 and 4 fit one node
+
+
+def first_difference(ours, real, label):
+    """None where equal, else lines that show the first difference in context."""
+    if ours == real:
+        return None
+    i = next((k for k, (a, b) in enumerate(zip(ours, real)) if a != b), min(len(ours), len(real)))
+    out = [f"FAIL  {label}: first difference at line {i + 1} (ddpsim {len(ours)} lines, real {len(real)})"]
+    for k in range(max(0, i - 2), min(max(len(ours), len(real)), i + 4)):
+        a = ours[k] if k < len(ours) else "(none)"
+        b = real[k] if k < len(real) else "(none)"
+        out.append(f"      {'!' if a != b else ' '} {k + 1:3d} ddpsim: {a:<45} real: {b}")
+    return "\n".join(out)
+
+
+def padding_rule(run, world):
+    """Messages where a unit's recorded bytes are not W x sum(ceil(dim0/W) x rest) x 4."""
+    bad = []
+    facts = run["facts"]
+    if facts["reduce_scatter_dtypes"] != ["float32"]:
+        bad.append(f"reduce-scatter dtypes {facts['reduce_scatter_dtypes']}, expected float32 (the params')")
+    for unit, info in facts["units"].items():
+        numel = 0
+        for p in info["params"]:
+            shape = p["shape"]
+            rule = [math.ceil(shape[0] / world)] + shape[1:]
+            if p["padded_sharded"] != rule:
+                bad.append(f"{p['name']} {shape}: padded shard {p['padded_sharded']}, rule {rule}")
+            numel += math.prod(rule)
+        want = world * numel * 4
+        for line in run["ranks"][0]:
+            words = line.split()
+            if words[1] in ("all_gather", "reduce_scatter") and words[2] == unit and int(words[3]) != want:
+                bad.append(f"{line}: expected {want} bytes")
+    return bad
+
+
+def ddpsim_lines(ddpsim, path, world, raf, units):
+    """(exit status, stderr, the fsdp_issue lines) of ddpsim's plan."""
+    args = [ddpsim, "plan", "--framework", "fsdp", "--nodes", "1", "--gpus-per-node", str(world),
+            "--model", path, "--precision", "fp32", "--topology", TOPOLOGY, "--profile", PROFILE,
+            "--fsdp-reshard-after-forward", "true" if raf else "false"]
+    if units is not None:
+        args += ["--fsdp-units", units]
+    p = subprocess.run(args, capture_output=True, text=True)
+    return p.returncode, p.stderr.strip(), [l.strip() for l in p.stdout.splitlines() if l.startswith("fsdp_issue ")]
+
+
+def main(argv):
+    if not argv:
+        raise SystemExit(__doc__)
+    ddpsim = argv[0]
+    worlds = [int(w) for w in argv[1:]] or list(WORLDS)
+    print(f"real PyTorch {torch.__version__}")
+    models = []
+    for name, package in MODELS.items():
+        if package:
+            try:
+                __import__(package)
+            except Exception as exc:  # noqa: BLE001
+                print(f"SKIP {name}: {package} cannot be imported ({exc})")
+                continue
+        models.append(name)
+    if not models:
+        print("SKIP no model could run")
+        return 77
+    configs = [f"model={m},raf={r}" for m in models for r in (1, 0)]
+    cases = mismatches = 0
+    refused = None
+    with tempfile.TemporaryDirectory() as tmp:
+        files = {}
+        for name in models:
+            files[name] = os.path.join(tmp, name + ".model")
+            fsdp_oracle.export(name, files[name])
+        for world in worlds:
+            real = fsdp_oracle.record(world, configs)
+            for run in real["runs"]:
+                cfg = fsdp_oracle.parse_config(run["config"])
+                label = f"W={world} {run['config']}"
+                lines = run["ranks"][0]
+                cases += 1
+                differ = [r for r, seq in enumerate(run["ranks"]) if seq != lines]
+                if differ or not lines:
+                    mismatches += 1
+                    print(f"FAIL  {label}: ranks {differ} issue another sequence than rank 0" if differ
+                          else f"FAIL  {label}: nothing recorded")
+                    continue
+                print(f"ok    {label}: {world} ranks issue the same {len(lines)} lines")
+                cases += 1
+                bad = padding_rule(run, world)
+                if bad:
+                    mismatches += 1
+                    print(f"FAIL  {label}: padding rule: " + "; ".join(bad[:5]))
+                else:
+                    print(f"ok    {label}: bytes per unit = W x sum(ceil(dim0/W) x rest) x 4, fp32 reduce-scatter")
+                if refused:
+                    continue
+                explicit = None
+                for units in (fsdp_oracle.UNIT_PATTERNS[cfg["model"]], None):
+                    rc, err, ours = ddpsim_lines(ddpsim, files[cfg["model"]], world, cfg["raf"], units)
+                    what = f"--fsdp-units {units}" if units else "default units"
+                    if rc == 2 and "--framework" in err:
+                        refused = err
+                        break
+                    cases += 1
+                    if rc != 0:
+                        mismatches += 1
+                        print(f"FAIL  {label} ({what}): ddpsim plan exited {rc}: {err}")
+                        continue
+                    if units is None:
+                        if ours != explicit:
+                            mismatches += 1
+                            print(first_difference(ours, explicit, f"{label}: default units against explicit")
+                                  .replace("real:", "explicit:"))
+                        else:
+                            print(f"ok    {label}: default units equal --fsdp-units {fsdp_oracle.UNIT_PATTERNS[cfg['model']]}")
+                        continue
+                    explicit = ours
+                    diff = first_difference(ours, lines, f"{label} ({what})")
+                    if diff:
+                        mismatches += 1
+                        n = sum(a != b for a, b in zip(ours, lines)) + abs(len(ours) - len(lines))
+                        print(diff + f"\n      {n} of {len(lines)} lines differ")
+                    else:
+                        print(f"ok    {label} ({what}): ddpsim's {len(ours)} lines equal real FSDP2's")
+    print(f"{cases} cases, {mismatches} mismatches")
+    if mismatches:
+        return 1
+    if refused:
+        print(f"SKIP the comparison with ddpsim: `ddpsim plan --framework fsdp` is refused ({refused})")
+        return 77
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
