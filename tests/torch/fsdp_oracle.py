@@ -11,7 +11,8 @@
         fsdp_issue backward                    (just before loss.backward())
       and the facts the simulator relies on (reduce-scatter dtype, per-unit padded sizes, whether
       the root reshards after forward).
-      CONFIG: model=gpt|resnet,raf=0|1 (reshard_after_forward of every block; the root gets none)
+      CONFIG: model=gpt|resnet,raf=0|1[,mp=bf16|fp16] (reshard_after_forward of every block, the
+      root gets none; mp (gpt only): MixedPrecisionPolicy(param_dtype=...) on every unit, reduce_dtype unset)
   python3 fsdp_oracle.py export MODEL PATH
       the model file of MODEL (python/ddpsim_export, fp32, at the batch the oracle runs).
 
@@ -100,9 +101,13 @@ def build(name):
 
 def parse_config(text):
     kv = dict(item.split("=", 1) for item in text.split(","))
-    if kv.get("model") not in ("gpt", "resnet") or kv.get("raf") not in ("0", "1"):
-        raise SystemExit(f"fsdp_oracle: bad CONFIG {text!r} (model=gpt|resnet,raf=0|1)")
-    return {"text": text, "model": kv["model"], "raf": kv["raf"] == "1"}
+    if (kv.get("model") not in ("gpt", "resnet") or kv.get("raf") not in ("0", "1")
+            or kv.get("mp", "fp32") not in ("fp32", "bf16", "fp16") or set(kv) - {"model", "raf", "mp"}):
+        raise SystemExit(f"fsdp_oracle: bad CONFIG {text!r} (model=gpt|resnet,raf=0|1[,mp=bf16|fp16])")
+    if kv["model"] == "resnet" and kv.get("mp", "fp32") != "fp32":
+        # BatchNorm's running statistics are buffers FSDP does not cast: CPU batch_norm refuses them.
+        raise SystemExit(f"fsdp_oracle: {text!r}: mp is for gpt only (resnet's BatchNorm buffers stay fp32)")
+    return {"text": text, "model": kv["model"], "raf": kv["raf"] == "1", "mp": kv.get("mp", "fp32")}
 
 
 class Recorder:
@@ -174,12 +179,14 @@ class Recorder:
 
 
 def run_config(cfg, world, rec):
-    from torch.distributed.fsdp import fully_shard
+    from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
     from torch.distributed.fsdp._fully_shard._fsdp_state import _get_module_fsdp_state
     m, inputs, loss_of, units = build(cfg["model"])
+    mp = {} if cfg["mp"] == "fp32" else {"mp_policy": MixedPrecisionPolicy(
+        param_dtype={"bf16": torch.bfloat16, "fp16": torch.float16}[cfg["mp"]])}
     for path in units:
-        fully_shard(m.get_submodule(path), reshard_after_forward=cfg["raf"])
-    fully_shard(m)
+        fully_shard(m.get_submodule(path), reshard_after_forward=cfg["raf"], **mp)
+    fully_shard(m, **mp)
     # Registered after fully_shard: they run after FSDP's own pre-forward (registered with
     # prepend=True, _fsdp_state.py FSDPState.init), i.e. after the unit's all-gather was issued.
     for path in ["<root>"] + units:

@@ -50,9 +50,14 @@ def first_difference(ours, real, label):
 
 
 def padding_rule(run, world):
-    """Messages where a unit's recorded bytes are not W x sum(ceil(dim0/W) x rest) x 4."""
+    """Messages where a unit's recorded bytes are not W x sum(ceil(dim0/W) x rest) x the element
+    size: the all-gather's the param_dtype's (fp32 without mixed precision), the reduce-scatter's
+    fp32, the parameters' own (with reduce_dtype unset, 2.15 reduces in the grad dtype whatever
+    param_dtype is: MixedPrecisionPolicy's docstring, _fsdp_api.py)."""
     bad = []
     facts = run["facts"]
+    size = {"all_gather": 2 if fsdp_oracle.parse_config(run["config"])["mp"] != "fp32" else 4,
+            "reduce_scatter": 4}
     if facts["reduce_scatter_dtypes"] != ["float32"]:
         bad.append(f"reduce-scatter dtypes {facts['reduce_scatter_dtypes']}, expected float32 (the params')")
     for unit, info in facts["units"].items():
@@ -63,11 +68,10 @@ def padding_rule(run, world):
             if p["padded_sharded"] != rule:
                 bad.append(f"{p['name']} {shape}: padded shard {p['padded_sharded']}, rule {rule}")
             numel += math.prod(rule)
-        want = world * numel * 4
         for line in run["ranks"][0]:
             words = line.split()
-            if words[1] in ("all_gather", "reduce_scatter") and words[2] == unit and int(words[3]) != want:
-                bad.append(f"{line}: expected {want} bytes")
+            if words[1] in size and words[2] == unit and int(words[3]) != world * numel * size[words[1]]:
+                bad.append(f"{line}: expected {world * numel * size[words[1]]} bytes")
     return bad
 
 
@@ -128,7 +132,7 @@ def main(argv):
                     mismatches += 1
                     print(f"FAIL  {label}: padding rule: " + "; ".join(bad[:5]))
                 else:
-                    print(f"ok    {label}: bytes per unit = W x sum(ceil(dim0/W) x rest) x 4, fp32 reduce-scatter")
+                    print(f"ok    {label}: bytes per unit = W x sum(ceil(dim0/W) x rest) x element size, fp32 reduce-scatter")
                 if refused:
                     continue
                 explicit = None
