@@ -6,7 +6,22 @@
     check = Checks()
     check("what is checked", condition)
     sys.exit(check.finish())
+
+and `need("torch", ...)` where a test cannot run without a package (a skip, exit 77).
 """
+import importlib
+import sys
+
+
+def need(*modules: str) -> None:
+    """Imports each module, or prints why not and exits 77 (skipped): an absent or broken install
+    skips, as a missing GPU does."""
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except Exception as exc:  # noqa: BLE001 - any import failure means: not usable here
+            print(f"SKIP {name} cannot be imported ({exc})")
+            sys.exit(77)
 
 
 class Checks:

@@ -23,7 +23,6 @@ UNIT is the module path given to fully_shard, `<root>` for the root module.
 """
 import json
 import os
-import socket
 import sys
 
 import torch
@@ -31,6 +30,7 @@ from torch import nn
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
 BATCH = 2
 # The unit patterns for ddpsim's --fsdp-units, per model (the blocks; the root is always a unit).
 UNIT_PATTERNS = {"gpt": "h.*", "resnet": "layer*.*"}
@@ -178,7 +178,7 @@ class Recorder:
         FSDPParamGroup.post_backward = in_unit(FSDPParamGroup.post_backward)
 
 
-def run_config(cfg, world, rec):
+def run_config(cfg, rec):
     from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
     from torch.distributed.fsdp._fully_shard._fsdp_state import _get_module_fsdp_state
     m, inputs, loss_of, units = build(cfg["model"])
@@ -212,38 +212,22 @@ def run_config(cfg, world, rec):
     return facts
 
 
-def record_worker(rank, world, port, configs, out_dir):
-    import torch.distributed as dist
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
-    torch.set_num_threads(1)
-    dist.init_process_group("gloo", rank=rank, world_size=world)
+def record_worker(rank, world, configs):
     rec = Recorder()
     rec.install()
     results = []
     for cfg in configs:
         rec.lines, rec.rs_dtypes = [], set()
-        facts = run_config(cfg, world, rec)
+        facts = run_config(cfg, rec)
         results.append({"config": cfg["text"], "lines": list(rec.lines), "facts": facts})
-    with open(os.path.join(out_dir, f"rank{rank}.json"), "w") as f:
-        json.dump(results, f)
-    dist.barrier()
-    dist.destroy_process_group()
+    return results
 
 
 def record(world, config_texts):
     """{"torch": version, "world": W, "runs": [{"config", "ranks": [lines per rank], "facts"}]}."""
-    import tempfile
-    import torch.multiprocessing as mp
+    import gloo_group
     configs = [parse_config(t) for t in config_texts]
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    with tempfile.TemporaryDirectory() as d:
-        mp.spawn(record_worker, args=(world, port, configs, d), nprocs=world, join=True)
-        per_rank = []
-        for r in range(world):
-            with open(os.path.join(d, f"rank{r}.json")) as f:
-                per_rank.append(json.load(f))
+    per_rank = gloo_group.run(record_worker, world, configs)
     runs = [{"config": cfg["text"], "ranks": [per_rank[r][i]["lines"] for r in range(world)],
              "facts": per_rank[0][i]["facts"]} for i, cfg in enumerate(configs)]
     return {"torch": torch.__version__, "world": world, "runs": runs}
