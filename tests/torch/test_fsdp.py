@@ -23,7 +23,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 sys.path.insert(0, os.path.dirname(HERE))
-from pycheck import need  # noqa: E402
+from pycheck import can_import, need  # noqa: E402
 
 need("torch")
 import torch  # noqa: E402
@@ -94,12 +94,8 @@ def main(argv):
     print(f"real PyTorch {torch.__version__}")
     models = []
     for name, package in MODELS.items():
-        if package:
-            try:
-                __import__(package)
-            except Exception as exc:  # noqa: BLE001
-                print(f"SKIP {name}: {package} cannot be imported ({exc})")
-                continue
+        if package and not can_import(package, name):
+            continue
         models.append(name)
     if not models:
         print("SKIP no model could run")

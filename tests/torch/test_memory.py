@@ -31,7 +31,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-from pycheck import need  # noqa: E402
+from pycheck import can_import, need  # noqa: E402
 
 need("torch")
 import torch  # noqa: E402
@@ -192,12 +192,8 @@ def main(argv):
     ran = 0
     with tempfile.TemporaryDirectory() as tmp:
         for name, (gen, build, package) in MODELS.items():
-            if package:
-                try:
-                    __import__(package)
-                except Exception as exc:  # noqa: BLE001
-                    print(f"skip {name}: {package} cannot be imported ({exc})")
-                    continue
+            if package and not can_import(package, name):
+                continue
             ran += 1
             path = os.path.join(tmp, name + ".model")
             subprocess.run([ddpsim, "genmodel"] + gen + ["--precision", "fp32", "-o", path], check=True)

@@ -24,7 +24,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
 sys.path.insert(0, os.path.join(ROOT, "tests"))
-from pycheck import need  # noqa: E402
+from pycheck import can_import, need  # noqa: E402
 
 need("torch")
 import torch  # noqa: E402
@@ -93,12 +93,8 @@ def main(argv):
     with tempfile.TemporaryDirectory() as tmp:
         for name in wanted:
             package, configs = MODELS[name]
-            if package:
-                try:
-                    __import__(package)
-                except Exception as exc:  # noqa: BLE001
-                    print(f"SKIP {name}: {package} cannot be imported ({exc})")
-                    continue
+            if package and not can_import(package, name):
+                continue
             ran += 1
             path = model_file(name, tmp, ddpsim)
             params, ready, buffers = file_orders(path)
