@@ -11,8 +11,11 @@
         fsdp_issue backward                    (just before loss.backward())
       and the facts the simulator relies on (reduce-scatter dtype, per-unit padded sizes, whether
       the root reshards after forward).
-      CONFIG: model=gpt|resnet,raf=0|1[,mp=bf16|fp16] (reshard_after_forward of every block, the
-      root gets none; mp (gpt only): MixedPrecisionPolicy(param_dtype=...) on every unit, reduce_dtype unset)
+      CONFIG: model=gpt|resnet,raf=0|1[,mp=bf16|fp16][,rd=fp32|bf16|fp16][,fp=0|1|2]
+        raf: reshard_after_forward of every block (the root is given none);
+        mp, rd (gpt only): MixedPrecisionPolicy(param_dtype=mp, reduce_dtype=rd) on every unit,
+          either left None where not given;
+        fp: each block's set_modules_to_forward_prefetch of the next fp blocks (default 0)
   python3 fsdp_oracle.py export MODEL PATH
       the model file of MODEL (python/ddpsim_export, fp32, at the batch the oracle runs).
 
@@ -99,15 +102,24 @@ def build(name):
     raise SystemExit(f"fsdp_oracle: unknown model {name!r}")
 
 
+DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
+# CONFIG's keys, their values and defaults; each also a flag of `ddpsim plan --framework fsdp`.
+KEYS = {"model": (("gpt", "resnet"), None), "raf": (("0", "1"), None), "mp": (("bf16", "fp16"), None),
+        "rd": (tuple(DTYPES), None), "fp": (("0", "1", "2"), "0")}
+
+
 def parse_config(text):
+    """{"text", "model", "raf": bool, "mp", "rd": None or a dtype name, "fp": int} of a CONFIG."""
     kv = dict(item.split("=", 1) for item in text.split(","))
-    if (kv.get("model") not in ("gpt", "resnet") or kv.get("raf") not in ("0", "1")
-            or kv.get("mp", "fp32") not in ("fp32", "bf16", "fp16") or set(kv) - {"model", "raf", "mp"}):
-        raise SystemExit(f"fsdp_oracle: bad CONFIG {text!r} (model=gpt|resnet,raf=0|1[,mp=bf16|fp16])")
-    if kv["model"] == "resnet" and kv.get("mp", "fp32") != "fp32":
+    bad = [k for k, v in kv.items() if k not in KEYS or v not in KEYS[k][0]]
+    if bad or "model" not in kv or "raf" not in kv:
+        raise SystemExit(f"fsdp_oracle: bad CONFIG {text!r}: " + __doc__[__doc__.index("CONFIG: "):__doc__.index("  python3 fsdp_oracle.py export")])
+    cfg = {k: kv.get(k, default) for k, (_, default) in KEYS.items()}
+    if cfg["model"] == "resnet" and (cfg["mp"] or cfg["rd"]):
         # BatchNorm's running statistics are buffers FSDP does not cast: CPU batch_norm refuses them.
-        raise SystemExit(f"fsdp_oracle: {text!r}: mp is for gpt only (resnet's BatchNorm buffers stay fp32)")
-    return {"text": text, "model": kv["model"], "raf": kv["raf"] == "1", "mp": kv.get("mp", "fp32")}
+        raise SystemExit(f"fsdp_oracle: {text!r}: mp and rd are for gpt only (resnet's BatchNorm buffers stay fp32)")
+    cfg.update(text=text, raf=cfg["raf"] == "1", fp=int(cfg["fp"]))
+    return cfg
 
 
 class Recorder:
@@ -182,11 +194,14 @@ def run_config(cfg, rec):
     from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
     from torch.distributed.fsdp._fully_shard._fsdp_state import _get_module_fsdp_state
     m, inputs, loss_of, units = build(cfg["model"])
-    mp = {} if cfg["mp"] == "fp32" else {"mp_policy": MixedPrecisionPolicy(
-        param_dtype={"bf16": torch.bfloat16, "fp16": torch.float16}[cfg["mp"]])}
+    mp = MixedPrecisionPolicy(param_dtype=DTYPES.get(cfg["mp"]), reduce_dtype=DTYPES.get(cfg["rd"]))
     for path in units:
-        fully_shard(m.get_submodule(path), reshard_after_forward=cfg["raf"], **mp)
-    fully_shard(m, **mp)
+        fully_shard(m.get_submodule(path), reshard_after_forward=cfg["raf"], mp_policy=mp)
+    fully_shard(m, mp_policy=mp)
+    blocks = [m.get_submodule(path) for path in units]
+    for i, block in enumerate(blocks):
+        if cfg["fp"] and i + 1 < len(blocks):
+            block.set_modules_to_forward_prefetch(blocks[i + 1:i + 1 + cfg["fp"]])
     # Registered after fully_shard: they run after FSDP's own pre-forward (registered with
     # prepend=True, _fsdp_state.py FSDPState.init), i.e. after the unit's all-gather was issued.
     for path in ["<root>"] + units:

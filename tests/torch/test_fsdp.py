@@ -1,10 +1,12 @@
 """ddpsim's FSDP plan against real FSDP2 (CPU, gloo, 2 and 4 processes): zero mismatches allowed.
 
 For a small GPT-style model and torchvision's resnet18 (tests/torch/fsdp_oracle.py), each block
-fully_shard'ed with reshard_after_forward True and False and the root with none:
+fully_shard'ed with reshard_after_forward True and False and the root with none, and (EXTRA) with
+mixed precision (param_dtype, reduce_dtype) and explicit forward prefetch:
   1. every rank issues the same sequence in the steady-state (second) iteration;
   2. each unit's all-gather and reduce-scatter bytes are W x the sum over its parameters of
-     ceil(dim0 / W) x the other dims x 4 (fp32), no other padding (the rule ddpsim must model);
+     ceil(dim0 / W) x the other dims x the element size, no other padding (the rule ddpsim must
+     model), and the reduce-scatter runs in reduce_dtype, the parameters' fp32 where None;
   3. the sequence (all-gathers, reduce-scatters, unit forwards, backward, in issue order, with
      bytes) equals the `fsdp_issue` lines of `ddpsim plan --framework fsdp` on the model file the
      project's exporter writes of the same module, with the blocks given as --fsdp-units;
@@ -33,7 +35,12 @@ import fsdp_oracle  # noqa: E402
 
 MODELS = {"gpt": None, "resnet": "torchvision"}
 WORLDS = (2, 4)
-TOPOLOGY, PROFILE = "dgx1v-ib", "v100-dgx1v"  # bundled, 8 GPUs per node: W = 2 and 4 fit one node
+# Beyond reshard_after_forward on both models: MixedPrecisionPolicy (param_dtype alone, which since
+# 2.15 leaves the reduce-scatter fp32; with reduce_dtype) and explicit forward prefetch
+# (set_modules_to_forward_prefetch of the next 1 or 2 blocks).
+EXTRA = ["model=gpt,raf=1,mp=bf16", "model=gpt,raf=0,mp=bf16,rd=bf16", "model=gpt,raf=1,mp=fp16,rd=fp16",
+         "model=gpt,raf=1,fp=1", "model=gpt,raf=0,fp=2", "model=resnet,raf=1,fp=2"]
+TOPOLOGY, PROFILE = "dgxa100-ib", "a100-dgxa100"  # bundled, 8 GPUs per node (W = 2 and 4 fit one), bf16 priced
 
 
 def first_difference(ours, real, label):
@@ -51,15 +58,17 @@ def first_difference(ours, real, label):
 
 def padding_rule(run, world):
     """Messages where a unit's recorded bytes are not W x sum(ceil(dim0/W) x rest) x the element
-    size: the all-gather's the param_dtype's (fp32 without mixed precision), the reduce-scatter's
-    fp32, the parameters' own (with reduce_dtype unset, 2.15 reduces in the grad dtype whatever
-    param_dtype is: MixedPrecisionPolicy's docstring, _fsdp_api.py)."""
+    size: the all-gather's param_dtype's, the reduce-scatter's reduce_dtype's, each the parameters'
+    own (fp32) where None (since 2.15 also under a param_dtype: MixedPrecisionPolicy's docstring,
+    _fsdp_api.py)."""
     bad = []
     facts = run["facts"]
-    size = {"all_gather": 2 if fsdp_oracle.parse_config(run["config"])["mp"] != "fp32" else 4,
-            "reduce_scatter": 4}
-    if facts["reduce_scatter_dtypes"] != ["float32"]:
-        bad.append(f"reduce-scatter dtypes {facts['reduce_scatter_dtypes']}, expected float32 (the params')")
+    cfg = fsdp_oracle.parse_config(run["config"])
+    dtype = {"all_gather": fsdp_oracle.DTYPES[cfg["mp"] or "fp32"], "reduce_scatter": fsdp_oracle.DTYPES[cfg["rd"] or "fp32"]}
+    size = {kind: torch.empty(0, dtype=t).element_size() for kind, t in dtype.items()}
+    want = str(dtype["reduce_scatter"]).replace("torch.", "")
+    if facts["reduce_scatter_dtypes"] != [want]:
+        bad.append(f"reduce-scatter dtypes {facts['reduce_scatter_dtypes']}, expected {want}")
     for unit, info in facts["units"].items():
         numel = 0
         for p in info["params"]:
@@ -75,11 +84,17 @@ def padding_rule(run, world):
     return bad
 
 
-def ddpsim_lines(ddpsim, path, world, raf, units):
-    """(exit status, stderr, the fsdp_issue lines) of ddpsim's plan."""
+def ddpsim_lines(ddpsim, path, world, cfg, units):
+    """(exit status, stderr, the fsdp_issue lines) of ddpsim's plan of a CONFIG."""
     args = [ddpsim, "plan", "--framework", "fsdp", "--nodes", "1", "--gpus-per-node", str(world),
             "--model", path, "--precision", "fp32", "--topology", TOPOLOGY, "--profile", PROFILE,
-            "--fsdp-reshard-after-forward", "true" if raf else "false"]
+            "--fsdp-reshard-after-forward", "true" if cfg["raf"] else "false"]
+    if cfg["mp"]:
+        args += ["--fsdp-param-dtype", cfg["mp"]]
+    if cfg["rd"]:
+        args += ["--fsdp-reduce-dtype", cfg["rd"]]
+    if cfg["fp"]:
+        args += ["--fsdp-forward-prefetch", str(cfg["fp"])]
     if units is not None:
         args += ["--fsdp-units", units]
     p = subprocess.run(args, capture_output=True, text=True)
@@ -100,7 +115,8 @@ def main(argv):
     if not models:
         print("SKIP no model could run")
         return 77
-    configs = [f"model={m},raf={r}" for m in models for r in (1, 0)]
+    configs = [f"model={m},raf={r}" for m in models for r in (1, 0)] + \
+        [c for c in EXTRA if fsdp_oracle.parse_config(c)["model"] in models]
     cases = mismatches = 0
     refused = None
     with tempfile.TemporaryDirectory() as tmp:
@@ -128,12 +144,12 @@ def main(argv):
                     mismatches += 1
                     print(f"FAIL  {label}: padding rule: " + "; ".join(bad[:5]))
                 else:
-                    print(f"ok    {label}: bytes per unit = W x sum(ceil(dim0/W) x rest) x element size, fp32 reduce-scatter")
+                    print(f"ok    {label}: bytes per unit = W x sum(ceil(dim0/W) x rest) x element size")
                 if refused:
                     continue
                 explicit = None
                 for units in (fsdp_oracle.UNIT_PATTERNS[cfg["model"]], None):
-                    rc, err, ours = ddpsim_lines(ddpsim, files[cfg["model"]], world, cfg["raf"], units)
+                    rc, err, ours = ddpsim_lines(ddpsim, files[cfg["model"]], world, cfg, units)
                     what = f"--fsdp-units {units}" if units else "default units"
                     if rc == 2 and "--framework" in err:
                         refused = err
