@@ -101,6 +101,11 @@ static int pattern_match(const char *pats, const char *s) {
   return 0;
 }
 
+long fsdp_shard_numel(const model_param *pm, int world) {
+  long dim0 = pm->ndim > 0 && pm->shape[0] > 0 ? pm->shape[0] : 1;
+  return (dim0 + world - 1) / world * (pm->numel / dim0);
+}
+
 static size_t dtype_bytes(int forced, const model_param *pm, model_dtype run) {
   return model_dtype_size(forced >= 0 ? (model_dtype)forced : model_param_dtype(pm, run));
 }
@@ -165,8 +170,7 @@ int fsdp_units(const sim_config *c, int world, fsdp_unit **units_out, int *n_out
     for (int k = 1; k < nu; k++)
       if (holds(u[k].path, pm->name)) of[i] = k;
     fsdp_unit *x = &u[of[i]];
-    long dim0 = pm->ndim > 0 && pm->shape[0] > 0 ? pm->shape[0] : 1, rest = pm->numel / dim0;
-    long shard = (dim0 + world - 1) / world * rest;
+    long shard = fsdp_shard_numel(pm, world);
     if (!x->nparams) x->dtype = model_param_dtype(pm, run);
     x->nparams++;
     x->numel += pm->numel;
@@ -688,13 +692,16 @@ int fsdp_build(const sim_config *c, plan_t *p, err_t *e) {
     rc = err_set(e, ERR_NOMEM, "out of memory");
     goto fail;
   }
+  /* The optimizer steps one rank's shard: of this job's ranks, or for the 1-GPU twin of a job
+   * (sim/predict.h) of that job's (fsdp_shard_world), so that the twin is the rank's work alone. */
+  int sw = c->fsdp_shard_world > 0 ? c->fsdp_shard_world : p->ranks;
   long total = model_total_params(m), shard = 0;
-  for (int k = 0; k < d->nu; k++) shard += d->u[k].shard_numel;
+  for (int i = 0; i < m->nparams; i++) shard += fsdp_shard_numel(&m->params[i], sw);
   p->nops = n;
   p->first_tail = -1;
   for (int o = 0; o < n; o++) {
     model_op op = m->ops[o];
-    if (op.phase == MODEL_PHASE_OPTIMIZER && total > 0 && p->ranks > 1) {
+    if (op.phase == MODEL_PHASE_OPTIMIZER && total > 0 && sw > 1) {
       /* fully_shard's parameters are DTensors: the optimizer steps one rank's shard. */
       double f = (double)shard / (double)total;
       op.elems.v = (long)ceil((double)op.elems.v * f);
