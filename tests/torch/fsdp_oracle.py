@@ -11,11 +11,13 @@
         fsdp_issue backward                    (just before loss.backward())
       and the facts the simulator relies on (reduce-scatter dtype, per-unit padded sizes, whether
       the root reshards after forward).
-      CONFIG: model=gpt|resnet,raf=0|1[,mp=bf16|fp16][,rd=fp32|bf16|fp16][,fp=0|1|2]
+      CONFIG: model=gpt|resnet,raf=0|1[,mp=bf16|fp16][,rd=fp32|bf16|fp16][,fp=0|1|2][,units=...]
         raf: reshard_after_forward of every block (the root is given none);
         mp, rd (gpt only): MixedPrecisionPolicy(param_dtype=mp, reduce_dtype=rd) on every unit,
           either left None where not given;
-        fp: each block's set_modules_to_forward_prefetch of the next fp blocks (default 0)
+        fp: each unit's (the root's none) set_modules_to_forward_prefetch of the next fp units
+          to run forward (default 0);
+        units (gpt only): blocks (default), emb (wte too), all (every child of the root)
   python3 fsdp_oracle.py export MODEL PATH
       the model file of MODEL (python/ddpsim_export, fp32, at the batch the oracle runs).
 
@@ -35,8 +37,17 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 BATCH = 2
-# The unit patterns for ddpsim's --fsdp-units, per model (the blocks; the root is always a unit).
-UNIT_PATTERNS = {"gpt": "h.*", "resnet": "layer*.*"}
+# The blocks' pattern for ddpsim's --fsdp-units, per model (ddpsim's default units).
+BLOCK_PATTERNS = {"gpt": "h.*", "resnet": "layer*.*"}
+# CONFIG's units=: which of the GPT's root children are units beside the blocks (the root is
+# always one): none, the token embedding (emb), or every one (all: the root keeps no parameter).
+UNIT_SETS = {"blocks": ([], []), "emb": (["wte"], []), "all": (["wte", "wpe"], ["ln_f", "lm_head"])}
+
+
+def unit_patterns(cfg):
+    """--fsdp-units for a CONFIG: the modules it fully_shards, the blocks as their pattern."""
+    before, after = UNIT_SETS[cfg["units"]]
+    return ",".join(before + [BLOCK_PATTERNS[cfg["model"]]] + after)
 
 
 class Attention(nn.Module):
@@ -88,7 +99,7 @@ class GPT(nn.Module):
 
 
 def build(name):
-    """(module, example inputs, loss of the output, the unit modules' paths) for a model name."""
+    """(module, example inputs, loss of the output, the blocks' module paths) for a model name."""
     torch.manual_seed(0)
     if name == "gpt":
         m = GPT()
@@ -105,7 +116,7 @@ def build(name):
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 # CONFIG's keys, their values and defaults; each also a flag of `ddpsim plan --framework fsdp`.
 KEYS = {"model": (("gpt", "resnet"), None), "raf": (("0", "1"), None), "mp": (("bf16", "fp16"), None),
-        "rd": (tuple(DTYPES), None), "fp": (("0", "1", "2"), "0")}
+        "rd": (tuple(DTYPES), None), "fp": (("0", "1", "2"), "0"), "units": (tuple(UNIT_SETS), "blocks")}
 
 
 def parse_config(text):
@@ -115,9 +126,9 @@ def parse_config(text):
     if bad or "model" not in kv or "raf" not in kv:
         raise SystemExit(f"fsdp_oracle: bad CONFIG {text!r}: " + __doc__[__doc__.index("CONFIG: "):__doc__.index("  python3 fsdp_oracle.py export")])
     cfg = {k: kv.get(k, default) for k, (_, default) in KEYS.items()}
-    if cfg["model"] == "resnet" and (cfg["mp"] or cfg["rd"]):
+    if cfg["model"] == "resnet" and (cfg["mp"] or cfg["rd"] or cfg["units"] != "blocks"):
         # BatchNorm's running statistics are buffers FSDP does not cast: CPU batch_norm refuses them.
-        raise SystemExit(f"fsdp_oracle: {text!r}: mp and rd are for gpt only (resnet's BatchNorm buffers stay fp32)")
+        raise SystemExit(f"fsdp_oracle: {text!r}: mp, rd and units are for gpt only (resnet's BatchNorm buffers stay fp32)")
     cfg.update(text=text, raf=cfg["raf"] == "1", fp=int(cfg["fp"]))
     return cfg
 
@@ -193,15 +204,18 @@ class Recorder:
 def run_config(cfg, rec):
     from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
     from torch.distributed.fsdp._fully_shard._fsdp_state import _get_module_fsdp_state
-    m, inputs, loss_of, units = build(cfg["model"])
+    m, inputs, loss_of, blocks = build(cfg["model"])
+    before, after = UNIT_SETS[cfg["units"]]
+    units = before + blocks + after
     mp = MixedPrecisionPolicy(param_dtype=DTYPES.get(cfg["mp"]), reduce_dtype=DTYPES.get(cfg["rd"]))
     for path in units:
         fully_shard(m.get_submodule(path), reshard_after_forward=cfg["raf"], mp_policy=mp)
     fully_shard(m, mp_policy=mp)
-    blocks = [m.get_submodule(path) for path in units]
-    for i, block in enumerate(blocks):
-        if cfg["fp"] and i + 1 < len(blocks):
-            block.set_modules_to_forward_prefetch(blocks[i + 1:i + 1 + cfg["fp"]])
+    # Each unit but the root prefetches the next fp units to run forward (units is in forward order).
+    modules = [m.get_submodule(path) for path in units]
+    for i, module in enumerate(modules):
+        if cfg["fp"] and i + 1 < len(modules):
+            module.set_modules_to_forward_prefetch(modules[i + 1:i + 1 + cfg["fp"]])
     # Registered after fully_shard: they run after FSDP's own pre-forward (registered with
     # prepend=True, _fsdp_state.py FSDPState.init), i.e. after the unit's all-gather was issued.
     for path in ["<root>"] + units:
@@ -220,6 +234,9 @@ def run_config(cfg, rec):
     for path in ["<root>"] + units:
         module = m if path == "<root>" else m.get_submodule(path)
         group = _get_module_fsdp_state(module)._fsdp_param_group
+        if group is None:  # a unit without parameters of its own: no group, no collective
+            facts["units"][path] = {"reshard_after_forward": None, "params": []}
+            continue
         facts["units"][path] = {
             "reshard_after_forward": group.post_forward_mesh_info is not None,
             "params": [{"name": p._param_fqn, "shape": list(p._orig_size),

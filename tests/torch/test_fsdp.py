@@ -9,7 +9,7 @@ mixed precision (param_dtype, reduce_dtype) and explicit forward prefetch:
      model), and the reduce-scatter runs in reduce_dtype, the parameters' fp32 where None;
   3. the sequence (all-gathers, reduce-scatters, unit forwards, backward, in issue order, with
      bytes) equals the `fsdp_issue` lines of `ddpsim plan --framework fsdp` on the model file the
-     project's exporter writes of the same module, with the blocks given as --fsdp-units;
+     project's exporter writes of the same module, with the units given as --fsdp-units;
   4. ddpsim's default units (no --fsdp-units) give the same lines as the explicit ones.
 
   python3 test_fsdp.py DDPSIM [W ...]
@@ -37,9 +37,12 @@ MODELS = {"gpt": None, "resnet": "torchvision"}
 WORLDS = (2, 4)
 # Beyond reshard_after_forward on both models: MixedPrecisionPolicy (param_dtype alone, which since
 # 2.15 leaves the reduce-scatter fp32; with reduce_dtype) and explicit forward prefetch
-# (set_modules_to_forward_prefetch of the next 1 or 2 blocks).
+# (set_modules_to_forward_prefetch of the next 1 or 2 blocks); other modules as units beside the
+# blocks (the token embedding, whose input needs no gradient; every child of the root, leaving the
+# root without parameters).
 EXTRA = ["model=gpt,raf=1,mp=bf16", "model=gpt,raf=0,mp=bf16,rd=bf16", "model=gpt,raf=1,mp=fp16,rd=fp16",
-         "model=gpt,raf=1,fp=1", "model=gpt,raf=0,fp=2", "model=resnet,raf=1,fp=2"]
+         "model=gpt,raf=1,fp=1", "model=gpt,raf=0,fp=2", "model=resnet,raf=1,fp=2",
+         "model=gpt,raf=1,units=emb", "model=gpt,raf=1,units=all,fp=1", "model=gpt,raf=0,units=all"]
 TOPOLOGY, PROFILE = "dgxa100-ib", "a100-dgxa100"  # bundled, 8 GPUs per node (W = 2 and 4 fit one), bf16 priced
 
 
@@ -147,8 +150,10 @@ def main(argv):
                     print(f"ok    {label}: bytes per unit = W x sum(ceil(dim0/W) x rest) x element size")
                 if refused:
                     continue
-                explicit = None
-                for units in (fsdp_oracle.UNIT_PATTERNS[cfg["model"]], None):
+                explicit, patterns = None, fsdp_oracle.unit_patterns(cfg)
+                # The default units are the blocks: checked against the explicit ones where those
+                # are the blocks alone.
+                for units in [patterns] + ([None] if cfg["units"] == "blocks" else []):
                     rc, err, ours = ddpsim_lines(ddpsim, files[cfg["model"]], world, cfg, units)
                     what = f"--fsdp-units {units}" if units else "default units"
                     if rc == 2 and "--framework" in err:
@@ -165,7 +170,7 @@ def main(argv):
                             print(first_difference(ours, explicit, f"{label}: default units against explicit")
                                   .replace("real:", "explicit:"))
                         else:
-                            print(f"ok    {label}: default units equal --fsdp-units {fsdp_oracle.UNIT_PATTERNS[cfg['model']]}")
+                            print(f"ok    {label}: default units equal --fsdp-units {patterns}")
                         continue
                     explicit = ours
                     diff = first_difference(ours, lines, f"{label} ({what})")
