@@ -11,7 +11,7 @@
         fsdp_issue backward                    (just before loss.backward())
       and the facts the simulator relies on (reduce-scatter dtype, per-unit padded sizes, whether
       the root reshards after forward).
-      CONFIG: model=gpt|resnet,raf=0|1[,mp=bf16|fp16][,rd=fp32|bf16|fp16][,fp=0|1|2][,units=...]
+      CONFIG: model=gpt|gpt-frozen|resnet,raf=0|1[,mp=bf16|fp16][,rd=fp32|bf16|fp16][,fp=0|1|2][,units=...]
         raf: reshard_after_forward of every block (the root is given none);
         mp, rd (gpt only): MixedPrecisionPolicy(param_dtype=mp, reduce_dtype=rd) on every unit,
           either left None where not given;
@@ -22,7 +22,8 @@
       the model file of MODEL (python/ddpsim_export, fp32, at the batch the oracle runs).
 
 Models: gpt (a small GPT-2-shaped model: blocks in a ModuleList `h`, embeddings, final norm and
-head at the root; sizes chosen so that dims do not divide by 2 or 4 and FSDP pads), resnet
+head at the root; sizes chosen so that dims do not divide by 2 or 4 and FSDP pads), gpt-frozen
+(the same with the position embedding and each block's ln_1 frozen, requires_grad=False), resnet
 (torchvision resnet18 with 10 classes on 32x32 images; each layerK.J block a unit).
 UNIT is the module path given to fully_shard, `<root>` for the root module.
 """
@@ -38,7 +39,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 BATCH = 2
 # The blocks' pattern for ddpsim's --fsdp-units, per model (ddpsim's default units).
-BLOCK_PATTERNS = {"gpt": "h.*", "resnet": "layer*.*"}
+BLOCK_PATTERNS = {"gpt": "h.*", "gpt-frozen": "h.*", "resnet": "layer*.*"}
 # CONFIG's units=: which of the GPT's root children are units beside the blocks (the root is
 # always one): none, the token embedding (emb), or every one (all: the root keeps no parameter).
 UNIT_SETS = {"blocks": ([], []), "emb": (["wte"], []), "all": (["wte", "wpe"], ["ln_f", "lm_head"])}
@@ -101,8 +102,12 @@ class GPT(nn.Module):
 def build(name):
     """(module, example inputs, loss of the output, the blocks' module paths) for a model name."""
     torch.manual_seed(0)
-    if name == "gpt":
+    if name in ("gpt", "gpt-frozen"):
         m = GPT()
+        if name == "gpt-frozen":  # requires_grad=False: all-gathered, never reduce-scattered
+            m.wpe.requires_grad_(False)
+            for block in m.h:
+                block.ln_1.requires_grad_(False)
         ids = torch.randint(0, 11, (BATCH, m.seq))
         return m, (ids,), lambda out: out.float().mean(), [f"h.{i}" for i in range(len(m.h))]
     if name == "resnet":
@@ -115,7 +120,7 @@ def build(name):
 
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 # CONFIG's keys, their values and defaults; each also a flag of `ddpsim plan --framework fsdp`.
-KEYS = {"model": (("gpt", "resnet"), None), "raf": (("0", "1"), None), "mp": (("bf16", "fp16"), None),
+KEYS = {"model": (("gpt", "gpt-frozen", "resnet"), None), "raf": (("0", "1"), None), "mp": (("bf16", "fp16"), None),
         "rd": (tuple(DTYPES), None), "fp": (("0", "1", "2"), "0"), "units": (tuple(UNIT_SETS), "blocks")}
 
 
@@ -239,7 +244,7 @@ def run_config(cfg, rec):
             continue
         facts["units"][path] = {
             "reshard_after_forward": group.post_forward_mesh_info is not None,
-            "params": [{"name": p._param_fqn, "shape": list(p._orig_size),
+            "params": [{"name": p._param_fqn, "shape": list(p._orig_size), "grad": p.sharded_param.requires_grad,
                         "padded_sharded": list(p.padded_sharded_param_size)} for p in group.fsdp_params]}
     return facts
 
