@@ -1,12 +1,13 @@
 """ddpsim's FSDP plan against real FSDP2 (CPU, gloo, 2 and 4 processes): zero mismatches allowed.
 
-For a small GPT-style model and torchvision's resnet18 (tests/torch/fsdp_oracle.py), each block
-fully_shard'ed with reshard_after_forward True and False and the root with none, and (EXTRA) with
-mixed precision (param_dtype, reduce_dtype) and explicit forward prefetch:
+For a small GPT-style model (also with frozen, and with unused, parameters) and torchvision's
+resnet18 (tests/torch/fsdp_oracle.py), each block fully_shard'ed with reshard_after_forward True
+and False and the root with none, and (EXTRA) with mixed precision (param_dtype, reduce_dtype),
+explicit forward prefetch and other units than the blocks:
   1. every rank issues the same sequence in the steady-state (second) iteration;
   2. each unit's all-gather and reduce-scatter bytes are W x the sum over its parameters of
      ceil(dim0 / W) x the other dims x the element size, no other padding (the rule ddpsim must
-     model), frozen parameters (gpt-frozen) gathered and not reduced, and the reduce-scatter runs
+     model), frozen and unused parameters gathered and not reduced, and the reduce-scatter runs
      in reduce_dtype, the parameters' fp32 where None;
   3. the sequence (all-gathers, reduce-scatters, unit forwards, backward, in issue order, with
      bytes) equals the `fsdp_issue` lines of `ddpsim plan --framework fsdp` on the model file the
@@ -34,7 +35,7 @@ import torch  # noqa: E402
 sys.path.insert(0, HERE)
 import fsdp_oracle  # noqa: E402
 
-MODELS = {"gpt": None, "gpt-frozen": None, "resnet": "torchvision"}
+MODELS = {"gpt": None, "gpt-frozen": None, "gpt-unused": None, "resnet": "torchvision"}
 WORLDS = (2, 4)
 # Beyond reshard_after_forward on both models: MixedPrecisionPolicy (param_dtype alone, which since
 # 2.15 leaves the reduce-scatter fp32; with reduce_dtype) and explicit forward prefetch
@@ -74,14 +75,14 @@ def padding_rule(run, world):
     if facts["reduce_scatter_dtypes"] != [want]:
         bad.append(f"reduce-scatter dtypes {facts['reduce_scatter_dtypes']}, expected {want}")
     for unit, info in facts["units"].items():
-        numel = {"all_gather": 0, "reduce_scatter": 0}  # frozen parameters are gathered, not reduced
+        numel = {"all_gather": 0, "reduce_scatter": 0}  # frozen and unused ones are gathered, not reduced
         for p in info["params"]:
             shape = p["shape"]
             rule = [math.ceil(shape[0] / world)] + shape[1:]
             if p["padded_sharded"] != rule:
                 bad.append(f"{p['name']} {shape}: padded shard {p['padded_sharded']}, rule {rule}")
             numel["all_gather"] += math.prod(rule)
-            numel["reduce_scatter"] += math.prod(rule) if p["grad"] else 0
+            numel["reduce_scatter"] += math.prod(rule) if p["reduced"] else 0
         for line in run["ranks"][0]:
             words = line.split()
             if words[1] in size and words[2] == unit:
