@@ -11,7 +11,7 @@
         fsdp_issue backward                    (just before loss.backward())
       and the facts the simulator relies on (reduce-scatter dtype, per-unit padded sizes, whether
       the root reshards after forward).
-      CONFIG: model=gpt|gpt-frozen|gpt-unused|resnet,raf=0|1[,mp=bf16|fp16][,rd=fp32|bf16|fp16][,fp=0|1|2][,units=...]
+      CONFIG: model=gpt|gpt-frozen|gpt-unused|gpt-tied|resnet,raf=0|1[,mp=bf16|fp16][,rd=fp32|bf16|fp16][,fp=0|1|2][,units=...]
         raf: reshard_after_forward of every block (the root is given none);
         mp, rd (gpt only): MixedPrecisionPolicy(param_dtype=mp, reduce_dtype=rd) on every unit,
           either left None where not given;
@@ -24,7 +24,8 @@
 Models: gpt (a small GPT-2-shaped model: blocks in a ModuleList `h`, embeddings, final norm and
 head at the root; sizes chosen so that dims do not divide by 2 or 4 and FSDP pads), gpt-frozen
 (the same with the position embedding and each block's ln_1 frozen, requires_grad=False),
-gpt-unused (each block with a Linear(18, 5) `spare` its forward never calls), resnet
+gpt-unused (each block with a Linear(18, 5) `spare` its forward never calls), gpt-tied (the
+head's weight the token embedding's, as GPT-2's), resnet
 (torchvision resnet18 with 10 classes on 32x32 images; each layerK.J block a unit).
 UNIT is the module path given to fully_shard, `<root>` for the root module.
 """
@@ -40,7 +41,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 BATCH = 2
 # The blocks' pattern for ddpsim's --fsdp-units, per model (ddpsim's default units).
-BLOCK_PATTERNS = {"gpt": "h.*", "gpt-frozen": "h.*", "gpt-unused": "h.*", "resnet": "layer*.*"}
+BLOCK_PATTERNS = {"gpt": "h.*", "gpt-frozen": "h.*", "gpt-unused": "h.*", "gpt-tied": "h.*", "resnet": "layer*.*"}
 # CONFIG's units=: which of the GPT's root children are units beside the blocks (the root is
 # always one): none, the token embedding (emb), or every one (all: the root keeps no parameter).
 UNIT_SETS = {"blocks": ([], []), "emb": (["wte"], []), "all": (["wte", "wpe"], ["ln_f", "lm_head"])}
@@ -103,8 +104,10 @@ class GPT(nn.Module):
 def build(name):
     """(module, example inputs, loss of the output, the blocks' module paths) for a model name."""
     torch.manual_seed(0)
-    if name in ("gpt", "gpt-frozen", "gpt-unused"):
+    if name in ("gpt", "gpt-frozen", "gpt-unused", "gpt-tied"):
         m = GPT()
+        if name == "gpt-tied":  # GPT-2's tied head: one parameter, in the root's unit once
+            m.lm_head.weight = m.wte.weight
         if name == "gpt-unused":  # a parameter forward never uses: all-gathered, no gradient
             for block in m.h:
                 block.spare = nn.Linear(18, 5)
@@ -124,7 +127,7 @@ def build(name):
 
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 # CONFIG's keys, their values and defaults; each also a flag of `ddpsim plan --framework fsdp`.
-KEYS = {"model": (("gpt", "gpt-frozen", "gpt-unused", "resnet"), None), "raf": (("0", "1"), None), "mp": (("bf16", "fp16"), None),
+KEYS = {"model": (("gpt", "gpt-frozen", "gpt-unused", "gpt-tied", "resnet"), None), "raf": (("0", "1"), None), "mp": (("bf16", "fp16"), None),
         "rd": (tuple(DTYPES), None), "fp": (("0", "1", "2"), "0"), "units": (tuple(UNIT_SETS), "blocks")}
 
 

@@ -1,6 +1,6 @@
 """ddpsim's FSDP plan against real FSDP2 (CPU, gloo, 2 and 4 processes): zero mismatches allowed.
 
-For a small GPT-style model (also with frozen, and with unused, parameters) and torchvision's
+For a small GPT-style model (also with frozen, with unused, and with tied parameters) and torchvision's
 resnet18 (tests/torch/fsdp_oracle.py), each block fully_shard'ed with reshard_after_forward True
 and False and the root with none, and (EXTRA) with mixed precision (param_dtype, reduce_dtype),
 explicit forward prefetch and other units than the blocks:
@@ -35,7 +35,7 @@ import torch  # noqa: E402
 sys.path.insert(0, HERE)
 import fsdp_oracle  # noqa: E402
 
-MODELS = {"gpt": None, "gpt-frozen": None, "gpt-unused": None, "resnet": "torchvision"}
+MODELS = {"gpt": None, "gpt-frozen": None, "gpt-unused": None, "gpt-tied": None, "resnet": "torchvision"}
 WORLDS = (2, 4)
 # Beyond reshard_after_forward on both models: MixedPrecisionPolicy (param_dtype alone, which since
 # 2.15 leaves the reduce-scatter fp32; with reduce_dtype) and explicit forward prefetch
