@@ -17,10 +17,12 @@
  * before each unit for its all-gather and copying the gathered parameters out; backward, each unit
  * waiting for its all-gather when it resharded, then after its ops waiting for the previous
  * reduce-scatter (FSDP keeps one reduce-scatter input buffer) and copying its gradients in; then
- * waits for the last reduce-scatter and runs the optimizer on the local shard. An all-gather stream
- * plays the all-gathers in the order the host issued them (never before the host issued one; an
- * all-gather in forward not before the copy-out two units back, whose buffer it reuses); a
- * reduce-scatter stream plays each reduce-scatter once the compute stream has copied its input.
+ * waits for the last reduce-scatter and runs the optimizer on the local shard. A copy-in stream
+ * copies each all-gather's input in the order the host issued them (never before the host issued
+ * one; in forward not before the copy-out two units back, whose buffer it reuses), an all-gather
+ * stream plays each once its copy is done; a reduce-scatter stream plays each reduce-scatter once
+ * the compute stream has copied its input (HSDP: an all-reduce stream each all-reduce after its
+ * reduce-scatter).
  * The host issues everything in the order FSDP's hooks do; its clock is sim/pipe.h's. */
 #ifndef DDPSIM_FSDP_H
 #define DDPSIM_FSDP_H
@@ -44,6 +46,9 @@ typedef struct {
   int fwd_first, fwd_last;    /* its ops' first and last index in forward and backward (-1: none) */
   int bwd_first, bwd_last;
 } fsdp_unit;
+
+/* The ranks a parameter is sharded over: every rank, or under HSDP (fsdp_replicate > 1) one replica's. */
+int fsdp_shard_world(const sim_config *c);
 
 /* One rank's shard of parameter pm among `world` ranks, padding included: ceil(dim0 / world) rows
  * of dim 0 (FSDPParam's torch.chunk along dim 0; a scalar is one row). */

@@ -45,11 +45,7 @@ int memory_estimate(const sim_config *c, model_optim optim, memory_parts *out, e
   int half = o->precision != MODEL_FP32;
   /* FSDP keeps one shard of every parameter, its gradient and its optimizer state: each parameter's
    * ceil(dim0 / world) rows of dim 0 (sim/fsdp.h). */
-  int fsdp = c->framework == SIM_FRAMEWORK_FSDP, world = 1;
-  if (fsdp) {
-    int gpn = c->gpus_per_node > 0 ? c->gpus_per_node : c->topo->gpus_per_node;
-    world = c->nodes * gpn;
-  }
+  int fsdp = c->framework == SIM_FRAMEWORK_FSDP, world = fsdp ? fsdp_shard_world(c) : 1;
   for (int i = 0; i < m->nparams; i++) {
     const model_param *pm = &m->params[i];
     double share = fsdp ? (double)fsdp_shard_numel(pm, world) / (double)pm->numel : 1.0;

@@ -182,7 +182,9 @@ typedef struct plan_s {
   int slot_seg, slot_bwd_rest, slot_lag, slot_tail; /* the program's slots: segment s's duration,
                                           backward's rest, bucket b's launch lag, the tail's a, b and copy back */
   long *at_ready, *at_start, *at_end; /* (nb) bucket b's ready event, the end of its launch wait
-                                         and of its collective (with hooks) in the record's `at` */
+                                         and of its collective (with hooks) in the record's `at`; a
+                                         builder without buckets (nb 0, FSDP's): at_start and at_end
+                                         (prog.ncoll) of each collective alone */
 
   /* Totals the readout reports (per iteration, rank 0's view without jitter). */
   double backward_s, bucket_copy_s;
@@ -213,6 +215,11 @@ void plan_free(plan_t *p); /* frees the contents; NULL is a no-op */
  * COLL_ALLREDUCE for every bucket; a caller may set another kind before engine_run. ERR_INPUT when
  * NCCL has no algorithm for it within the plan's masks. */
 int plan_bucket_coll(plan_t *p, int b, coll_kind kind, double bytes, err_t *e);
+
+/* Makes b a collective `kind` of group g's ranks alone (sim/ncclmodel.h's nccl_group: one node's, or
+ * one rail's; ALL: plan_bucket_coll): NCCL's choice on that communicator (nccl_model_group), played
+ * as a one-phase collective on the group's rings. The plan must have them (p->phased). */
+int plan_group_coll(plan_t *p, int b, coll_kind kind, double bytes, nccl_group g, err_t *e);
 
 /* The config's GPUs per node, batch and precision, its defaults applied, checked. Shared with
  * DataParallel's builder. A value the user chose out of range (nodes, GPUs, batch, bucket caps,

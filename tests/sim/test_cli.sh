@@ -118,6 +118,13 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["framework"] == "fsdp" and 0 < d["scaling_efficiency"] <= 1 and d["memory"]["unsharded_bytes"] > 0, d
 ' "$tmp/fsdp.json"
+"$ddpsim" recommend --framework fsdp --model bert-base --nodes 2 --samples 0 --json >"$tmp/fsdp-rec.json"
+check "recommend --framework fsdp: FSDP's knobs and DDP itself tried, no caps" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert [a["knob"] for a in d["advice"]] == ["reshard_after_forward", "hsdp", "forward_prefetch", "framework"], d["advice"]
+assert len(d["caps"]) == 1, d["caps"]' "$tmp/fsdp-rec.json"
+expect 2 "--bucket-cap-mb: FSDP has no buckets" -- recommend --framework fsdp --bucket-cap-mb 10,25
 "$ddpsim" plan --framework fsdp --model bert-base --fsdp-reshard-after-forward false >"$tmp/fsdp.plan"
 check "plan --framework fsdp: 13 all-gathers and 13 reduce-scatters without resharding" test "$(grep -c '^fsdp_issue all_gather' "$tmp/fsdp.plan")" -eq 13 -a "$(grep -c '^fsdp_issue reduce_scatter' "$tmp/fsdp.plan")" -eq 13
 expect 2 "--host-launch-us must be from 0 to 1000000 us" -- predict --host-launch-us -5

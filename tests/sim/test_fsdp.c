@@ -145,6 +145,17 @@ static void units(void) {
   rc = fsdp_build(&c, &p, &e);
   CHECK(rc == ERR_USAGE && strstr(e.msg, "no-sync"), "no_sync is refused: %s", e.msg);
 
+  /* HSDP: the shard group is a node of 4, the 2 replicas all-reduce each reduced shard. */
+  c = config(m, 2, 4);
+  c.fsdp_replicate = 2;
+  rc = issues(&c, got, sizeof got, &e);
+  CHECK(rc == 0 && strstr(got, "backward;all_gather blocks.1 288;all_gather blocks.0 288;reduce_scatter blocks.1 288;all_reduce blocks.1 72;") &&
+            strstr(got, "reduce_scatter <root> 512;all_reduce <root> 128;"),
+        "HSDP: each reduce-scatter within the node, then the replicas' all-reduce of its 1/4 shard: %s", rc ? e.msg : got);
+  c.fsdp_replicate = 3;
+  rc = fsdp_build(&c, &p, &e);
+  CHECK(rc == ERR_USAGE && strstr(e.msg, "--fsdp-replicate"), "HSDP with replicas other than the nodes is refused: %s", e.msg);
+
   /* Memory: one shard of each parameter, its gradient and Adam's two states. */
   memory_parts mp, one;
   c = config(m, 1, 4);
@@ -183,9 +194,23 @@ static void engine(void) {
       double parts = sym.compute_s + sym.exposed_comm_s + sym.straggler_wait_s + sym.loading_s + sym.transfer_s;
       CHECK(sym.exposed_comm_s >= 0 && check_close(sym.iteration_s, parts, 1e-12, 1e-9),
             "the parts add up to the iteration (%.9f = %.9f)", sym.iteration_s, parts);
+      CHECK(sym.comm_busy_s > sym.exposed_comm_s && sym.comm_busy_s < sym.iteration_s,
+            "communication busy (%.6f s, the collectives' union) between the exposed part and the iteration", sym.comm_busy_s);
       sim_result_free(&sym);
       sim_result_free(&full);
     }
+  {
+    sim_config h = config(BERT, 3, 8);
+    h.fsdp_replicate = 3;
+    sim_result sym, full;
+    double a = run_iteration(&h, &sym, "HSDP symmetric");
+    h.symmetry = 0;
+    double b = run_iteration(&h, &full, "HSDP full");
+    CHECK(a > 0 && check_close(b, a, 0, 1e-9) && sym.exposed_comm_s >= 0,
+          "HSDP, BERT-base on 3 DGX-1V (3 replicas of 8): 2 nodes stand for 3 (%.9f s, full %.9f s)", a, b);
+    sim_result_free(&sym);
+    sim_result_free(&full);
+  }
   sim_config c = config(BERT, 1, 1);
   sim_result r1, r8, rn;
   c.fsdp_shard_world = 8; /* predict's twin of the 8-GPU run: one rank's work */
