@@ -4,20 +4,22 @@
       W gloo processes on CPU; per CONFIG a fresh model, each unit fully_shard'ed, then two training
       iterations (forward, loss.backward(), optimizer.step()). JSON on stdout: per CONFIG and rank,
       the lines the host issued in the second (steady-state) iteration, in issue order:
-        fsdp_issue all_gather UNIT BYTES       (the all-gather's output: W x the per-rank input)
+        fsdp_issue all_gather UNIT BYTES       (the all-gather's output: S x the per-rank input)
         fsdp_issue reduce_scatter UNIT BYTES   (the reduce-scatter's input)
-        fsdp_issue all_reduce UNIT BYTES       (HSDP only; never issued by these configurations)
+        fsdp_issue all_reduce UNIT BYTES       (HSDP only: the reduced shard, across replicas)
         fsdp_issue forward UNIT                (the unit's module forward begins)
         fsdp_issue backward                    (just before loss.backward())
       and the facts the simulator relies on (reduce-scatter dtype, per-unit padded sizes, whether
-      the root reshards after forward).
-      CONFIG: model=gpt|gpt-frozen|gpt-unused|gpt-tied|resnet,raf=0|1[,mp=bf16|fp16][,rd=fp32|bf16|fp16][,fp=0|1|2][,units=...]
+      the root reshards after forward). S, the shard group's size, is W (W / rep with HSDP).
+      CONFIG: model=gpt|gpt-frozen|gpt-unused|gpt-tied|resnet,raf=0|1[,mp=bf16|fp16][,rd=fp32|bf16|fp16]
+              [,fp=0|1|2][,units=...][,rep=1|2]
         raf: reshard_after_forward of every block (the root is given none);
         mp, rd (gpt only): MixedPrecisionPolicy(param_dtype=mp, reduce_dtype=rd) on every unit,
           either left None where not given;
         fp: each unit's (the root's none) set_modules_to_forward_prefetch of the next fp units
           to run forward (default 0);
-        units (gpt only): blocks (default), emb (wte too), all (every child of the root)
+        units (gpt only): blocks (default), emb (wte too), all (every child of the root);
+        rep: HSDP with rep replicas, a (rep, W / rep) device mesh (default 1: FSDP)
   python3 fsdp_oracle.py export MODEL PATH
       the model file of MODEL (python/ddpsim_export, fp32, at the batch the oracle runs).
 
@@ -128,7 +130,8 @@ def build(name):
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 # CONFIG's keys, their values and defaults; each also a flag of `ddpsim plan --framework fsdp`.
 KEYS = {"model": (("gpt", "gpt-frozen", "gpt-unused", "gpt-tied", "resnet"), None), "raf": (("0", "1"), None), "mp": (("bf16", "fp16"), None),
-        "rd": (tuple(DTYPES), None), "fp": (("0", "1", "2"), "0"), "units": (tuple(UNIT_SETS), "blocks")}
+        "rd": (tuple(DTYPES), None), "fp": (("0", "1", "2"), "0"), "units": (tuple(UNIT_SETS), "blocks"),
+        "rep": (("1", "2"), "1")}
 
 
 def parse_config(text):
@@ -141,7 +144,7 @@ def parse_config(text):
     if cfg["model"] == "resnet" and (cfg["mp"] or cfg["rd"] or cfg["units"] != "blocks"):
         # BatchNorm's running statistics are buffers FSDP does not cast: CPU batch_norm refuses them.
         raise SystemExit(f"fsdp_oracle: {text!r}: mp, rd and units are for gpt only (resnet's BatchNorm buffers stay fp32)")
-    cfg.update(text=text, raf=cfg["raf"] == "1", fp=int(cfg["fp"]))
+    cfg.update(text=text, raf=cfg["raf"] == "1", fp=int(cfg["fp"]), rep=int(cfg["rep"]))
     return cfg
 
 
@@ -219,10 +222,15 @@ def run_config(cfg, rec):
     m, inputs, loss_of, blocks = build(cfg["model"])
     before, after = UNIT_SETS[cfg["units"]]
     units = before + blocks + after
-    mp = MixedPrecisionPolicy(param_dtype=DTYPES.get(cfg["mp"]), reduce_dtype=DTYPES.get(cfg["rd"]))
+    kw = {"mp_policy": MixedPrecisionPolicy(param_dtype=DTYPES.get(cfg["mp"]), reduce_dtype=DTYPES.get(cfg["rd"]))}
+    if cfg["rep"] > 1:  # HSDP: shard within each of rep groups, all-reduce across them
+        import torch.distributed as dist
+        from torch.distributed.device_mesh import init_device_mesh
+        world = dist.get_world_size()
+        kw["mesh"] = init_device_mesh("cpu", (cfg["rep"], world // cfg["rep"]), mesh_dim_names=("replicate", "shard"))
     for path in units:
-        fully_shard(m.get_submodule(path), reshard_after_forward=cfg["raf"], mp_policy=mp)
-    fully_shard(m, mp_policy=mp)
+        fully_shard(m.get_submodule(path), reshard_after_forward=cfg["raf"], **kw)
+    fully_shard(m, **kw)
     # Each unit but the root prefetches the next fp units to run forward (units is in forward order).
     modules = [m.get_submodule(path) for path in units]
     for i, module in enumerate(modules):

@@ -3,7 +3,7 @@
 For a small GPT-style model (also with frozen, with unused, and with tied parameters) and torchvision's
 resnet18 (tests/torch/fsdp_oracle.py), each block fully_shard'ed with reshard_after_forward True
 and False and the root with none, and (EXTRA) with mixed precision (param_dtype, reduce_dtype),
-explicit forward prefetch and other units than the blocks:
+explicit forward prefetch, other units than the blocks, and HSDP:
   1. every rank issues the same sequence in the steady-state (second) iteration;
   2. each unit's all-gather and reduce-scatter bytes are W x the sum over its parameters of
      ceil(dim0 / W) x the other dims x the element size, no other padding (the rule ddpsim must
@@ -41,10 +41,11 @@ WORLDS = (2, 4)
 # 2.15 leaves the reduce-scatter fp32; with reduce_dtype) and explicit forward prefetch
 # (set_modules_to_forward_prefetch of the next 1 or 2 blocks); other modules as units beside the
 # blocks (the token embedding, whose input needs no gradient; every child of the root, leaving the
-# root without parameters).
+# root without parameters); HSDP (2 replicas of W / 2, at W = 4).
 EXTRA = ["model=gpt,raf=1,mp=bf16", "model=gpt,raf=0,mp=bf16,rd=bf16", "model=gpt,raf=1,mp=fp16,rd=fp16",
          "model=gpt,raf=1,fp=1", "model=gpt,raf=0,fp=2", "model=resnet,raf=1,fp=2",
-         "model=gpt,raf=1,units=emb", "model=gpt,raf=1,units=all,fp=1", "model=gpt,raf=0,units=all"]
+         "model=gpt,raf=1,units=emb", "model=gpt,raf=1,units=all,fp=1", "model=gpt,raf=0,units=all",
+         "model=gpt,raf=1,rep=2", "model=gpt,raf=0,rep=2,mp=bf16,rd=bf16", "model=resnet,raf=1,rep=2"]
 TOPOLOGY, PROFILE = "dgxa100-ib", "a100-dgxa100"  # bundled, 8 GPUs per node (W = 2 and 4 fit one), bf16 priced
 
 
@@ -62,31 +63,38 @@ def first_difference(ours, real, label):
 
 
 def padding_rule(run, world):
-    """Messages where a unit's recorded bytes are not W x sum(ceil(dim0/W) x rest) x the element
-    size: the all-gather's param_dtype's, the reduce-scatter's reduce_dtype's, each the parameters'
-    own (fp32) where None (since 2.15 also under a param_dtype: MixedPrecisionPolicy's docstring,
-    _fsdp_api.py)."""
+    """Messages where a unit's recorded bytes are not S x sum(ceil(dim0/S) x rest) x the element
+    size (S = W / rep, the shard group), the all-reduce's (HSDP) 1/S of the reduce-scatter's: the
+    all-gather's param_dtype's, the reduce-scatter's and all-reduce's reduce_dtype's, each the
+    parameters' own (fp32) where None (since 2.15 also under a param_dtype: MixedPrecisionPolicy's
+    docstring, _fsdp_api.py)."""
     bad = []
     facts = run["facts"]
     cfg = fsdp_oracle.parse_config(run["config"])
+    shard = world // cfg["rep"]
     dtype = {"all_gather": fsdp_oracle.DTYPES[cfg["mp"] or "fp32"], "reduce_scatter": fsdp_oracle.DTYPES[cfg["rd"] or "fp32"]}
+    dtype["all_reduce"] = dtype["reduce_scatter"]
     size = {kind: torch.empty(0, dtype=t).element_size() for kind, t in dtype.items()}
     want = str(dtype["reduce_scatter"]).replace("torch.", "")
     if facts["reduce_scatter_dtypes"] != [want]:
         bad.append(f"reduce-scatter dtypes {facts['reduce_scatter_dtypes']}, expected {want}")
+    kinds = {line.split()[1] for line in run["ranks"][0]}
+    if ("all_reduce" in kinds) != (cfg["rep"] > 1):
+        bad.append("all-reduces " + ("issued without" if cfg["rep"] == 1 else "missing with") + " HSDP")
     for unit, info in facts["units"].items():
         numel = {"all_gather": 0, "reduce_scatter": 0}  # frozen and unused ones are gathered, not reduced
         for p in info["params"]:
             shape = p["shape"]
-            rule = [math.ceil(shape[0] / world)] + shape[1:]
+            rule = [math.ceil(shape[0] / shard)] + shape[1:]
             if p["padded_sharded"] != rule:
                 bad.append(f"{p['name']} {shape}: padded shard {p['padded_sharded']}, rule {rule}")
-            numel["all_gather"] += math.prod(rule)
-            numel["reduce_scatter"] += math.prod(rule) if p["reduced"] else 0
+            numel["all_gather"] += shard * math.prod(rule)
+            numel["reduce_scatter"] += shard * math.prod(rule) if p["reduced"] else 0
+        numel["all_reduce"] = numel["reduce_scatter"] // shard
         for line in run["ranks"][0]:
             words = line.split()
             if words[1] in size and words[2] == unit:
-                want = world * numel[words[1]] * size[words[1]]
+                want = numel[words[1]] * size[words[1]]
                 if int(words[3]) != want:
                     bad.append(f"{line}: expected {want} bytes")
     return bad
@@ -94,7 +102,8 @@ def padding_rule(run, world):
 
 def ddpsim_lines(ddpsim, path, world, cfg, units):
     """(exit status, stderr, the fsdp_issue lines) of ddpsim's plan of a CONFIG."""
-    args = [ddpsim, "plan", "--framework", "fsdp", "--nodes", "1", "--gpus-per-node", str(world),
+    # HSDP: ddpsim models a replica per node (--fsdp-replicate R = --nodes).
+    args = [ddpsim, "plan", "--framework", "fsdp", "--nodes", str(cfg["rep"]), "--gpus-per-node", str(world // cfg["rep"]),
             "--model", path, "--precision", "fp32", "--topology", TOPOLOGY, "--profile", PROFILE,
             "--fsdp-reshard-after-forward", "true" if cfg["raf"] else "false"]
     if cfg["mp"]:
@@ -103,6 +112,8 @@ def ddpsim_lines(ddpsim, path, world, cfg, units):
         args += ["--fsdp-reduce-dtype", cfg["rd"]]
     if cfg["fp"]:
         args += ["--fsdp-forward-prefetch", str(cfg["fp"])]
+    if cfg["rep"] > 1:
+        args += ["--fsdp-replicate", str(cfg["rep"])]
     if units is not None:
         args += ["--fsdp-units", units]
     p = subprocess.run(args, capture_output=True, text=True)
@@ -133,7 +144,8 @@ def main(argv):
             files[name] = os.path.join(tmp, name + ".model")
             fsdp_oracle.export(name, files[name])
         for world in worlds:
-            real = fsdp_oracle.record(world, configs)
+            # HSDP where each replica keeps a shard group of 2 or more (ddpsim refuses groups of 1).
+            real = fsdp_oracle.record(world, [c for c in configs if world // fsdp_oracle.parse_config(c)["rep"] >= 2])
             for run in real["runs"]:
                 cfg = fsdp_oracle.parse_config(run["config"])
                 label = f"W={world} {run['config']}"
