@@ -30,3 +30,18 @@ def need(*modules: str) -> None:
     for name in modules:
         if not can_import(name):
             sys.exit(77)
+
+
+class Checks:
+    def __init__(self) -> None:
+        self.failures = 0
+
+    def __call__(self, what: str, ok: bool) -> bool:
+        print(("ok    " if ok else "FAIL  ") + what)
+        self.failures += 0 if ok else 1
+        return ok
+
+    def finish(self) -> int:
+        """Prints the count and returns the exit status: 0 when every check passed, else 1."""
+        print(f"{self.failures} failure(s)")
+        return 1 if self.failures else 0

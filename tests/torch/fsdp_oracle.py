@@ -129,21 +129,24 @@ def build(name):
 
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 # CONFIG's keys, their values and defaults; each also a flag of `ddpsim plan --framework fsdp`.
-KEYS = {"model": (("gpt", "gpt-frozen", "gpt-unused", "gpt-tied", "resnet"), None), "raf": (("0", "1"), None), "mp": (("bf16", "fp16"), None),
+KEYS = {"model": (tuple(BLOCK_PATTERNS), None), "raf": (("0", "1"), None), "mp": (("bf16", "fp16"), None),
         "rd": (tuple(DTYPES), None), "fp": (("0", "1", "2"), "0"), "units": (tuple(UNIT_SETS), "blocks"),
         "rep": (("1", "2"), "1")}
 
 
 def parse_config(text):
-    """{"text", "model", "raf": bool, "mp", "rd": None or a dtype name, "fp": int} of a CONFIG."""
+    """A CONFIG as {"text", "model", "raf": bool, "mp", "rd": None or a DTYPES name, "fp": int,
+    "units": a UNIT_SETS name, "rep": int}."""
     kv = dict(item.split("=", 1) for item in text.split(","))
     bad = [k for k, v in kv.items() if k not in KEYS or v not in KEYS[k][0]]
     if bad or "model" not in kv or "raf" not in kv:
-        raise SystemExit(f"fsdp_oracle: bad CONFIG {text!r}: " + __doc__[__doc__.index("CONFIG: "):__doc__.index("  python3 fsdp_oracle.py export")])
+        usage = __doc__[__doc__.index("CONFIG: "):__doc__.index("  python3 fsdp_oracle.py export")]
+        raise SystemExit(f"fsdp_oracle: bad CONFIG {text!r}: {usage}")
     cfg = {k: kv.get(k, default) for k, (_, default) in KEYS.items()}
     if cfg["model"] == "resnet" and (cfg["mp"] or cfg["rd"] or cfg["units"] != "blocks"):
         # BatchNorm's running statistics are buffers FSDP does not cast: CPU batch_norm refuses them.
-        raise SystemExit(f"fsdp_oracle: {text!r}: mp, rd and units are for gpt only (resnet's BatchNorm buffers stay fp32)")
+        raise SystemExit(f"fsdp_oracle: {text!r}: mp, rd and units are for gpt only "
+                         "(resnet's BatchNorm buffers stay fp32)")
     cfg.update(text=text, raf=cfg["raf"] == "1", fp=int(cfg["fp"]), rep=int(cfg["rep"]))
     return cfg
 
@@ -227,7 +230,8 @@ def run_config(cfg, rec):
         import torch.distributed as dist
         from torch.distributed.device_mesh import init_device_mesh
         world = dist.get_world_size()
-        kw["mesh"] = init_device_mesh("cpu", (cfg["rep"], world // cfg["rep"]), mesh_dim_names=("replicate", "shard"))
+        kw["mesh"] = init_device_mesh("cpu", (cfg["rep"], world // cfg["rep"]),
+                                      mesh_dim_names=("replicate", "shard"))
     for path in units:
         fully_shard(m.get_submodule(path), reshard_after_forward=cfg["raf"], **kw)
     fully_shard(m, **kw)
