@@ -16,7 +16,6 @@ Exit 0: every check passed; 1: a check failed; 77: torch (or the case's torchvis
 transformers) is not installed, so the case was skipped.
 """
 
-import importlib
 import json
 import os
 import subprocess
@@ -26,6 +25,8 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+sys.path.insert(0, os.path.join(HERE, ".."))
+from pycheck import need  # noqa: E402
 
 failed = 0
 passed = 0
@@ -38,15 +39,6 @@ def check(ok, msg):
         passed += 1
     else:
         failed += 1
-
-
-def need(*mods):
-    for m in mods:
-        try:
-            importlib.import_module(m)
-        except Exception as exc:  # an absent or broken install skips, as a missing GPU does
-            print("skip: %s is not importable (%s)" % (m, exc))
-            sys.exit(77)
 
 
 def close(a, b, rel):
