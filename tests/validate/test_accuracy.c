@@ -57,6 +57,28 @@ int main(void) {
           "input=uint8 is refused for a family other than resnet: %s", r1 ? e1.msg : s1->points[0].msg);
     accuracy_destroy(s1);
   }
+  {
+    /* genmodel gpt: GPT-2 small by default, genmodel's sizes on top; twice the blocks cost less than
+     * twice the time (the embedding and the LM head stay), more than 1.3x; gpt's sizes and `untied`
+     * are refused for another family. */
+    accuracy_set *sg = NULL;
+    err_t eg;
+#define GPT(n, g) "point " n "\n  group g\n  source s\n  hardware h\n  software s\n  setup u\n  published 1 tokens/s\n" \
+                  "  genmodel " g "\n  profile a100-dgxa100\n  topology dgxa100-ib\n  nodes 1\n  gpus 1\n  batch 2\n"  \
+                  "  precision bf16\n"
+    int rg = accuracy_parse(HEAD GPT("g12", "gpt seq=512 amp") GPT("g24", "gpt layers=24 seq=512 untied amp")
+                                GPT("bert-untied", "bert size=base untied") GPT("bert-layers", "bert layers=2"),
+                            "g.txt", &sg, &eg);
+    if (!rg) accuracy_run(sg, &eg);
+    const double t12 = rg ? 0 : sg->points[0].predicted, t24 = rg ? 0 : sg->points[1].predicted;
+    CHECK(!rg && sg->points[0].status == 0 && sg->points[1].status == 0 && t24 > 0 && t12 / t24 > 1.3 && t12 / t24 < 2,
+          "gpt: 12 layers %.6g tokens/s, 24 layers (untied) %.6g: between 1.3x and 2x slower", t12, t24);
+    CHECK(!rg && sg->points[2].status == ERR_INPUT && strstr(sg->points[2].msg, "malformed 'untied'") &&
+              sg->points[3].status == ERR_INPUT && strstr(sg->points[3].msg, "malformed 'layers=2'"),
+          "gpt's keys are refused for bert: %s; %s", rg ? eg.msg : sg->points[2].msg, rg ? "" : sg->points[3].msg);
+#undef GPT
+    accuracy_destroy(sg);
+  }
   bad(HEAD "point a\n  loader dali\n", "p.txt:3: loader must be pageable, pinned, pinned-async, prefetch or none",
       "an unknown loader");
   bad(HEAD "point a\n  mode bucketed\n", "p.txt:3: mode must be ddp or flat", "an unknown mode");
