@@ -10,7 +10,7 @@
 /* Whether a collective of p is composed of phases (their rings are not the pairs the closed form
  * times: the events play them). */
 static int phased(const plan_t *p) {
-  for (int b = 0; b < p->nb; b++)
+  for (int b = 0; b < p->prog.ncoll; b++)
     if (p->coll[b].nphase) return 1;
   return 0;
 }
@@ -19,7 +19,8 @@ int maxplus_applies(const plan_t *p) {
   /* Links without latency (the plan's: collectives wait NCCL's latency term instead), so that a
    * flow takes its bytes over its rate and nothing else. */
   int no_lat = p->platform.intra_lat_s == 0 && p->platform.nic_lat_s == 0;
-  return no_lat && !phased(p) && p->fidelity == SIM_FIDELITY_FLOW && !p->record_spans && !p->shares_compute && !(p->load_s > 0) && p->sim_ranks > 1 &&
+  /* One NCCL stream: collectives of two streams at once share links (FSDP's), which the events play. */
+  return no_lat && p->prog.nstreams <= 2 && !phased(p) && p->fidelity == SIM_FIDELITY_FLOW && !p->record_spans && !p->shares_compute && !(p->load_s > 0) && p->sim_ranks > 1 &&
          (plan_varies(p) || (p->sim_ranks == p->ranks && p->sim_nodes > 2));
 }
 

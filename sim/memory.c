@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "bucket.h"
+#include "fsdp.h"
 #include "profile.h"
 #include "strbuf.h"
 
@@ -42,8 +43,18 @@ int memory_estimate(const sim_config *c, model_optim optim, memory_parts *out, e
   o->optim_states = memory_optim_states(o->optim);
   int states = o->optim_states < 0 ? 0 : o->optim_states; /* unknown: not counted, and said */
   int half = o->precision != MODEL_FP32;
+  /* FSDP keeps one shard of every parameter, its gradient and its optimizer state: each parameter's
+   * ceil(dim0 / world) rows of dim 0 (sim/fsdp.h). */
+  int fsdp = c->framework == SIM_FRAMEWORK_FSDP, world = 1;
+  if (fsdp) {
+    int gpn = c->gpus_per_node > 0 ? c->gpus_per_node : c->topo->gpus_per_node;
+    world = c->nodes * gpn;
+  }
   for (int i = 0; i < m->nparams; i++) {
-    double n = (double)m->params[i].numel, b = (double)model_param_bytes(m, i, o->precision);
+    const model_param *pm = &m->params[i];
+    long dim0 = pm->ndim > 0 && pm->shape[0] > 0 ? pm->shape[0] : 1;
+    double share = fsdp ? (double)((dim0 + world - 1) / world) / (double)dim0 : 1.0;
+    double n = (double)pm->numel * share, b = (double)model_param_bytes(m, i, o->precision) * share;
     /* A parameter that runs in 16 bits keeps an fp32 master copy and fp32 master gradient; the
      * optimizer steps the master copy, so its state is fp32 too. */
     int master = half && model_param_dtype(&m->params[i], o->precision) != MODEL_FP32;
@@ -74,6 +85,22 @@ int memory_estimate(const sim_config *c, model_optim optim, memory_parts *out, e
     }
     bucket_plan_free(&plan);
   }
+  /* FSDP's unsharded parameters at the end of forward: the root's (it never reshards); with
+   * reshard_after_forward the unit computing and the one whose all-gather buffer FSDP retains for
+   * the next (two of the largest), else every unit's (docs/fsdp.md, "Memory"). */
+  if (fsdp && world > 1) {
+    fsdp_unit *u = NULL;
+    int nu = 0, rc = fsdp_units(c, world, &u, &nu, e);
+    if (rc) return rc;
+    double big = 0, all = 0;
+    for (int k = 1; k < nu; k++) {
+      all += u[k].param_bytes;
+      if (u[k].param_bytes > big) big = u[k].param_bytes;
+    }
+    o->unsharded_bytes = u[0].param_bytes + (c->fsdp_reshard ? fmin(2 * big, all) : all);
+    o->allocator_bytes += alloc_slack(o->unsharded_bytes);
+    free(u);
+  }
   o->buffers_bytes = (double)m->buffer_bytes;
   o->allocator_bytes += alloc_slack(o->buffers_bytes);
   if (m->has_saved) {
@@ -87,7 +114,7 @@ int memory_estimate(const sim_config *c, model_optim optim, memory_parts *out, e
   profile_get_device(c->profile, &d);
   o->context_bytes = d.cuda_context_bytes;
   o->device_bytes = d.memory_bytes;
-  o->peak_bytes = o->params_bytes + o->grads_bytes + o->buckets_bytes + o->master_bytes + o->optim_bytes +
+  o->peak_bytes = o->params_bytes + o->unsharded_bytes + o->grads_bytes + o->buckets_bytes + o->master_bytes + o->optim_bytes +
                   o->activations_bytes + o->buffers_bytes + o->context_bytes + o->allocator_bytes;
   return ERR_OK;
 }
@@ -120,6 +147,7 @@ static const struct {
 } parts[] = {
     {"params_bytes", "parameters", offsetof(memory_parts, params_bytes)},
     {"grads_bytes", "gradients", offsetof(memory_parts, grads_bytes)},
+    {"unsharded_bytes", "FSDP unsharded units", offsetof(memory_parts, unsharded_bytes)},
     {"buckets_bytes", "DDP buckets", offsetof(memory_parts, buckets_bytes)},
     {"master_bytes", "fp32 master copies", offsetof(memory_parts, master_bytes)},
     {"optim_bytes", "optimizer state", offsetof(memory_parts, optim_bytes)},
@@ -161,12 +189,13 @@ char *memory_table(const memory_parts *m) {
   strbuf_printf(&s, "%-24s %14.3f GiB (per GPU at batch %ld, %s, %s; the parts below add up to it)\n", "memory peak",
                 m->peak_bytes / gib, m->batch, model_dtype_name(m->precision), model_optim_name(m->optim));
   for (size_t i = 0; i < NPARTS; i++) {
-    int unknown = (i == 5 && !m->activations_known) || (i == 4 && m->optim_states < 0);
+    int unknown = (parts[i].off == offsetof(memory_parts, activations_bytes) && !m->activations_known) ||
+                  (parts[i].off == offsetof(memory_parts, optim_bytes) && m->optim_states < 0);
     if (part(m, i) == 0 && !unknown) continue;
     char label[40];
     snprintf(label, sizeof label, "  %s", parts[i].label);
     strbuf_printf(&s, "%-24s %14.3f GiB%s\n", label, part(m, i) / gib,
-                  !unknown ? "" : i == 5 ? "   (unknown: the model file has no saved line)"
+                  !unknown ? "" : parts[i].off == offsetof(memory_parts, activations_bytes) ? "   (unknown: the model file has no saved line)"
                                          : "   (unknown: the model file has no optim line; give --optimizer)");
   }
   if (m->device_bytes > 0) {

@@ -3,6 +3,9 @@
  * The parts (docs/memory.md derives each and gives its source):
  *   parameters     the model's, at their types (run precision or fixed; model_param_bytes)
  *   gradients      one per parameter, of its type
+ *   (FSDP: parameters, gradients, master copies and optimizer state are one rank's shard of each)
+ *   unsharded      FSDP: the parameters all-gathered at the end of forward (sim/fsdp.h: the root's,
+ *                  and two units' with reshard_after_forward, else every unit's)
  *   buckets        DDP's Reducer allocates one flat tensor per bucket holding every gradient
  *                  (torch/csrc/distributed/c10d/reducer.cpp, initialize_buckets): a second copy of
  *                  the gradients, unless gradient_as_bucket_view makes the gradients views of it;
@@ -40,6 +43,7 @@ typedef struct {
   int activations_known;       /* 0: the model file has no `saved` line; activations_bytes is 0 */
   double params_bytes, grads_bytes, buckets_bytes, master_bytes, optim_bytes, activations_bytes, buffers_bytes,
       context_bytes, allocator_bytes;
+  double unsharded_bytes;      /* FSDP: the units' parameters all-gathered at the end of forward */
   double peak_bytes;           /* the sum of the parts above */
   double device_bytes;         /* the card's memory (profile device.memory_bytes); 0: unknown */
   double per_sample_bytes;     /* what one more sample per GPU adds (activations) */

@@ -104,6 +104,7 @@ void plan_free(plan_t *p) {
   free(p->pair_Bps);
   free(p->near);
   prog_free(&p->prog);
+  if (p->fw && p->fw_free) p->fw_free(p->fw);
   free(p->at_ready);
   free(p->at_start);
   free(p->at_end);
@@ -165,7 +166,6 @@ static int plan_compute(const sim_config *c, plan_t *p, int copies, int *param_s
   int rc, last_bwd = -1, flat = c->mode == SIM_MODE_FLAT;
   double pending = 0, pending_mem = 0, fwd_mem = 0;
   p->copies = copies;
-  p->launch_host_s = cost_host_launch(c);
   /* After the final wait: DDP copies each bucket back into .grad (2 arrays); flat mode divides the
    * flat buffer by the world size and copies it back into the gradients (4). */
   if (copies && (rc = cost_copy(c, model_total_params(m), flat ? 4 : 2, p->batch, p->precision, &p->copy_back_s,
@@ -321,7 +321,10 @@ int plan_sync(const plan_t *p, int it) { return p->ranks > 1 && it % p->no_sync 
 
 int plan_first_steady(const plan_t *p) { return p->iterations == p->no_sync ? 0 : p->no_sync; }
 
-void plan_values(const plan_t *p, int it, int r, pipe_t *w, plan_row *row, double *val) {
+void plan_values(const plan_t *p, int it, int r, pipe_t *w, plan_row *row, double *val) { p->values(p, it, r, w, row, val); }
+
+/* DDP's values (plan_values): the row's segments, launch lags and tail as the program's slots. */
+static void ddp_values(const plan_t *p, int it, int r, pipe_t *w, plan_row *row, double *val) {
   const plan_row *x = plan_timeline(p, it, r, w, row);
   double prev = x->fwd_end;
   val[PROG_STAT_FWD] = x->fwd_end;
@@ -581,18 +584,16 @@ static int plan_buckets(const sim_config *c, plan_t *p, const int *param_seg, er
   return ERR_OK;
 }
 
-int plan_build(const sim_config *c, plan_t *p, err_t *e) {
+int plan_begin(const sim_config *c, plan_t *p, err_t *e) {
   memset(p, 0, sizeof *p);
   int gpn, rc;
   long batch;
   model_dtype prec;
   if ((rc = plan_job(c, &gpn, &batch, &prec, e))) return rc;
-  if (c->framework != SIM_FRAMEWORK_DDP) return err_set(e, ERR_INPUT, "DataParallel is planned by sim/dp.c, not here");
-  const model_t *m = c->model;
-  int n = c->nodes * gpn, *param_seg = NULL;
+  if (c->framework == SIM_FRAMEWORK_DP) return err_set(e, ERR_INPUT, "DataParallel is planned by sim/dp.c, not here");
   p->nodes = c->nodes;
   p->gpus_per_node = gpn;
-  p->ranks = n;
+  p->ranks = c->nodes * gpn;
   p->batch = batch;
   p->precision = prec;
   p->fidelity = c->fidelity;
@@ -645,13 +646,83 @@ int plan_build(const sim_config *c, plan_t *p, err_t *e) {
     p->hbm_Bps = dev.hbm_Bps;
     p->gpu_sharing = c->gpu_sharing && c->backend == SIM_BACKEND_NCCL && dev.sm_count > 0 && dev.hbm_Bps > 0;
   }
+  p->shares_compute = (gpn > 1 && profile_link_shares_compute(c->profile, c->topo->intra_class)) ||
+                      (c->nodes > 1 && profile_link_shares_compute(c->profile, c->topo->nic_class));
+  p->iterations = c->iterations * c->no_sync;
+  if (c->load_s > 0 && c->workers > 1) {
+    /* W workers hand out batches in rounds of W: average over whole rounds, or the mean is off. */
+    int first = c->iterations > 1 ? c->no_sync : 0, steady = p->iterations - first;
+    int round = c->workers * c->no_sync;
+    p->iterations = first + (steady + round - 1) / round * round;
+  }
+  p->queue = c->launch_queue > 0 ? c->launch_queue : PIPE_QUEUE_DEFAULT;
+  p->launch_host_s = cost_host_launch(c);
+  return ERR_OK;
+fail:
+  plan_free(p);
+  return rc;
+}
+
+int plan_end(const sim_config *c, plan_t *p, double compute_s, err_t *e) {
+  int rc, gpn = p->gpus_per_node;
+  /* Stragglers: every GPU's compute in every iteration scaled by a draw from the profile's
+   * distribution (or --jitter-cv), seeded, so runs are reproducible. */
+  if ((rc = draw_jitter(c, p, compute_s, e))) return rc;
+  if ((rc = draw_host_jitter(c, p, e))) return rc;
+  if ((rc = cost_input(c, c->model, p->batch, &p->h2d, &p->copy_s, e))) return rc;
+  p->load_s = c->load_s;
+  p->workers = c->workers;
+  p->prefetch = p->h2d == SIM_H2D_PREFETCH;
+
+  /* What is simulated: every node, or two standing for all (plan.h). */
+  p->sim_nodes = c->nodes;
+  if (c->symmetry && !plan_varies(p) && c->nodes > 2) {
+    p->sim_nodes = 2;
+    p->platform.nodes = 2;
+    p->platform.backbone_bw_Bps *= 2.0 / c->nodes;
+  }
+  p->sim_ranks = p->sim_nodes * gpn;
+  /* Links carry no latency: each collective waits NCCL's latency term itself, in both fidelities. */
+  p->platform.intra_lat_s = p->platform.nic_lat_s = 0;
+  p->next = malloc((size_t)p->ch.count * (size_t)p->sim_ranks * sizeof *p->next);
+  if (!p->next) return err_set(e, ERR_NOMEM, "out of memory");
+  for (int k = 0; k < p->ch.count; k++)
+    for (int q = 0; q < p->sim_ranks; q++) p->next[(size_t)k * p->sim_ranks + q] = channels_next(&p->ch, p->sim_nodes, k, q);
+  p->nch_max = p->ch.count > p->ch_node.count ? p->ch.count : p->ch_node.count;
+  if (p->phased) {
+    /* A composed collective's rings (docs/simulation.md, "Hierarchical"): the node's own rings
+     * inside each node, and a ring per local GPU between the nodes. */
+    size_t n = (size_t)p->sim_ranks;
+    p->next_node = malloc(((size_t)p->ch_node.count * n + 1) * sizeof *p->next_node);
+    p->next_rail = malloc((size_t)p->ch.count * n * sizeof *p->next_rail);
+    if (!p->next_node || !p->next_rail) return err_set(e, ERR_NOMEM, "out of memory");
+    for (int q = 0; q < p->sim_ranks; q++) {
+      for (int k = 0; k < p->ch_node.count; k++) p->next_node[(size_t)k * n + q] = q / gpn * gpn + channels_next(&p->ch_node, 1, k, q % gpn);
+      for (int k = 0; k < p->ch.count; k++) p->next_rail[(size_t)k * n + q] = (q / gpn + 1) % p->sim_nodes * gpn + q % gpn;
+    }
+    p->platform.ch_node = p->ch_node.count > 0 ? &p->ch_node : NULL;
+    p->platform.rails = p->sim_nodes > 1;
+    p->platform.near = p->near;
+  }
+  return ERR_OK;
+}
+
+int plan_build(const sim_config *c, plan_t *p, err_t *e) {
+  int rc, *param_seg = NULL;
+  if ((rc = plan_begin(c, p, e))) return rc;
+  if (c->framework != SIM_FRAMEWORK_DDP) {
+    rc = err_set(e, ERR_INPUT, "%s is planned by its own builder, not here", sim_framework_name(c->framework));
+    goto fail;
+  }
+  const model_t *m = c->model;
+  int n = p->ranks, gpn = p->gpus_per_node;
+  model_dtype prec = p->precision;
   /* DDP(broadcast_buffers=True), PyTorch's default: before every forward, rank 0's module buffers are
    * broadcast (_sync_module_buffers: dist._broadcast_coalesced in chunks of broadcast_bucket_size,
    * 250 MiB) and forward waits for them. The previous iteration's all-reduces have been waited for,
    * so the network is idle: NCCL's own estimate of a broadcast (a ring, sim/coll.c) is its time. */
   p->buffers_s = 0;
-  if (c->framework == SIM_FRAMEWORK_DDP && c->mode == SIM_MODE_DDP && c->broadcast_buffers && m->buffer_bytes > 0 &&
-      c->nodes * gpn > 1) {
+  if (c->mode == SIM_MODE_DDP && c->broadcast_buffers && m->buffer_bytes > 0 && c->nodes * gpn > 1) {
     const double chunk = 250.0 * 1024 * 1024;
     for (double left = (double)m->buffer_bytes; left > 0; left -= chunk) {
       nccl_choice ch;
@@ -668,16 +739,6 @@ int plan_build(const sim_config *c, plan_t *p, err_t *e) {
   else rc = bucket_plan_for_limits(m, prec, it->limits, it->nlimits, it->layout == REDUCER_REBUILT, &p->buckets, e);
   if (rc) goto fail;
   p->nb = p->buckets.n;
-
-  p->shares_compute = (gpn > 1 && profile_link_shares_compute(c->profile, c->topo->intra_class)) ||
-                      (c->nodes > 1 && profile_link_shares_compute(c->profile, c->topo->nic_class));
-  p->iterations = c->iterations * c->no_sync;
-  if (c->load_s > 0 && c->workers > 1) {
-    /* W workers hand out batches in rounds of W: average over whole rounds, or the mean is off. */
-    int first = c->iterations > 1 ? c->no_sync : 0, steady = p->iterations - first;
-    int round = c->workers * c->no_sync;
-    p->iterations = first + (steady + round - 1) / round * round;
-  }
 
   size_t nb = (size_t)(p->nb ? p->nb : 1);
   param_seg = malloc((size_t)(m->nparams ? m->nparams : 1) * sizeof *param_seg);
@@ -710,7 +771,6 @@ int plan_build(const sim_config *c, plan_t *p, err_t *e) {
     if (p->ready_seg[b] > s) s = p->ready_seg[b];
     p->launch_seg[b] = s;
   }
-  p->queue = c->launch_queue > 0 ? c->launch_queue : PIPE_QUEUE_DEFAULT;
   {
     pipe_t w;
     if ((rc = pipe_init(&w, p->queue, e))) goto fail;
@@ -720,52 +780,8 @@ int plan_build(const sim_config *c, plan_t *p, err_t *e) {
     if (rc) goto fail;
     p->host_s = p->base[n > 1].host_busy_s;
   }
-  double compute_s = p->forward_s + p->backward_s + p->optimizer_s + p->bucket_copy_s / c->no_sync;
-  /* Stragglers: every GPU's compute in every iteration scaled by a draw from the profile's
-   * distribution (or --jitter-cv), seeded, so runs are reproducible. */
-  if ((rc = draw_jitter(c, p, compute_s, e))) goto fail;
-  if ((rc = draw_host_jitter(c, p, e))) goto fail;
-  if ((rc = cost_input(c, m, batch, &p->h2d, &p->copy_s, e))) goto fail;
-  p->load_s = c->load_s;
-  p->workers = c->workers;
-  p->prefetch = p->h2d == SIM_H2D_PREFETCH;
-
-  /* What is simulated: every node, or two standing for all (plan.h). */
-  p->sim_nodes = c->nodes;
-  if (c->symmetry && !plan_varies(p) && c->nodes > 2) {
-    p->sim_nodes = 2;
-    p->platform.nodes = 2;
-    p->platform.backbone_bw_Bps *= 2.0 / c->nodes;
-  }
-  p->sim_ranks = p->sim_nodes * gpn;
-  /* Links carry no latency: each collective waits NCCL's latency term itself, in both fidelities. */
-  p->platform.intra_lat_s = p->platform.nic_lat_s = 0;
-  p->next = malloc((size_t)p->ch.count * (size_t)p->sim_ranks * sizeof *p->next);
-  if (!p->next) {
-    rc = err_set(e, ERR_NOMEM, "out of memory");
-    goto fail;
-  }
-  for (int k = 0; k < p->ch.count; k++)
-    for (int q = 0; q < p->sim_ranks; q++) p->next[(size_t)k * p->sim_ranks + q] = channels_next(&p->ch, p->sim_nodes, k, q);
-  p->nch_max = p->ch.count > p->ch_node.count ? p->ch.count : p->ch_node.count;
-  if (p->phased) {
-    /* A composed collective's rings (docs/simulation.md, "Hierarchical"): the node's own rings
-     * inside each node, and a ring per local GPU between the nodes. */
-    size_t n = (size_t)p->sim_ranks;
-    p->next_node = malloc(((size_t)p->ch_node.count * n + 1) * sizeof *p->next_node);
-    p->next_rail = malloc((size_t)p->ch.count * n * sizeof *p->next_rail);
-    if (!p->next_node || !p->next_rail) {
-      rc = err_set(e, ERR_NOMEM, "out of memory");
-      goto fail;
-    }
-    for (int q = 0; q < p->sim_ranks; q++) {
-      for (int k = 0; k < p->ch_node.count; k++) p->next_node[(size_t)k * n + q] = q / gpn * gpn + channels_next(&p->ch_node, 1, k, q % gpn);
-      for (int k = 0; k < p->ch.count; k++) p->next_rail[(size_t)k * n + q] = (q / gpn + 1) % p->sim_nodes * gpn + q % gpn;
-    }
-    p->platform.ch_node = p->ch_node.count > 0 ? &p->ch_node : NULL;
-    p->platform.rails = p->sim_nodes > 1;
-    p->platform.near = p->near;
-  }
+  if ((rc = plan_end(c, p, p->forward_s + p->backward_s + p->optimizer_s + p->bucket_copy_s / c->no_sync, e))) goto fail;
+  p->values = ddp_values;
   if ((rc = plan_program(p, e))) goto fail;
   free(param_seg);
   return ERR_OK;

@@ -87,7 +87,7 @@ typedef struct {
   double host_fwd_end, host_bwd_end, host_tail_end;
 } plan_row;
 
-typedef struct {
+typedef struct plan_s {
   /* The job and what is simulated of it. */
   int nodes, gpus_per_node, ranks; /* the whole job (ranks = nodes x gpus_per_node) */
   int sim_nodes, sim_ranks;        /* simulated: all, or 2 nodes standing for all (symmetry) */
@@ -175,6 +175,10 @@ typedef struct {
   /* The stream program every rank plays (sim/program.h), built from everything above by
    * plan_build; its values per rank and iteration come from plan_values. */
   prog_t prog;
+  /* Its values (plan_values dispatches here): the builder's, which read the builder's own data. */
+  void (*values)(const struct plan_s *p, int it, int r, pipe_t *w, plan_row *row, double *val);
+  void *fw;                   /* a builder's own data (FSDP's units: sim/fsdp.h), or NULL */
+  void (*fw_free)(void *fw);  /* frees it (plan_free calls it) */
   int slot_seg, slot_bwd_rest, slot_lag, slot_tail; /* the program's slots: segment s's duration,
                                           backward's rest, bucket b's launch lag, the tail's a, b and copy back */
   long *at_ready, *at_start, *at_end; /* (nb) bucket b's ready event, the end of its launch wait
@@ -188,9 +192,19 @@ typedef struct {
 } plan_t;
 
 /* Validates the config and builds DDP's plan (or flat mode's) into *p; free with plan_free.
- * ERR_INPUT with a message for bad values, ERR_NOMEM. DataParallel has its own (sim/dp.h): this
- * refuses framework dp. */
+ * ERR_INPUT with a message for bad values, ERR_NOMEM. DataParallel has its own (sim/dp.h), FSDP
+ * its own (sim/fsdp.h): this refuses those frameworks. */
 int plan_build(const sim_config *c, plan_t *p, err_t *e);
+
+/* What every framework whose ranks run collectives shares, for its builder (plan_build, sim/fsdp.c):
+ * plan_begin checks the job and fills the network, NCCL's model and masks, the backend, the GPU's
+ * sharing, the iterations, the launch queue and host cost (on failure *p is freed); after the
+ * builder's compute, plan_end draws the jitter (compute_s: one iteration's compute, which the
+ * draws scale) and host noise, prices the input, decides what is simulated (symmetry) and each
+ * simulated rank's successors (the caller frees *p on failure). The builder then sets `values`
+ * and builds `prog`. */
+int plan_begin(const sim_config *c, plan_t *p, err_t *e);
+int plan_end(const sim_config *c, plan_t *p, double compute_s, err_t *e);
 
 void plan_free(plan_t *p); /* frees the contents; NULL is a no-op */
 

@@ -108,6 +108,14 @@ static void table_head(strbuf *s, const field_ctx *x) {
     if (c->no_sync > 1) strbuf_printf(s, ", all-reduce every %d iterations", c->no_sync);
     const char *hook = field_text(&field_table[FIELD_COMM_HOOK], x, c->comm_hook, vb, sizeof vb);
     if (c->comm_hook != SIM_HOOK_NONE) strbuf_printf(s, ", %s compression hook", hook);
+  } else if (c->framework == SIM_FRAMEWORK_FSDP) {
+    strbuf_printf(s, "# batch %ld/GPU, %s, %s fidelity\n# FSDP2 (fully_shard), units %s, reshard_after_forward %s", r->batch,
+                  model_dtype_name(r->precision), fid, c->fsdp_units ? c->fsdp_units : "the numbered blocks (default)",
+                  c->fsdp_reshard ? "True" : "False");
+    if (c->fsdp_param_dtype >= 0) strbuf_printf(s, ", param_dtype %s", model_dtype_name((model_dtype)c->fsdp_param_dtype));
+    if (c->fsdp_reduce_dtype >= 0) strbuf_printf(s, ", reduce_dtype %s", model_dtype_name((model_dtype)c->fsdp_reduce_dtype));
+    if (c->fsdp_forward_prefetch) strbuf_printf(s, ", forward prefetch %d", c->fsdp_forward_prefetch);
+    strbuf_printf(s, "\n# \"bucket copies\": FSDP's copies out of the all-gathers and into the reduce-scatters");
   } else {
     strbuf_printf(s, "# batch %ld/GPU, %s, phases in order, summed%s", r->batch, model_dtype_name(r->precision),
                   sim_dp_backward_gil(c) ? ", backward under the GIL" : "");

@@ -7,7 +7,7 @@ const char *const sim_mode_names[] = {[SIM_MODE_DDP] = "ddp", [SIM_MODE_FLAT] = 
 const char *const sim_fidelity_names[] = {[SIM_FIDELITY_FLOW] = "flow", [SIM_FIDELITY_STEP] = "step", NULL};
 const char *const sim_comm_hook_names[] = {[SIM_HOOK_NONE] = "none", [SIM_HOOK_FP16] = "fp16", [SIM_HOOK_BF16] = "bf16",
                                            NULL};
-const char *const sim_framework_names[] = {[SIM_FRAMEWORK_DDP] = "ddp", [SIM_FRAMEWORK_DP] = "dp", NULL};
+const char *const sim_framework_names[] = {[SIM_FRAMEWORK_DDP] = "ddp", [SIM_FRAMEWORK_DP] = "dp", [SIM_FRAMEWORK_FSDP] = "fsdp", NULL};
 const char *const sim_backend_names[] = {[SIM_BACKEND_NCCL] = "nccl", [SIM_BACKEND_GLOO] = "gloo",
                                          [SIM_BACKEND_MPI] = "mpi", NULL};
 const char *const sim_h2d_names[] = {[SIM_H2D_AUTO] = "auto",         [SIM_H2D_OFF] = "none",
@@ -48,6 +48,8 @@ void sim_config_defaults(sim_config *c) {
   c->host_jitter_s = -1;
   c->dp_backward_gil = -1;
   c->framework = SIM_FRAMEWORK_DDP;
+  c->fsdp_reshard = 1;
+  c->fsdp_param_dtype = c->fsdp_reduce_dtype = -1;
   c->symmetry = 1;
   c->gpu_sharing = 1;
   c->broadcast_buffers = 1;

@@ -24,7 +24,7 @@ typedef enum { SIM_MODE_DDP = 0, SIM_MODE_FLAT = 1 } sim_mode;
 /* Communication as flows sharing links (max-min), or as NCCL's per-step messages. */
 typedef enum { SIM_FIDELITY_FLOW = 0, SIM_FIDELITY_STEP = 1 } sim_fidelity;
 typedef enum { SIM_HOOK_NONE = 0, SIM_HOOK_FP16 = 1, SIM_HOOK_BF16 = 2 } sim_comm_hook;
-typedef enum { SIM_FRAMEWORK_DDP = 0, SIM_FRAMEWORK_DP = 1 } sim_framework;
+typedef enum { SIM_FRAMEWORK_DDP = 0, SIM_FRAMEWORK_DP = 1, SIM_FRAMEWORK_FSDP = 2 } sim_framework;
 /* DDP's process group backend (docs/simulation.md, "Communication backends"): NCCL on the GPUs;
  * gloo staged through the host (copy out, ring over the links, sum on the CPU, copy back); MPI
  * (CUDA-aware) ring. gloo and MPI run on a worker thread whose wait blocks the host. */
@@ -48,7 +48,7 @@ typedef enum {
 extern const char *const sim_mode_names[];      /* "ddp", "flat" */
 extern const char *const sim_fidelity_names[];  /* "flow", "step" */
 extern const char *const sim_comm_hook_names[]; /* "none", "fp16", "bf16" */
-extern const char *const sim_framework_names[]; /* "ddp", "dp" */
+extern const char *const sim_framework_names[]; /* "ddp", "dp", "fsdp" */
 extern const char *const sim_backend_names[];   /* "nccl", "gloo", "mpi" */
 extern const char *const sim_h2d_names[];       /* "auto", "none", "pageable", "pinned", "pinned-async", "prefetch" */
 const char *sim_mode_name(sim_mode m);
@@ -124,8 +124,18 @@ typedef struct {
   double host_dispatch_s;  /* < 0: the profile's compute.host.dispatch_s (0 if absent); else this host
                               cost per framework op (a model op's fwops=) */
   sim_backend backend;     /* DDP's process group (default NCCL) */
-  sim_framework framework; /* DDP (one process per GPU) or DataParallel (one process, one thread
-                              per GPU, Python's GIL) */
+  sim_framework framework; /* DDP (one process per GPU), DataParallel (one process, one thread
+                              per GPU, Python's GIL) or FSDP2 (fully_shard, sim/fsdp.h) */
+  /* FSDP's knobs under PyTorch's names (sim/fsdp.h, docs/fsdp.md): which modules are units
+   * (comma-separated module-path globs; NULL: every numbered module at the shallowest depth),
+   * reshard_after_forward of the units (1, FSDP's default, or 0; the root never reshards), the
+   * MixedPrecisionPolicy's param_dtype and reduce_dtype (< 0: None, the parameters' own type, for
+   * reduce_dtype too whatever param_dtype), and set_modules_to_forward_prefetch of the next K units
+   * (0: none, FSDP's default). */
+  const char *fsdp_units;
+  int fsdp_reshard;
+  int fsdp_param_dtype, fsdp_reduce_dtype;
+  int fsdp_forward_prefetch;
   int dp_backward_gil;     /* < 0 (default): the release's (reducer_backward_gil: before 0.4); 1:
                               DataParallel: backward's launches take turns under the GIL too (autograd
                               functions written in Python: 2017 PyTorch, pytorch#3275) */

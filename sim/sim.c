@@ -6,6 +6,7 @@
 
 #include "dp.h"
 #include "engine.h"
+#include "fsdp.h"
 #include "plan.h"
 #include "readout.h"
 
@@ -34,7 +35,7 @@ int sim_run(const sim_config *c, sim_result *r, err_t *e) {
   } else {
     plan_t p;
     engine_record rec;
-    if ((rc = plan_build(c, &p, e))) goto done;
+    if ((rc = c->framework == SIM_FRAMEWORK_FSDP ? fsdp_build(c, &p, e) : plan_build(c, &p, e))) goto done;
     rc = engine_run(&p, &rec, e);
     if (rc == ERR_OK) {
       rc = readout_ddp(&p, &rec, r, e);

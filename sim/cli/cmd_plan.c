@@ -3,6 +3,7 @@
 
 #include "cmd.h"
 #include "dp.h"
+#include "fsdp.h"
 #include "plan.h"
 #include "simopts.h"
 
@@ -36,8 +37,9 @@ int cmd_plan(cli_ctx *x, int argc, char **argv) {
     dp_plan_free(&p);
   } else {
     plan_t p;
-    if (!(rc = plan_build(&cfg, &p, &e))) {
-      rc = plan_write(stdout, &p, &e);
+    int fsdp = cfg.framework == SIM_FRAMEWORK_FSDP;
+    if (!(rc = fsdp ? fsdp_build(&cfg, &p, &e) : plan_build(&cfg, &p, &e))) {
+      rc = fsdp ? fsdp_write(stdout, &p, &e) : plan_write(stdout, &p, &e);
       plan_free(&p);
     }
   }

@@ -44,7 +44,15 @@ void simopts_init(simopts *o) {
   o->no_gpu_sharing = !d.gpu_sharing;
   o->load_ms = d.load_s * 1e3;
   o->workers = d.workers;
+  o->fsdp_units = d.fsdp_units;
+  o->fsdp_reshard = d.fsdp_reshard;
+  o->fsdp_param_dtype = d.fsdp_param_dtype;
+  o->fsdp_reduce_dtype = d.fsdp_reduce_dtype;
+  o->fsdp_forward_prefetch = d.fsdp_forward_prefetch;
 }
+
+/* reshard_after_forward's values, as Python spells them. */
+static const char *const fsdp_bool_names[] = {"false", "true", NULL};
 
 int simopts_parse_precision(const char *s, void *dest) {
   model_dtype d;
@@ -139,10 +147,23 @@ void simopts_table(simopts *o, cli_opt t[SIMOPTS_COUNT]) {
       {"non-blocking", 0, CLI_FLAG, &o->nonblocking, NULL, "copies with non_blocking=True (no effect without --pin-memory)"},
       {"prefetch", 0, CLI_FLAG, &o->prefetch, NULL, "pinned copies one batch ahead on a side stream, overlapping compute"},
       {"no-h2d", 0, CLI_FLAG, &o->no_h2d, NULL, "do not model the host-to-device copy of the batch"},
-      {"framework", 0, CLI_ENUM, &o->framework, "ddp|dp",
+      {"framework", 0, CLI_ENUM, &o->framework, "ddp|dp|fsdp",
        "ddp: DistributedDataParallel (default); dp: DataParallel, one process with\none thread per GPU whose kernel launches take "
-       "turns under Python's GIL",
+       "turns under Python's GIL;\nfsdp: FSDP2, fully_shard on each unit and the root (docs/fsdp.md)",
        .names = sim_framework_names},
+      {"fsdp-units", 0, CLI_STRING, &o->fsdp_units, "GLOBS",
+       "FSDP: the modules fully_shard is applied to, comma-separated module-path\nglobs (`*` within one name: 'h.*', 'layer*.*'); "
+       "default: every numbered module\nat the shallowest depth (a ModuleList's blocks); the root is always one"},
+      {"fsdp-reshard-after-forward", 0, CLI_ENUM, &o->fsdp_reshard, "true|false",
+       "FSDP: the units' reshard_after_forward (default true; the root never reshards)", .names = fsdp_bool_names},
+      {"fsdp-param-dtype", 0, CLI_CUSTOM, &o->fsdp_param_dtype, "fp32|fp16|bf16",
+       "FSDP: MixedPrecisionPolicy(param_dtype): what is all-gathered (default: the\nparameters' own type)",
+       .parse = simopts_parse_precision, .must = "must be fp32, fp16 or bf16"},
+      {"fsdp-reduce-dtype", 0, CLI_CUSTOM, &o->fsdp_reduce_dtype, "fp32|fp16|bf16",
+       "FSDP: MixedPrecisionPolicy(reduce_dtype): what is reduce-scattered (default:\nNone: the parameters' own type, whatever param_dtype)",
+       .parse = simopts_parse_precision, .must = "must be fp32, fp16 or bf16"},
+      {"fsdp-forward-prefetch", 0, CLI_INT, &o->fsdp_forward_prefetch, "K",
+       "FSDP: set_modules_to_forward_prefetch of the next K units on each unit\n(default 0: none, FSDP's default)", CLI_MIN | CLI_MAX, 0, 64},
       {"backend", 0, CLI_ENUM, &o->backend, "nccl|gloo|mpi",
        "DDP's process group: nccl (default); gloo (staged through the host, summed on\nthe CPU); mpi (CUDA-aware); gloo and mpi block the host at the final wait",
        .names = sim_backend_names},
@@ -187,7 +208,8 @@ void simopts_job_table(int *nodes, double *cap, cli_opt t[SIMOPTS_JOB_COUNT]) {
 const char *const simopts_known[] = {
     "model", "topology", "profile", "gpus-per-node", "batch", "precision", "first-bucket-mb", "rebuilt", "bucket-view",
     "static-graph", "pytorch", "find-unused-parameters", "gradient-as-bucket-view", "bucket-cap-mb-list", "ddp-iteration", "no-broadcast-buffers", "mode", "fidelity", "iterations", "no-sync", "comm-hook", "jitter-cv", "jitter-ci", "seed", "nccl-algo",
-    "nccl-proto", "num-workers", "load-ms", "pin-memory", "non-blocking", "prefetch", "no-h2d", "framework",
+    "nccl-proto", "num-workers", "load-ms", "pin-memory", "non-blocking", "prefetch", "no-h2d", "framework", "fsdp-units",
+    "fsdp-reshard-after-forward", "fsdp-param-dtype", "fsdp-reduce-dtype", "fsdp-forward-prefetch",
     "backend", "host-jitter-us", "host-launch-us", "host-dispatch-us", "dp-backward-gil", "dp-gil-share", "dp-handover-us", "no-symmetry", "events", "no-gpu-sharing", "nodes", "bucket-cap-mb", "json", "csv", "trace",
     /* sim/cli/buyopts.c */
     "optimizer", "allow-oom", "samples", "epochs", "dataset-size", "price", "prices", "grid-kgco2-per-kwh", "max-hours",
@@ -207,6 +229,13 @@ int simopts_check(cli_ctx *x, const simopts *o) {
   if (o->framework == SIM_FRAMEWORK_DP && (o->find_unused || o->static_graph || o->ncap_list || o->ddp_iteration || o->rebuilt))
     return cli_usage(x, "DataParallel has no Reducer: --find-unused-parameters, --static-graph, --bucket-cap-mb-list,\n"
                         "--ddp-iteration and --rebuilt are DDP's");
+  if (o->framework == SIM_FRAMEWORK_FSDP &&
+      (o->find_unused || o->static_graph || o->ncap_list || o->ddp_iteration || o->rebuilt || o->bucket_view || o->hook || o->first_mb > 0))
+    return cli_usage(x, "FSDP has no Reducer: --find-unused-parameters, --static-graph, --bucket-cap-mb-list, --ddp-iteration,\n"
+                        "--rebuilt, --gradient-as-bucket-view, --comm-hook and --first-bucket-mb are DDP's");
+  if (o->framework != SIM_FRAMEWORK_FSDP &&
+      (o->fsdp_units || o->fsdp_reshard != 1 || o->fsdp_param_dtype >= 0 || o->fsdp_reduce_dtype >= 0 || o->fsdp_forward_prefetch))
+    return cli_usage(x, "--fsdp-* options are FSDP's: give --framework fsdp");
   return CLI_OK;
 }
 
@@ -324,6 +353,11 @@ void simopts_config(const simopts *o, const simopts_inputs *in, sim_config *c) {
   c->nccl_protos = o->nccl_protos;
   c->workers = o->workers;
   c->framework = (sim_framework)o->framework;
+  c->fsdp_units = o->fsdp_units;
+  c->fsdp_reshard = o->fsdp_reshard;
+  c->fsdp_param_dtype = o->fsdp_param_dtype;
+  c->fsdp_reduce_dtype = o->fsdp_reduce_dtype;
+  c->fsdp_forward_prefetch = o->fsdp_forward_prefetch;
   c->host_launch_s = o->host_launch_us < 0 ? -1 : o->host_launch_us * 1e-6;
   c->host_dispatch_s = o->host_dispatch_us < 0 ? -1 : o->host_dispatch_us * 1e-6;
   c->dp_backward_gil = o->dp_backward_gil;
