@@ -35,6 +35,7 @@ static int parse_count(const char *key, const char *v, size_t n, int *dst, err_t
 
 int compare_setup_parse(const char *text, compare_setup *s, err_t *e) {
   memset(s, 0, sizeof *s);
+  s->framework = s->fsdp_reshard = -1;
   const char *p = text;
   if (!*p) return err_set(e, ERR_USAGE, "an empty setup: give topology=T,profile=P,nodes=N");
   while (*p) {
@@ -51,8 +52,19 @@ int compare_setup_parse(const char *text, compare_setup *s, err_t *e) {
     else if (KEY("price")) rc = copy_value("price", v, vlen, s->price, sizeof s->price, e);
     else if (KEY("nodes")) rc = parse_count("nodes", v, vlen, &s->nodes, e);
     else if (KEY("gpus-per-node")) rc = parse_count("gpus-per-node", v, vlen, &s->gpus_per_node, e);
-    else
-      rc = err_set(e, ERR_USAGE, "unknown key '%.*s' (topology, profile, nodes, gpus-per-node, price, name)", (int)klen, p);
+    else if (KEY("fsdp-replicate")) rc = parse_count("fsdp-replicate", v, vlen, &s->fsdp_replicate, e);
+    else if (KEY("framework") || KEY("fsdp-reshard-after-forward")) {
+      char word[16] = "";
+      int fw = KEY("framework");
+      rc = copy_value(fw ? "framework" : "fsdp-reshard-after-forward", v, vlen, word, sizeof word, e);
+      int *dst = fw ? &s->framework : &s->fsdp_reshard;
+      if (!rc && (*dst = fw ? sim_name_index(sim_framework_names, word) : !strcmp(word, "true") ? 1 : !strcmp(word, "false") ? 0 : -1) < 0)
+        rc = err_set(e, ERR_USAGE, fw ? "framework= must be ddp, dp or fsdp, got '%s'" : "fsdp-reshard-after-forward= must be true or false, got '%s'",
+                     word);
+    } else
+      rc = err_set(e, ERR_USAGE,
+                   "unknown key '%.*s' (topology, profile, nodes, gpus-per-node, framework, fsdp-reshard-after-forward, fsdp-replicate, price, name)",
+                   (int)klen, p);
 #undef KEY
     if (rc) return rc;
     p = *end ? end + 1 : end;
@@ -71,6 +83,9 @@ int compare_entry_run(compare_entry *x, err_t *e) {
       goto fail;
   }
   if (x->setup.name[0]) snprintf(x->label, sizeof x->label, "%s", x->setup.name);
+  else if (x->setup.framework >= 0)
+    snprintf(x->label, sizeof x->label, "%.40s x%d %s", x->cfg.topo->name, x->cfg.nodes,
+             x->cfg.framework == SIM_FRAMEWORK_FSDP && x->cfg.fsdp_replicate > 1 ? "hsdp" : sim_framework_name(x->cfg.framework));
   else snprintf(x->label, sizeof x->label, "%.40s x%d", x->cfg.topo->name, x->cfg.nodes);
   return ERR_OK;
 fail:

@@ -39,10 +39,14 @@ typedef struct {
   int nodes;                    /* 0: not given */
   int gpus_per_node;            /* 0: not given */
   char price[64];               /* "" where not given; a number or, as --price takes, a price table's word */
+  int framework;                /* sim_framework, or -1: not given ("DDP or FSDP?" in one command) */
+  int fsdp_reshard;             /* FSDP's reshard_after_forward (1/0), or -1: not given */
+  int fsdp_replicate;           /* HSDP's replicas, or 0: not given */
 } compare_setup;
 
-/* Parses one setup's text into *s (zeroed first). ERR_USAGE naming the key for an unknown key, a
- * key given twice, an empty value, or a nodes/gpus-per-node that is not an integer in 1..1e6. */
+/* Parses one setup's text into *s (zeroed first, framework and fsdp_reshard -1). ERR_USAGE naming
+ * the key for an unknown key, a key given twice, an empty value, a nodes/gpus-per-node/fsdp-replicate
+ * that is not an integer in 1..1e6, a framework not ddp, dp or fsdp, a reshard not true or false. */
 int compare_setup_parse(const char *text, compare_setup *s, err_t *e);
 
 /* One setup predicted: the caller sets setup and cfg (its inputs loaded, owned by the caller), job

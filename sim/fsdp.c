@@ -101,6 +101,16 @@ static int pattern_match(const char *pats, const char *s) {
   return 0;
 }
 
+int fsdp_shard_world(const sim_config *c) {
+  int gpn = c->gpus_per_node > 0 ? c->gpus_per_node : c->topo ? c->topo->gpus_per_node : 1;
+  return c->fsdp_replicate > 1 ? c->nodes * gpn / c->fsdp_replicate : c->nodes * gpn;
+}
+
+long fsdp_shard_numel(const model_param *pm, int world) {
+  long dim0 = pm->ndim > 0 && pm->shape[0] > 0 ? pm->shape[0] : 1;
+  return (dim0 + world - 1) / world * (pm->numel / dim0);
+}
+
 static size_t dtype_bytes(int forced, const model_param *pm, model_dtype run) {
   return model_dtype_size(forced >= 0 ? (model_dtype)forced : model_param_dtype(pm, run));
 }
@@ -165,8 +175,7 @@ int fsdp_units(const sim_config *c, int world, fsdp_unit **units_out, int *n_out
     for (int k = 1; k < nu; k++)
       if (holds(u[k].path, pm->name)) of[i] = k;
     fsdp_unit *x = &u[of[i]];
-    long dim0 = pm->ndim > 0 && pm->shape[0] > 0 ? pm->shape[0] : 1, rest = pm->numel / dim0;
-    long shard = (dim0 + world - 1) / world * rest;
+    long shard = fsdp_shard_numel(pm, world);
     if (!x->nparams) x->dtype = model_param_dtype(pm, run);
     x->nparams++;
     x->numel += pm->numel;
@@ -257,6 +266,9 @@ typedef struct {
                           the cast of the output into the sharded gradient (0: a view) */
   int *issue_item;     /* (ncoll) its IT_ISSUE */
   int *ev_mark, *ev_done, *ev_ready, *ev_reuse; /* (ncoll) -1: none */
+  int *ev_chain;       /* (ncoll) a reduce-scatter: recorded when done, for its all-reduce (HSDP); an
+                          all-reduce: the event it waits for; -1: none */
+  int hsdp;            /* the shard groups are nodes, the replicas all-reduce (sim_config.fsdp_replicate) */
   int nevents, nslots;
   int slot_tail;       /* tail a, b, and the copy back (0) */
   double *base;        /* (nslots) every rank's values without jitter */
@@ -275,6 +287,7 @@ static void fsdp_data_free(void *v) {
   free(d->ev_done);
   free(d->ev_ready);
   free(d->ev_reuse);
+  free(d->ev_chain);
   free(d->base);
   free(d);
 }
@@ -307,6 +320,8 @@ typedef struct {
   int held;        /* the last forward copy-out's RECORD item, or -1 */
   int *ag_fwd, *ag_bwd; /* (nu) the unit's all-gather before forward / backward, or -1 */
   int rs_prev;     /* the previous reduce-scatter, or -1 */
+  int last_post;   /* the last collective of the gradients' reduction (reduce-scatter, or HSDP's all-reduce) */
+  int world;      /* the shard group's ranks */
   int err;        /* the first error's code (its message in *e), or 0 */
   err_t *e;
 } script_t;
@@ -318,9 +333,11 @@ static int new_coll(script_t *s, int k, coll_kind kind, int bwd) {
   d->coll_unit[c] = k;
   d->coll_bwd[c] = bwd;
   d->ev_mark[c] = d->nevents++;
-  d->ev_done[c] = d->ev_ready[c] = d->ev_reuse[c] = -1;
-  double bytes = kind == COLL_ALLGATHER ? d->u[k].ag_bytes : d->u[k].rs_bytes;
-  if (!s->err) s->err = plan_bucket_coll(s->p, c, kind, bytes, s->e);
+  d->ev_done[c] = d->ev_ready[c] = d->ev_reuse[c] = d->ev_chain[c] = -1;
+  /* HSDP's all-reduce: one rank's reduced shard, in reduce_dtype (the reduce-scatter's type). */
+  double bytes = kind == COLL_ALLGATHER ? d->u[k].ag_bytes : kind == COLL_REDUCESCATTER ? d->u[k].rs_bytes : d->u[k].rs_bytes / s->world;
+  nccl_group g = !d->hsdp ? NCCL_GROUP_ALL : kind == COLL_ALLREDUCE ? NCCL_GROUP_RAIL : NCCL_GROUP_NODE;
+  if (!s->err) s->err = plan_group_coll(s->p, c, kind, bytes, g, s->e);
   item_t *x = item(d, IT_ISSUE, &s->bad);
   x->coll = c;
   x->unit = k;
@@ -389,7 +406,12 @@ static void post_backward(script_t *s, int k) {
   d->ev_ready[c] = ready;
   /* The reduced shard is cast into the sharded gradient where reduce_dtype is not the parameters'. */
   d->copy_in_s[c] = rd != coll_dtype(s, k, 0) ? copy_time(s, d->u[k].shard_numel, rd) : 0;
-  s->rs_prev = c;
+  s->rs_prev = s->last_post = c;
+  if (d->hsdp) { /* the replicas all-reduce the shard once it is reduced (its stream waits the reduce-scatter's) */
+    int a = new_coll(s, k, COLL_ALLREDUCE, 1);
+    d->ev_chain[c] = d->ev_chain[a] = d->nevents++;
+    s->last_post = a;
+  }
 }
 
 static void ops(script_t *s, int o0, int o1, int bwd) {
@@ -404,7 +426,7 @@ static void ops(script_t *s, int o0, int o1, int bwd) {
 static int script(script_t *s) {
   fsdp_data *d = s->d;
   const plan_t *p = s->p;
-  int nu = d->nu, world = p->ranks, ofwd = -1, obwd = -1, oend = p->first_tail, K = s->c->fsdp_forward_prefetch;
+  int nu = d->nu, world = s->world, ofwd = -1, obwd = -1, oend = p->first_tail, K = s->c->fsdp_forward_prefetch;
   int reshard = s->c->fsdp_reshard;
   for (int o = 0; o < oend; o++) {
     if (p->steps[o].phase == MODEL_PHASE_FORWARD && ofwd < 0) ofwd = o;
@@ -461,9 +483,9 @@ static int script(script_t *s) {
   free(order);
   ops(s, o, oend, 1);
   if (world > 1) post_backward(s, 0); /* the root's, in the final callback */
-  if (world > 1 && s->rs_prev >= 0) { /* wait_for_gradient_reduction */
-    d->ev_done[s->rs_prev] = d->nevents++;
-    item(d, IT_WAIT, &s->bad)->ev = d->ev_done[s->rs_prev];
+  if (world > 1 && s->last_post >= 0) { /* wait_for_gradient_reduction: the last post-reduce event */
+    d->ev_done[s->last_post] = d->nevents++;
+    item(d, IT_WAIT, &s->bad)->ev = d->ev_done[s->last_post];
   }
   return s->bad;
 }
@@ -568,11 +590,12 @@ static int program(plan_t *p, fsdp_data *d, err_t *e) {
   d->nslots = slot + 3;
   if ((rc = prog_init(&p->prog, d->nslots, e))) return rc;
   prog_t *g = &p->prog;
-  int ag = -1, rs = -1;
+  int ag = -1, rs = -1, ar = -1;
   if (d->ncoll > 0) {
     ag = prog_stream_add(g, PROG_STREAM_NCCL);
     rs = prog_stream_add(g, PROG_STREAM_NCCL);
-    if (ag < 0 || rs < 0) return err_set(e, ERR_NOMEM, "out of memory");
+    if (d->hsdp) ar = prog_stream_add(g, PROG_STREAM_NCCL);
+    if (ag < 0 || rs < 0 || (d->hsdp && ar < 0)) return err_set(e, ERR_NOMEM, "out of memory");
   }
   add(g, 0, PROG_BEGIN, -1, -1, &bad);
   add(g, 0, PROG_INPUT, -1, -1, &bad);
@@ -613,8 +636,9 @@ static int program(plan_t *p, fsdp_data *d, err_t *e) {
   for (int i = 0; i < d->nit; i++) {
     const item_t *x = &d->it[i];
     if (x->kind != IT_ISSUE) continue;
-    int c = x->coll, st = p->coll[c].kind == COLL_ALLGATHER ? ag : rs;
+    int c = x->coll, st = p->coll[c].kind == COLL_ALLGATHER ? ag : p->coll[c].kind == COLL_REDUCESCATTER ? rs : ar;
     if (d->ev_reuse[c] >= 0) add(g, st, PROG_WAIT, -1, -1, &bad)->ev = d->ev_reuse[c];
+    if (st == ar) add(g, st, PROG_WAIT, -1, -1, &bad)->ev = d->ev_chain[c];
     if (d->ev_ready[c] >= 0) add(g, st, PROG_WAIT, -1, -1, &bad)->ev = d->ev_ready[c];
     prog_instr *w = add(g, st, PROG_WAIT, -1, -1, &bad);
     w->ev = d->ev_mark[c];
@@ -623,6 +647,7 @@ static int program(plan_t *p, fsdp_data *d, err_t *e) {
     add(g, st, PROG_COLL, TIMELINE_COLLECTIVE, -1, &bad)->coll = c;
     if (st == rs) add(g, st, PROG_SLEEP, -1, -1, &bad)->dur_s = d->copy_in_s[c];
     if (d->ev_done[c] >= 0) add(g, st, PROG_RECORD, -1, -1, &bad)->ev = d->ev_done[c];
+    if (st == rs && d->ev_chain[c] >= 0) add(g, st, PROG_RECORD, -1, -1, &bad)->ev = d->ev_chain[c];
   }
   if (bad) return err_set(e, ERR_NOMEM, "out of memory");
   return prog_finish(g, e);
@@ -664,13 +689,20 @@ int fsdp_build(const sim_config *c, plan_t *p, err_t *e) {
       rc = err_set(e, ERR_INPUT, "%s: parameter %s has a sparse gradient: FSDP shards dense parameters only", m->name, m->params[i].name);
       goto fail;
     }
-  if ((rc = fsdp_units(c, p->ranks, &d->u, &d->nu, e))) goto fail;
+  if (c->fsdp_replicate > 1 && (c->fsdp_replicate != c->nodes || p->gpus_per_node < 2)) {
+    rc = err_set(e, ERR_USAGE, "--fsdp-replicate: HSDP is modelled with one node per shard group: the replicas must be the nodes (%d), "
+                 "each of 2 or more GPUs, got %d", c->nodes, c->fsdp_replicate);
+    goto fail;
+  }
+  d->hsdp = c->fsdp_replicate > 1;
+  int world = fsdp_shard_world(c);
+  if ((rc = fsdp_units(c, world, &d->u, &d->nu, e))) goto fail;
   /* The ops as the host issues them (p->steps), the optimizer's on the local shard. */
   int n = m->nops;
   p->steps = calloc((size_t)n + 1, sizeof *p->steps);
   p->op_s = calloc((size_t)n + 1, sizeof *p->op_s);
   p->op_seg = calloc((size_t)n + 1, sizeof *p->op_seg);
-  size_t nc = 3 * (size_t)d->nu + 1;
+  size_t nc = 4 * (size_t)d->nu + 1;
   d->coll_unit = malloc(nc * sizeof *d->coll_unit);
   d->coll_bwd = malloc(nc * sizeof *d->coll_bwd);
   d->copy_in_s = calloc(nc, sizeof *d->copy_in_s);
@@ -679,22 +711,26 @@ int fsdp_build(const sim_config *c, plan_t *p, err_t *e) {
   d->ev_done = malloc(nc * sizeof *d->ev_done);
   d->ev_ready = malloc(nc * sizeof *d->ev_ready);
   d->ev_reuse = malloc(nc * sizeof *d->ev_reuse);
+  d->ev_chain = malloc(nc * sizeof *d->ev_chain);
   p->coll = calloc(nc, sizeof *p->coll);
   int *ag_fwd = malloc((size_t)d->nu * sizeof *ag_fwd), *ag_bwd = malloc((size_t)d->nu * sizeof *ag_bwd);
   if (!p->steps || !p->op_s || !p->op_seg || !d->coll_unit || !d->coll_bwd || !d->copy_in_s || !d->issue_item || !d->ev_mark ||
-      !d->ev_done || !d->ev_ready || !d->ev_reuse || !p->coll || !ag_fwd || !ag_bwd) {
+      !d->ev_done || !d->ev_ready || !d->ev_reuse || !d->ev_chain || !p->coll || !ag_fwd || !ag_bwd) {
     free(ag_fwd);
     free(ag_bwd);
     rc = err_set(e, ERR_NOMEM, "out of memory");
     goto fail;
   }
+  /* The optimizer steps one rank's shard: of this job's ranks, or for the 1-GPU twin of a job
+   * (sim/predict.h) of that job's (fsdp_shard_world), so that the twin is the rank's work alone. */
+  int sw = c->fsdp_shard_world > 0 ? c->fsdp_shard_world : world;
   long total = model_total_params(m), shard = 0;
-  for (int k = 0; k < d->nu; k++) shard += d->u[k].shard_numel;
+  for (int i = 0; i < m->nparams; i++) shard += fsdp_shard_numel(&m->params[i], sw);
   p->nops = n;
   p->first_tail = -1;
   for (int o = 0; o < n; o++) {
     model_op op = m->ops[o];
-    if (op.phase == MODEL_PHASE_OPTIMIZER && total > 0 && p->ranks > 1) {
+    if (op.phase == MODEL_PHASE_OPTIMIZER && total > 0 && sw > 1) {
       /* fully_shard's parameters are DTensors: the optimizer steps one rank's shard. */
       double f = (double)shard / (double)total;
       op.elems.v = (long)ceil((double)op.elems.v * f);
@@ -722,7 +758,8 @@ int fsdp_build(const sim_config *c, plan_t *p, err_t *e) {
   }
   if (p->first_tail < 0) p->first_tail = n;
   for (int k = 0; k < d->nu; k++) ag_fwd[k] = ag_bwd[k] = -1;
-  script_t s = {.c = c, .p = p, .d = d, .reuse = -1, .held = -1, .ag_fwd = ag_fwd, .ag_bwd = ag_bwd, .rs_prev = -1, .e = e};
+  script_t s = {.c = c, .p = p, .d = d, .reuse = -1, .held = -1, .ag_fwd = ag_fwd, .ag_bwd = ag_bwd, .rs_prev = -1, .last_post = -1,
+                .world = world, .e = e};
   int bad = script(&s);
   free(ag_fwd);
   free(ag_bwd);
@@ -791,7 +828,8 @@ int fsdp_write(FILE *f, const plan_t *p, err_t *e) {
   for (int i = 0; i < d->nit; i++) {
     const item_t *x = &d->it[i];
     if (x->kind == IT_ISSUE)
-      fprintf(f, "fsdp_issue %s %s %.0f\n", p->coll[x->coll].kind == COLL_ALLGATHER ? "all_gather" : "reduce_scatter",
+      fprintf(f, "fsdp_issue %s %s %.0f\n",
+              p->coll[x->coll].kind == COLL_ALLGATHER ? "all_gather" : p->coll[x->coll].kind == COLL_REDUCESCATTER ? "reduce_scatter" : "all_reduce",
               unit_name(&d->u[x->unit]), p->coll[x->coll].bytes);
     else if (x->kind == IT_FORWARD) fprintf(f, "fsdp_issue forward %s\n", unit_name(&d->u[x->unit]));
     else if (x->kind == IT_BACKWARD) fprintf(f, "fsdp_issue backward\n");

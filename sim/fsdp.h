@@ -45,6 +45,13 @@ typedef struct {
   int bwd_first, bwd_last;
 } fsdp_unit;
 
+/* The ranks a parameter is sharded over: every rank, or under HSDP (fsdp_replicate > 1) one replica's. */
+int fsdp_shard_world(const sim_config *c);
+
+/* One rank's shard of parameter pm among `world` ranks, padding included: ceil(dim0 / world) rows
+ * of dim 0 (FSDPParam's torch.chunk along dim 0; a scalar is one row). */
+long fsdp_shard_numel(const model_param *pm, int world);
+
 /* The units of the config's model for `world` ranks, root first, the others in forward order
  * (*units: caller frees). ERR_USAGE for a pattern that matches nothing or nested units; ERR_INPUT
  * for a unit no op names, or units whose ops interleave. */

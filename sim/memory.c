@@ -45,15 +45,10 @@ int memory_estimate(const sim_config *c, model_optim optim, memory_parts *out, e
   int half = o->precision != MODEL_FP32;
   /* FSDP keeps one shard of every parameter, its gradient and its optimizer state: each parameter's
    * ceil(dim0 / world) rows of dim 0 (sim/fsdp.h). */
-  int fsdp = c->framework == SIM_FRAMEWORK_FSDP, world = 1;
-  if (fsdp) {
-    int gpn = c->gpus_per_node > 0 ? c->gpus_per_node : c->topo->gpus_per_node;
-    world = c->nodes * gpn;
-  }
+  int fsdp = c->framework == SIM_FRAMEWORK_FSDP, world = fsdp ? fsdp_shard_world(c) : 1;
   for (int i = 0; i < m->nparams; i++) {
     const model_param *pm = &m->params[i];
-    long dim0 = pm->ndim > 0 && pm->shape[0] > 0 ? pm->shape[0] : 1;
-    double share = fsdp ? (double)((dim0 + world - 1) / world) / (double)dim0 : 1.0;
+    double share = fsdp ? (double)fsdp_shard_numel(pm, world) / (double)pm->numel : 1.0;
     double n = (double)pm->numel * share, b = (double)model_param_bytes(m, i, o->precision) * share;
     /* A parameter that runs in 16 bits keeps an fp32 master copy and fp32 master gradient; the
      * optimizer steps the master copy, so its state is fp32 too. */

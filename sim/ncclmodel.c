@@ -311,12 +311,18 @@ static void estimate(const nccl_model *m, coll_kind coll, int a, int q, double b
  * estimate is their sum. The engine plays the phases (plan.h's plan_coll), each on its group's
  * rings; edge_bytes and steps, for a caller that plays it as one collective of every rank, are the
  * phases' bandwidth time on the job's bottleneck edge and the ring's steps. */
+void nccl_model_group(const nccl_model *m, nccl_group g, nccl_model *out) {
+  *out = *m;
+  if (g == NCCL_GROUP_NODE) out->nodes = 1, out->n = m->gpus_per_node, out->bw_Bps = m->intra_bw_Bps;
+  if (g == NCCL_GROUP_RAIL) out->gpus_per_node = 1, out->n = m->nodes, out->bw_Bps = m->nic_bw_Bps / m->gpus_per_node;
+}
+
 static void hier_compose(const nccl_model *m, coll_kind coll, int q, double bytes, nccl_choice *out) {
   (void)coll; /* all-reduce only (its row) */
+  nccl_model intra, inter;
+  nccl_model_group(m, NCCL_GROUP_NODE, &intra);
+  nccl_model_group(m, NCCL_GROUP_RAIL, &inter);
   int G = m->gpus_per_node;
-  nccl_model intra = *m, inter = *m;
-  intra.nodes = 1, intra.n = G, intra.bw_Bps = m->intra_bw_Bps;
-  inter.gpus_per_node = 1, inter.n = m->nodes, inter.bw_Bps = m->nic_bw_Bps / G;
   nccl_choice rs, ar, ag;
   estimate(&intra, COLL_REDUCESCATTER, NCCL_ALGO_RING, q, bytes, &rs);
   estimate(&inter, COLL_ALLREDUCE, NCCL_ALGO_RING, q, bytes / G, &ar);

@@ -137,6 +137,12 @@ int nccl_model_init(nccl_model *m, const profile_t *p, const topo_t *t, int node
  * local GPU between the nodes). */
 typedef enum { NCCL_GROUP_ALL = 0, NCCL_GROUP_NODE = 1, NCCL_GROUP_RAIL = 2, NCCL_GROUPS = 3 } nccl_group;
 
+/* The model of group g's communicator within m's job: every rank (m itself); one node's G ranks at
+ * the bandwidth inside a node; one local GPU's rank on every node, the G rails sharing the node's
+ * network bandwidth (nic_bw / G each). A composed collective's phases (hier) and a framework's
+ * collectives on sub-groups (HSDP, sim/fsdp.h) are costed on these. */
+void nccl_model_group(const nccl_model *m, nccl_group g, nccl_model *out);
+
 /* One phase of a composed collective (hier): a ring collective of its group, as NCCL costs it on
  * that communicator. */
 typedef struct {

@@ -499,10 +499,9 @@ static void per_channel(double edge, long steps, int nch, long *edge_bytes, long
   if (*step_bytes < 1) *step_bytes = 1;
 }
 
-int plan_bucket_coll(plan_t *p, int b, coll_kind kind, double bytes, err_t *e) {
-  nccl_choice ch;
-  int rc = nccl_choose(&p->nccl, kind, bytes, p->algos, p->protos, &ch, e);
-  if (rc) return rc;
+/* Collective b as NCCL's choice ch for it: what each edge and step carries, its phases. */
+static int fill_coll(plan_t *p, int b, coll_kind kind, double bytes, const nccl_choice *cp, err_t *e) {
+  const nccl_choice ch = *cp;
   int nch = p->ch.count;
   plan_coll *pc = &p->coll[b];
   pc->kind = kind;
@@ -528,6 +527,28 @@ int plan_bucket_coll(plan_t *p, int b, coll_kind kind, double bytes, err_t *e) {
   }
   plan_coll_share(p, pc, ch.edge_bytes);
   return ERR_OK;
+}
+
+int plan_bucket_coll(plan_t *p, int b, coll_kind kind, double bytes, err_t *e) {
+  nccl_choice ch;
+  int rc = nccl_choose(&p->nccl, kind, bytes, p->algos, p->protos, &ch, e);
+  return rc ? rc : fill_coll(p, b, kind, bytes, &ch, e);
+}
+
+int plan_group_coll(plan_t *p, int b, coll_kind kind, double bytes, nccl_group g, err_t *e) {
+  if (g == NCCL_GROUP_ALL) return plan_bucket_coll(p, b, kind, bytes, e);
+  if (!p->phased) return err_set(e, ERR_INPUT, "internal: a collective of a group in a plan without the groups' rings");
+  nccl_model sub;
+  nccl_choice one, ch;
+  nccl_model_group(&p->nccl, g, &sub);
+  int rc = nccl_choose(&sub, kind, bytes, p->algos & ~(1u << NCCL_ALGO_HIER), p->protos, &one, e);
+  if (rc) return rc;
+  /* One phase: the group's collective, played on the group's rings. */
+  ch = one;
+  ch.nphase = 1;
+  ch.phase[0] = (nccl_phase){.coll = kind, .group = g, .time_s = one.time_s, .lat_s = one.lat_s, .edge_bytes = one.edge_bytes,
+                             .steps = one.steps};
+  return fill_coll(p, b, kind, bytes, &ch, e);
 }
 
 /* What a non-NCCL backend adds to bucket b's all-reduce of `bytes` (docs/simulation.md,
@@ -609,7 +630,8 @@ int plan_begin(const sim_config *c, plan_t *p, err_t *e) {
   /* Inside a node the job's rings are as fast as their bottleneck; a composed all-reduce's phases
    * inside the nodes (hier, forced) run on the node's own rings: a one-node job's channels. */
   double intra_Bps = p->ring_bw_Bps;
-  p->phased = (c->nccl_algos & (1u << NCCL_ALGO_HIER)) != 0;
+  /* The groups' rings: for the hierarchical all-reduce (forced), and HSDP's shard groups and replicas. */
+  p->phased = (c->nccl_algos & (1u << NCCL_ALGO_HIER)) != 0 || (c->framework == SIM_FRAMEWORK_FSDP && c->fsdp_replicate > 1);
   if (gpn > 1 && p->phased) {
     sim_config one = *c;
     one.nodes = 1;

@@ -214,6 +214,11 @@ void plan_free(plan_t *p); /* frees the contents; NULL is a no-op */
  * NCCL has no algorithm for it within the plan's masks. */
 int plan_bucket_coll(plan_t *p, int b, coll_kind kind, double bytes, err_t *e);
 
+/* Makes b a collective `kind` of group g's ranks alone (sim/ncclmodel.h's nccl_group: one node's, or
+ * one rail's; ALL: plan_bucket_coll): NCCL's choice on that communicator (nccl_model_group), played
+ * as a one-phase collective on the group's rings. The plan must have them (p->phased). */
+int plan_group_coll(plan_t *p, int b, coll_kind kind, double bytes, nccl_group g, err_t *e);
+
 /* The config's GPUs per node, batch and precision, its defaults applied, checked. Shared with
  * DataParallel's builder. A value the user chose out of range (nodes, GPUs, batch, bucket caps,
  * iterations, a framework's impossible combination) is ERR_USAGE: each is a flag of ddpsim's. */

@@ -3,6 +3,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "fsdp.h"
+
 void predict_twin(const sim_config *c, sim_config *one) {
   *one = *c;
   one->nodes = 1;
@@ -10,6 +12,10 @@ void predict_twin(const sim_config *c, sim_config *one) {
   /* As many iterations as the run itself: an input pipeline needs them to reach its steady state. */
   one->fidelity = SIM_FIDELITY_FLOW;
   one->record_spans = 0; /* a trace shows the run itself */
+  /* FSDP: one rank's work without collectives, its optimizer stepping its shard (the whole model's
+   * optimizer would make sharding look like superlinear scaling). */
+  if (c->framework == SIM_FRAMEWORK_FSDP && one->fsdp_shard_world == 0) one->fsdp_shard_world = fsdp_shard_world(c);
+  one->fsdp_replicate = 0;
   /* The jitter stays: the reference is one GPU under the same noise, drawing rank 0's draws
    * (sim/plan.c draws rank-major), so that the run, which waits for its slowest rank, is compared
    * with what the same noise does to one GPU, never with a noiseless one. */

@@ -49,7 +49,7 @@ typedef struct {
 int predict_run_opts(const sim_config *c, const predict_opts *o, predict_result *out, err_t *e);
 
 /* The configuration whose iteration is single_gpu_iteration_s: c on one GPU, flow fidelity, the
- * same jitter. Copied from c (padding included), so configurations equal bytewise have equal twins.
+ * same jitter (FSDP: one rank's work, its optimizer stepping its shard of the job's ranks). Copied from c (padding included), so configurations equal bytewise have equal twins.
  * With jitter predict_run_opts runs its own twin at the run's final iteration count (a known
  * single_gpu_iteration_s is then not used). */
 void predict_twin(const sim_config *c, sim_config *one);

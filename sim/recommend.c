@@ -77,7 +77,54 @@ typedef struct {
   sim_config c;
 } variant_t;
 
+/* FSDP's knobs (docs/fsdp.md), as variants of its configuration: reshard_after_forward the other way,
+ * HSDP with a replica per node, explicit forward prefetch of the next unit, and DDP itself. */
+static int fsdp_variants(const sim_config *rec, variant_t *v) {
+  int n = 0, gpn = rec->gpus_per_node > 0 ? rec->gpus_per_node : rec->topo->gpus_per_node;
+  variant_t *x = &v[n++];
+  memset(x, 0, sizeof *x);
+  x->knob = "reshard_after_forward";
+  x->c = *rec;
+  x->c.fsdp_reshard = !rec->fsdp_reshard;
+  x->applies = 1;
+  snprintf(x->setting, sizeof x->setting, "fully_shard(unit, reshard_after_forward=%s)", x->c.fsdp_reshard ? "True" : "False");
+  snprintf(x->note, sizeof x->note, x->c.fsdp_reshard ? "frees each unit's parameters after forward: less memory, an all-gather more per unit"
+                                                      : "keeps every unit's parameters from forward to backward: more memory per GPU");
+  x = &v[n++];
+  memset(x, 0, sizeof *x);
+  x->knob = "hsdp";
+  x->c = *rec;
+  x->c.fsdp_replicate = rec->nodes;
+  snprintf(x->setting, sizeof x->setting, "a (%d, %d) mesh: shard within each node, replicate across nodes", rec->nodes, gpn);
+  x->applies = rec->fsdp_replicate <= 1 && rec->nodes > 1 && gpn > 1;
+  snprintf(x->note, sizeof x->note, "%s",
+           !x->applies ? (rec->fsdp_replicate > 1 ? "already HSDP" : "needs several nodes of several GPUs")
+                       : "each GPU holds a node's shard, not the job's: more memory per GPU");
+  x = &v[n++];
+  memset(x, 0, sizeof *x);
+  x->knob = "forward_prefetch";
+  x->c = *rec;
+  x->c.fsdp_forward_prefetch = rec->fsdp_forward_prefetch + 1;
+  x->applies = 1;
+  snprintf(x->setting, sizeof x->setting, "set_modules_to_forward_prefetch(the next %d unit(s))", x->c.fsdp_forward_prefetch);
+  snprintf(x->note, sizeof x->note, "one more unit's parameters all-gathered ahead: more memory in forward");
+  x = &v[n++];
+  memset(x, 0, sizeof *x);
+  x->knob = "framework";
+  x->c = *rec;
+  x->c.framework = SIM_FRAMEWORK_DDP;
+  x->c.fsdp_units = NULL;
+  x->c.fsdp_reshard = 1;
+  x->c.fsdp_replicate = x->c.fsdp_forward_prefetch = 0;
+  x->c.fsdp_param_dtype = x->c.fsdp_reduce_dtype = -1;
+  x->applies = 1;
+  snprintf(x->setting, sizeof x->setting, "DistributedDataParallel (bucket_cap_mb 25)");
+  snprintf(x->note, sizeof x->note, "every GPU keeps the whole model, its gradients and optimizer state: check it fits (predict)");
+  return n;
+}
+
 static int variants(const sim_config *rec, double cap_mb, variant_t *v) {
+  if (rec->framework == SIM_FRAMEWORK_FSDP) return fsdp_variants(rec, v);
   int n = 0;
   reducer_knobs k;
   err_t e;
@@ -261,8 +308,9 @@ static void gain_text(strbuf *s, const recommend_gain *g, const recommend_opts *
 char *recommend_table(const recommend_opts *o, const recommend_result *r) {
   const sim_config *c = o->base;
   strbuf s = {0};
-  strbuf_printf(&s, "# %s on %d node(s) (%s, profile %s), mode %s\n", c->model->name, c->nodes, c->topo->name,
-                profile_name(c->profile), sim_mode_name(c->mode));
+  strbuf_printf(&s, "# %s on %d node(s) (%s, profile %s), %s %s\n", c->model->name, c->nodes, c->topo->name,
+                profile_name(c->profile), c->framework == SIM_FRAMEWORK_FSDP ? "framework" : "mode",
+                c->framework == SIM_FRAMEWORK_FSDP ? "fsdp" : sim_mode_name(c->mode));
   if (r->samples)
     strbuf_printf(&s, "# %d draws of the profile's %d uncertain numbers (seed %lu); regret: %s over the draws\n", r->samples,
                   r->uncertain, o->seed, o->quantile >= 1 ? "worst case" : "quantile");
@@ -272,6 +320,11 @@ char *recommend_table(const recommend_opts *o, const recommend_result *r) {
    * numbers: one is shown. The default's row says what DDP's default is: 25 MB with a first bucket
    * of 1 MiB where the release has one, unlike a cap of 25 given explicitly (sim/reducer.h). */
   int both = o->quantile < 1;
+  if (c->framework == SIM_FRAMEWORK_FSDP) {
+    strbuf_printf(&s, "# FSDP2 (fully_shard): no buckets; the configuration as given:\n  iteration %.6f s nominal, %.6f s mean over the draws\n",
+                  r->nominal_s[r->def], r->mean_s[r->def]);
+    goto advice;
+  }
   if (both) strbuf_printf(&s, "# %-10s %14s %14s %10s %10s %9s\n", "cap_MB", "iteration_s", "mean_s", "regret", "worst", "fastest");
   else strbuf_printf(&s, "# %-10s %14s %14s %10s %9s\n", "cap_MB", "iteration_s", "mean_s", "worst", "fastest");
   for (int i = 0; i < r->ncaps; i++) {
@@ -294,6 +347,7 @@ char *recommend_table(const recommend_opts *o, const recommend_result *r) {
     gain_text(&s, &r->gain, o, r->samples);
     strbuf_printf(&s, "; its interval starts below the %.2f%% a meaningful gain needs (--min-gain)\n", 100 * o->min_gain);
   }
+advice:
   if (r->nadvice) strbuf_printf(&s, "\n# other knobs, each on the recommended configuration:\n");
   for (int i = 0; i < r->nadvice; i++) {
     const recommend_advice *a = &r->advice[i];

@@ -136,6 +136,10 @@ typedef struct {
   int fsdp_reshard;
   int fsdp_param_dtype, fsdp_reduce_dtype;
   int fsdp_forward_prefetch;
+  int fsdp_replicate;      /* HSDP: > 0, the replicas (shard within groups of ranks / fsdp_replicate
+                              GPUs, all-reduce across them); 0: FSDP over every rank */
+  int fsdp_shard_world;    /* the ranks the optimizer's shard is of (0: the job's): predict's 1-GPU
+                              twin of an FSDP job is one rank's work, its optimizer on its shard */
   int dp_backward_gil;     /* < 0 (default): the release's (reducer_backward_gil: before 0.4); 1:
                               DataParallel: backward's launches take turns under the GIL too (autograd
                               functions written in Python: 2017 PyTorch, pytorch#3275) */

@@ -23,14 +23,17 @@
 
 /* The keys a point may carry, each at most once; REQ: every point must have it. */
 enum { K_GROUP, K_SOURCE, K_HARDWARE, K_SOFTWARE, K_SETUP, K_PUBLISHED, K_ITERATIONS, K_MODEL, K_GENMODEL, K_PROFILE,
-       K_TOPOLOGY, K_NODES, K_GPUS, K_BATCH, K_PRECISION, K_NO_SYNC, K_MODE, K_LOADER, K_FITS, K_UNSUPPORTED, K_COUNT };
+       K_TOPOLOGY, K_NODES, K_GPUS, K_BATCH, K_PRECISION, K_NO_SYNC, K_MODE, K_LOADER, K_FITS, K_UNSUPPORTED, K_FRAMEWORK,
+       K_FSDP_UNITS, K_FSDP_RESHARD, K_FSDP_REPLICATE, K_FSDP_PARAM_DTYPE, K_FSDP_REDUCE_DTYPE, K_COUNT };
 static const struct {
   const char *name;
   int required;
 } keys[K_COUNT] = {{"group", 1},   {"source", 1},   {"hardware", 1}, {"software", 1},  {"setup", 1},
                    {"published", 1}, {"iterations", 0}, {"model", 0}, {"genmodel", 0},  {"profile", 1},
                    {"topology", 1}, {"nodes", 1},    {"gpus", 1},     {"batch", 1},     {"precision", 1},
-                   {"no_sync", 0},  {"mode", 0},     {"loader", 0},   {"fits", 0},     {"unsupported", 0}};
+                   {"no_sync", 0},  {"mode", 0},     {"loader", 0},   {"fits", 0},     {"unsupported", 0},
+                   {"framework", 0}, {"fsdp_units", 0}, {"fsdp_reshard_after_forward", 0}, {"fsdp_replicate", 0},
+                   {"fsdp_param_dtype", 0}, {"fsdp_reduce_dtype", 0}};
 
 static const struct {
   const char *unit;
@@ -113,6 +116,26 @@ static int point_field(accuracy_point *p, int k, const char *v, const char *orig
     p->precision = (int)d;
     return ERR_OK;
   }
+  case K_FRAMEWORK:
+    if ((p->framework = sim_name_index(sim_framework_names, v)) >= 0) return ERR_OK;
+    p->framework = SIM_FRAMEWORK_DDP;
+    return FAIL("%s:%d: framework must be ddp, dp or fsdp", origin, line);
+  case K_FSDP_UNITS: return copy_text(p->fsdp_units, sizeof p->fsdp_units, v, origin, line, "fsdp_units", e);
+  case K_FSDP_RESHARD:
+    if (strcmp(v, "true") && strcmp(v, "false")) return FAIL("%s:%d: fsdp_reshard_after_forward must be true or false", origin, line);
+    p->fsdp_reshard = strcmp(v, "true") == 0;
+    return ERR_OK;
+  case K_FSDP_REPLICATE:
+    if (parse_int(v, 1, 1 << 20, &n)) return FAIL("%s:%d: fsdp_replicate must be an integer in [1, 1048576]", origin, line);
+    p->fsdp_replicate = (int)n;
+    return ERR_OK;
+  case K_FSDP_PARAM_DTYPE:
+  case K_FSDP_REDUCE_DTYPE: {
+    model_dtype d;
+    if (model_dtype_parse(v, &d)) return FAIL("%s:%d: %s must be fp32, fp16 or bf16", origin, line, keys[k].name);
+    *(k == K_FSDP_PARAM_DTYPE ? &p->fsdp_param_dtype : &p->fsdp_reduce_dtype) = (int)d;
+    return ERR_OK;
+  }
   }
   return FAIL("%s:%d: unknown key", origin, line);
 }
@@ -192,6 +215,8 @@ int accuracy_parse(const char *text, const char *origin, accuracy_set **out, err
       memset(seen, 0, sizeof seen);
       p->line = line + 1;
       p->no_sync = 1;
+      p->fsdp_reshard = 1;
+      p->fsdp_param_dtype = p->fsdp_reduce_dtype = -1;
       strcpy(p->name, v);
       continue;
     }
@@ -364,6 +389,12 @@ static void predict_point(accuracy_point *p, int no_gpu_sharing) {
     c.mode = (sim_mode)p->mode;
     c.h2d = (sim_h2d)p->h2d;
     c.gpu_sharing = !no_gpu_sharing;
+    c.framework = (sim_framework)p->framework;
+    c.fsdp_units = p->fsdp_units[0] ? p->fsdp_units : NULL;
+    c.fsdp_reshard = p->fsdp_reshard;
+    c.fsdp_replicate = p->fsdp_replicate;
+    c.fsdp_param_dtype = p->fsdp_param_dtype;
+    c.fsdp_reduce_dtype = p->fsdp_reduce_dtype;
     if (!(rc = predict_run(&c, &r, &e))) {
       double samples = r.samples_per_s;
       p->predicted = p->metric == ACCURACY_SAMPLES ? samples

@@ -46,6 +46,9 @@ typedef struct {
   int mode;                               /* sim_mode: DDP's buckets, or flat (`mode flat`) */
   int h2d;                                /* sim_h2d: how the batch reaches the GPU (`loader`;
                                              SIM_H2D_AUTO when not given: PyTorch's pageable default) */
+  int framework;                          /* sim_framework (`framework`; default DDP) */
+  char fsdp_units[ACCURACY_TEXT_MAX];     /* FSDP's knobs (sim_config's fsdp_*): "" the default units */
+  int fsdp_reshard, fsdp_replicate, fsdp_param_dtype, fsdp_reduce_dtype;
   /* Filled by accuracy_run. */
   int status;                             /* ERR_OK, or why the prediction failed (msg) */
   char msg[1024];

@@ -16,8 +16,10 @@ static const char *usage =
     "whether it fits; with --samples or --epochs the time to train, GPU-hours, cost and energy;\n"
     "with --interval their lo..hi. Then the decision's margin, the first setup against each other:\n"
     "  \"dgx1v-ib x4 saves 18.1% of the time for 2.4% more cost; within the uncertainty: yes\".\n"
-    "A SETUP is KEY=VALUE,... with keys topology, profile, nodes, gpus-per-node, price (per GPU-hour:\n"
-    "a number, auto or a class of the price table, as --price) and name (the column's label); a key\n"
+    "A SETUP is KEY=VALUE,... with keys topology, profile, nodes, gpus-per-node, framework (ddp, dp or\n"
+    "fsdp: \"DDP or FSDP?\" in one command), fsdp-reshard-after-forward, fsdp-replicate (as the flags),\n"
+    "price (per GPU-hour: a number, auto or a class of the price table, as --price) and name (the\n"
+    "column's label); a key\n"
     "left out takes the command's own flag. --price auto prices each setup's card from the table.\n"
     "\n";
 
@@ -56,7 +58,7 @@ int cmd_compare(cli_ctx *x, int argc, char **argv) {
   simopts_job_table(&nodes, &cap, own);
   const cli_opt out[] = {
       {"setup", 0, CLI_CUSTOM, &setups, "SETUP",
-       "a setup: topology=T,profile=P,nodes=N[,gpus-per-node=G][,price=X][,name=L]\n(two or more; keys left out: the flags below)",
+       "a setup: topology=T,profile=P,nodes=N[,gpus-per-node=G][,framework=F][,price=X][,name=L]\n(two or more; keys left out: the flags below)",
        .parse = add_setup, .must = "must be given at most 16 times"},
       {"json", 0, CLI_FLAG, &json, NULL, "print one JSON object instead of the table"},
       {0}};
@@ -104,6 +106,13 @@ int cmd_compare(cli_ctx *x, int argc, char **argv) {
     if (s->topology[0]) os.topology = s->topology;
     if (s->profile[0]) os.profile = s->profile;
     if (s->gpus_per_node) os.gpus_per_node = s->gpus_per_node;
+    if (s->framework >= 0) os.framework = s->framework;
+    if (s->fsdp_reshard >= 0) os.fsdp_reshard = s->fsdp_reshard;
+    if (s->fsdp_replicate) os.fsdp_replicate = s->fsdp_replicate;
+    if (os.framework != SIM_FRAMEWORK_FSDP && (s->fsdp_reshard >= 0 || s->fsdp_replicate)) {
+      rc = cli_usage(x, "setup %d: fsdp-reshard-after-forward= and fsdp-replicate= are FSDP's: give framework=fsdp", i + 1);
+      goto end;
+    }
     if ((rc = simopts_load_topo(x, os.topology, &in[i].topo)) || (rc = simopts_load_profile(x, os.profile, &in[i].profile))) goto end;
     in[i].model = model;
     simopts_config(&os, &in[i], &en->cfg);

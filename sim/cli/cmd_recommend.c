@@ -2,6 +2,7 @@
  * the other knobs that help (the method: sim/recommend.h). */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <gsl/gsl_sort.h>
@@ -66,6 +67,10 @@ int cmd_recommend(cli_ctx *x, int argc, char **argv) {
   if (rc) return rc;
   double cap[CLI_MAX_LIST];
   int nc = caps.n, have_default = 0;
+  if (o.framework == SIM_FRAMEWORK_FSDP) { /* no buckets: FSDP's knobs alone (sim/recommend.h) */
+    if (strcmp(caps.text, RECOMMEND_CAPS) != 0) return cli_usage(x, "--bucket-cap-mb: FSDP has no buckets");
+    nc = 0;
+  }
   for (int i = 0; i < nc; i++) {
     cap[i] = caps.d[i];
     for (int j = 0; j < i; j++)

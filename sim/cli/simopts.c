@@ -49,6 +49,7 @@ void simopts_init(simopts *o) {
   o->fsdp_param_dtype = d.fsdp_param_dtype;
   o->fsdp_reduce_dtype = d.fsdp_reduce_dtype;
   o->fsdp_forward_prefetch = d.fsdp_forward_prefetch;
+  o->fsdp_replicate = d.fsdp_replicate;
 }
 
 /* reshard_after_forward's values, as Python spells them. */
@@ -164,6 +165,9 @@ void simopts_table(simopts *o, cli_opt t[SIMOPTS_COUNT]) {
        .parse = simopts_parse_precision, .must = "must be fp32, fp16 or bf16"},
       {"fsdp-forward-prefetch", 0, CLI_INT, &o->fsdp_forward_prefetch, "K",
        "FSDP: set_modules_to_forward_prefetch of the next K units on each unit\n(default 0: none, FSDP's default)", CLI_MIN | CLI_MAX, 0, 64},
+      {"fsdp-replicate", 0, CLI_INT, &o->fsdp_replicate, "R",
+       "FSDP: HSDP with R replicas (a 2-D mesh (R, GPUs / R)): each shards the model\nwithin itself, the replicas all-reduce; "
+       "modelled with one node per replica\n(R = --nodes); default: none", CLI_MIN | CLI_MAX, 1, 1 << 20},
       {"backend", 0, CLI_ENUM, &o->backend, "nccl|gloo|mpi",
        "DDP's process group: nccl (default); gloo (staged through the host, summed on\nthe CPU); mpi (CUDA-aware); gloo and mpi block the host at the final wait",
        .names = sim_backend_names},
@@ -209,7 +213,7 @@ const char *const simopts_known[] = {
     "model", "topology", "profile", "gpus-per-node", "batch", "precision", "first-bucket-mb", "rebuilt", "bucket-view",
     "static-graph", "pytorch", "find-unused-parameters", "gradient-as-bucket-view", "bucket-cap-mb-list", "ddp-iteration", "no-broadcast-buffers", "mode", "fidelity", "iterations", "no-sync", "comm-hook", "jitter-cv", "jitter-ci", "seed", "nccl-algo",
     "nccl-proto", "num-workers", "load-ms", "pin-memory", "non-blocking", "prefetch", "no-h2d", "framework", "fsdp-units",
-    "fsdp-reshard-after-forward", "fsdp-param-dtype", "fsdp-reduce-dtype", "fsdp-forward-prefetch",
+    "fsdp-reshard-after-forward", "fsdp-param-dtype", "fsdp-reduce-dtype", "fsdp-forward-prefetch", "fsdp-replicate",
     "backend", "host-jitter-us", "host-launch-us", "host-dispatch-us", "dp-backward-gil", "dp-gil-share", "dp-handover-us", "no-symmetry", "events", "no-gpu-sharing", "nodes", "bucket-cap-mb", "json", "csv", "trace",
     /* sim/cli/buyopts.c */
     "optimizer", "allow-oom", "samples", "epochs", "dataset-size", "price", "prices", "grid-kgco2-per-kwh", "max-hours",
@@ -234,7 +238,7 @@ int simopts_check(cli_ctx *x, const simopts *o) {
     return cli_usage(x, "FSDP has no Reducer: --find-unused-parameters, --static-graph, --bucket-cap-mb-list, --ddp-iteration,\n"
                         "--rebuilt, --gradient-as-bucket-view, --comm-hook and --first-bucket-mb are DDP's");
   if (o->framework != SIM_FRAMEWORK_FSDP &&
-      (o->fsdp_units || o->fsdp_reshard != 1 || o->fsdp_param_dtype >= 0 || o->fsdp_reduce_dtype >= 0 || o->fsdp_forward_prefetch))
+      (o->fsdp_units || o->fsdp_reshard != 1 || o->fsdp_param_dtype >= 0 || o->fsdp_reduce_dtype >= 0 || o->fsdp_forward_prefetch || o->fsdp_replicate))
     return cli_usage(x, "--fsdp-* options are FSDP's: give --framework fsdp");
   return CLI_OK;
 }
@@ -358,6 +362,7 @@ void simopts_config(const simopts *o, const simopts_inputs *in, sim_config *c) {
   c->fsdp_param_dtype = o->fsdp_param_dtype;
   c->fsdp_reduce_dtype = o->fsdp_reduce_dtype;
   c->fsdp_forward_prefetch = o->fsdp_forward_prefetch;
+  c->fsdp_replicate = o->fsdp_replicate;
   c->host_launch_s = o->host_launch_us < 0 ? -1 : o->host_launch_us * 1e-6;
   c->host_dispatch_s = o->host_dispatch_us < 0 ? -1 : o->host_dispatch_us * 1e-6;
   c->dp_backward_gil = o->dp_backward_gil;

@@ -105,7 +105,28 @@ check "--nccl-algo hier: every bucket's all-reduce is hier" test "$(grep -c '"al
 expect 2 "--num-workers must be an integer from 0 to 256" -- predict --num-workers -1
 expect 2 "--load-ms must be from 0 to 3600000 ms" -- predict --load-ms soon
 expect 2 "--no-h2d contradicts" -- predict --no-h2d --pin-memory
-expect 2 "--framework must be ddp or dp" -- predict --framework horovod
+expect 2 "--framework must be ddp, dp or fsdp" -- predict --framework horovod
+# FSDP (docs/fsdp.md): its knobs only with it, DDP's Reducer knobs not with it, its units named.
+expect 2 "--fsdp-\\* options are FSDP's: give --framework fsdp" -- predict --fsdp-reshard-after-forward false
+expect 2 "FSDP has no Reducer" -- predict --framework fsdp --comm-hook fp16
+expect 2 "--fsdp-units: 'encoder.nothing.\\*' matches no module of bert-base" -- predict --framework fsdp --model bert-base --fsdp-units 'encoder.nothing.*'
+expect 2 "--fsdp-reshard-after-forward must be false or true" -- predict --framework fsdp --fsdp-reshard-after-forward 2
+expect 2 "FSDP is modelled on NCCL only" -- predict --framework fsdp --backend gloo
+"$ddpsim" predict --framework fsdp --model bert-base --nodes 2 --json >"$tmp/fsdp.json"
+check "predict --framework fsdp: BERT-base on 2 nodes, efficiency within (0, 1], unsharded units in the memory" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["framework"] == "fsdp" and 0 < d["scaling_efficiency"] <= 1 and d["memory"]["unsharded_bytes"] > 0, d
+' "$tmp/fsdp.json"
+"$ddpsim" recommend --framework fsdp --model bert-base --nodes 2 --samples 0 --json >"$tmp/fsdp-rec.json"
+check "recommend --framework fsdp: FSDP's knobs and DDP itself tried, no caps" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert [a["knob"] for a in d["advice"]] == ["reshard_after_forward", "hsdp", "forward_prefetch", "framework"], d["advice"]
+assert len(d["caps"]) == 1, d["caps"]' "$tmp/fsdp-rec.json"
+expect 2 "--bucket-cap-mb: FSDP has no buckets" -- recommend --framework fsdp --bucket-cap-mb 10,25
+"$ddpsim" plan --framework fsdp --model bert-base --fsdp-reshard-after-forward false >"$tmp/fsdp.plan"
+check "plan --framework fsdp: 13 all-gathers and 13 reduce-scatters without resharding" test "$(grep -c '^fsdp_issue all_gather' "$tmp/fsdp.plan")" -eq 13 -a "$(grep -c '^fsdp_issue reduce_scatter' "$tmp/fsdp.plan")" -eq 13
 expect 2 "--host-launch-us must be from 0 to 1000000 us" -- predict --host-launch-us -5
 expect 2 "DataParallel runs in one process: one node only" -- predict --framework dp --nodes 2
 expect 2 "--nccl-proto must list LL, LL128 and/or Simple" -- predict --nccl-proto LL256

@@ -32,6 +32,14 @@ int main(void) {
   CHECK(compare_setup_parse("profile=", &s, &e) == ERR_USAGE && strstr(e.msg, "profile= needs a value"), "profile=: %s", e.msg);
   CHECK(compare_setup_parse("name=a,name=b", &s, &e) == ERR_USAGE && strstr(e.msg, "name= given twice"), "twice: %s", e.msg);
   CHECK(compare_setup_parse("", &s, &e) == ERR_USAGE, "empty: %s", e.msg);
+  CHECK(compare_setup_parse("nodes=2", &s, &e) == ERR_OK && s.framework == -1 && s.fsdp_reshard == -1 && s.fsdp_replicate == 0,
+        "framework and FSDP's knobs not given: the command's");
+  CHECK(compare_setup_parse("framework=fsdp,fsdp-reshard-after-forward=false,fsdp-replicate=2", &s, &e) == ERR_OK &&
+            s.framework == SIM_FRAMEWORK_FSDP && s.fsdp_reshard == 0 && s.fsdp_replicate == 2,
+        "framework=fsdp with its knobs");
+  CHECK(compare_setup_parse("framework=zero", &s, &e) == ERR_USAGE && strstr(e.msg, "framework= must be ddp, dp or fsdp"), "framework=zero: %s",
+        e.msg);
+  CHECK(compare_setup_parse("fsdp-reshard-after-forward=1", &s, &e) == ERR_USAGE && strstr(e.msg, "true or false"), "reshard=1: %s", e.msg);
 
   compare_entry v[2];
   compare_margin m;

@@ -95,4 +95,13 @@ expect 2 "--setup price= needs the samples to train" -- compare --setup nodes=1 
 expect 2 "--setup price= must be a price per GPU-hour" -- compare --samples 1e6 --setup nodes=1 --setup nodes=2,price=Cheap!
 expect 2 "option '--allow-oom' does not apply here" -- compare --setup nodes=1 --setup nodes=2 --allow-oom
 expect 1 "no-such-topo" -- compare --setup nodes=1 --setup topology=no-such-topo
+# DDP or FSDP in one command: each setup's framework, labelled; FSDP's knobs only with it.
+"$ddpsim" compare --model bert-base --setup nodes=2,framework=ddp --setup nodes=2,framework=fsdp --json >"$tmp/fw.json"
+check "compare framework=ddp against framework=fsdp: both predicted, labelled, FSDP's memory smaller" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+s = d["setups"]
+assert [x["name"] for x in s] == ["dgx1v-ib x2 ddp", "dgx1v-ib x2 fsdp"], [x["name"] for x in s]
+assert s[1]["memory_peak_bytes"] < s[0]["memory_peak_bytes"], s' "$tmp/fw.json"
+expect 2 "setup 2: fsdp-reshard-after-forward= and fsdp-replicate= are FSDP's" -- compare --setup nodes=1 --setup nodes=2,fsdp-replicate=2
 finish
