@@ -514,7 +514,8 @@ char *accuracy_table(const accuracy_set *s, const accuracy_summary *sum) {
 }
 
 /* What ddpsim predicts for the point: "`genmodel resnet ...` v100-dgx1v, dgx1v-ib, 1 x 8, batch
- * 256, fp16[, no_sync K][, mode flat][, loader L]" (the model in backquotes when quoted). */
+ * 256, fp16[, no_sync K][, mode flat][, loader L][, dp | fsdp[ units U][ reshard_after_forward false]
+ * [ replicate R][ param_dtype D][ reduce_dtype D]]" (the model in backquotes when quoted). */
 static void scenario(strbuf *b, const accuracy_point *p, int quoted) {
   const char *q = quoted ? "`" : "";
   strbuf_printf(b, "%s%s%s%s %s, %s, %d x %d, batch %ld, %s", q, p->genmodel[0] ? "genmodel " : "",
@@ -523,6 +524,13 @@ static void scenario(strbuf *b, const accuracy_point *p, int quoted) {
   if (p->no_sync > 1) strbuf_printf(b, ", no_sync %d", p->no_sync);
   if (p->mode == SIM_MODE_FLAT) strbuf_printf(b, ", mode flat");
   if (p->h2d != SIM_H2D_AUTO) strbuf_printf(b, ", loader %s", sim_h2d_name((sim_h2d)p->h2d));
+  if (p->framework != SIM_FRAMEWORK_DDP) strbuf_printf(b, ", %s", sim_framework_name((sim_framework)p->framework));
+  if (p->framework != SIM_FRAMEWORK_FSDP) return;
+  if (p->fsdp_units[0]) strbuf_printf(b, " units %s", p->fsdp_units);
+  if (!p->fsdp_reshard) strbuf_printf(b, " reshard_after_forward false");
+  if (p->fsdp_replicate > 1) strbuf_printf(b, " replicate %d", p->fsdp_replicate);
+  if (p->fsdp_param_dtype >= 0) strbuf_printf(b, " param_dtype %s", model_dtype_name((model_dtype)p->fsdp_param_dtype));
+  if (p->fsdp_reduce_dtype >= 0) strbuf_printf(b, " reduce_dtype %s", model_dtype_name((model_dtype)p->fsdp_reduce_dtype));
 }
 
 cJSON *accuracy_json(const accuracy_set *s, const accuracy_summary *sum) {
