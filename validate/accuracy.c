@@ -286,9 +286,8 @@ static int generate(const accuracy_point *p, char **text, err_t *e) {
   if (n < 1) return err_set(e, ERR_INPUT, "genmodel: expected 'FAMILY [key=value ...] [amp]'");
   model_dtype prec = p->precision == MODEL_FP32 ? MODEL_FP32 : MODEL_FP16; /* bf16 runs an fp16-typed model */
   long depth = 0, hidden = 0, seq = 0, layers = 0, heads = 0, ffn = 0, vocab = 0, positions = 0;
-  const char *size = strcmp(tok[0], "gpt") == 0 ? "small" : "base";
-  int amp = 0, autograd = 0, uint8_input = 0, untied = 0;
-  int gpt = strcmp(tok[0], "gpt") == 0;
+  int amp = 0, autograd = 0, uint8_input = 0, untied = 0, gpt = strcmp(tok[0], "gpt") == 0;
+  const char *size = gpt ? "small" : "base";
   model_layout layout = MODEL_LAYOUT_NCHW;
   for (int i = 1; i < n; i++) {
     const char *v;
