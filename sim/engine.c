@@ -345,7 +345,9 @@ static void stream_actor(int argc, char *argv[]) {
   int nch = P->nch_max;
   if (ps->kind == PROG_STREAM_NCCL && P->fidelity == SIM_FIDELITY_STEP)
     for (int k = 0; k < g_groups * nch; k++) sg_mailbox_set_receiver(sg_mailbox_get_name(me->inbox[(size_t)st * g_groups * nch + k]));
-  timeline_track track = ps->kind == PROG_STREAM_COMPUTE ? TIMELINE_TRACK_COMPUTE : TIMELINE_TRACK_COMM;
+  timeline_track track = ps->track >= 0                    ? (timeline_track)ps->track
+                         : ps->kind == PROG_STREAM_COMPUTE ? TIMELINE_TRACK_COMPUTE
+                                                           : TIMELINE_TRACK_COMM;
   for (int it = 0; it < P->iterations; it++) {
     int sync = plan_sync(P, it), last = r == 0 && it == P->iterations - 1;
     for (int i = 0; i < ps->n; i++) {

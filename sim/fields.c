@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "coll.h"
 #include "cost.h"
 #include "ncclmodel.h"
 #include "report.h"
@@ -99,6 +100,31 @@ static cJSON *before_steady(const field_ctx *x) {
     cJSON_AddItemToArray(early, it);
   }
   return early;
+}
+
+/* FSDP's collectives of the reported iteration (sim_result.fsdp), in the order the host issued them. */
+static cJSON *fsdp_collectives(const field_ctx *x) {
+  const sim_result *r = &x->p->sim;
+  cJSON *a = cJSON_CreateArray();
+  for (int i = 0; a && i < r->nfsdp; i++) {
+    const sim_fsdp_coll *t = &r->fsdp[i];
+    cJSON *j = cJSON_CreateObject();
+    if (!j || !cJSON_AddItemToArray(a, j)) {
+      cJSON_Delete(j);
+      cJSON_Delete(a);
+      return NULL;
+    }
+    cJSON_AddStringToObject(j, "collective", coll_get((coll_kind)t->kind)->name);
+    cJSON_AddStringToObject(j, "unit", t->unit[0] ? t->unit : "<root>");
+    cJSON_AddStringToObject(j, "before", t->before);
+    cJSON_AddNumberToObject(j, "bytes", t->bytes);
+    cJSON_AddNumberToObject(j, "start_s", t->start_s);
+    cJSON_AddNumberToObject(j, "end_s", t->end_s);
+    cJSON_AddStringToObject(j, "algorithm", nccl_algo_name((nccl_algo)t->algo));
+    cJSON_AddStringToObject(j, "protocol", nccl_proto_name((nccl_proto)t->proto));
+    cJSON_AddNumberToObject(j, "nccl_estimate_s", t->nccl_estimate_s);
+  }
+  return a;
 }
 
 static cJSON *buckets(const field_ctx *x) {
@@ -250,7 +276,7 @@ const field field_table[FIELD_COUNT] = {
     [FIELD_PRECISION] = {"precision", NULL, "name", FIELD_NAME, FIELD_ALL, AT(sim.precision, FIELD_INT), .name_of = precision_name,
                          .sweep = 8},
     [FIELD_MODE] = {"mode", NULL, "name", FIELD_NAME, FIELD_DDP, FN(mode), .name_of = mode_name, .sweep = 10},
-    [FIELD_FIDELITY] = {"fidelity", NULL, "name", FIELD_NAME, FIELD_DDP, FN(fidelity), .name_of = fidelity_name, .sweep = 11},
+    [FIELD_FIDELITY] = {"fidelity", NULL, "name", FIELD_NAME, FIELD_DDP | FIELD_FSDP, FN(fidelity), .name_of = fidelity_name, .sweep = 11},
     [FIELD_PYTORCH] = {"pytorch", NULL, "release", FIELD_NAME, FIELD_DDP, FN(pytorch), .name_of = pytorch_name, .sweep = 12},
     [FIELD_BUCKET_CAP_MB] = {"bucket_cap_mb", NULL, "MB", FIELD_NUMBER, FIELD_DDP, FN(cap_mb), .range = FIELD_NONNEG, .sweep = 13},
     [FIELD_BUCKET_CAP_MB_GIVEN] = {"bucket_cap_mb_given", NULL, "0/1", FIELD_BOOL, FIELD_DDP, FN(cap_given), .sweep = 14},
@@ -283,24 +309,24 @@ const field field_table[FIELD_COUNT] = {
                           .range = FIELD_NONNEG, .sweep = 26, .line = 60, .label = "  backward", .format = TIME},
     [FIELD_OPTIMIZER_S] = {"optimizer_s", NULL, "s", FIELD_NUMBER, FIELD_ALL, AT(sim.optimizer_s, FIELD_DOUBLE),
                            .range = FIELD_NONNEG, .sweep = 27, .line = 70, .label = "  optimizer", .format = TIME},
-    [FIELD_BUCKET_COPY_S] = {"bucket_copy_s", NULL, "s", FIELD_NUMBER, FIELD_DDP, AT(sim.bucket_copy_s, FIELD_DOUBLE),
+    [FIELD_BUCKET_COPY_S] = {"bucket_copy_s", NULL, "s", FIELD_NUMBER, FIELD_DDP | FIELD_FSDP, AT(sim.bucket_copy_s, FIELD_DOUBLE),
                              .range = FIELD_NONNEG, .sweep = 28, .line = 80, .label = "  bucket copies", .format = TIME,
                              .line_if = copies_shown},
     [FIELD_BUCKET_VIEW] = {"bucket_view", NULL, "0/1", FIELD_BOOL, FIELD_DDP, FN(bucket_view), .sweep = 16,
                            .column = "gradient_as_bucket_view"},
-    [FIELD_HD_HOST_BUSY_S] = {"host_busy_s", "host_device", "s", FIELD_NUMBER, FIELD_DDP, AT(sim.host_busy_s, FIELD_DOUBLE),
+    [FIELD_HD_HOST_BUSY_S] = {"host_busy_s", "host_device", "s", FIELD_NUMBER, FIELD_DDP | FIELD_FSDP, AT(sim.host_busy_s, FIELD_DOUBLE),
                               .range = FIELD_NONNEG, .line = 200, .label = "host issuing", .format = TIME,
                               .note = host_busy_note},
-    [FIELD_HD_DEVICE_BUSY_S] = {"device_busy_s", "host_device", "s", FIELD_NUMBER, FIELD_DDP,
+    [FIELD_HD_DEVICE_BUSY_S] = {"device_busy_s", "host_device", "s", FIELD_NUMBER, FIELD_DDP | FIELD_FSDP,
                                 AT(sim.device_busy_s, FIELD_DOUBLE), .range = FIELD_NONNEG},
-    [FIELD_HD_HOST_BOUND_S] = {"host_bound_s", "host_device", "s", FIELD_NUMBER, FIELD_DDP, AT(sim.host_bound_s, FIELD_DOUBLE),
+    [FIELD_HD_HOST_BOUND_S] = {"host_bound_s", "host_device", "s", FIELD_NUMBER, FIELD_DDP | FIELD_FSDP, AT(sim.host_bound_s, FIELD_DOUBLE),
                                .range = FIELD_NONNEG, .line = 140, .label = "  host-bound", .format = TIME,
                                .line_if = host_bound_shown, .note = host_bound_note},
-    [FIELD_HD_DEVICE_BOUND_S] = {"device_bound_s", "host_device", "s", FIELD_NUMBER, FIELD_DDP,
+    [FIELD_HD_DEVICE_BOUND_S] = {"device_bound_s", "host_device", "s", FIELD_NUMBER, FIELD_DDP | FIELD_FSDP,
                                  AT(sim.device_bound_s, FIELD_DOUBLE), .range = FIELD_NONNEG},
-    [FIELD_HD_HOST_BOUND_MAX_S] = {"host_bound_max_s", "host_device", "s", FIELD_NUMBER, FIELD_DDP,
+    [FIELD_HD_HOST_BOUND_MAX_S] = {"host_bound_max_s", "host_device", "s", FIELD_NUMBER, FIELD_DDP | FIELD_FSDP,
                                    AT(sim.host_bound_max_s, FIELD_DOUBLE), .range = FIELD_NONNEG},
-    [FIELD_HD_HOST_JITTER_S] = {"host_jitter_s", "host_device", "s", FIELD_NUMBER, FIELD_DDP,
+    [FIELD_HD_HOST_JITTER_S] = {"host_jitter_s", "host_device", "s", FIELD_NUMBER, FIELD_DDP | FIELD_FSDP,
                                 AT(sim.host_jitter_s, FIELD_DOUBLE), .range = FIELD_NONNEG, .line = 130,
                                 .label = "  host noise", .format = TIME, .line_if = noise_shown, .note = noise_note},
     [FIELD_EXPOSED_COMM_S] = {"exposed_comm_s", NULL, "s", FIELD_NUMBER, FIELD_ALL, AT(sim.exposed_comm_s, FIELD_DOUBLE),
@@ -311,7 +337,7 @@ const field field_table[FIELD_COUNT] = {
     [FIELD_STRAGGLER_S] = {"straggler_s", NULL, "s", FIELD_NUMBER, FIELD_ALL, AT(sim.straggler_s, FIELD_DOUBLE),
                            .range = FIELD_NONNEG},
     [FIELD_FRAMEWORK] = {"framework", NULL, "name", FIELD_NAME, FIELD_ALL, FN(framework), .name_of = framework_name, .sweep = 9},
-    [FIELD_BACKEND] = {"backend", NULL, "name", FIELD_NAME, FIELD_DDP, FN(backend), .name_of = backend_name},
+    [FIELD_BACKEND] = {"backend", NULL, "name", FIELD_NAME, FIELD_DDP | FIELD_FSDP, FN(backend), .name_of = backend_name},
     [FIELD_HOST_LAUNCH_S] = {"host_launch_s", NULL, "s", FIELD_NUMBER, FIELD_ALL, FN(host_launch), .range = FIELD_NONNEG},
     [FIELD_HOST_DISPATCH_S] = {"host_dispatch_s", NULL, "s", FIELD_NUMBER, FIELD_ALL, FN(host_dispatch), .range = FIELD_NONNEG},
     [FIELD_DP_SCATTER_S] = {"scatter_s", "dataparallel", "s", FIELD_NUMBER, FIELD_DP, AT(sim.dp_scatter_s, FIELD_DOUBLE),
@@ -348,7 +374,7 @@ const field field_table[FIELD_COUNT] = {
     [FIELD_JITTER] = {"jitter", NULL, "name", FIELD_NAME, FIELD_ALL, AT(sim.jitter_kind, FIELD_INT), .name_of = jitter_name},
     [FIELD_JITTER_CV] = {"jitter_cv", NULL, "fraction", FIELD_NUMBER, FIELD_ALL, AT(sim.jitter_cv, FIELD_DOUBLE)},
     [FIELD_SEED] = {"seed", NULL, "", FIELD_NUMBER, FIELD_ALL, FN(seed)},
-    [FIELD_COMM_BUSY_S] = {"comm_busy_s", NULL, "s", FIELD_NUMBER, FIELD_DDP, AT(sim.comm_busy_s, FIELD_DOUBLE),
+    [FIELD_COMM_BUSY_S] = {"comm_busy_s", NULL, "s", FIELD_NUMBER, FIELD_DDP | FIELD_FSDP, AT(sim.comm_busy_s, FIELD_DOUBLE),
                            .range = FIELD_NONNEG, .sweep = 34, .line = 190, .label = "communication busy", .format = TIME},
     [FIELD_COMM_SHARES_COMPUTE] = {"comm_shares_compute", NULL, "0/1", FIELD_BOOL, FIELD_ALL,
                                    AT(sim.shares_compute, FIELD_INT)},
@@ -379,6 +405,7 @@ const field field_table[FIELD_COUNT] = {
     [FIELD_BUCKETS_ITERATION_S] = {"buckets_iteration_s", NULL, "s", FIELD_NUMBER, FIELD_DDP,
                                    AT(sim.buckets_iteration_s, FIELD_DOUBLE), .range = FIELD_NONNEG},
     [FIELD_BUCKETS] = {"buckets", NULL, "", FIELD_JSON, FIELD_ALL, .json = buckets},
+    [FIELD_FSDP_COLLECTIVES] = {"fsdp_collectives", NULL, "", FIELD_JSON, FIELD_FSDP, .json = fsdp_collectives},
     [FIELD_SIM_MESSAGES] = {"messages", "simulation", "count", FIELD_NUMBER, FIELD_ALL, AT(sim.messages, FIELD_LONG)},
     [FIELD_SIM_ITERATIONS] = {"iterations", "simulation", "iterations", FIELD_NUMBER, FIELD_ALL,
                               AT(sim.iterations_simulated, FIELD_INT)},
@@ -408,7 +435,8 @@ const field field_table[FIELD_COUNT] = {
 };
 
 int field_in_framework(const field *f, const field_ctx *x) {
-  return (f->frameworks & (x->c->framework == SIM_FRAMEWORK_DP ? FIELD_DP : FIELD_DDP)) != 0;
+  unsigned bit = x->c->framework == SIM_FRAMEWORK_DP ? FIELD_DP : x->c->framework == SIM_FRAMEWORK_FSDP ? FIELD_FSDP : FIELD_DDP;
+  return (f->frameworks & bit) != 0;
 }
 
 double field_value(const field *f, const field_ctx *x) {

@@ -44,7 +44,7 @@ typedef enum {
   FIELD_SCALING_EFFICIENCY, FIELD_GRADIENT_BYTES, FIELD_EXTRAPOLATED_OPS, FIELD_MEASURED,
   FIELD_LINKS_INTRA_BW_BPS, FIELD_LINKS_INTRA_LAT_S, FIELD_LINKS_NIC_BW_BPS, FIELD_LINKS_NIC_LAT_S, FIELD_LINKS_CHANNELS,
   FIELD_LINKS_CHANNEL_BW_BPS, FIELD_LINKS_NICS_USED, FIELD_LINKS_CHANNEL_SEARCH_EXHAUSTED,
-  FIELD_BUCKETS_ITERATION_S, FIELD_BUCKETS,
+  FIELD_BUCKETS_ITERATION_S, FIELD_BUCKETS, FIELD_FSDP_COLLECTIVES,
   FIELD_SIM_MESSAGES, FIELD_SIM_ITERATIONS, FIELD_SIM_RANKS_SIMULATED, FIELD_SIM_WALL_S, FIELD_SIM_PEAK_RSS_KB,
   FIELD_SIM_CLOSED_FORM,
   FIELD_MEMORY, FIELD_BUDGET, FIELD_INTERVAL,
@@ -67,7 +67,7 @@ typedef enum { FIELD_FN = 0, FIELD_DOUBLE, FIELD_INT, FIELD_LONG } field_type;
 
 /* Which frameworks' reports (predict's JSON and table) have a field; sweep writes every column for
  * every row (0 where the framework has none). */
-enum { FIELD_DDP = 1, FIELD_DP = 2, FIELD_ALL = 3 };
+enum { FIELD_DDP = 1, FIELD_DP = 2, FIELD_FSDP = 4, FIELD_ALL = 7 };
 
 /* What `ddpsim plot` accepts in a column: anything (not checked); a count >= 1; a rate > 0; an
  * efficiency in (0, 1]; a number >= 0 (times, caps). */
@@ -93,7 +93,7 @@ typedef struct {
   const char *group; /* the object of predict's JSON it is in; NULL: the top level */
   const char *unit;  /* as docs/cli.md's sweep table gives it */
   field_kind kind;
-  unsigned frameworks; /* FIELD_DDP | FIELD_DP: in whose reports; 0: sweep's only */
+  unsigned frameworks; /* FIELD_DDP | FIELD_DP | FIELD_FSDP: in whose reports; 0: sweep's only */
   /* Where it lives: type and offset in predict_result, or (FIELD_FN) an accessor; NaN: not known. */
   field_type type;
   size_t at;

@@ -182,6 +182,9 @@ int fsdp_units(const sim_config *c, int world, fsdp_unit **units_out, int *n_out
     x->shard_numel += shard;
     x->param_bytes += (double)pm->numel * (double)model_dtype_size(model_param_dtype(pm, run));
     x->ag_bytes += (double)world * (double)shard * (double)dtype_bytes(c->fsdp_param_dtype, pm, run);
+    if (pm->unused) continue; /* no gradient: left out of the reduce-scatter */
+    x->nreduced++;
+    x->reduced_shard_numel += shard;
     x->rs_bytes += (double)world * (double)shard * (double)dtype_bytes(rd, pm, run);
   }
   for (int k = 0; k < nu; k++) u[k].fwd_first = u[k].fwd_last = u[k].bwd_first = u[k].bwd_last = -1;
@@ -262,6 +265,7 @@ typedef struct {
   int ncoll;
   int *coll_unit;      /* (ncoll) */
   int *coll_bwd;       /* (ncoll) an all-gather before backward */
+  int *coll_type;      /* (ncoll) the model_dtype it moves */
   double *copy_in_s;   /* (ncoll) all-gathers: the copy into the all-gather's input; reduce-scatters:
                           the cast of the output into the sharded gradient (0: a view) */
   int *issue_item;     /* (ncoll) its IT_ISSUE */
@@ -281,6 +285,7 @@ static void fsdp_data_free(void *v) {
   free(d->it);
   free(d->coll_unit);
   free(d->coll_bwd);
+  free(d->coll_type);
   free(d->copy_in_s);
   free(d->issue_item);
   free(d->ev_mark);
@@ -326,12 +331,20 @@ typedef struct {
   err_t *e;
 } script_t;
 
+/* The type unit k's all-gather (reduce-scatter) moves: param_dtype (reduce_dtype), else the
+ * parameters' own. For the copies' cost: the bytes are the unit's own sums. */
+static model_dtype coll_dtype(const script_t *s, int k, int reduce) {
+  int dt = reduce ? s->c->fsdp_reduce_dtype : s->c->fsdp_param_dtype;
+  return dt >= 0 ? (model_dtype)dt : s->d->u[k].dtype;
+}
+
 /* A new collective of unit k: its kind, bytes (NCCL's choice through plan_bucket_coll). */
 static int new_coll(script_t *s, int k, coll_kind kind, int bwd) {
   fsdp_data *d = s->d;
   int c = d->ncoll++;
   d->coll_unit[c] = k;
   d->coll_bwd[c] = bwd;
+  d->coll_type[c] = (int)coll_dtype(s, k, kind != COLL_ALLGATHER);
   d->ev_mark[c] = d->nevents++;
   d->ev_done[c] = d->ev_ready[c] = d->ev_reuse[c] = d->ev_chain[c] = -1;
   /* HSDP's all-reduce: one rank's reduced shard, in reduce_dtype (the reduce-scatter's type). */
@@ -351,12 +364,6 @@ static double copy_time(script_t *s, long numel, model_dtype dt) {
   return t;
 }
 
-/* The type unit k's all-gather (reduce-scatter) moves: param_dtype (reduce_dtype), else the
- * parameters' own. For the copies' cost: the bytes are the unit's own sums. */
-static model_dtype coll_dtype(const script_t *s, int k, int reduce) {
-  int dt = reduce ? s->c->fsdp_reduce_dtype : s->c->fsdp_param_dtype;
-  return dt >= 0 ? (model_dtype)dt : s->d->u[k].dtype;
-}
 
 /* The unit's all-gather is issued (FSDPParamGroup.unshard): after the last release of the forward's
  * retained buffer, it waits for that copy-out (release_all_gather_state_for_comm_reuse). */
@@ -377,7 +384,9 @@ static void wait_unshard(script_t *s, int k, int c, int fwd) {
   fsdp_data *d = s->d;
   if (fwd) s->reuse = s->held; /* release_all_gather_state_for_comm_reuse */
   d->ev_done[c] = d->nevents++;
-  item(d, IT_WAIT, &s->bad)->ev = d->ev_done[c];
+  item_t *w = item(d, IT_WAIT, &s->bad);
+  w->ev = d->ev_done[c];
+  w->coll = c;
   item_t *x = item(d, IT_COPY, &s->bad);
   x->dev_s = copy_time(s, d->u[k].numel, coll_dtype(s, k, 0));
   x->unit = k;
@@ -392,20 +401,24 @@ static void wait_unshard(script_t *s, int k, int c, int fwd) {
 static void post_backward(script_t *s, int k) {
   fsdp_data *d = s->d;
   if (!d->u[k].nparams) return;
-  if (s->rs_prev >= 0) {
+  if (s->rs_prev >= 0) { /* the buffer is recycled whether or not this unit reduces anything */
     d->ev_done[s->rs_prev] = d->nevents++;
-    item(d, IT_WAIT, &s->bad)->ev = d->ev_done[s->rs_prev];
+    item_t *w = item(d, IT_WAIT, &s->bad);
+    w->ev = d->ev_done[s->rs_prev];
+    w->coll = s->rs_prev;
+    s->rs_prev = -1;
   }
+  if (!d->u[k].nreduced) return; /* no gradient: nothing reduce-scattered (reduce_scatter_unused_params False) */
   model_dtype rd = coll_dtype(s, k, 1);
   item_t *x = item(d, IT_COPY, &s->bad);
-  x->dev_s = copy_time(s, d->u[k].shard_numel * s->p->ranks, rd);
+  x->dev_s = copy_time(s, d->u[k].reduced_shard_numel * s->world, rd);
   x->unit = k;
   int ready = d->nevents++;
   item(d, IT_RECORD, &s->bad)->ev = ready;
   int c = new_coll(s, k, COLL_REDUCESCATTER, 1);
   d->ev_ready[c] = ready;
   /* The reduced shard is cast into the sharded gradient where reduce_dtype is not the parameters'. */
-  d->copy_in_s[c] = rd != coll_dtype(s, k, 0) ? copy_time(s, d->u[k].shard_numel, rd) : 0;
+  d->copy_in_s[c] = rd != coll_dtype(s, k, 0) ? copy_time(s, d->u[k].reduced_shard_numel, rd) : 0;
   s->rs_prev = s->last_post = c;
   if (d->hsdp) { /* the replicas all-reduce the shard once it is reduced (its stream waits the reduce-scatter's) */
     int a = new_coll(s, k, COLL_ALLREDUCE, 1);
@@ -483,9 +496,12 @@ static int script(script_t *s) {
   free(order);
   ops(s, o, oend, 1);
   if (world > 1) post_backward(s, 0); /* the root's, in the final callback */
-  if (world > 1 && s->last_post >= 0) { /* wait_for_gradient_reduction: the last post-reduce event */
+  if (world > 1 && s->last_post >= 0 && d->ev_done[s->last_post] < 0) { /* wait_for_gradient_reduction: the last post-reduce
+                                                                            event (unless a post-backward waited for it) */
     d->ev_done[s->last_post] = d->nevents++;
-    item(d, IT_WAIT, &s->bad)->ev = d->ev_done[s->last_post];
+    item_t *w = item(d, IT_WAIT, &s->bad);
+    w->ev = d->ev_done[s->last_post];
+    w->coll = s->last_post;
   }
   return s->bad;
 }
@@ -590,36 +606,41 @@ static int program(plan_t *p, fsdp_data *d, err_t *e) {
   d->nslots = slot + 3;
   if ((rc = prog_init(&p->prog, d->nslots, e))) return rc;
   prog_t *g = &p->prog;
-  int ag = -1, rs = -1, ar = -1;
+  int ag = -1, rs = -1, ar = -1, cp = -1;
   if (d->ncoll > 0) {
+    cp = prog_stream_add(g, PROG_STREAM_COMPUTE); /* FSDP's all_gather_copy_in_stream: copies, no collective */
     ag = prog_stream_add(g, PROG_STREAM_NCCL);
     rs = prog_stream_add(g, PROG_STREAM_NCCL);
     if (d->hsdp) ar = prog_stream_add(g, PROG_STREAM_NCCL);
-    if (ag < 0 || rs < 0 || (d->hsdp && ar < 0)) return err_set(e, ERR_NOMEM, "out of memory");
+    if (cp < 0 || ag < 0 || rs < 0 || (d->hsdp && ar < 0)) return err_set(e, ERR_NOMEM, "out of memory");
+    g->streams[cp].track = TIMELINE_TRACK_COPY; /* its spans: none recorded (the copies are short) */
+    g->streams[rs].track = TIMELINE_TRACK_COMM2;
+    if (ar >= 0) g->streams[ar].track = TIMELINE_TRACK_COMM3;
   }
   add(g, 0, PROG_BEGIN, -1, -1, &bad);
   add(g, 0, PROG_INPUT, -1, -1, &bad);
   add(g, 0, PROG_MARK, -1, -1, &bad);
   for (int c = 0; c < d->ncoll; c++) add(g, 0, PROG_RECORD, -1, -1, &bad)->ev = d->ev_mark[c];
-  int nseg = 0;
+  int piece = 0;
   for (int i = 0; i < d->nit; i++) {
     const item_t *x = &d->it[i];
     prog_instr *y;
     switch (x->kind) {
-    case IT_OPS:
-      y = add(g, 0, PROG_COMPUTE, x->bwd ? TIMELINE_SEGMENT : TIMELINE_FORWARD, x->bwd ? nseg++ : -1, &bad);
+    case IT_OPS: /* a piece: its ops' op_seg is its index (the traces divide it) */
+      for (int o = x->o0; o < x->o1; o++) p->op_seg[o] = piece;
+      y = add(g, 0, PROG_COMPUTE, TIMELINE_FSDP_OPS, piece++, &bad);
       y->dur = x->slot;
       y->shares = p->gpu_sharing;
       y->mem = 0; /* FSDP's ops' memory-bound share is not split per unit: their SMs only */
       break;
     case IT_COPY:
-      y = add(g, 0, PROG_COMPUTE, -1, -1, &bad);
+      y = add(g, 0, PROG_COMPUTE, TIMELINE_FSDP_COPY, x->unit, &bad);
       y->dur = x->slot;
       y->shares = p->gpu_sharing;
       y->mem = 1;
       break;
     case IT_WAIT:
-      add(g, 0, PROG_WAIT, TIMELINE_FINAL_WAIT, -1, &bad)->ev = x->ev;
+      add(g, 0, PROG_WAIT, TIMELINE_FSDP_WAIT, x->coll, &bad)->ev = x->ev;
       break;
     case IT_RECORD:
       if (x->ev >= 0) add(g, 0, PROG_RECORD, -1, -1, &bad)->ev = x->ev;
@@ -632,24 +653,42 @@ static int program(plan_t *p, fsdp_data *d, err_t *e) {
   t->dur = d->slot_tail + 2;
   t->a = d->slot_tail;
   t->b = d->slot_tail + 1;
-  /* The collectives' streams, each in the order the host issued its collectives. */
+  /* The collectives' streams, each in the order the host issued its collectives; where each starts
+   * and ends in the record (the readout's communication busy). */
+  p->at_start = calloc((size_t)d->ncoll + 1, sizeof *p->at_start);
+  p->at_end = calloc((size_t)d->ncoll + 1, sizeof *p->at_end);
+  if (!p->at_start || !p->at_end) return err_set(e, ERR_NOMEM, "out of memory");
   for (int i = 0; i < d->nit; i++) {
     const item_t *x = &d->it[i];
     if (x->kind != IT_ISSUE) continue;
     int c = x->coll, st = p->coll[c].kind == COLL_ALLGATHER ? ag : p->coll[c].kind == COLL_REDUCESCATTER ? rs : ar;
-    if (d->ev_reuse[c] >= 0) add(g, st, PROG_WAIT, -1, -1, &bad)->ev = d->ev_reuse[c];
+    /* An all-gather's issue, buffer reuse and copy-in are the copy-in stream's; the all-gather
+     * stream waits for its copy (all_gather_stream.wait_stream(all_gather_copy_in_stream)). */
+    int first = st == ag ? cp : st;
+    if (d->ev_reuse[c] >= 0) add(g, first, PROG_WAIT, -1, -1, &bad)->ev = d->ev_reuse[c];
     if (st == ar) add(g, st, PROG_WAIT, -1, -1, &bad)->ev = d->ev_chain[c];
     if (d->ev_ready[c] >= 0) add(g, st, PROG_WAIT, -1, -1, &bad)->ev = d->ev_ready[c];
-    prog_instr *w = add(g, st, PROG_WAIT, -1, -1, &bad);
+    prog_instr *w = add(g, first, PROG_WAIT, -1, -1, &bad);
     w->ev = d->ev_mark[c];
     w->lag = x->slot;
-    if (st == ag) add(g, st, PROG_SLEEP, -1, -1, &bad)->dur_s = d->copy_in_s[c];
-    add(g, st, PROG_COLL, TIMELINE_COLLECTIVE, -1, &bad)->coll = c;
+    if (st == ag) {
+      int copied = d->nevents++;
+      add(g, cp, PROG_SLEEP, -1, -1, &bad)->dur_s = d->copy_in_s[c];
+      add(g, cp, PROG_RECORD, -1, -1, &bad)->ev = copied;
+      add(g, ag, PROG_WAIT, -1, -1, &bad)->ev = copied;
+    }
+    p->at_start[c] = (long)st << 32 | (g->streams[st].n - 1); /* the end of what precedes it (made an index below) */
+    add(g, st, PROG_COLL, TIMELINE_FSDP_COLL, c, &bad)->coll = c;
+    p->at_end[c] = (long)st << 32 | (g->streams[st].n - 1);
     if (st == rs) add(g, st, PROG_SLEEP, -1, -1, &bad)->dur_s = d->copy_in_s[c];
     if (d->ev_done[c] >= 0) add(g, st, PROG_RECORD, -1, -1, &bad)->ev = d->ev_done[c];
     if (st == rs && d->ev_chain[c] >= 0) add(g, st, PROG_RECORD, -1, -1, &bad)->ev = d->ev_chain[c];
   }
   if (bad) return err_set(e, ERR_NOMEM, "out of memory");
+  for (int c = 0; c < d->ncoll; c++) { /* every stream complete: (stream, instruction) as the record's index */
+    p->at_start[c] = prog_at_index(g, (int)(p->at_start[c] >> 32), (int)(p->at_start[c] & 0xffffffff));
+    p->at_end[c] = prog_at_index(g, (int)(p->at_end[c] >> 32), (int)(p->at_end[c] & 0xffffffff));
+  }
   return prog_finish(g, e);
 }
 
@@ -674,10 +713,6 @@ int fsdp_build(const sim_config *c, plan_t *p, err_t *e) {
   }
   if (c->no_sync != 1) {
     rc = err_set(e, ERR_USAGE, "--no-sync: FSDP's gradient accumulation without reduction (set_requires_gradient_sync) is not modelled");
-    goto fail;
-  }
-  if (c->record_spans) {
-    rc = err_set(e, ERR_USAGE, "traces and timelines of FSDP are not written yet (--trace, --kineto, plot timeline)");
     goto fail;
   }
   if (c->fsdp_forward_prefetch < 0 || c->fsdp_forward_prefetch > 64) {
@@ -705,6 +740,7 @@ int fsdp_build(const sim_config *c, plan_t *p, err_t *e) {
   size_t nc = 4 * (size_t)d->nu + 1;
   d->coll_unit = malloc(nc * sizeof *d->coll_unit);
   d->coll_bwd = malloc(nc * sizeof *d->coll_bwd);
+  d->coll_type = malloc(nc * sizeof *d->coll_type);
   d->copy_in_s = calloc(nc, sizeof *d->copy_in_s);
   d->issue_item = malloc(nc * sizeof *d->issue_item);
   d->ev_mark = malloc(nc * sizeof *d->ev_mark);
@@ -714,7 +750,7 @@ int fsdp_build(const sim_config *c, plan_t *p, err_t *e) {
   d->ev_chain = malloc(nc * sizeof *d->ev_chain);
   p->coll = calloc(nc, sizeof *p->coll);
   int *ag_fwd = malloc((size_t)d->nu * sizeof *ag_fwd), *ag_bwd = malloc((size_t)d->nu * sizeof *ag_bwd);
-  if (!p->steps || !p->op_s || !p->op_seg || !d->coll_unit || !d->coll_bwd || !d->copy_in_s || !d->issue_item || !d->ev_mark ||
+  if (!p->steps || !p->op_s || !p->op_seg || !d->coll_unit || !d->coll_bwd || !d->coll_type || !d->copy_in_s || !d->issue_item || !d->ev_mark ||
       !d->ev_done || !d->ev_ready || !d->ev_reuse || !d->ev_chain || !p->coll || !ag_fwd || !ag_bwd) {
     free(ag_fwd);
     free(ag_bwd);
@@ -795,6 +831,69 @@ int fsdp_build(const sim_config *c, plan_t *p, err_t *e) {
 fail:
   plan_free(p);
   return rc;
+}
+
+/* ---- the readout ---- */
+
+/* What a trace needs to name FSDP's spans (sim/timeline.h): each piece's phase and unit, each
+ * collective's name, kernel and bytes. */
+static int timeline_meta(const plan_t *p, sim_timeline *t, err_t *e) {
+  const fsdp_data *d = p->fw;
+  int np = 0;
+  for (int i = 0; i < d->nit; i++) np += d->it[i].kind == IT_OPS;
+  t->pieces = calloc((size_t)np + 1, sizeof *t->pieces);
+  t->colls = calloc((size_t)d->ncoll + 1, sizeof *t->colls);
+  if (!t->pieces || !t->colls) return err_set(e, ERR_NOMEM, "out of memory");
+  for (int i = 0; i < d->nit; i++) {
+    const item_t *x = &d->it[i];
+    if (x->kind != IT_OPS) continue;
+    /* the unit whose ops these are: the one whose range holds the first, else the root's */
+    const char *unit = "<root>";
+    for (int k = 1; k < d->nu; k++) {
+      const fsdp_unit *u = &d->u[k];
+      int lo = x->bwd ? u->bwd_first : u->fwd_first, hi = x->bwd ? u->bwd_last : u->fwd_last;
+      if (x->o0 >= lo && x->o0 <= hi) unit = u->path;
+    }
+    snprintf(t->pieces[t->npieces++], sizeof *t->pieces, "%s: %s", x->bwd ? "backward" : "forward", unit);
+  }
+  for (int c = 0; c < d->ncoll; c++) {
+    const plan_coll *pc = &p->coll[c];
+    timeline_coll *tc = &t->colls[t->ncolls++];
+    const char *u = d->u[d->coll_unit[c]].path[0] ? d->u[d->coll_unit[c]].path : "<root>";
+    snprintf(tc->name, sizeof tc->name, "%s %s%s", pc->kind == COLL_ALLGATHER ? "all-gather" : pc->kind == COLL_REDUCESCATTER ? "reduce-scatter" : "all-reduce",
+             u, pc->kind != COLL_ALLGATHER ? "" : d->coll_bwd[c] ? " (backward)" : " (forward)");
+    tc->kind = (int)pc->kind;
+    tc->dtype = d->coll_type[c];
+    tc->bytes = pc->bytes;
+    tc->algo = (int)pc->algo;
+    tc->proto = (int)pc->proto;
+  }
+  return ERR_OK;
+}
+
+int fsdp_readout(const plan_t *p, const engine_record *rec, sim_result *r, err_t *e) {
+  const fsdp_data *d = p->fw;
+  if (!d || d->ncoll == 0) return ERR_OK;
+  r->fsdp = calloc((size_t)d->ncoll, sizeof *r->fsdp);
+  if (!r->fsdp) return err_set(e, ERR_NOMEM, "out of memory");
+  double base = rec->iter_start[rec->iterations - 1];
+  for (int i = 0; i < d->nit; i++) {
+    const item_t *x = &d->it[i];
+    if (x->kind != IT_ISSUE) continue;
+    int c = x->coll;
+    const plan_coll *pc = &p->coll[c];
+    sim_fsdp_coll *t = &r->fsdp[r->nfsdp++];
+    snprintf(t->unit, sizeof t->unit, "%s", d->u[d->coll_unit[c]].path);
+    t->kind = (int)pc->kind;
+    t->before = pc->kind != COLL_ALLGATHER ? "-" : d->coll_bwd[c] ? "backward" : "forward";
+    t->bytes = pc->bytes;
+    t->algo = (int)pc->algo;
+    t->proto = (int)pc->proto;
+    t->nccl_estimate_s = pc->estimate_s;
+    t->start_s = rec->at[p->at_start[c]] - base;
+    t->end_s = rec->at[p->at_end[c]] - base;
+  }
+  return r->timeline ? timeline_meta(p, r->timeline, e) : ERR_OK;
 }
 
 /* ---- the printout ---- */

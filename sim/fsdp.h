@@ -17,16 +17,19 @@
  * before each unit for its all-gather and copying the gathered parameters out; backward, each unit
  * waiting for its all-gather when it resharded, then after its ops waiting for the previous
  * reduce-scatter (FSDP keeps one reduce-scatter input buffer) and copying its gradients in; then
- * waits for the last reduce-scatter and runs the optimizer on the local shard. An all-gather stream
- * plays the all-gathers in the order the host issued them (never before the host issued one; an
- * all-gather in forward not before the copy-out two units back, whose buffer it reuses); a
- * reduce-scatter stream plays each reduce-scatter once the compute stream has copied its input.
+ * waits for the last reduce-scatter and runs the optimizer on the local shard. A copy-in stream
+ * copies each all-gather's input in the order the host issued them (never before the host issued
+ * one; in forward not before the copy-out two units back, whose buffer it reuses), an all-gather
+ * stream plays each once its copy is done; a reduce-scatter stream plays each reduce-scatter once
+ * the compute stream has copied its input (HSDP: an all-reduce stream each all-reduce after its
+ * reduce-scatter).
  * The host issues everything in the order FSDP's hooks do; its clock is sim/pipe.h's. */
 #ifndef DDPSIM_FSDP_H
 #define DDPSIM_FSDP_H
 
 #include <stdio.h>
 
+#include "engine.h"
 #include "err.h"
 #include "model.h"
 #include "plan.h"
@@ -38,7 +41,11 @@ typedef struct {
   int nparams;
   long numel;                 /* its parameters' elements, unsharded */
   long shard_numel;           /* one rank's shard, padding included */
-  double ag_bytes, rs_bytes;  /* the all-gather's output, the reduce-scatter's input */
+  int nreduced;               /* its parameters that get a gradient (not `unused`): reduce-scattered */
+  long reduced_shard_numel;   /* their shard */
+  double ag_bytes, rs_bytes;  /* the all-gather's output (every parameter), the reduce-scatter's input
+                                 (the reduced ones: FSDP skips a parameter without a gradient,
+                                 reduce_scatter_unused_params False) */
   double param_bytes;         /* unsharded, at the parameters' own types (the memory model's) */
   model_dtype dtype;          /* its parameters' own type (FSDP requires one per unit) */
   int fwd_first, fwd_last;    /* its ops' first and last index in forward and backward (-1: none) */
@@ -61,6 +68,10 @@ int fsdp_units(const sim_config *c, int world, fsdp_unit **units, int *n, err_t 
  * plan_free. ERR_USAGE for a combination FSDP or this model does not have (another backend, no_sync,
  * a trace), others as plan_build. */
 int fsdp_build(const sim_config *c, plan_t *p, err_t *e);
+
+/* Adds to *r (after readout_ddp, sim/readout.h) each collective of the last iteration as rank 0
+ * played it, in the order the host issued them (sim_result.fsdp). ERR_NOMEM. */
+int fsdp_readout(const plan_t *p, const engine_record *rec, sim_result *r, err_t *e);
 
 /* Writes the plan (`ddpsim plan`): the job, each unit, what each rank's host issues in order (the
  * `fsdp_issue` lines: all_gather UNIT BYTES, forward UNIT, backward, reduce_scatter UNIT BYTES, UNIT

@@ -15,7 +15,8 @@
 
 /* Streams (tid of the device's process) and the host's process: ddpsim's numbering, in the range
  * real traces show (PyTorch's default stream appears as 7). docs/trace.md. */
-enum { STREAM_COMPUTE = 7, STREAM_NCCL = 20, STREAM_COPY = 21, HOST_PID_BASE = 10000, TID_COMM_THREAD = 1 };
+enum { STREAM_COMPUTE = 7, STREAM_NCCL = 20, STREAM_COPY = 21, STREAM_NCCL2 = 22, STREAM_NCCL3 = 23, HOST_PID_BASE = 10000,
+       TID_COMM_THREAD = 1 };
 
 /* CUPTI's callback ids of the runtime calls a launch is (cupti_runtime_cbid.h, CUDA 12). */
 enum { CBID_LAUNCH_KERNEL = 211, CBID_MEMCPY_ASYNC = 41 };
@@ -91,18 +92,18 @@ static void divide(kw *w, int seg, double extra_s, int phase, double a, double b
 /* NCCL's name of a dtype in its kernels' names (src/device/generate.py: f16, bf16, f32). */
 static const char *nccl_type(model_dtype d) { return d == MODEL_FP16 ? "f16" : d == MODEL_BF16 ? "bf16" : "f32"; }
 
-/* The collective's kernel, as NCCL names it: ncclDevKernel_<Coll>_<RedOp>_<type>_<ALGO>_<PROTO>. */
-static void nccl_kernel_name(kw *w, const sim_bucket_time *bt, char *out, size_t len) {
-  const sim_result *r = &w->p->sim;
-  model_dtype d = r->precision;
-  if (w->c->comm_hook == SIM_HOOK_FP16) d = MODEL_FP16;
-  else if (w->c->comm_hook == SIM_HOOK_BF16) d = MODEL_BF16;
+/* The collective's kernel, as NCCL names it (src/device/generate.py): ncclDevKernel_<Coll>_<RedOp>_<type>_<ALGO>_<PROTO>,
+ * an all-gather without the reduction and type. */
+static void nccl_kernel_name(coll_kind kind, model_dtype d, int algo_i, int proto_i, char *out, size_t len) {
   char algo[16], proto[16];
-  snprintf(algo, sizeof algo, "%s", nccl_algo_name((nccl_algo)bt->algo));
-  snprintf(proto, sizeof proto, "%s", nccl_proto_name((nccl_proto)bt->proto));
+  snprintf(algo, sizeof algo, "%s", nccl_algo_name((nccl_algo)algo_i));
+  snprintf(proto, sizeof proto, "%s", nccl_proto_name((nccl_proto)proto_i));
   for (char *s = algo; *s; s++) *s = (char)(*s >= 'a' && *s <= 'z' ? *s - 32 : *s);
   for (char *s = proto; *s; s++) *s = (char)(*s >= 'a' && *s <= 'z' ? *s - 32 : *s);
-  snprintf(out, len, "ncclDevKernel_AllReduce_Sum_%s_%s_%s", nccl_type(d), algo, proto);
+  if (kind == COLL_ALLGATHER) snprintf(out, len, "ncclDevKernel_AllGather_%s_%s", algo, proto);
+  else
+    snprintf(out, len, "ncclDevKernel_%s_Sum_%s_%s_%s", kind == COLL_REDUCESCATTER ? "ReduceScatter" : "AllReduce", nccl_type(d), algo,
+             proto);
 }
 
 /* The GPU activities of iteration `it` of simulated rank q, in w->k. */
@@ -131,10 +132,26 @@ static void collect(kw *w, int it) {
       if (k) k->bucket = s->index;
       break;
     case TIMELINE_COLLECTIVE:
-      if (nccl) nccl_kernel_name(w, &r->buckets[s->index], name, sizeof name);
+      if (nccl) {
+        const sim_bucket_time *bt = &r->buckets[s->index];
+        model_dtype d = w->c->comm_hook == SIM_HOOK_FP16 ? MODEL_FP16 : w->c->comm_hook == SIM_HOOK_BF16 ? MODEL_BF16 : r->precision;
+        nccl_kernel_name(COLL_ALLREDUCE, d, bt->algo, bt->proto, name, sizeof name);
+      }
       else snprintf(name, sizeof name, "%s:all_reduce", sim_backend_name(w->c->backend));
       k = add_kern(w, name, STREAM_NCCL, 1, s->start_s, s->end_s, src);
       if (k) k->bucket = s->index, k->host_comm = !nccl;
+      break;
+    case TIMELINE_FSDP_OPS:
+      divide(w, s->index, 0, s->index < t->npieces && strncmp(t->pieces[s->index], "backward", 8) == 0, s->start_s, s->end_s);
+      break;
+    case TIMELINE_FSDP_COPY: add_kern(w, timeline_kind_name(s->kind), STREAM_COMPUTE, 1, s->start_s, s->end_s, src); break;
+    case TIMELINE_FSDP_COLL:
+      if (s->index < t->ncolls) {
+        const timeline_coll *tc = &t->colls[s->index];
+        nccl_kernel_name((coll_kind)tc->kind, (model_dtype)tc->dtype, tc->algo, tc->proto, name, sizeof name);
+        add_kern(w, name, s->track == TIMELINE_TRACK_COMM2 ? STREAM_NCCL2 : s->track == TIMELINE_TRACK_COMM3 ? STREAM_NCCL3 : STREAM_NCCL, 1,
+                 s->start_s, s->end_s, src);
+      }
       break;
     case TIMELINE_BROADCAST:
       if (nccl) snprintf(name, sizeof name, "ncclDevKernel_Broadcast_RING_LL");
@@ -342,6 +359,10 @@ int kineto_build(const sim_config *c, const predict_result *p, int rank, cJSON *
     meta(&w, "thread_name", w.device, STREAM_COMPUTE, "name", "stream 7 (compute)", 0);
     meta(&w, "thread_name", w.device, STREAM_NCCL, "name", "stream 20 (NCCL)", 0);
     meta(&w, "thread_name", w.device, STREAM_COPY, "name", "stream 21 (prefetch copies)", 0);
+    if (t->ncolls > 0) {
+      meta(&w, "thread_name", w.device, STREAM_NCCL2, "name", "stream 22 (NCCL: FSDP's reduce-scatters)", 0);
+      meta(&w, "thread_name", w.device, STREAM_NCCL3, "name", "stream 23 (NCCL: HSDP's all-reduces)", 0);
+    }
   }
   for (long i = 0; i < t->n && !w.bad; i++) {
     const timeline_span *s = &t->spans[i];

@@ -182,7 +182,9 @@ typedef struct plan_s {
   int slot_seg, slot_bwd_rest, slot_lag, slot_tail; /* the program's slots: segment s's duration,
                                           backward's rest, bucket b's launch lag, the tail's a, b and copy back */
   long *at_ready, *at_start, *at_end; /* (nb) bucket b's ready event, the end of its launch wait
-                                         and of its collective (with hooks) in the record's `at` */
+                                         and of its collective (with hooks) in the record's `at`; a
+                                         builder without buckets (nb 0, FSDP's): at_start and at_end
+                                         (prog.ncoll) of each collective alone */
 
   /* Totals the readout reports (per iteration, rank 0's view without jitter). */
   double backward_s, bucket_copy_s;

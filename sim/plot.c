@@ -583,24 +583,40 @@ static int timeline_place(double c, const char *text, double xmax, double used[2
 }
 
 static int plot_timeline(const cJSON *j, const char *origin, strbuf *s, int *series, err_t *e) {
-  const cJSON *bs = cJSON_GetObjectItemCaseSensitive(j, "buckets");
+  const cJSON *bs = cJSON_GetObjectItemCaseSensitive(j, "buckets"), *fs = cJSON_GetObjectItemCaseSensitive(j, "fsdp_collectives");
   if (!cJSON_IsArray(bs) || !cJSON_GetObjectItemCaseSensitive(j, "forward_s"))
     return err_set(e, ERR_INPUT, "%s: the timeline plot needs predict --json's object (buckets, forward_s, ...)", origin);
+  /* FSDP (docs/fsdp.md): a row per kind of collective, its all-gathers, reduce-scatters and HSDP's
+   * all-reduces, in place of DDP's bucket rows. */
+  int fsdp = cJSON_IsArray(fs) && cJSON_GetArraySize(fs) > 0;
+  static const char *const fkinds[3] = {"allgather", "reducescatter", "allreduce"};
+  static const char *const fnames[3] = {"all-\\ngathers", "reduce-\\nscatters", "all-\\nreduces"}; /* two lines: the margin is measured */
+  int frows = 0, frow[3] = {0, 0, 0};
+  const cJSON *f;
+  if (fsdp) {
+    cJSON_ArrayForEach(f, fs) {
+      const cJSON *k = cJSON_GetObjectItemCaseSensitive(f, "collective");
+      for (int i = 0; i < 3; i++)
+        if (cJSON_IsString(k) && !strcmp(k->valuestring, fkinds[i])) frow[i] = 1;
+    }
+    for (int i = 0; i < 3; i++) frow[i] = frow[i] ? ++frows : 0;
+  }
   /* The compute row: the breakdown's phases end to end (derived), in ms; each phase its own series
    * in its own colour, so the legend names every colour drawn. */
   static const char *const ph[TIMELINE_NPH] = {"loading_s", "transfer_s", "buffer_broadcast_s", "forward_s", "backward_s",
                                                "bucket_copy_s", "optimizer_s"};
-  static const char *const names[TIMELINE_NPH] = {"loading", "H2D copy", "buffer broadcast", "forward", "backward",
-                                                  "bucket copies", "optimizer"};
+  const char *names[TIMELINE_NPH] = {"loading", "H2D copy", "buffer broadcast", "forward", "backward",
+                                     fsdp ? "FSDP copies" : "bucket copies", "optimizer"};
   static const char *const shorts[TIMELINE_NPH] = {"load", "H2D", "bcast", "fwd", "bwd", "copy", "opt"};
   static const char *const colours[TIMELINE_NPH] = {"#8c8c8c", "#17becf", "#bcbd22", "#1f77b4", "#ff7f0e", "#9467bd",
                                                     "#2ca02c"};
   int rc = timeline_check(j, ph, TIMELINE_NPH, origin, e);
   if (rc) return rc;
   double t = 0, comm_end = 0, start[TIMELINE_NPH], dur[TIMELINE_NPH];
-  int nb = cJSON_GetArraySize(bs);
+  int nb = fsdp ? frows : cJSON_GetArraySize(bs);
   const cJSON *b;
   cJSON_ArrayForEach(b, bs) if (jnum(b, "comm_end_s") > comm_end) comm_end = jnum(b, "comm_end_s");
+  if (fsdp) cJSON_ArrayForEach(f, fs) if (jnum(f, "end_s") > comm_end) comm_end = jnum(f, "end_s");
   for (int i = 0; i < TIMELINE_NPH; i++) {
     if (i == 6 && comm_end > t) t = comm_end; /* the optimizer runs after the final wait */
     start[i] = t * 1e3;
@@ -627,24 +643,38 @@ static int plot_timeline(const cJSON *j, const char *origin, strbuf *s, int *ser
   }
   strbuf_printf(s, "EOD\n$comm << EOD\n");
   int k = 0;
-  cJSON_ArrayForEach(b, bs) {
-    strbuf_printf(s, "%d %.9g %.9g %.9g\n", k + 1, jnum(b, "ready_s") * 1e3, jnum(b, "comm_start_s") * 1e3,
-                  jnum(b, "comm_end_s") * 1e3);
-    k++;
-  }
+  if (fsdp) /* no ready instant: NaN draws no point */
+    cJSON_ArrayForEach(f, fs) {
+      const cJSON *kk = cJSON_GetObjectItemCaseSensitive(f, "collective");
+      for (int i = 0; i < 3; i++)
+        if (cJSON_IsString(kk) && !strcmp(kk->valuestring, fkinds[i]))
+          strbuf_printf(s, "%d NaN %.9g %.9g\n", frow[i], jnum(f, "start_s") * 1e3, jnum(f, "end_s") * 1e3);
+    }
+  else
+    cJSON_ArrayForEach(b, bs) {
+      strbuf_printf(s, "%d %.9g %.9g %.9g\n", k + 1, jnum(b, "ready_s") * 1e3, jnum(b, "comm_start_s") * 1e3,
+                    jnum(b, "comm_end_s") * 1e3);
+      k++;
+    }
   strbuf_printf(s, "EOD\n");
   if (!nb) strbuf_printf(s, "$comm << EOD\n0 0 0 0\nEOD\n");
   /* A label level's height in data units: about 14 pixels of the ~430 the rows share. */
   double lvl = fmax(0.35, 14.0 * (nb + 3) / 430.0);
-  scenario_title(s, "One iteration: bucket all-reduces as simulated; the compute row laid end to end from the breakdown", NULL,
-                 j, 0);
+  scenario_title(s, fsdp ? "One iteration: FSDP's collectives as simulated; the compute row laid end to end from the breakdown"
+                        : "One iteration: bucket all-reduces as simulated; the compute row laid end to end from the breakdown",
+                 NULL, j, 0);
   strbuf_printf(s, "set xlabel 'ms from the start of the iteration'\nset xrange [0:%.9g]\nset yrange [%.9g:%d]\n", xmax,
                 -0.3 - 2.3 * lvl, nb + 1);
   strbuf_printf(s, "set lmargin at screen %.2f\nset rmargin at screen %.2f\nset bmargin 7\n", TIMELINE_LEFT, TIMELINE_RIGHT);
   /* One bucket's name in every `step` rows: the rows' names never overlap either. */
   int step = nb > 30 ? (nb + 29) / 30 : 1;
   strbuf_printf(s, "set ytics ('compute' 0");
-  for (int i = 0; i < nb; i += step) strbuf_printf(s, ", 'bucket %d' %d", i, i + 1);
+  if (fsdp)
+    for (int i = 0; i < 3; i++) {
+      if (frow[i]) strbuf_printf(s, ", \"%s\" %d", fnames[i], frow[i]); /* double quotes: gnuplot reads the \\n */
+    }
+  else
+    for (int i = 0; i < nb; i += step) strbuf_printf(s, ", 'bucket %d' %d", i, i + 1);
   strbuf_printf(s, ")\nset style fill solid 0.7 border -1\nset key outside below horizontal\nplot ");
   int n = 0;
   for (int i = 0; i < TIMELINE_NPH; i++) {
@@ -656,6 +686,11 @@ static int plot_timeline(const cJSON *j, const char *origin, strbuf *s, int *ser
   if (nlabels) {
     strbuf_printf(s, "$labels using 1:(-0.3 - (%.9g) * ($2 + 0.6)):3 with labels font ',8' notitle, \\\n  ", lvl);
     n++;
+  }
+  if (fsdp) {
+    strbuf_printf(s, "$comm using (($3+$4)/2):1:(($4-$3)/2):(0.3) with boxxyerror lc rgb '#cc3333' title 'collective'\n");
+    *series = n + 1;
+    return ERR_OK;
   }
   strbuf_printf(s, "$comm using (($3+$4)/2):1:(($4-$3)/2):(0.3) with boxxyerror lc rgb '#cc3333' title 'all-reduce', \\\n"
                    "  $comm using 2:1 with points pt 7 ps 1 lc rgb 'black' title 'bucket ready'\n");

@@ -24,6 +24,7 @@ int prog_stream_add(prog_t *p, prog_stream_kind kind) {
   p->streams = s;
   memset(&s[p->nstreams], 0, sizeof *s);
   s[p->nstreams].kind = kind;
+  s[p->nstreams].track = -1;
   return p->nstreams++;
 }
 

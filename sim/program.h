@@ -74,6 +74,7 @@ typedef struct {
 
 typedef struct {
   prog_stream_kind kind;
+  int track;      /* the timeline_track its spans go to; -1 (prog_stream_add's): by its kind */
   prog_instr *ins;
   int n, cap;
 } prog_stream;

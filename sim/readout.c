@@ -117,6 +117,12 @@ static double mean_ci_s(const plan_t *p, const engine_record *rec) {
   return gsl_cdf_tdist_Pinv(0.975, n - 1) * sqrt(var > 0 ? var : 0) / sqrt(n);
 }
 
+/* qsort: intervals (start, end) by start. */
+static int by_start(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
 int readout_ddp(plan_t *p, engine_record *rec, sim_result *r, err_t *e) {
   int K = p->iterations, nb = p->nb;
   if (rec->iterations != K || rec->nb != nb) return err_set(e, ERR_SIM, "the engine's record does not fit the plan");
@@ -168,6 +174,22 @@ int readout_ddp(plan_t *p, engine_record *rec, sim_result *r, err_t *e) {
     bt->comm_start_s = start - base;
     bt->comm_end_s = end - base;
     r->comm_busy_s += end - start;
+  }
+  /* A program whose collectives are not buckets' (FSDP's, on several streams): the time any of them
+   * ran in the last iteration, their intervals' union (two streams' overlaps counted once). */
+  if (nb == 0 && p->prog.ncoll > 0 && p->at_start && p->at_end) {
+    int n = p->prog.ncoll;
+    double *iv = malloc((size_t)n * 2 * sizeof *iv);
+    if (!iv) return err_set(e, ERR_NOMEM, "out of memory");
+    for (int c = 0; c < n; c++) iv[2 * c] = rec->at[p->at_start[c]], iv[2 * c + 1] = rec->at[p->at_end[c]];
+    qsort(iv, (size_t)n, 2 * sizeof *iv, by_start);
+    double hi = -INFINITY;
+    for (int c = 0; c < n; c++) {
+      double a = fmax(iv[2 * c], hi), b = iv[2 * c + 1];
+      if (b > a) r->comm_busy_s += b - a;
+      hi = fmax(hi, b);
+    }
+    free(iv);
   }
   r->plan = p->buckets;
   memset(&p->buckets, 0, sizeof p->buckets);

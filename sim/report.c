@@ -201,6 +201,18 @@ char *report_predict_table(const sim_config *c, const predict_result *p, const r
                     nccl_algo_name((nccl_algo)t->algo), nccl_proto_name((nccl_proto)t->proto));
     }
   }
+  if (c->framework == SIM_FRAMEWORK_FSDP && r->nfsdp > 0) {
+    strbuf_printf(&s, "#\n# %-4s %-14s %-28s %-8s %12s %12s %12s  %s\n", "coll", "collective", "unit", "before", "bytes", "start_s",
+                  "end_s", "nccl");
+    for (int k = 0; k < r->nfsdp; k++) {
+      const sim_fsdp_coll *t = &r->fsdp[k];
+      char bb[32];
+      fmt_bytes(bb, sizeof bb, t->bytes);
+      strbuf_printf(&s, "  %-4d %-14s %-28.28s %-8s %12s %12.6f %12.6f  %s/%s\n", k, coll_get((coll_kind)t->kind)->name,
+                    t->unit[0] ? t->unit : "<root>", t->before, bb, t->start_s, t->end_s, nccl_algo_name((nccl_algo)t->algo),
+                    nccl_proto_name((nccl_proto)t->proto));
+    }
+  }
   int whole = 1;
   if (b && b->mem) table_buyer(&s, b, p->samples_per_s, &whole);
   if (!whole) {

@@ -90,6 +90,9 @@ void sim_result_free(sim_result *r) {
   bucket_plan_free(&r->plan);
   free(r->buckets);
   r->buckets = NULL;
+  free(r->fsdp);
+  r->fsdp = NULL;
+  r->nfsdp = 0;
   timeline_free(r->timeline);
   r->timeline = NULL;
 }

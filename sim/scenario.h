@@ -169,6 +169,17 @@ typedef struct {
   double comm_end_s;
 } sim_bucket_time;
 
+/* One of FSDP's collectives in the reported iteration (sim/fsdp.h), rank 0's. */
+typedef struct {
+  char unit[64];          /* the unit's module path ("" the root) */
+  int kind;               /* coll_kind: all-gather, reduce-scatter, HSDP's all-reduce */
+  const char *before;     /* an all-gather's: "forward" or "backward"; else "-" */
+  double bytes;           /* S as sim/coll.h defines it for the kind */
+  int algo, proto;        /* NCCL's choice */
+  double nccl_estimate_s;
+  double start_s, end_s;  /* relative to the start of the reported iteration */
+} sim_fsdp_coll;
+
 typedef struct {
   int gpus;
   long batch;
@@ -223,6 +234,8 @@ typedef struct {
                               channels' bandwidth together (0 where not crossed), one hop */
   bucket_plan plan;        /* reduction order (owned; freed by sim_result_free) */
   sim_bucket_time *buckets; /* (plan.n) for the reported iteration */
+  sim_fsdp_coll *fsdp;     /* (nfsdp) FSDP's collectives, in the order the host issued them; else NULL */
+  int nfsdp;
   long messages;           /* network messages simulated */
   int iterations_simulated; /* in all (no_sync cycles, and whole rounds of DataLoader workers) */
   int ranks_simulated;     /* GPUs the engine simulated: all, or 2 nodes' by symmetry (0: summed,

@@ -39,6 +39,7 @@ int sim_run(const sim_config *c, sim_result *r, err_t *e) {
     rc = engine_run(&p, &rec, e);
     if (rc == ERR_OK) {
       rc = readout_ddp(&p, &rec, r, e);
+      if (rc == ERR_OK && c->framework == SIM_FRAMEWORK_FSDP) rc = fsdp_readout(&p, &rec, r, e);
       engine_record_free(&rec);
     }
     plan_free(&p);

@@ -37,6 +37,8 @@ void timeline_free(sim_timeline *t) {
   free(t->seg_s);
   free(t->seg_copy_s);
   free(t->ready_seg);
+  free(t->pieces);
+  free(t->colls);
   free(t);
 }
 
@@ -72,6 +74,8 @@ const char *timeline_kind_name(int kind) {
       [TIMELINE_BACKWARD_REST] = "backward after the last gradient",
       [TIMELINE_HOST_FORWARD] = "host: issuing forward", [TIMELINE_HOST_BACKWARD] = "host: issuing backward",
       [TIMELINE_HOST_TAIL] = "host: issuing the optimizer", [TIMELINE_HOST_SYNC] = "host: waiting for the GPU",
+      [TIMELINE_FSDP_OPS] = "FSDP unit's ops",  [TIMELINE_FSDP_COPY] = "FSDP copy",
+      [TIMELINE_FSDP_WAIT] = "waiting for an FSDP collective", [TIMELINE_FSDP_COLL] = "FSDP collective",
   };
   return kind >= 0 && kind < TIMELINE_KIND_COUNT && names[kind] ? names[kind] : "?";
 }

@@ -26,6 +26,8 @@ typedef enum {
   TIMELINE_TRACK_LOADER,      /* DataLoader worker `index` */
   TIMELINE_TRACK_GIL,         /* DataParallel: Python's GIL in the one process */
   TIMELINE_TRACK_HOST,        /* the host thread issuing the compute stream's ops (sim/pipe.h) */
+  TIMELINE_TRACK_COMM2,       /* a second NCCL stream (FSDP's reduce-scatters) */
+  TIMELINE_TRACK_COMM3,       /* a third (HSDP's all-reduces) */
   TIMELINE_TRACK_COUNT
 } timeline_track;
 
@@ -57,6 +59,12 @@ typedef enum {
   TIMELINE_HOST_BACKWARD, /* host: issuing backward's ops, DDP's hooks and NCCL's launches */
   TIMELINE_HOST_TAIL,     /* host: issuing the copy back and the optimizer's ops */
   TIMELINE_HOST_SYNC,     /* host: blocked until the GPU catches up (the loop's loss.item()) */
+  TIMELINE_FSDP_OPS,      /* compute: FSDP's piece `index` of forward or backward (a unit's ops, or the
+                             root's between units): the ops with op_seg == index, named pieces[index] */
+  TIMELINE_FSDP_COPY,     /* compute: FSDP's copy of unit `index`'s parameters out of an all-gather, or
+                             of its gradients into a reduce-scatter */
+  TIMELINE_FSDP_WAIT,     /* compute: waiting for FSDP's collective `index` */
+  TIMELINE_FSDP_COLL,     /* comm: FSDP's collective `index` (colls[index]) */
   TIMELINE_KIND_COUNT
 } timeline_kind;
 
@@ -69,6 +77,15 @@ typedef struct {
   int32_t derived;       /* 1: laid out from the plan, not played by the engine */
   double start_s, end_s; /* simulated clock; equal for an instant */
 } timeline_span;
+
+/* One of FSDP's collectives as a trace names it. */
+typedef struct {
+  char name[96];         /* "all-gather transformer.h.0 (forward)" */
+  int kind;              /* coll_kind */
+  int dtype;             /* model_dtype it moves */
+  double bytes;          /* S as sim/coll.h defines it */
+  int algo, proto;       /* NCCL's choice */
+} timeline_coll;
 
 typedef struct {
   timeline_span *spans; /* (n) in the order they were recorded */
@@ -86,6 +103,11 @@ typedef struct {
   double *seg_s, *seg_copy_s; /* (nseg) a segment's ops, and DDP's copies into buckets after it */
   int nb;
   int *ready_seg;          /* (nb) the segment after which each bucket is ready */
+  /* FSDP (sim/fsdp.h): its pieces' names ("forward: transformer.h.0") and its collectives. */
+  int npieces;
+  char (*pieces)[96];
+  int ncolls;
+  timeline_coll *colls;
 } sim_timeline;
 
 /* Appends s; 0, or -1 when out of memory (nothing appended). */

@@ -8,7 +8,7 @@
 #include "ncclmodel.h"
 #include "version.h"
 
-enum { TID_HOST = 4, TID_COMPUTE = 1, TID_COMM = 2, TID_COPY = 3, TID_GIL_DP = 1000, TID_LOADER = 100 };
+enum { TID_HOST = 4, TID_COMPUTE = 1, TID_COMM = 2, TID_COPY = 3, TID_COMM2 = 5, TID_COMM3 = 6, TID_GIL_DP = 1000, TID_LOADER = 100 };
 
 /* The trace under construction: the events array and what naming needs. */
 typedef struct {
@@ -114,7 +114,8 @@ static void op_child(void *user, int o, double s0, double s1) {
   cJSON *e = span_x(w, w->c->model->ops[o].name, "op", x->pid, x->tid, s0, s1);
   arg_num(w, e, "op_index", o);
   arg_num(w, e, "iteration", x->it);
-  arg_str(w, e, "phase", x->seg == -1 ? "forward" : x->seg == -2 ? "optimizer" : "backward");
+  model_phase ph = w->c->model->ops[o].phase;
+  arg_str(w, e, "phase", ph == MODEL_PHASE_FORWARD ? "forward" : ph == MODEL_PHASE_OPTIMIZER ? "optimizer" : "backward");
   arg_num(w, e, "planned_us", w->t->op_s[o] * 1e6);
   arg_str(w, e, "source", derived_ops);
 }
@@ -160,6 +161,8 @@ static int tid_of(const timeline_span *s, int dp) {
   if (dp) return s->track == TIMELINE_TRACK_GIL ? TID_GIL_DP : 1 + s->rank;
   switch (s->track) {
   case TIMELINE_TRACK_COMM: return TID_COMM;
+  case TIMELINE_TRACK_COMM2: return TID_COMM2;
+  case TIMELINE_TRACK_COMM3: return TID_COMM3;
   case TIMELINE_TRACK_COPY: return TID_COPY;
   case TIMELINE_TRACK_LOADER: return TID_LOADER + s->index;
   case TIMELINE_TRACK_HOST: return TID_HOST;
@@ -182,7 +185,7 @@ static void rank_events(tw *w, int q, int pid) {
                           ? "derived: the host's clock in the plan's pipeline of this iteration (sim/pipe.h), placed at the "
                             "simulated start of its forward"
                           : "derived: DataParallel's phases are summed in order, not simulated";
-    char name[96];
+    char name[192];
     snprintf(name, sizeof name, "%s", timeline_kind_name(s->kind));
     cJSON *e = NULL;
     switch (s->kind) {
@@ -209,6 +212,40 @@ static void rank_events(tw *w, int q, int pid) {
       arg_str(w, e, "protocol", nccl_proto_name((nccl_proto)bt->proto));
       arg_num(w, e, "nccl_estimate_us", bt->nccl_estimate_s * 1e6);
       arg_num(w, e, "params", r->plan.b[s->index].ntensors);
+      break;
+    }
+    case TIMELINE_FSDP_OPS:
+      snprintf(name, sizeof name, "%s", s->index < t->npieces ? t->pieces[s->index] : "FSDP ops");
+      e = span_x(w, name, "compute", pid, tid, s->start_s, s->end_s);
+      op_children(w, pid, tid, s->iter, s->index, 0, s->start_s, s->end_s);
+      break;
+    case TIMELINE_FSDP_COPY:
+      e = span_x(w, name, "copy", pid, tid, s->start_s, s->end_s);
+      arg_num(w, e, "unit", s->index);
+      break;
+    case TIMELINE_FSDP_WAIT: {
+      snprintf(name, sizeof name, "waiting for %s", s->index < t->ncolls ? t->colls[s->index].name : "an FSDP collective");
+      e = span_x(w, name, "wait", pid, tid, s->start_s, s->end_s);
+      /* A flow from the collective's end to the end of the wait it released. */
+      for (long j = 0; j < t->n; j++) {
+        const timeline_span *c = &t->spans[j];
+        if (c->rank != q || c->iter != s->iter || c->kind != TIMELINE_FSDP_COLL || c->index != s->index) continue;
+        double id = ((double)q * t->iterations + s->iter) * (t->ncolls > 0 ? t->ncolls : 1) + s->index + 1;
+        flow(w, "s", "FSDP collective -> compute", pid, tid_of(c, dp), c->end_s, id);
+        flow(w, "f", "FSDP collective -> compute", pid, tid, s->end_s, id);
+        break;
+      }
+      break;
+    }
+    case TIMELINE_FSDP_COLL: {
+      const timeline_coll *tc = s->index < t->ncolls ? &t->colls[s->index] : NULL;
+      snprintf(name, sizeof name, "%s", tc ? tc->name : "FSDP collective");
+      e = span_x(w, name, "nccl", pid, tid, s->start_s, s->end_s);
+      if (tc) {
+        arg_num(w, e, "bytes", tc->bytes);
+        arg_str(w, e, "algorithm", nccl_algo_name((nccl_algo)tc->algo));
+        arg_str(w, e, "protocol", nccl_proto_name((nccl_proto)tc->proto));
+      }
       break;
     }
     case TIMELINE_HOOK_PRE:
@@ -306,12 +343,17 @@ static void rank_meta(tw *w, int q, int pid) {
     used[s->track] = 1;
     if (s->track == TIMELINE_TRACK_LOADER && s->index + 1 > workers) workers = s->index + 1;
   }
-  static const char *const names[] = {[TIMELINE_TRACK_COMPUTE] = "compute stream", [TIMELINE_TRACK_COMM] = "NCCL stream",
-                                      [TIMELINE_TRACK_COPY] = "H2D copy stream (prefetch)"};
-  static const int tids[] = {[TIMELINE_TRACK_COMPUTE] = TID_COMPUTE, [TIMELINE_TRACK_COMM] = TID_COMM,
-                             [TIMELINE_TRACK_COPY] = TID_COPY};
-  for (int k = TIMELINE_TRACK_COMPUTE; k <= TIMELINE_TRACK_COPY; k++)
-    if (used[k] || k == TIMELINE_TRACK_COMPUTE) {
+  int fsdp = t->ncolls > 0;
+  const char *names[TIMELINE_TRACK_COUNT] = {[TIMELINE_TRACK_COMPUTE] = "compute stream",
+                                             [TIMELINE_TRACK_COMM] = fsdp ? "NCCL stream (FSDP's all-gathers)" : "NCCL stream",
+                                             [TIMELINE_TRACK_COPY] = "H2D copy stream (prefetch)",
+                                             [TIMELINE_TRACK_COMM2] = "NCCL stream (FSDP's reduce-scatters)",
+                                             [TIMELINE_TRACK_COMM3] = "NCCL stream (HSDP's all-reduces)"};
+  static const int tids[TIMELINE_TRACK_COUNT] = {[TIMELINE_TRACK_COMPUTE] = TID_COMPUTE, [TIMELINE_TRACK_COMM] = TID_COMM,
+                                                 [TIMELINE_TRACK_COPY] = TID_COPY, [TIMELINE_TRACK_COMM2] = TID_COMM2,
+                                                 [TIMELINE_TRACK_COMM3] = TID_COMM3};
+  for (int k = 0; k < TIMELINE_TRACK_COUNT; k++)
+    if (names[k] && (used[k] || k == TIMELINE_TRACK_COMPUTE)) {
       meta(w, "thread_name", pid, tids[k], "name", cJSON_CreateString(names[k]));
       meta(w, "thread_sort_index", pid, tids[k], "sort_index", cJSON_CreateNumber(tids[k]));
     }

@@ -156,6 +156,24 @@ static void units(void) {
   rc = fsdp_build(&c, &p, &e);
   CHECK(rc == ERR_USAGE && strstr(e.msg, "--fsdp-replicate"), "HSDP with replicas other than the nodes is refused: %s", e.msg);
 
+  /* A parameter without a gradient (`unused`): all-gathered, not reduce-scattered. */
+  {
+    static const char *UNUSED =
+        "ddpsim-model 5\nname tiny-unused\nbatch 4\ntokens 1 samples\nprecision fp32\noptim adam\n"
+        "param emb.weight 10x8\nparam blocks.0.fc.weight 6x8\nparam blocks.0.fc.bias 6\n"
+        "param blocks.1.fc.weight 6x8\nparam blocks.1.fc.bias 6 unused\nparam head.weight 3x8\n"
+        "forward\newise emb elems=32*B arrays=2\ngemm blocks.0.fc m=6 n=B k=8\ngemm blocks.1.fc m=6 n=B k=8\ngemm head m=3 n=B k=8\n"
+        "backward\ngemm head.wgrad m=3 n=8 k=B ready=head.weight\ngemm blocks.1.fc.wgrad m=6 n=8 k=B ready=blocks.1.fc.weight\n"
+        "gemm blocks.0.fc.wgrad m=6 n=8 k=B ready=blocks.0.fc.weight,blocks.0.fc.bias\n"
+        "ewise emb.bwd elems=32*B arrays=2 ready=emb.weight,blocks.1.fc.bias\noptimizer\newise adam elems=212 arrays=7 dtype=fp32\n";
+    model_t *mu = fixture_model(UNUSED, "unused.model");
+    c = config(mu, 1, 4);
+    rc = issues(&c, got, sizeof got, &e);
+    CHECK(rc == 0 && strstr(got, "all_gather blocks.1 288;") && strstr(got, "reduce_scatter blocks.1 256;"),
+          "an unused parameter is all-gathered (288 bytes) but not reduce-scattered (256): %s", rc ? e.msg : got);
+    model_destroy(mu);
+  }
+
   /* Memory: one shard of each parameter, its gradient and Adam's two states. */
   memory_parts mp, one;
   c = config(m, 1, 4);
@@ -194,6 +212,8 @@ static void engine(void) {
       double parts = sym.compute_s + sym.exposed_comm_s + sym.straggler_wait_s + sym.loading_s + sym.transfer_s;
       CHECK(sym.exposed_comm_s >= 0 && check_close(sym.iteration_s, parts, 1e-12, 1e-9),
             "the parts add up to the iteration (%.9f = %.9f)", sym.iteration_s, parts);
+      CHECK(sym.comm_busy_s > sym.exposed_comm_s && sym.comm_busy_s < sym.iteration_s,
+            "communication busy (%.6f s, the collectives' union) between the exposed part and the iteration", sym.comm_busy_s);
       sim_result_free(&sym);
       sim_result_free(&full);
     }

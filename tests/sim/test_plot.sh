@@ -79,6 +79,12 @@ check "breakdown of seven topologies: the title says which it dropped" grep -q "
 phases=$(python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(sum(d.get(k, 0) > 0 for k in ("loading_s", "transfer_s", "buffer_broadcast_s", "forward_s", "backward_s", "bucket_copy_s", "optimizer_s")))' "$tmp/p.json")
 plot timeline "$tmp/p.json" timeline $((phases + 3)) "title 'all-reduce'" "title 'bucket ready'" "'bucket 0'" "laid end to end" \
   "title 'forward'" "title 'backward'"
+# FSDP (HSDP here: all three kinds): a row per kind of collective, no bucket rows or ready points
+"$ddpsim" predict --framework fsdp --model bert-base --nodes 2 --fsdp-replicate 2 --json >"$tmp/pf.json"
+fphases=$(python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(sum(d.get(k, 0) > 0 for k in ("loading_s", "transfer_s", "buffer_broadcast_s", "forward_s", "backward_s", "bucket_copy_s", "optimizer_s")))' "$tmp/pf.json")
+plot timeline "$tmp/pf.json" timeline-fsdp $((fphases + 2)) "FSDP''s collectives as simulated" '"all-\ngathers" 1' \
+  '"reduce-\nscatters" 2' '"all-\nreduces" 3' "title 'collective'" "title 'FSDP copies'"
+check "timeline-fsdp: no bucket rows, no ready points" bash -c "! grep -q -e \"'bucket 0'\" -e \"bucket ready\" '$tmp/timeline-fsdp.gp'"
 "$ddpsim" predict --model resnet50 --nodes 4 --topology dgx1v-10gbe --bucket-cap-mb 0.5 --json >"$tmp/p2.json"
 "$ddpsim" plot timeline -i "$tmp/p2.json" -o "$tmp/timeline2.png" --script "$tmp/timeline2.gp" >/dev/null 2>&1
 check "timeline, many buckets: drawn" test $? -eq 0 -a -s "$tmp/timeline2.png"

@@ -68,6 +68,39 @@ for k in "scatter inputs" "replicate parameters" "gather outputs" "reduce gradie
 done
 check "dp: nothing claims to be simulated" test -z "$(grep -o '"source":"simulated"' "$tmp/dp.json")"
 
+# FSDP (docs/fsdp.md): its pieces by unit, its copies, its collectives on their own streams, each of
+# predict's fsdp_collectives once per rank and iteration; HSDP's all-reduces on a third stream.
+scenario fsdp bert-base "--ranks 16" -- --framework fsdp --nodes 2
+scenario hsdp bert-base "--ranks 16" -- --framework fsdp --nodes 2 --fsdp-replicate 2
+for t in "NCCL stream (FSDP's all-gathers)" "NCCL stream (FSDP's reduce-scatters)"; do
+  check "fsdp: a thread named '$t'" grep -q "\"name\":\"$t\"" "$tmp/fsdp.json"
+done
+check "hsdp: a thread named 'NCCL stream (HSDP's all-reduces)'" grep -q "\"name\":\"NCCL stream (HSDP's all-reduces)\"" "$tmp/hsdp.json"
+for s in fsdp hsdp; do
+  check "$s: every collective of predict's fsdp_collectives once per rank and iteration" python3 - "$tmp/$s.json" "$tmp/$s.p.json" <<'PY'
+import json, sys
+from collections import Counter
+d = json.load(open(sys.argv[1]))
+p = json.load(open(sys.argv[2]))
+kinds = {"allgather": "all-gather", "reducescatter": "reduce-scatter", "allreduce": "all-reduce"}
+want = Counter(f'{kinds[c["collective"]]} {c["unit"]}' + (f' ({c["before"]})' if c["before"] != "-" else "") for c in p["fsdp_collectives"])
+ev = [e for e in d["traceEvents"] if e.get("ph") == "X" and e.get("cat") == "nccl"]
+its = {(e["pid"], e["args"]["iteration"]) for e in ev}
+assert its, "no collectives"
+for pid, it in its:
+    got = Counter(e["name"] for e in ev if e["pid"] == pid and e["args"]["iteration"] == it)
+    assert got == want, (pid, it, got - want, want - got)
+PY
+done
+check "fsdp: forward and backward pieces named by unit" grep -q '"name":"backward: bert.encoder.layer.11"' "$tmp/fsdp.json"
+"$ddpsim" predict --framework fsdp --model bert-base --nodes 2 --trace "$tmp/fsdp-k" >/dev/null 2>"$tmp/err"
+check "fsdp: kineto traces, NCCL's kernels on streams 20 and 22" python3 - "$tmp/fsdp-k/rank0.pt.trace.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+k = {(e["tid"], e["name"].split("_")[1]) for e in d["traceEvents"] if e.get("cat") == "kernel" and e["name"].startswith("ncclDevKernel")}
+assert {(20, "AllGather"), (22, "ReduceScatter")} <= k, k
+PY
+
 "$ddpsim" trace --format chrome -o "$tmp/x.json" --nodes 8 --ranks 64 >/dev/null 2>"$tmp/err"
 check "--ranks 64 of 64 ranks: exit 2, naming the rank" test $? -eq 2 -a -n "$(grep 'rank 64 is not in the job' "$tmp/err")"
 "$ddpsim" trace --format chrome -o "$tmp/x.json" --ranks 1,x >/dev/null 2>"$tmp/err"

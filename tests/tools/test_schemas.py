@@ -63,7 +63,9 @@ runs = [["predict", "--json"],
         ["predict", "--json", "--model", "resnet50", "--nodes", "4"],
         ["predict", "--json", "--framework", "dp", "--gpus-per-node", "4"],
         ["predict", "--json", "--model", "resnet50", "--nodes", "2", "--mode", "flat"],
-        ["predict", "--json", "--model", "bert-base", "--nodes", "2", "--precision", "fp32", "--comm-hook", "fp16"]]
+        ["predict", "--json", "--model", "bert-base", "--nodes", "2", "--precision", "fp32", "--comm-hook", "fp16"],
+        ["predict", "--json", "--model", "bert-base", "--nodes", "2", "--framework", "fsdp"],
+        ["predict", "--json", "--model", "bert-base", "--nodes", "2", "--framework", "fsdp", "--fsdp-replicate", "2"]]
 first = None
 for args in runs:
     d = run_json(args)
@@ -72,7 +74,7 @@ for args in runs:
     first = first or d
     valid(predict, d, "predict " + " ".join(args[2:]))
     parts = sum(d.get(k, 0) for k in ("loading_s", "transfer_s", "buffer_broadcast_s", "compute_s", "exposed_comm_s", "straggler_wait_s"))
-    if d["framework"] == "ddp":
+    if d["framework"] in ("ddp", "fsdp"):
         check(f"predict {' '.join(args[2:])}: the breakdown adds up to iteration_s ({parts:.9g} vs {d['iteration_s']:.9g})",
               abs(parts - d["iteration_s"]) <= 1e-9 * d["iteration_s"])
 if first:
