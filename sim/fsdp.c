@@ -68,11 +68,13 @@ static int paths_add(paths_t *ps, const char *s, size_t len) {
   return 0;
 }
 
-/* Every module holding a parameter: the names' prefixes up to each dot. */
+/* Every module holding a parameter (trainable or frozen): the names' prefixes up to each dot. */
 static int module_paths(const model_t *m, paths_t *ps) {
-  for (int i = 0; i < m->nparams; i++)
-    for (const char *d = strchr(m->params[i].name, '.'); d; d = strchr(d + 1, '.'))
-      if (paths_add(ps, m->params[i].name, (size_t)(d - m->params[i].name))) return -1;
+  for (int i = 0; i < m->nparams + m->nfrozen; i++) {
+    const char *name = i < m->nparams ? m->params[i].name : m->frozen[i - m->nparams].name;
+    for (const char *d = strchr(name, '.'); d; d = strchr(d + 1, '.'))
+      if (paths_add(ps, name, (size_t)(d - name))) return -1;
+  }
   return 0;
 }
 
@@ -119,7 +121,7 @@ int fsdp_units(const sim_config *c, int world, fsdp_unit **units_out, int *n_out
   const model_t *m = c->model;
   paths_t ps = {0};
   fsdp_unit *u = NULL;
-  int *of = NULL, rc = ERR_OK, nu = 1;
+  int rc = ERR_OK, nu = 1;
   if (module_paths(m, &ps)) goto nomem;
   /* Which modules are units. */
   int min_depth = 1 << 30;
@@ -130,8 +132,7 @@ int fsdp_units(const sim_config *c, int world, fsdp_unit **units_out, int *n_out
       if (is_number(last, strlen(last)) && depth_of(ps.path[i]) < min_depth) min_depth = depth_of(ps.path[i]);
     }
   u = calloc((size_t)ps.n + 1, sizeof *u);
-  of = malloc((size_t)(m->nparams ? m->nparams : 1) * sizeof *of);
-  if (!u || !of) goto nomem;
+  if (!u) goto nomem;
   for (int i = 0; i < ps.n; i++) {
     const char *s = ps.path[i], *last = strrchr(s, '.');
     last = last ? last + 1 : s;
@@ -169,12 +170,13 @@ int fsdp_units(const sim_config *c, int world, fsdp_unit **units_out, int *n_out
   model_dtype run = c->precision >= 0 ? (model_dtype)c->precision : m->precision;
   /* reduce_dtype None reduces in the parameters' own type, whatever param_dtype (_get_reduce_dtype). */
   int rd = c->fsdp_reduce_dtype;
-  for (int i = 0; i < m->nparams; i++) {
-    const model_param *pm = &m->params[i];
-    of[i] = 0;
+  for (int i = 0; i < m->nparams + m->nfrozen; i++) { /* frozen parameters too: gathered, never reduced */
+    int frozen = i >= m->nparams;
+    const model_param *pm = frozen ? &m->frozen[i - m->nparams] : &m->params[i];
+    int of = 0;
     for (int k = 1; k < nu; k++)
-      if (holds(u[k].path, pm->name)) of[i] = k;
-    fsdp_unit *x = &u[of[i]];
+      if (holds(u[k].path, pm->name)) of = k;
+    fsdp_unit *x = &u[of];
     long shard = fsdp_shard_numel(pm, world);
     if (!x->nparams) x->dtype = model_param_dtype(pm, run);
     x->nparams++;
@@ -182,7 +184,7 @@ int fsdp_units(const sim_config *c, int world, fsdp_unit **units_out, int *n_out
     x->shard_numel += shard;
     x->param_bytes += (double)pm->numel * (double)model_dtype_size(model_param_dtype(pm, run));
     x->ag_bytes += (double)world * (double)shard * (double)dtype_bytes(c->fsdp_param_dtype, pm, run);
-    if (pm->unused) continue; /* no gradient: left out of the reduce-scatter */
+    if (pm->unused || frozen) continue; /* no gradient: left out of the reduce-scatter */
     x->nreduced++;
     x->reduced_shard_numel += shard;
     x->rs_bytes += (double)world * (double)shard * (double)dtype_bytes(rd, pm, run);
@@ -232,7 +234,6 @@ nomem:
   rc = err_set(e, ERR_NOMEM, "out of memory");
 done:
   free(ps.path);
-  free(of);
   free(u);
   return rc;
 }

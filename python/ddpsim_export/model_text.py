@@ -317,8 +317,10 @@ def build(module, one, two, batch, *, amp, precision, optimizer, tokens, name, s
             notes.add("the convolutions' inputs are in both layouts (%s): the file says %s, the majority's"
                       % (", ".join("%d %s" % (votes[k], k) for k in sorted(votes)), layout))
     # version 5: the saved and optim lines, sparse/unused markers (v2's dimensions, v4's conv and layout too);
-    # version 6: the measured line and times
-    w("ddpsim-model %d" % (6 if measured is not None else 5))
+    # version 6: the measured line and times; version 7: frozen lines (parameters with requires_grad=False,
+    # which DDP never sees and FSDP shards and all-gathers)
+    frozen = [(n, p) for n, p in module.named_parameters() if not p.requires_grad]
+    w("ddpsim-model %d" % (7 if frozen else 6 if measured is not None else 5))
     w("# Exported by ddpsim_export (torch %s, %s tensors) from %s." % (torch_version, mode, source or name))
     w("#   %d parameters in %d tensors that require gradients; traced at batch %d (and %d to fit the batch scaling)."
       % (total, len(one.names), batch, 2 * batch))
@@ -358,6 +360,12 @@ def build(module, one, two, batch, *, amp, precision, optimizer, tokens, name, s
         fixed = amp or tag != param_main
         w("param %s %s%s%s%s" % (n, _shape(t, notes), " " + (tag or "fp32") if fixed else "",
                                  " sparse" if i in one.sparse else "", " unused" if one.names[i] in one.unused else ""))
+    if frozen:
+        w("# Frozen parameters (requires_grad=False): no gradient; FSDP still shards and all-gathers them.")
+    for n, t in frozen:
+        tag = dtype_tag(t.dtype)
+        fixed = amp or tag != param_main
+        w("frozen %s %s%s" % (n, _shape(t, notes), " " + (tag or "fp32") if fixed else ""))
     ready_lists = {}
     for idx, j in ready_at.items():
         ready_lists.setdefault(j, []).append(idx)

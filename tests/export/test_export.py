@@ -309,6 +309,10 @@ def case_params(ddpsim, models):
     check(x.flops("backward", B) == 2 * B * 16 * 4, "frozen first layer: backward is layer 2's weight gradient only "
           "(%d FLOPs at batch %d)" % (x.flops("backward", B), B))
     check(s.numel == 68 and x.ready == ["2.bias", "2.weight"], "frozen: 68 parameters, ready %s" % x.ready)
+    with open(path) as f:
+        text = f.read()
+    check(text.startswith("ddpsim-model 7\n") and "\nfrozen 0.weight 16x8\n" in text and "\nfrozen 0.bias 16\n" in text,
+          "frozen: its parameters written as version 7's frozen lines (FSDP gathers them; DDP ignores them)")
     ddpsim_loads(ddpsim, path, "frozen")
 
     # A tied weight: listed once, ready once (after both uses' gradients).
