@@ -18,7 +18,7 @@ static const cli_command commands[] = {
     {"plot", "plots of sweep, recommend and predict output, drawn by gnuplot (PNG, SVG)", cmd_plot},
     {"plan", "what the engine would simulate for one configuration, without running it", cmd_plan},
     {"buckets", "DDP's gradient bucket assignment for a model", cmd_buckets},
-    {"genmodel", "write a model file (mlstm, resnet, bert) from its sizes", cmd_genmodel},
+    {"genmodel", "write a model file (mlstm, resnet, bert, gpt) from its sizes", cmd_genmodel},
     {"validate", "predictions against a real data-parallel run on this machine (ddpcalib train)", cmd_validate},
     {"accuracy", "predictions against published real-run figures (validate/published.txt)", cmd_accuracy},
 };

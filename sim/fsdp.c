@@ -68,11 +68,13 @@ static int paths_add(paths_t *ps, const char *s, size_t len) {
   return 0;
 }
 
-/* Every module holding a parameter: the names' prefixes up to each dot. */
+/* Every module holding a parameter (trainable or frozen): the names' prefixes up to each dot. */
 static int module_paths(const model_t *m, paths_t *ps) {
-  for (int i = 0; i < m->nparams; i++)
-    for (const char *d = strchr(m->params[i].name, '.'); d; d = strchr(d + 1, '.'))
-      if (paths_add(ps, m->params[i].name, (size_t)(d - m->params[i].name))) return -1;
+  for (int i = 0; i < m->nparams + m->nfrozen; i++) {
+    const char *name = i < m->nparams ? m->params[i].name : m->frozen[i - m->nparams].name;
+    for (const char *d = strchr(name, '.'); d; d = strchr(d + 1, '.'))
+      if (paths_add(ps, name, (size_t)(d - name))) return -1;
+  }
   return 0;
 }
 
@@ -119,7 +121,7 @@ int fsdp_units(const sim_config *c, int world, fsdp_unit **units_out, int *n_out
   const model_t *m = c->model;
   paths_t ps = {0};
   fsdp_unit *u = NULL;
-  int *of = NULL, rc = ERR_OK, nu = 1;
+  int rc = ERR_OK, nu = 1;
   if (module_paths(m, &ps)) goto nomem;
   /* Which modules are units. */
   int min_depth = 1 << 30;
@@ -130,8 +132,7 @@ int fsdp_units(const sim_config *c, int world, fsdp_unit **units_out, int *n_out
       if (is_number(last, strlen(last)) && depth_of(ps.path[i]) < min_depth) min_depth = depth_of(ps.path[i]);
     }
   u = calloc((size_t)ps.n + 1, sizeof *u);
-  of = malloc((size_t)(m->nparams ? m->nparams : 1) * sizeof *of);
-  if (!u || !of) goto nomem;
+  if (!u) goto nomem;
   for (int i = 0; i < ps.n; i++) {
     const char *s = ps.path[i], *last = strrchr(s, '.');
     last = last ? last + 1 : s;
@@ -169,25 +170,34 @@ int fsdp_units(const sim_config *c, int world, fsdp_unit **units_out, int *n_out
   model_dtype run = c->precision >= 0 ? (model_dtype)c->precision : m->precision;
   /* reduce_dtype None reduces in the parameters' own type, whatever param_dtype (_get_reduce_dtype). */
   int rd = c->fsdp_reduce_dtype;
-  for (int i = 0; i < m->nparams; i++) {
-    const model_param *pm = &m->params[i];
-    of[i] = 0;
+  for (int i = 0; i < m->nparams + m->nfrozen; i++) { /* frozen parameters too: gathered, never reduced */
+    int frozen = i >= m->nparams;
+    const model_param *pm = frozen ? &m->frozen[i - m->nparams] : &m->params[i];
+    int of = 0;
     for (int k = 1; k < nu; k++)
-      if (holds(u[k].path, pm->name)) of[i] = k;
-    fsdp_unit *x = &u[of[i]];
+      if (holds(u[k].path, pm->name)) of = k;
+    fsdp_unit *x = &u[of];
     long shard = fsdp_shard_numel(pm, world);
-    if (!x->nparams) x->dtype = model_param_dtype(pm, run);
+    if (!x->nparams) x->dtype = model_param_dtype(pm, run), x->first_param = i;
     x->nparams++;
     x->numel += pm->numel;
     x->shard_numel += shard;
     x->param_bytes += (double)pm->numel * (double)model_dtype_size(model_param_dtype(pm, run));
     x->ag_bytes += (double)world * (double)shard * (double)dtype_bytes(c->fsdp_param_dtype, pm, run);
-    if (pm->unused) continue; /* no gradient: left out of the reduce-scatter */
+    if (pm->unused || frozen) continue; /* no gradient: left out of the reduce-scatter */
     x->nreduced++;
     x->reduced_shard_numel += shard;
     x->rs_bytes += (double)world * (double)shard * (double)dtype_bytes(rd, pm, run);
   }
   for (int k = 0; k < nu; k++) u[k].fwd_first = u[k].fwd_last = u[k].bwd_first = u[k].bwd_last = -1;
+  /* Units whose forward inputs took no gradient (the model file's no_input_grad, the exporter's). */
+  for (const char *a = m->no_input_grad; a && *a;) {
+    const char *b = strchr(a, ',');
+    size_t n = b ? (size_t)(b - a) : strlen(a);
+    for (int k = 1; k < nu; k++)
+      if (strlen(u[k].path) == n && strncmp(u[k].path, a, n) == 0) u[k].late = 1;
+    a = b ? b + 1 : a + n;
+  }
   /* Each op's unit by its name; a unit's ops run from its first to its last. */
   for (int o = 0; o < m->nops; o++) {
     const model_op *op = &m->ops[o];
@@ -232,7 +242,6 @@ nomem:
   rc = err_set(e, ERR_NOMEM, "out of memory");
 done:
   free(ps.path);
-  free(of);
   free(u);
   return rc;
 }
@@ -491,11 +500,22 @@ static int script(script_t *s) {
     }
     ops(s, d->u[k].bwd_first, d->u[k].bwd_last + 1, 1);
     o = d->u[k].bwd_last + 1;
-    if (world > 1) post_backward(s, k);
+    if (world > 1 && !d->u[k].late) post_backward(s, k);
   }
-  free(order);
   ops(s, o, oend, 1);
-  if (world > 1) post_backward(s, 0); /* the root's, in the final callback */
+  /* The final callback (_root_post_backward_final_callback): every state not yet post-backward in
+   * all_states' order, the root first, then named_modules() order: the root, whose inputs are data,
+   * and the units whose inputs took no gradient. */
+  if (world > 1) post_backward(s, 0);
+  for (int i = 1; i < n; i++) /* registration order */
+    for (int j = i; j > 0 && d->u[order[j]].first_param < d->u[order[j - 1]].first_param; j--) {
+      int t = order[j];
+      order[j] = order[j - 1];
+      order[j - 1] = t;
+    }
+  for (int i = 0; world > 1 && i < n; i++)
+    if (d->u[order[i]].late) post_backward(s, order[i]);
+  free(order);
   if (world > 1 && s->last_post >= 0 && d->ev_done[s->last_post] < 0) { /* wait_for_gradient_reduction: the last post-reduce
                                                                             event (unless a post-backward waited for it) */
     d->ev_done[s->last_post] = d->nevents++;

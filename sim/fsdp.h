@@ -48,6 +48,10 @@ typedef struct {
                                  reduce_scatter_unused_params False) */
   double param_bytes;         /* unsharded, at the parameters' own types (the memory model's) */
   model_dtype dtype;          /* its parameters' own type (FSDP requires one per unit) */
+  int first_param;            /* its first parameter's index in registration order (trainable, then
+                                 frozen): named_modules() order */
+  int late;                   /* its forward inputs took no gradient (the model's no_input_grad): FSDP
+                                 hooks no post-backward on it, so it reduces in the final callback */
   int fwd_first, fwd_last;    /* its ops' first and last index in forward and backward (-1: none) */
   int bwd_first, bwd_last;
 } fsdp_unit;

@@ -64,6 +64,14 @@ int memory_estimate(const sim_config *c, model_optim optim, memory_parts *out, e
     o->optim_bytes += states * state_elem * n;
     o->allocator_bytes += states * alloc_slack(state_elem * n);
   }
+  /* Frozen parameters (requires_grad=False): the parameter alone, no gradient, master copy or state. */
+  for (int i = 0; i < m->nfrozen; i++) {
+    const model_param *pm = &m->frozen[i];
+    double share = fsdp ? (double)fsdp_shard_numel(pm, world) / (double)pm->numel : 1.0;
+    double b = (double)pm->numel * (double)model_dtype_size(model_param_dtype(pm, o->precision)) * share;
+    o->params_bytes += b;
+    o->allocator_bytes += alloc_slack(b);
+  }
   /* DDP's buckets: one flat tensor each (reducer.cpp, initialize_buckets), a second copy of the
    * gradients unless they are views of it; flat mode flattens every gradient into one buffer. */
   if (c->framework == SIM_FRAMEWORK_DDP && (!c->bucket_view || c->mode == SIM_MODE_FLAT)) {

@@ -125,6 +125,8 @@ void model_ready_order(const model_t *m, int *order) {
 void model_destroy(model_t *m) {
   if (!m) return;
   free(m->params);
+  free(m->frozen);
+  free(m->no_input_grad);
   free(m->ops);
   free(m->ready);
   free(m);
@@ -137,7 +139,7 @@ typedef struct {
   int line;
   int version; /* of the file: 1 to MODEL_FORMAT_VERSION */
   err_t *e;
-  int pcap, ocap, rcap;
+  int pcap, ocap, rcap, fcap;
   long total_params;
 } parser;
 
@@ -246,6 +248,12 @@ static int find_param(const model_t *m, const char *name) {
   return -1;
 }
 
+static int find_frozen(const model_t *m, const char *name) {
+  for (int i = 0; i < m->nfrozen; i++)
+    if (strcmp(m->frozen[i].name, name) == 0) return i;
+  return -1;
+}
+
 /* `saved elems=DIM [bytes=DIM]` or `saved bytes=DIM` (version 5): what autograd keeps for backward. */
 static int parse_saved(parser *P, model_t *m, char **tok, int n) {
   int have = 0;
@@ -330,6 +338,27 @@ static int parse_seconds(parser *P, const char *v, double *out, const char *what
   return 0;
 }
 
+/* NAME SHAPE [dtype] of a param or frozen line (n of 3 or 4 tokens) into a new entry of *list: the
+ * name unique among both kinds, the shape, the running total, the type. */
+static int param_fields(parser *P, model_t *m, model_param **list, int *count, int *cap, char **tok, int n) {
+  if (grow((void **)list, cap, *count + 1, sizeof **list)) return err_set(P->e, ERR_NOMEM, "%s: out of memory", P->origin);
+  model_param *p = &(*list)[*count];
+  memset(p, 0, sizeof *p);
+  if (parse_name(P, tok[1], p->name, "parameter name")) return ERR_INPUT;
+  if (find_param(m, p->name) >= 0 || find_frozen(m, p->name) >= 0) return FAIL(P, "parameter '%s' is declared twice", p->name);
+  if (parse_shape(P, tok[2], p)) return ERR_INPUT;
+  P->total_params += p->numel; /* each <= 2^40 and the sum so far too: no overflow */
+  if (P->total_params > MODEL_DIM_MAX)
+    return FAIL(P, "the parameters so far total %ld, more than %ld (2^40)", P->total_params, MODEL_DIM_MAX);
+  p->follows_run = 1;
+  if (n == 4 && strcmp(tok[3], "run") != 0) {
+    if (model_dtype_parse(tok[3], &p->dtype)) return FAIL(P, "dtype '%s' is not fp32, fp16, bf16 or run", tok[3]);
+    p->follows_run = 0;
+  }
+  (*count)++;
+  return 0;
+}
+
 static int parse_param(parser *P, model_t *m, char **tok, int n) {
   /* Trailing markers (version 5), in any order: sparse, unused. */
   int sparse = 0, unused = 0;
@@ -341,25 +370,18 @@ static int parse_param(parser *P, model_t *m, char **tok, int n) {
     n--;
   }
   if (n < 3 || n > 4) return FAIL(P, "expected 'param NAME SHAPE [fp32|fp16|bf16|run] [sparse] [unused]'");
-  if (grow((void **)&m->params, &P->pcap, m->nparams + 1, sizeof *m->params))
-    return err_set(P->e, ERR_NOMEM, "%s: out of memory", P->origin);
-  model_param *p = &m->params[m->nparams];
-  memset(p, 0, sizeof *p);
-  p->sparse = sparse;
-  p->unused = unused;
-  if (parse_name(P, tok[1], p->name, "parameter name")) return ERR_INPUT;
-  if (find_param(m, p->name) >= 0) return FAIL(P, "parameter '%s' is declared twice", p->name);
-  if (parse_shape(P, tok[2], p)) return ERR_INPUT;
-  P->total_params += p->numel; /* each <= 2^40 and the sum so far too: no overflow */
-  if (P->total_params > MODEL_DIM_MAX)
-    return FAIL(P, "the parameters so far total %ld, more than %ld (2^40)", P->total_params, MODEL_DIM_MAX);
-  p->follows_run = 1;
-  if (n == 4 && strcmp(tok[3], "run") != 0) {
-    if (model_dtype_parse(tok[3], &p->dtype)) return FAIL(P, "dtype '%s' is not fp32, fp16, bf16 or run", tok[3]);
-    p->follows_run = 0;
-  }
-  m->nparams++;
+  int rc = param_fields(P, m, &m->params, &m->nparams, &P->pcap, tok, n);
+  if (rc) return rc;
+  m->params[m->nparams - 1].sparse = sparse;
+  m->params[m->nparams - 1].unused = unused;
   return 0;
+}
+
+/* `frozen NAME SHAPE [fp32|fp16|bf16|run]` (version 7): a parameter that takes no gradient. */
+static int parse_frozen(parser *P, model_t *m, char **tok, int n) {
+  if (P->version < 7) return FAIL(P, "a frozen line needs 'ddpsim-model 7'");
+  if (n < 3 || n > 4) return FAIL(P, "expected 'frozen NAME SHAPE [fp32|fp16|bf16|run]'");
+  return param_fields(P, m, &m->frozen, &m->nfrozen, &P->fcap, tok, n);
 }
 
 static int parse_op(parser *P, model_t *m, model_phase phase, char **tok, int n) {
@@ -461,6 +483,7 @@ static int parse_op(parser *P, model_t *m, model_phase phase, char **tok, int n)
       char *save = NULL;
       for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         int idx = find_param(m, t);
+        if (idx < 0 && find_frozen(m, t) >= 0) return FAIL(P, "ready= names '%s', which is frozen: it takes no gradient", t);
         if (idx < 0) return FAIL(P, "ready= names unknown parameter '%s'", t);
         if (grow((void **)&m->ready, &P->rcap, m->nready + 1, sizeof *m->ready))
           return err_set(P->e, ERR_NOMEM, "%s: out of memory", P->origin);
@@ -605,14 +628,21 @@ int model_parse(const char *text, const char *origin, model_t **out, err_t *e) {
         rc = FAIL(&P, "expected 'optim none|sgd|sgd-momentum|adam|adamw|rmsprop|rmsprop-momentum|adagrad'");
         goto fail;
       }
+    } else if (strcmp(tok[0], "no_input_grad") == 0) {
+      if (P.version < 7) { rc = FAIL(&P, "a no_input_grad line needs 'ddpsim-model 7'"); goto fail; }
+      if (n != 2) { rc = FAIL(&P, "expected 'no_input_grad MODULE[,MODULE...]'"); goto fail; }
+      if (m->no_input_grad) { rc = FAIL(&P, "a second no_input_grad line"); goto fail; }
+      if (!(m->no_input_grad = strdup(tok[1]))) { rc = err_set(e, ERR_NOMEM, "%s: out of memory", origin); goto fail; }
     } else if (strcmp(tok[0], "measured") == 0) {
       if (P.version < 6) { rc = FAIL(&P, "a measured line needs 'ddpsim-model 6'"); goto fail; }
       if ((rc = parse_measured(&P, m, tok, n))) goto fail;
     } else if (strcmp(tok[0], "param") == 0) {
       if ((rc = parse_param(&P, m, tok, n))) goto fail;
+    } else if (strcmp(tok[0], "frozen") == 0) {
+      if ((rc = parse_frozen(&P, m, tok, n))) goto fail;
     } else {
       rc = FAIL(&P, "unknown line '%s' (expected name, batch, tokens, input, output, buffers, precision, layout, saved, "
-                    "optim, measured, param, or a section)", tok[0]);
+                    "optim, no_input_grad, measured, param, frozen, or a section)", tok[0]);
       goto fail;
     }
   }

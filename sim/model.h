@@ -167,10 +167,18 @@ typedef struct {
   int has_saved;
   model_dim saved_elems, saved_bytes;
   model_optim optim;           /* the `optim` line (version 5); MODEL_OPTIM_UNKNOWN where absent */
+  char *no_input_grad;         /* the `no_input_grad` line (version 7): comma-separated module paths whose
+                                  forward inputs took no gradient, or NULL (FSDP reduces such a unit in
+                                  its final callback: sim/fsdp.h) */
   model_measured measured;     /* the `measured` line (version 6) */
   int nmeasured;               /* ops carrying measured times */
   int nparams;
   model_param *params;         /* (nparams) in registration order */
+  int nfrozen;
+  model_param *frozen;         /* (nfrozen) parameters with requires_grad=False (`frozen` lines, version
+                                  7), in registration order: no gradient, so DDP never sees them (its
+                                  Reducer skips them); FSDP shards and all-gathers them (sim/fsdp.h) and
+                                  the memory counts them (sim/memory.h) */
   int nops;
   model_op *ops;               /* (nops) forward ops, then backward, then optimizer, in order */
   int *ready;                  /* parameter indices, referenced by ops */
@@ -182,7 +190,7 @@ typedef struct {
  * parameter markers and the `saved` and `optim` lines; version 6 the `measured` line and the ops'
  * `time_s=`/`host_s=` (refused without a `measured` line before them); each is an error in an
  * older file (models/README.md). */
-#define MODEL_FORMAT_VERSION 6
+#define MODEL_FORMAT_VERSION 7
 /* The largest measured time of one run of an op (time_s=, host_s=): 10^5 s, as a profile's points. */
 #define MODEL_MEASURED_MAX_s 1e5
 

@@ -6,7 +6,30 @@
     check = Checks()
     check("what is checked", condition)
     sys.exit(check.finish())
+
+and `need("torch", ...)` where a test cannot run without a package (a skip, exit 77), `can_import`
+where a part of it cannot.
 """
+import importlib
+import sys
+
+
+def can_import(module: str, what: str = "") -> bool:
+    """Whether `module` imports; where not, prints `SKIP WHAT: MODULE cannot be imported (why)`
+    (an absent or broken install skips, as a missing GPU does)."""
+    try:
+        importlib.import_module(module)
+        return True
+    except Exception as exc:  # noqa: BLE001 - any import failure means: not usable here
+        print(f"SKIP {what + ': ' if what else ''}{module} cannot be imported ({exc})")
+        return False
+
+
+def need(*modules: str) -> None:
+    """Imports each module, or says why not and exits 77 (skipped)."""
+    for name in modules:
+        if not can_import(name):
+            sys.exit(77)
 
 
 class Checks:

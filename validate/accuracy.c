@@ -275,17 +275,19 @@ void accuracy_destroy(accuracy_set *s) {
 
 /* ---- predicting ---- */
 
-/* "resnet depth=50 amp input=uint8 layout=nhwc", "bert size=large seq=128 amp", "mlstm hidden=4096 cell=autograd": the generators of
- * `ddpsim genmodel` (sim/modelzoo.h, sim/modelgen.h) at the point's precision. */
+/* "resnet depth=50 amp input=uint8 layout=nhwc", "bert size=large seq=128 amp", "mlstm hidden=4096 cell=autograd",
+ * "gpt layers=32 hidden=4096 heads=32 ffn=16384 vocab=50368 positions=2048 seq=2048 untied amp": the generators of
+ * `ddpsim genmodel` (sim/modelzoo.h, sim/modelgen.h) at the point's precision. gpt starts from size=small (GPT-2 124M)
+ * and takes genmodel's sizes, as `ddpsim genmodel gpt` does. */
 static int generate(const accuracy_point *p, char **text, err_t *e) {
   char buf[ACCURACY_TEXT_MAX], *tok[16];
   strcpy(buf, p->genmodel);
   int n = txt_split(buf, tok, 16);
   if (n < 1) return err_set(e, ERR_INPUT, "genmodel: expected 'FAMILY [key=value ...] [amp]'");
   model_dtype prec = p->precision == MODEL_FP32 ? MODEL_FP32 : MODEL_FP16; /* bf16 runs an fp16-typed model */
-  long depth = 0, hidden = 0, seq = 0;
-  const char *size = "base";
-  int amp = 0, autograd = 0, uint8_input = 0;
+  long depth = 0, hidden = 0, seq = 0, layers = 0, heads = 0, ffn = 0, vocab = 0, positions = 0;
+  int amp = 0, autograd = 0, uint8_input = 0, untied = 0, gpt = strcmp(tok[0], "gpt") == 0;
+  const char *size = gpt ? "small" : "base";
   model_layout layout = MODEL_LAYOUT_NCHW;
   for (int i = 1; i < n; i++) {
     const char *v;
@@ -293,6 +295,12 @@ static int generate(const accuracy_point *p, char **text, err_t *e) {
     else if ((v = txt_kv(tok[i], "depth")) && !txt_parse_long(v, &depth)) continue;
     else if ((v = txt_kv(tok[i], "hidden")) && !txt_parse_long(v, &hidden)) continue;
     else if ((v = txt_kv(tok[i], "seq")) && !txt_parse_long(v, &seq)) continue;
+    else if (gpt && (v = txt_kv(tok[i], "layers")) && !txt_parse_long(v, &layers)) continue;
+    else if (gpt && (v = txt_kv(tok[i], "heads")) && !txt_parse_long(v, &heads)) continue;
+    else if (gpt && (v = txt_kv(tok[i], "ffn")) && !txt_parse_long(v, &ffn)) continue;
+    else if (gpt && (v = txt_kv(tok[i], "vocab")) && !txt_parse_long(v, &vocab)) continue;
+    else if (gpt && (v = txt_kv(tok[i], "positions")) && !txt_parse_long(v, &positions)) continue;
+    else if (gpt && strcmp(tok[i], "untied") == 0) untied = 1;
     else if ((v = txt_kv(tok[i], "size"))) size = v;
     else if ((v = txt_kv(tok[i], "input")) && (!strcmp(v, "uint8") || !strcmp(v, "fp32")) && !strcmp(tok[0], "resnet"))
       uint8_input = !strcmp(v, "uint8");
@@ -322,12 +330,26 @@ static int generate(const accuracy_point *p, char **text, err_t *e) {
     if (seq) b.seq = seq;
     return modelzoo_bert_text(&b, text, e);
   }
+  if (gpt) {
+    modelzoo_gpt g;
+    int rc = modelzoo_gpt_defaults(size, &g, e);
+    if (rc) return rc;
+    long *const sizes[] = {&g.layers, &g.hidden, &g.heads, &g.ffn, &g.vocab, &g.max_position, &g.seq};
+    const long given[] = {layers, hidden, heads, ffn, vocab, positions, seq};
+    for (size_t k = 0; k < sizeof given / sizeof given[0]; k++)
+      if (given[k]) *sizes[k] = given[k], g.name = NULL; /* "gpt-<layers>x<hidden>", as genmodel names it */
+    g.untied = untied;
+    g.precision = prec;
+    g.amp = amp;
+    g.batch = p->batch;
+    return modelzoo_gpt_text(&g, text, e);
+  }
   if (strcmp(tok[0], "mlstm") == 0 && !amp) {
     modelgen_mlstm m = {.hidden = hidden, .embed = 64, .vocab = 256, .seq = seq ? seq : 256, .batch = p->batch, .precision = prec,
                         .autograd_cell = autograd};
     return modelgen_mlstm_text(&m, text, e);
   }
-  return err_set(e, ERR_INPUT, "genmodel: family '%s' is not resnet, bert or mlstm (mlstm without amp)", tok[0]);
+  return err_set(e, ERR_INPUT, "genmodel: family '%s' is not resnet, bert, gpt or mlstm (mlstm without amp)", tok[0]);
 }
 
 static int load_inputs(const accuracy_point *p, model_t **m, topo_t **t, profile_t **pr, err_t *e) {
@@ -492,7 +514,8 @@ char *accuracy_table(const accuracy_set *s, const accuracy_summary *sum) {
 }
 
 /* What ddpsim predicts for the point: "`genmodel resnet ...` v100-dgx1v, dgx1v-ib, 1 x 8, batch
- * 256, fp16[, no_sync K][, mode flat][, loader L]" (the model in backquotes when quoted). */
+ * 256, fp16[, no_sync K][, mode flat][, loader L][, dp | fsdp[ units U][ reshard_after_forward false]
+ * [ replicate R][ param_dtype D][ reduce_dtype D]]" (the model in backquotes when quoted). */
 static void scenario(strbuf *b, const accuracy_point *p, int quoted) {
   const char *q = quoted ? "`" : "";
   strbuf_printf(b, "%s%s%s%s %s, %s, %d x %d, batch %ld, %s", q, p->genmodel[0] ? "genmodel " : "",
@@ -501,6 +524,13 @@ static void scenario(strbuf *b, const accuracy_point *p, int quoted) {
   if (p->no_sync > 1) strbuf_printf(b, ", no_sync %d", p->no_sync);
   if (p->mode == SIM_MODE_FLAT) strbuf_printf(b, ", mode flat");
   if (p->h2d != SIM_H2D_AUTO) strbuf_printf(b, ", loader %s", sim_h2d_name((sim_h2d)p->h2d));
+  if (p->framework != SIM_FRAMEWORK_DDP) strbuf_printf(b, ", %s", sim_framework_name((sim_framework)p->framework));
+  if (p->framework != SIM_FRAMEWORK_FSDP) return;
+  if (p->fsdp_units[0]) strbuf_printf(b, " units %s", p->fsdp_units);
+  if (!p->fsdp_reshard) strbuf_printf(b, " reshard_after_forward false");
+  if (p->fsdp_replicate > 1) strbuf_printf(b, " replicate %d", p->fsdp_replicate);
+  if (p->fsdp_param_dtype >= 0) strbuf_printf(b, " param_dtype %s", model_dtype_name((model_dtype)p->fsdp_param_dtype));
+  if (p->fsdp_reduce_dtype >= 0) strbuf_printf(b, " reduce_dtype %s", model_dtype_name((model_dtype)p->fsdp_reduce_dtype));
 }
 
 cJSON *accuracy_json(const accuracy_set *s, const accuracy_summary *sum) {

@@ -317,8 +317,13 @@ def build(module, one, two, batch, *, amp, precision, optimizer, tokens, name, s
             notes.add("the convolutions' inputs are in both layouts (%s): the file says %s, the majority's"
                       % (", ".join("%d %s" % (votes[k], k) for k in sorted(votes)), layout))
     # version 5: the saved and optim lines, sparse/unused markers (v2's dimensions, v4's conv and layout too);
-    # version 6: the measured line and times
-    w("ddpsim-model %d" % (6 if measured is not None else 5))
+    # version 6: the measured line and times; version 7: frozen lines (parameters with requires_grad=False,
+    # which DDP never sees and FSDP shards and all-gathers)
+    frozen = [(n, p) for n, p in module.named_parameters() if not p.requires_grad]
+    # the modules holding parameters whose forward inputs took no gradient (version 7, FSDP's)
+    holders = {n.rsplit(".", 1)[0] for n, _ in module.named_parameters() if "." in n}
+    no_grad = [n for n in getattr(one, "no_input_grad", []) if any(h == n or h.startswith(n + ".") for h in holders)]
+    w("ddpsim-model %d" % (7 if frozen or no_grad else 6 if measured is not None else 5))
     w("# Exported by ddpsim_export (torch %s, %s tensors) from %s." % (torch_version, mode, source or name))
     w("#   %d parameters in %d tensors that require gradients; traced at batch %d (and %d to fit the batch scaling)."
       % (total, len(one.names), batch, 2 * batch))
@@ -348,6 +353,8 @@ def build(module, one, two, batch, *, amp, precision, optimizer, tokens, name, s
     if saved:
         w(saved + "  # saved for backward (saved-tensor hooks): run-precision elements, other bytes")
     w("optim %s" % OPTIM_LINE[optimizer])
+    if no_grad:
+        w("no_input_grad %s  # modules whose forward inputs took no gradient (FSDP reduces them last)" % ",".join(no_grad))
     if measured is not None:
         w("measured device=%s torch=%s steps=%d date=%s" % (encode_name(measured.device), encode_name(measured.torch),
                                                           measured.steps, measured.date))
@@ -358,6 +365,12 @@ def build(module, one, two, batch, *, amp, precision, optimizer, tokens, name, s
         fixed = amp or tag != param_main
         w("param %s %s%s%s%s" % (n, _shape(t, notes), " " + (tag or "fp32") if fixed else "",
                                  " sparse" if i in one.sparse else "", " unused" if one.names[i] in one.unused else ""))
+    if frozen:
+        w("# Frozen parameters (requires_grad=False): no gradient; FSDP still shards and all-gathers them.")
+    for n, t in frozen:
+        tag = dtype_tag(t.dtype)
+        fixed = amp or tag != param_main
+        w("frozen %s %s%s" % (n, _shape(t, notes), " " + (tag or "fp32") if fixed else ""))
     ready_lists = {}
     for idx, j in ready_at.items():
         ready_lists.setdefault(j, []).append(idx)

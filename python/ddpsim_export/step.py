@@ -30,10 +30,25 @@ class Trace:
     (indices of parameters whose gradient was sparse), `sdpa_counts` (attention calls per backend CUDA
     selects), `rnn_fallback` (RNN calls left as the CPU runs them) and `saved` (what autograd saved for
     backward in forward: {dtype: bytes}, each storage once, the module's parameters and buffers left
-    out; docs/memory.md)."""
+    out; docs/memory.md), `no_input_grad` (the submodules, by path in the order they first ran forward,
+    none of whose tensor inputs required a gradient: FSDP registers no post-backward hook on such a
+    module, docs/fsdp.md)."""
 
     def __init__(self, **kw):
         self.__dict__.update(kw)
+
+
+def _floats_all(x, out):
+    """Every tensor in x (nested tuples, lists, dicts), in order."""
+    if isinstance(x, torch.Tensor):
+        out.append(x)
+    elif isinstance(x, (list, tuple)):
+        for v in x:
+            _floats_all(v, out)
+    elif isinstance(x, dict):
+        for v in x.values():
+            _floats_all(v, out)
+    return out
 
 
 def _scale_inputs(x, batch, scale):
@@ -166,6 +181,22 @@ def trace(module, args, kwargs, loss_fn, mode, amp, batch, scale, opt=None):
         for i, t in enumerate(tensors):
             handles.append(t.register_post_accumulate_grad_hook(hook(i)))
 
+        # FSDP2 hooks a unit's post-backward on its forward inputs that require gradients
+        # (FSDPParamGroup._register_post_backward_hook); a module whose inputs have none reduces in
+        # the final callback instead. Which modules those are, as forward calls them.
+        no_input_grad = []
+
+        def pre(name):
+            def on_forward(_mod, fargs, fkwargs):
+                ins = [t for t in _floats_all((fargs, fkwargs), []) if isinstance(t, torch.Tensor)]
+                if not any(t.requires_grad for t in ins) and name not in no_input_grad:
+                    no_input_grad.append(name)
+            return on_forward
+
+        for mname, sub in module.named_modules():
+            if mname:
+                handles.append(sub.register_forward_pre_hook(pre(mname), with_kwargs=True))
+
         def forward():
             if fake is not None:
                 return torch.func.functional_call(module, state, args, kwargs, tie_weights=True, strict=False)
@@ -241,7 +272,7 @@ def trace(module, args, kwargs, loss_fn, mode, amp, batch, scale, opt=None):
                  unused=[named[i][0] for i in range(len(named)) if i not in got], output_elems=output_elems,
                  input_bytes=input_bytes, dtypes=rec.dtypes, pending=list(rec.pending_ready), layouts=rec.layouts,
                  value_reads=rec.value_reads, sparse=sorted(sparse), sdpa_counts=dict(rec.sdpa_counts),
-                 rnn_fallback=rec.rnn_fallback, saved=saved)
+                 rnn_fallback=rec.rnn_fallback, saved=saved, no_input_grad=no_input_grad)
 
 
 def _fake(fake, t):

@@ -16,7 +16,6 @@ Exit 0: every check passed; 1: a check failed; 77: torch (or the case's torchvis
 transformers) is not installed, so the case was skipped.
 """
 
-import importlib
 import json
 import os
 import subprocess
@@ -26,6 +25,8 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+sys.path.insert(0, os.path.join(HERE, ".."))
+from pycheck import need  # noqa: E402
 
 failed = 0
 passed = 0
@@ -38,15 +39,6 @@ def check(ok, msg):
         passed += 1
     else:
         failed += 1
-
-
-def need(*mods):
-    for m in mods:
-        try:
-            importlib.import_module(m)
-        except Exception as exc:  # an absent or broken install skips, as a missing GPU does
-            print("skip: %s is not importable (%s)" % (m, exc))
-            sys.exit(77)
 
 
 def close(a, b, rel):
@@ -309,6 +301,13 @@ def case_params(ddpsim, models):
     check(x.flops("backward", B) == 2 * B * 16 * 4, "frozen first layer: backward is layer 2's weight gradient only "
           "(%d FLOPs at batch %d)" % (x.flops("backward", B), B))
     check(s.numel == 68 and x.ready == ["2.bias", "2.weight"], "frozen: 68 parameters, ready %s" % x.ready)
+    with open(path) as f:
+        text = f.read()
+    check(text.startswith("ddpsim-model 7\n") and "\nfrozen 0.weight 16x8\n" in text and "\nfrozen 0.bias 16\n" in text,
+          "frozen: its parameters written as version 7's frozen lines (FSDP gathers them; DDP ignores them)")
+    check("\nno_input_grad 0,2  #" in text,
+          "no_input_grad: the first Linear takes the data, the second the frozen first's output: neither needs a "
+          "gradient of its input (FSDP reduces such a unit in its final callback)")
     ddpsim_loads(ddpsim, path, "frozen")
 
     # A tied weight: listed once, ready once (after both uses' gradients).
@@ -332,7 +331,7 @@ def case_params(ddpsim, models):
     s = export(Unused(), (torch.randn(B, 32),), path)
     text = open(path).read()
     check(s.unused == ["branch.weight", "branch.bias"] and "find_unused_parameters" in text and
-          "param branch.weight 32x32 unused\n" in text and text.startswith("ddpsim-model 5\n"),
+          "param branch.weight 32x32 unused\n" in text and text.startswith("ddpsim-model 7\n"),
           "unused parameters are named, marked `unused`, and the file says DDP needs find_unused_parameters (%s)"
           % s.unused)
     r = subprocess.run([ddpsim, "predict", "--model", path], capture_output=True, text=True)
@@ -385,8 +384,9 @@ def case_params(ddpsim, models):
     biases = [ln.split()[1] for ln in text.splitlines() if ".convolution.bias " in ln]
     check(biases == ["0.convolution.bias", "1.convolution.bias", "3.convolution.bias"],
           "convolutions: a bias add after each forward convolution that has a bias (%s)" % biases)
-    check(text.startswith("ddpsim-model 5\n") and "\nlayout nchw\n" in text and "\nsaved elems=" in text,
-          "convolutions: version 5 (its saved line), layout nchw")
+    check(text.startswith("ddpsim-model 7\n") and "\nlayout nchw\n" in text and "\nsaved elems=" in text,
+          "convolutions: version 7 (its saved line; the first convolution's input, the images, takes no gradient: "
+          "no_input_grad), layout nchw")
     fwd_c, _ = flop_counter(lambda: convs, ((torch.randn(B, 3, 17, 19),), {}), lambda out: out.sum())
     check(close(x.flops("forward", B), fwd_c, 0.02), "convolutions: forward %.5g FLOPs, FlopCounterMode %.5g "
           "(within 2%%)" % (x.flops("forward", B), fwd_c))
@@ -664,7 +664,7 @@ def case_cuda(ddpsim, models):
               "passes over 5 rows of 16 and the int64 indices, not the 1.6M-element table)" % line)
         r = subprocess.run([ddpsim, "predict", "--model", path], capture_output=True, text=True)
         if sparse:
-            check("param emb.weight 100000x16 sparse" in text and text.startswith("ddpsim-model 5\n") and
+            check("param emb.weight 100000x16 sparse" in text and text.startswith("ddpsim-model 7\n") and
                   r.returncode == 1 and "sparse gradient" in r.stderr and "NCCL does not support" in r.stderr,
                   "sparse=True: the parameter is marked sparse and ddpsim refuses it with a reason (%s)"
                   % r.stderr.strip()[:160])

@@ -141,9 +141,9 @@ def case_time(ddpsim):
                 first = f.readline().split()
             m = dict(w.split("=", 1) for w in head.get("measured", []))
             import torch
-            check(first == ["ddpsim-model", "6"] and m.get("device") == cpu.replace(" ", "%20") and
+            check(first == ["ddpsim-model", "7"] and m.get("device") == cpu.replace(" ", "%20") and
                   m.get("steps") == "7" and m.get("torch") == torch.__version__,
-                  "%s: format 6, measured on %s, torch %s, 7 steps, %s" % (name, m.get("device"), m.get("torch"),
+                  "%s: format 7 (measured, and no_input_grad), measured on %s, torch %s, 7 steps, %s" % (name, m.get("device"), m.get("torch"),
                                                                          m.get("date")))
             untimed = [o[1][1] for o in ops if o[2] is None]
             check(ops and not untimed, "%s: every one of the %d ops carries time_s and host_s%s"

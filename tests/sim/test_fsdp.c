@@ -156,6 +156,22 @@ static void units(void) {
   rc = fsdp_build(&c, &p, &e);
   CHECK(rc == ERR_USAGE && strstr(e.msg, "--fsdp-replicate"), "HSDP with replicas other than the nodes is refused: %s", e.msg);
 
+  /* A unit whose forward inputs take no gradient (the embedding of token ids: no_input_grad) reduces
+   * in FSDP's final callback, after the root, as the oracle shows real FSDP2 doing. */
+  {
+    char text[4096];
+    const char *tail = strstr(TINY, "param emb.weight");
+    snprintf(text, sizeof text, "ddpsim-model 7\nname tiny-ids\nbatch 4\ntokens 1 samples\nprecision fp32\noptim adam\nno_input_grad emb\n%s",
+             tail);
+    model_t *mi = fixture_model(text, "ids.model");
+    c = config(mi, 1, 4);
+    c.fsdp_units = "emb,blocks.*";
+    rc = issues(&c, got, sizeof got, &e);
+    CHECK(rc == 0 && strstr(got, "reduce_scatter blocks.0 288;reduce_scatter <root> 128;reduce_scatter emb 384;"),
+          "no_input_grad emb: the embedding unit's reduce-scatter after the root's, in the final callback: %s", rc ? e.msg : got);
+    model_destroy(mi);
+  }
+
   /* A parameter without a gradient (`unused`): all-gathered, not reduce-scattered. */
   {
     static const char *UNUSED =
@@ -172,6 +188,28 @@ static void units(void) {
     CHECK(rc == 0 && strstr(got, "all_gather blocks.1 288;") && strstr(got, "reduce_scatter blocks.1 256;"),
           "an unused parameter is all-gathered (288 bytes) but not reduce-scattered (256): %s", rc ? e.msg : got);
     model_destroy(mu);
+  }
+
+  /* A frozen parameter (requires_grad=False): all-gathered with its unit, never reduce-scattered; its
+   * shard counted in the memory without a gradient or state. */
+  {
+    static const char *FROZEN =
+        "ddpsim-model 7\nname tiny-frozen\nbatch 4\ntokens 1 samples\nprecision fp32\noptim adam\n"
+        "param blocks.0.fc.weight 6x8\nparam blocks.0.fc.bias 6\nparam blocks.1.fc.weight 6x8\nparam blocks.1.fc.bias 6\n"
+        "param head.weight 3x8\nfrozen emb.weight 10x8\n"
+        "forward\newise emb elems=32*B arrays=2\ngemm blocks.0.fc m=6 n=B k=8\ngemm blocks.1.fc m=6 n=B k=8\ngemm head m=3 n=B k=8\n"
+        "backward\ngemm head.wgrad m=3 n=8 k=B ready=head.weight\ngemm blocks.1.fc.wgrad m=6 n=8 k=B ready=blocks.1.fc.weight,blocks.1.fc.bias\n"
+        "gemm blocks.0.fc.wgrad m=6 n=8 k=B ready=blocks.0.fc.weight,blocks.0.fc.bias\noptimizer\newise adam elems=132 arrays=7 dtype=fp32\n";
+    model_t *mf = fixture_model(FROZEN, "frozen.model");
+    c = config(mf, 1, 4);
+    rc = issues(&c, got, sizeof got, &e);
+    CHECK(rc == 0 && strstr(got, "all_gather <root> 512;") && strstr(got, "reduce_scatter <root> 128;"),
+          "a frozen embedding is all-gathered with the root (512 bytes) but not reduce-scattered (128): %s", rc ? e.msg : got);
+    memory_parts fm;
+    rc = memory_estimate(&c, MODEL_OPTIM_UNKNOWN, &fm, &e);
+    CHECK(rc == 0 && fm.params_bytes == (8 + 18 + 18 + 24) * 4 && fm.grads_bytes == (8 + 18 + 18) * 4,
+          "memory: the frozen shard among the parameters, not the gradients (%.0f, %.0f)", fm.params_bytes, fm.grads_bytes);
+    model_destroy(mf);
   }
 
   /* Memory: one shard of each parameter, its gradient and Adam's two states. */

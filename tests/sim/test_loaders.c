@@ -98,7 +98,7 @@ int main(void) {
             "ewise g elems=1+2 arrays=1 ready=a\n", "x.model:8: elems: '1+2' is not C+N*B");
   model_err("empty", "", "x.model: empty file");
   model_err("wrong header", "ddpsim-topology 1\n", "x.model:1: first line must be 'ddpsim-model 1'");
-  model_err("wrong version", "ddpsim-model 7\n", "x.model:1: unsupported model format version '7'");
+  model_err("wrong version", "ddpsim-model 8\n", "x.model:1: unsupported model format version '8'");
   model_err("unknown line", HDR "colour blue\n", "x.model:6: unknown line 'colour'");
   model_err("bad shape", HDR "param a 3xq\n", "x.model:6: shape '3xq'");
   model_err("zero dimension", HDR "param a 0x5\n", "x.model:6: shape '0x5'");
@@ -430,6 +430,28 @@ int main(void) {
     model_err("unused twice",
               "ddpsim-model 5\nname t\nbatch 2\ntokens 1 images\nprecision fp32\nparam e 10 unused unused\n",
               "x.model:6: 'unused' is given twice");
+    /* Version 7: frozen parameters (requires_grad=False), never ready, never a trainable one's name. */
+    model_err("frozen in version 6", "ddpsim-model 6\nname t\nbatch 2\ntokens 1 images\nprecision fp32\nfrozen e 10x4\n",
+              "x.model:6: a frozen line needs 'ddpsim-model 7'");
+    model_err("frozen ready", "ddpsim-model 7\nname t\nbatch 2\ntokens 1 images\nprecision fp32\nparam l 4x4\nfrozen e 10x4\n"
+              "forward\ngemm a m=4 n=B k=4\nbackward\ngemm b m=4 n=B k=4 ready=l,e\n",
+              "x.model:11: ready= names 'e', which is frozen: it takes no gradient");
+    model_err("frozen twice", "ddpsim-model 7\nname t\nbatch 2\ntokens 1 images\nprecision fp32\nparam e 4x4\nfrozen e 10x4\n",
+              "x.model:7: parameter 'e' is declared twice");
+    model_err("no_input_grad in version 6", "ddpsim-model 6\nname t\nbatch 2\ntokens 1 images\nprecision fp32\nno_input_grad emb\n",
+              "x.model:6: a no_input_grad line needs 'ddpsim-model 7'");
+    model_err("no_input_grad twice", "ddpsim-model 7\nname t\nbatch 2\ntokens 1 images\nprecision fp32\nno_input_grad a\nno_input_grad b\n",
+              "x.model:7: a second no_input_grad line");
+    model_err("frozen without a shape", "ddpsim-model 7\nname t\nbatch 2\ntokens 1 images\nprecision fp32\nfrozen e\n",
+              "x.model:6: expected 'frozen NAME SHAPE [fp32|fp16|bf16|run]'");
+    rc = model_parse("ddpsim-model 7\nname t\nbatch 2\ntokens 1 samples\nprecision fp16\nparam l 4x4\nfrozen e 10x4 fp32\n"
+                     "forward\ngemm a m=4 n=B k=4\nbackward\ngemm b m=4 n=B k=4 ready=l\n",
+                     "v7.model", &m, &e);
+    CHECK(rc == 0 && m && m->nparams == 1 && m->nfrozen == 1 && m->frozen[0].numel == 40 && !m->frozen[0].follows_run &&
+              m->frozen[0].dtype == MODEL_FP32,
+          "version 7: 'frozen e 10x4 fp32' loads beside the trainable parameter, out of DDP's: %s", rc ? e.msg : "ok");
+    model_destroy(m);
+    m = NULL;
 #undef L4
     rc = model_parse("ddpsim-model 5\nname t\nbatch 2\ntokens 1 samples\nprecision fp32\nparam e 10x4 fp32 sparse\n"
                      "param l 4x4 unused\nforward\ngemm a m=4 n=B k=4\nbackward\ngemm b m=4 n=B k=4 ready=l,e\n",

@@ -14,7 +14,6 @@ BertConfig(), no download), mlstm-tiny (tests/torch/mlstm_module.py). JSON on st
 """
 import json
 import os
-import socket
 import sys
 
 import torch
@@ -67,12 +66,8 @@ def parse_config(text):
     return {"text": text, "cap": cap, "fup": kv.get("fup", "0") == "1", "static": kv.get("static", "0") == "1"}
 
 
-def ddp_worker(rank, world, port, name, configs, out_path):
-    import torch.distributed as dist
+def ddp_worker(rank, world, name, configs):
     from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
-    torch.set_num_threads(1)
-    dist.init_process_group("gloo", rank=rank, world_size=world)
     results = []
     for cfg in configs:
         m, inputs, loss_of = build(name)
@@ -97,25 +92,14 @@ def ddp_worker(rank, world, port, name, configs, out_path):
             iterations.append(list(seen))
         results.append({"config": cfg["text"], "iterations": iterations})
         del ddp
-    if rank == 0:
-        with open(out_path, "w") as f:
-            json.dump({"model": name, "torch": torch.__version__, "runs": results}, f)
-    dist.barrier()
-    dist.destroy_process_group()
+    return results
 
 
 def ddp_runs(name, config_texts):
-    import tempfile
-    import torch.multiprocessing as mp
+    import gloo_group
     configs = [parse_config(t) for t in config_texts]
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    with tempfile.TemporaryDirectory() as d:
-        out = os.path.join(d, "out.json")
-        mp.spawn(ddp_worker, args=(2, port, name, configs, out), nprocs=2, join=True)
-        with open(out) as f:
-            return json.load(f)
+    runs = gloo_group.run(ddp_worker, 2, name, configs)[0]
+    return {"model": name, "torch": torch.__version__, "runs": runs}
 
 
 def main(argv):

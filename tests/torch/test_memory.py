@@ -30,12 +30,13 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-try:
-    import torch
-    import torch.nn.functional as F
-except Exception as exc:  # noqa: BLE001 - any import failure means: no torch here
-    print(f"SKIP torch cannot be imported ({exc})")
-    sys.exit(77)
+sys.path.insert(0, os.path.dirname(HERE))
+from pycheck import can_import, need  # noqa: E402
+
+need("torch")
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
 sys.path.insert(0, HERE)
 import mlstm_module  # noqa: E402
 
@@ -191,12 +192,8 @@ def main(argv):
     ran = 0
     with tempfile.TemporaryDirectory() as tmp:
         for name, (gen, build, package) in MODELS.items():
-            if package:
-                try:
-                    __import__(package)
-                except Exception as exc:  # noqa: BLE001
-                    print(f"skip {name}: {package} cannot be imported ({exc})")
-                    continue
+            if package and not can_import(package, name):
+                continue
             ran += 1
             path = os.path.join(tmp, name + ".model")
             subprocess.run([ddpsim, "genmodel"] + gen + ["--precision", "fp32", "-o", path], check=True)

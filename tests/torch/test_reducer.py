@@ -23,11 +23,11 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
-try:
-    import torch  # noqa: F401
-except Exception as exc:  # noqa: BLE001 - any import failure means: no torch here
-    print(f"SKIP torch cannot be imported ({exc})")
-    sys.exit(77)
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+from pycheck import can_import, need  # noqa: E402
+
+need("torch")
+import torch  # noqa: E402
 
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests", "export"))
@@ -93,12 +93,8 @@ def main(argv):
     with tempfile.TemporaryDirectory() as tmp:
         for name in wanted:
             package, configs = MODELS[name]
-            if package:
-                try:
-                    __import__(package)
-                except Exception as exc:  # noqa: BLE001
-                    print(f"SKIP {name}: {package} cannot be imported ({exc})")
-                    continue
+            if package and not can_import(package, name):
+                continue
             ran += 1
             path = model_file(name, tmp, ddpsim)
             params, ready, buffers = file_orders(path)

@@ -57,6 +57,28 @@ int main(void) {
           "input=uint8 is refused for a family other than resnet: %s", r1 ? e1.msg : s1->points[0].msg);
     accuracy_destroy(s1);
   }
+  {
+    /* genmodel gpt: GPT-2 small by default, genmodel's sizes on top; twice the blocks cost less than
+     * twice the time (the embedding and the LM head stay), more than 1.3x; gpt's sizes and `untied`
+     * are refused for another family. */
+    accuracy_set *sg = NULL;
+    err_t eg;
+#define GPT(n, g) "point " n "\n  group g\n  source s\n  hardware h\n  software s\n  setup u\n  published 1 tokens/s\n" \
+                  "  genmodel " g "\n  profile a100-dgxa100\n  topology dgxa100-ib\n  nodes 1\n  gpus 1\n  batch 2\n"  \
+                  "  precision bf16\n"
+    int rg = accuracy_parse(HEAD GPT("g12", "gpt seq=512 amp") GPT("g24", "gpt layers=24 seq=512 untied amp")
+                                GPT("bert-untied", "bert size=base untied") GPT("bert-layers", "bert layers=2"),
+                            "g.txt", &sg, &eg);
+    if (!rg) accuracy_run(sg, &eg);
+    const double t12 = rg ? 0 : sg->points[0].predicted, t24 = rg ? 0 : sg->points[1].predicted;
+    CHECK(!rg && sg->points[0].status == 0 && sg->points[1].status == 0 && t24 > 0 && t12 / t24 > 1.3 && t12 / t24 < 2,
+          "gpt: 12 layers %.6g tokens/s, 24 layers (untied) %.6g: between 1.3x and 2x slower", t12, t24);
+    CHECK(!rg && sg->points[2].status == ERR_INPUT && strstr(sg->points[2].msg, "malformed 'untied'") &&
+              sg->points[3].status == ERR_INPUT && strstr(sg->points[3].msg, "malformed 'layers=2'"),
+          "gpt's keys are refused for bert: %s; %s", rg ? eg.msg : sg->points[2].msg, rg ? "" : sg->points[3].msg);
+#undef GPT
+    accuracy_destroy(sg);
+  }
   bad(HEAD "point a\n  loader dali\n", "p.txt:3: loader must be pageable, pinned, pinned-async, prefetch or none",
       "an unknown loader");
   bad(HEAD "point a\n  mode bucketed\n", "p.txt:3: mode must be ddp or flat", "an unknown mode");
@@ -82,6 +104,39 @@ int main(void) {
     free(mmd);
     cJSON_Delete(mj);
     accuracy_destroy(sm);
+  }
+
+  {
+    /* framework fsdp and its knobs reach the prediction and the scenario the table prints: the same
+     * ResNet-18 on 2 nodes x 2 GPUs as FSDP and as HSDP (a replica per node) predicts two different
+     * figures, the DDP point's scenario names no framework. */
+    accuracy_set *sf = NULL;
+    err_t ef;
+    int rf = accuracy_parse(HEAD POINT("ddp", "100") POINT("fsdp", "100") "  framework fsdp\n  fsdp_param_dtype fp16\n"
+                                POINT("hsdp", "100") "  framework fsdp\n  fsdp_replicate 2\n  fsdp_reshard_after_forward false\n",
+                            "f.txt", &sf, &ef);
+    if (!rf) {
+      for (int i = 0; i < 3; i++) sf->points[i].nodes = 2;
+      accuracy_run(sf, &ef);
+    }
+    accuracy_summary fsum;
+    if (!rf) accuracy_summarize(sf, &fsum);
+    cJSON *fj = rf ? NULL : accuracy_json(sf, &fsum);
+    const cJSON *fp = fj ? cJSON_GetObjectItemCaseSensitive(fj, "points") : NULL;
+    const cJSON *s0 = fp ? cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(fp, 0), "scenario") : NULL;
+    const cJSON *s1 = fp ? cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(fp, 1), "scenario") : NULL;
+    const cJSON *s2 = fp ? cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(fp, 2), "scenario") : NULL;
+    CHECK(!rf && sf->points[1].status == 0 && sf->points[2].status == 0 && sf->points[1].predicted > 0 &&
+              sf->points[2].predicted > 0 && fabs(sf->points[2].predicted / sf->points[1].predicted - 1) > 1e-6 &&
+              cJSON_IsString(s0) && !strstr(s0->valuestring, "fsdp") && cJSON_IsString(s1) &&
+              strstr(s1->valuestring, "2 x 2, batch 32, fp16, fsdp param_dtype fp16") && cJSON_IsString(s2) &&
+              strstr(s2->valuestring, ", fsdp reshard_after_forward false replicate 2") &&
+              !strstr(s2->valuestring, "param_dtype"),
+          "fsdp %.6g and hsdp %.6g images/s differ; scenarios '%s', '%s'", rf ? 0 : sf->points[1].predicted,
+          rf ? 0 : sf->points[2].predicted, cJSON_IsString(s1) ? s1->valuestring : ef.msg,
+          cJSON_IsString(s2) ? s2->valuestring : "");
+    cJSON_Delete(fj);
+    accuracy_destroy(sf);
   }
 
   /* Six points: four validated with errors +10%, -20%, +30%, -40% (published 100; predictions set
