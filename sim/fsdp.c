@@ -373,7 +373,6 @@ static double copy_time(script_t *s, long numel, model_dtype dt) {
   return t;
 }
 
-
 /* The unit's all-gather is issued (FSDPParamGroup.unshard): after the last release of the forward's
  * retained buffer, it waits for that copy-out (release_all_gather_state_for_comm_reuse). */
 static void issue_ag(script_t *s, int k, int bwd) {
