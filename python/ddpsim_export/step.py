@@ -9,7 +9,7 @@ from torch.utils.module_tracker import ModuleTracker
 
 from . import ExportError
 from .cuda import CudaChoices
-from .trace import Recorder
+from .trace import Recorder, _flat_tensors
 
 try:  # what fake tensors raise where the forward reads a value (torch/_subclasses/fake_tensor.py)
     from torch._subclasses.fake_tensor import DataDependentOutputException, DynamicOutputShapeException
@@ -36,19 +36,6 @@ class Trace:
 
     def __init__(self, **kw):
         self.__dict__.update(kw)
-
-
-def _floats_all(x, out):
-    """Every tensor in x (nested tuples, lists, dicts), in order."""
-    if isinstance(x, torch.Tensor):
-        out.append(x)
-    elif isinstance(x, (list, tuple)):
-        for v in x:
-            _floats_all(v, out)
-    elif isinstance(x, dict):
-        for v in x.values():
-            _floats_all(v, out)
-    return out
 
 
 def _scale_inputs(x, batch, scale):
@@ -188,7 +175,7 @@ def trace(module, args, kwargs, loss_fn, mode, amp, batch, scale, opt=None):
 
         def pre(name):
             def on_forward(_mod, fargs, fkwargs):
-                ins = [t for t in _floats_all((fargs, fkwargs), []) if isinstance(t, torch.Tensor)]
+                ins = _flat_tensors((fargs, fkwargs), [])
                 if not any(t.requires_grad for t in ins) and name not in no_input_grad:
                     no_input_grad.append(name)
             return on_forward
