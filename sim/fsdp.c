@@ -117,6 +117,49 @@ static size_t dtype_bytes(int forced, const model_param *pm, model_dtype run) {
   return model_dtype_size(forced >= 0 ? (model_dtype)forced : model_param_dtype(pm, run));
 }
 
+/* Checks each unit's named backward ops against the ops that make its gradients final, and where
+ * they disagree lays every unit's backward out by its gradients (fsdp_units). ERR_NOMEM. */
+static int backward_by_gradients(const model_t *m, fsdp_unit *u, int nu, err_t *e) {
+  int *rf = malloc((size_t)nu * sizeof *rf), *rl = malloc((size_t)nu * sizeof *rl), *order = malloc((size_t)nu * sizeof *order);
+  if (!rf || !rl || !order) {
+    free(rf), free(rl), free(order);
+    return err_set(e, ERR_NOMEM, "out of memory");
+  }
+  for (int k = 0; k < nu; k++) rf[k] = rl[k] = -1;
+  for (int o = 0; o < m->nops; o++)
+    for (int r = 0; r < m->ops[o].ready_count; r++) {
+      const char *name = m->params[m->ready[m->ops[o].ready_first + r]].name;
+      int of = 0;
+      for (int k = 1; k < nu; k++)
+        if (holds(u[k].path, name)) of = k;
+      if (rf[of] < 0) rf[of] = o;
+      rl[of] = o;
+    }
+  int agree = 1, n = 0;
+  for (int k = 1; k < nu; k++) {
+    if (rl[k] < 0) continue; /* no gradient at all: its names alone say where it runs */
+    agree &= u[k].bwd_first >= 0 && u[k].bwd_first <= rf[k] && rl[k] <= u[k].bwd_last;
+    order[n++] = k;
+  }
+  if (!agree) {
+    for (int i = 1; i < n; i++) /* by the last gradient made final */
+      for (int j = i; j > 0 && rl[order[j]] < rl[order[j - 1]]; j--) {
+        int t = order[j];
+        order[j] = order[j - 1];
+        order[j - 1] = t;
+      }
+    for (int i = 0; i < n; i++) {
+      fsdp_unit *x = &u[order[i]];
+      int first = i > 0 ? rl[order[i - 1]] + 1 : rf[order[i]];
+      if (i == 0 && x->bwd_first >= 0 && x->bwd_first < first) first = x->bwd_first; /* the first one's named start */
+      x->bwd_first = first;
+      x->bwd_last = rl[order[i]];
+    }
+  }
+  free(rf), free(rl), free(order);
+  return ERR_OK;
+}
+
 int fsdp_units(const sim_config *c, int world, fsdp_unit **units_out, int *n_out, err_t *e) {
   const model_t *m = c->model;
   paths_t ps = {0};
@@ -213,6 +256,12 @@ int fsdp_units(const sim_config *c, int world, fsdp_unit **units_out, int *n_out
     if (*first < 0) *first = o;
     *last = o;
   }
+  /* Backward by the gradients: a unit's post-backward follows the op that makes the last of its
+   * gradients final, which the model records exactly (ready=), where the ops' names may not (the
+   * exporter names backward ops by the module its tracker saw, which can be another's). Where the
+   * names disagree with the gradients (a unit's gradients made final outside its named ops, or no
+   * op named), each unit's backward runs from the end of the one before it to its last gradient. */
+  if ((rc = backward_by_gradients(m, u, nu, e))) goto done;
   for (int k = 1; k < nu; k++) {
     if (u[k].fwd_first < 0 || u[k].bwd_first < 0) {
       rc = err_set(e, ERR_INPUT, "%s: unit %s: no %s op of the model names it (an op belongs to a unit whose path, or its tail, begins the op's name: docs/fsdp.md)",

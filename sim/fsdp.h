@@ -12,6 +12,8 @@
  * ModuleList's blocks, a Sequential's stages). A model op belongs to the unit whose path, or a
  * tail of it holding a name that is not a number, begins the op's name (the exporter names ops by
  * module path; the generators by the block's name); a unit's ops run between its first and last.
+ * Where the backward ops' names disagree with the gradients (ready=), each unit's backward runs from
+ * the end of the one before it to its last gradient.
  *
  * The iteration on each rank (docs/fsdp.md, "The program"): the compute stream runs forward, waiting
  * before each unit for its all-gather and copying the gathered parameters out; backward, each unit

@@ -172,6 +172,22 @@ static void units(void) {
     model_destroy(mi);
   }
 
+  /* Backward ops named after another module (the exporter's tracker can): block 0's weight gradient
+   * named as block 1's. The gradients say where each unit's backward ends; the order is as ever. */
+  {
+    char text[4096];
+    snprintf(text, sizeof text, "%s", TINY);
+    char *w = strstr(text, "gemm blocks.0.fc.wgrad");
+    memcpy(w, "gemm blocks.1.fc.wgrad", 22);
+    model_t *mm = fixture_model(text, "misnamed.model");
+    c = config(mm, 1, 4);
+    rc = issues(&c, got, sizeof got, &e);
+    CHECK(rc == 0 && strstr(got, "backward;all_gather blocks.1 288;all_gather blocks.0 288;reduce_scatter blocks.1 288;"
+                                 "reduce_scatter blocks.0 288;reduce_scatter <root> 512;"),
+          "backward ops misnamed: each unit's backward laid out by its gradients, the issue order unchanged: %s", rc ? e.msg : got);
+    model_destroy(mm);
+  }
+
   /* A parameter without a gradient (`unused`): all-gathered, not reduce-scattered. */
   {
     static const char *UNUSED =
