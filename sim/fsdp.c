@@ -128,7 +128,9 @@ static int backward_by_gradients(const model_t *m, fsdp_unit *u, int nu, err_t *
   for (int k = 0; k < nu; k++) rf[k] = rl[k] = -1;
   for (int o = 0; o < m->nops; o++)
     for (int r = 0; r < m->ops[o].ready_count; r++) {
-      const char *name = m->params[m->ready[m->ops[o].ready_first + r]].name;
+      const model_param *pm = &m->params[m->ready[m->ops[o].ready_first + r]];
+      if (pm->unused) continue; /* written ready at the end of backward: not where its module ran */
+      const char *name = pm->name;
       int of = 0;
       for (int k = 1; k < nu; k++)
         if (holds(u[k].path, name)) of = k;
