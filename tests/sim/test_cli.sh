@@ -118,6 +118,8 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["framework"] == "fsdp" and 0 < d["scaling_efficiency"] <= 1 and d["memory"]["unsharded_bytes"] > 0, d
 ' "$tmp/fsdp.json"
+check "predict --framework fsdp on an exported model (EfficientNet-B0, its first stage's backward named after another module)" \
+  "$ddpsim" predict --framework fsdp --model efficientnet-b0 --batch 128 --nodes 2
 "$ddpsim" recommend --framework fsdp --model bert-base --nodes 2 --samples 0 --json >"$tmp/fsdp-rec.json"
 check "recommend --framework fsdp: FSDP's knobs and DDP itself tried, no caps" python3 -c '
 import json, sys
