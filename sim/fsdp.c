@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <fnmatch.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -117,48 +118,58 @@ static size_t dtype_bytes(int forced, const model_param *pm, model_dtype run) {
   return model_dtype_size(forced >= 0 ? (model_dtype)forced : model_param_dtype(pm, run));
 }
 
-/* Checks each unit's named backward ops against the ops that make its gradients final, and where
- * they disagree lays every unit's backward out by its gradients (fsdp_units). ERR_NOMEM. */
+/* The unit holding parameter `name` (units do not nest): its index, or 0, the root. */
+static int unit_of(const fsdp_unit *u, int nu, const char *name) {
+  for (int k = 1; k < nu; k++)
+    if (holds(u[k].path, name)) return k;
+  return 0;
+}
+
+/* Sorts the unit indices order[0..n-1] by the int `field` (an offsetof into fsdp_unit) of their
+ * units, ties kept in order (an insertion sort: a few hundred units at most). */
+static void sort_units(int *order, int n, const fsdp_unit *u, size_t field) {
+#define KEY(k) (*(const int *)((const char *)&u[k] + field))
+  for (int i = 1; i < n; i++)
+    for (int j = i; j > 0 && KEY(order[j]) < KEY(order[j - 1]); j--) {
+      int t = order[j];
+      order[j] = order[j - 1];
+      order[j - 1] = t;
+    }
+#undef KEY
+}
+
+/* Records the ops that make each unit's gradients final (ready_first, ready_last), checks its named
+ * backward ops against them, and where they disagree lays every unit's backward out by its gradients
+ * (fsdp_units). ERR_NOMEM. */
 static int backward_by_gradients(const model_t *m, fsdp_unit *u, int nu, err_t *e) {
-  int *rf = malloc((size_t)nu * sizeof *rf), *rl = malloc((size_t)nu * sizeof *rl), *order = malloc((size_t)nu * sizeof *order);
-  if (!rf || !rl || !order) {
-    free(rf), free(rl), free(order);
-    return err_set(e, ERR_NOMEM, "out of memory");
-  }
-  for (int k = 0; k < nu; k++) rf[k] = rl[k] = -1;
+  int *order = malloc((size_t)nu * sizeof *order);
+  if (!order) return err_set(e, ERR_NOMEM, "out of memory");
+  for (int k = 0; k < nu; k++) u[k].ready_first = u[k].ready_last = -1;
   for (int o = 0; o < m->nops; o++)
     for (int r = 0; r < m->ops[o].ready_count; r++) {
       const model_param *pm = &m->params[m->ready[m->ops[o].ready_first + r]];
       if (pm->unused) continue; /* written ready at the end of backward: not where its module ran */
-      const char *name = pm->name;
-      int of = 0;
-      for (int k = 1; k < nu; k++)
-        if (holds(u[k].path, name)) of = k;
-      if (rf[of] < 0) rf[of] = o;
-      rl[of] = o;
+      fsdp_unit *x = &u[unit_of(u, nu, pm->name)];
+      if (x->ready_first < 0) x->ready_first = o;
+      x->ready_last = o;
     }
   int agree = 1, n = 0;
   for (int k = 1; k < nu; k++) {
-    if (rl[k] < 0) continue; /* no gradient at all: its names alone say where it runs */
-    agree &= u[k].bwd_first >= 0 && u[k].bwd_first <= rf[k] && rl[k] <= u[k].bwd_last;
+    if (u[k].ready_last < 0) continue; /* no gradient at all: its names alone say where it runs */
+    agree &= u[k].bwd_first >= 0 && u[k].bwd_first <= u[k].ready_first && u[k].ready_last <= u[k].bwd_last;
     order[n++] = k;
   }
   if (!agree) {
-    for (int i = 1; i < n; i++) /* by the last gradient made final */
-      for (int j = i; j > 0 && rl[order[j]] < rl[order[j - 1]]; j--) {
-        int t = order[j];
-        order[j] = order[j - 1];
-        order[j - 1] = t;
-      }
+    sort_units(order, n, u, offsetof(fsdp_unit, ready_last)); /* by the last gradient made final */
     for (int i = 0; i < n; i++) {
       fsdp_unit *x = &u[order[i]];
-      int first = i > 0 ? rl[order[i - 1]] + 1 : rf[order[i]];
+      int first = i > 0 ? u[order[i - 1]].ready_last + 1 : x->ready_first;
       if (i == 0 && x->bwd_first >= 0 && x->bwd_first < first) first = x->bwd_first; /* the first one's named start */
       x->bwd_first = first;
-      x->bwd_last = rl[order[i]];
+      x->bwd_last = x->ready_last;
     }
   }
-  free(rf), free(rl), free(order);
+  free(order);
   return ERR_OK;
 }
 
@@ -218,10 +229,7 @@ int fsdp_units(const sim_config *c, int world, fsdp_unit **units_out, int *n_out
   for (int i = 0; i < m->nparams + m->nfrozen; i++) { /* frozen parameters too: gathered, never reduced */
     int frozen = i >= m->nparams;
     const model_param *pm = frozen ? &m->frozen[i - m->nparams] : &m->params[i];
-    int of = 0;
-    for (int k = 1; k < nu; k++)
-      if (holds(u[k].path, pm->name)) of = k;
-    fsdp_unit *x = &u[of];
+    fsdp_unit *x = &u[unit_of(u, nu, pm->name)];
     long shard = fsdp_shard_numel(pm, world);
     if (!x->nparams) x->dtype = model_param_dtype(pm, run), x->first_param = i;
     x->nparams++;
@@ -328,7 +336,6 @@ typedef struct {
   int *coll_type;      /* (ncoll) the model_dtype it moves */
   double *copy_in_s;   /* (ncoll) all-gathers: the copy into the all-gather's input; reduce-scatters:
                           the cast of the output into the sharded gradient (0: a view) */
-  int *issue_item;     /* (ncoll) its IT_ISSUE */
   int *ev_mark, *ev_done, *ev_ready, *ev_reuse; /* (ncoll) -1: none */
   int *ev_chain;       /* (ncoll) a reduce-scatter: recorded when done, for its all-reduce (HSDP); an
                           all-reduce: the event it waits for; -1: none */
@@ -347,7 +354,6 @@ static void fsdp_data_free(void *v) {
   free(d->coll_bwd);
   free(d->coll_type);
   free(d->copy_in_s);
-  free(d->issue_item);
   free(d->ev_mark);
   free(d->ev_done);
   free(d->ev_ready);
@@ -414,7 +420,6 @@ static int new_coll(script_t *s, int k, coll_kind kind, int bwd) {
   item_t *x = item(d, IT_ISSUE, &s->bad);
   x->coll = c;
   x->unit = k;
-  d->issue_item[c] = d->nit - 1;
   return c;
 }
 
@@ -438,14 +443,20 @@ static void issue_ag(script_t *s, int k, int bwd) {
   }
 }
 
-/* wait_for_unshard: the compute stream waits for the all-gather, then copies the parameters out. */
-static void wait_unshard(script_t *s, int k, int c, int fwd) {
+/* The compute stream waits for collective c to be done (its event, recorded by c's stream). */
+static void wait_done(script_t *s, int c) {
   fsdp_data *d = s->d;
-  if (fwd) s->reuse = s->held; /* release_all_gather_state_for_comm_reuse */
   d->ev_done[c] = d->nevents++;
   item_t *w = item(d, IT_WAIT, &s->bad);
   w->ev = d->ev_done[c];
   w->coll = c;
+}
+
+/* wait_for_unshard: the compute stream waits for the all-gather, then copies the parameters out. */
+static void wait_unshard(script_t *s, int k, int c, int fwd) {
+  fsdp_data *d = s->d;
+  if (fwd) s->reuse = s->held; /* release_all_gather_state_for_comm_reuse */
+  wait_done(s, c);
   item_t *x = item(d, IT_COPY, &s->bad);
   x->dev_s = copy_time(s, d->u[k].numel, coll_dtype(s, k, 0));
   x->unit = k;
@@ -461,10 +472,7 @@ static void post_backward(script_t *s, int k) {
   fsdp_data *d = s->d;
   if (!d->u[k].nparams) return;
   if (s->rs_prev >= 0) { /* the buffer is recycled whether or not this unit reduces anything */
-    d->ev_done[s->rs_prev] = d->nevents++;
-    item_t *w = item(d, IT_WAIT, &s->bad);
-    w->ev = d->ev_done[s->rs_prev];
-    w->coll = s->rs_prev;
+    wait_done(s, s->rs_prev);
     s->rs_prev = -1;
   }
   if (!d->u[k].nreduced) return; /* no gradient: nothing reduce-scattered (reduce_scatter_unused_params False) */
@@ -533,12 +541,7 @@ static int script(script_t *s) {
   int *order = malloc((size_t)nu * sizeof *order), n = 0;
   if (!order) return s->bad = 1;
   for (int k = 1; k < nu; k++) order[n++] = k;
-  for (int i = 1; i < n; i++) /* by first backward op */
-    for (int j = i; j > 0 && d->u[order[j]].bwd_first < d->u[order[j - 1]].bwd_first; j--) {
-      int t = order[j];
-      order[j] = order[j - 1];
-      order[j - 1] = t;
-    }
+  sort_units(order, n, d->u, offsetof(fsdp_unit, bwd_first)); /* by first backward op */
   o = obwd;
   for (int i = 0; i < n; i++) {
     int k = order[i];
@@ -557,22 +560,12 @@ static int script(script_t *s) {
    * all_states' order, the root first, then named_modules() order: the root, whose inputs are data,
    * and the units whose inputs took no gradient. */
   if (world > 1) post_backward(s, 0);
-  for (int i = 1; i < n; i++) /* registration order */
-    for (int j = i; j > 0 && d->u[order[j]].first_param < d->u[order[j - 1]].first_param; j--) {
-      int t = order[j];
-      order[j] = order[j - 1];
-      order[j - 1] = t;
-    }
+  sort_units(order, n, d->u, offsetof(fsdp_unit, first_param)); /* registration order */
   for (int i = 0; world > 1 && i < n; i++)
     if (d->u[order[i]].late) post_backward(s, order[i]);
   free(order);
-  if (world > 1 && s->last_post >= 0 && d->ev_done[s->last_post] < 0) { /* wait_for_gradient_reduction: the last post-reduce
-                                                                            event (unless a post-backward waited for it) */
-    d->ev_done[s->last_post] = d->nevents++;
-    item_t *w = item(d, IT_WAIT, &s->bad);
-    w->ev = d->ev_done[s->last_post];
-    w->coll = s->last_post;
-  }
+  /* wait_for_gradient_reduction: the last post-reduce event (unless a post-backward waited for it) */
+  if (world > 1 && s->last_post >= 0 && d->ev_done[s->last_post] < 0) wait_done(s, s->last_post);
   return s->bad;
 }
 
@@ -812,7 +805,6 @@ int fsdp_build(const sim_config *c, plan_t *p, err_t *e) {
   d->coll_bwd = malloc(nc * sizeof *d->coll_bwd);
   d->coll_type = malloc(nc * sizeof *d->coll_type);
   d->copy_in_s = calloc(nc, sizeof *d->copy_in_s);
-  d->issue_item = malloc(nc * sizeof *d->issue_item);
   d->ev_mark = malloc(nc * sizeof *d->ev_mark);
   d->ev_done = malloc(nc * sizeof *d->ev_done);
   d->ev_ready = malloc(nc * sizeof *d->ev_ready);
@@ -820,7 +812,7 @@ int fsdp_build(const sim_config *c, plan_t *p, err_t *e) {
   d->ev_chain = malloc(nc * sizeof *d->ev_chain);
   p->coll = calloc(nc, sizeof *p->coll);
   int *ag_fwd = malloc((size_t)d->nu * sizeof *ag_fwd), *ag_bwd = malloc((size_t)d->nu * sizeof *ag_bwd);
-  if (!p->steps || !p->op_s || !p->op_seg || !d->coll_unit || !d->coll_bwd || !d->coll_type || !d->copy_in_s || !d->issue_item || !d->ev_mark ||
+  if (!p->steps || !p->op_s || !p->op_seg || !d->coll_unit || !d->coll_bwd || !d->coll_type || !d->copy_in_s || !d->ev_mark ||
       !d->ev_done || !d->ev_ready || !d->ev_reuse || !d->ev_chain || !p->coll || !ag_fwd || !ag_bwd) {
     free(ag_fwd);
     free(ag_bwd);

@@ -55,6 +55,7 @@ typedef struct {
   int late;                   /* its forward inputs took no gradient (the model's no_input_grad): FSDP
                                  hooks no post-backward on it, so it reduces in the final callback */
   int fwd_first, fwd_last;    /* its ops' first and last index in forward and backward (-1: none) */
+  int ready_first, ready_last; /* the first and last op making one of its gradients final (-1: none) */
   int bwd_first, bwd_last;
 } fsdp_unit;
 
