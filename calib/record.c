@@ -557,6 +557,9 @@ int record_compute(cJSON *doc, const computebench_cfg *cfg, const computebench_r
   cJSON *dev = profilew_obj(doc, "device");
   if (!dev) goto nomem;
   if ((rc = profilew_str(dev, "name", res->device, e))) goto done;
+  /* Its kind: what ddpsim's gloo backend needs to know (a CPU's tensors are in host memory, nothing
+   * is staged; docs/simulation.md, "Communication backends"). */
+  if ((rc = profilew_str(dev, "kind", cfg->backend == COMPUTEBENCH_CUDA ? "gpu" : "cpu", e))) goto done;
   cJSON_DeleteItemFromObjectCaseSensitive(compute, prec);
   cJSON_DeleteItemFromObjectCaseSensitive(sc, prec);
   cJSON_AddItemToObject(compute, prec, prec_obj);

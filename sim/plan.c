@@ -555,9 +555,13 @@ int plan_group_coll(plan_t *p, int b, coll_kind kind, double bytes, nccl_group g
  * "Communication backends"). gloo (ProcessGroupGloo's CUDA all-reduce): copy the bucket to pinned
  * host memory, the ring over the links (NCCL's ring/Simple cost on the same channels), each rank
  * summing (n-1)/n of the bytes on its CPU, the copy back: D2H + ring + (n-1)/n S / reduce_Bps + H2D,
- * both copies at the profile's pinned host-device cost. MPI (CUDA-aware): the ring alone. */
+ * both copies at the profile's pinned host-device cost. gloo on a CPU profile (device.kind "cpu":
+ * the tensors are in host memory) and MPI (CUDA-aware): the ring alone, at the links' cost. */
 static int plan_backend(const sim_config *c, plan_t *p, int b, double bytes, err_t *e) {
   if (c->backend != SIM_BACKEND_GLOO || p->ranks < 2) return ERR_OK;
+  profile_device dev;
+  profile_get_device(c->profile, &dev);
+  if (dev.kind == PROFILE_DEVICE_CPU) return ERR_OK;
   int have = 0, rc;
   double lat = 0, bw = 0, red = profile_host_reduce_Bps(c->profile);
   if ((rc = profile_h2d(c->profile, PROFILE_H2D_PINNED_SYNC, &have, &lat, &bw, e))) return rc;

@@ -481,8 +481,8 @@ static int load_host(const cJSON *host, const char *origin, profile_t *p, err_t 
   return ERR_OK;
 }
 
-/* "device": {name, memory_bytes, cuda_context_bytes, tdp_W, idle_W, sm_count, hbm_Bps, source}, each
- * optional (docs/profile.md). */
+/* "device": {kind, name, memory_bytes, cuda_context_bytes, tdp_W, idle_W, sm_count, hbm_Bps, source},
+ * each optional (docs/profile.md). */
 static int load_device(const cJSON *d, const char *origin, profile_t *p, err_t *e) {
   static const range R_MEM = {1 << 20, 1e15, 0, 0, "a size in bytes"};
   static const range R_CTX = {0, 1e12, 1, 0, "a size in bytes"};
@@ -491,10 +491,17 @@ static int load_device(const cJSON *d, const char *origin, profile_t *p, err_t *
   static const range R_HBM = {1e9, 1e14, 0, 0, "a bandwidth in bytes per second"};
   if (!d) return ERR_OK;
   if (!cJSON_IsObject(d))
-    return err_set(e, ERR_INPUT, "%s: \"device\" must be an object {name, memory_bytes, cuda_context_bytes, tdp_W, idle_W, sm_count, hbm_Bps}",
+    return err_set(e, ERR_INPUT, "%s: \"device\" must be an object {kind, name, memory_bytes, cuda_context_bytes, tdp_W, idle_W, sm_count, hbm_Bps}",
                    origin);
   int rc;
   profile_device *v = &p->device;
+  const cJSON *kd = cJSON_GetObjectItemCaseSensitive(d, "kind");
+  if (kd) {
+    const char *k = cJSON_IsString(kd) ? kd->valuestring : "";
+    if (strcmp(k, "gpu") == 0) v->kind = PROFILE_DEVICE_GPU;
+    else if (strcmp(k, "cpu") == 0) v->kind = PROFILE_DEVICE_CPU;
+    else return err_set(e, ERR_INPUT, "%s: device.kind must be \"gpu\" or \"cpu\"", origin);
+  }
   if ((rc = get_num(d, "memory_bytes", "device", origin, 0, 0, &R_MEM, &v->memory_bytes, e)) ||
       (rc = get_num(d, "cuda_context_bytes", "device", origin, 0, 0, &R_CTX, &v->cuda_context_bytes, e)) ||
       (rc = get_num(d, "tdp_W", "device", origin, 0, 0, &R_W, &v->tdp_W, e)) ||

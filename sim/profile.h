@@ -197,12 +197,15 @@ double profile_host_jitter_s(const profile_t *p);
 double profile_host_reduce_Bps(const profile_t *p);
 
 /* The card (the profile's "device" object, docs/profile.md; each field 0 where the profile does not
- * say): its memory, what the CUDA context takes of it, its board power limit (TDP) and idle power,
+ * say): what kind of device it is (device.kind: "gpu", the default, or "cpu": the training
+ * processes compute on the host's cores and their tensors live in host memory), its memory, what the CUDA context takes of it, its board power limit (TDP) and idle power,
  * its streaming multiprocessors and its memory (HBM) bandwidth; and its name as the device reports
  * it (cudaDeviceProp.name, a CPU's /proc/cpuinfo "model name"; "" where the profile does not say),
  * which says whether a model's measured times are this device's (sim/cost.h, cost_measured). */
 #define PROFILE_DEVICE_NAME_MAX 128
+typedef enum { PROFILE_DEVICE_GPU = 0, PROFILE_DEVICE_CPU = 1 } profile_device_kind;
 typedef struct {
+  profile_device_kind kind;
   double memory_bytes, cuda_context_bytes, tdp_W, idle_W, sm_count, hbm_Bps;
   char name[PROFILE_DEVICE_NAME_MAX];
 } profile_device;

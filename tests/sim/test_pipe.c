@@ -226,6 +226,22 @@ static void gloo(void) {
   fixture_config(&c, m, t, p, 1, 2);
   c.backend = SIM_BACKEND_GLOO;
   CHECK(sim_run(&c, &r, &e) == ERR_INPUT && strstr(e.msg, "h2d.pinned_sync"), "gloo without host-device costs -> %s", e.msg);
+  profile_destroy(p);
+  /* A CPU profile (device.kind "cpu"): the tensors are in host memory, gloo stages nothing, and
+   * needs neither h2d nor reduce_Bps: its all-reduce is the ring alone, as MPI's. */
+  p = host_profile("", 1e15, "\"device\":{\"kind\":\"cpu\"},", "cpu.json");
+  double took[2] = {0, 0};
+  for (int k = 0; k < 2; k++) {
+    c.profile = p;
+    c.backend = k ? SIM_BACKEND_GLOO : SIM_BACKEND_MPI;
+    if (sim_run(&c, &r, &e) == 0) {
+      took[k] = r.buckets[0].comm_end_s - r.buckets[0].comm_start_s;
+      sim_result_free(&r);
+    } else CHECK(0, "%s on a CPU profile: %s", k ? "gloo" : "mpi", e.msg);
+  }
+  /* 40 bytes on 2 ranks: 2 x (2 us + 20 B / 10 GB/s) = 4.004 us. */
+  CHECK(check_close(4.004 * us, took[1], 0.001 * us, 0) && took[1] == took[0], "gloo on a CPU profile: the ring alone, %.6g us (mpi %.6g us)",
+        took[1] / us, took[0] / us);
   model_destroy(m);
   topo_destroy(t);
   profile_destroy(p);

@@ -1,0 +1,325 @@
+#!/usr/bin/env python3
+"""Benchmark: real PyTorch DDP over gloo on this machine's CPU (2 processes, one thread each)
+against ddpsim's prediction of the same job (docs/validation.md, "Real DDP on this CPU").
+
+For each model:
+  1. the exporter records it with measured op times on this CPU (python3 -m ddpsim_export
+     --time, one process, one thread): the compute ddpsim is given;
+  2. two processes train it with DistributedDataParallel over gloo, SGD with momentum as the
+     exporter's step, at every bucket cap of --caps (none: DDP's default), interleaved
+     (A, B, C, A, B, C, ...) for --rounds rounds, each run --warmup untimed and --steps timed
+     iterations; a run's figure is the mean of its timed iterations on rank 0;
+  3. ddpsim predicts each cap with --backend gloo and three profiles: --profile as `ddpcalib
+     machine` wrote it (its link: MPI's all-reduce between the processes, sharing the cores), and
+     that profile with gloo's own all-reduce as the link (measured first: 1 KiB to 128 MiB, alone,
+     written in nccl-tests' layout and fitted by `ddpcalib import nccl-tests`), sharing the cores
+     or costing them nothing beside compute.
+It prints, per model and cap, the measured median over the rounds with its spread (min..max), the
+prediction and the signed error, then whether ddpsim ranks each pair of caps as the runs do where
+the measured difference exceeds the spread of both, and the load average before and after.
+
+  python3 scripts/bench_ddp_cpu.py --ddpsim build/sim/ddpsim --ddpcalib build/calib/ddpcalib
+      --profile cpu.json --topology cpu.topo
+      [--models mlp,resnet18,bert4,lstm] [--caps none,1,25,100] [--rounds 3] [--steps 10]
+      [--warmup 3] [--workdir DIR] [--json FILE]
+
+Not a timed test: the figures are measurements of a shared machine; scripts/bench_ddp_cpu.sh runs
+it whole, tests/scripts runs one small model once to check that it works.
+"""
+import argparse
+import copy
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(ROOT, "python"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "torch"))
+
+
+# ---- the models (each a callable the exporter can name as scripts/bench_ddp_cpu.py:NAME) ----
+
+def mlp():
+    """A 25M-parameter MLP: GEMM-bound, with a gradient all-reduce of about 100 MB."""
+    import torch.nn as nn
+    return nn.Sequential(nn.Linear(1024, 4096), nn.ReLU(), nn.Linear(4096, 4096), nn.ReLU(), nn.Linear(4096, 1024))
+
+
+def resnet18():
+    import torchvision
+    return torchvision.models.resnet18(weights=None)
+
+
+def bert4():
+    """A 4-layer BERT (hidden 256, 4 heads), built from its config: no download."""
+    import transformers
+    cfg = transformers.BertConfig(num_hidden_layers=4, hidden_size=256, num_attention_heads=4, intermediate_size=1024)
+    return transformers.BertModel(cfg)
+
+
+def lstm():
+    """A 2-layer LSTM language model (vocabulary 10,000, width 512)."""
+    import torch.nn as nn
+
+    class LM(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(10000, 512)
+            self.lstm = nn.LSTM(512, 512, 2, batch_first=True)
+            self.dec = nn.Linear(512, 10000)
+
+        def forward(self, x):
+            h, _ = self.lstm(self.emb(x))
+            return self.dec(h)
+
+    return LM()
+
+
+# name: (builder, the exporter's --input arguments, batch per process)
+MODELS = {
+    "mlp": (mlp, ["1024"], 32),
+    "resnet18": (resnet18, ["3x64x64"], 8),
+    "bert4": (bert4, ["input_ids=128:int64"], 4),
+    "lstm": (lstm, ["35:int64"], 8),
+}
+
+
+def inputs(spec, batch):
+    """(args, kwargs) as the exporter builds them: zeros of each --input's shape and type."""
+    import torch
+    args, kwargs = [], {}
+    for s in spec:
+        name, _, rest = s.rpartition("=") if "=" in s else ("", "", s)
+        shape, _, dtype = rest.partition(":")
+        t = torch.zeros([batch] + [int(d) for d in shape.split("x")], dtype=getattr(torch, dtype or "float32"))
+        (kwargs.__setitem__(name, t) if name else args.append(t))
+    return args, kwargs
+
+
+# ---- the real runs ----
+
+def rank_runs(rank, world, name, caps, rounds, warmup, steps):
+    """Every (round, cap) run of one rank, in the interleaved order: [{cap, round, times}]."""
+    import torch
+    from torch.nn.parallel import DistributedDataParallel as DDP
+    from ddpsim_export.step import _default_loss
+    build, spec, batch = MODELS[name]
+    torch.manual_seed(0)
+    base = build()
+    args, kwargs = inputs(spec, batch)
+    out = []
+    for r in range(rounds):
+        for cap in caps:
+            m = copy.deepcopy(base)
+            ddp = DDP(m) if cap is None else DDP(m, bucket_cap_mb=cap)
+            opt = torch.optim.SGD(ddp.parameters(), lr=0.01, momentum=0.9, foreach=True)
+            times = []
+            for i in range(warmup + steps):
+                t0 = time.perf_counter()
+                opt.zero_grad(set_to_none=True)
+                loss = _default_loss(ddp(*args, **kwargs))
+                loss.backward()
+                opt.step()
+                if i >= warmup:
+                    times.append(time.perf_counter() - t0)
+            out.append({"cap": cap, "round": r, "times": times})
+            del ddp, m, opt
+    return out
+
+
+def gloo_sweep(rank, world, sizes, iters, warmup):
+    """gloo's all-reduce of float32 tensors of each size in bytes, alone: [{bytes, time_s, cpu_share}],
+    the mean over iters timed calls and the process's CPU time over the wall time during them."""
+    import torch
+    import torch.distributed as dist
+    out = []
+    for size in sizes:
+        t = torch.ones(size // 4)
+        for _ in range(warmup):
+            dist.all_reduce(t)
+        dist.barrier()
+        c0, t0 = time.process_time(), time.perf_counter()
+        for _ in range(iters):
+            dist.all_reduce(t)
+        wall = time.perf_counter() - t0
+        out.append({"bytes": size, "time_s": wall / iters, "cpu_share": (time.process_time() - c0) / wall})
+    return out
+
+
+def nccl_tests_log(rows, world):
+    """The sweep in nccl-tests' all_reduce_perf layout (src/common.cu at 01d67614), which
+    `ddpcalib import nccl-tests` fits into a link (docs/calib.md): one host, `world` ranks."""
+    def us(t):
+        return "%7.0f" % t if t >= 10000.0 else "%7.1f" % t if t >= 100.0 else "%7.2f" % t
+    out = [f"# nThread 1 nGpus {world} minBytes {rows[0]['bytes']} maxBytes {rows[-1]['bytes']} step: 2(factor) "
+           "warmup iters: 5 iters: 20 agg iters: 1 validation: 0 graph: 0", "#", "# Using devices"]
+    for r in range(world):
+        out.append("#  Rank %2d Group %2d Pid %6d on %10s device %2d [0x%02x] %s" % (r, 0, 1000 + r, "localhost", r, r,
+                                                                                   "gloo on the CPU"))
+    out += ["#", "# %10s  %12s  %8s  %6s  %6s" % ("size", "count", "type", "redop", "root") +
+            "  %7s  %6s  %6s %6s" % ("time", "algbw", "busbw", "#wrong") * 2]
+    for x in rows:
+        t = float(us(x["time_s"] * 1e6))
+        alg = x["bytes"] / (t * 1e3)
+        # gloo's all-reduce is in place: the same measurement in both columns (imported --in-place).
+        one = "  %7s  %6.2f  %6.2f  %5s" % (us(x["time_s"] * 1e6), alg, alg * 2 * (world - 1) / world, "N/A")
+        out.append("%12li  %12li  %8s  %6s  %6i" % (x["bytes"], x["bytes"] // 4, "float", "sum", -1) + one + one)
+    out += ["# Avg bus bandwidth    : 0 ", "#", "# Collective test concluded: all_reduce_perf"]
+    return "\n".join(out) + "\n"
+
+
+def gloo_profiles(a, gloo_group):
+    """This machine's profile with gloo's own all-reduce as its link, twice: as imported (gloo's
+    thread beside compute costs nothing), and with shares_compute (it takes turns with compute)."""
+    sizes = [1024 << k for k in range(18)]  # 1 KiB .. 128 MiB
+    rows = gloo_group.run(gloo_sweep, 2, sizes, 10, 3)[0]
+    log = os.path.join(a.workdir, "gloo_all_reduce.log")
+    with open(log, "w") as f:
+        f.write(nccl_tests_log(rows, 2))
+    link = os.path.join(a.workdir, "gloo_link.json")
+    subprocess.run([a.ddpcalib, "import", "nccl-tests", "--in-place", "--link-class", "shm", "-o", link, log], check=True,
+                   stdout=subprocess.DEVNULL)
+    with open(a.profile) as f:
+        prof = json.load(f)
+    with open(link) as f:
+        shm = json.load(f)["comm"]["links"]["shm"]
+    out = {}
+    for shares in (False, True):
+        prof["comm"]["links"]["shm"] = dict(shm, shares_compute=shares)
+        path = os.path.join(a.workdir, f"gloo_{'shares' if shares else 'free'}.json")
+        with open(path, "w") as f:
+            json.dump(prof, f, indent=1)
+        out[shares] = path
+    return rows, out
+
+
+def load():
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
+
+
+def export(name, workdir, steps):
+    _, spec, batch = MODELS[name]
+    path = os.path.join(workdir, f"{name}.model")
+    cmd = [sys.executable, "-m", "ddpsim_export", "--model", f"{os.path.abspath(__file__)}:{name}", "--batch", str(batch),
+           "--optimizer", "sgd", "--time", str(steps), "-o", path]
+    for s in spec:
+        cmd += ["--input", s]
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"), OMP_NUM_THREADS="1")
+    subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL)
+    return path
+
+
+def predict(a, profile, model, cap):
+    cmd = [a.ddpsim, "predict", "--profile", profile, "--topology", a.topology, "--model", model, "--backend", "gloo",
+           "--precision", "fp32", "--json"]
+    if cap is not None:
+        cmd += ["--bucket-cap-mb", str(cap)]
+    r = subprocess.run(cmd, check=True, capture_output=True, text=True)
+    d = json.loads(r.stdout)
+    return d["iteration_s"], d
+
+
+def cap_name(cap):
+    return "default" if cap is None else f"{cap:g} MB"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--ddpsim", required=True)
+    ap.add_argument("--ddpcalib", required=True)
+    ap.add_argument("--profile", required=True)
+    ap.add_argument("--topology", required=True)
+    ap.add_argument("--models", default="mlp,resnet18,bert4,lstm")
+    ap.add_argument("--caps", default="none,1,25,100")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--steps", type=int, default=10)
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--workdir", default=".")
+    ap.add_argument("--json", default=None, help="write every run and prediction here")
+    a = ap.parse_args()
+    models = a.models.split(",")
+    for m in models:
+        if m not in MODELS:
+            ap.error(f"--models: unknown model {m!r} (known: {', '.join(MODELS)})")
+    try:
+        caps = [None if c == "none" else float(c) for c in a.caps.split(",")]
+    except ValueError:
+        ap.error("--caps: a list of caps in MB or none")
+    if a.rounds < 1 or a.steps < 1 or a.warmup < 0:
+        ap.error("--rounds and --steps must be at least 1, --warmup at least 0")
+    os.makedirs(a.workdir, exist_ok=True)
+    import torch
+    import gloo_group
+    report = {"torch": torch.__version__, "cores": os.cpu_count(), "load_before": load(), "models": []}
+    print(f"# scripts/bench_ddp_cpu.py: {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}, torch {torch.__version__}, "
+          f"{os.cpu_count()} cores, 2 processes x 1 thread, gloo; load average {report['load_before']}")
+    sweep, gp = gloo_profiles(a, gloo_group)
+    report["gloo_sweep"] = sweep
+    print("# gloo's all-reduce alone (2 processes): " + ", ".join(
+        f"{x['bytes'] >> 10} KiB {1e3 * x['time_s']:.3g} ms ({100 * x['cpu_share']:.0f}% of a core)" for x in sweep[::4]))
+    # The predictions: the profile as `ddpcalib machine` writes it (its link: MPI's all-reduce,
+    # sharing the cores), and with gloo's own measured all-reduce as the link, taking turns with
+    # compute on the cores or costing them nothing.
+    variants = [("machine", a.profile), ("gloo-shares", gp[True]), ("gloo-free", gp[False])]
+    print(f"# {a.rounds} rounds of caps {a.caps} interleaved, {a.warmup} + {a.steps} iterations per run; "
+          "measured: median over rounds of each run's mean iteration (min..max); predicted with the link of")
+    print("#   machine: ddpcalib machine's (MPI's all-reduce, sharing the cores); gloo-shares: gloo's measured "
+          "all-reduce, sharing the cores; gloo-free: the same, beside compute at no cost")
+    print(f"{'model':9} {'cap':>8} {'measured s':>10} {'spread s':>17}" +
+          "".join(f" {v:>12} {'error':>7}" for v, _ in variants))
+    tally = {v: [0, 0] for v, _ in variants}
+    unresolved = 0
+    for name in models:
+        path = export(name, a.workdir, a.steps)
+        runs = gloo_group.run(rank_runs, 2, name, caps, a.rounds, a.warmup, a.steps)[0]
+        rows = []
+        for cap in caps:
+            means = [statistics.fmean(x["times"]) for x in runs if x["cap"] == cap]
+            med = statistics.median(means)
+            row = {"cap": cap, "runs_s": means, "measured_s": med, "lo_s": min(means), "hi_s": max(means), "predicted": {}}
+            line = f"{name:9} {cap_name(cap):>8} {med:10.4f} {row['lo_s']:8.4f}..{row['hi_s']:7.4f}"
+            for v, prof in variants:
+                pred, d = predict(a, prof, path, cap)
+                row["predicted"][v] = {"iteration_s": pred, "error": (pred - med) / med, "exposed_comm_s": d.get("exposed_comm_s")}
+                line += f" {pred:12.4f} {100 * (pred - med) / med:+6.1f}%"
+            rows.append(row)
+            print(line)
+        # Cap ranking: a pair counts where the runs tell the caps apart (their ranges do not overlap);
+        # predictions within 0.1% of each other do not tell them apart.
+        for i in range(len(rows)):
+            for j in range(i + 1, len(rows)):
+                x, y = rows[i], rows[j]
+                if not (x["hi_s"] < y["lo_s"] or y["hi_s"] < x["lo_s"]):
+                    unresolved += 1
+                    continue
+                said = []
+                for v, _ in variants:
+                    px, py = x["predicted"][v]["iteration_s"], y["predicted"][v]["iteration_s"]
+                    tied = abs(px - py) <= 1e-3 * max(px, py)
+                    same = not tied and (x["measured_s"] < y["measured_s"]) == (px < py)
+                    tally[v][0 if same else 1] += 1
+                    said.append(f"{v} {'the same' if tied else 'faster' if px < py else 'slower'}")
+                print(f"#   {name}: {cap_name(x['cap'])} vs {cap_name(y['cap'])}: measured "
+                      f"{'faster' if x['measured_s'] < y['measured_s'] else 'slower'}; predicted: {', '.join(said)}")
+        report["models"].append({"model": name, "file": path, "rows": rows})
+    report.update(load_after=load(), ranking_within_noise=unresolved, summary={})
+    for v, _ in variants:
+        errs = [abs(r["predicted"][v]["error"]) for m in report["models"] for r in m["rows"]]
+        report["summary"][v] = {"median_abs_error": statistics.median(errs), "ranking_agree": tally[v][0],
+                                "ranking_disagree": tally[v][1]}
+        print(f"# {v}: median |error| {100 * statistics.median(errs):.1f}% over {len(errs)} configurations; cap pairs "
+              f"told apart by the runs: {tally[v][0]} ranked as measured, {tally[v][1]} not")
+    print(f"# {unresolved} cap pairs within the noise; load average before {report['load_before']}, after {report['load_after']}")
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(report, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
