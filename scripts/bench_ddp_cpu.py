@@ -9,11 +9,12 @@ For each model:
      exporter's step, at every bucket cap of --caps (none: DDP's default), interleaved
      (A, B, C, A, B, C, ...) for --rounds rounds, each run --warmup untimed and --steps timed
      iterations; a run's figure is the mean of its timed iterations on rank 0;
-  3. ddpsim predicts each cap with --backend gloo and three profiles: --profile as `ddpcalib
-     machine` wrote it (its link: MPI's all-reduce between the processes, sharing the cores), and
-     that profile with gloo's own all-reduce as the link (measured first: 1 KiB to 128 MiB, alone,
-     written in nccl-tests' layout and fitted by `ddpcalib import nccl-tests`), sharing the cores
-     or costing them nothing beside compute.
+  3. ddpsim predicts each cap with --backend gloo and four profiles: --profile as `ddpcalib
+     machine` wrote it (its link: MPI's all-reduce between the processes, taking turns with compute
+     on the cores), and that profile with gloo's own all-reduce as the link (measured first: 1 KiB
+     to 128 MiB, alone, written in nccl-tests' layout and fitted by `ddpcalib import nccl-tests`),
+     taking turns with compute, taking the share of a core it was measured to keep busy
+     (cpu_share, docs/profile.md), or costing compute nothing.
 It prints, per model and cap, the measured median over the rounds with its spread (min..max), the
 prediction and the signed error, then whether ddpsim ranks each pair of caps as the runs do where
 the measured difference exceeds the spread of both, and the load average before and after.
@@ -173,28 +174,33 @@ def nccl_tests_log(rows, world):
 
 
 def gloo_profiles(a, gloo_group):
-    """This machine's profile with gloo's own all-reduce as its link, twice: as imported (gloo's
-    thread beside compute costs nothing), and with shares_compute (it takes turns with compute)."""
+    """This machine's profile with gloo's own all-reduce as its link, three times: as imported (gloo's
+    thread beside compute costs nothing), with shares_compute and the CPU share the sweep measured
+    (the median over 1 MiB and up, where buckets are: compute beside it runs at the rest of its
+    rate), and with shares_compute alone (the two take turns)."""
     sizes = [1024 << k for k in range(18)]  # 1 KiB .. 128 MiB
     rows = gloo_group.run(gloo_sweep, 2, sizes, 10, 3)[0]
     log = os.path.join(a.workdir, "gloo_all_reduce.log")
     with open(log, "w") as f:
         f.write(nccl_tests_log(rows, 2))
     link = os.path.join(a.workdir, "gloo_link.json")
-    subprocess.run([a.ddpcalib, "import", "nccl-tests", "--in-place", "--link-class", "shm", "-o", link, log], check=True,
+    # A poor fit (a busy machine) is kept, and the report says so (the link's warning).
+    subprocess.run([a.ddpcalib, "import", "nccl-tests", "--in-place", "--accept-poor-fit", "--link-class", "shm", "-o", link, log], check=True,
                    stdout=subprocess.DEVNULL)
     with open(a.profile) as f:
         prof = json.load(f)
     with open(link) as f:
         shm = json.load(f)["comm"]["links"]["shm"]
+    share = min(1.0, max(1e-3, statistics.median(x["cpu_share"] for x in rows if x["bytes"] >= 1 << 20)))
     out = {}
-    for shares in (False, True):
-        prof["comm"]["links"]["shm"] = dict(shm, shares_compute=shares)
-        path = os.path.join(a.workdir, f"gloo_{'shares' if shares else 'free'}.json")
+    for v, extra in (("gloo-free", {"shares_compute": False}), ("gloo-share", {"shares_compute": True, "cpu_share": share}),
+                     ("gloo-turns", {"shares_compute": True})):
+        prof["comm"]["links"]["shm"] = dict(shm, **extra)
+        path = os.path.join(a.workdir, f"{v}.json")
         with open(path, "w") as f:
             json.dump(prof, f, indent=1)
-        out[shares] = path
-    return rows, out
+        out[v] = path
+    return rows, share, out
 
 
 def load():
@@ -258,18 +264,24 @@ def main():
     report = {"torch": torch.__version__, "cores": os.cpu_count(), "load_before": load(), "models": []}
     print(f"# scripts/bench_ddp_cpu.py: {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}, torch {torch.__version__}, "
           f"{os.cpu_count()} cores, 2 processes x 1 thread, gloo; load average {report['load_before']}")
-    sweep, gp = gloo_profiles(a, gloo_group)
-    report["gloo_sweep"] = sweep
+    sweep, share, gp = gloo_profiles(a, gloo_group)
+    report["gloo_sweep"], report["gloo_cpu_share"] = sweep, share
+    for v, prof in (("machine", a.profile), ("gloo", gp["gloo-free"])):
+        with open(prof) as f:
+            warn = json.load(f)["comm"]["links"]["shm"].get("warning")
+        if warn:
+            print(f"# warning: the {v} link's fit: {warn}")
     print("# gloo's all-reduce alone (2 processes): " + ", ".join(
         f"{x['bytes'] >> 10} KiB {1e3 * x['time_s']:.3g} ms ({100 * x['cpu_share']:.0f}% of a core)" for x in sweep[::4]))
     # The predictions: the profile as `ddpcalib machine` writes it (its link: MPI's all-reduce,
     # sharing the cores), and with gloo's own measured all-reduce as the link, taking turns with
     # compute on the cores or costing them nothing.
-    variants = [("machine", a.profile), ("gloo-shares", gp[True]), ("gloo-free", gp[False])]
+    variants = [("machine", a.profile)] + [(v, gp[v]) for v in ("gloo-turns", "gloo-share", "gloo-free")]
     print(f"# {a.rounds} rounds of caps {a.caps} interleaved, {a.warmup} + {a.steps} iterations per run; "
           "measured: median over rounds of each run's mean iteration (min..max); predicted with the link of")
-    print("#   machine: ddpcalib machine's (MPI's all-reduce, sharing the cores); gloo-shares: gloo's measured "
-          "all-reduce, sharing the cores; gloo-free: the same, beside compute at no cost")
+    print("#   machine: ddpcalib machine's (MPI's all-reduce, taking turns with compute on the cores); gloo's measured "
+          f"all-reduce: gloo-turns taking turns, gloo-share taking {100 * share:.0f}% of a core beside compute (measured), "
+          "gloo-free costing compute nothing")
     print(f"{'model':9} {'cap':>8} {'measured s':>10} {'spread s':>17}" +
           "".join(f" {v:>12} {'error':>7}" for v, _ in variants))
     tally = {v: [0, 0] for v, _ in variants}

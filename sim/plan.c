@@ -479,6 +479,10 @@ static int draw_host_jitter(const sim_config *c, plan_t *p, err_t *e) {
 static void plan_coll_share(const plan_t *p, plan_coll *pc, double edge_bytes) {
   pc->sm_frac = pc->hbm_frac = 0;
   if (!p->gpu_sharing || p->ranks < 2 || !(pc->estimate_s > 0)) return;
+  if (p->cpu_share > 0) { /* the cores: every op beside it slowed alike */
+    pc->sm_frac = pc->hbm_frac = p->cpu_share;
+    return;
+  }
   double n = p->ranks, ring = n / (n - 1), k;
   if (pc->algo == NCCL_ALGO_TREE) k = 3;
   else if (pc->proto == NCCL_PROTO_LL) k = 4 + ring;
@@ -674,6 +678,20 @@ int plan_begin(const sim_config *c, plan_t *p, err_t *e) {
   }
   p->shares_compute = (gpn > 1 && profile_link_shares_compute(c->profile, c->topo->intra_class)) ||
                       (c->nodes > 1 && profile_link_shares_compute(c->profile, c->topo->nic_class));
+  if (p->shares_compute && c->gpu_sharing) {
+    /* Where every link the job uses that shares the cores says how much of them its collective
+     * keeps busy, compute runs beside the collective at the rest of its rate instead of waiting for
+     * it (docs/simulation.md, "Communication backends"); the largest share speaks for all. */
+    double f[2] = {gpn > 1 ? profile_link_cpu_share(c->profile, c->topo->intra_class) : 0,
+                   c->nodes > 1 ? profile_link_cpu_share(c->profile, c->topo->nic_class) : 0};
+    int known = (!(gpn > 1 && profile_link_shares_compute(c->profile, c->topo->intra_class)) || f[0] > 0) &&
+                (!(c->nodes > 1 && profile_link_shares_compute(c->profile, c->topo->nic_class)) || f[1] > 0);
+    if (known) {
+      p->cpu_share = fmax(f[0], f[1]);
+      p->shares_compute = 0;
+      p->gpu_sharing = 1;
+    }
+  }
   p->iterations = c->iterations * c->no_sync;
   if (c->load_s > 0 && c->workers > 1) {
     /* W workers hand out batches in rounds of W: average over whole rounds, or the mean is off. */

@@ -134,6 +134,9 @@ typedef struct plan_s {
   int events;          /* the engine plays every event even where its closed form applies
                           (sim/maxplus.h; sim_config.events) */
   int shares_compute;  /* collectives and compute take turns on the same cores (MPI on CPUs) */
+  double cpu_share;    /* instead, where the links say how much of the cores a collective keeps busy
+                          (comm.links.<cls>.cpu_share): compute beside it runs at 1 - cpu_share of its
+                          rate (as beside NCCL's kernels on a GPU, gpu_sharing), or 0 */
 
   /* Buckets, in reduction order, each with its collective. */
   bucket_plan buckets;

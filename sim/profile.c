@@ -50,6 +50,7 @@ typedef struct {
   char name[64];
   double lat_s, bw_Bps, efficiency; /* bw_Bps == 0: use efficiency * nominal */
   int shares_compute;               /* transfers are done by the cores that compute (MPI on CPUs) */
+  double cpu_share;                 /* of those cores, what a collective keeps busy while it runs (0: all) */
   int has_hop[NALGO][NPROTO];
   double hop_lat_s[NALGO][NPROTO]; /* hop_lat_s.<algo>.<proto> */
 } linkcost;
@@ -829,6 +830,11 @@ int profile_from_json(const cJSON *root, const char *origin, int part, profile_t
       goto fail;
     }
     lc->shares_compute = cJSON_IsTrue(sc);
+    if ((rc = get_num(l, "cpu_share", path, origin, 0, 0, &R_FRAC, &lc->cpu_share, e))) goto fail;
+    if (lc->cpu_share > 0 && !lc->shares_compute) {
+      rc = err_set(e, ERR_INPUT, "%s: %s.cpu_share needs shares_compute true (it says how much of the cores it takes)", origin, path);
+      goto fail;
+    }
     if ((rc = load_warning(l, path, origin, p, e))) goto fail;
     if ((rc = load_algo_table(cJSON_GetObjectItemCaseSensitive(l, "hop_lat_s"), origin, path, lc->has_hop, lc->hop_lat_s,
                               NULL, e)))
@@ -999,6 +1005,12 @@ double profile_host_reduce_Bps(const profile_t *p) { return p->host_reduce_Bps; 
 int profile_link_shares_compute(const profile_t *p, const char *cls) {
   for (int i = 0; i < p->nlinks; i++)
     if (strcmp(p->links[i].name, cls) == 0) return p->links[i].shares_compute;
+  return 0;
+}
+
+double profile_link_cpu_share(const profile_t *p, const char *cls) {
+  for (int i = 0; i < p->nlinks; i++)
+    if (strcmp(p->links[i].name, cls) == 0) return p->links[i].shares_compute ? p->links[i].cpu_share : 0;
   return 0;
 }
 

@@ -152,6 +152,11 @@ int profile_link(const profile_t *p, const char *cls, double nominal_bw_Bps, dou
 /* 1 if comm.links.<cls>.shares_compute is true: the link's transfers are done by the cores that
  * compute (MPI between CPU processes), so communication and compute cannot overlap. */
 int profile_link_shares_compute(const profile_t *p, const char *cls);
+/* comm.links.<cls>.cpu_share (with shares_compute): the share of a core the link's collective keeps
+ * busy while it runs alone (process CPU time over wall time, measured), so that compute beside it
+ * runs at 1 - cpu_share of its rate instead of waiting for it; 0 where absent (the collective takes
+ * the cores whole). */
+double profile_link_cpu_share(const profile_t *p, const char *cls);
 
 /* NCCL's cost of one algorithm and protocol (sim/nccl.h's, keyed by their names: "ring", "tree";
  * "LL", "LL128", "Simple"): comm.nccl.<algo>.<proto> {base_lat_s, bw_factor}. *enabled is 0 where the profile lacks it;

@@ -247,6 +247,48 @@ static void gloo(void) {
   profile_destroy(p);
 }
 
+/* Collectives that share the cores (comm.links.<cls>.shares_compute), by hand. Bucket a (100 MB,
+ * ready after a short first segment) is all-reduced during the second segment (100 ms): its ring
+ * takes T = 2 x (2 us + 50 MB / 10 GB/s) = 10.004 ms. Beside it the segment runs at 1 - cpu_share of
+ * its rate: cpu_share 0.5 makes the iteration 0.5 T longer than links that cost the cores nothing;
+ * without cpu_share the collective and the segment take turns (T longer). */
+static void cpu_share(void) {
+  model_t *m = fixture_model("ddpsim-model 1\nname m\nbatch 1\ntokens 1 samples\nprecision fp32\nparam a 25000000\nparam b 10\n"
+                             "backward\newise s1 elems=1000 arrays=1 ready=a\newise s2 elems=25000000000 arrays=1 ready=b\n",
+                             "share.model");
+  topo_t *t = fixture_topo("ddpsim-topology 1\nname t\ngpus_per_node 2\nintra shm links=1 bw=10GBps\nnic none\n", "share.topo");
+  const char *link[3] = {"", ",\"shares_compute\":true,\"cpu_share\":0.5", ",\"shares_compute\":true"};
+  double it[3] = {0, 0, 0};
+  for (int k = 0; k < 3; k++) {
+    char text[1024];
+    snprintf(text, sizeof text,
+             "{\"format\":\"ddpsim-profile\",\"version\":1,\"device\":{\"kind\":\"cpu\"},\"compute\":{\"fp32\":{"
+             "\"gemm\":{\"model\":\"roofline\",\"launch_s\":0,\"peak_flops\":1e15,\"efficiency\":1,\"mem_bw_Bps\":1e15},"
+             "\"ewise\":{\"model\":\"roofline\",\"launch_s\":0,\"mem_bw_Bps\":1e12}}},"
+             "\"comm\":{\"links\":{\"shm\":{\"lat_s\":2e-6,\"bw_Bps\":1e10%s}}}}",
+             link[k]);
+    profile_t *p = fixture_profile(text, "share.json");
+    sim_config c;
+    fixture_config(&c, m, t, p, 1, 2);
+    c.backend = SIM_BACKEND_GLOO;
+    c.bucket_cap_mb = 1;
+    sim_result r;
+    err_t e;
+    if (sim_run(&c, &r, &e) == 0) {
+      it[k] = r.iteration_s;
+      sim_result_free(&r);
+    } else CHECK(0, "cpu_share case %d: %s", k, e.msg);
+    profile_destroy(p);
+  }
+  double T = 2 * (2e-6 + 50e6 / 1e10);
+  CHECK(check_close(0.5 * T, it[1] - it[0], 1e-3 * T, 0), "cpu_share 0.5: the iteration %.6g ms longer than free links, 0.5 T = %.6g ms",
+        (it[1] - it[0]) * 1e3, 0.5 * T * 1e3);
+  CHECK(check_close(T, it[2] - it[0], 1e-3 * T, 0), "cores taken whole: the iteration %.6g ms longer than free links, T = %.6g ms",
+        (it[2] - it[0]) * 1e3, T * 1e3);
+  model_destroy(m);
+  topo_destroy(t);
+}
+
 /* Host noise: every rank's host starts each iteration late by an exponential draw (sd 20 us). On one
  * host-bound GPU the iteration is longer by exactly rank 0's mean draw; on 8 the all-reduce waits for
  * the slowest host, E[max of 8] = 20 us x (1 + 1/2 + ... + 1/8) = 54.36 us (sd of the max 24 us:
@@ -333,6 +375,7 @@ int main(void) {
   mlstm_cells();
   host_noise();
   gloo();
+  cpu_share();
   gpu_pair();
   dispatch_cost();
   return check_status();
