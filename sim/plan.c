@@ -157,6 +157,25 @@ static int draw_jitter(const sim_config *c, plan_t *p, double compute_s, err_t *
   return ERR_OK;
 }
 
+/* DDP's copies of gradients (`arrays` passes over each, sim/cost.h cost_copy): the n parameters
+ * idx[0..n) (all of them with idx NULL), each gradient at its own type, a parameter's or the run
+ * precision where it follows it, so that fp32 gradients under autocast move 4 bytes an element. */
+static int grad_copy(const sim_config *c, plan_t *p, const int *idx, int n, long arrays, double *t, err_t *e) {
+  long numel[MODEL_DTYPE_COUNT] = {0};
+  for (int k = 0; k < n; k++) {
+    const model_param *q = &c->model->params[idx ? idx[k] : k];
+    numel[q->follows_run ? p->precision : q->dtype] += q->numel;
+  }
+  *t = 0;
+  for (int d = 0; d < MODEL_DTYPE_COUNT; d++) {
+    double x;
+    int rc = numel[d] > 0 ? cost_copy(c, numel[d], arrays, p->batch, (model_dtype)d, &x, &p->extrapolated_ops, e) : 0;
+    if (rc) return rc;
+    if (numel[d] > 0) *t += x;
+  }
+  return ERR_OK;
+}
+
 /* The ops as the host issues them (p->steps), backward's segments and the per-phase GPU totals;
  * param_seg[i]: the segment after which parameter i's gradient is ready. copies: DDP copies
  * gradients into buckets and back, or flat mode flattens them and divides and unflattens the
@@ -168,9 +187,7 @@ static int plan_compute(const sim_config *c, plan_t *p, int copies, int *param_s
   p->copies = copies;
   /* After the final wait: DDP copies each bucket back into .grad (2 arrays); flat mode divides the
    * flat buffer by the world size and copies it back into the gradients (4). */
-  if (copies && (rc = cost_copy(c, model_total_params(m), flat ? 4 : 2, p->batch, p->precision, &p->copy_back_s,
-                                &p->extrapolated_ops, e)))
-    return rc;
+  if (copies && (rc = grad_copy(c, p, NULL, m->nparams, flat ? 4 : 2, &p->copy_back_s, e))) return rc;
   p->bucket_copy_s = p->copy_back_s;
   p->first_tail = -1;
   for (int o = 0; o < m->nops; o++) {
@@ -201,10 +218,8 @@ static int plan_compute(const sim_config *c, plan_t *p, int copies, int *param_s
       if (copies && !flat) {
         /* The Reducer's hook copies the ready gradients into their bucket (and the bucket is
          * divided by the world size): read and write both, twice, on the compute stream. */
-        long numel = 0;
-        for (int k = 0; k < op->ready_count; k++) numel += m->params[m->ready[op->ready_first + k]].numel;
         double ct;
-        if ((rc = cost_copy(c, numel, 4, p->batch, p->precision, &ct, &p->extrapolated_ops, e))) return rc;
+        if ((rc = grad_copy(c, p, &m->ready[op->ready_first], op->ready_count, 4, &ct, e))) return rc;
         p->bucket_copy_s += ct;
         p->seg_copy_s[p->nseg] = ct;
       }
@@ -228,7 +243,7 @@ static int plan_compute(const sim_config *c, plan_t *p, int copies, int *param_s
     /* _flatten_dense_tensors: every gradient read and written into the flat buffer once backward
      * is done, before its all-reduce. */
     double ct;
-    if ((rc = cost_copy(c, model_total_params(m), 2, p->batch, p->precision, &ct, &p->extrapolated_ops, e))) return rc;
+    if ((rc = grad_copy(c, p, NULL, m->nparams, 2, &ct, e))) return rc;
     p->bucket_copy_s += ct;
     double all = p->seg_s[p->nseg - 1] + p->seg_copy_s[p->nseg - 1];
     p->seg_mem[p->nseg - 1] = (p->seg_mem[p->nseg - 1] * all + ct) / (all + ct);

@@ -59,9 +59,9 @@ def export(module, example_inputs, path, *, example_kwargs=None, batch=None, los
     batch: the per-GPU batch of the example (default: the first tensor input's first dimension).
     loss_fn(output) -> scalar: the loss (default: `output.loss` if the output has one, else the sum of
     every floating tensor in the output). mode: "fake" (FakeTensorMode: shapes only) or "real" (runs
-    on the tensors' own device). amp: run under torch.autocast at float16 (parameters and gradients
-    stay fp32). precision: the file's default run precision, "fp32" or "fp16" (default: fp16 with amp,
-    else the parameters' type). optimizer: "adamw", "adam", "rmsprop" or "sgd" (both with momentum), or "none";
+    on the tensors' own device). amp: run under torch.autocast, "fp16" (or True) at float16, "bf16" at
+    bfloat16 (parameters and gradients stay fp32). precision: the file's default run precision,
+    "fp32", "fp16" or "bf16" (default: autocast's type with amp, else the parameters' type). optimizer: "adamw", "adam", "rmsprop" or "sgd" (both with momentum), or "none";
     optimizer_impl: "foreach" (PyTorch's default on CUDA since 2.0) or "forloop" (foreach=False, and
     the only implementation before 2.0).
     tokens: (count, unit) per sample (default: (S, "tokens") for an integer [B, S] first input, else
@@ -93,8 +93,11 @@ def export(module, example_inputs, path, *, example_kwargs=None, batch=None, los
         raise ExportError("time_steps and from_trace are two sources of the times: give one")
     if time_steps < 0 or warmup_steps < 0:
         raise ExportError("time_steps and warmup_steps must be >= 0")
-    if precision not in (None, "fp32", "fp16"):
-        raise ExportError("precision must be fp32 or fp16, got %r" % (precision,))
+    if precision not in (None, "fp32", "fp16", "bf16"):
+        raise ExportError("precision must be fp32, fp16 or bf16, got %r" % (precision,))
+    amp = "fp16" if amp is True else amp or None
+    if amp not in (None, "fp16", "bf16"):
+        raise ExportError("amp must be False, True (fp16), \"fp16\" or \"bf16\", got %r" % (amp,))
     if not isinstance(module, torch.nn.Module):
         raise ExportError("expected an nn.Module, got %s" % type(module).__name__)
     args = tuple(example_inputs) if isinstance(example_inputs, (tuple, list)) else (example_inputs,)

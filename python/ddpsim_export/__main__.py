@@ -166,11 +166,13 @@ def main(argv=None):
                     help="fake: FakeTensorMode, shapes only, any size (default; real with --time or --from-trace); real: run on CPU tensors")
     ap.add_argument("--meta", action="store_true",
                     help="build the module on the meta device (no parameter memory; implies --mode fake)")
-    ap.add_argument("--amp", action="store_true", help="torch.autocast float16 (parameters and gradients stay fp32)")
+    ap.add_argument("--amp", nargs="?", const="fp16", choices=("fp16", "bf16"), default=None,
+                    help="torch.autocast at float16 (--amp, --amp fp16) or bfloat16 (--amp bf16); parameters and "
+                         "gradients stay fp32")
     ap.add_argument("--channels-last", action="store_true",
                     help="the module and its 4-D floating inputs in torch.channels_last (NHWC), as a model trained "
                          "with channels_last runs (the file's `layout nhwc`)")
-    ap.add_argument("--precision", choices=("fp32", "fp16"), help="the file's default run precision")
+    ap.add_argument("--precision", choices=("fp32", "fp16", "bf16"), help="the file's default run precision")
     ap.add_argument("--optimizer", choices=("adamw", "adam", "rmsprop", "sgd", "none"), default="adamw",
                     help="the optimizer step written (default adamw)")
     ap.add_argument("--optimizer-impl", choices=("foreach", "forloop"), default="foreach",

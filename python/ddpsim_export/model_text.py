@@ -76,7 +76,7 @@ def _saved(one, two, batch, run, notes):
     """The `saved` line: what autograd kept at the traced batch and twice it, as run-precision
     elements and other bytes, each fitted as C + N*B."""
     from .trace import dtype_tag
-    size = {"fp16": 2, "fp32": 4}[run]
+    size = {"fp16": 2, "bf16": 2, "fp32": 4}[run]
 
     def split(tr):
         elems = sum(b for dt, b in tr.saved.items() if dtype_tag(dt) == run and dt.itemsize == size) // size
@@ -258,10 +258,8 @@ def build(module, one, two, batch, *, amp, precision, optimizer, tokens, name, s
     for t in one.tensors:
         pdt[dtype_tag(t.dtype)] = pdt.get(dtype_tag(t.dtype), 0) + t.numel()
     param_main = max(pdt, key=pdt.get)
-    op_main = "fp16" if amp else param_main
-    run = precision or ("fp16" if amp else param_main or "fp32")
-    if any(d in one.dtypes for d in ("torch.bfloat16",)):
-        notes.add("bfloat16 ops are written as fp16 (the same bytes; the profile's fp16 costs)")
+    op_main = amp or param_main
+    run = precision or amp or param_main or "fp32"
     if "torch.float64" in one.dtypes:
         notes.add("float64 ops are written as fp32")
 
@@ -332,7 +330,8 @@ def build(module, one, two, batch, *, amp, precision, optimizer, tokens, name, s
           % (ph, one.framework_ops[ph], one.launches[ph], flops[ph] / batch / 1e9))
     w("#   Op names: module path, ATen op. Derivation: docs/export.md.")
     if amp:
-        w("# torch.autocast float16: parameters and gradients fp32; ops in fp32 under autocast say dtype=fp32.")
+        w("# torch.autocast %s: parameters and gradients fp32; ops in fp32 under autocast say dtype=fp32."
+          % {"fp16": "float16", "bf16": "bfloat16"}[amp])
     for n in sorted(notes):
         w("# Approximated: " + n + ".")
     w("name %s" % _short(name, None))

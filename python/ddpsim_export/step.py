@@ -89,8 +89,12 @@ def _default_loss(output):
     return total
 
 
+# The autocast dtypes the exporter runs under (--amp fp16|bf16), by the model format's names.
+AUTOCAST = {"fp16": torch.float16, "bf16": torch.bfloat16}
+
+
 def _autocast(device, amp):
-    return torch.autocast(device, dtype=torch.float16) if amp else contextlib.nullcontext()
+    return torch.autocast(device, dtype=AUTOCAST[amp]) if amp else contextlib.nullcontext()
 
 
 def train_step(module, args, kwargs, loss_fn, amp, opt):
@@ -191,7 +195,7 @@ def trace(module, args, kwargs, loss_fn, mode, amp, batch, scale, opt=None):
 
         device = next((t.device.type for t in tensors), "cpu")
         autocast = _autocast(device, amp)
-        rec.autocast_dtype = torch.float16 if amp else None
+        rec.autocast_dtype = AUTOCAST[amp] if amp else None
         owned = list(state.values()) if fake is not None else list(module.parameters()) + list(module.buffers())
         skip = {StorageWeakRef(t.untyped_storage()).cdata for t in owned}
         saved, seen = {}, set()

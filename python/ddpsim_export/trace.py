@@ -75,10 +75,12 @@ def _footprint(t):
 
 
 def dtype_tag(dt):
-    """The model format's element type for a torch dtype: fp16 for the 2-byte floats, fp32 for the
-    others (fp64 is written as fp32, an approximation the exporter reports); None if not floating."""
-    if dt in (torch.float16, torch.bfloat16):
+    """The model format's element type for a torch dtype: fp16, bf16, fp32 for the others (fp64 is
+    written as fp32, an approximation the exporter reports); None if not floating."""
+    if dt == torch.float16:
         return "fp16"
+    if dt == torch.bfloat16:
+        return "bf16"
     if dt in (torch.float32, torch.float64):
         return "fp32"
     return None
@@ -227,7 +229,7 @@ class Recorder(TorchDispatchMode):
         self.layouts = {}      # forward conv lines per activation layout ("nchw", "nhwc", None)
         self.value_reads = 0   # ops whose result depends on tensor values (_VALUE_OPS)
         self.mute = 0          # > 0: ops run unrecorded (cuda.py writes CUDA's kernels in their place)
-        self.autocast_dtype = None  # torch.float16 under --amp: what cuda.py's RNN kernels run in
+        self.autocast_dtype = None  # torch.float16 or bfloat16 under --amp: what cuda.py's RNN kernels run in
         self.sdpa_names = {}   # cuda.sdpa_key -> "flash" or "efficient": the CUDA op a CPU fused op stands for
         self.sdpa_counts = {}  # attention calls per backend CUDA selects
         self.rnn_fallback = 0  # RNN calls left as the CPU runs them (packed sequences)

@@ -437,6 +437,22 @@ def case_params(ddpsim, models):
           "amp: parameters fp32, the GEMM at the fp16 run precision")
     ddpsim_loads(ddpsim, path, "amp")
 
+    # bfloat16 autocast: the ops are bf16 (the profile's compute.bf16), not fp16; the gradients stay
+    # fp32, so DDP's bucket copies are priced at 4 bytes an element.
+    path = os.path.join(tmp, "amp-bf16.model")
+    export(nn.Sequential(nn.Linear(16, 16), nn.LayerNorm(16)), (torch.randn(B, 16),), path, amp="bf16")
+    text = open(path).read()
+    check("param 0.weight 16x16 fp32" in text and "precision bf16" in text and "torch.autocast bfloat16" in text and
+          "gemm  0.addmm m=16 n=B k=16\n" in text and "fp16" not in text.split("\nparam", 1)[1],
+          "amp bf16: parameters fp32, the GEMM at the bf16 run precision, nothing written as fp16")
+    r = subprocess.run([ddpsim, "predict", "--model", path, "--profile", "a100-dgxa100", "--topology", "dgxa100-ib", "--json"],
+                       capture_output=True, text=True)
+    check(r.returncode == 0 and json.loads(r.stdout)["precision"] == "bf16",
+          "amp bf16: predicted in bf16 on the A100 profile%s" % ("" if r.returncode == 0 else ": " + r.stderr.strip()[:300]))
+    r = subprocess.run([ddpsim, "predict", "--model", path], capture_output=True, text=True)
+    check(r.returncode == 1 and "bf16" in r.stderr, "amp bf16 on the V100 profile (no compute.bf16): exit 1 naming bf16 (%d: %s)"
+          % (r.returncode, r.stderr.strip()[:200]))
+
 
 def case_errors(ddpsim, models):
     need("torch", "torchvision")
