@@ -345,20 +345,10 @@ int computebench_run(const computebench_cfg *cfg,
   engine g = {.cuda = cfg->backend == COMPUTEBENCH_CUDA};
   if (g.cuda) {
     char ver[128];
-    if ((rc = gpucopy_probe(out->device, sizeof out->device, ver, sizeof ver, e))) return rc;
+    if ((rc = gpucopy_probe(&out->dev, ver, sizeof ver, e))) return rc;
     snprintf(out->library, sizeof out->library, "cuBLAS (kernels/mlstm_cuda.cu); %s", ver);
   } else {
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    char line[512];
-    snprintf(out->device, sizeof out->device, "cpu");
-    while (f && fgets(line, sizeof line, f))
-      if (strncmp(line, "model name", 10) == 0) {
-        char *v = strchr(line, ':');
-        if (v) snprintf(out->device, sizeof out->device, "%.200s", v + 2);
-        out->device[strcspn(out->device, "\n")] = '\0';
-        break;
-      }
-    if (f) fclose(f);
+    if ((rc = devinfo_read(DEVINFO_CPU, &out->dev, e))) return rc;
     snprintf(out->library, sizeof out->library, "OpenBLAS: %.200s", openblas_get_config());
   }
 

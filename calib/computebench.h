@@ -17,6 +17,7 @@
 
 #include <stddef.h>
 
+#include "devinfo.h"
 #include "err.h"
 
 enum { COMPUTEBENCH_CPU = 0, COMPUTEBENCH_CUDA = 1 };
@@ -67,7 +68,7 @@ typedef struct {
 typedef struct {
   size_t n, cap;
   computebench_meas *m;
-  char device[256];  /* CPU model or GPU name */
+  devinfo dev;       /* the device's own figures (calib/devinfo.h): CPU model or GPU name, memory... */
   char library[256]; /* OpenBLAS config, or CUDA runtime/driver versions */
 } computebench_result;
 

@@ -19,9 +19,9 @@ const char *gpucopy_mode_name(int mode) {
 
 #ifndef DDPCALIB_HAVE_CUDA
 
-int gpucopy_probe(char *name, size_t namelen, char *versions, size_t verlen, err_t *e) {
-  (void)name, (void)namelen, (void)versions, (void)verlen;
-  return err_set(e, ERR_NODEV, "no CUDA device (ddpcalib was built without CUDA)");
+int gpucopy_probe(devinfo *dev, char *versions, size_t verlen, err_t *e) {
+  (void)versions, (void)verlen;
+  return devinfo_read(DEVINFO_CUDA, dev, e); /* ERR_NODEV: built without CUDA */
 }
 
 int gpucopy_time(int mode, size_t bytes, int warmups, int iters, double *samples_s, err_t *e) {
@@ -42,22 +42,13 @@ int gpucopy_time(int mode, size_t bytes, int warmups, int iters, double *samples
     }                                                                                           \
   } while (0)
 
-int gpucopy_probe(char *name, size_t namelen, char *versions, size_t verlen, err_t *e) {
-  int n = 0;
-  cudaError_t ce = cudaGetDeviceCount(&n);
-  if (ce != cudaSuccess || n < 1)
-    return err_set(e, ERR_NODEV, "no CUDA device (cudaGetDeviceCount: %s)",
-                   ce != cudaSuccess ? cudaGetErrorString(ce) : "0 devices");
-  struct cudaDeviceProp p;
-  if (cudaGetDeviceProperties(&p, 0) != cudaSuccess)
-    return err_set(e, ERR_RUNTIME, "cuda: cudaGetDeviceProperties failed");
+int gpucopy_probe(devinfo *dev, char *versions, size_t verlen, err_t *e) {
+  int rc = devinfo_read(DEVINFO_CUDA, dev, e);
+  if (rc) return rc;
   int drv = 0, rt = 0;
   cudaDriverGetVersion(&drv);
   cudaRuntimeGetVersion(&rt);
-  /* The name as the device reports it (torch.cuda.get_device_name's too): the exporter's measured
-   * times are matched to a profile by it (sim/cost.h). */
-  snprintf(name, namelen, "%.200s", p.name);
-  snprintf(versions, verlen, "CUDA runtime %d, driver %d, %d device(s)", rt, drv, n);
+  snprintf(versions, verlen, "CUDA runtime %d, driver %d, %d device(s)", rt, drv, dev->ndevices);
   return ERR_OK;
 }
 

@@ -6,11 +6,12 @@
 
 #include <stddef.h>
 
+#include "devinfo.h"
 #include "err.h"
 
-/* Device 0's name as it reports it (cudaDeviceProp.name) into name, "CUDA runtime R, driver D,
- * N device(s)" into versions. */
-int gpucopy_probe(char *name, size_t namelen, char *versions, size_t verlen, err_t *e);
+/* Device 0's figures (devinfo_read, DEVINFO_CUDA) into dev, "CUDA runtime R, driver D, N device(s)"
+ * into versions. */
+int gpucopy_probe(devinfo *dev, char *versions, size_t verlen, err_t *e);
 
 enum {
   GPUCOPY_D2D = 0,          /* cudaMemcpy device to device */

@@ -1,5 +1,6 @@
 /* launchbench with CUDA: an empty kernel, launched LAUNCHBENCH_BATCH times per timed batch. */
 extern "C" {
+#include "devinfo.h"
 #include "launchbench.h"
 }
 
@@ -22,17 +23,14 @@ static int cmp(const void *a, const void *b) {
 }
 
 extern "C" int launchbench_time(int iters, double *launch_s, char *dev, size_t devlen, err_t *e) {
-  int n = 0;
-  /* Without a GPU cudaGetDeviceCount returns an error, not 0 (DESIGN.md): either is "no GPU". */
-  if (cudaGetDeviceCount(&n) != cudaSuccess || n < 1) return err_set(e, ERR_NODEV, "no CUDA device");
+  devinfo d;
+  int rc = devinfo_read(DEVINFO_CUDA, &d, e); /* ERR_NODEV without a GPU */
+  if (rc) return rc;
   if (iters < 1) return err_set(e, ERR_USAGE, "launchbench: at least one batch");
-  cudaDeviceProp prop;
-  cudaError_t ce = cudaGetDeviceProperties(&prop, 0);
-  if (ce != cudaSuccess) return err_set(e, ERR_RUNTIME, "cuda: cudaGetDeviceProperties: %s", cudaGetErrorString(ce));
-  snprintf(dev, devlen, "%s", prop.name);
+  snprintf(dev, devlen, "%s", d.name);
+  cudaError_t ce;
   double *t = (double *)malloc((size_t)iters * sizeof *t);
   if (!t) return err_set(e, ERR_NOMEM, "out of memory");
-  int rc = ERR_OK;
   for (int it = -2; it < iters && rc == ERR_OK; it++) { /* two untimed batches first */
     double t0 = now_s();
     for (int k = 0; k < LAUNCHBENCH_BATCH; k++) launchbench_empty<<<1, 1>>>();

@@ -169,9 +169,11 @@ int profilew_write(const cJSON *doc, const char *path, err_t *e) {
 /* A member at `path` (depth 1 = top level) is one unit, taken whole from one side, at depth 3
  * (compute.<precision>.<kind>, comm.links.<class>, samples.<section>.<name>), or sooner where its
  * parts only make sense together: h2d.<mode>, compute.jitter (a model and its numbers),
- * compute.host, comm.nccl (one tuning, one measurement), and each uncertainty."<path>" entry. */
+ * compute.host, comm.nccl (one tuning, one measurement), each uncertainty."<path>" entry, and the
+ * device (one card's figures with the one source that says where they come from: two cards' never
+ * mix, docs/calib.md, "merge"). */
 static int is_unit(const char *path, int depth) {
-  return depth >= 3 || (depth == 2 && strncmp(path, "uncertainty.", 12) == 0) || strcmp(path, "compute.jitter") == 0 || strcmp(path, "compute.host") == 0 ||
+  return depth >= 3 || strcmp(path, "device") == 0 || (depth == 2 && strncmp(path, "uncertainty.", 12) == 0) || strcmp(path, "compute.jitter") == 0 || strcmp(path, "compute.host") == 0 ||
          strcmp(path, "comm.nccl") == 0 || (depth == 2 && strncmp(path, "h2d.", 4) == 0);
 }
 

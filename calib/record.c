@@ -432,6 +432,25 @@ static int record_jitter(cJSON *compute, const computebench_result *res, record_
   return ERR_OK;
 }
 
+/* The profile's "device" object, replaced whole by what the device reports (calib/devinfo.h): its
+ * name (a CPU's /proc/cpuinfo model name, cudaDeviceProp.name, as the exporter's --time names it:
+ * ddpsim prices a model's measured op times only on a profile of the same device, sim/cost.h),
+ * memory_bytes, sm_count and hbm_Bps where known (absent where 0), and source naming each call. */
+static int record_device(cJSON *doc, const devinfo *d, err_t *e) {
+  cJSON_DeleteItemFromObjectCaseSensitive(doc, "device");
+  cJSON *dev = profilew_obj(doc, "device");
+  if (!dev) return NOMEM(e);
+  int rc = profilew_str(dev, "name", d->name, e);
+  /* Its kind: what ddpsim's gloo backend needs to know (a CPU's tensors are in host memory, nothing
+   * is staged; docs/simulation.md, "Communication backends"). */
+  if (!rc) rc = profilew_str(dev, "kind", d->backend == DEVINFO_CUDA ? "gpu" : "cpu", e);
+  if (!rc && d->memory_bytes > 0) rc = profilew_num(dev, "memory_bytes", d->memory_bytes, e);
+  if (!rc && d->sm_count > 0) rc = profilew_num(dev, "sm_count", d->sm_count, e);
+  if (!rc && d->hbm_Bps > 0) rc = profilew_num(dev, "hbm_Bps", d->hbm_Bps, e);
+  if (!rc) rc = profilew_str(dev, "source", d->source, e);
+  return rc;
+}
+
 int record_compute(cJSON *doc, const computebench_cfg *cfg, const computebench_result *res,
                    record_compute_fit *fit, err_t *e) {
   const char *prec = cfg->precision == COMPUTEBENCH_FP16 ? "fp16" : "fp32";
@@ -514,7 +533,7 @@ int record_compute(cJSON *doc, const computebench_cfg *cfg, const computebench_r
              cfg->backend == COMPUTEBENCH_CUDA ? "cuda" : "cpu",
              gemm ? (cfg->backend == COMPUTEBENCH_CUDA ? "cuBLAS GEMM" : "cblas_sgemm")
                   : (cfg->backend == COMPUTEBENCH_CUDA ? "cudaMemcpy device to device" : "memcpy"),
-             res->device, cfg->iters);
+             res->dev.name, cfg->iters);
     cJSON *fb = roofline_json(gemm ? &fit->gemm : &fit->ewise, gemm, "fitted to the points above");
     if (!fb) goto nomem;
     cJSON_AddItemToObject(k, "fallback", fb);
@@ -534,7 +553,7 @@ int record_compute(cJSON *doc, const computebench_cfg *cfg, const computebench_r
   }
   cJSON *ml, *gs, *es;
   if (!cJSON_AddStringToObject(samp, "backend", cfg->backend == COMPUTEBENCH_CUDA ? "cuda" : "cpu") ||
-      !cJSON_AddStringToObject(samp, "device", res->device) ||
+      !cJSON_AddStringToObject(samp, "device", res->dev.name) ||
       !cJSON_AddNumberToObject(samp, "iters", cfg->iters) ||
       !cJSON_AddNumberToObject(samp, "warmups", cfg->warmups) ||
       !cJSON_AddStringToObject(samp, "time",
@@ -551,15 +570,7 @@ int record_compute(cJSON *doc, const computebench_cfg *cfg, const computebench_r
   cJSON *compute = profilew_obj(doc, "compute"), *sc = profilew_obj(profilew_obj(doc, "samples"), "compute");
   if (!compute || !sc) goto nomem;
   if ((rc = record_jitter(compute, res, fit, e))) goto done;
-  /* The device by the name it reports (a CPU's /proc/cpuinfo model name, cudaDeviceProp.name), as
-   * the exporter's --time names it: ddpsim prices a model's measured op times only on a profile of
-   * the same device (sim/cost.h, docs/export.md). */
-  cJSON *dev = profilew_obj(doc, "device");
-  if (!dev) goto nomem;
-  if ((rc = profilew_str(dev, "name", res->device, e))) goto done;
-  /* Its kind: what ddpsim's gloo backend needs to know (a CPU's tensors are in host memory, nothing
-   * is staged; docs/simulation.md, "Communication backends"). */
-  if ((rc = profilew_str(dev, "kind", cfg->backend == COMPUTEBENCH_CUDA ? "gpu" : "cpu", e))) goto done;
+  if ((rc = record_device(doc, &res->dev, e))) goto done;
   cJSON_DeleteItemFromObjectCaseSensitive(compute, prec);
   cJSON_DeleteItemFromObjectCaseSensitive(sc, prec);
   cJSON_AddItemToObject(compute, prec, prec_obj);

@@ -53,7 +53,8 @@ typedef struct {
  * gets every timed whole mLSTM iteration over its shape's mean, unless one of those ratios is
  * outside PROFILE_JITTER_RATIO_MIN .. _MAX (a run the machine disturbed, mostly on tiny shapes):
  * then the profile has no compute.jitter and fit->jitter_left_out says why, for the front end to
- * warn; the times stay in samples. */
+ * warn; the times stay in samples. The profile's "device" is replaced by res->dev (name,
+ * memory_bytes, sm_count, hbm_Bps where known, and source: docs/calib.md, "The device"). */
 int record_compute(cJSON *doc, const computebench_cfg *cfg, const computebench_result *res,
                    record_compute_fit *fit, err_t *e);
 #endif

@@ -15,8 +15,8 @@ static const char *usage =
     "usage: ddpcalib cluster --compute PROFILE --topology T --link SRC:CLASS=NAME[,...] -o OUT\n"
     "\n"
     "Writes one complete profile for topology T: compute (and compute.jitter, compute.host, h2d)\n"
-    "from --compute, and for each --link entry the link class CLASS of profile SRC written as the\n"
-    "class NAME of the topology, e.g.\n"
+    "and device from --compute, and for each --link entry the link class CLASS of profile SRC\n"
+    "written as the class NAME of the topology, e.g.\n"
     "  --link my.json:shm=nvlink,v100-dgx1v:ib-edr=ib-edr\n"
     "takes this machine's measured MPI link as the nodes' intra-node class nvlink and the bundled\n"
     "reference's EDR InfiniBand between nodes. Every class T names must be given exactly once.\n"
@@ -145,6 +145,7 @@ int cmd_cluster(cli_ctx *x, int argc, char **argv) {
   if (!lk) rc = err_set(&e, ERR_NOMEM, "out of memory");
   if (!rc) rc = copy_item(doc, cdoc, "compute", &e);
   if (!rc) rc = copy_item(doc, cdoc, "h2d", &e);
+  if (!rc) rc = copy_item(doc, cdoc, "device", &e); /* the card the compute ran on */
   if (!rc) rc = profilew_str(profilew_obj(doc, "provenance"), "compute_from", cpath, &e);
   for (int i = 0; i < links.n && !rc; i++) rc = take_link(lk, &map[i], &e);
   if (!rc) rc = profile_check_json(doc, output, PROFILE_WHOLE, &e);

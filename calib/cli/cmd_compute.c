@@ -128,11 +128,16 @@ int cmd_compute(cli_ctx *x, int argc, char **argv) {
   rc = computebench_run(&cfg, print_meas, NULL, &res, &e);
   if (!rc) {
     profilew_prov p = calcmd_prov("compute");
-    p.devices = res.device, p.libraries = res.library;
+    p.devices = res.dev.name, p.libraries = res.library;
     doc = profilew_new("measured", &p);
     rc = doc ? record_compute(doc, &cfg, &res, &fit, &e) : err_set(&e, ERR_NOMEM, "out of memory");
   }
-  if (!rc) print_fit(prec, &fit);
+  if (!rc) {
+    char dev[512];
+    devinfo_summary(&res.dev, dev, sizeof dev);
+    print_fit(prec, &fit);
+    printf("# device: %s\n", dev);
+  }
   if (!rc) rc = calcmd_gate_compute(doc, prec, &fit, accept_poor, &e);
   if (!rc && output) rc = calcmd_write(doc, output, &e);
   cJSON_Delete(doc);

@@ -87,21 +87,22 @@ int cmd_h2d(cli_ctx *x, int argc, char **argv) {
   if (maxb < minb) return cli_usage(x, "--maxbytes (-e): max size is below min size");
   if ((rc = calcmd_check_output(x, output))) return rc;
 
-  char dev[256], ver[128];
+  devinfo dev;
+  char ver[128];
   err_t e = {{0}};
-  if ((rc = gpucopy_probe(dev, sizeof dev, ver, sizeof ver, &e))) return calcmd_status(x, rc, &e);
+  if ((rc = gpucopy_probe(&dev, ver, sizeof ver, &e))) return calcmd_status(x, rc, &e);
   size_t nsizes = 0;
   for (double s = (double)minb; s <= (double)maxb; s *= factor) nsizes++;
   double *bytes = calloc(nsizes, sizeof *bytes), *med = calloc(nsizes, sizeof *med);
   double *t = calloc(2 * (size_t)iters, sizeof *t);
   profilew_prov p = calcmd_prov("h2d");
-  p.devices = dev, p.libraries = ver;
+  p.devices = dev.name, p.libraries = ver;
   cJSON *doc = profilew_new("measured", &p);
   cJSON *h2d = doc ? profilew_obj(doc, "h2d") : NULL;
   cJSON *samples = doc ? profilew_obj(profilew_obj(doc, "samples"), "h2d") : NULL;
   if (!bytes || !med || !t || !h2d || !samples) rc = err_set(&e, ERR_NOMEM, "out of memory");
   else {
-    printf("# ddpcalib h2d: %s, %s; median of %d timed copies (CUDA events)\n", dev, ver, iters);
+    printf("# ddpcalib h2d: %s, %s; median of %d timed copies (CUDA events)\n", dev.name, ver, iters);
     printf("# %-14s %12s %12s %10s\n", "mode", "size(B)", "median(us)", "GB/s");
   }
   for (int mode = GPUCOPY_H2D_PAGEABLE; mode < GPUCOPY_NMODES && !rc; mode++) {

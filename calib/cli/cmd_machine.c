@@ -90,6 +90,9 @@ static int measure_compute(const computebench_cfg *cc, cJSON *doc, int accept_po
     printf("# compute.fp32: %zu GEMM shapes (%.2f GFLOP/s fitted), %zu copy sizes (%.2f GB/s); host %.2f us per call\n",
            fit.gemm_points, fit.gemm.rate_flops / 1e9, fit.ewise_points, fit.ewise.mem_bw_Bps / 1e9,
            fit.ewise.launch_s * 1e6);
+    char dev[512];
+    devinfo_summary(&res.dev, dev, sizeof dev);
+    printf("# device: %s\n", dev);
     if (fit.jitter_left_out[0]) printf("# warning: %s\n", fit.jitter_left_out);
     if (!rc) rc = calcmd_gate_compute(doc, "fp32", &fit, accept_poor, e); /* compute's gate */
   }

@@ -190,6 +190,18 @@ sed 's/}$/,'"$u"'}/' gpu.json >gpu-u.json
 expect 0 "" "merge a profile with uncertainty" -- "$calib" merge gpu-u.json cpu.json -o gcu.json
 grep -q '"compute.fp16.gemm.efficiency"' gcu.json && ! grep -q '"compute.fp32.gemm.efficiency"' gcu.json &&
   ok "merge: the uncertainty of a replaced number is dropped, the other kept" || bad "merge: uncertainty entries not following their numbers"
+# The device is one unit: a later file's card replaces the earlier's whole (a GPU's SM count never
+# stays beside a CPU's name and memory), and the replacement is listed.
+whole '{"nvlink":{"lat_s":3.4e-6,"efficiency":0.8}}' \
+  ',"device":{"name":"Tesla V100-SXM2-16GB","memory_bytes":17179869184,"sm_count":80,"hbm_Bps":9e11,"tdp_W":300,"idle_W":40,"source":"s"}' >gdev.json
+whole '{"nvlink":{"lat_s":3.4e-6,"efficiency":0.8}}' ',"device":{"name":"cpu","memory_bytes":8589934592,"source":"c"}' >cdev.json
+expect 0 "from cdev.json: .*, device$" "merge two cards: the device taken whole from the second" -- "$calib" merge gdev.json cdev.json -o gcdev.json
+python3 -c 'import json,sys; m=json.load(open("gcdev.json")); sys.exit(not (m["device"] == json.load(open("cdev.json"))["device"] and "device from cdev.json" in m["provenance"]["replaced"]))' \
+  && ok "merge: the device is the second's exactly, recorded as replaced" || bad "merge: the device mixed two cards' figures"
+whole '{"nvlink":{"lat_s":3.4e-6,"efficiency":0.8}}' >nodev.json
+expect 0 "" "merge a card with a profile without one" -- "$calib" merge gdev.json nodev.json -o gnodev.json
+python3 -c 'import json,sys; sys.exit(json.load(open("gnodev.json"))["device"] != json.load(open("gdev.json"))["device"])' \
+  && ok "merge: the only device is kept whole" || bad "merge: the only device was not kept"
 expect 1 "nope.json: cannot read" "merge a missing file" -- "$calib" merge nope.json v2.json -o m.json
 expect 1 "malformed.json:3" "merge a malformed file" -- "$calib" merge malformed.json neg.json -o m.json
 
@@ -280,6 +292,18 @@ grep -q '"model":.*"table"' compute.json && grep -q '"fallback"' compute.json &&
 cpu=$(grep -m1 '^model name' /proc/cpuinfo | sed 's/^[^:]*: *//')
 python3 -c 'import json,sys; sys.exit(json.load(open("compute.json"))["device"]["name"] != sys.argv[1])' "${cpu:-cpu}" \
   && ok "compute: device.name is this CPU's model name (${cpu:-cpu})" || bad "compute: device.name is not '${cpu:-cpu}'"
+# The card's memory as the host reports it (calib/devinfo.h): /proc/meminfo's MemTotal within a page;
+# no SMs or memory bandwidth on a CPU (ddpsim's GPU-sharing model stays off), each field's call named.
+if python3 - compute.json "$(getconf PAGESIZE)" <<'EOP'
+import json, sys
+d = json.load(open(sys.argv[1]))["device"]
+kb = [int(l.split()[1]) for l in open("/proc/meminfo") if l.startswith("MemTotal:")][0]
+print("     memory_bytes %s, MemTotal %d bytes" % (d.get("memory_bytes"), kb * 1024))
+sys.exit(not (abs(d["memory_bytes"] - kb * 1024) <= int(sys.argv[2]) and "sm_count" not in d and "hbm_Bps" not in d
+              and "sysconf(_SC_PHYS_PAGES)" in d["source"]))
+EOP
+then ok "compute: device.memory_bytes is MemTotal within a page; no sm_count, hbm_Bps; source names sysconf"
+else bad "compute: device figures"; fi
 expect 0 "merged" "merge compute.json comm.json" -- "$calib" merge compute.json comm.json -o both.json
 expect 0 "both.json: ok" "merge: compute + comm validates" -- "$calib" validate both.json
 grep -q '"fp32":' both.json && grep -q '"shm":' both.json && ok "merge: has compute.fp32 and comm.links.shm" \

@@ -52,7 +52,26 @@ if python3 -c 'import torch, sys; sys.exit(not torch.cuda.is_available())' 2>/de
 else
   echo "skip: PyTorch without CUDA: host --device cuda not run"
 fi
-"$calib" compute --backend cuda --hidden 64 --batch 2 --seq 2 -n 3 -w 1 -o gpu.json >gpu.txt 2>&1 &&
+# Device 0 in nvidia-smi's order (PCI bus), so that its figures can be compared below.
+CUDA_DEVICE_ORDER=PCI_BUS_ID "$calib" compute --backend cuda --hidden 64 --batch 2 --seq 2 -n 3 -w 1 -o gpu.json >gpu.txt 2>&1 &&
   ok "compute --backend cuda runs" || { bad "compute --backend cuda"; head gpu.txt; }
+# The card's figures as the device reports them (calib/devinfo.h): name and memory as nvidia-smi
+# says (totalGlobalMem leaves out what the driver reserves: within 3% of memory.total), SMs and a
+# nominal bandwidth in the loader's ranges, the bandwidth marked nominal; the profile validates.
+smi=$(nvidia-smi -i 0 --query-gpu=name,memory.total --format=csv,noheader,nounits 2>/dev/null)
+if python3 - gpu.json "$smi" "${CUDA_VISIBLE_DEVICES-}" <<'EOP'
+import json, sys
+d = json.load(open(sys.argv[1]))["device"]
+print("     device:", {k: v for k, v in d.items() if k != "source"}, "| nvidia-smi:", sys.argv[2])
+ok = d["memory_bytes"] > 0 and d["sm_count"] >= 1 and d["sm_count"] == int(d["sm_count"]) and 1e9 <= d["hbm_Bps"] <= 1e14
+ok = ok and "NOMINAL" in d["source"] and "cuda_context_bytes" not in d and "tdp_W" not in d
+if sys.argv[2] and not sys.argv[3]:  # nvidia-smi's device 0 is CUDA's only when nothing is hidden
+    name, mib = [x.strip() for x in sys.argv[2].rsplit(",", 1)]
+    ok = ok and d["name"] == name and 0.97 * float(mib) * 2**20 <= d["memory_bytes"] <= float(mib) * 2**20
+sys.exit(not ok)
+EOP
+then ok "compute --backend cuda: device name, memory_bytes, sm_count, nominal hbm_Bps"
+else bad "compute --backend cuda: device figures"; fi
+"$calib" validate --part gpu.json && ok "compute --backend cuda: the profile validates (a part)" || bad "compute --backend cuda: profile invalid"
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

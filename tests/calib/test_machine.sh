@@ -36,6 +36,16 @@ check "cluster says where each class comes from" \
   test -n "$(grep 'comm.links.nvlink from my.json, class shm' step4.out)" -a -n "$(grep 'comm.links.ib-edr from v100-dgx1v' step4.out)"
 check "predict on 16 nodes of the cluster printed an iteration" test -n "$(grep '^iteration ' step5.out)"
 
+# The card machine wrote (calib/devinfo.h): this host's memory as /proc/meminfo says (within a
+# page), no SMs or memory bandwidth (a CPU); cluster carries it with the compute; predict's memory
+# fit checks against it.
+memtotal=$(awk '/^MemTotal:/ {printf "%.0f", $2 * 1024}' /proc/meminfo)
+dev_ok=$(python3 -c "
+import json; d=json.load(open('my.json'))['device']; c=json.load(open('cluster.json')).get('device')
+print('ok' if abs(d['memory_bytes'] - $memtotal) <= $(getconf PAGESIZE) and 'sm_count' not in d and 'hbm_Bps' not in d
+      and c == d else 'bad %r, cluster %r, MemTotal $memtotal' % (d, c))" 2>&1)
+check "machine: device.memory_bytes is MemTotal, no sm_count or hbm_Bps; cluster.json has the same device ($dev_ok)" test "$dev_ok" = ok
+
 # The breakdown of both predictions adds up to the iteration (parts >= 0).
 for f in my cluster; do
   args="--profile $f.json --model my.model"
@@ -47,6 +57,10 @@ parts=[r[k] for k in ('loading_s','transfer_s','compute_s','exposed_comm_s','str
 ok=all(p>=0 for p in parts) and abs(sum(parts)-r['iteration_s'])<=1e-9*r['iteration_s']
 print('ok' if ok else 'bad %r %r'%(parts,r['iteration_s']))" 2>&1)
   check "$f: parts >= 0 add up to iteration_s ($sum)" test "$sum" = ok
+  fit=$(python3 -c "
+import json; m=json.load(open('$f.pred.json'))['memory']; d=json.load(open('$f.json'))['device']['memory_bytes']
+print('ok' if m['device_bytes'] == d and m['fits'] is True else 'bad %r %r' % (m['device_bytes'], d))" 2>&1)
+  check "$f: predict's memory fit uses the profile's device.memory_bytes ($fit)" test "$fit" = ok
 done
 
 # Refusals: every class of the topology named, nothing else; misuse 2, bad input 1.

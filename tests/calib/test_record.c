@@ -47,7 +47,7 @@ static cJSON *record(const double *times, size_t n, record_compute_fit *fit, int
   it.median_s = it.mean_s;
   m[k++] = it;
   computebench_result res = {.n = k, .cap = k, .m = m};
-  snprintf(res.device, sizeof res.device, "test");
+  snprintf(res.dev.name, sizeof res.dev.name, "test");
   computebench_cfg cfg = {.backend = COMPUTEBENCH_CPU, .precision = COMPUTEBENCH_FP32, .iters = (int)n};
   profilew_prov p = {0};
   cJSON *doc = profilew_new("t", &p);
