@@ -58,10 +58,10 @@ int cost_op_sides(const sim_config *c, const model_op *op, long batch, model_dty
  * measured table. Errors as cost_op_time. */
 int cost_op(const sim_config *c, const model_op *op, long batch, model_dtype prec, double *t, int *extrap, err_t *e);
 
-/* An elementwise pass over numel gradient elements moving `arrays` arrays (DDP's bucket copies):
- * the GPU's time of one launch of the profile's elementwise model (its host side, one launch, is
- * the pipeline's: plan_t.launch_host_s). */
-int cost_copy(const sim_config *c, long numel, long arrays, long batch, model_dtype prec, double *t, int *extrap,
+/* Elementwise passes over numel gradient elements moving `arrays` arrays in `kernels` launches
+ * (DDP's bucket copies: one kernel per gradient): the GPU's time of the profile's elementwise model
+ * (its host side, a launch each, is the pipeline's: plan_t.launch_host_s). */
+int cost_copy(const sim_config *c, long numel, long arrays, long kernels, long batch, model_dtype prec, double *t, int *extrap,
               err_t *e);
 
 /* The host-to-device copy of one batch: the mode simulated (never SIM_H2D_AUTO: AUTO becomes

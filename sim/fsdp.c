@@ -425,7 +425,7 @@ static int new_coll(script_t *s, int k, coll_kind kind, int bwd) {
 
 static double copy_time(script_t *s, long numel, model_dtype dt) {
   double t = 0;
-  if (!s->err && numel > 0) s->err = cost_copy(s->c, numel, 2, s->p->batch, dt, &t, &s->p->extrapolated_ops, s->e);
+  if (!s->err && numel > 0) s->err = cost_copy(s->c, numel, 2, 1, s->p->batch, dt, &t, &s->p->extrapolated_ops, s->e);
   return t;
 }
 

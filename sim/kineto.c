@@ -2,6 +2,7 @@
 #include "kineto.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +44,8 @@ typedef struct {
   int nk, capk;
   long corr;         /* the last correlation id given */
   int it;            /* the iteration being laid out */
+  double sync_s;     /* the end of the previous iteration's GPU work: the training loop's sync returns
+                        then, so no later launch is earlier (the same instant, computed once) */
   int bad;
 } kw;
 
@@ -169,6 +172,15 @@ static void collect(kw *w, int it) {
   }
 }
 
+/* A time in microseconds, written so that it reads back as the same double: cJSON's own printing
+ * keeps 15 digits where they come within an epsilon of the value, which can move a time by one ulp,
+ * enough to put a launch after the kernel end it coincides with. */
+static int add_us(cJSON *o, const char *key, double us) {
+  char buf[32];
+  snprintf(buf, sizeof buf, "%.17g", us);
+  return cJSON_AddRawToObject(o, key, buf) != NULL;
+}
+
 static cJSON *event(kw *w, const char *ph, const char *cat, const char *name, int pid, int tid, double ts_s) {
   cJSON *e = cJSON_CreateObject();
   if (!e || !cJSON_AddItemToArray(w->ev, e)) {
@@ -178,14 +190,17 @@ static cJSON *event(kw *w, const char *ph, const char *cat, const char *name, in
   }
   if (!cJSON_AddStringToObject(e, "ph", ph) || (cat && !cJSON_AddStringToObject(e, "cat", cat)) ||
       !cJSON_AddStringToObject(e, "name", name) || !cJSON_AddNumberToObject(e, "pid", pid) ||
-      !cJSON_AddNumberToObject(e, "tid", tid) || !cJSON_AddNumberToObject(e, "ts", ts_s * 1e6))
+      !cJSON_AddNumberToObject(e, "tid", tid) || !add_us(e, "ts", ts_s * 1e6))
     w->bad = 1;
   return e;
 }
 
 static cJSON *span(kw *w, const char *cat, const char *name, int pid, int tid, double a_s, double b_s) {
   cJSON *e = event(w, "X", cat, name, pid, tid, a_s);
-  if (e && !cJSON_AddNumberToObject(e, "dur", (b_s - a_s) * 1e6)) w->bad = 1;
+  /* The end in microseconds less the start in microseconds: a reader's ts + dur then gives the end
+   * exactly (the subtraction of two close doubles is exact), so that spans meeting at one instant
+   * meet in the file too (HTA tells a launch after a kernel's end from one at its end). */
+  if (e && !add_us(e, "dur", b_s * 1e6 - a_s * 1e6)) w->bad = 1;
   return e;
 }
 
@@ -248,6 +263,7 @@ static void emit_iteration(kw *w, int it, double step_a, double step_b) {
     int ph = k->phase;
     double slot = (wb[ph] - wa[ph]) / n[ph], launch = wa[ph] + slot * j[ph]++;
     if (launch < step_a) launch = step_a;
+    if (launch < w->sync_s) launch = w->sync_s;
     if (launch > k->start_s) launch = k->start_s;
     double launch_end = launch + slot < k->start_s ? launch + slot : k->start_s;
     if (k->host_comm) { /* gloo, MPI: the host's collective, on the process group's thread */
@@ -284,6 +300,8 @@ static void emit_iteration(kw *w, int it, double step_a, double step_b) {
     cJSON *f = event(w, "f", "ac2g", "ac2g", w->device, k->stream, k->start_s);
     if (f && (!cJSON_AddNumberToObject(f, "id", (double)corr) || !cJSON_AddStringToObject(f, "bp", "e"))) w->bad = 1;
   }
+  for (int i = 0; i < w->nk; i++)
+    if (w->k[i].stream == STREAM_COMPUTE && w->k[i].end_s > w->sync_s) w->sync_s = w->k[i].end_s;
 }
 
 static void top_level(kw *w, cJSON *o) {
@@ -337,7 +355,7 @@ int kineto_build(const sim_config *c, const predict_result *p, int rank, cJSON *
    * profiled: HTA 0.5.0 under pandas 3 fails on ids small enough to be stored as int8 or int16
    * (trace.py, transform_correlation_to_index). */
   kw w = {.c = c, .p = p, .t = t, .rank = rank, .q = trace_twin(t, rank), .device = rank % t->gpus_per_node,
-          .host_pid = HOST_PID_BASE + rank, .corr = 65536};
+          .host_pid = HOST_PID_BASE + rank, .corr = 65536, .sync_s = -INFINITY};
   w.bad = !o;
   if (o) top_level(&w, o);
   w.ev = w.bad ? NULL : cJSON_AddArrayToObject(o, "traceEvents");

@@ -82,6 +82,7 @@ void plan_free(plan_t *p) {
   if (!p) return;
   free(p->seg_s);
   free(p->seg_copy_s);
+  free(p->seg_copy_k);
   free(p->seg_mem);
   free(p->jitter);
   free(p->op_s);
@@ -159,19 +160,29 @@ static int draw_jitter(const sim_config *c, plan_t *p, double compute_s, err_t *
 
 /* DDP's copies of gradients (`arrays` passes over each, sim/cost.h cost_copy): the n parameters
  * idx[0..n) (all of them with idx NULL), each gradient at its own type, a parameter's or the run
- * precision where it follows it, so that fp32 gradients under autocast move 4 bytes an element. */
-static int grad_copy(const sim_config *c, plan_t *p, const int *idx, int n, long arrays, double *t, err_t *e) {
-  long numel[MODEL_DTYPE_COUNT] = {0};
+ * precision where it follows it, so that fp32 gradients under autocast move 4 bytes an element;
+ * in one kernel per gradient (per_gradient) and `extra` more (flat mode's cat, its division), at
+ * least one per dtype: *kernels of them. */
+static int grad_copy(const sim_config *c, plan_t *p, const int *idx, int n, long arrays, int per_gradient, long extra,
+                     double *t, long *kernels, err_t *e) {
+  long numel[MODEL_DTYPE_COUNT] = {0}, count[MODEL_DTYPE_COUNT] = {0};
   for (int k = 0; k < n; k++) {
     const model_param *q = &c->model->params[idx ? idx[k] : k];
-    numel[q->follows_run ? p->precision : q->dtype] += q->numel;
+    model_dtype d = q->follows_run ? p->precision : q->dtype;
+    numel[d] += q->numel;
+    count[d]++;
   }
   *t = 0;
+  *kernels = 0;
   for (int d = 0; d < MODEL_DTYPE_COUNT; d++) {
+    if (!(numel[d] > 0)) continue;
     double x;
-    int rc = numel[d] > 0 ? cost_copy(c, numel[d], arrays, p->batch, (model_dtype)d, &x, &p->extrapolated_ops, e) : 0;
+    long k = (per_gradient ? count[d] : 0) + (*kernels ? 0 : extra);
+    if (k < 1) k = 1;
+    int rc = cost_copy(c, numel[d], arrays, k, p->batch, (model_dtype)d, &x, &p->extrapolated_ops, e);
     if (rc) return rc;
-    if (numel[d] > 0) *t += x;
+    *t += x;
+    *kernels += k;
   }
   return ERR_OK;
 }
@@ -185,9 +196,15 @@ static int plan_compute(const sim_config *c, plan_t *p, int copies, int *param_s
   int rc, last_bwd = -1, flat = c->mode == SIM_MODE_FLAT;
   double pending = 0, pending_mem = 0, fwd_mem = 0;
   p->copies = copies;
-  /* After the final wait: DDP copies each bucket back into .grad (2 arrays); flat mode divides the
-   * flat buffer by the world size and copies it back into the gradients (4). */
-  if (copies && (rc = grad_copy(c, p, NULL, m->nparams, flat ? 4 : 2, &p->copy_back_s, e))) return rc;
+  /* The Reducer's work per gradient (docs/reducer.md, "Per-gradient work"): from 1.7 one pass that
+   * divides while copying (2 arrays), or with gradient_as_bucket_view a division in place (2) and
+   * nothing to copy back; before, a copy (2; the bucket's division is plan_buckets'). After the final wait DDP
+   * copies each gradient back from its bucket (2 arrays, a kernel each); flat mode divides the flat
+   * buffer by the world size and copies it back into the gradients (4 arrays, 1 + P kernels). */
+  int view = !flat && c->bucket_view;
+  long in_arrays = 2;
+  if (copies && !view && (rc = grad_copy(c, p, NULL, m->nparams, flat ? 4 : 2, 1, flat ? 1 : 0, &p->copy_back_s, &p->copy_back_k, e)))
+    return rc;
   p->bucket_copy_s = p->copy_back_s;
   p->first_tail = -1;
   for (int o = 0; o < m->nops; o++) {
@@ -219,7 +236,8 @@ static int plan_compute(const sim_config *c, plan_t *p, int copies, int *param_s
         /* The Reducer's hook copies the ready gradients into their bucket (and the bucket is
          * divided by the world size): read and write both, twice, on the compute stream. */
         double ct;
-        if ((rc = grad_copy(c, p, &m->ready[op->ready_first], op->ready_count, 4, &ct, e))) return rc;
+        if ((rc = grad_copy(c, p, &m->ready[op->ready_first], op->ready_count, in_arrays, 1, 0, &ct, &p->seg_copy_k[p->nseg], e)))
+          return rc;
         p->bucket_copy_s += ct;
         p->seg_copy_s[p->nseg] = ct;
       }
@@ -243,8 +261,10 @@ static int plan_compute(const sim_config *c, plan_t *p, int copies, int *param_s
     /* _flatten_dense_tensors: every gradient read and written into the flat buffer once backward
      * is done, before its all-reduce. */
     double ct;
-    if ((rc = grad_copy(c, p, NULL, m->nparams, 2, &ct, e))) return rc;
+    long k;
+    if ((rc = grad_copy(c, p, NULL, m->nparams, 2, 0, 1, &ct, &k, e))) return rc; /* one cat */
     p->bucket_copy_s += ct;
+    p->seg_copy_k[p->nseg - 1] += k;
     double all = p->seg_s[p->nseg - 1] + p->seg_copy_s[p->nseg - 1];
     p->seg_mem[p->nseg - 1] = (p->seg_mem[p->nseg - 1] * all + ct) / (all + ct);
     p->seg_copy_s[p->nseg - 1] += ct;
@@ -273,8 +293,8 @@ void plan_row_free(plan_row *row) {
 /* The optimizer's ops (and the copy back) after the final wait, from the pipe's state. */
 static double run_tail(const plan_t *p, pipe_t *w, double scale, int copies) {
   double dev = 0;
-  if (copies) {
-    pipe_op(w, p->launch_host_s, p->copy_back_s * scale, 1, 1);
+  if (copies && p->copy_back_k > 0) { /* a kernel per gradient (plan_compute) */
+    pipe_op(w, p->launch_host_s, p->copy_back_s * scale / (double)p->copy_back_k, p->copy_back_k, 1);
     dev += p->copy_back_s * scale;
   }
   for (int i = p->first_tail; i < p->nsteps; i++) {
@@ -299,7 +319,8 @@ static void timeline_eval(const plan_t *p, pipe_t *w, double scale, double host_
     if (st->seg < 0) continue;
     int s = st->seg;
     if (copies && p->seg_copy_s[s] > 0) {
-      pipe_op(w, p->launch_host_s, p->seg_copy_s[s] * scale, 1, 1);
+      long k = p->seg_copy_k[s] > 0 ? p->seg_copy_k[s] : 1;
+      pipe_op(w, p->launch_host_s, p->seg_copy_s[s] * scale / (double)k, k, 1);
       row->copy_in_s += p->seg_copy_s[s] * scale;
     }
     row->seg_end[s] = w->D;
@@ -610,6 +631,19 @@ static int plan_buckets(const sim_config *c, plan_t *p, const int *param_seg, er
      * (delay_all_reduce); flat mode's all-reduce comes after backward returns, its flatten copy
      * included. */
     p->ready_seg[b] = p->flat ? (p->nseg > 0 ? p->nseg - 1 : 0) : p->reducer.delayed ? last : seg;
+    if (p->copies && !p->flat && !reducer_fused_copy(c->pytorch)) {
+      /* Before 1.7 the Reducer divided the whole bucket by the world size (div_, one kernel, read
+       * and write) once its last gradient was copied in ("Prescale bucket contents", reducer.cpp;
+       * docs/reducer.md, "Per-gradient work"): after the segment that makes it ready. */
+      int s = p->ready_seg[b];
+      double t, all = p->seg_s[s] + p->seg_copy_s[s];
+      model_dtype d = (model_dtype)bk->dtype_key;
+      if ((rc = cost_copy(c, (long)(bk->bytes / model_dtype_size(d)), 2, 1, p->batch, d, &t, &p->extrapolated_ops, e))) return rc;
+      p->seg_mem[s] = (p->seg_mem[s] * all + t) / (all + t);
+      p->seg_copy_s[s] += t;
+      p->seg_copy_k[s] += 1;
+      p->bucket_copy_s += t;
+    }
     double bytes = (double)bk->bytes;
     if (c->comm_hook != SIM_HOOK_NONE && bk->dtype_key == MODEL_FP32) {
       /* fp16_compress_hook (bf16_compress_hook the same bytes): cast the bucket to 16 bits (read 4, write 2 bytes per element), all-reduce
@@ -803,6 +837,7 @@ int plan_build(const sim_config *c, plan_t *p, err_t *e) {
   param_seg = malloc((size_t)(m->nparams ? m->nparams : 1) * sizeof *param_seg);
   p->seg_s = malloc((size_t)(m->nops + 1) * sizeof *p->seg_s);
   p->seg_copy_s = calloc((size_t)(m->nops + 1), sizeof *p->seg_copy_s);
+  p->seg_copy_k = calloc((size_t)(m->nops + 1), sizeof *p->seg_copy_k);
   p->seg_mem = calloc((size_t)(m->nops + 1), sizeof *p->seg_mem);
   p->ready_seg = calloc(nb, sizeof *p->ready_seg);
   p->hook_pre_s = calloc(nb, sizeof *p->hook_pre_s);
@@ -813,15 +848,15 @@ int plan_build(const sim_config *c, plan_t *p, err_t *e) {
   p->nops = m->nops;
   p->op_s = calloc((size_t)(m->nops + 1), sizeof *p->op_s);
   p->op_seg = calloc((size_t)(m->nops + 1), sizeof *p->op_seg);
-  if (!param_seg || !p->seg_s || !p->seg_copy_s || !p->seg_mem || !p->ready_seg || !p->hook_pre_s || !p->hook_post_s || !p->coll || !p->steps ||
+  if (!param_seg || !p->seg_s || !p->seg_copy_s || !p->seg_copy_k || !p->seg_mem || !p->ready_seg || !p->hook_pre_s || !p->hook_post_s || !p->coll || !p->steps ||
       !p->launch_seg || !p->op_s || !p->op_seg) {
     rc = err_set(e, ERR_NOMEM, "out of memory");
     goto fail;
   }
-  /* DDP with gradient_as_bucket_view=False (PyTorch's default) copies every gradient into its
-   * bucket and, after the all-reduce, back into .grad; flat mode always flattens and unflattens
-   * (docs/simulation.md). */
-  int copies = n > 1 && (c->mode == SIM_MODE_FLAT || !c->bucket_view);
+  /* With more than one GPU DDP works on every gradient: copies it into its bucket and, after the
+   * all-reduce, back into .grad (gradient_as_bucket_view=False, PyTorch's default), or divides it in
+   * its bucket in place (True); flat mode flattens and unflattens (docs/simulation.md). */
+  int copies = n > 1;
   if ((rc = plan_compute(c, p, copies, param_seg, e))) goto fail;
   if ((rc = plan_buckets(c, p, param_seg, e))) goto fail;
   /* The host launches the all-reduces in bucket order: bucket b at the hook that makes the last of

@@ -102,9 +102,12 @@ typedef struct plan_s {
   int nseg;
   double *seg_s;       /* (nseg) backward segments: compute up to a gradient-ready event */
   double *seg_copy_s;  /* (nseg) DDP's copies of the gradients ready after segment s into buckets
-                        (flat mode: the flatten, after the last segment) */
+                        (flat mode: the flatten, after the last segment; with gradient_as_bucket_view
+                        their division in place) */
+  long *seg_copy_k;    /* (nseg) in how many kernels: one per gradient (flat mode's flatten: one) */
   double copy_back_s;  /* DDP's copy of the reduced buckets back into the gradients, after the wait
-                        (flat mode: the division and the copy back) */
+                        (flat mode: the division and the copy back; 0 with gradient_as_bucket_view) */
+  long copy_back_k;    /* in how many kernels: one per gradient (flat mode: one more) */
   double *jitter;      /* (iterations x ranks) compute multipliers, or NULL */
   double *host_jitter; /* (iterations x ranks) additive host delays, seconds, or NULL */
   double host_jitter_sd_s; /* their standard deviation (0: none) */

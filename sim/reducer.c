@@ -43,6 +43,11 @@ int reducer_version_parse(const char *text, int *version, err_t *e) {
   return ERR_OK;
 }
 
+int reducer_fused_copy(int version) {
+  if (version <= 0) version = REDUCER_VERSION_LATEST;
+  return version >= REDUCER_VERSION_FUSED_COPY;
+}
+
 int reducer_backward_gil(int version) {
   if (version <= 0) version = REDUCER_VERSION_LATEST;
   return version < REDUCER_VERSION_CPP_AUTOGRAD;

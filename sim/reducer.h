@@ -67,6 +67,13 @@ int reducer_version_parse(const char *text, int *version, err_t *e);
 /* The release's host behaviour (docs/reducer.md, "Host behaviour by release"): 1 when autograd's
  * functions were Python, so that DataParallel's backward takes turns under the GIL (before 0.4). */
 int reducer_backward_gil(int version);
+/* The Reducer's work on each ready gradient (docs/reducer.md, "Per-gradient work"): 1 from 1.7,
+ * where mark_variable_ready_dense divides while copying (at::mul_out into the bucket view, one pass,
+ * one kernel per gradient; with gradient_as_bucket_view a div_ of the view in place); 0 before,
+ * where it copied each gradient (copy_, one kernel each) and divided the whole bucket (div_) once
+ * its last gradient arrived. */
+#define REDUCER_VERSION_FUSED_COPY 107
+int reducer_fused_copy(int version);
 
 /* "2.5" into buf. */
 const char *reducer_version_name(int version, char *buf, size_t n);

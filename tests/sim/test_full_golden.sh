@@ -4,7 +4,9 @@
 # links looked up by name, every event played; at commit 8053e4f, which has issue 29's rank-major
 # jitter draws), so that the platform built through
 # SimGrid's API and the closed form (sim/maxplus.h) are shown to give the same results: the
-# iteration and every bucket's ready, start and end within 0.1%. Each case says whether the closed
+# iteration and every bucket's ready, start and end within 0.1%. When the costs change (not the
+# engine) the goldens are recorded again from the events engine (--events), as the file's first line
+# says: per-gradient bucket work (issue 30) moved them by up to 1%. Each case says whether the closed
 # form applies (the report's simulation.closed_form); where it does, the case runs again with
 # --events, and the two runs must agree within 0.1% too.
 # The cases cover the platform shapes sim/platform.c builds for the bundled topologies: node zones

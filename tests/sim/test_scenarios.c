@@ -86,14 +86,14 @@ int main(void) {
     c.precision = -1;
 
     /* Flat: one all-reduce of every gradient after backward, no overlap: never faster than DDP.
-     * Its copies: the flatten (2 arrays) between backward and the all-reduce, the divide and the
-     * copy back (4) after it; each a launch plus its bytes, so the flatten is from a third to
-     * half of the two together. */
+     * Its copies: the flatten (2 arrays, one kernel) between backward and the all-reduce, the
+     * divide and the copy back (4 arrays; one kernel and one per gradient) after it, so the flatten
+     * is at most a third of the two together. */
     c.mode = SIM_MODE_FLAT;
     if (run(&c, &r) == 0) {
       CHECK(r.plan.n == 1, "flat: one bucket");
       double bwd_end = r.transfer_s + r.forward_s + r.backward_s, flatten = r.buckets[0].ready_s - bwd_end;
-      CHECK(flatten >= r.bucket_copy_s / 3 - 1e-12 && flatten < r.bucket_copy_s / 2 &&
+      CHECK(flatten > 0 && flatten <= r.bucket_copy_s / 3 + 1e-12 &&
                 r.buckets[0].comm_start_s >= r.buckets[0].ready_s - 1e-12,
             "flat: the all-reduce starts when backward (%.6f s) and the flatten copy (%.6f s of the copies' %.6f s) end",
             bwd_end, flatten, r.bucket_copy_s);
@@ -258,8 +258,10 @@ int main(void) {
     c.static_graph = 1;
     ok = ok && predict_run(&c, &sg, &pe) == 0;
     if (ok) {
-      /* Flat mode flattens and unflattens; the bucket views of static_graph copy nothing. */
-      double flat_no_copies = fl.iteration_s - fl.bucket_copy_s;
+      /* Flat mode flattens and unflattens; static_graph's bucket views copy nothing, but each
+       * gradient is divided in its view (the steady state's bucket_copy_s), all before the one
+       * all-reduce of iteration 1. */
+      double flat_no_copies = fl.iteration_s - fl.bucket_copy_s + sg.sim.bucket_copy_s;
       CHECK(sg.sim.iteration_s == rb.iteration_s && sg.nearly == 2 && check_close(sg.early_s[0], flat_no_copies, 0, 1e-9) &&
                 sg.early_s[1] == sg.early_s[0] && sg.early_s[0] > sg.sim.iteration_s && sg.early[0].delayed &&
                 !sg.early[1].delayed && sg.steady.layout == REDUCER_REBUILT && fl.bucket_copy_s > 0,
