@@ -197,12 +197,12 @@ static int plan_compute(const sim_config *c, plan_t *p, int copies, int *param_s
   double pending = 0, pending_mem = 0, fwd_mem = 0;
   p->copies = copies;
   /* The Reducer's work per gradient (docs/reducer.md, "Per-gradient work"): from 1.7 one pass that
-   * divides while copying (2 arrays), or with gradient_as_bucket_view a division in place (2) and
-   * nothing to copy back; before, a copy (2; the bucket's division is plan_buckets'). After the final wait DDP
-   * copies each gradient back from its bucket (2 arrays, a kernel each); flat mode divides the flat
-   * buffer by the world size and copies it back into the gradients (4 arrays, 1 + P kernels). */
+   * divides while copying, or with gradient_as_bucket_view a division in place and nothing to copy
+   * back; before, a copy (the bucket's division is plan_buckets'): 2 arrays, a kernel each. After
+   * the final wait DDP copies each gradient back from its bucket (2 arrays, a kernel each); flat
+   * mode divides the flat buffer by the world size and copies it back into the gradients (4
+   * arrays, 1 + P kernels). */
   int view = !flat && c->bucket_view;
-  long in_arrays = 2;
   if (copies && !view && (rc = grad_copy(c, p, NULL, m->nparams, flat ? 4 : 2, 1, flat ? 1 : 0, &p->copy_back_s, &p->copy_back_k, e)))
     return rc;
   p->bucket_copy_s = p->copy_back_s;
@@ -233,10 +233,9 @@ static int plan_compute(const sim_config *c, plan_t *p, int copies, int *param_s
       pending_mem += tm;
       if (!op->ready_count) continue;
       if (copies && !flat) {
-        /* The Reducer's hook copies the ready gradients into their bucket (and the bucket is
-         * divided by the world size): read and write both, twice, on the compute stream. */
+        /* The Reducer's hook works on each ready gradient (above), on the compute stream. */
         double ct;
-        if ((rc = grad_copy(c, p, &m->ready[op->ready_first], op->ready_count, in_arrays, 1, 0, &ct, &p->seg_copy_k[p->nseg], e)))
+        if ((rc = grad_copy(c, p, &m->ready[op->ready_first], op->ready_count, 2, 1, 0, &ct, &p->seg_copy_k[p->nseg], e)))
           return rc;
         p->bucket_copy_s += ct;
         p->seg_copy_s[p->nseg] = ct;
