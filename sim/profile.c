@@ -902,11 +902,17 @@ int profile_conv_layout(const profile_t *p, model_dtype d, model_layout *native)
   return p->has_conv_layout[d];
 }
 
+/* The link class named cls, or NULL. */
+static const linkcost *find_link(const profile_t *p, const char *cls) {
+  for (int i = 0; i < p->nlinks; i++)
+    if (strcmp(p->links[i].name, cls) == 0) return &p->links[i];
+  return NULL;
+}
+
 int profile_link(const profile_t *p, const char *cls, double nominal_bw_Bps, double *bw_Bps, double *lat_s,
                  err_t *e) {
-  for (int i = 0; i < p->nlinks; i++) {
-    const linkcost *l = &p->links[i];
-    if (strcmp(l->name, cls) != 0) continue;
+  const linkcost *l = find_link(p, cls);
+  if (l) {
     *bw_Bps = l->bw_Bps > 0 ? l->bw_Bps : l->efficiency * nominal_bw_Bps;
     *lat_s = l->lat_s;
     return ERR_OK;
@@ -964,9 +970,8 @@ int profile_nccl_gpu_arch(const profile_t *p) { return p->nccl_tuning_model == P
 int profile_hop_lat(const profile_t *p, const char *cls, nccl_algo a, nccl_proto q, double *lat_s, err_t *e) {
   if (check_algo(a, q, e)) return ERR_USAGE;
   const char *algo = nccl_algo_name(a), *proto = nccl_proto_name(q);
-  for (int i = 0; i < p->nlinks; i++) {
-    const linkcost *l = &p->links[i];
-    if (strcmp(l->name, cls) != 0) continue;
+  const linkcost *l = find_link(p, cls);
+  if (l) {
     if (l->has_hop[a][q]) *lat_s = l->hop_lat_s[a][q];
     else if (!p->has_nccl) *lat_s = l->lat_s;
     else
@@ -1003,15 +1008,13 @@ double profile_host_jitter_s(const profile_t *p) { return p->host_jitter_s; }
 double profile_host_reduce_Bps(const profile_t *p) { return p->host_reduce_Bps; }
 
 int profile_link_shares_compute(const profile_t *p, const char *cls) {
-  for (int i = 0; i < p->nlinks; i++)
-    if (strcmp(p->links[i].name, cls) == 0) return p->links[i].shares_compute;
-  return 0;
+  const linkcost *l = find_link(p, cls);
+  return l ? l->shares_compute : 0;
 }
 
 double profile_link_cpu_share(const profile_t *p, const char *cls) {
-  for (int i = 0; i < p->nlinks; i++)
-    if (strcmp(p->links[i].name, cls) == 0) return p->links[i].shares_compute ? p->links[i].cpu_share : 0;
-  return 0;
+  const linkcost *l = find_link(p, cls);
+  return l && l->shares_compute ? l->cpu_share : 0;
 }
 
 /* ---- Profiles drawn from the document's uncertainty (sim/uncert.h perturbs, this loads) ---- */
