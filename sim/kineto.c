@@ -172,15 +172,6 @@ static void collect(kw *w, int it) {
   }
 }
 
-/* A time in microseconds, written so that it reads back as the same double: cJSON's own printing
- * keeps 15 digits where they come within an epsilon of the value, which can move a time by one ulp,
- * enough to put a launch after the kernel end it coincides with. */
-static int add_us(cJSON *o, const char *key, double us) {
-  char buf[32];
-  snprintf(buf, sizeof buf, "%.17g", us);
-  return cJSON_AddRawToObject(o, key, buf) != NULL;
-}
-
 static cJSON *event(kw *w, const char *ph, const char *cat, const char *name, int pid, int tid, double ts_s) {
   cJSON *e = cJSON_CreateObject();
   if (!e || !cJSON_AddItemToArray(w->ev, e)) {
@@ -190,17 +181,15 @@ static cJSON *event(kw *w, const char *ph, const char *cat, const char *name, in
   }
   if (!cJSON_AddStringToObject(e, "ph", ph) || (cat && !cJSON_AddStringToObject(e, "cat", cat)) ||
       !cJSON_AddStringToObject(e, "name", name) || !cJSON_AddNumberToObject(e, "pid", pid) ||
-      !cJSON_AddNumberToObject(e, "tid", tid) || !add_us(e, "ts", ts_s * 1e6))
+      !cJSON_AddNumberToObject(e, "tid", tid) || !trace_json_us(e, "ts", ts_s))
     w->bad = 1;
   return e;
 }
 
 static cJSON *span(kw *w, const char *cat, const char *name, int pid, int tid, double a_s, double b_s) {
   cJSON *e = event(w, "X", cat, name, pid, tid, a_s);
-  /* The end in microseconds less the start in microseconds: a reader's ts + dur then gives the end
-   * exactly (the subtraction of two close doubles is exact), so that spans meeting at one instant
-   * meet in the file too (HTA tells a launch after a kernel's end from one at its end). */
-  if (e && !add_us(e, "dur", b_s * 1e6 - a_s * 1e6)) w->bad = 1;
+  /* Exact, so that HTA tells a launch after a kernel's end from one at its end (sim/trace.h). */
+  if (e && !trace_json_dur(e, a_s, b_s)) w->bad = 1;
   return e;
 }
 

@@ -49,11 +49,22 @@ static void arg_str(tw *w, cJSON *e, const char *k, const char *v) {
   if (a && !cJSON_AddStringToObject(a, k, v)) w->bad = 1;
 }
 
+int trace_json_us(cJSON *o, const char *key, double t_s) {
+  char buf[32];
+  snprintf(buf, sizeof buf, "%.17g", t_s * 1e6);
+  return cJSON_AddRawToObject(o, key, buf) != NULL;
+}
+
+int trace_json_dur(cJSON *o, double a_s, double b_s) {
+  char buf[32];
+  snprintf(buf, sizeof buf, "%.17g", b_s * 1e6 - a_s * 1e6);
+  return cJSON_AddRawToObject(o, "dur", buf) != NULL;
+}
+
 /* A complete span ("X") from start_s to end_s, seconds of simulated time, in microseconds. */
 static cJSON *span_x(tw *w, const char *name, const char *cat, int pid, int tid, double start_s, double end_s) {
   cJSON *e = event(w, name, "X", pid, tid);
-  if (e && (!cJSON_AddStringToObject(e, "cat", cat) || !cJSON_AddNumberToObject(e, "ts", start_s * 1e6) ||
-            !cJSON_AddNumberToObject(e, "dur", (end_s - start_s) * 1e6)))
+  if (e && (!cJSON_AddStringToObject(e, "cat", cat) || !trace_json_us(e, "ts", start_s) || !trace_json_dur(e, start_s, end_s)))
     w->bad = 1;
   return e;
 }
@@ -61,7 +72,7 @@ static cJSON *span_x(tw *w, const char *name, const char *cat, int pid, int tid,
 /* A thread-scoped instant ("i"). */
 static cJSON *instant(tw *w, const char *name, const char *cat, int pid, int tid, double at_s) {
   cJSON *e = event(w, name, "i", pid, tid);
-  if (e && (!cJSON_AddStringToObject(e, "cat", cat) || !cJSON_AddNumberToObject(e, "ts", at_s * 1e6) ||
+  if (e && (!cJSON_AddStringToObject(e, "cat", cat) || !trace_json_us(e, "ts", at_s) ||
             !cJSON_AddStringToObject(e, "s", "t")))
     w->bad = 1;
   return e;
@@ -71,7 +82,7 @@ static cJSON *instant(tw *w, const char *name, const char *cat, int pid, int tid
  * begins on its thread, the collective). */
 static void flow(tw *w, const char *ph, const char *name, int pid, int tid, double at_s, double id) {
   cJSON *e = event(w, name, ph, pid, tid);
-  if (e && (!cJSON_AddStringToObject(e, "cat", "bucket") || !cJSON_AddNumberToObject(e, "ts", at_s * 1e6) ||
+  if (e && (!cJSON_AddStringToObject(e, "cat", "bucket") || !trace_json_us(e, "ts", at_s) ||
             !cJSON_AddNumberToObject(e, "id", id)))
     w->bad = 1;
 }

@@ -47,4 +47,14 @@ int trace_twin(const sim_timeline *t, int rank);
  * TRACE_MAX_RANKS ranks into out. ERR_USAGE with a message naming the bad item. */
 int trace_parse_ranks(const char *text, int job_ranks, int *out, int *n, err_t *e);
 
+/* Adds o[key] = t_s in microseconds (a trace's "ts"), written so that it reads back as the same
+ * double: cJSON's own printing keeps 15 digits where they come within an epsilon of the value,
+ * which can move a time by one ulp, enough to put a launch after the kernel end it coincides with.
+ * 0 when out of memory. */
+int trace_json_us(cJSON *o, const char *key, double t_s);
+/* Adds o["dur"] for a span from a_s to b_s: b in microseconds less a in microseconds, so that a
+ * reader's ts + dur gives the end exactly (the subtraction of two close doubles is exact) and spans
+ * meeting at one instant meet in the file too. 0 when out of memory. */
+int trace_json_dur(cJSON *o, double a_s, double b_s);
+
 #endif
