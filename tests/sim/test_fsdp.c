@@ -48,12 +48,7 @@ static model_t *BERT;
 
 static sim_config config(const model_t *m, int nodes, int gpn) {
   sim_config c;
-  sim_config_defaults(&c);
-  c.model = m;
-  c.topo = T;
-  c.profile = P;
-  c.nodes = nodes;
-  c.gpus_per_node = gpn;
+  fixture_config(&c, m, T, P, nodes, gpn);
   c.framework = SIM_FRAMEWORK_FSDP;
   return c;
 }

@@ -50,12 +50,7 @@ static model_t *model(int nb, long elems, long gap_elems) {
 
 static int run(model_t *m, topo_t *t, profile_t *p, int nodes, int gpn, double cap_mb, sim_fidelity f, sim_result *r) {
   sim_config c;
-  sim_config_defaults(&c);
-  c.model = m;
-  c.topo = t;
-  c.profile = p;
-  c.nodes = nodes;
-  c.gpus_per_node = gpn;
+  fixture_config(&c, m, t, p, nodes, gpn);
   c.bucket_cap_mb = cap_mb;
   c.first_bucket_mb = cap_mb;
   c.fidelity = f;
