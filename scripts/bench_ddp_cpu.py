@@ -90,14 +90,18 @@ MODELS = {
 
 
 def inputs(spec, batch):
-    """(args, kwargs) as the exporter builds them: zeros of each --input's shape and type."""
+    """(args, kwargs) as the exporter builds them: zeros of each --input's shape and type, read by
+    its own parse_input."""
     import torch
+    from ddpsim_export.__main__ import parse_input
     args, kwargs = [], {}
     for s in spec:
-        name, _, rest = s.rpartition("=") if "=" in s else ("", "", s)
-        shape, _, dtype = rest.partition(":")
-        t = torch.zeros([batch] + [int(d) for d in shape.split("x")], dtype=getattr(torch, dtype or "float32"))
-        (kwargs.__setitem__(name, t) if name else args.append(t))
+        name, dims, dtype = parse_input(s)
+        t = torch.zeros([batch] + dims, dtype=getattr(torch, dtype))
+        if name:
+            kwargs[name] = t
+        else:
+            args.append(t)
     return args, kwargs
 
 

@@ -83,13 +83,6 @@ def _write_error(exc):
     return 1
 
 
-_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-
-
-def _on_signal(sig, frame):
-    raise Signalled(sig)
-
-
 def parse_input(spec):
     """[NAME=]SHAPE[:DTYPE] -> (name or None, [dims], dtype name)."""
     name, _, rest = spec.rpartition("=")
