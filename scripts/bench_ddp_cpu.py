@@ -34,6 +34,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -234,6 +235,30 @@ def predict(a, profile, model, cap):
     return d["iteration_s"], d
 
 
+def check_output(path):
+    """An output path must be a regular file or not exist (never a device, FIFO or directory), in a
+    folder that exists: checked before the runs, not after."""
+    if os.path.lexists(path) and not os.path.isfile(path):
+        return f"--json {path}: not a regular file"
+    if not os.path.isdir(os.path.dirname(os.path.abspath(path))):
+        return f"--json {path}: no such folder"
+    return None
+
+
+def write_json(path, obj):
+    """obj into path atomically: a temporary file beside it, synced, then renamed over it."""
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)), prefix=".bench_ddp_cpu.")
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(obj, f, indent=1)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
 def cap_name(cap):
     return "default" if cap is None else f"{cap:g} MB"
 
@@ -262,6 +287,8 @@ def main():
         ap.error("--caps: a list of caps in MB or none")
     if a.rounds < 1 or a.steps < 1 or a.warmup < 0:
         ap.error("--rounds and --steps must be at least 1, --warmup at least 0")
+    if a.json and check_output(a.json):
+        ap.error(check_output(a.json))
     os.makedirs(a.workdir, exist_ok=True)
     import torch
     import gloo_group
@@ -332,8 +359,8 @@ def main():
               f"told apart by the runs: {tally[v][0]} ranked as measured, {tally[v][1]} not")
     print(f"# {unresolved} cap pairs within the noise; load average before {report['load_before']}, after {report['load_after']}")
     if a.json:
-        with open(a.json, "w") as f:
-            json.dump(report, f, indent=1)
+        write_json(a.json, report)
+    sys.stdout.flush()  # a write error on stdout (a full disk) is a failure, not lost
     return 0
 
 
