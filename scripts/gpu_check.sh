@@ -158,9 +158,13 @@ export_time() {  # NAME ARGS
     PYTHONPATH=python python3 -m ddpsim_export $2 --time $((quick ? 2 : 10)) -o '$out/$1-measured.model'"
 }
 e=${export_args[0]}; export_time "${e%%|*}" "${e#*|}"
+# The same training steps timed without the profiler: what a single-GPU prediction is compared with.
+st=(--json "$out/steps.json")
+((quick)) && st+=(--quick)
+step steps 150 env PYTHONPATH=python python3 scripts/gpu_steps.py "${st[@]}"
 
 # 5. Host-to-device copies and host costs on the GPU; compute in fp16.
-step h2d 60 bash -c "need_gpu; $b/calib/ddpcalib h2d -o '$out/h2d.json'"
+step h2d 60 bash -c "need_gpu; $b/calib/ddpcalib h2d --backend cuda -o '$out/h2d.json'"
 step host_cuda 120 bash -c "need_gpu; $b/calib/ddpcalib host --device cuda -n $n -o '$out/host_cuda.json'"
 cuda_compute fp16
 note compute_cuda_tf32_strict "not available: ddpcalib compute has no TF32 / strict-fp32 switch (cublasSetMathMode)"
@@ -184,6 +188,7 @@ step host_cpu 60 "$b/calib/ddpcalib" host --device cpu -n "$n" -o "$out/host_cpu
 step ctest 300 ctest --test-dir "$b" -j "$jobs" --output-on-failure --timeout 120
 
 echo "== done in $(($(date +%s) - t_start)) s; $summary"
-column -t -s $'\t' "$summary"
-tar -C "$out" --exclude=results.tar.gz -czf "$out/results.tar.gz.tmp" . && mv "$out/results.tar.gz.tmp" "$out/results.tar.gz"
+column -t -s $'\t' "$summary" 2>/dev/null || cat "$summary"
+archive=$(mktemp)
+tar -C "$out" --exclude=results.tar.gz -czf "$archive" . && mv "$archive" "$out/results.tar.gz"
 exit 0

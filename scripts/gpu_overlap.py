@@ -47,6 +47,14 @@ SHARED = 64 * 1024
 SLICE = 4 << 20  # bytes per block per buffer: 3 buffers x 32 blocks x 4 MiB = 384 MiB, past any L2
 
 
+def _external(cupy, stream):
+    """A CuPy stream for a PyTorch stream (ExternalStream: deprecated in CuPy 14, still working there)."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return cupy.cuda.ExternalStream(stream.cuda_stream)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--json", metavar="FILE", help="write every timing and the comparison here")
@@ -83,7 +91,7 @@ def main():
         return torch.cuda.Event(enable_timing=True)
 
     def standin(blocks, iters, pause):
-        with cupy.cuda.ExternalStream(side_s.cuda_stream):
+        with _external(cupy, side_s):
             kern((blocks,), (THREADS,), (bufs[0], bufs[1], bufs[2], cupy.int64(n4), cupy.int32(iters),
                                          cupy.uint32(pause)),
                  shared_mem=SHARED)
@@ -123,7 +131,7 @@ def main():
         "add_fp32_1GiB": (1.0, lambda t=[torch.randn(1 << 28, device=dev) for _ in range(3)]:
                           torch.add(t[0], t[1], out=t[2])),
     }
-    configs = [(32, 0), (16, 0), (8, 0), (32, 2000)] if not a.quick else [(16, 0)]
+    configs = [(32, 0), (16, 0), (8, 0), (4, 0), (2, 0), (1, 0), (32, 2000)] if not a.quick else [(16, 0)]
 
     # Each op repeated to a window of about 40 ms.
     reps = {}
@@ -166,14 +174,35 @@ def main():
         covered = (e.elapsed_time(se) > 0) if beside else True  # the stand-in outlasted the window
         return s.elapsed_time(e) / 1e3 / reps[name], covered
 
+    def standin_beside(name, fn, cfg):
+        """The stand-in's time for a fixed amount of work while the op runs throughout beside it."""
+        blocks, pause = cfg
+        iters = max(2, iters_for[cfg] // 4)  # about 30 ms alone
+        s, e, ce = ev(), ev(), ev()
+        with torch.cuda.stream(side_s):
+            s.record()
+            standin(blocks, iters, pause)
+            e.record()
+        with torch.cuda.stream(main_s):
+            for _ in range(2 * reps[name]):
+                fn()
+            ce.record()
+        torch.cuda.synchronize()
+        return s.elapsed_time(e) / 1e3 / iters, e.elapsed_time(ce) > 0
+
     rows = []
     for name, (mem, fn) in ops.items():
         for cfg in configs:
             alone, beside, uncovered = [], [], 0
+            s_alone, s_beside = [], []
             for _ in range(a.rounds):
                 alone.append(window(name, fn, None)[0])
                 t, cov = window(name, fn, cfg)
                 beside.append(t)
+                uncovered += not cov
+                s_alone.append(time_standin(cfg[0], max(2, iters_for[cfg] // 4), cfg[1]) / max(2, iters_for[cfg] // 4))
+                t, cov = standin_beside(name, fn, cfg)
+                s_beside.append(t)
                 uncovered += not cov
             blocks, pause = cfg
             sm_frac = blocks / sms
@@ -184,6 +213,8 @@ def main():
                              hbm_frac=hbm_frac, standin_Bps=standin_rate[cfg],
                              alone_s=alone, beside_s=beside, windows_not_covered=uncovered,
                              rate_measured=meas, rate_predicted=pred,
+                             standin_alone_s=s_alone, standin_beside_s=s_beside,
+                             standin_rate=statistics.median(s_alone) / statistics.median(s_beside),
                              error=(pred - meas) / meas))
 
     print("# %s, %d SMs; copy bandwidth %.0f GB/s (median of 5, bytes read + written); torch %s, CuPy %s"
@@ -192,14 +223,16 @@ def main():
           % (THREADS, SHARED // 1024))
     for (blocks, pause), r in standin_rate.items():
         print("#   %2d blocks, pause %4d ns: %6.0f GB/s (hbm_frac %.2f)" % (blocks, pause, r / 1e9, min(1, r / hbm_Bps)))
-    print("%-16s %6s %6s %8s %8s %10s %10s %8s %s" % ("op", "blocks", "pause", "sm_frac", "hbm_frac",
-                                                    "rate meas", "rate model", "error", "alone ms (min-max)"))
+    print("# rate: the op's rate beside the stand-in over its rate alone (model: ddpsim's); stand-in: its own rate")
+    print("# beside the op over alone (ddpsim assumes 1: a collective is not slowed by compute)")
+    print("%-16s %6s %6s %8s %8s %10s %10s %8s %9s %s" % ("op", "blocks", "pause", "sm_frac", "hbm_frac",
+                                                    "rate meas", "rate model", "error", "stand-in", "alone ms (min-max)"))
     for r in rows:
-        print("%-16s %6d %6d %8.3f %8.3f %10.3f %10.3f %+7.1f%% %.3f (%.3f-%.3f)%s" % (
+        print("%-16s %6d %6d %8.3f %8.3f %10.3f %10.3f %+7.1f%% %9.3f %.3f (%.3f-%.3f)%s" % (
             r["op"], r["blocks"], r["pause_ns"], r["sm_frac"], r["hbm_frac"], r["rate_measured"],
-            r["rate_predicted"], 100 * r["error"], 1e3 * statistics.median(r["alone_s"]),
+            r["rate_predicted"], 100 * r["error"], r["standin_rate"], 1e3 * statistics.median(r["alone_s"]),
             1e3 * min(r["alone_s"]), 1e3 * max(r["alone_s"]),
-            "  (stand-in ended before the window in %d rounds)" % r["windows_not_covered"]
+            "  (the two did not overlap throughout in %d windows)" % r["windows_not_covered"]
             if r["windows_not_covered"] else ""))
     if a.json:
         doc = dict(device=props.name, sms=sms, copy_Bps=hbm_Bps, copy_samples_Bps=copies,
