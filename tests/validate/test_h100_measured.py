@@ -3,7 +3,8 @@
 profiles/h100-measured.json is a whole profile whose device is the card the models' op times were
 measured on; ddpsim prices GPT-2 by those times and predicts its real single-GPU step (timed without
 the profiler, steps.json) within 10% (-1.4% on the day); ResNet-50 in fp32 from the bundled
-h100-dgxh100 profile within 10% (+0.9%); the measured times are ignored with the bundled profile
+h100-dgxh100 profile within 10% (+1.0%, a cancellation: its convolutions are priced 1.9x too slow
+where the real step waits for the host; docs/validation.md); the measured times are ignored with the bundled profile
 (another device name), and the measured profile predicts 8 GPUs (its links are the bundled ones).
 The bands are two-sided: a change of the model either way that moves these past 10% is seen.
 
