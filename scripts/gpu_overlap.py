@@ -21,6 +21,7 @@ usage: scripts/gpu_overlap.py [--json FILE] [--rounds N] [--quick]
 """
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
@@ -63,6 +64,8 @@ def main():
     a = ap.parse_args()
     if a.rounds < 1:
         ap.error("--rounds takes a number >= 1")
+    if a.json and os.path.exists(a.json) and not os.path.isfile(a.json):
+        ap.error("--json %s exists and is not a regular file: it is never replaced" % a.json)
     try:
         import torch
     except ImportError:
@@ -242,7 +245,6 @@ def main():
                    kernel_regs=kern.attributes.get("num_regs"), rows=rows)
         with open(a.json + ".tmp", "w") as f:
             json.dump(doc, f, indent=1)
-        import os
         os.replace(a.json + ".tmp", a.json)
     return 0
 

@@ -30,6 +30,10 @@ def main():
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--quick", action="store_true", help="ResNet-50 only, 3 steps")
     a = ap.parse_args()
+    if a.steps < 1 or a.warmup < 0:
+        ap.error("--steps takes a number >= 1, --warmup >= 0")
+    if a.json and os.path.exists(a.json) and not os.path.isfile(a.json):
+        ap.error("--json %s exists and is not a regular file: it is never replaced" % a.json)
     try:
         import torch
     except ImportError:
