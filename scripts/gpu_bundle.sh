@@ -3,12 +3,12 @@
 # packages ddpsim links (SimGrid, GSL, cJSON, OpenBLAS, OpenMPI): the build's programs, the shared
 # libraries they load (all but glibc's, libstdc++/libgcc_s and the CUDA toolkit's cuBLAS and NCCL,
 # which the host has), and OpenMPI's run time (mpirun, orted, its components and help files) so that
-# `ddpsim validate` can start ranks there. scripts/gpu_check.sh --bundle FILE unpacks and uses it.
+# `ddpsim validate` can start ranks there. Unpacked in DEST, scripts/gpu_check.sh --bundle DEST uses it.
 #
 # DEST is where the bundle will be unpacked on the host, an absolute path: the programs look for
 # their libraries in DEST/lib (their RPATH, set here with patchelf), the libraries beside themselves
-# ($ORIGIN). CTest's files name the build by its absolute path here: unpack so that it is found
-# there under the same path (scripts/gpu_check.sh --bundle does).
+# ($ORIGIN). CTest's files name the build and the sources by their absolute paths here: for ctest
+# there, make both reachable under the same paths (docs/testing.md, "On a GPU").
 #   cmake -S . -B build-gpu -DCMAKE_CUDA_ARCHITECTURES=90 && cmake --build build-gpu
 #   scripts/gpu_bundle.sh build-gpu .gpu/bundle.tar.xz "$PWD/.gpu"
 # usage: scripts/gpu_bundle.sh BUILD_DIR OUT.tar.xz DEST

@@ -136,7 +136,7 @@ step calib_gpu 150 bash tests/calib/test_gpu.sh "$b/calib/ddpcalib" 1 "$out/cali
 # 2. Compute on the GPU in fp32: the GEMM grid and the bundled models' shapes (the measured profile).
 cuda_compute() {  # PRECISION
   step "compute_cuda_$1" 180 bash -c "need_gpu; $b/calib/ddpcalib compute --backend cuda --precision $1 \
-    --hidden 1024,4096 --batch 32,128 -n $n --gemm-max $((quick ? 512 : 8192)) --model models/resnet50.model \
+    --hidden 1024,4096 --batch 32,128 -n $n --gemm-max $((quick ? 512 : 8192)) --model models/resnet50.model --model-batch 32 \
     -o '$out/compute_cuda_$1.json'"
 }
 cuda_compute fp32
