@@ -19,8 +19,11 @@ enum { EMBED = 64, VOCAB = 256 };
 int computebench_check_cfg(const computebench_cfg *c, err_t *e) {
   if (c->backend != COMPUTEBENCH_CPU && c->backend != COMPUTEBENCH_CUDA)
     return err_set(e, ERR_USAGE, "--backend: cpu or cuda");
-  if (c->precision == COMPUTEBENCH_FP16 && c->backend == COMPUTEBENCH_CPU)
-    return err_set(e, ERR_USAGE, "--precision fp16 needs --backend cuda (the CPU kernels are fp32)");
+  if (c->precision != COMPUTEBENCH_FP32 && c->backend == COMPUTEBENCH_CPU)
+    return err_set(e, ERR_USAGE, "--precision %s needs --backend cuda (the CPU kernels are fp32)",
+                   c->precision == COMPUTEBENCH_FP16 ? "fp16" : "bf16");
+  if (c->tf32 && (c->backend != COMPUTEBENCH_CUDA || c->precision != COMPUTEBENCH_FP32))
+    return err_set(e, ERR_USAGE, "--tf32 needs --backend cuda and --precision fp32");
   if (c->nhidden < 1 || c->nbatch < 1) return err_set(e, ERR_USAGE, "--hidden and --batch need values");
   if (c->seq < 1) return err_set(e, ERR_USAGE, "--seq must be >= 1");
   if (c->iters < 1) return err_set(e, ERR_USAGE, "-n: at least one iteration");
@@ -216,7 +219,7 @@ static int time_gemm(engine *g, const computebench_cfg *cfg, computebench_result
   if (!x) return ERR_NOMEM;
   x->m = m, x->n = n, x->k = k, x->H = H, x->B = B, x->T = H ? cfg->seq : 0;
   x->flops = 2.0 * (double)m * (double)n * (double)k;
-  x->bytes = (cfg->precision == COMPUTEBENCH_FP16 ? 2.0 : 4.0) * (double)(m * k + k * n + m * n);
+  x->bytes = (cfg->precision == COMPUTEBENCH_FP32 ? 4.0 : 2.0) * (double)(m * k + k * n + m * n);
   double sec;
   for (int w = 0; w < cfg->warmups; w++)
     if ((rc = gemm_once(g, m, n, k, &sec, e))) return rc;
@@ -251,8 +254,12 @@ static int run_shape(engine *g, const computebench_cfg *cfg, int H, int B, compu
   mlstm_init_params(&s, params, 2385, 0.1f);
   for (size_t i = 0; i < (size_t)(s.T + 1) * (size_t)B; i++) tok[i] = (uint8_t)((i * 37 + 11) % VOCAB);
   if (g->cuda) {
-    st = mlstm_cuda_create(&s, cfg->precision == COMPUTEBENCH_FP16 ? MLSTM_FP16 : MLSTM_FP32, &g->gpu,
-                           msg, sizeof msg);
+    st = mlstm_cuda_create(&s,
+                           cfg->precision == COMPUTEBENCH_FP16   ? MLSTM_FP16
+                           : cfg->precision == COMPUTEBENCH_BF16 ? MLSTM_BF16
+                                                                 : MLSTM_FP32,
+                           &g->gpu, msg, sizeof msg);
+    if (!st && cfg->tf32) st = mlstm_cuda_set_tf32(g->gpu, 1);
     if (!st) st = mlstm_cuda_set_params(g->gpu, params);
   } else {
     st = mlstm_cpu_create(&s, &g->cpu, msg, sizeof msg);

@@ -21,12 +21,13 @@
 #include "err.h"
 
 enum { COMPUTEBENCH_CPU = 0, COMPUTEBENCH_CUDA = 1 };
-enum { COMPUTEBENCH_FP32 = 0, COMPUTEBENCH_FP16 = 1 };
+enum { COMPUTEBENCH_FP32 = 0, COMPUTEBENCH_FP16 = 1, COMPUTEBENCH_BF16 = 2 };
 enum { COMPUTEBENCH_MAX_LIST = 16 };
 
 typedef struct {
   int backend;   /* COMPUTEBENCH_CPU or _CUDA */
-  int precision; /* COMPUTEBENCH_FP32 or _FP16 (CUDA only) */
+  int precision; /* COMPUTEBENCH_FP32, _FP16 or _BF16 (the last two CUDA only) */
+  int tf32;      /* CUDA fp32 only: 1 lets cuBLAS use TF32 tensor cores (as PyTorch's allow_tf32), 0 strict */
   long hidden[COMPUTEBENCH_MAX_LIST];
   size_t nhidden;
   long batch[COMPUTEBENCH_MAX_LIST];

@@ -453,7 +453,9 @@ static int record_device(cJSON *doc, const devinfo *d, err_t *e) {
 
 int record_compute(cJSON *doc, const computebench_cfg *cfg, const computebench_result *res,
                    record_compute_fit *fit, err_t *e) {
-  const char *prec = cfg->precision == COMPUTEBENCH_FP16 ? "fp16" : "fp32";
+  const char *prec = cfg->precision == COMPUTEBENCH_FP16   ? "fp16"
+                     : cfg->precision == COMPUTEBENCH_BF16 ? "bf16"
+                                                           : "fp32";
   memset(fit, 0, sizeof *fit);
   size_t n = res->n;
   /* Distinct gemm shapes (averaged) and copy sizes. */
@@ -531,12 +533,20 @@ int record_compute(cJSON *doc, const computebench_cfg *cfg, const computebench_r
              "ddpcalib compute --backend %s: %s on %s; median of %d timed runs per point; "
              "fallback fitted by weighted least squares (docs/calib.md)",
              cfg->backend == COMPUTEBENCH_CUDA ? "cuda" : "cpu",
-             gemm ? (cfg->backend == COMPUTEBENCH_CUDA ? "cuBLAS GEMM" : "cblas_sgemm")
+             gemm ? (cfg->backend == COMPUTEBENCH_CUDA
+                         ? (cfg->precision != COMPUTEBENCH_FP32 ? "cuBLAS GEMM, random operands"
+                            : cfg->tf32                          ? "cuBLAS GEMM (TF32 tensor cores), random operands"
+                                                                 : "cuBLAS GEMM (strict fp32), random operands")
+                         : "cblas_sgemm")
                   : (cfg->backend == COMPUTEBENCH_CUDA ? "cudaMemcpy device to device" : "memcpy"),
              res->dev.name, cfg->iters);
     cJSON *fb = roofline_json(gemm ? &fit->gemm : &fit->ewise, gemm, "fitted to the points above");
     if (!fb) goto nomem;
     cJSON_AddItemToObject(k, "fallback", fb);
+    /* What an fp32 GEMM table measured on CUDA is: TF32 tensor cores or strict fp32 (docs/calib.md). */
+    if (gemm && cfg->backend == COMPUTEBENCH_CUDA && cfg->precision == COMPUTEBENCH_FP32 &&
+        !cJSON_AddStringToObject(k, "math", cfg->tf32 ? "tf32" : "strict"))
+      goto nomem;
     if (!cJSON_AddStringToObject(k, "source", src) ||
         !cJSON_AddNumberToObject(k, "loo_rms_rel_resid", gemm ? fit->gemm_loo_rms : fit->ewise_loo_rms) ||
         !cJSON_AddNumberToObject(k, "loo_max_rel_resid", gemm ? fit->gemm_loo_max : fit->ewise_loo_max))

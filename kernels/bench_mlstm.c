@@ -2,7 +2,7 @@
  * and precision, next to plain GEMMs of the shapes the step contains, measured in the same run on
  * the same device. The ratio step/GEMM says how close the step is to the matrix-product limit.
  *
- *   bench_mlstm [-d cpu|cuda] [-p fp32|fp16] [-H 1024] [-B 32] [-T 32] [-E 64] [-V 256]
+ *   bench_mlstm [-d cpu|cuda] [-p fp32|fp16|bf16] [-H 1024] [-B 32] [-T 32] [-E 64] [-V 256]
  *               [-n 5] [-w 1]
  *
  * CPU timing uses CLOCK_MONOTONIC; CUDA timing uses events on the model's stream. FLOPs count
@@ -42,7 +42,7 @@ static double now_s(void)
 static void usage(const char *argv0)
 {
     fprintf(stderr,
-            "usage: %s [-d cpu|cuda] [-p fp32|fp16] [-H hidden] [-B batch] [-T steps] [-E embed]\n"
+            "usage: %s [-d cpu|cuda] [-p fp32|fp16|bf16] [-H hidden] [-B batch] [-T steps] [-E embed]\n"
             "          [-V vocab] [-n iterations] [-w warmups]\n", argv0);
 }
 
@@ -185,8 +185,9 @@ int main(int argc, char **argv)
         if (!bad) {
             switch (a[1]) {
             case 'd': bad = strcmp(v, "cpu") && strcmp(v, "cuda"); o.cuda = !strcmp(v, "cuda"); break;
-            case 'p': bad = strcmp(v, "fp32") && strcmp(v, "fp16");
-                      o.prec = strcmp(v, "fp16") ? MLSTM_FP32 : MLSTM_FP16; break;
+            case 'p': bad = strcmp(v, "fp32") && strcmp(v, "fp16") && strcmp(v, "bf16");
+                      o.prec = !strcmp(v, "fp16") ? MLSTM_FP16 : !strcmp(v, "bf16") ? MLSTM_BF16 : MLSTM_FP32;
+                      break;
             case 'H': bad = parse_int(v, &o.s.H); break;
             case 'B': bad = parse_int(v, &o.s.B); break;
             case 'T': bad = parse_int(v, &o.s.T); break;
@@ -208,7 +209,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_mlstm: bad shape: %s\n", mlstm_strerror(mlstm_shape_check(&o.s)));
         return 2;
     }
-    if (!o.cuda && o.prec == MLSTM_FP16) {
+    if (!o.cuda && o.prec != MLSTM_FP32) {
         fprintf(stderr, "bench_mlstm: the CPU backend is fp32 only\n");
         return 2;
     }
@@ -267,7 +268,7 @@ int main(int argc, char **argv)
     }
     const char *threads = getenv("OPENBLAS_NUM_THREADS");
     printf("# bench_mlstm: backend %s, precision %s, H=%d E=%d V=%d T=%d B=%d, %d timed x %d warm-up%s%s\n",
-           o.cuda ? "cuda" : "cpu", o.prec == MLSTM_FP16 ? "fp16" : "fp32", H, o.s.E, o.s.V, o.s.T,
+           o.cuda ? "cuda" : "cpu", o.prec == MLSTM_FP16 ? "fp16" : o.prec == MLSTM_BF16 ? "bf16" : "fp32", H, o.s.E, o.s.V, o.s.T,
            B, o.iters, o.warm, o.cuda ? "" : ", OPENBLAS_NUM_THREADS=", o.cuda ? "" : (threads ? threads : "unset"));
     printf("# %10s %12s %10s %12s %12s %12s %8s\n", "phase", "time", "work", "achieved", "plain_gemm",
            "gemm_rate", "ratio");

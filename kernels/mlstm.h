@@ -180,14 +180,19 @@ int mlstm_cpu_embedding_grad(mlstm_cpu *m, mlstm_grad_ready_fn on_grad_ready, vo
 
 typedef enum {
     MLSTM_FP32 = 0, /* fp32 storage, fp32 GEMMs (no TF32) */
-    MLSTM_FP16 = 1  /* fp16 weights and GEMM inputs, fp32 accumulation and elementwise math,
+    MLSTM_FP16 = 1, /* fp16 weights and GEMM inputs, fp32 accumulation and elementwise math,
                        fp32 master parameters and gradients */
+    MLSTM_BF16 = 2  /* as fp16 with bfloat16 (no loss scale: fp32's exponent range); cuBLAS runs
+                       bf16 GEMMs from sm_80 (Ampere) */
 } mlstm_precision;
 
 typedef struct mlstm_cuda mlstm_cuda;
 
 /* 1 when CUDA is built in and at least one device answers, else 0. Never fails. */
 int mlstm_cuda_available(void);
+/* 1 when the current device runs precision p (bf16 needs compute capability 8.0: cuBLAS's bf16
+ * GEMMs), else 0 (and 0 without CUDA or a device). Never fails. */
+int mlstm_cuda_supports(mlstm_precision p);
 
 /* Creates the model on the current device with its own stream and cuBLAS handle. Parameters start
  * at zero (load them with mlstm_cuda_set_params). MLSTM_ENODEV without a GPU; MLSTM_EINVAL on a bad
@@ -232,8 +237,14 @@ int mlstm_cuda_embedding_grad(mlstm_cuda *m, mlstm_grad_ready_fn on_grad_ready, 
 int mlstm_cuda_timer_start(mlstm_cuda *m);
 int mlstm_cuda_timer_stop(mlstm_cuda *m, double *seconds);
 
+/* fp32 GEMMs on m's cuBLAS handle: on = 1 lets them use TF32 tensor cores
+ * (CUBLAS_TF32_TENSOR_OP_MATH, sm_80 and later; what PyTorch's allow_tf32 asks), on = 0 keeps strict
+ * fp32 (CUBLAS_DEFAULT_MATH, the default). MLSTM_EINVAL unless m is fp32; MLSTM_ENODEV without CUDA. */
+int mlstm_cuda_set_tf32(mlstm_cuda *m, int on);
+
 /* A plain GEMM C(m,n) = A(m,k) B(k,n) in the model's precision on its stream, `reps` times, for
- * the benchmark's reference FLOP/s. *seconds gets the mean time of one GEMM (CUDA events). */
+ * the benchmark's reference FLOP/s, on operands uniform in [-1, 1) (not zeros, which can run
+ * faster). *seconds gets the mean time of one GEMM (CUDA events). */
 int mlstm_cuda_bench_gemm(mlstm_cuda *m, int M, int N, int K, int reps, double *seconds);
 
 #ifdef __cplusplus

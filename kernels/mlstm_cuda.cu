@@ -5,17 +5,20 @@
  * (see gemm()). Every GEMM is cublasGemmEx with fp32 accumulation (CUBLAS_COMPUTE_32F): in fp32
  * mode all operands are fp32 (no TF32); in fp16 mode the operands (effective weights and the
  * activations feeding GEMMs) are fp16, the outputs fp32, and cuBLAS uses tensor cores where the
- * device has them. Elementwise math is fp32 everywhere, in fused kernels.
+ * device has them; bf16 mode is fp16 mode with bfloat16 operands (tensor cores from sm_80). Elementwise
+ * math is fp32 everywhere, in fused kernels.
  *
  * fp16 uses a static loss scale of T*B: activation gradients are those of the summed loss (O(1)
  * rather than O(1/(T*B)), which would fall into fp16's subnormal range), and every GEMM or
- * reduction that produces a parameter gradient multiplies by 1/(T*B). fp32 uses scale 1.
+ * reduction that produces a parameter gradient multiplies by 1/(T*B). fp32 and bf16 (fp32's exponent
+ * range) use scale 1.
  *
  * Only APIs present since CUDA 11.0 are used, so the file builds with CUDA 11, 12 and 13.
  */
 #include "mlstm.h"
 
 #include <cublas_v2.h>
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -113,9 +116,11 @@ static int cublas_err(mlstm_cuda *m, cublasStatus_t st, const char *what, int li
 
 __device__ __forceinline__ float tof(float x) { return x; }
 __device__ __forceinline__ float tof(__half x) { return __half2float(x); }
+__device__ __forceinline__ float tof(__nv_bfloat16 x) { return __bfloat162float(x); }
 template <typename T> __device__ __forceinline__ T fromf(float x);
 template <> __device__ __forceinline__ float fromf<float>(float x) { return x; }
 template <> __device__ __forceinline__ __half fromf<__half>(float x) { return __float2half(x); }
+template <> __device__ __forceinline__ __nv_bfloat16 fromf<__nv_bfloat16>(float x) { return __float2bfloat16(x); }
 __device__ __forceinline__ float sigm(float x) { return 1.0f / (1.0f + expf(-x)); }
 
 enum { NT = 256 }; /* threads per block everywhere; block reductions assume it */
@@ -197,6 +202,22 @@ template <typename T> __global__ void k_cast(size_t n, const float *src, void *d
     size_t i = (size_t)blockIdx.x * NT + threadIdx.x;
     if (i < n)
         ((T *)dstv)[i] = fromf<T>(src[i]);
+}
+
+/* Operands for the benchmark's GEMMs: uniform in [-1, 1) from a hash of the index and a seed (zeros
+ * can run faster than real data through the tensor cores), written in the storage type. */
+template <typename T> __global__ void k_fill_random(size_t n, unsigned seed, void *dstv)
+{
+    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (i < n) {
+        unsigned x = (unsigned)i * 2654435761u ^ seed;
+        x ^= x >> 16;
+        x *= 0x7feb352du;
+        x ^= x >> 15;
+        x *= 0x846ca68bu;
+        x ^= x >> 16;
+        ((T *)dstv)[i] = fromf<T>((float)(x >> 8) * (2.0f / 16777216.0f) - 1.0f);
+    }
 }
 
 template <typename T> __global__ void k_uncast(size_t n, const void *srcv, float *dst)
@@ -369,6 +390,8 @@ __global__ void k_embed_backward(int npos, int V, int E, const int *tok, const f
     do {                                                                                      \
         if ((m)->prec == MLSTM_FP16)                                                          \
             kern<__half><<<(grid), NT, 0, (m)->stream>>>(__VA_ARGS__);                        \
+        else if ((m)->prec == MLSTM_BF16)                                                     \
+            kern<__nv_bfloat16><<<(grid), NT, 0, (m)->stream>>>(__VA_ARGS__);                 \
         else                                                                                  \
             kern<float><<<(grid), NT, 0, (m)->stream>>>(__VA_ARGS__);                         \
         CK_LAUNCH();                                                                          \
@@ -417,6 +440,15 @@ int mlstm_cuda_available(void)
     return n > 0;
 }
 
+int mlstm_cuda_supports(mlstm_precision p)
+{
+    int dev = 0, major = 0;
+    if (!mlstm_cuda_available() || cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess)
+        return 0;
+    return p == MLSTM_FP32 || p == MLSTM_FP16 || (p == MLSTM_BF16 && major >= 8);
+}
+
 void mlstm_cuda_destroy(mlstm_cuda *m)
 {
     if (!m)
@@ -427,7 +459,7 @@ void mlstm_cuda_destroy(mlstm_cuda *m)
                     m->dc_next, m->dm, m->dx};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         cudaFree(bufs[i]);
-    if (m->prec == MLSTM_FP16)
+    if (m->prec != MLSTM_FP32)
         cudaFree(m->w_dec);
     free(m->tok_host);
     if (m->ev0)
@@ -452,7 +484,7 @@ static int alloc_all(mlstm_cuda *m)
     DALLOC(m->w_hh, es * 4 * H * H);
     DALLOC(m->w_mih, es * H * E);
     DALLOC(m->w_mhh, es * H * H);
-    if (m->prec == MLSTM_FP16)
+    if (m->prec != MLSTM_FP32)
         DALLOC(m->w_dec, es * V * H);
     else
         m->w_dec = m->params + m->p[MLSTM_DECODER_W].offset;
@@ -494,7 +526,7 @@ int mlstm_cuda_create(const mlstm_shape *s, mlstm_precision prec, mlstm_cuda **o
     mlstm_cuda *m = NULL;
     if (out)
         *out = NULL;
-    if (!out || !s || (prec != MLSTM_FP32 && prec != MLSTM_FP16)) {
+    if (!out || !s || (prec != MLSTM_FP32 && prec != MLSTM_FP16 && prec != MLSTM_BF16)) {
         if (err && errlen)
             snprintf(err, errlen, "mlstm_cuda_create: NULL argument or bad precision");
         return MLSTM_EINVAL;
@@ -518,8 +550,8 @@ int mlstm_cuda_create(const mlstm_shape *s, mlstm_precision prec, mlstm_cuda **o
     m->s = *s;
     m->prec = prec;
     mlstm_layout(s, m->p, &m->nparams);
-    m->dt = prec == MLSTM_FP16 ? CUDA_R_16F : CUDA_R_32F;
-    m->esize = prec == MLSTM_FP16 ? sizeof(__half) : sizeof(float);
+    m->dt = prec == MLSTM_FP16 ? CUDA_R_16F : prec == MLSTM_BF16 ? CUDA_R_16BF : CUDA_R_32F;
+    m->esize = prec == MLSTM_FP32 ? sizeof(float) : 2;
     m->gscale = prec == MLSTM_FP16 ? (float)s->T * s->B : 1.0f;
     m->tok_host = (int *)malloc(sizeof(int) * ((size_t)s->T * s->B + s->B));
     if (!m->tok_host) {
@@ -612,6 +644,8 @@ int mlstm_cuda_get_hidden(mlstm_cuda *m, float *hh)
     const void *src = at_(m, m->h, (size_t)m->s.B * m->s.H);
     if (m->prec == MLSTM_FP16)
         k_uncast<__half><<<nblocks(n), NT, 0, m->stream>>>(n, src, tmp);
+    else if (m->prec == MLSTM_BF16)
+        k_uncast<__nv_bfloat16><<<nblocks(n), NT, 0, m->stream>>>(n, src, tmp);
     else
         k_uncast<float><<<nblocks(n), NT, 0, m->stream>>>(n, src, tmp);
     cudaError_t e = cudaGetLastError();
@@ -648,9 +682,12 @@ int mlstm_cuda_prepare(mlstm_cuda *m, const uint8_t *tokens)
            m->norm + 8 * H);
     LAUNCH(m, k_weight_norm, H, H, PP(m, MLSTM_W_MHH_G), PP(m, MLSTM_W_MHH_V), m->w_mhh,
            m->norm + 9 * H);
-    if (m->prec == MLSTM_FP16) {
+    if (m->prec != MLSTM_FP32) {
         size_t n = (size_t)V * H;
-        LAUNCH1(m, k_cast<__half>, nblocks(n), n, PP(m, MLSTM_DECODER_W), m->w_dec);
+        if (m->prec == MLSTM_FP16)
+            LAUNCH1(m, k_cast<__half>, nblocks(n), n, PP(m, MLSTM_DECODER_W), m->w_dec);
+        else
+            LAUNCH1(m, k_cast<__nv_bfloat16>, nblocks(n), n, PP(m, MLSTM_DECODER_W), m->w_dec);
     }
     LAUNCH(m, k_embed, nblocks((size_t)TB * E), TB, E, m->tok, PP(m, MLSTM_ENCODER_W), m->x);
     LAUNCH1(m, k_rows, nblocks((size_t)TB * 4 * H), TB, 4 * H, PP(m, MLSTM_B_IH),
@@ -841,6 +878,14 @@ int mlstm_cuda_timer_stop(mlstm_cuda *m, double *seconds)
     return MLSTM_OK;
 }
 
+int mlstm_cuda_set_tf32(mlstm_cuda *m, int on)
+{
+    if (!m || m->prec != MLSTM_FP32)
+        return MLSTM_EINVAL;
+    CKB(cublasSetMathMode(m->blas, on ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
+    return MLSTM_OK;
+}
+
 int mlstm_cuda_bench_gemm(mlstm_cuda *m, int M, int N, int K, int reps, double *seconds)
 {
     if (!m || !seconds || M < 1 || N < 1 || K < 1 || reps < 1)
@@ -854,10 +899,17 @@ int mlstm_cuda_bench_gemm(mlstm_cuda *m, int M, int N, int K, int reps, double *
         e = cudaMalloc(&Bm, m->esize * K * N);
     if (e == cudaSuccess)
         e = cudaMalloc((void **)&C, sizeof(float) * M * N);
-    if (e == cudaSuccess)
-        e = cudaMemsetAsync(A, 0, m->esize * M * K, m->stream);
-    if (e == cudaSuccess)
-        e = cudaMemsetAsync(Bm, 0, m->esize * K * N, m->stream);
+    for (int i = 0; i < 2 && e == cudaSuccess; i++) {
+        void *p = i ? Bm : A;
+        size_t n = i ? (size_t)K * N : (size_t)M * K;
+        if (m->prec == MLSTM_FP16)
+            k_fill_random<__half><<<nblocks(n), NT, 0, m->stream>>>(n, 12345u + i, p);
+        else if (m->prec == MLSTM_BF16)
+            k_fill_random<__nv_bfloat16><<<nblocks(n), NT, 0, m->stream>>>(n, 12345u + i, p);
+        else
+            k_fill_random<float><<<nblocks(n), NT, 0, m->stream>>>(n, 12345u + i, p);
+        e = cudaGetLastError();
+    }
     if (e != cudaSuccess) {
         st = cuda_err(m, e, "bench_gemm alloc", __LINE__);
         goto done;

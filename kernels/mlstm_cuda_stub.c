@@ -46,6 +46,8 @@ int mlstm_cuda_weight_grads(mlstm_cuda *m, mlstm_grad_ready_fn cb, void *user)
 { (void)m; (void)cb; (void)user; return MLSTM_ENODEV; }
 int mlstm_cuda_embedding_grad(mlstm_cuda *m, mlstm_grad_ready_fn cb, void *user)
 { (void)m; (void)cb; (void)user; return MLSTM_ENODEV; }
+int mlstm_cuda_supports(mlstm_precision p) { (void)p; return 0; }
+int mlstm_cuda_set_tf32(mlstm_cuda *m, int on) { (void)m; (void)on; return MLSTM_ENODEV; }
 int mlstm_cuda_bench_gemm(mlstm_cuda *m, int M, int N, int K, int reps, double *seconds)
 { (void)m; (void)M; (void)N; (void)K; (void)reps; (void)seconds; return MLSTM_ENODEV; }
 int mlstm_cuda_timer_start(mlstm_cuda *m) { (void)m; return MLSTM_ENODEV; }

@@ -134,10 +134,10 @@ step test_mlstm_cuda 90 "$b/tests/kernels/test_mlstm_cuda"
 step calib_gpu 150 bash tests/calib/test_gpu.sh "$b/calib/ddpcalib" 1 "$out/calib_gpu"
 
 # 2. Compute on the GPU in fp32: the GEMM grid and the bundled models' shapes (the measured profile).
-cuda_compute() {  # PRECISION
-  step "compute_cuda_$1" 180 bash -c "need_gpu; $b/calib/ddpcalib compute --backend cuda --precision $1 \
+cuda_compute() {  # PRECISION [NAME-SUFFIX FLAG]
+  step "compute_cuda_$1${2:-}" 180 bash -c "need_gpu; $b/calib/ddpcalib compute --backend cuda --precision $1 ${3:-} \
     --hidden 1024,4096 --batch 32,128 -n $n --gemm-max $((quick ? 512 : 8192)) --model models/resnet50.model --model-batch 32 \
-    -o '$out/compute_cuda_$1.json'"
+    -o '$out/compute_cuda_$1${2:-}.json'"
 }
 cuda_compute fp32
 
@@ -167,8 +167,8 @@ step steps 150 env PYTHONPATH=python python3 scripts/gpu_steps.py "${st[@]}"
 step h2d 60 bash -c "need_gpu; $b/calib/ddpcalib h2d --backend cuda -o '$out/h2d.json'"
 step host_cuda 120 bash -c "need_gpu; $b/calib/ddpcalib host --device cuda -n $n -o '$out/host_cuda.json'"
 cuda_compute fp16
-note compute_cuda_tf32_strict "not available: ddpcalib compute has no TF32 / strict-fp32 switch (cublasSetMathMode)"
-note compute_cuda_bf16 "not available: ddpcalib compute --precision takes fp32 and fp16 only"
+cuda_compute fp32 _tf32 --tf32
+cuda_compute bf16
 for e in "${export_args[@]:1}"; do export_time "${e%%|*}" "${e#*|}"; done
 
 # 6. The CUDA mLSTM steps against the cuBLAS GEMMs they contain.

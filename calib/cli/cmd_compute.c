@@ -12,12 +12,13 @@
 
 static const char *usage =
     "usage: ddpcalib compute --backend cpu|cuda [--hidden LIST] [--batch LIST] [--seq T]\n"
-    "                        [--precision fp32|fp16] [--model FILE [--model-batch B]] [-n ITERS]\n"
-    "                        [-w WARMUPS] [-o PROFILE]\n"
+    "                        [--precision fp32|fp16|bf16] [--tf32] [--model FILE [--model-batch B]]\n"
+    "                        [-n ITERS] [-w WARMUPS] [-o PROFILE]\n"
     "\n"
     "Times, with the real kernels (kernels/mlstm.h), the mLSTM forward and backward per step, the\n"
     "weight-gradient GEMMs, the decoder and loss at each hidden size x batch; then a GEMM grid\n"
-    "(cblas_sgemm on cpu, cuBLAS on cuda) and elementwise copies of several sizes. Keeps every\n"
+    "(cblas_sgemm on cpu, cuBLAS on cuda, on random operands) and elementwise copies of 4 KiB to\n"
+    "16 MiB (cpu) or 256 MiB (cuda: past the L2 cache of any current card). Keeps every\n"
     "per-iteration time, fits compute.<precision>.gemm and .ewise as \"model\": \"table\" with a\n"
     "fitted roofline fallback. --model also times every GEMM shape of that model file (a conv's\n"
     "implicit GEMM) at its batch, so that the profile prices that model from measured shapes; the\n"
@@ -25,7 +26,7 @@ static const char *usage =
     "\n";
 
 static const char *const backends[] = {"cpu", "cuda", NULL};
-static const char *const precisions[] = {"fp32", "fp16", NULL};
+static const char *const precisions[] = {"fp32", "fp16", "bf16", NULL};
 
 /* --hidden and --batch: calib/parse.c's strict list (an empty item is refused). */
 typedef struct {
@@ -82,8 +83,10 @@ int cmd_compute(cli_ctx *x, int argc, char **argv) {
        .must = "must be a comma-separated list of integers from 1 to 65536"},
       {"seq", 0, CLI_INT, &cfg.seq, "T", "sequence length of the timed mLSTM pass (default 8)", CLI_MIN | CLI_MAX, 1,
        100000},
-      {"precision", 0, CLI_ENUM, &cfg.precision, "P", "fp32 or fp16 (fp16: cuda only; default fp32)",
+      {"precision", 0, CLI_ENUM, &cfg.precision, "P", "fp32, fp16 or bf16 (fp16, bf16: cuda only; default fp32)",
        .names = precisions},
+      {"tf32", 0, CLI_FLAG, &cfg.tf32, NULL,
+       "cuda fp32: let cuBLAS use TF32 tensor cores (PyTorch's allow_tf32); default strict fp32"},
       {"iters", 'n', CLI_INT, &cfg.iters, "N", "timed iterations of each measurement (default 10)", CLI_MIN | CLI_MAX,
        1, CALCMD_MAX_ITERS, .must = "(-n) must be an integer from 1 to 1000000"},
       {"warmup_iters", 'w', CLI_INT, &cfg.warmups, "W", "untimed warm-up iterations (default 2)", CLI_MIN | CLI_MAX, 0,
@@ -102,6 +105,7 @@ int cmd_compute(cli_ctx *x, int argc, char **argv) {
   int rc = cli_parse(x, &c, argc, argv, NULL, NULL, stdout);
   if (rc) return rc;
   if (cfg.backend < 0) return cli_usage(x, "--backend cpu|cuda is required");
+  if (cfg.backend == COMPUTEBENCH_CUDA) cfg.copy_max_bytes = 256 << 20; /* past a 50-60 MB L2 (H100, H200) */
   if ((rc = computebench_check_cfg(&cfg, &e))) return calcmd_status(x, rc, &e);
   if ((rc = calcmd_check_output(x, output))) return rc;
   if (model_batch && !model_path) return cli_usage(x, "--model-batch needs --model");
@@ -118,8 +122,8 @@ int cmd_compute(cli_ctx *x, int argc, char **argv) {
   }
 
   const char *prec = precisions[cfg.precision];
-  printf("# ddpcalib compute: backend %s, %s, %d warm-up + %d timed runs per measurement\n", backends[cfg.backend],
-         prec, cfg.warmups, cfg.iters);
+  printf("# ddpcalib compute: backend %s, %s%s, %d warm-up + %d timed runs per measurement\n", backends[cfg.backend],
+         prec, cfg.tf32 ? " (TF32 tensor cores)" : "", cfg.warmups, cfg.iters);
   printf("# %-10s %5s %4s %4s  %-18s %6s %11s %11s %9s  %s\n", "op", "H", "B", "T", "m x n x k | size",
          "runs", "median(us)", "mean(us)", "sd(us)", "GFLOP/s | GB/s");
   computebench_result res = {0};

@@ -73,7 +73,10 @@ expect 2 "one profile" "validate without a file" -- "$calib" validate
 expect 2 "--backend" "compute without --backend" -- "$calib" compute
 expect 2 "--backend must be cpu or cuda" "compute --backend gpu" -- "$calib" compute --backend gpu
 expect 2 "fp16 needs" "compute fp16 on cpu" -- "$calib" compute --backend cpu --precision fp16
-expect 2 "--precision must be fp32 or fp16" "compute --precision fp8" -- "$calib" compute --backend cpu --precision fp8
+expect 2 "--precision must be fp32, fp16 or bf16" "compute --precision fp8" -- "$calib" compute --backend cpu --precision fp8
+expect 2 "--precision bf16 needs --backend cuda" "compute --precision bf16 on cpu" -- "$calib" compute --backend cpu --precision bf16
+expect 2 "--tf32 needs --backend cuda and --precision fp32" "compute --tf32 on cpu" -- "$calib" compute --backend cpu --tf32
+expect 2 "--tf32 needs --backend cuda and --precision fp32" "compute --tf32 in fp16" -- "$calib" compute --backend cuda --precision fp16 --tf32
 expect 2 "--hidden" "compute --hidden 0" -- "$calib" compute --backend cpu --hidden 0
 expect 2 "--hidden" "compute --hidden 64,,128" -- "$calib" compute --backend cpu --hidden 64,,128
 expect 2 "--batch" "compute --batch x" -- "$calib" compute --backend cpu --batch x

@@ -114,6 +114,11 @@ int main(void)
     int fails = 0;
     fails += compare("fp32", &s, L, params, tok, MLSTM_FP32, 1e-4, 1e-3, 1e-5);
     fails += compare("fp16", &s, L, params, tok, MLSTM_FP16, 2e-2, 5e-2, 2e-3);
+    /* bf16 rounds to 8 significant bits where fp16 keeps 11: fp16's tolerances times 8 */
+    if (mlstm_cuda_supports(MLSTM_BF16))
+        fails += compare("bf16", &s, L, params, tok, MLSTM_BF16, 1.6e-1, 4e-1, 1.6e-2);
+    else
+        printf("skip bf16: the device is older than compute capability 8.0 (cuBLAS has no bf16 GEMM)\n");
 
     /* error paths on a real device */
     mlstm_cuda *g = NULL;

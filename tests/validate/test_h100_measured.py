@@ -2,7 +2,7 @@
 """The H100 run of 2026-11-26 (validate/h100-2026-11-26/, docs/validation.md "On a real H100"):
 profiles/h100-measured.json is a whole profile whose device is the card the models' op times were
 measured on; ddpsim prices GPT-2 by those times and predicts its real single-GPU step (timed without
-the profiler, steps.json) within 10% (-1.4% on the day); ResNet-50 in fp32 from the bundled
+the profiler, steps.json) within 10% (+0.5% on the day); ResNet-50 in fp32 from the bundled
 h100-dgxh100 profile within 10% (+1.0%, a cancellation: its convolutions are priced 1.9x too slow
 where the real step waits for the host; docs/validation.md); the measured times are ignored with the bundled profile
 (another device name), and the measured profile predicts 8 GPUs (its links are the bundled ones).
