@@ -353,6 +353,9 @@ int computebench_run(const computebench_cfg *cfg,
   if (g.cuda) {
     char ver[128];
     if ((rc = gpucopy_probe(&out->dev, ver, sizeof ver, e))) return rc;
+    if (cfg->tf32 && !out->dev.tf32)
+      return err_set(e, ERR_RUNTIME, "--tf32: %s has no TF32 tensor cores (compute capability 8.0 and later have)",
+                     out->dev.name);
     snprintf(out->library, sizeof out->library, "cuBLAS (kernels/mlstm_cuda.cu); %s", ver);
   } else {
     if ((rc = devinfo_read(DEVINFO_CPU, &out->dev, e))) return rc;

@@ -55,6 +55,7 @@ static int read_cuda(devinfo *out, err_t *e) {
   out->ndevices = n;
   out->memory_bytes = (double)p.totalGlobalMem;
   out->sm_count = p.multiProcessorCount;
+  out->tf32 = p.major >= 8;
   /* The memory clock and bus width by attribute: CUDA 13 removed the cudaDeviceProp fields, the
    * attributes exist in CUDA 11, 12 and 13. Double data rate: 2 transfers per clock. */
   int clock_kHz = 0, bus_bits = 0;

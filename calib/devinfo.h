@@ -29,6 +29,7 @@ typedef struct {
   double hbm_Bps;      /* 0: not applicable (CPU) or not reported */
   int ndevices;        /* CUDA: devices the runtime sees (device 0 is the one read); CPU: 1 */
   int backend;         /* DEVINFO_CPU or DEVINFO_CUDA: written as device.kind "cpu" or "gpu" */
+  int tf32;            /* CUDA: 1 where the card has TF32 tensor cores (compute capability 8.0 on) */
   char source[512];    /* which call gave each figure, for device.source */
 } devinfo;
 

@@ -543,8 +543,9 @@ int record_compute(cJSON *doc, const computebench_cfg *cfg, const computebench_r
     cJSON *fb = roofline_json(gemm ? &fit->gemm : &fit->ewise, gemm, "fitted to the points above");
     if (!fb) goto nomem;
     cJSON_AddItemToObject(k, "fallback", fb);
-    /* What an fp32 GEMM table measured on CUDA is: TF32 tensor cores or strict fp32 (docs/calib.md). */
-    if (gemm && cfg->backend == COMPUTEBENCH_CUDA && cfg->precision == COMPUTEBENCH_FP32 &&
+    /* What an fp32 GEMM table measured on a card with TF32 is: TF32 tensor cores or strict fp32
+     * (docs/calib.md); a card without TF32 has only the one math, and nothing is written. */
+    if (gemm && cfg->backend == COMPUTEBENCH_CUDA && cfg->precision == COMPUTEBENCH_FP32 && res->dev.tf32 &&
         !cJSON_AddStringToObject(k, "math", cfg->tf32 ? "tf32" : "strict"))
       goto nomem;
     if (!cJSON_AddStringToObject(k, "source", src) ||

@@ -45,6 +45,22 @@ typedef struct {
 /* Fills *out for a run of c at per-GPU batch `batch` and precision `prec`. Never fails. */
 void cost_measured(const sim_config *c, long batch, model_dtype prec, cost_measured_info *out);
 
+/* Where an fp32 run's GEMMs are priced at another math than PyTorch runs them (docs/profile.md,
+ * "fp32 math"): PyTorch's matmuls run TF32 from 1.7 and strict fp32 from 1.12 unless
+ * torch.backends.cuda.matmul.allow_tf32 is set; its cuDNN convolutions TF32 from 1.7
+ * (torch.backends.cudnn.allow_tf32). Counts the model's ops priced by the profile (not by measured
+ * times) at the other math: matmuls under a TF32 table from 1.12 on, convolutions under a strict
+ * table (a card with TF32) from 1.7 on. Zero where the profile does not say its math or the run is
+ * not fp32. */
+typedef struct {
+  profile_math math; /* the profile's compute.fp32.gemm.math */
+  int matmuls;       /* matmuls priced at TF32 that PyTorch runs strict */
+  int convs;         /* convolutions priced strict that cuDNN runs in TF32 */
+} cost_fp32_math_info;
+
+/* Fills *out for a run of c at precision `prec`. Never fails. */
+void cost_fp32_math(const sim_config *c, model_dtype prec, cost_fp32_math_info *out);
+
 /* One run of an op, each side on its own: the GPU's time (cost_op_time) and the host's (its
  * kernel launches at the launch cost each, its framework ops at the dispatch cost each); an op
  * carrying measured times, in a run cost_measured says they price, costs those instead. Adds to

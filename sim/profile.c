@@ -73,6 +73,7 @@ struct profile {
   profile_convtable conv[MODEL_DTYPE_COUNT];
   int has_conv_layout[MODEL_DTYPE_COUNT]; /* compute.<precision>.conv_layout present */
   model_layout conv_layout[MODEL_DTYPE_COUNT]; /* its `native`: the layout the convolution kernels take */
+  profile_math fp32_gemm_math;                 /* compute.fp32.gemm.math */
   int nlinks;
   linkcost *links;
   struct {
@@ -413,6 +414,18 @@ static int load_conv(const cJSON *o, const char *dn, const roofline *fit, double
   return rc;
 }
 
+/* compute.fp32.gemm.math (optional): "tf32" or "strict", what the GEMM costs are of; no other
+ * precision has one (their tensor-core math is the only one). */
+static int load_math(const cJSON *o, int d, const char *path, const char *origin, profile_t *p, err_t *e) {
+  const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, "math");
+  if (!m) return 0;
+  if (d != MODEL_FP32 || !cJSON_IsString(m) || (strcmp(m->valuestring, "tf32") && strcmp(m->valuestring, "strict")))
+    return err_set(e, ERR_INPUT, "%s: %s.math: %s", origin, path,
+                   d != MODEL_FP32 ? "only compute.fp32.gemm says its math (TF32 or strict)" : "must be \"tf32\" or \"strict\"");
+  p->fp32_gemm_math = strcmp(m->valuestring, "tf32") ? PROFILE_MATH_STRICT : PROFILE_MATH_TF32;
+  return 0;
+}
+
 /* compute.<precision>.conv_layout (optional): {"native": "nchw"|"nhwc", "source"}: the layout the
  * precision's convolution kernels take (and its conv table was measured in). */
 static int load_conv_layout(const cJSON *o, const char *dn, const char *origin, int *has, model_layout *out,
@@ -743,6 +756,7 @@ int profile_from_json(const cJSON *root, const char *origin, int part, profile_t
                           &p->cost[d][k], e)))
         goto fail;
       if ((rc = load_warning(o, path, origin, p, e))) goto fail;
+      if ((rc = load_math(o, d, path, origin, p, e))) goto fail;
     }
     if ((rc = load_conv(cJSON_GetObjectItemCaseSensitive(prec, "conv"), dn, &p->cost[d][MODEL_OP_GEMM].roof,
                         (double)model_dtype_size((model_dtype)d), origin, &p->conv[d], e)))
@@ -896,6 +910,8 @@ const profile_convclass *profile_conv_class(const profile_t *p, model_dtype d, l
     if (conv_in_class(&p->conv[d].cls[i], r, s, stride_h, stride_w)) return &p->conv[d].cls[i];
   return NULL;
 }
+
+profile_math profile_fp32_gemm_math(const profile_t *p) { return p->fp32_gemm_math; }
 
 int profile_conv_layout(const profile_t *p, model_dtype d, model_layout *native) {
   if (p->has_conv_layout[d]) *native = p->conv_layout[d];

@@ -141,6 +141,12 @@ const profile_convclass *profile_conv_class(const profile_t *p, model_dtype d, l
 /* 1 and *native (the layout the convolution kernels take) where compute.<d>.conv_layout is given. */
 int profile_conv_layout(const profile_t *p, model_dtype d, model_layout *native);
 
+/* What compute.fp32.gemm's costs are of (its optional `math`, docs/profile.md): TF32 tensor cores,
+ * or strict fp32 on a card that has TF32; UNKNOWN where the profile does not say (a card without
+ * TF32, or a source that does not tell). */
+typedef enum { PROFILE_MATH_UNKNOWN = 0, PROFILE_MATH_TF32 = 1, PROFILE_MATH_STRICT = 2 } profile_math;
+profile_math profile_fp32_gemm_math(const profile_t *p);
+
 /* The file (or origin) the profile was loaded from: what messages name. */
 const char *profile_path(const profile_t *p);
 

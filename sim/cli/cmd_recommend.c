@@ -88,6 +88,7 @@ int cmd_recommend(cli_ctx *x, int argc, char **argv) {
   simopts_config(&o, &in, &cfg);
   cfg.nodes = nodes;
   simopts_warn_measured(x, &cfg);
+  simopts_warn_fp32_math(x, &cfg);
   out_progress pr = {.x = x, .what = "simulations", .forced = show};
   recommend_opts ro = {.base = &cfg, .profile_doc = doc, .profile_origin = path, .ncaps = nc, .caps_mb = cap,
                        .default_mb = REDUCER_DEFAULT_CAP_MB, .samples = samples, .seed = sample_seed, .quantile = quantile,

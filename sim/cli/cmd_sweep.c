@@ -288,7 +288,7 @@ int cmd_sweep(cli_ctx *x, int argc, char **argv) {
   axis_t ax[SWEEP_MAX_AXES];
   int nax = 0, rc, n = 1;
   inputs_cache cache = {0};
-  int measured_warned = 0; /* simopts_warn_measured was shown */
+  int measured_warned = 0, math_warned = 0; /* simopts_warn_measured, _fp32_math were shown */
   sim_config *cfgs = NULL;
   sweep_row *rows = NULL;
   char **vals = NULL;
@@ -354,6 +354,7 @@ int cmd_sweep(cli_ctx *x, int argc, char **argv) {
     cfgs[i].nodes = nodes;
     cfgs[i].bucket_cap_mb = cap;
     if (!measured_warned) measured_warned = simopts_warn_measured(x, &cfgs[i]); /* once, at the first that ignores them */
+    if (!math_warned) math_warned = simopts_warn_fp32_math(x, &cfgs[i]);       /* once, at the first mispriced */
   }
   out_progress pr = {.x = x, .what = "configurations", .forced = show};
   sweep_opts so = {.jobs = jobs, .what = SWEEP_PREDICT, .progress = out_progress_line, .progress_arg = &pr};

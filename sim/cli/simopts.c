@@ -297,6 +297,24 @@ int simopts_warn_measured(const cli_ctx *x, const sim_config *c) {
   return 1;
 }
 
+int simopts_warn_fp32_math(const cli_ctx *x, const sim_config *c) {
+  cost_fp32_math_info fi;
+  char rel[32];
+  cost_fp32_math(c, c->precision >= 0 ? (model_dtype)c->precision : c->model->precision, &fi);
+  reducer_version_name(c->pytorch ? c->pytorch : REDUCER_VERSION_LATEST, rel, sizeof rel);
+  if (fi.matmuls)
+    fprintf(stderr, "%s %s: warning: model %s: %d fp32 matmul(s) priced by profile %s's TF32 GEMM costs "
+                    "(compute.fp32.gemm.math), but PyTorch %s runs fp32 matmuls strict unless\n"
+                    "  torch.backends.cuda.matmul.allow_tf32 is set: predicted too fast (docs/profile.md, \"fp32 math\")\n",
+            x->prog, x->where, c->model->name, fi.matmuls, profile_name(c->profile), rel);
+  if (fi.convs)
+    fprintf(stderr, "%s %s: warning: model %s: %d fp32 convolution(s) priced by profile %s's strict-fp32 GEMM costs "
+                    "(compute.fp32.gemm.math), but cuDNN runs\n  them in TF32 (torch.backends.cudnn.allow_tf32, on "
+                    "since PyTorch 1.7): predicted too slow (docs/profile.md, \"fp32 math\")\n",
+            x->prog, x->where, c->model->name, fi.convs, profile_name(c->profile));
+  return fi.matmuls || fi.convs;
+}
+
 int simopts_read_profile_doc(cli_ctx *x, const char *name, char *path, size_t len, cJSON **doc) {
   err_t e;
   int rc = data_resolve(DATA_PROFILE, name, path, len, &e);
@@ -393,5 +411,6 @@ int simopts_setup(cli_ctx *x, const cli_cmd *c, int argc, char **argv, simopts *
   cfg->nodes = *nodes;
   cfg->bucket_cap_mb = *bucket_cap_mb;
   simopts_warn_measured(x, cfg);
+  simopts_warn_fp32_math(x, cfg);
   return CLI_OK;
 }

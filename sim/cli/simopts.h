@@ -94,6 +94,9 @@ int simopts_warn_unused(const cli_ctx *x, const simopts *o, const model_t *m);
  * device, batch or precision) and why; 1 if it warned (simopts_setup and recommend call it; sweep at
  * its first configuration that ignores them). */
 int simopts_warn_measured(const cli_ctx *x, const sim_config *c);
+/* On stderr, where an fp32 run's GEMMs are priced at another math than PyTorch runs them
+ * (cost_fp32_math); returns 1 when it warned. */
+int simopts_warn_fp32_math(const cli_ctx *x, const sim_config *c);
 void simopts_inputs_free(simopts_inputs *in); /* zeroes it; a zeroed one is a no-op */
 
 /* A sim_config from the defaults, the inputs and the options; nodes and bucket_cap_mb are the

@@ -760,6 +760,28 @@ int main(void) {
     profile_err("conv_layout chwn", text, "x.json: compute.fp32.conv_layout must be an object whose \"native\" is");
     snprintf(text, sizeof text, PH, roof, roof, ",\"conv_layout\":\"nhwc\"");
     profile_err("conv_layout a string", text, "x.json: compute.fp32.conv_layout must be an object");
+    /* compute.fp32.gemm.math: "tf32" or "strict", read; absent: unknown; anything else refused. */
+    {
+      char gm[512];
+      const char *maths[] = {"\"tf32\"", "\"strict\"", NULL};
+      const profile_math want[] = {PROFILE_MATH_TF32, PROFILE_MATH_STRICT, PROFILE_MATH_UNKNOWN};
+      for (int i = 0; i < 3; i++) {
+        snprintf(gm, sizeof gm, "{%s%s%s%s", maths[i] ? "\"math\":" : "", maths[i] ? maths[i] : "", maths[i] ? "," : "",
+                 roof + 1);
+        snprintf(text, sizeof text,
+                 "{\"format\":\"ddpsim-profile\",\"version\":1,\"compute\":{\"fp32\":{\"ewise\":%s,\"gemm\":%s}},"
+                 "\"comm\":{\"links\":{\"nvlink\":{\"lat_s\":1e-6,\"efficiency\":0.8}}}}",
+                 roof, gm);
+        profile_t *pm = NULL;
+        rc = profile_parse(text, "m.json", &pm, &e);
+        CHECK(rc == 0 && profile_fp32_gemm_math(pm) == want[i], "compute.fp32.gemm.math %s: read as %d%s%s",
+              maths[i] ? maths[i] : "absent", rc ? -1 : (int)profile_fp32_gemm_math(pm), rc ? ": " : "", rc ? e.msg : "");
+        profile_destroy(pm);
+      }
+      snprintf(gm, sizeof gm, "{\"math\":\"fast\",%s", roof + 1);
+      snprintf(text, sizeof text, PH, roof, gm, "");
+      profile_err("gemm.math fast", text, "x.json: compute.fp32.gemm.math: must be \"tf32\" or \"strict\"");
+    }
 #undef PH
   }
 

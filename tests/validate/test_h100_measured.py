@@ -6,6 +6,9 @@ the profiler, steps.json) within 10% (+0.5% on the day); ResNet-50 in fp32 from 
 h100-dgxh100 profile within 10% (+1.0%, a cancellation: its convolutions are priced 1.9x too slow
 where the real step waits for the host; docs/validation.md); the measured times are ignored with the bundled profile
 (another device name), and the measured profile predicts 8 GPUs (its links are the bundled ones).
+The fp32-math warnings (docs/profile.md, "fp32 math"): GPT-2's matmuls priced by the bundled TF32
+table are flagged for PyTorch 2.x and not for 1.11 (TF32 matmuls by default), ResNet-50's
+convolutions priced by the measured strict table (its times removed) are flagged.
 The bands are two-sided: a change of the model either way that moves these past 10% is seen.
 
 usage: test_h100_measured.py DDPSIM DDPCALIB SRC_DIR
@@ -15,6 +18,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 
 BAND = 0.10
 
@@ -44,10 +48,13 @@ def main():
 
     topo = os.path.join(src, "topologies", "dgxh100-ib.topo")
 
+    stderr = {}
+
     def predict(model, profile, gpus=1, extra=()):
         r = subprocess.run([ddpsim, "predict", "--model", os.path.join(run_dir, model), "--profile", profile, "--topology", topo,
                             "--nodes", "1", "--gpus-per-node", str(gpus), "--no-h2d", "--json", *extra],
                            capture_output=True, text=True)
+        stderr[(model, profile, tuple(extra))] = r.stderr
         if r.returncode != 0:
             print("     | " + r.stderr.strip().replace("\n", "\n     | "))
             return None
@@ -73,6 +80,23 @@ def main():
     e = predict("resnet50-measured.model", measured, gpus=8)
     check(e is not None and 0 < e["scaling_efficiency"] <= 1 and e["iteration_s"] >= e["single_gpu_iteration_s"],
           "resnet50 on 8 GPUs with the measured profile: %s" % ("%.1f ms, efficiency %.3f" % (1e3 * e["iteration_s"], e["scaling_efficiency"]) if e else "failed"))
+    predict("gpt2-measured.model", bundled)
+    check("fp32 matmul(s) priced by profile h100-dgxh100's TF32" in stderr[("gpt2-measured.model", bundled, ())],
+          "gpt2 on the bundled (TF32) profile: its matmuls are flagged as priced too fast")
+    predict("gpt2-measured.model", bundled, extra=("--pytorch", "1.11"))
+    check("fp32 matmul" not in stderr[("gpt2-measured.model", bundled, ("--pytorch", "1.11"))],
+          "gpt2 with --pytorch 1.11 (TF32 matmuls by default): not flagged")
+    with tempfile.TemporaryDirectory() as tmp:
+        bare = os.path.join(tmp, "resnet50-untimed.model")
+        with open(os.path.join(run_dir, "resnet50-measured.model")) as f, open(bare, "w") as g:
+            for line in f:
+                if not line.startswith("measured "):
+                    g.write(" ".join(t for t in line.split(" ") if not t.startswith(("time_s=", "host_s="))).rstrip("\n") + "\n")
+        predict(bare, measured, extra=("--precision", "fp32"))
+        err = stderr[(bare, measured, ("--precision", "fp32"))]
+        check("158 fp32 convolution(s) priced by profile h100-measured's strict-fp32" in err,
+              "resnet50 without its times on the measured (strict) profile: its 158 convolutions are flagged: %s"
+              % err.strip()[:200])
     print("%d failed" % failed)
     return 1 if failed else 0
 
