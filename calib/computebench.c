@@ -357,6 +357,7 @@ int computebench_run(const computebench_cfg *cfg,
       return err_set(e, ERR_RUNTIME, "--tf32: %s has no TF32 tensor cores (compute capability 8.0 and later have)",
                      out->dev.name);
     snprintf(out->library, sizeof out->library, "cuBLAS (kernels/mlstm_cuda.cu); %s", ver);
+    snprintf(out->driver, sizeof out->driver, "%s", ver);
   } else {
     if ((rc = devinfo_read(DEVINFO_CPU, &out->dev, e))) return rc;
     snprintf(out->library, sizeof out->library, "OpenBLAS: %.200s", openblas_get_config());

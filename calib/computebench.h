@@ -70,7 +70,8 @@ typedef struct {
   size_t n, cap;
   computebench_meas *m;
   devinfo dev;       /* the device's own figures (calib/devinfo.h): CPU model or GPU name, memory... */
-  char library[256]; /* OpenBLAS config, or CUDA runtime/driver versions */
+  char library[256]; /* OpenBLAS config, or cuBLAS and the CUDA runtime/driver versions */
+  char driver[128];  /* CUDA: "CUDA runtime R, driver D, N device(s)"; "" on the CPU */
 } computebench_result;
 
 /* ERR_USAGE with a message naming the flag when cfg is out of range (fp16 on CPU included). */

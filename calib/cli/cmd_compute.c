@@ -133,6 +133,7 @@ int cmd_compute(cli_ctx *x, int argc, char **argv) {
   if (!rc) {
     profilew_prov p = calcmd_prov("compute");
     p.devices = res.dev.name, p.libraries = res.library;
+    if (res.driver[0]) p.driver = res.driver;
     doc = profilew_new("measured", &p);
     rc = doc ? record_compute(doc, &cfg, &res, &fit, &e) : err_set(&e, ERR_NOMEM, "out of memory");
   }

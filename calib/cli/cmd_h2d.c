@@ -96,7 +96,7 @@ int cmd_h2d(cli_ctx *x, int argc, char **argv) {
   double *bytes = calloc(nsizes, sizeof *bytes), *med = calloc(nsizes, sizeof *med);
   double *t = calloc(2 * (size_t)iters, sizeof *t);
   profilew_prov p = calcmd_prov("h2d");
-  p.devices = dev.name, p.libraries = ver;
+  p.devices = dev.name, p.libraries = ver, p.driver = ver;
   cJSON *doc = profilew_new("measured", &p);
   cJSON *h2d = doc ? profilew_obj(doc, "h2d") : NULL;
   cJSON *samples = doc ? profilew_obj(profilew_obj(doc, "samples"), "h2d") : NULL;
