@@ -84,6 +84,14 @@ static void fmt_bytes(char *buf, size_t len, double b) {
   else snprintf(buf, len, "%.0f B", b);
 }
 
+/* What a rank is on the profile's device (device.kind): a GPU, or a CPU process (gloo, MPI). */
+static const char *rank_word(const sim_config *c, int plural) {
+  profile_device d;
+  profile_get_device(c->profile, &d);
+  if (d.kind == PROFILE_DEVICE_CPU) return plural ? "processes" : "process";
+  return plural ? "GPUs" : "GPU";
+}
+
 /* What the table says of the run before its lines: the job, the scenario. */
 static void table_head(strbuf *s, const field_ctx *x) {
   const sim_config *c = x->c;
@@ -91,10 +99,12 @@ static void table_head(strbuf *s, const field_ctx *x) {
   const sim_result *r = &p->sim;
   char vb[16], lb[64];
   const char *fid = field_text(&field_table[FIELD_FIDELITY], x, c->fidelity, vb, sizeof vb);
-  strbuf_printf(s, "# %s on %d x %d GPUs (%s, profile %s)%s\n", c->model->name, c->nodes, r->gpus / c->nodes, c->topo->name,
-                profile_name(c->profile), c->framework == SIM_FRAMEWORK_DP ? ", DataParallel" : "");
+  const char *per = rank_word(c, 0);
+  strbuf_printf(s, "# %s on %d x %d %s (%s, profile %s)%s\n", c->model->name, c->nodes, r->gpus / c->nodes,
+                rank_word(c, 1), c->topo->name, profile_name(c->profile),
+                c->framework == SIM_FRAMEWORK_DP ? ", DataParallel" : "");
   if (c->framework == SIM_FRAMEWORK_DDP) {
-    strbuf_printf(s, "# batch %ld/GPU, %s, %s fidelity", r->batch, model_dtype_name(r->precision), fid);
+    strbuf_printf(s, "# batch %ld/%s, %s, %s fidelity", r->batch, per, model_dtype_name(r->precision), fid);
     if (c->mode == SIM_MODE_FLAT) {
       strbuf_printf(s, ", flat: one all-reduce of every gradient after backward");
     } else {
@@ -109,7 +119,7 @@ static void table_head(strbuf *s, const field_ctx *x) {
     const char *hook = field_text(&field_table[FIELD_COMM_HOOK], x, c->comm_hook, vb, sizeof vb);
     if (c->comm_hook != SIM_HOOK_NONE) strbuf_printf(s, ", %s compression hook", hook);
   } else if (c->framework == SIM_FRAMEWORK_FSDP) {
-    strbuf_printf(s, "# batch %ld/GPU, %s, %s fidelity\n# FSDP2 (fully_shard), units %s, reshard_after_forward %s", r->batch,
+    strbuf_printf(s, "# batch %ld/%s, %s, %s fidelity\n# FSDP2 (fully_shard), units %s, reshard_after_forward %s", r->batch, per,
                   model_dtype_name(r->precision), fid, c->fsdp_units ? c->fsdp_units : "the numbered blocks (default)",
                   c->fsdp_reshard ? "True" : "False");
     if (c->fsdp_param_dtype >= 0) strbuf_printf(s, ", param_dtype %s", model_dtype_name((model_dtype)c->fsdp_param_dtype));
@@ -117,7 +127,7 @@ static void table_head(strbuf *s, const field_ctx *x) {
     if (c->fsdp_forward_prefetch) strbuf_printf(s, ", forward prefetch %d", c->fsdp_forward_prefetch);
     strbuf_printf(s, "\n# \"bucket copies\": FSDP's copies out of the all-gathers and into the reduce-scatters");
   } else {
-    strbuf_printf(s, "# batch %ld/GPU, %s, phases in order, summed%s", r->batch, model_dtype_name(r->precision),
+    strbuf_printf(s, "# batch %ld/%s, %s, phases in order, summed%s", r->batch, per, model_dtype_name(r->precision),
                   sim_dp_backward_gil(c) ? ", backward under the GIL" : "");
   }
   strbuf_printf(s, "\n");
@@ -173,8 +183,8 @@ char *report_predict_table(const sim_config *c, const predict_result *p, const r
   table_head(&s, &x);
   table_lines(&s, &x);
   if (r->ranks_simulated > 0 && r->ranks_simulated < r->gpus)
-    strbuf_printf(&s, "# simulated %d of the %d GPUs: every node does the same (no jitter), so 2 nodes stand for all\n",
-                  r->ranks_simulated, r->gpus);
+    strbuf_printf(&s, "# simulated %d of the %d %s: every node does the same (no jitter), so 2 nodes stand for all\n",
+                  r->ranks_simulated, r->gpus, rank_word(c, 1));
   if (r->extrapolated_ops) strbuf_printf(&s, "# note: %d op cost(s) extrapolated outside the profile's measured range\n", r->extrapolated_ops);
   cost_measured_info mi;
   cost_measured(c, r->batch, r->precision, &mi);
