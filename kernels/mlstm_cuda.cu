@@ -386,7 +386,9 @@ __global__ void k_embed_backward(int npos, int V, int E, const int *tok, const f
 
 /* ---- launch helpers ------------------------------------------------------------------------- */
 
-#define LAUNCH(m, kern, grid, ...)                                                            \
+/* kern<T> with T the model's storage type, on its stream; the caller checks cudaGetLastError
+ * (LAUNCH does, returning; paths that free buffers first check it themselves). */
+#define DISPATCH(m, kern, grid, ...)                                                          \
     do {                                                                                      \
         if ((m)->prec == MLSTM_FP16)                                                          \
             kern<__half><<<(grid), NT, 0, (m)->stream>>>(__VA_ARGS__);                        \
@@ -394,6 +396,10 @@ __global__ void k_embed_backward(int npos, int V, int E, const int *tok, const f
             kern<__nv_bfloat16><<<(grid), NT, 0, (m)->stream>>>(__VA_ARGS__);                 \
         else                                                                                  \
             kern<float><<<(grid), NT, 0, (m)->stream>>>(__VA_ARGS__);                         \
+    } while (0)
+#define LAUNCH(m, kern, grid, ...)                                                            \
+    do {                                                                                      \
+        DISPATCH(m, kern, grid, __VA_ARGS__);                                                 \
         CK_LAUNCH();                                                                          \
     } while (0)
 #define LAUNCH1(m, kern, grid, ...)                                                           \
@@ -642,12 +648,7 @@ int mlstm_cuda_get_hidden(mlstm_cuda *m, float *hh)
     CK(cudaMalloc((void **)&tmp, sizeof(float) * n));
     int st = MLSTM_OK;
     const void *src = at_(m, m->h, (size_t)m->s.B * m->s.H);
-    if (m->prec == MLSTM_FP16)
-        k_uncast<__half><<<nblocks(n), NT, 0, m->stream>>>(n, src, tmp);
-    else if (m->prec == MLSTM_BF16)
-        k_uncast<__nv_bfloat16><<<nblocks(n), NT, 0, m->stream>>>(n, src, tmp);
-    else
-        k_uncast<float><<<nblocks(n), NT, 0, m->stream>>>(n, src, tmp);
+    DISPATCH(m, k_uncast, nblocks(n), n, src, tmp);
     cudaError_t e = cudaGetLastError();
     if (e == cudaSuccess)
         e = cudaMemcpyAsync(hh, tmp, sizeof(float) * n, cudaMemcpyDeviceToHost, m->stream);
@@ -684,10 +685,7 @@ int mlstm_cuda_prepare(mlstm_cuda *m, const uint8_t *tokens)
            m->norm + 9 * H);
     if (m->prec != MLSTM_FP32) {
         size_t n = (size_t)V * H;
-        if (m->prec == MLSTM_FP16)
-            LAUNCH1(m, k_cast<__half>, nblocks(n), n, PP(m, MLSTM_DECODER_W), m->w_dec);
-        else
-            LAUNCH1(m, k_cast<__nv_bfloat16>, nblocks(n), n, PP(m, MLSTM_DECODER_W), m->w_dec);
+        LAUNCH(m, k_cast, nblocks(n), n, PP(m, MLSTM_DECODER_W), m->w_dec);
     }
     LAUNCH(m, k_embed, nblocks((size_t)TB * E), TB, E, m->tok, PP(m, MLSTM_ENCODER_W), m->x);
     LAUNCH1(m, k_rows, nblocks((size_t)TB * 4 * H), TB, 4 * H, PP(m, MLSTM_B_IH),
@@ -902,12 +900,7 @@ int mlstm_cuda_bench_gemm(mlstm_cuda *m, int M, int N, int K, int reps, double *
     for (int i = 0; i < 2 && e == cudaSuccess; i++) {
         void *p = i ? Bm : A;
         size_t n = i ? (size_t)K * N : (size_t)M * K;
-        if (m->prec == MLSTM_FP16)
-            k_fill_random<__half><<<nblocks(n), NT, 0, m->stream>>>(n, 12345u + i, p);
-        else if (m->prec == MLSTM_BF16)
-            k_fill_random<__nv_bfloat16><<<nblocks(n), NT, 0, m->stream>>>(n, 12345u + i, p);
-        else
-            k_fill_random<float><<<nblocks(n), NT, 0, m->stream>>>(n, 12345u + i, p);
+        DISPATCH(m, k_fill_random, nblocks(n), n, 12345u + i, p);
         e = cudaGetLastError();
     }
     if (e != cudaSuccess) {
