@@ -16,12 +16,16 @@
 
 enum { EMBED = 64, VOCAB = 256 };
 
+const char *const computebench_precisions[] = {"fp32", "fp16", "bf16", NULL};
+
 int computebench_check_cfg(const computebench_cfg *c, err_t *e) {
   if (c->backend != COMPUTEBENCH_CPU && c->backend != COMPUTEBENCH_CUDA)
     return err_set(e, ERR_USAGE, "--backend: cpu or cuda");
+  if (c->precision < COMPUTEBENCH_FP32 || c->precision > COMPUTEBENCH_BF16)
+    return err_set(e, ERR_USAGE, "--precision: fp32, fp16 or bf16");
   if (c->precision != COMPUTEBENCH_FP32 && c->backend == COMPUTEBENCH_CPU)
     return err_set(e, ERR_USAGE, "--precision %s needs --backend cuda (the CPU kernels are fp32)",
-                   c->precision == COMPUTEBENCH_FP16 ? "fp16" : "bf16");
+                   computebench_precisions[c->precision]);
   if (c->tf32 && (c->backend != COMPUTEBENCH_CUDA || c->precision != COMPUTEBENCH_FP32))
     return err_set(e, ERR_USAGE, "--tf32 needs --backend cuda and --precision fp32");
   if (c->nhidden < 1 || c->nbatch < 1) return err_set(e, ERR_USAGE, "--hidden and --batch need values");

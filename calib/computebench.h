@@ -22,6 +22,9 @@
 
 enum { COMPUTEBENCH_CPU = 0, COMPUTEBENCH_CUDA = 1 };
 enum { COMPUTEBENCH_FP32 = 0, COMPUTEBENCH_FP16 = 1, COMPUTEBENCH_BF16 = 2 };
+/* "fp32", "fp16", "bf16": the precisions' names (--precision's, the profile's compute.<precision>),
+ * NULL-terminated in this order. */
+extern const char *const computebench_precisions[];
 enum { COMPUTEBENCH_MAX_LIST = 16 };
 
 typedef struct {

@@ -453,9 +453,7 @@ static int record_device(cJSON *doc, const devinfo *d, err_t *e) {
 
 int record_compute(cJSON *doc, const computebench_cfg *cfg, const computebench_result *res,
                    record_compute_fit *fit, err_t *e) {
-  const char *prec = cfg->precision == COMPUTEBENCH_FP16   ? "fp16"
-                     : cfg->precision == COMPUTEBENCH_BF16 ? "bf16"
-                                                           : "fp32";
+  const char *prec = computebench_precisions[cfg->precision];
   memset(fit, 0, sizeof *fit);
   size_t n = res->n;
   /* Distinct gemm shapes (averaged) and copy sizes. */

@@ -26,7 +26,6 @@ static const char *usage =
     "\n";
 
 static const char *const backends[] = {"cpu", "cuda", NULL};
-static const char *const precisions[] = {"fp32", "fp16", "bf16", NULL};
 
 /* --hidden and --batch: calib/parse.c's strict list (an empty item is refused). */
 typedef struct {
@@ -84,7 +83,7 @@ int cmd_compute(cli_ctx *x, int argc, char **argv) {
       {"seq", 0, CLI_INT, &cfg.seq, "T", "sequence length of the timed mLSTM pass (default 8)", CLI_MIN | CLI_MAX, 1,
        100000},
       {"precision", 0, CLI_ENUM, &cfg.precision, "P", "fp32, fp16 or bf16 (fp16, bf16: cuda only; default fp32)",
-       .names = precisions},
+       .names = computebench_precisions},
       {"tf32", 0, CLI_FLAG, &cfg.tf32, NULL,
        "cuda fp32: let cuBLAS use TF32 tensor cores (PyTorch's allow_tf32); default strict fp32"},
       {"iters", 'n', CLI_INT, &cfg.iters, "N", "timed iterations of each measurement (default 10)", CLI_MIN | CLI_MAX,
@@ -121,7 +120,7 @@ int cmd_compute(cli_ctx *x, int argc, char **argv) {
     printf("# --model %s: %zu distinct GEMM shapes at batch %ld\n", model_path, cfg.nmodel_shapes, model_batch);
   }
 
-  const char *prec = precisions[cfg.precision];
+  const char *prec = computebench_precisions[cfg.precision];
   printf("# ddpcalib compute: backend %s, %s%s, %d warm-up + %d timed runs per measurement\n", backends[cfg.backend],
          prec, cfg.tf32 ? " (TF32 tensor cores)" : "", cfg.warmups, cfg.iters);
   printf("# %-10s %5s %4s %4s  %-18s %6s %11s %11s %9s  %s\n", "op", "H", "B", "T", "m x n x k | size",
