@@ -156,17 +156,16 @@ void cost_measured(const sim_config *c, long batch, model_dtype prec, cost_measu
 
 void cost_fp32_math(const sim_config *c, model_dtype prec, cost_fp32_math_info *out) {
   const model_t *m = c->model;
-  int release = c->pytorch ? c->pytorch : REDUCER_VERSION_LATEST;
   cost_measured_info mi;
   memset(out, 0, sizeof *out);
   out->math = profile_fp32_gemm_math(c->profile);
-  if (prec != MODEL_FP32 || out->math == PROFILE_MATH_UNKNOWN || release < 107) return;
+  if (prec != MODEL_FP32 || out->math == PROFILE_MATH_UNKNOWN || !reducer_tf32_cudnn(c->pytorch)) return;
   cost_measured(c, c->batch > 0 ? c->batch : m->batch, prec, &mi);
   for (int i = 0; i < m->nops; i++) {
     const model_op *op = &m->ops[i];
     if (op->kind != MODEL_OP_GEMM || (mi.used && op->measured)) continue;
     if (op->conv.pass == MODEL_CONV_NONE)
-      out->matmuls += out->math == PROFILE_MATH_TF32 && release >= 112;
+      out->matmuls += out->math == PROFILE_MATH_TF32 && !reducer_tf32_matmul(c->pytorch);
     else
       out->convs += out->math == PROFILE_MATH_STRICT;
   }

@@ -46,9 +46,8 @@ typedef struct {
 void cost_measured(const sim_config *c, long batch, model_dtype prec, cost_measured_info *out);
 
 /* Where an fp32 run's GEMMs are priced at another math than PyTorch runs them (docs/profile.md,
- * "fp32 math"): PyTorch's matmuls run TF32 from 1.7 and strict fp32 from 1.12 unless
- * torch.backends.cuda.matmul.allow_tf32 is set; its cuDNN convolutions TF32 from 1.7
- * (torch.backends.cudnn.allow_tf32). Counts the model's ops priced by the profile (not by measured
+ * "fp32 math"): by PyTorch's defaults of the release (sim/reducer.h, reducer_tf32_matmul and
+ * reducer_tf32_cudnn). Counts the model's ops priced by the profile (not by measured
  * times) at the other math: matmuls under a TF32 table from 1.12 on, convolutions under a strict
  * table (a card with TF32) from 1.7 on. Zero where the profile does not say its math or the run is
  * not fp32. */

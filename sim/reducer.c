@@ -18,7 +18,9 @@ enum {
   V_FIRST_BELOW_CAP = 212,  /* _BucketCapacityConfig: [first, cap] only when first < cap */
 };
 
-static int version_of(const reducer_knobs *k) { return k->version > 0 ? k->version : REDUCER_VERSION_LATEST; }
+/* A release as given, 0 (or less) standing for the newest modelled. */
+static int release(int version) { return version > 0 ? version : REDUCER_VERSION_LATEST; }
+static int version_of(const reducer_knobs *k) { return release(k->version); }
 
 /* Digits at *p into *out (at most 4 of them); advances *p. */
 static int number(const char **p, int *out) {
@@ -43,18 +45,18 @@ int reducer_version_parse(const char *text, int *version, err_t *e) {
   return ERR_OK;
 }
 
-int reducer_fused_copy(int version) {
-  if (version <= 0) version = REDUCER_VERSION_LATEST;
-  return version >= REDUCER_VERSION_FUSED_COPY;
-}
+int reducer_fused_copy(int version) { return release(version) >= REDUCER_VERSION_FUSED_COPY; }
 
-int reducer_backward_gil(int version) {
-  if (version <= 0) version = REDUCER_VERSION_LATEST;
-  return version < REDUCER_VERSION_CPP_AUTOGRAD;
+int reducer_backward_gil(int version) { return release(version) < REDUCER_VERSION_CPP_AUTOGRAD; }
+
+int reducer_tf32_cudnn(int version) { return release(version) >= REDUCER_VERSION_TF32; }
+
+int reducer_tf32_matmul(int version) {
+  return reducer_tf32_cudnn(version) && release(version) < REDUCER_VERSION_STRICT_MATMUL;
 }
 
 const char *reducer_version_name(int version, char *buf, size_t n) {
-  if (version <= 0) version = REDUCER_VERSION_LATEST;
+  version = release(version);
   snprintf(buf, n, "%d.%d", version / 100, version % 100);
   return buf;
 }

@@ -75,6 +75,15 @@ int reducer_backward_gil(int version);
 #define REDUCER_VERSION_FUSED_COPY 107
 int reducer_fused_copy(int version);
 
+/* PyTorch's fp32 math by release, on a card with TF32 (docs/profile.md, "fp32 math"): cuDNN's
+ * convolutions (torch.backends.cudnn.allow_tf32) in TF32 from 1.7; matmuls
+ * (torch.backends.cuda.matmul.allow_tf32) in TF32 from 1.7 to 1.11 and strict from 1.12. Before 1.7
+ * neither had TF32. Version 0: the newest. */
+#define REDUCER_VERSION_TF32 107
+#define REDUCER_VERSION_STRICT_MATMUL 112
+int reducer_tf32_cudnn(int version);
+int reducer_tf32_matmul(int version);
+
 /* "2.5" into buf. */
 const char *reducer_version_name(int version, char *buf, size_t n);
 

@@ -301,7 +301,7 @@ int simopts_warn_fp32_math(const cli_ctx *x, const sim_config *c) {
   cost_fp32_math_info fi;
   char rel[32];
   cost_fp32_math(c, c->precision >= 0 ? (model_dtype)c->precision : c->model->precision, &fi);
-  reducer_version_name(c->pytorch ? c->pytorch : REDUCER_VERSION_LATEST, rel, sizeof rel);
+  reducer_version_name(c->pytorch, rel, sizeof rel);
   if (fi.matmuls)
     fprintf(stderr, "%s %s: warning: model %s: %d fp32 matmul(s) priced by profile %s's TF32 GEMM costs "
                     "(compute.fp32.gemm.math), but PyTorch %s runs fp32 matmuls strict unless\n"
