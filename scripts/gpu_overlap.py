@@ -20,11 +20,11 @@ GPU, PyTorch with CUDA, or CuPy (the stand-in's kernel is compiled with NVRTC th
 usage: scripts/gpu_overlap.py [--json FILE] [--rounds N] [--quick]
 """
 import argparse
-import json
-import os
 import statistics
 import sys
 import time
+
+from gpu_common import check_json_arg, cuda_torch, write_json
 
 KERNEL = r"""
 extern "C" __global__ void __launch_bounds__(544)
@@ -64,15 +64,9 @@ def main():
     a = ap.parse_args()
     if a.rounds < 1:
         ap.error("--rounds takes a number >= 1")
-    if a.json and os.path.exists(a.json) and not os.path.isfile(a.json):
-        ap.error("--json %s exists and is not a regular file: it is never replaced" % a.json)
-    try:
-        import torch
-    except ImportError:
-        print("skip: PyTorch is not installed")
-        return 77
-    if not torch.cuda.is_available():
-        print("skip: PyTorch sees no CUDA device")
+    check_json_arg(ap, a.json)
+    torch = cuda_torch()
+    if torch is None:
         return 77
     try:
         import cupy
@@ -243,9 +237,7 @@ def main():
                    slice_bytes=SLICE, rounds=a.rounds, date=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                    standin_Bps={"%d/%d" % k: v for k, v in standin_rate.items()},
                    kernel_regs=kern.attributes.get("num_regs"), rows=rows)
-        with open(a.json + ".tmp", "w") as f:
-            json.dump(doc, f, indent=1)
-        os.replace(a.json + ".tmp", a.json)
+        write_json(a.json, doc)
     return 0
 
 

@@ -10,11 +10,11 @@ sample written to --json. Exits 77 without PyTorch with CUDA.
 usage: PYTHONPATH=python scripts/gpu_steps.py [--json FILE] [--steps N] [--warmup N] [--quick]
 """
 import argparse
-import json
-import os
 import statistics
 import sys
 import time
+
+from gpu_common import check_json_arg, cuda_torch, write_json
 
 CASES = [  # name, model, inputs (name, shape, dtype), batch, amp, loss
     ("resnet50", "torchvision.models.resnet50", [(None, [3, 224, 224], "float32")], 32, None, "cross-entropy"),
@@ -32,15 +32,9 @@ def main():
     a = ap.parse_args()
     if a.steps < 1 or a.warmup < 0:
         ap.error("--steps takes a number >= 1, --warmup >= 0")
-    if a.json and os.path.exists(a.json) and not os.path.isfile(a.json):
-        ap.error("--json %s exists and is not a regular file: it is never replaced" % a.json)
-    try:
-        import torch
-    except ImportError:
-        print("skip: PyTorch is not installed")
-        return 77
-    if not torch.cuda.is_available():
-        print("skip: PyTorch sees no CUDA device")
+    check_json_arg(ap, a.json)
+    torch = cuda_torch()
+    if torch is None:
         return 77
     from ddpsim_export.__main__ import resolve
     from ddpsim_export.step import train_step
@@ -87,9 +81,7 @@ def main():
             print("%-14s failed: %s: %s" % (name, type(exc).__name__, exc))
             out["cases"].append(dict(name=name, error="%s: %s" % (type(exc).__name__, exc)))
     if a.json:
-        with open(a.json + ".tmp", "w") as f:
-            json.dump(out, f, indent=1)
-        os.replace(a.json + ".tmp", a.json)
+        write_json(a.json, out)
     return 0 if all("error" not in c for c in out["cases"]) else 1
 
 
