@@ -73,4 +73,10 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        rc = main()
+        sys.stdout.flush()
+    except OSError as exc:  # a write error on stdout is an error, said in one line
+        print("op_errors.py: %s" % exc, file=sys.stderr)
+        rc = 1
+    sys.exit(rc)
