@@ -733,7 +733,6 @@ int main(void) {
     snprintf(text, sizeof text, PL, roof, roof, "");
     rc = profile_parse(text, "n.json", &pn, &e);
     CHECK(rc == 0, "the same profile without it loads: %s", rc ? e.msg : "ok");
-#undef PL
     if (pl && pn) {
       double x4 = 4.0 * 64 * 56 * 56, y4 = 4.0 * 128 * 28 * 28;
       double transposes = 2 * 1e-6 + 2 * 4 * (x4 + y4) / 1e11;
@@ -768,10 +767,7 @@ int main(void) {
       for (int i = 0; i < 3; i++) {
         snprintf(gm, sizeof gm, "{%s%s%s%s", maths[i] ? "\"math\":" : "", maths[i] ? maths[i] : "", maths[i] ? "," : "",
                  roof + 1);
-        snprintf(text, sizeof text,
-                 "{\"format\":\"ddpsim-profile\",\"version\":1,\"compute\":{\"fp32\":{\"ewise\":%s,\"gemm\":%s}},"
-                 "\"comm\":{\"links\":{\"nvlink\":{\"lat_s\":1e-6,\"efficiency\":0.8}}}}",
-                 roof, gm);
+        snprintf(text, sizeof text, PL, roof, gm, "");
         profile_t *pm = NULL;
         rc = profile_parse(text, "m.json", &pm, &e);
         CHECK(rc == 0 && profile_fp32_gemm_math(pm) == want[i], "compute.fp32.gemm.math %s: read as %d%s%s",
@@ -782,6 +778,7 @@ int main(void) {
       snprintf(text, sizeof text, PH, roof, gm, "");
       profile_err("gemm.math fast", text, "x.json: compute.fp32.gemm.math: must be \"tf32\" or \"strict\"");
     }
+#undef PL
 #undef PH
   }
 
