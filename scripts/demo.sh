@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 # every tool the README names: ddpsim and ddpcalib
-cmake --build build -j "$(nproc)" --target ddpsim ddpcalib >/dev/null
+cmake --build build -j "$(nproc)" --target ddpsim ddpsim_ratios ddpcalib >/dev/null
 ddpsim=build/sim/ddpsim
 echo
 echo "== mlstm-4k, fp16, batch 256/GPU, 8 V100 per node: throughput from 1 to 128 GPUs"

@@ -29,6 +29,19 @@ static int is_dir(const char *p) {
   return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* The running program's directory; "" without /proc. Looked up once. */
+static const char *self_dir(void) {
+  static char self[PATH_MAX];
+  static int looked;
+  if (looked) return self;
+  looked = 1;
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  char *slash = n > 0 ? (self[n] = '\0', strrchr(self, '/')) : NULL;
+  if (slash) *slash = '\0';
+  else self[0] = '\0';
+  return self;
+}
+
 /* The installed layout beside the running program: <its directory>/DDPSIM_REL_DATA_DIR when that
  * holds a models directory; "" when not (a build tree, or no /proc). Looked up once. */
 static const char *installed_dir(void) {
@@ -36,13 +49,9 @@ static const char *installed_dir(void) {
   static int looked;
   if (looked) return dir;
   looked = 1;
-  char self[PATH_MAX], probe[PATH_MAX + 16];
-  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n <= 0) return dir;
-  self[n] = '\0';
-  char *slash = strrchr(self, '/');
-  if (!slash) return dir;
-  *slash = '\0';
+  char probe[PATH_MAX + 16];
+  const char *self = self_dir();
+  if (!*self) return dir;
   if ((size_t)snprintf(dir, sizeof dir, "%s/%s", self, DDPSIM_REL_DATA_DIR) >= sizeof dir ||
       (size_t)snprintf(probe, sizeof probe, "%s/models", dir) >= sizeof probe || !is_dir(probe))
     dir[0] = '\0';
@@ -53,6 +62,12 @@ const char *data_dir(void) {
   const char *d = getenv("DDPSIM_DATA_DIR");
   if (d && *d) return d;
   return *installed_dir() ? installed_dir() : DDPSIM_DATA_DIR;
+}
+
+int data_ratios_path(char *out, size_t len) {
+  const char *self = self_dir();
+  if (*installed_dir()) return (size_t)snprintf(out, len, "%s/validate/" DATA_RATIOS_FILE, installed_dir()) < len ? 0 : -1;
+  return *self && (size_t)snprintf(out, len, "%s/" DATA_RATIOS_FILE, self) < len ? 0 : -1;
 }
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }

@@ -17,6 +17,15 @@ typedef enum { DATA_MODEL = 0, DATA_TOPOLOGY = 1, DATA_PROFILE = 2 } data_kind;
 /* The data dir in use (models/, topologies/, profiles/, validate/published.txt, calib/'s helper). */
 const char *data_dir(void);
 
+/* Where the running ddpsim's cache of validated ratios is (validate/accuracy.h; written when ddpsim
+ * is built, installed with the data): installed, <data installed beside it>/validate/
+ * DATA_RATIOS_FILE; in a build tree, DATA_RATIOS_FILE beside the program. The path in out (len
+ * bytes) and 0, or -1 (no /proc, or the path too long): no cache. Whether it exists is the
+ * reader's question. It belongs to the program, not to the data dir: its rows carry fingerprints
+ * of the data they were predicted from. */
+#define DATA_RATIOS_FILE "validated-ratios.tsv"
+int data_ratios_path(char *out, size_t len);
+
 /* Resolves value to a file path in out (len bytes). ERR_INPUT if it is neither an existing file nor
  * a bundled name; the message lists the bundled names of that kind. */
 int data_resolve(data_kind kind, const char *value, char *out, size_t len, err_t *e);

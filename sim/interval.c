@@ -5,42 +5,56 @@
 #include <gsl/gsl_statistics_double.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "uncert.h"
 
-int interval_profile(const sim_config *c, const cJSON *doc, const char *origin, int draws, unsigned long seed, double level,
-                     double nominal_s, interval_t *out, err_t *e) {
+int interval_draws(const sim_config *c, const cJSON *doc, const char *origin, int draws, unsigned long seed, int jittered,
+                   profile_draws *d, sim_config **cfgs, int *n, err_t *e) {
+  memset(d, 0, sizeof *d);
+  *cfgs = NULL;
+  *n = 0;
+  if (draws < 0) return err_set(e, ERR_USAGE, "interval: draws must be >= 0");
+  if (!uncert_count(doc) || draws == 0) return ERR_OK;
+  int rc = profile_draws_build(doc, origin, c->profile, seed, draws, d, e);
+  if (rc) return rc;
+  /* d->p[0] is the nominal profile: simulated (without jitter) only as the reference of a jittered run. */
+  int first = jittered ? 0 : 1;
+  if (!(*cfgs = malloc((size_t)(d->n - first) * sizeof **cfgs))) {
+    profile_draws_free(d);
+    return err_set(e, ERR_NOMEM, "out of memory");
+  }
+  for (int s = first; s < d->n; s++) {
+    sim_config *one = &(*cfgs)[s - first];
+    *one = *c;
+    one->profile = d->p[s];
+    one->record_spans = 0;
+    one->jitter_cv = 0;
+    one->host_jitter_s = 0;
+  }
+  *n = d->n - first;
+  return ERR_OK;
+}
+
+int interval_profile(double nominal_s, int jittered, const double *t, int n, unsigned long seed, double level, interval_t *out,
+                     err_t *e) {
   *out = (interval_t){.level = level, .seed = seed, .profile_lo = 1, .profile_hi = 1, .validated_lo = 1, .validated_hi = 1,
                       .nominal_s = nominal_s, .lo_s = nominal_s, .hi_s = nominal_s};
-  if (draws < 0 || !(level > 0 && level < 1)) return err_set(e, ERR_USAGE, "interval: draws >= 0 and a level in (0, 1)");
+  if (!(level > 0 && level < 1)) return err_set(e, ERR_USAGE, "interval: the level must be in (0, 1)");
   if (!(nominal_s > 0)) return err_set(e, ERR_USAGE, "interval: the nominal iteration must be positive");
-  if (!uncert_count(doc) || draws == 0) return ERR_OK;
-  profile_draws d;
-  int rc = profile_draws_build(doc, origin, c->profile, seed, draws, &d, e);
-  if (rc) return rc;
-  double *t = malloc((size_t)draws * sizeof *t);
-  if (!t) rc = err_set(e, ERR_NOMEM, "out of memory");
-  for (int s = 1; s < d.n && !rc; s++) {
-    sim_config one = *c;
-    one.profile = d.p[s];
-    one.record_spans = 0;
-    sim_result r;
-    if (!(rc = sim_run(&one, &r, e))) {
-      t[s - 1] = r.iteration_s / nominal_s;
-      sim_result_free(&r);
-    }
-  }
-  if (!rc) {
-    gsl_sort(t, 1, (size_t)draws);
-    out->draws = draws;
-    out->profile_lo = fmin(1.0, gsl_stats_quantile_from_sorted_data(t, 1, (size_t)draws, (1 - level) / 2));
-    out->profile_hi = fmax(1.0, gsl_stats_quantile_from_sorted_data(t, 1, (size_t)draws, (1 + level) / 2));
-    out->lo_s = nominal_s * out->profile_lo;
-    out->hi_s = nominal_s * out->profile_hi;
-  }
-  free(t);
-  profile_draws_free(&d);
-  return rc;
+  int draws = n - (jittered && n > 0);
+  if (draws <= 0) return ERR_OK;
+  double ref = jittered ? t[0] : nominal_s, *r = malloc((size_t)draws * sizeof *r);
+  if (!r) return err_set(e, ERR_NOMEM, "out of memory");
+  for (int s = 0; s < draws; s++) r[s] = t[n - draws + s] / ref;
+  gsl_sort(r, 1, (size_t)draws);
+  out->draws = draws;
+  out->profile_lo = fmin(1.0, gsl_stats_quantile_from_sorted_data(r, 1, (size_t)draws, (1 - level) / 2));
+  out->profile_hi = fmax(1.0, gsl_stats_quantile_from_sorted_data(r, 1, (size_t)draws, (1 + level) / 2));
+  out->lo_s = nominal_s * out->profile_lo;
+  out->hi_s = nominal_s * out->profile_hi;
+  free(r);
+  return ERR_OK;
 }
 
 void interval_validated(interval_t *iv, int n, double ratio_lo, double ratio_hi) {
@@ -68,6 +82,7 @@ cJSON *interval_json(const interval_t *iv, const char *const *names, const doubl
   cJSON_AddNumberToObject(o, "validated_points", iv->validated_points);
   cJSON_AddNumberToObject(o, "validated_lo_factor", iv->validated_lo);
   cJSON_AddNumberToObject(o, "validated_hi_factor", iv->validated_hi);
+  cJSON_AddBoolToObject(o, "validated_cached", iv->validated_cached);
   for (int k = 0; names[k]; k++) {
     if (!(values[k] > 0)) continue; /* not given (no price, no card power) */
     cJSON *f = cJSON_AddObjectToObject(o, names[k]);

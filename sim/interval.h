@@ -2,8 +2,11 @@
  *
  * Two sources, combined as factors on the iteration time:
  *   the profile's uncertainty, propagated: `draws` profiles drawn from its `uncertainty` object
- *     (profile_draws_build, as recommend draws them), each simulated (sim_run); the central `level`
- *     interval of their iteration times, as factors on the nominal one;
+ *     (profile_draws_build, as recommend draws them), each simulated (by the caller: sweep_run
+ *     spreads them over processes); the central `level` interval of their iteration times, as factors
+ *     on the nominal one. The draws run without jitter (no profile's uncertainty is about its
+ *     jitter), so that a jittered configuration, which simulates every rank, costs them no more
+ *     than its symmetric twin; its factors are then over the same configuration without jitter;
  *   the validated error of this kind of run: the range of true / predicted time over the published
  *     points of the same profile and precision that `ddpsim accuracy` predicts (the caller gives it:
  *     validate/accuracy.h, accuracy_time_ratios); widened to contain 1.
@@ -16,6 +19,7 @@
 #include <cjson/cJSON.h>
 
 #include "err.h"
+#include "profile.h"
 #include "sim.h"
 
 typedef struct {
@@ -25,15 +29,25 @@ typedef struct {
   double profile_lo, profile_hi;     /* factors on the nominal iteration (1, 1 without draws) */
   int validated_points;              /* published points of this kind (0: none, factors 1) */
   double validated_lo, validated_hi; /* factors: the range of true / predicted time, widened to contain 1 */
+  int validated_cached;              /* 1: the range came from the build's cache (validate/accuracy.h), 0:
+                                        the points were predicted for this run (or there were none) */
   double nominal_s, lo_s, hi_s;      /* the iteration time and its interval */
 } interval_t;
 
-/* The profile part for configuration c (its profile's JSON document doc, named origin): `draws`
- * drawn profiles (none when doc has no uncertainty), simulated one by one. Fills *out with the
- * nominal iteration nominal_s and factors 1 for the validated part. ERR_USAGE for draws < 0 or a
- * level outside (0, 1); a drawn profile's or a simulation's error. */
-int interval_profile(const sim_config *c, const cJSON *doc, const char *origin, int draws, unsigned long seed, double level,
-                     double nominal_s, interval_t *out, err_t *e);
+/* The profile part's simulations for configuration c (its profile's JSON document doc, named
+ * origin): *d the `draws` profiles drawn (d->n == 0 when doc has no uncertainty or draws is 0; free
+ * with profile_draws_free after the runs), and *cfgs the configurations to simulate, *n of them
+ * (the caller frees *cfgs; NULL with 0): c at each drawn profile without jitter, after, where c's
+ * nominal run was jittered (sim_result.jittered), c itself without jitter (the reference).
+ * ERR_USAGE for draws < 0; a drawn profile's error. */
+int interval_draws(const sim_config *c, const cJSON *doc, const char *origin, int draws, unsigned long seed, int jittered,
+                   profile_draws *d, sim_config **cfgs, int *n, err_t *e);
+
+/* The profile part from the iteration times t[0..n-1] of interval_draws' configurations (n == 0:
+ * none, factors 1), for the nominal iteration nominal_s: fills *out, with factors 1 for the
+ * validated part. ERR_USAGE for a level outside (0, 1) or a nominal <= 0. */
+int interval_profile(double nominal_s, int jittered, const double *t, int n, unsigned long seed, double level, interval_t *out,
+                     err_t *e);
 
 /* Adds the validated part: n points with true / predicted time from ratio_lo to ratio_hi. */
 void interval_validated(interval_t *iv, int n, double ratio_lo, double ratio_hi);

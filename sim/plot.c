@@ -341,7 +341,7 @@ static int plot_caps(const table *t, const cJSON *j, const char *origin, strbuf 
   snprintf(lo, sizeof lo, "%s_lo", y);
   snprintf(hi, sizeof hi, "%s_hi", y);
   int cc = col_of(t, "bucket_cap_mb"), cy = col_of(t, y), cl = col_of(t, lo), ch = col_of(t, hi), band = cl >= 0 && ch >= 0;
-  /* A sweep writes the band's columns empty where it was not asked for (--interval): no band then. */
+  /* A sweep writes the band's columns empty where it was left out (--no-interval): no band then. */
   int filled = 0;
   for (int r = 0; band && r < t->nrow; r++) filled += !isnan(num(t, r, cl)) || !isnan(num(t, r, ch));
   band = band && filled > 0;
@@ -781,7 +781,7 @@ static int plot_pareto(const table *t, const char *origin, strbuf *s, int *serie
   }
   char what[256];
   snprintf(what, sizeof what, "%s against time to train%s", priced ? "Cost" : "GPU-hours",
-           bars ? " (bars: the interval of each row, sweep --interval)" : "");
+           bars ? " (bars: the interval of each row)" : "");
   scenario_title(s, what, t, NULL, 0);
   strbuf_printf(s, "set xlabel 'time to train (hours)'\nset ylabel '%s'\nset key outside right top vertical box\n",
                 priced ? "cost (GPU-hours x price per GPU-hour)" : "GPU-hours");

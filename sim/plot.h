@@ -24,8 +24,8 @@
  *   pareto     sweep CSV with a job (--samples or --epochs): train_s and cost (else gpu_hours), one
  *              point per row (hours, cost), a colour per topology (and profile, where several), the
  *              rows whose fits is 0 apart, and the Pareto front (the rows no other fitting row
- *              beats on both; labelled with their gpus); with iteration_s_lo/_hi (sweep
- *              --interval) error bars, the iteration's factors on both axes. The title names the
+ *              beats on both; labelled with their gpus); with iteration_s_lo/_hi (sweep's
+ *              interval, there unless --no-interval) error bars, the iteration's factors on both axes. The title names the
  *              scenario: model, batch_per_gpu, precision, profile, pytorch (or how many differ).
  * Every title names the scenario (model, batch, precision, profile, PyTorch release) from the
  * input's columns or fields; the caps plot marks DDP's default cap and the recommended one; the

@@ -26,7 +26,7 @@
  * framework); times per iteration, seconds. The buyer's figures (sweep_row_buy; NaN where not
  * known or not asked for: null in JSON, empty in CSV): the memory per GPU, whether it fits the card
  * (1, 0), the largest batch that fits; with a budget, the time to train, GPU-hours, cost, energy,
- * CO2 (sim/budget.h); with --interval (sim/interval.h, set by the caller) the iteration's and the
+ * CO2 (sim/budget.h); with the interval (sim/interval.h, set by the caller) the iteration's and the
  * throughput's lo/hi. iteration_ci_s is NaN without jitter, or where unknown. */
 typedef struct {
   int done;                 /* 1 once the configuration ran (or failed) */

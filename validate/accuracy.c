@@ -15,9 +15,19 @@
 #include "strbuf.h"
 #include "topo.h"
 #include "txt.h"
+#include "version.h"
 
 #define FORMAT_TAG "ddpsim-published"
+#define RATIOS_TAG "ddpsim-ratios 1"
 #define MAX_POINTS 4096
+
+/* FNV-1a, 64 bits (the fingerprints of the ratios cache): h continued over len bytes. */
+#define FNV_BASIS 14695981039346656037ULL
+static unsigned long long fnv(unsigned long long h, const void *data, size_t len) {
+  const unsigned char *b = data;
+  for (size_t i = 0; i < len; i++) h = (h ^ b[i]) * 1099511628211ULL;
+  return h;
+}
 
 /* ---- loading ---- */
 
@@ -167,6 +177,7 @@ int accuracy_parse(const char *text, const char *origin, accuracy_set **out, err
     goto fail;
   }
   snprintf(s->path, sizeof s->path, "%s", origin);
+  s->text_hash = fnv(FNV_BASIS, text, strlen(text));
   int line = 0;
   for (char *next = copy, *l; next; line++) {
     l = next;
@@ -436,10 +447,12 @@ static int cmp_double(const void *a, const void *b) {
 /* A point the summary covers: predicted, and not an input. */
 static int validated(const accuracy_point *p) { return !p->unsupported[0] && !p->fits[0] && p->status == ERR_OK; }
 
-int accuracy_time_ratios(const accuracy_set *s, double *lo, double *hi) {
+/* accuracy_time_ratios over the points of (profile, precision), or over all with profile NULL. */
+static int ratios_of(const accuracy_set *s, const char *profile, int precision, double *lo, double *hi) {
   int n = 0;
   for (int i = 0; i < s->n; i++) {
     const accuracy_point *p = &s->points[i];
+    if (profile && (strcmp(p->profile, profile) || p->precision != precision)) continue;
     if (!validated(p) || !(p->predicted > 0) || !(p->published > 0)) continue;
     /* error = (predicted - published) / published: a throughput's truth takes 1 + error times the
      * predicted time; hours are times already. */
@@ -449,6 +462,111 @@ int accuracy_time_ratios(const accuracy_set *s, double *lo, double *hi) {
     n++;
   }
   return n;
+}
+
+int accuracy_time_ratios(const accuracy_set *s, double *lo, double *hi) { return ratios_of(s, NULL, 0, lo, hi); }
+
+/* ---- the ratios cache ---- */
+
+/* Hashes the file that kind/value resolves to into *h, once per path (seen: the paths hashed so
+ * far, *nseen of them, at most 64; beyond that a path is hashed again, which changes nothing). */
+static int hash_input(data_kind kind, const char *value, unsigned long long *h, char (*seen)[1024], int *nseen, err_t *e) {
+  char path[1024];
+  int rc = data_resolve(kind, value, path, sizeof path, e);
+  if (rc) return rc;
+  for (int k = 0; k < *nseen; k++)
+    if (strcmp(seen[k], path) == 0) return ERR_OK;
+  size_t len = 0;
+  char *text = txt_read_file(path, &len);
+  if (!text) return err_set(e, ERR_IO, "%s: cannot read: %s", path, strerror(errno));
+  *h = fnv(*h, path, strlen(path) + 1);
+  *h = fnv(*h, text, len);
+  free(text);
+  if (*nseen < 64) snprintf(seen[(*nseen)++], 1024, "%s", path);
+  return ERR_OK;
+}
+
+int accuracy_fingerprint(const accuracy_set *s, const char *profile, int precision, unsigned long long *fp, err_t *e) {
+  char (*seen)[1024] = malloc(64 * sizeof *seen);
+  if (!seen) return err_set(e, ERR_NOMEM, "out of memory");
+  int nseen = 0, rc = ERR_OK;
+  const char *v = version_string();
+  unsigned long long h = fnv(FNV_BASIS, v, strlen(v) + 1);
+  h = fnv(h, &s->text_hash, sizeof s->text_hash);
+  for (int i = 0; i < s->n && !rc; i++) {
+    const accuracy_point *p = &s->points[i];
+    if (strcmp(p->profile, profile) || p->precision != precision || p->unsupported[0]) continue;
+    if (!p->genmodel[0]) rc = hash_input(DATA_MODEL, p->model, &h, seen, &nseen, e); /* a generated one is in the text */
+    if (!rc) rc = hash_input(DATA_TOPOLOGY, p->topology, &h, seen, &nseen, e);
+    if (!rc) rc = hash_input(DATA_PROFILE, p->profile, &h, seen, &nseen, e);
+  }
+  free(seen);
+  *fp = h;
+  return rc;
+}
+
+char *accuracy_ratios_text(const accuracy_set *s, err_t *e) {
+  strbuf b = {0};
+  strbuf_printf(&b, "# ddpsim's validated ratios: true / predicted iteration time over the published points of each\n"
+                    "# profile and precision (validate/accuracy.h, docs/memory.md \"How sure\").\n"
+                    "# Written by `ddpsim accuracy --ratios` (ddpsim %s) when ddpsim is built; generated, do not edit.\n" RATIOS_TAG "\n"
+                    "# profile\tprecision\tpoints\tlo\thi\tfingerprint\n",
+                version_string());
+  for (int i = 0; i < s->n; i++) {
+    const accuracy_point *p = &s->points[i];
+    int first = !p->unsupported[0];
+    for (int k = 0; k < i && first; k++) /* once per profile and precision */
+      first = strcmp(s->points[k].profile, p->profile) || s->points[k].precision != p->precision || s->points[k].unsupported[0];
+    if (!first) continue;
+    unsigned long long fp;
+    if (accuracy_fingerprint(s, p->profile, p->precision, &fp, e)) {
+      free(b.buf);
+      return NULL;
+    }
+    double lo = 1, hi = 1;
+    int n = ratios_of(s, p->profile, p->precision, &lo, &hi);
+    strbuf_printf(&b, "%s\t%s\t%d\t%.17g\t%.17g\t%016llx\n", p->profile, model_dtype_name((model_dtype)p->precision), n,
+                  n ? lo : 1, n ? hi : 1, fp);
+  }
+  char *t = strbuf_take(&b);
+  if (!t) err_set(e, ERR_NOMEM, "out of memory");
+  return t;
+}
+
+int accuracy_ratios_lookup(const char *text, const char *origin, const char *profile, int precision, unsigned long long fp,
+                           int *n, double *lo, double *hi, err_t *e) {
+  int line = 0, header = 0, found = 0;
+  for (const char *l = text; *l && !found; line++) {
+    const char *end = strchr(l, '\n');
+    size_t len = end ? (size_t)(end - l) : strlen(l);
+    char buf[1024], *f[8];
+    if (len >= sizeof buf) return err_set(e, ERR_INPUT, "%s:%d: line too long", origin, line + 1), -1;
+    memcpy(buf, l, len);
+    buf[len] = 0;
+    l += len + (end != NULL);
+    if (!buf[0] || buf[0] == '#') continue;
+    if (!header) {
+      if (strcmp(buf, RATIOS_TAG)) return err_set(e, ERR_INPUT, "%s:%d: expected '" RATIOS_TAG "'", origin, line + 1), -1;
+      header = 1;
+      continue;
+    }
+    int k = 0;
+    for (char *save = NULL, *t = strtok_r(buf, "\t", &save); t && k < 8; t = strtok_r(NULL, "\t", &save)) f[k++] = t;
+    model_dtype d;
+    long pts;
+    char *x, *y, *z;
+    double a, b;
+    unsigned long long h;
+    if (k != 6 || model_dtype_parse(f[1], &d) || parse_int(f[2], 0, MAX_POINTS, &pts) || (a = strtod(f[3], &x), *x) ||
+        (b = strtod(f[4], &y), *y) || !(a > 0 && a <= b && isfinite(b)) || strlen(f[5]) != 16 || (h = strtoull(f[5], &z, 16), *z))
+      return err_set(e, ERR_INPUT, "%s:%d: expected 'profile<TAB>precision<TAB>points<TAB>lo<TAB>hi<TAB>fingerprint' (0 < lo <= hi)",
+                     origin, line + 1), -1;
+    if (strcmp(f[0], profile) || (int)d != precision || h != fp) continue;
+    *n = (int)pts, *lo = a, *hi = b;
+    found = 1;
+  }
+  if (!header && !found) return err_set(e, ERR_INPUT, "%s: no '" RATIOS_TAG "' line", origin), -1;
+  return found;
 }
 
 void accuracy_summarize(const accuracy_set *s, accuracy_summary *out) {

@@ -63,6 +63,7 @@ typedef struct {
   int no_gpu_sharing; /* an ablation: predict every point with sim_config.gpu_sharing 0 */
   int no_host_costs;  /* an ablation: predict every point with the host's launch, dispatch and jitter
                          costs 0 (sim_config.host_*_s), whatever the profile's compute.host says */
+  unsigned long long text_hash; /* FNV-1a (64 bits) of the points file's text, set by accuracy_parse */
 } accuracy_set;
 
 /* Loads a points file into *out (free with accuracy_destroy). ERR_IO if unreadable, ERR_INPUT with
@@ -84,6 +85,32 @@ int accuracy_select(accuracy_set *s, const char *profile, int precision);
  * iteration: published / predicted throughput for samples and tokens, published / predicted hours
  * for hours. Returns how many points it covers (0: *lo, *hi untouched). */
 int accuracy_time_ratios(const accuracy_set *s, double *lo, double *hi);
+
+/* ---- the validated ratios, cached (docs/memory.md, "How sure") ----
+ * Predicting the published points of one profile and precision takes about 30 ms a point, and every
+ * interval needs them (sim/interval.h). The build writes them once for every profile and precision
+ * of the bundled points file (`ddpsim accuracy --ratios FILE`), each row with a fingerprint of what
+ * the ratios depend on besides ddpsim's code (which the build ties them to): ddpsim's version, the
+ * points file's text, and the bytes of every model, topology and profile file its points of that
+ * profile and precision name, resolved as accuracy_run resolves them. A row is used only where the
+ * fingerprint of the inputs in use is the same; any other case predicts the points again. The file:
+ *   `# comment` lines; then `ddpsim-ratios 1`; then one row per profile and precision, fields
+ *   separated by tabs: profile, precision (fp32, fp16, bf16), points, lo, hi (as
+ *   accuracy_time_ratios gives them; 1 and 1 with 0 points), fingerprint (16 hex digits). */
+
+/* The fingerprint of (profile, precision) over the points of s (all of them, or those
+ * accuracy_select kept). ERR_OK; an input file's error (ERR_INPUT, ERR_IO) with its path. */
+int accuracy_fingerprint(const accuracy_set *s, const char *profile, int precision, unsigned long long *fp, err_t *e);
+
+/* The cache's text for every profile and precision that s's supported points have, after
+ * accuracy_run. NULL with e set (ERR_NOMEM, or an input file's error). The caller frees it. */
+char *accuracy_ratios_text(const accuracy_set *s, err_t *e);
+
+/* Looks (profile, precision, fingerprint fp) up in a cache's text (named origin in messages): 1 and
+ * *n, *lo, *hi when its row is there with that fingerprint, 0 when not (absent, or another
+ * fingerprint: stale). A malformed text: -1 and `origin:line: what is wrong` in e (ERR_INPUT). */
+int accuracy_ratios_lookup(const char *text, const char *origin, const char *profile, int precision, unsigned long long fp,
+                           int *n, double *lo, double *hi, err_t *e);
 
 typedef struct {
   int points, groups;          /* in the file; independent sources */

@@ -1,13 +1,18 @@
 /* buyopts: the buyer's options shared by predict and sweep (buyopts.h). */
 #include "buyopts.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "accuracy.h"
 #include "data.h"
 #include "prices.h"
 #include "simopts.h"
+#include "sweep.h"
+#include "txt.h"
 
 static int parse_optim(const char *s, void *dest) {
   model_optim o;
@@ -70,6 +75,7 @@ int buyopts_price(cli_ctx *x, const buyopts *b, const char *cls, const profile_t
 
 void buyopts_init(buyopts *b) {
   memset(b, 0, sizeof *b);
+  b->interval = 1;
   b->draws = 16;
   b->level = 0.9;
 }
@@ -93,17 +99,20 @@ void buyopts_table(buyopts *b, cli_opt t[BUYOPTS_COUNT]) {
        .parse = parse_prices_file, .must = "must be a file's path (at most 1023 characters)"},
       {"grid-kgco2-per-kwh", 0, CLI_DOUBLE, &b->grid, "X", "the grid's carbon intensity, kg CO2 per kWh: the CO2",
        CLI_MIN_OPEN | CLI_MAX, 0, 10},
-      {"interval", 0, CLI_FLAG, &b->interval, NULL,
-       "lo/hi of the main figures: the profile's uncertainty drawn and simulated,\ntimes the validated error of published runs on the same profile and\nprecision (docs/memory.md, \"How sure\")"},
-      {"draws", 0, CLI_INT, &b->draws, "N", "--interval: profiles drawn from the profile's uncertainty (default 16)", CLI_MIN | CLI_MAX,
+      {"interval", 0, CLI_FLAG, &b->interval_asked, NULL,
+       "lo/hi of the main figures (the default): the profile's uncertainty drawn and\nsimulated, times the validated error of published runs on the same profile\nand precision (docs/memory.md, \"How sure\")"},
+      {"no-interval", 0, CLI_FLAG, &b->no_interval, NULL, "the nominal figures only: no draws simulated, no lo/hi"},
+      {"draws", 0, CLI_INT, &b->draws, "N", "the interval's profiles drawn from the profile's uncertainty (default 16)", CLI_MIN | CLI_MAX,
        0, 1000},
-      {"level", 0, CLI_DOUBLE, &b->level, "X", "--interval: the profile part's central interval (default 0.9)",
+      {"level", 0, CLI_DOUBLE, &b->level, "X", "the interval's profile part: its central interval (default 0.9)",
        CLI_MIN_OPEN | CLI_MAX_OPEN, 0, 1},
       {0}};
   memcpy(t, table, sizeof table);
 }
 
-int buyopts_check(cli_ctx *x, const buyopts *b) {
+int buyopts_check(cli_ctx *x, buyopts *b) {
+  if (b->interval_asked && b->no_interval) return cli_usage(x, "--interval and --no-interval: choose one");
+  b->interval = !b->no_interval;
   if ((b->epochs > 0) != (b->dataset_size > 0)) return cli_usage(x, "--epochs and --dataset-size go together");
   if (b->epochs > 0 && b->samples > 0) return cli_usage(x, "--samples and --epochs: choose one");
   if (b->prices_file[0] && !b->price_class[0]) return cli_usage(x, "--prices FILE is the table of --price auto or --price CLASS: give one");
@@ -132,36 +141,83 @@ int buyopts_memory(cli_ctx *x, const buyopts *b, const sim_config *c, memory_par
   return CLI_OK;
 }
 
+/* The validated ratios of (profile, precision) from the running program's cache (validate/
+ * accuracy.h): *found 1 with *n, *lo, *hi when its row is there with the fingerprint of set's
+ * inputs, 0 when there is no cache or no such row (stale). The status: ERR_OK, or why the cache
+ * or an input could not be read (ERR_IO) or is malformed (ERR_INPUT), with e set. */
+static int cached_ratios(const accuracy_set *set, const char *profile, int prec, int *found, int *n, double *lo, double *hi,
+                         err_t *e) {
+  char path[1024];
+  struct stat st;
+  *found = 0;
+  if (data_ratios_path(path, sizeof path) || stat(path, &st) != 0) return ERR_OK;
+  unsigned long long fp;
+  int rc = accuracy_fingerprint(set, profile, prec, &fp, e);
+  if (rc) return rc;
+  char *text = txt_read_file(path, NULL);
+  if (!text) return err_set(e, ERR_IO, "%s: cannot read: %s", path, strerror(errno));
+  *found = accuracy_ratios_lookup(text, path, profile, prec, fp, n, lo, hi, e);
+  free(text);
+  return *found < 0 ? ERR_INPUT : ERR_OK;
+}
+
 int buyopts_interval(cli_ctx *x, const buyopts *b, const char *profile_arg, const sim_config *c, double nominal_s,
-                     buyopts_validated *known, interval_t *iv) {
+                     int jittered, int jobs, buyopts_validated *known, interval_t *iv) {
   char path[1024];
   cJSON *doc = NULL;
   int rc = simopts_read_profile_doc(x, profile_arg, path, sizeof path, &doc);
   if (rc) return rc;
   err_t e;
-  rc = interval_profile(c, doc, path, b->draws, 1, b->level, nominal_s, iv, &e);
+  /* The profile part: the drawn profiles simulated in `jobs` processes. */
+  profile_draws d;
+  sim_config *cfgs = NULL;
+  int n = 0;
+  sweep_row *rows = NULL;
+  double *t = NULL;
+  rc = interval_draws(c, doc, path, b->draws, 1, jittered, &d, &cfgs, &n, &e);
   cJSON_Delete(doc);
+  if (!rc && n > 0 && (!(rows = malloc((size_t)n * sizeof *rows)) || !(t = malloc((size_t)n * sizeof *t))))
+    rc = err_set(&e, ERR_NOMEM, "out of memory");
+  sweep_opts so = {.jobs = jobs, .what = SWEEP_ITERATION};
+  if (!rc && n > 0 && !(rc = sweep_run(cfgs, n, &so, rows, &e)))
+    for (int k = 0; k < n; k++) t[k] = rows[k].value[FIELD_ITERATION_S];
+  if (!rc) rc = interval_profile(nominal_s, jittered, t, n, 1, b->level, iv, &e);
+  free(t);
+  free(rows);
+  free(cfgs);
+  profile_draws_free(&d);
   if (rc) return cli_fail(x, rc, "%s", e.msg);
   /* The validated part: the published points of this profile and precision, predicted once. */
   model_dtype prec = c->precision >= 0 ? (model_dtype)c->precision : c->model->precision;
   for (int k = 0; known && k < known->n; k++)
     if (known->e[k].profile == c->profile && known->e[k].precision == (int)prec) {
       interval_validated(iv, known->e[k].points, known->e[k].lo, known->e[k].hi);
+      iv->validated_cached = known->e[k].cached;
       return CLI_OK;
     }
   accuracy_set *set = NULL;
   snprintf(path, sizeof path, "%s/validate/published.txt", data_dir());
+  struct stat st;
+  if (stat(path, &st) != 0 && errno == ENOENT) { /* a data dir of the user's own, without published points */
+    interval_validated(iv, 0, 1, 1);
+    return CLI_OK;
+  }
   if ((rc = accuracy_load(path, &set, &e))) return cli_fail(x, rc, "%s", e.msg);
   double lo = 1, hi = 1;
-  int n = 0;
-  if (accuracy_select(set, profile_name(c->profile), (int)prec) > 0 && !(rc = accuracy_run(set, &e)))
-    n = accuracy_time_ratios(set, &lo, &hi);
+  int cached = 0;
+  n = 0;
+  if (accuracy_select(set, profile_name(c->profile), (int)prec) > 0) {
+    rc = cached_ratios(set, profile_name(c->profile), (int)prec, &cached, &n, &lo, &hi, &e);
+    if (!rc && !cached && !(rc = accuracy_run(set, &e))) n = accuracy_time_ratios(set, &lo, &hi);
+  }
   accuracy_destroy(set);
   if (rc) return cli_fail(x, rc, "%s", e.msg);
   interval_validated(iv, n, lo, hi);
+  iv->validated_cached = cached > 0;
   if (known && known->n < (int)(sizeof known->e / sizeof *known->e)) {
     known->e[known->n].profile = c->profile, known->e[known->n].precision = (int)prec;
     known->e[known->n].points = n, known->e[known->n].lo = lo, known->e[known->n].hi = hi;
+    known->e[known->n].cached = cached > 0;
     known->n++;
   }
   return CLI_OK;

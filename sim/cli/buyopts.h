@@ -22,19 +22,22 @@ typedef struct {
   char price_class[32];    /* --price auto or CLASS: the row of the price table (sim/prices.h); "": none */
   char prices_file[1024];  /* --prices FILE; "": the bundled profiles/prices.tsv */
   double grid;        /* kg CO2 per kWh; 0: not given */
-  int interval;       /* 1: lo/hi of the main figures (sim/interval.h) */
+  int interval;       /* 1 (the default): lo/hi of the main figures (sim/interval.h); 0: --no-interval
+                         (buyopts_check sets it from the flags below) */
+  int interval_asked, no_interval; /* --interval, --no-interval as given */
   int draws;          /* profiles drawn for it (default 16) */
   double level;       /* of the profile part's central interval (default 0.9) */
 } buyopts;
 
-#define BUYOPTS_COUNT 12 /* entries of the table, its end included */
+#define BUYOPTS_COUNT 13 /* entries of the table, its end included */
 
 void buyopts_init(buyopts *b);
 void buyopts_table(buyopts *b, cli_opt t[BUYOPTS_COUNT]);
 
 /* What no single option can check: --epochs needs --dataset-size and excludes --samples; --price
- * and --grid-kgco2-per-kwh need one of them. CLI_USAGE with the message in x, or CLI_OK. */
-int buyopts_check(cli_ctx *x, const buyopts *b);
+ * and --grid-kgco2-per-kwh need one of them; --interval excludes --no-interval. Sets b->interval
+ * from those two. CLI_USAGE with the message in x, or CLI_OK. */
+int buyopts_check(cli_ctx *x, buyopts *b);
 
 /* --price's value: a number in (0, 1e6] into *price, or `auto` or a class word (a-z, 0-9, '-') into
  * *cls (the text itself). 0, or -1 for anything else. */
@@ -62,14 +65,17 @@ typedef struct {
     const profile_t *profile;
     int precision, points;
     double lo, hi;
+    int cached;
   } e[16];
 } buyopts_validated;
 
-/* With --interval: the interval of c's prediction (nominal iteration nominal_s): profile_arg's (a file or bundled name)
- * document drawn b->draws times, and the validated error of the published points of the same
- * profile and precision (validate/published.txt in the data dir), taken from *known when it has
- * them, else predicted and added to it (known may be NULL). The status; *iv filled on CLI_OK. */
+/* The interval of c's prediction (nominal iteration nominal_s, jittered as sim_result.jittered
+ * says): profile_arg's (a file or bundled name) document drawn b->draws times, simulated in `jobs`
+ * processes (sim/interval.h), and the validated error of the published points of the same profile
+ * and precision (validate/published.txt in the data dir), taken from *known when it has them, else
+ * from the program's cache (validate/accuracy.h) when its row's inputs are the ones in use, else
+ * predicted; then added to *known (known may be NULL). The status; *iv filled on CLI_OK. */
 int buyopts_interval(cli_ctx *x, const buyopts *b, const char *profile_arg, const sim_config *c, double nominal_s,
-                     buyopts_validated *known, interval_t *iv);
+                     int jittered, int jobs, buyopts_validated *known, interval_t *iv);
 
 #endif

@@ -1,14 +1,16 @@
 /* cmd_accuracy: `ddpsim accuracy`, every published point predicted (validate/accuracy.h).
  * Exit 0 ok, 1 failure (or a summary outside the bounds given), 2 misuse. docs/accuracy.md. */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "accuracy.h"
+#include "afile.h"
 #include "cmd.h"
 #include "data.h"
 #include "out.h"
 
 static const char *usage_accuracy =
-    "usage: ddpsim accuracy [--points FILE] [--json | --markdown] [--no-gpu-sharing] [--no-host-costs]\n"
+    "usage: ddpsim accuracy [--points FILE] [--json | --markdown | --ratios FILE] [--no-gpu-sharing] [--no-host-costs]\n"
     "                       [--median-min PCT] [--median-max PCT] [--worst-max PCT] [--validated-min N]\n"
     "\n"
     "Predicts every point of a file of published real-run figures (default: the bundled\n"
@@ -17,16 +19,19 @@ static const char *usage_accuracy =
     "and worst |error| over the validation points. Points that fitted a bundled profile (a `fits`\n"
     "line) and unsupported points are listed and kept out of the summary. With bounds given, a\n"
     "summary outside them exits 1 after the report (the test suite holds them so).\n"
+    "--ratios writes, instead of a report, the cache of validated ratios that predict's intervals\n"
+    "read (validate/accuracy.h; the build writes the one the program uses).\n"
     "\n";
 
 int cmd_accuracy(cli_ctx *x, int argc, char **argv) {
-  const char *file = NULL;
+  const char *file = NULL, *ratios = NULL;
   int json = 0, markdown = 0, validated_min = 0, no_sharing = 0, no_host = 0;
   double median_min = -1, median_max = -1, worst_max = -1;
   const cli_opt t[] = {
       {"points", 0, CLI_STRING, &file, "FILE", "the points file (default: <data dir>/validate/published.txt)"},
       {"json", 0, CLI_FLAG, &json, NULL, "print one JSON object: every point and the summary"},
       {"markdown", 0, CLI_FLAG, &markdown, NULL, "print docs/accuracy.md's generated table"},
+      {"ratios", 0, CLI_STRING, &ratios, "FILE", "write the validated ratios of every profile and precision to FILE, the\ncache predict's intervals read (docs/memory.md, \"How sure\"); no report"},
       {"no-gpu-sharing", 0, CLI_FLAG, &no_sharing, NULL, "predict every point with compute beside NCCL's kernels as if it had the\nGPU to itself (predict's flag; an ablation)"},
       {"no-host-costs", 0, CLI_FLAG, &no_host, NULL, "predict every point with the host's launch, dispatch and jitter costs 0, as\n--host-launch-us 0 --host-dispatch-us 0 --host-jitter-us 0 would (an ablation)"},
       {"median-min", 0, CLI_DOUBLE, &median_min, "PCT", "fail if the median |error| is below PCT percent", CLI_MIN | CLI_MAX, 0, 1e6},
@@ -38,7 +43,11 @@ int cmd_accuracy(cli_ctx *x, int argc, char **argv) {
   const cli_cmd c = {.usage = usage_accuracy, .tables = tables};
   int rc = cli_parse(x, &c, argc, argv, NULL, NULL, stdout);
   if (rc) return rc;
-  if (json && markdown) return cli_usage(x, "--json and --markdown are two outputs: give one");
+  if (json + markdown + (ratios != NULL) > 1) return cli_usage(x, "--json, --markdown and --ratios are three outputs: give one");
+  if (ratios && (no_sharing || no_host))
+    return cli_usage(x, "--ratios writes what predict uses: not with an ablation (--no-gpu-sharing, --no-host-costs)");
+  err_t e;
+  if (ratios && afile_check(ratios, &e)) return cli_fail(x, ERR_IO, "--ratios: %s", e.msg);
   if (median_min >= 0 && median_max >= 0 && median_min > median_max)
     return cli_usage(x, "--median-min %g%% is above --median-max %g%%: no median can pass both", median_min, median_max);
   char path[1024];
@@ -47,7 +56,6 @@ int cmd_accuracy(cli_ctx *x, int argc, char **argv) {
     file = path;
   }
   accuracy_set *s = NULL;
-  err_t e;
   if (!(rc = accuracy_load(file, &s, &e))) {
     s->no_gpu_sharing = no_sharing;
     s->no_host_costs = no_host;
@@ -58,7 +66,13 @@ int cmd_accuracy(cli_ctx *x, int argc, char **argv) {
   }
   accuracy_summary sum;
   accuracy_summarize(s, &sum);
-  rc = json ? out_json(x, accuracy_json(s, &sum)) : out_text(x, markdown ? accuracy_markdown(s, &sum) : accuracy_table(s, &sum));
+  if (ratios) {
+    char *text = accuracy_ratios_text(s, &e);
+    rc = text ? out_write_atomic(x, ratios, text) : cli_fail(x, ERR_NOMEM, "%s", e.msg);
+    free(text);
+  } else {
+    rc = json ? out_json(x, accuracy_json(s, &sum)) : out_text(x, markdown ? accuracy_markdown(s, &sum) : accuracy_table(s, &sum));
+  }
   if (!rc && sum.failed)
     rc = cli_fail(x, ERR_SIM, "%d points could not be predicted (their messages are in the report)", sum.failed);
   if (!rc && sum.validated < validated_min)

@@ -14,7 +14,7 @@ static const char *usage =
     "Predicts one job (model, batch, precision, release and the scenario options) on two or more\n"
     "setups and prints them side by side: iteration, throughput, scaling efficiency, memory and\n"
     "whether it fits; with --samples or --epochs the time to train, GPU-hours, cost and energy;\n"
-    "with --interval their lo..hi. Then the decision's margin, the first setup against each other:\n"
+    "and their lo..hi (--no-interval: the nominal figures only). Then the decision's margin, the first setup against each other:\n"
     "  \"dgx1v-ib x4 saves 18.1% of the time for 2.4% more cost; within the uncertainty: yes\".\n"
     "A SETUP is KEY=VALUE,... with keys topology, profile, nodes, gpus-per-node, framework (ddp, dp or\n"
     "fsdp: \"DDP or FSDP?\" in one command), fsdp-reshard-after-forward, fsdp-replicate (as the flags),\n"
@@ -67,7 +67,7 @@ int cmd_compare(cli_ctx *x, int argc, char **argv) {
   cli_opt buy_all[BUYOPTS_COUNT], buy[BUYOPTS_COUNT];
   buyopts_table(&bo, buy_all);
   static const char *const buy_names[] = {"optimizer", "samples",  "epochs", "dataset-size", "price", "prices",
-                                          "grid-kgco2-per-kwh", "interval", "draws",  "level",        NULL};
+                                          "grid-kgco2-per-kwh", "interval", "no-interval", "draws", "level", NULL};
   cli_select(buy_all, buy_names, buy);
   const cli_opt *tables[] = {out, own, common, buy, NULL};
   const cli_cmd c = {.usage = usage, .tables = tables, .elsewhere = simopts_known};
@@ -135,7 +135,7 @@ int cmd_compare(cli_ctx *x, int argc, char **argv) {
     }
     done = i + 1;
     if (bo.interval) {
-      if ((rc = buyopts_interval(x, &bo, os.profile, &en->cfg, en->p.sim.iteration_s, &known, &en->iv))) goto end;
+      if ((rc = buyopts_interval(x, &bo, os.profile, &en->cfg, en->p.sim.iteration_s, en->p.sim.jittered, 1, &known, &en->iv))) goto end;
       en->has_iv = 1;
     }
   }

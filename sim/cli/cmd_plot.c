@@ -25,7 +25,7 @@ static const char *usage_plot =
     "  breakdown  `sweep --csv`: the iteration's parts stacked per node count\n"
     "  timeline   `predict --json`: one iteration, compute and every bucket's all-reduce\n"
     "  pareto     `sweep --csv` with --samples or --epochs (and --price): cost (or GPU-hours)\n"
-    "             against time to train, a point per row, the Pareto front, error bars with --interval\n"
+    "             against time to train, a point per row, the Pareto front, error bars from the interval\n"
     "Columns are found by name (others are ignored); docs/plots.md lists what each plot needs.\n"
     "gnuplot must be installed (scripts/setup.sh); $DDPSIM_GNUPLOT names another binary.\n"
     "\n";

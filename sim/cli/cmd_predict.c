@@ -140,7 +140,7 @@ int cmd_predict_run(cli_ctx *x, int argc, char **argv, int trace_only) {
     return cli_fail(x, rc, "%s", e.msg);
   }
   interval_t iv;
-  if (!trace_only && bo.interval && (rc = buyopts_interval(x, &bo, o.profile, &cfg, p.sim.iteration_s, NULL, &iv))) {
+  if (!trace_only && bo.interval && (rc = buyopts_interval(x, &bo, o.profile, &cfg, p.sim.iteration_s, p.sim.jittered, 1, NULL, &iv))) {
     predict_result_free(&p);
     simopts_inputs_free(&in);
     return rc;

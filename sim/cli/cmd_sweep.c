@@ -396,7 +396,7 @@ int cmd_sweep(cli_ctx *x, int argc, char **argv) {
         if (cache.e[k].kind == 2 && cache.e[k].p == cfgs[i].profile) name = cache.e[k].name;
       interval_t iv;
       double *v = rows[i].value;
-      if ((rc = buyopts_interval(x, &buys[i], name, &cfgs[i], v[FIELD_ITERATION_S], &known, &iv))) goto done;
+      if ((rc = buyopts_interval(x, &buys[i], name, &cfgs[i], v[FIELD_ITERATION_S], !isnan(v[FIELD_ITERATION_CI_S]), jobs, &known, &iv))) goto done;
       v[FIELD_ITERATION_S_LO] = iv.lo_s, v[FIELD_ITERATION_S_HI] = iv.hi_s;
       interval_scale(&iv, v[FIELD_SAMPLES_PER_S], 0, &v[FIELD_SAMPLES_PER_S_LO], &v[FIELD_SAMPLES_PER_S_HI]);
     }

@@ -96,6 +96,52 @@ import json, sys
 for r in json.load(open(sys.argv[1]))["rows"]:
     assert r["iteration_s_lo"] <= r["iteration_s"] <= r["iteration_s_hi"], r
     assert r["samples_per_s_lo"] <= r["samples_per_s"] <= r["samples_per_s_hi"], r' "$tmp/si.json"
+"$ddpsim" sweep --model resnet50 --nodes 1,2 --draws 4 --jobs 2 --json >"$tmp/sj.json"
+check "sweep --jobs 2: the draws spread over two processes give every row the same interval" python3 -c '
+import json, sys
+a, b = (json.load(open(f))["rows"] for f in sys.argv[1:3])
+key = lambda r: [r[k] for k in ("iteration_s", "iteration_s_lo", "iteration_s_hi", "samples_per_s_lo", "samples_per_s_hi")]
+assert [key(r) for r in a] == [key(r) for r in b], (a, b)' "$tmp/si.json" "$tmp/sj.json"
+# The interval is the default; --no-interval leaves it out; the two flags together are misuse.
+"$ddpsim" predict --model resnet50 --nodes 2 --samples 1e7 --price 2 --json >"$tmp/d.json"
+"$ddpsim" predict --model resnet50 --nodes 2 --no-interval --json >"$tmp/n.json"
+check "predict: the interval by default (the same as --interval's), none with --no-interval" python3 -c '
+import json, sys
+d, i, n = (json.load(open(f)) for f in sys.argv[1:4])
+assert d["interval"] == i["interval"] and "interval" not in n, (d.get("interval"), n.keys())' "$tmp/d.json" "$tmp/i.json" "$tmp/n.json"
+expect 2 "--interval and --no-interval: choose one" -- predict --interval --no-interval
+"$ddpsim" sweep --model resnet50 --nodes 1,2 --no-interval --csv >"$tmp/sn.csv"
+check "sweep --no-interval: the lo/hi columns empty" python3 -c '
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert len(rows) == 2 and all(r["iteration_s_lo"] == r["iteration_s_hi"] == "" for r in rows), rows' "$tmp/sn.csv"
+# The validated part comes from the build's cache (validate/accuracy.h) and equals the points
+# predicted for the run: a data dir whose published.txt differs by one comment line is a miss.
+"$ddpsim" accuracy --ratios "$tmp/r.tsv"
+check "accuracy --ratios writes the cache the build wrote beside ddpsim, byte for byte" \
+  cmp "$tmp/r.tsv" "$(dirname "$ddpsim")/validated-ratios.tsv"
+src=$(cd "$(dirname "$0")/../.." && pwd)
+mkdir -p "$tmp/data/validate"
+for d in models topologies profiles; do ln -s "$src/$d" "$tmp/data/$d"; done
+{ echo "# one more comment"; cat "$src/validate/published.txt"; } >"$tmp/data/validate/published.txt"
+DDPSIM_DATA_DIR="$tmp/data" "$ddpsim" predict --model resnet50 --nodes 2 --samples 1e7 --price 2 --json >"$tmp/live.json"
+check "the cached validated part (validated_cached) equals the points predicted again (a stale row is not used)" python3 -c '
+import json, sys
+c, l = (json.load(open(f))["interval"] for f in sys.argv[1:3])
+assert c["validated_cached"] is True and l["validated_cached"] is False, (c, l)
+del c["validated_cached"], l["validated_cached"]
+assert c == l, (c, l)' "$tmp/d.json" "$tmp/live.json"
+# A jittered run: its draws run without jitter, against the same configuration without jitter, so
+# its factors are the unjittered run's exactly; lo <= its jittered nominal <= hi.
+"$ddpsim" predict --model resnet50 --nodes 2 --draws 4 --json >"$tmp/j0.json"
+"$ddpsim" predict --model resnet50 --nodes 2 --draws 4 --jitter-cv 0.05 --json >"$tmp/j1.json"
+check "jitter: the profile factors of the run without jitter; the interval holds the jittered nominal" python3 -c '
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+ia, ib = a["interval"], b["interval"]
+assert b["iteration_s"] != a["iteration_s"], "the jitter changed nothing"
+assert (ia["profile_lo_factor"], ia["profile_hi_factor"]) == (ib["profile_lo_factor"], ib["profile_hi_factor"]), (ia, ib)
+assert ib["iteration_s"]["lo"] <= b["iteration_s"] <= ib["iteration_s"]["hi"], ib' "$tmp/j0.json" "$tmp/j1.json"
 "$ddpsim" predict --model resnet50 --interval --draws 4 >"$tmp/it.txt"
 check "the table shows the interval" grep -q '^iteration interval .* s   (profile: 4 draws, 90% central; validated: [0-9]* published point' "$tmp/it.txt"
 # --price auto|CLASS: the bundled table's example for the profile's card, its date and source said.

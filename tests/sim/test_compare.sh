@@ -8,7 +8,7 @@ ddpsim=$1
 . "$(dirname "$0")/lib.sh"
 
 job=(--model resnet50 --epochs 90 --dataset-size 1281167)
-"$ddpsim" compare "${job[@]}" --price 2.5 --setup topology=dgx1v-ib,nodes=4,name=IB \
+"$ddpsim" compare "${job[@]}" --price 2.5 --no-interval --setup topology=dgx1v-ib,nodes=4,name=IB \
   --setup topology=dgx1v-10gbe,nodes=4,price=2.15,name=eth --json >"$tmp/c.json"
 check "compare --json exits 0" test $? -eq 0
 "$ddpsim" predict "${job[@]}" --price 2.5 --topology dgx1v-ib --nodes 4 --json >"$tmp/ib.json"

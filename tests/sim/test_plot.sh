@@ -55,7 +55,8 @@ json_scenario() { echo "$(jstr "$1" model) $(jstr "$1" batch_per_gpu) $(jstr "$1
 
 # two topologies and the ideal line, in each of two panels
 plot scaling "$tmp/s.csv" scaling 6 "title 'dgx1v-ib'" "title 'dgx1v-10gbe'" "title 'ideal'" "Speedup"
-plot caps "$tmp/c.csv" caps-sweep 1 "title 'dgx1v-10gbe, 4 nodes'" "samples/s"
+# (a sweep gives every row its interval by default: the caps plot draws its band under the line)
+plot caps "$tmp/c.csv" caps-sweep 2 "title 'dgx1v-10gbe, 4 nodes'" "samples/s" "with filledcurves"
 plot caps "$tmp/r.json" caps-recommend 2 "title 'dgx1v-10gbe, 4 nodes'" "iteration time"
 check "caps-recommend: the recommend's three caps in the data" test "$(awk '/^\$c0/,/^EOD/' "$tmp/caps-recommend.gp" | grep -c '^[0-9]')" -eq 3
 # the parts not zero everywhere (a sweep writes all six; loading and stragglers are zero here), for
@@ -143,9 +144,10 @@ fi
 xhi=$(sed -n 's/^set xrange \[.*:\(.*\)\]$/\1/p' "$tmp/small.gp")
 check "caps of 1 and 2 MB: the x axis (to $xhi) reaches the default's mark" awk -v d="$def" -v x="$xhi" 'BEGIN { exit !(x + 0 > d + 0) }'
 
-# pareto: cost against time to train from a sweep with a job; a misfit apart; bars with --interval.
+# pareto: cost against time to train from a sweep with a job; a misfit apart; bars from the interval
+# (--no-interval here: points without bars).
 "$ddpsim" sweep --model bert-large --batch 32,64 --topology dgx1v-ib,dgx1v-10gbe --nodes 1,4 --epochs 3 --dataset-size 1e6 \
-  --price 3 --allow-oom --csv >"$tmp/pa.csv" 2>/dev/null
+  --price 3 --allow-oom --no-interval --csv >"$tmp/pa.csv" 2>/dev/null
 # two topologies, the rows that do not fit (batch 64 on 16 GB), the front and its labels
 plot pareto "$tmp/pa.csv" pareto 5 "title 'dgx1v-ib'" "title 'dgx1v-10gbe'" "title 'does not fit the card'" "title 'Pareto front'" \
   "'Cost against time to train' . \"\\n\" . 'bert-large, batch 32/64 per GPU, fp16, profile v100-dgx1v, PyTorch" "with labels"
@@ -161,14 +163,14 @@ for l in open(sys.argv[2]):
     if on: x, y, lab = l.split(" ", 2); got.append((float(x), float(y), lab.strip().strip("\"").split()[0]))
 assert [(round(a, 9), round(b, 9), c) for a, b, c in got] == [(round(a, 9), round(b, 9), c) for a, b, c in front], (got, front)
 assert len(got) >= 2, got' "$tmp/pa.csv" "$tmp/pareto.gp"
-"$ddpsim" sweep --model resnet50 --nodes 1,2 --samples 1e7 --interval --draws 4 --csv >"$tmp/pi.csv"
+"$ddpsim" sweep --model resnet50 --nodes 1,2 --samples 1e7 --draws 4 --csv >"$tmp/pi.csv"
 plot pareto "$tmp/pi.csv" pareto-interval 3 "xyerrorbars" "bars: the interval" "ylabel 'GPU-hours'" "GPU-hours against time to train"
 "$ddpsim" plot pareto -i "$tmp/s.csv" -o "$tmp/x.png" >"$tmp/out" 2>"$tmp/err"
 check "pareto from a sweep without a job: exit 1 saying what it needs" \
   test $? -eq 1 -a -n "$(grep -E "row 1: train_s and gpu_hours must be numbers above 0 \(sweep --samples N" "$tmp/err")"
 
 # An uncertainty band where the columns are, and a column the plot does not know is ignored.
-# (sweep writes the band's columns, empty without --interval: filled here)
+# (sweep writes the band's columns, empty with --no-interval: filled here)
 band() { # band LO_FACTOR HI_FACTOR EXTRA_HEADER EXTRA_FIELD < sweep.csv
   awk -F, -v OFS=, -v lo="$1" -v hi="$2" -v xh="$3" -v xf="$4" '
     NR == 1 { for (i = 1; i <= NF; i++) { if ($i == "samples_per_s") c = i; if ($i == "samples_per_s_lo") l = i; if ($i == "samples_per_s_hi") h = i }

@@ -1,6 +1,7 @@
 /* The published-points loader and summary (validate/accuracy.h): every malformed line named by
  * file:line, nothing half-loaded; the summary's median and worst worked out by hand; unsupported
- * points and inputs (fits) kept out of it; a small file predicted end to end. */
+ * points and inputs (fits) kept out of it; a small file predicted end to end; the ratios cache
+ * written, read back and missed when its inputs change. */
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdlib.h>
@@ -221,6 +222,61 @@ int main(void) {
   CHECK(host_on > 0 && host_off > 0 && host_on < 0.9 * host_off && host_on > 0.65 * host_off,
         "--no-host-costs: %.6g chars/s with the profile's host costs, %.6g without (want 0.65 .. 0.9 of it)", host_on,
         host_off);
+
+  /* The ratios cache (validate/accuracy.h): two small points predicted, the text written, read back
+   * for its own fingerprint, and any change of the points' text (a figure, a comment) or of the
+   * precision asked for is a miss; malformed texts are named by line. */
+  const char *two = HEAD POINT("a", "30000") POINT("b", "60000");
+  rc = accuracy_parse(two, "two.txt", &s, &e);
+  CHECK(rc == ERR_OK, "two points: %s", e.msg);
+  if (!rc) {
+    accuracy_run(s, &e);
+    double lo = 0, hi = 0;
+    int n = accuracy_time_ratios(s, &lo, &hi);
+    char *text = accuracy_ratios_text(s, &e);
+    unsigned long long fp = 0;
+    CHECK(text && accuracy_fingerprint(s, "v100-dgx1v", MODEL_FP16, &fp, &e) == ERR_OK, "ratios text: %s", e.msg);
+    int got_n = -1;
+    double got_lo = 0, got_hi = 0;
+    int found = text ? accuracy_ratios_lookup(text, "r.tsv", "v100-dgx1v", MODEL_FP16, fp, &got_n, &got_lo, &got_hi, &e) : -1;
+    CHECK(n == 2 && found == 1 && got_n == n && got_lo == lo && got_hi == hi,
+          "the cache gives back accuracy_time_ratios exactly: %d points %.17g..%.17g, got %d: %d %.17g..%.17g", n, lo, hi, found,
+          got_n, got_lo, got_hi);
+    CHECK(text && accuracy_ratios_lookup(text, "r.tsv", "v100-dgx1v", MODEL_FP32, fp, &got_n, &got_lo, &got_hi, &e) == 0,
+          "another precision: a miss");
+    accuracy_set *t = NULL;
+    unsigned long long fp2 = fp, fp3 = fp;
+    if (!accuracy_parse(HEAD POINT("a", "30001") POINT("b", "60000"), "two.txt", &t, &e)) {
+      accuracy_fingerprint(t, "v100-dgx1v", MODEL_FP16, &fp2, &e);
+      accuracy_destroy(t);
+    }
+    if (!accuracy_parse("# a comment\n" HEAD POINT("a", "30000") POINT("b", "60000"), "two.txt", &t, &e)) {
+      accuracy_fingerprint(t, "v100-dgx1v", MODEL_FP16, &fp3, &e);
+      accuracy_destroy(t);
+    }
+    CHECK(fp2 != fp && fp3 != fp && text &&
+              accuracy_ratios_lookup(text, "r.tsv", "v100-dgx1v", MODEL_FP16, fp2, &got_n, &got_lo, &got_hi, &e) == 0,
+          "another figure or a comment changes the fingerprint, and the row is then stale (a miss)");
+    free(text);
+    accuracy_destroy(s);
+  }
+  static const struct {
+    const char *text, *want;
+  } badr[] = {
+      {"ddpsim-ratios 2\n", "r.tsv:1: expected 'ddpsim-ratios 1'"},
+      {"# nothing\n", "r.tsv: no 'ddpsim-ratios 1' line"},
+      {"ddpsim-ratios 1\nv100-dgx1v\tfp16\t3\t0.9\t1.2\n", "r.tsv:2: expected 'profile<TAB>precision"},
+      {"ddpsim-ratios 1\nv100-dgx1v\tfp8\t3\t0.9\t1.2\t0123456789abcdef\n", "r.tsv:2: expected"},
+      {"ddpsim-ratios 1\nv100-dgx1v\tfp16\t3\t1.3\t1.2\t0123456789abcdef\n", "(0 < lo <= hi)"},
+      {"ddpsim-ratios 1\n# c\nv100-dgx1v\tfp16\t3\t0.9\t1.2\t0123456789abcdeg\n", "r.tsv:3: expected"},
+  };
+  for (size_t k = 0; k < sizeof badr / sizeof *badr; k++) {
+    int got_n;
+    double got_lo, got_hi;
+    e.msg[0] = 0;
+    int found = accuracy_ratios_lookup(badr[k].text, "r.tsv", "v100-dgx1v", MODEL_FP16, 1, &got_n, &got_lo, &got_hi, &e);
+    CHECK(found == -1 && strstr(e.msg, badr[k].want), "malformed cache %zu: %d, %s (want %s)", k, found, e.msg, badr[k].want);
+  }
 
   rc = accuracy_load("/nonexistent/points.txt", &s, &e);
   CHECK(rc == ERR_IO && s == NULL && strstr(e.msg, "/nonexistent/points.txt: cannot read"), "unreadable -> %s", e.msg);
