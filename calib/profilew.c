@@ -331,6 +331,37 @@ static int merge_jitter(cJSON *m, const cJSON *a, const char *a_file, const cJSO
   return ERR_OK;
 }
 
+/* The `math` word of doc's compute.fp32.gemm ("tf32", "strict"), or NULL. */
+static const char *fp32_gemm_math(const cJSON *doc, const cJSON **gemm) {
+  const cJSON *f = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "compute"), "fp32");
+  *gemm = cJSON_GetObjectItemCaseSensitive(f, "gemm");
+  const cJSON *m = cJSON_GetObjectItemCaseSensitive(*gemm, "math");
+  return cJSON_IsString(m) ? m->valuestring : NULL;
+}
+
+/* Two fp32 GEMM tables of different math (ddpcalib compute with and without --tf32; docs/profile.md,
+ * "fp32 math"): b's compute.fp32.gemm replaced a's in m, so a's stays beside it as
+ * compute.fp32.gemm_<its math>, unless m has a table of that math there already. A table of a's
+ * beside its gemm of the math b's gemm now has is b's gemm's older twin: it goes. */
+static int keep_other_math(cJSON *m, const cJSON *a, err_t *e) {
+  const cJSON *ag, *mg;
+  const char *am = fp32_gemm_math(a, &ag), *mm = fp32_gemm_math(m, &mg);
+  if (!mm) return ERR_OK;
+  char key[32];
+  cJSON *f = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(m, "compute"), "fp32");
+  snprintf(key, sizeof key, "gemm_%s", mm);
+  cJSON_DeleteItemFromObjectCaseSensitive(f, key);
+  if (!am || strcmp(am, mm) == 0) return ERR_OK;
+  snprintf(key, sizeof key, "gemm_%s", am);
+  if (cJSON_GetObjectItemCaseSensitive(f, key)) return ERR_OK;
+  cJSON *copy = cJSON_Duplicate(ag, 1);
+  if (!copy || !cJSON_AddItemToObject(f, key, copy)) {
+    cJSON_Delete(copy);
+    return err_set(e, ERR_NOMEM, "out of memory");
+  }
+  return ERR_OK;
+}
+
 int profilew_merge(const cJSON *a, const char *a_file, const cJSON *b, const char *b_file, profilew_jitter jitter,
                    const profilew_prov *p, cJSON **out, err_t *e) {
   *out = NULL;
@@ -345,6 +376,7 @@ int profilew_merge(const cJSON *a, const char *a_file, const cJSON *b, const cha
     goto done;
   }
   if ((rc = merge_into(m, b, 1, "", from_b, replaced, b_file, e))) goto done;
+  if ((rc = keep_other_math(m, a, e))) goto done;
   if (version_stamp(m)) { /* the merging tool's version, not a's */
     rc = err_set(e, ERR_NOMEM, "out of memory");
     goto done;

@@ -59,7 +59,8 @@ typedef enum { PROFILEW_JITTER_AUTO = 0, PROFILEW_JITTER_FIRST, PROFILEW_JITTER_
 /* Merges b over a into a new tree (*out; caller frees): objects merge key by key down to units
  * (`compute.<precision>.<kind>`, `comm.links.<class>`, `samples.<section>.<name>`, `h2d.<mode>`,
  * and whole `compute.host`, `comm.nccl`), which the later profile (b) replaces whole; top-level
- * scalars come from b; compute.jitter by `jitter`. The provenance becomes {kind: "merged",
+ * scalars come from b; compute.jitter by `jitter`. Where b's compute.fp32.gemm replaces one of a's
+ * of another math (tf32, strict), a's stays as compute.fp32.gemm_<its math> beside it. The provenance becomes {kind: "merged",
  * sources: [{file, provenance, took: [unit paths taken from it]}...], replaced: ["path from
  * b_file", ...], jitter: "what was done with compute.jitter and why"}. Both inputs must pass
  * profilew_validate (PROFILE_PART); the result is checked when written (profilew_write). */

@@ -23,11 +23,14 @@ static int conv_time(const profile_convtable *t, const model_op *op, long batch,
   return hits > 0;
 }
 
-static int op_time(const profile_t *p, const model_op *op, long batch, model_dtype run, double *time_s,
+/* math: the fp32 GEMM math the op runs at (UNKNOWN: the profile's compute.fp32.gemm, whatever it
+ * is of); the profile's table of that math prices it where it has one. */
+static int op_time(const profile_t *p, const model_op *op, long batch, model_dtype run, profile_math math, double *time_s,
                    int *extrapolated, err_t *e) {
   model_dtype d = model_op_dtype(op, run);
   int gemm = op->kind == MODEL_OP_GEMM;
-  const profile_costmodel *c = profile_cost_model(p, d, op->kind);
+  const profile_costmodel *c = profile_cost_model(p, d, op->kind), *m = NULL;
+  if (gemm && d == MODEL_FP32 && (m = profile_fp32_gemm(p, math))) c = m;
   if (extrapolated) *extrapolated = 0;
   if (!c->present)
     return err_set(e, ERR_INPUT, "%s: no %s cost model for %s (op '%s')", profile_path(p), gemm ? "gemm" : "ewise",
@@ -93,9 +96,10 @@ static int op_time(const profile_t *p, const model_op *op, long batch, model_dty
   return ERR_OK;
 }
 
-int cost_op_time(const profile_t *p, const model_op *op, long batch, model_dtype run, double *time_s, int *extrapolated,
-                 err_t *e) {
-  int rc = op_time(p, op, batch, run, time_s, extrapolated, e);
+/* cost_op_time at fp32 GEMM math `math` (op_time). */
+static int op_time_math(const profile_t *p, const model_op *op, long batch, model_dtype run, profile_math math, double *time_s,
+                        int *extrapolated, err_t *e) {
+  int rc = op_time(p, op, batch, run, math, time_s, extrapolated, e);
   model_dtype d = model_op_dtype(op, run);
   model_layout native;
   if (rc || op->conv.pass == MODEL_CONV_NONE || !profile_conv_layout(p, d, &native) || op->conv.layout == native)
@@ -115,11 +119,24 @@ int cost_op_time(const profile_t *p, const model_op *op, long batch, model_dtype
     snprintf(t.name, sizeof t.name, "%.40s layout transpose", op->name);
     double ts;
     int x = 0;
-    if ((rc = op_time(p, &t, batch, run, &ts, &x, e))) return rc;
+    if ((rc = op_time(p, &t, batch, run, PROFILE_MATH_UNKNOWN, &ts, &x, e))) return rc;
     *time_s += ts;
     if (extrapolated && x) *extrapolated = 1;
   }
   return ERR_OK;
+}
+
+int cost_op_time(const profile_t *p, const model_op *op, long batch, model_dtype run, double *time_s, int *extrapolated,
+                 err_t *e) {
+  return op_time_math(p, op, batch, run, PROFILE_MATH_UNKNOWN, time_s, extrapolated, e);
+}
+
+/* The math PyTorch's release runs an fp32 GEMM op at on a card with TF32 (sim/reducer.h): a
+ * convolution in TF32 from 1.7 (cudnn.allow_tf32), a matmul in TF32 from 1.7 to 1.11 only
+ * (matmul.allow_tf32), strict otherwise. */
+static profile_math fp32_math_run(const sim_config *c, const model_op *op) {
+  int tf32 = op->conv.pass != MODEL_CONV_NONE ? reducer_tf32_cudnn(c->pytorch) : reducer_tf32_matmul(c->pytorch);
+  return tf32 ? PROFILE_MATH_TF32 : PROFILE_MATH_STRICT;
 }
 
 /* ---- The scenario's host side, copies and input ---- */
@@ -159,15 +176,16 @@ void cost_fp32_math(const sim_config *c, model_dtype prec, cost_fp32_math_info *
   cost_measured_info mi;
   memset(out, 0, sizeof *out);
   out->math = profile_fp32_gemm_math(c->profile);
+  /* Before 1.7 no release ran TF32 (nor ran on a card with it: CUDA 11 builds came with 1.7). */
   if (prec != MODEL_FP32 || out->math == PROFILE_MATH_UNKNOWN || !reducer_tf32_cudnn(c->pytorch)) return;
   cost_measured(c, c->batch > 0 ? c->batch : m->batch, prec, &mi);
   for (int i = 0; i < m->nops; i++) {
     const model_op *op = &m->ops[i];
-    if (op->kind != MODEL_OP_GEMM || (mi.used && op->measured)) continue;
-    if (op->conv.pass == MODEL_CONV_NONE)
-      out->matmuls += out->math == PROFILE_MATH_TF32 && !reducer_tf32_matmul(c->pytorch);
-    else
-      out->convs += out->math == PROFILE_MATH_STRICT;
+    if (op->kind != MODEL_OP_GEMM || model_op_dtype(op, prec) != MODEL_FP32 || (mi.used && op->measured) ||
+        profile_fp32_gemm(c->profile, fp32_math_run(c, op)))
+      continue;
+    if (op->conv.pass == MODEL_CONV_NONE) out->matmuls++;
+    else out->convs++;
   }
 }
 
@@ -187,7 +205,8 @@ int cost_op_sides(const sim_config *c, const model_op *op, long batch, model_dty
                   int *extrap, err_t *e) {
   if (measured_sides(c, op, batch, prec, dev_s, host_s)) return ERR_OK;
   int x = 0;
-  int rc = cost_op_time(c->profile, op, batch, prec, dev_s, &x, e);
+  profile_math math = profile_fp32_gemm_math(c->profile) != PROFILE_MATH_UNKNOWN ? fp32_math_run(c, op) : PROFILE_MATH_UNKNOWN;
+  int rc = op_time_math(c->profile, op, batch, prec, math, dev_s, &x, e);
   if (rc) return rc;
   *extrap += x;
   *host_s = (double)op->launches * cost_host_launch(c) + (double)op->fwops * cost_host_dispatch(c);

@@ -46,11 +46,12 @@ typedef struct {
 void cost_measured(const sim_config *c, long batch, model_dtype prec, cost_measured_info *out);
 
 /* Where an fp32 run's GEMMs are priced at another math than PyTorch runs them (docs/profile.md,
- * "fp32 math"): by PyTorch's defaults of the release (sim/reducer.h, reducer_tf32_matmul and
- * reducer_tf32_cudnn). Counts the model's ops priced by the profile (not by measured
- * times) at the other math: matmuls under a TF32 table from 1.12 on, convolutions under a strict
- * table (a card with TF32) from 1.7 on. Zero where the profile does not say its math or the run is
- * not fp32. */
+ * "fp32 math"). cost_op_sides prices each fp32 GEMM op by the profile's table of the math the
+ * release runs it at (sim/reducer.h, reducer_tf32_matmul and reducer_tf32_cudnn; profile_fp32_gemm)
+ * where it has one, else by compute.fp32.gemm. This counts the model's ops priced by the profile
+ * (not by measured times) at the other math: matmuls that run strict (1.12 on) under a profile with
+ * a TF32 table only, convolutions that run in TF32 (1.7 on) under one with a strict table only.
+ * Zero where the profile does not say its math or the run is not fp32. */
 typedef struct {
   profile_math math; /* the profile's compute.fp32.gemm.math */
   int matmuls;       /* matmuls priced at TF32 that PyTorch runs strict */

@@ -74,6 +74,8 @@ struct profile {
   int has_conv_layout[MODEL_DTYPE_COUNT]; /* compute.<precision>.conv_layout present */
   model_layout conv_layout[MODEL_DTYPE_COUNT]; /* its `native`: the layout the convolution kernels take */
   profile_math fp32_gemm_math;                 /* compute.fp32.gemm.math */
+  profile_costmodel fp32_gemm_alt;             /* compute.fp32.gemm_tf32 or gemm_strict: the other math's */
+  profile_math fp32_gemm_alt_math;             /* which (UNKNOWN: none) */
   int nlinks;
   linkcost *links;
   struct {
@@ -104,6 +106,7 @@ void profile_destroy(profile_t *p) {
   if (!p) return;
   for (int d = 0; d < MODEL_DTYPE_COUNT; d++)
     for (int k = 0; k < MODEL_OP_KIND_COUNT; k++) costmodel_free(&p->cost[d][k]);
+  costmodel_free(&p->fp32_gemm_alt);
   for (int d = 0; d < MODEL_DTYPE_COUNT; d++) {
     free(p->conv[d].geo), free(p->conv[d].time_s);
     for (int c = 0; c < p->conv[d].ncls; c++)
@@ -424,6 +427,34 @@ static int load_math(const cJSON *o, int d, const char *path, const char *origin
                    d != MODEL_FP32 ? "only compute.fp32.gemm says its math (TF32 or strict)" : "must be \"tf32\" or \"strict\"");
   p->fp32_gemm_math = strcmp(m->valuestring, "tf32") ? PROFILE_MATH_STRICT : PROFILE_MATH_TF32;
   return 0;
+}
+
+/* compute.fp32.gemm_tf32 or compute.fp32.gemm_strict (optional, one of them): the GEMM costs at the
+ * other math than compute.fp32.gemm's, which must say its own (docs/profile.md, "fp32 math"). */
+static int load_gemm_alt(const cJSON *prec, double esize, const char *origin, profile_t *p, err_t *e) {
+  static const struct {
+    const char *key, *word;
+    profile_math math;
+  } alts[] = {{"gemm_tf32", "tf32", PROFILE_MATH_TF32}, {"gemm_strict", "strict", PROFILE_MATH_STRICT}};
+  for (size_t i = 0; i < sizeof alts / sizeof *alts; i++) {
+    const cJSON *o = cJSON_GetObjectItemCaseSensitive(prec, alts[i].key);
+    if (!o) continue;
+    char path[64];
+    snprintf(path, sizeof path, "compute.fp32.%s", alts[i].key);
+    if (p->fp32_gemm_alt_math != PROFILE_MATH_UNKNOWN)
+      return err_set(e, ERR_INPUT, "%s: %s: compute.fp32 has gemm_tf32 and gemm_strict; it may hold one other math", origin, path);
+    if (p->fp32_gemm_math == PROFILE_MATH_UNKNOWN || p->fp32_gemm_math == alts[i].math)
+      return err_set(e, ERR_INPUT, "%s: %s: compute.fp32.gemm must say its math, and the other one (%s)", origin, path,
+                     p->fp32_gemm_math == PROFILE_MATH_UNKNOWN ? "it says none" : "it says the same");
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, "math");
+    if (m && !(cJSON_IsString(m) && strcmp(m->valuestring, alts[i].word) == 0))
+      return err_set(e, ERR_INPUT, "%s: %s.math: must be \"%s\", as its name says", origin, path, alts[i].word);
+    int rc = load_cost(o, 1, esize, path, origin, &p->fp32_gemm_alt, e);
+    if (!rc) rc = load_warning(o, path, origin, p, e);
+    if (rc) return rc;
+    p->fp32_gemm_alt_math = alts[i].math;
+  }
+  return ERR_OK;
 }
 
 /* compute.<precision>.conv_layout (optional): {"native": "nchw"|"nhwc", "source"}: the layout the
@@ -758,6 +789,7 @@ int profile_from_json(const cJSON *root, const char *origin, int part, profile_t
       if ((rc = load_warning(o, path, origin, p, e))) goto fail;
       if ((rc = load_math(o, d, path, origin, p, e))) goto fail;
     }
+    if (d == MODEL_FP32 && (rc = load_gemm_alt(prec, (double)model_dtype_size(MODEL_FP32), origin, p, e))) goto fail;
     if ((rc = load_conv(cJSON_GetObjectItemCaseSensitive(prec, "conv"), dn, &p->cost[d][MODEL_OP_GEMM].roof,
                         (double)model_dtype_size((model_dtype)d), origin, &p->conv[d], e)))
       goto fail;
@@ -912,6 +944,12 @@ const profile_convclass *profile_conv_class(const profile_t *p, model_dtype d, l
 }
 
 profile_math profile_fp32_gemm_math(const profile_t *p) { return p->fp32_gemm_math; }
+
+const profile_costmodel *profile_fp32_gemm(const profile_t *p, profile_math math) {
+  if (math == PROFILE_MATH_UNKNOWN) return NULL;
+  if (p->fp32_gemm_math == math && p->cost[MODEL_FP32][MODEL_OP_GEMM].present) return &p->cost[MODEL_FP32][MODEL_OP_GEMM];
+  return p->fp32_gemm_alt_math == math ? &p->fp32_gemm_alt : NULL;
+}
 
 int profile_conv_layout(const profile_t *p, model_dtype d, model_layout *native) {
   if (p->has_conv_layout[d]) *native = p->conv_layout[d];

@@ -146,6 +146,10 @@ int profile_conv_layout(const profile_t *p, model_dtype d, model_layout *native)
  * TF32, or a source that does not tell). */
 typedef enum { PROFILE_MATH_UNKNOWN = 0, PROFILE_MATH_TF32 = 1, PROFILE_MATH_STRICT = 2 } profile_math;
 profile_math profile_fp32_gemm_math(const profile_t *p);
+/* The fp32 GEMM costs of math `math`: compute.fp32.gemm where it says that math, else its twin of
+ * the other math (compute.fp32.gemm_tf32 or gemm_strict, which a profile may add beside a gemm
+ * that says its math); NULL where the profile has none of that math (or math is UNKNOWN). */
+const profile_costmodel *profile_fp32_gemm(const profile_t *p, profile_math math);
 
 /* The file (or origin) the profile was loaded from: what messages name. */
 const char *profile_path(const profile_t *p);

@@ -186,6 +186,26 @@ expect 0 "compute.jitter from cpu.json, which also gave all the merge's compute"
   "merge: jitter kept when its file gave all the compute" -- "$calib" merge gpu32.json cpu.json -o gc3.json
 expect 0 "left out \(--jitter none\)" "merge --jitter none" -- "$calib" merge gpu32.json cpu.json --jitter none -o gc4.json
 expect 2 "--jitter" "merge --jitter sometimes" -- "$calib" merge gpu32.json cpu.json --jitter sometimes -o gc4.json
+# Two fp32 GEMM tables of one card at the two maths (compute with and without --tf32): the merge keeps
+# the later's as gemm and the earlier's beside it as gemm_<its math> (docs/calib.md, "merge"); a later
+# merge over a TF32 gemm swaps them, and the older twin of the new gemm's math goes.
+sed 's/"gemm":{/"gemm":{"math":"strict",/' cpu.json >strict.json
+sed 's/"gemm":{/"gemm":{"math":"tf32",/; s/"name":"cpu"/"name":"tf32"/' cpu.json >tf32.json
+expect 0 "from tf32.json: compute.fp32.gemm_tf32" "merge of a TF32 and a strict compute: the TF32 table kept, said" -- \
+  "$calib" merge tf32.json strict.json -o both.json
+python3 -c '
+import json, sys
+f = json.load(open(sys.argv[1]))["compute"]["fp32"]
+assert f["gemm"]["math"] == "strict" and f["gemm_tf32"]["math"] == "tf32" and "gemm_strict" not in f, f' both.json &&
+  "$calib" validate --part both.json >/dev/null && ok "merge: gemm strict and gemm_tf32 beside it, a profile that validates (a part)" ||
+  bad "merge: the two maths' tables not kept side by side"
+expect 0 "" "merge of that over a TF32 compute" -- "$calib" merge both.json tf32.json -o swap.json
+python3 -c '
+import json, sys
+f = json.load(open(sys.argv[1]))["compute"]["fp32"]
+assert f["gemm"]["math"] == "tf32" and f["gemm_strict"]["math"] == "strict" and "gemm_tf32" not in f, f' swap.json &&
+  ok "merge: the later TF32 gemm wins, the strict one stays as gemm_strict, the older gemm_tf32 goes" ||
+  bad "merge: the tables' maths not swapped"
 # An uncertainty entry follows its number: cpu.json replaces compute.fp32.gemm, so gpu.json's entry
 # for it goes; the fp16 one stays (docs/calib.md, "merge").
 u='"uncertainty":{"compute.fp32.gemm.efficiency":{"rel_sd":0.1,"origin":"sourced"},"compute.fp16.gemm.efficiency":{"rel_sd":0.2,"origin":"sourced"}}'

@@ -777,6 +777,51 @@ int main(void) {
       snprintf(gm, sizeof gm, "{\"math\":\"fast\",%s", roof + 1);
       snprintf(text, sizeof text, PH, roof, gm, "");
       profile_err("gemm.math fast", text, "x.json: compute.fp32.gemm.math: must be \"tf32\" or \"strict\"");
+      /* Both maths (docs/profile.md, "fp32 math"): a TF32 gemm at 1e12 flop/s peak and a strict
+       * gemm_strict at an eighth of it. PyTorch 2.15 runs fp32 matmuls strict and convolutions in
+       * TF32; 1.8 both in TF32; each is priced by its math's table. A 1024^3 matmul (2.147e9 flop,
+       * 12 MiB, half efficiency): 1 us + 2.147e9 / 0.5e12 s in TF32, 1 us + 2.147e9 / 0.0625e12 s strict. */
+      const char *slow = "{\"model\":\"roofline\",\"launch_s\":1e-6,\"peak_flops\":1.25e11,\"efficiency\":0.5,\"mem_bw_Bps\":1e11}";
+      char alt[512];
+      snprintf(gm, sizeof gm, "{\"math\":\"tf32\",%s", roof + 1);
+      snprintf(alt, sizeof alt, ",\"gemm_strict\":%s", slow);
+      snprintf(text, sizeof text, PL, roof, gm, alt);
+      profile_t *pb = NULL;
+      rc = profile_parse(text, "b.json", &pb, &e);
+      CHECK(rc == 0 && profile_fp32_gemm(pb, PROFILE_MATH_STRICT) && profile_fp32_gemm(pb, PROFILE_MATH_TF32) &&
+                profile_fp32_gemm(pb, PROFILE_MATH_STRICT) != profile_fp32_gemm(pb, PROFILE_MATH_TF32),
+            "gemm (tf32) and gemm_strict: both tables read%s%s", rc ? ": " : "", rc ? e.msg : "");
+      if (pb) {
+        model_op mm = {.kind = MODEL_OP_GEMM, .m = {1024, 0, 0}, .n = {1024, 0, 0}, .k = {1024, 0, 0}, .count = 1, .launches = 1,
+                       .follows_run = 1};
+        model_op cv = {.kind = MODEL_OP_GEMM, .count = 1, .launches = 1, .follows_run = 1,
+                       .conv = {MODEL_CONV_FWD, MODEL_LAYOUT_NCHW, {1, 1, 0}, 64, 56, 56, 128, 3, 3, 1, 1, 2, 2}};
+        model_conv_gemm(&cv.conv, &cv.m, &cv.n, &cv.k);
+        double f = model_op_flops(&mm, 1), fc = model_op_flops(&cv, 4);
+        sim_config c;
+        sim_config_defaults(&c);
+        c.profile = pb;
+        const int rel[2] = {215, 108};
+        for (int r = 0; r < 2; r++) {
+          c.pytorch = rel[r];
+          double tm, tc, h;
+          int x = 0;
+          rc = cost_op_sides(&c, &mm, 1, MODEL_FP32, &tm, &h, &x, &e) | cost_op_sides(&c, &cv, 4, MODEL_FP32, &tc, &h, &x, &e);
+          double want_m = 1e-6 + f / (r == 0 ? 0.0625e12 : 0.5e12), want_c = 1e-6 + fmax(fc / 0.5e12, model_op_bytes(&cv, 4, MODEL_FP32) / 1e11);
+          CHECK(rc == 0 && check_close(want_m, tm, 0, 1e-12) && check_close(want_c, tc, 0, 1e-12),
+                "PyTorch %d.%d: an fp32 matmul by the %s table (%g s, want %g), a convolution by the TF32 one (%g, want %g)",
+                rel[r] / 100, rel[r] % 100, r == 0 ? "strict" : "TF32", tm, want_m, tc, want_c);
+        }
+      }
+      profile_destroy(pb);
+      snprintf(text, sizeof text, PL, roof, roof, alt);
+      profile_err("gemm_strict beside a gemm of no math", text, "compute.fp32.gemm_strict: compute.fp32.gemm must say its math");
+      snprintf(gm, sizeof gm, "{\"math\":\"strict\",%s", roof + 1);
+      snprintf(text, sizeof text, PL, roof, gm, alt);
+      profile_err("gemm_strict beside a strict gemm", text, "compute.fp32.gemm_strict: compute.fp32.gemm must say its math, and the other one (it says the same)");
+      snprintf(alt, sizeof alt, ",\"gemm_tf32\":{\"math\":\"strict\",%s", slow + 1);
+      snprintf(text, sizeof text, PL, roof, gm, alt);
+      profile_err("gemm_tf32 saying strict", text, "compute.fp32.gemm_tf32.math: must be \"tf32\", as its name says");
     }
 #undef PL
 #undef PH
