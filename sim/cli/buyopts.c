@@ -143,8 +143,9 @@ int buyopts_memory(cli_ctx *x, const buyopts *b, const sim_config *c, memory_par
 
 /* The validated ratios of (profile, precision) from the running program's cache (validate/
  * accuracy.h): *found 1 with *n, *lo, *hi when its row is there with the fingerprint of set's
- * inputs, 0 when there is no cache or no such row (stale). The status: ERR_OK, or why the cache
- * or an input could not be read (ERR_IO) or is malformed (ERR_INPUT), with e set. */
+ * inputs, 0 when there is no cache, no such row (stale), or an input of the points cannot be read
+ * (the points predicted then say which). The status: ERR_OK, or why the cache could not be read
+ * (ERR_IO) or is malformed (ERR_INPUT), with e set. */
 static int cached_ratios(const accuracy_set *set, const char *profile, int prec, int *found, int *n, double *lo, double *hi,
                          err_t *e) {
   char path[1024];
@@ -152,8 +153,8 @@ static int cached_ratios(const accuracy_set *set, const char *profile, int prec,
   *found = 0;
   if (data_ratios_path(path, sizeof path) || stat(path, &st) != 0) return ERR_OK;
   unsigned long long fp;
-  int rc = accuracy_fingerprint(set, profile, prec, &fp, e);
-  if (rc) return rc;
+  err_t fe;
+  if (accuracy_fingerprint(set, profile, prec, &fp, &fe)) return ERR_OK;
   char *text = txt_read_file(path, NULL);
   if (!text) return err_set(e, ERR_IO, "%s: cannot read: %s", path, strerror(errno));
   *found = accuracy_ratios_lookup(text, path, profile, prec, fp, n, lo, hi, e);
