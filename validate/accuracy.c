@@ -468,8 +468,9 @@ int accuracy_time_ratios(const accuracy_set *s, double *lo, double *hi) { return
 
 /* ---- the ratios cache ---- */
 
-/* Hashes the file that kind/value resolves to into *h, once per path (seen: the paths hashed so
- * far, *nseen of them, at most 64; beyond that a path is hashed again, which changes nothing). */
+/* Hashes the bytes of the file that kind/value resolves to into *h (not its path: an installed
+ * program reads the same files elsewhere), once per path (seen: the paths hashed so far, *nseen
+ * of them, at most 64; beyond that a file is hashed again, which is the same every time). */
 static int hash_input(data_kind kind, const char *value, unsigned long long *h, char (*seen)[1024], int *nseen, err_t *e) {
   char path[1024];
   int rc = data_resolve(kind, value, path, sizeof path, e);
@@ -479,7 +480,6 @@ static int hash_input(data_kind kind, const char *value, unsigned long long *h, 
   size_t len = 0;
   char *text = txt_read_file(path, &len);
   if (!text) return err_set(e, ERR_IO, "%s: cannot read: %s", path, strerror(errno));
-  *h = fnv(*h, path, strlen(path) + 1);
   *h = fnv(*h, text, len);
   free(text);
   if (*nseen < 64) snprintf(seen[(*nseen)++], 1024, "%s", path);

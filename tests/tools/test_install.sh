@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installing: `cmake --install` into a fresh prefix puts ddpsim and ddpcalib in bin/, the bundled
-# models, topologies, profiles and published points in share/ddpsim/, the docs in share/doc/ddpsim/;
-# the installed tools find that data from their own place (no DDPSIM_DATA_DIR, run from elsewhere,
-# the source tree out of sight); `pip install python/` gives the `ddpsim-export` command.
+# models, topologies, profiles and published points (with the cache of validated ratios the build
+# wrote) in share/ddpsim/, the docs in share/doc/ddpsim/; the installed tools find that data from
+# their own place (no DDPSIM_DATA_DIR, run from elsewhere, the source tree out of sight); `pip install python/` gives the `ddpsim-export` command.
 # Usage: test_install.sh BUILD_DIR SOURCE_DIR
 set -u
 build=$1 src=$2
@@ -11,7 +11,8 @@ prefix=$tmp/prefix
 cmake --install "$build" --prefix "$prefix" >"$tmp/install.log" 2>&1
 check "cmake --install into a new prefix succeeds" test $? -eq 0
 for f in bin/ddpsim bin/ddpcalib share/ddpsim/models/resnet50.model share/ddpsim/topologies/dgx1v-ib.topo \
-         share/ddpsim/profiles/v100-dgx1v.json share/ddpsim/validate/published.txt share/ddpsim/calib/host_overhead.py \
+         share/ddpsim/profiles/v100-dgx1v.json share/ddpsim/validate/published.txt share/ddpsim/validate/validated-ratios.tsv \
+         share/ddpsim/calib/host_overhead.py \
          share/doc/ddpsim/README.md share/doc/ddpsim/docs/trace.md; do
   check "installed: $f" test -s "$prefix/$f"
 done
@@ -22,6 +23,8 @@ check "the installed ddpsim names its installed data" grep -q "Bundled data: $pr
 "$prefix/bin/ddpsim" predict --model resnet50 --nodes 2 --json >"$tmp/p.json" 2>"$tmp/err"
 check "installed ddpsim predict resnet50 on 2 nodes, from another directory ($(head -c 200 "$tmp/err"))" \
   python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); sys.exit(not (d["model"] == "resnet50" and d["iteration_s"] > 0))' "$tmp/p.json"
+check "... its interval's validated part from the installed cache (the same files, read from their installed place)" \
+  python3 -c 'import json, sys; iv = json.load(open(sys.argv[1]))["interval"]; sys.exit(not (iv["validated_cached"] and iv["validated_points"] > 0))' "$tmp/p.json"
 "$prefix/bin/ddpsim" accuracy >/dev/null 2>"$tmp/err"
 check "installed ddpsim accuracy reads the installed published points ($(head -c 200 "$tmp/err"))" test $? -eq 0
 "$prefix/bin/ddpcalib" merge "$prefix/share/ddpsim/profiles/v100-dgx1v.json" "$prefix/share/ddpsim/profiles/p100-dgx1.json" \
