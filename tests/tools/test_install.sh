@@ -2,7 +2,8 @@
 # Installing: `cmake --install` into a fresh prefix puts ddpsim and ddpcalib in bin/, the bundled
 # models, topologies, profiles and published points (with the cache of validated ratios the build
 # wrote) in share/ddpsim/, the docs in share/doc/ddpsim/; the installed tools find that data from
-# their own place (no DDPSIM_DATA_DIR, run from elsewhere, the source tree out of sight); `pip install python/` gives the `ddpsim-export` command.
+# their own place (no DDPSIM_DATA_DIR, run from elsewhere, the source tree out of sight);
+# `pip install python/` gives the `ddpsim-export` command.
 # Usage: test_install.sh BUILD_DIR SOURCE_DIR
 set -u
 build=$1 src=$2
