@@ -427,7 +427,7 @@ const field field_table[FIELD_COUNT] = {
     [FIELD_GPU_HOURS] = {"gpu_hours", NULL, "GPU-hours", FIELD_NUMBER, 0, FN(gpu_hours), .interval = FIELD_IV_TIME, .sweep = 44},
     [FIELD_COST] = {"cost", NULL, "currency", FIELD_NUMBER, 0, FN(cost), .interval = FIELD_IV_TIME, .sweep = 45},
     [FIELD_ENERGY_KWH] = {"energy_kwh", NULL, "kWh", FIELD_NUMBER, 0, FN(energy), .interval = FIELD_IV_TIME, .sweep = 46},
-    [FIELD_CO2_KG] = {"co2_kg", NULL, "kg", FIELD_NUMBER, 0, FN(co2), .sweep = 47},
+    [FIELD_CO2_KG] = {"co2_kg", NULL, "kg", FIELD_NUMBER, 0, FN(co2), .interval = FIELD_IV_TIME, .sweep = 47},
     [FIELD_ITERATION_S_LO] = {"iteration_s_lo", NULL, "s", FIELD_NUMBER, 0, FN(unknown), .range = FIELD_NONNEG, .sweep = 48},
     [FIELD_ITERATION_S_HI] = {"iteration_s_hi", NULL, "s", FIELD_NUMBER, 0, FN(unknown), .range = FIELD_NONNEG, .sweep = 49},
     [FIELD_SAMPLES_PER_S_LO] = {"samples_per_s_lo", NULL, "1/s", FIELD_NUMBER, 0, FN(unknown), .range = FIELD_RATE, .sweep = 50},
