@@ -81,6 +81,14 @@ done:
   free(all);
   free(counts);
   free(displs);
-  MPI_Finalize();
   return rc;
+}
+
+void sweep_mpi_finish(void) {
+  int init = 0, fin = 0;
+  MPI_Initialized(&init);
+  MPI_Finalized(&fin);
+  if (!init || fin) return;
+  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Finalize();
 }

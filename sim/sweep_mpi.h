@@ -4,8 +4,8 @@
  * i % R == r (with sweep_run, its own local workers), and rank 0 gathers every row into its place,
  * so it holds exactly the rows a local run would. Rows travel as bytes: the ranks run the same
  * ddpsim build (sweep_row has no pointers). This module alone links MPI (ddpsim's, not the
- * simulator library's); MPI_Init and MPI_Finalize happen inside sweep_mpi_run, so it is called at
- * most once per process. Library code: it never prints. */
+ * simulator library's); MPI_Init happens inside sweep_mpi_run, so it is called at most once per
+ * process, and MPI_Finalize in sweep_mpi_finish. Library code: it never prints. */
 #ifndef DDPSIM_SWEEP_MPI_H
 #define DDPSIM_SWEEP_MPI_H
 
@@ -22,5 +22,11 @@ int sweep_mpi_env_rank(void);
  * rank 0 as sweep_run's (the lowest failed configuration over all ranks); on the others, their
  * own share's. ERR_RUNTIME when MPI fails. */
 int sweep_mpi_run(const sim_config *cfgs, int n, const sweep_opts *o, sweep_row *rows, int *root, err_t *e);
+
+/* Every rank calls it once it is done, rank 0 after what it does with the rows (the intervals'
+ * draws, the output): the others wait for it there, so that none ends the job before rank 0 has
+ * written it (a launcher may end the job when any rank exits). Then MPI_Finalize. A no-op where
+ * MPI was not initialized or is finalized already. */
+void sweep_mpi_finish(void);
 
 #endif

@@ -419,6 +419,7 @@ int cmd_sweep(cli_ctx *x, int argc, char **argv) {
   else if (csv) rc = out_text(x, sweep_csv(cfgs, rows, n, names, nax, (const char *const *)vals));
   else rc = out_text(x, table(cfgs, rows, n, ax, nax, vals));
 done:
+  if (sweep_mpi_launched()) sweep_mpi_finish(); /* after rank 0's output: every rank waits for it */
   for (int a = 0; a < nax; a++) strings_free(ax[a].v, ax[a].n);
   strings_free(fixed.argv, fixed.n);
   free(cfgs);
