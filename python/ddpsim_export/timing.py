@@ -103,6 +103,15 @@ def _spans(doc):
     return ev
 
 
+def _event_names(name):
+    """The trace's names for a recorded ATen call: its own, and its in-place or out-of-place twin.
+    Eager PyTorch may run the other one: nn.Linear's bias on a 3-D input is recorded as `add` and
+    runs as `add_` on the matmul's output (torch 2.15's profiler: aten::linear > matmul > mm, then
+    aten::add_)."""
+    base = name[:-1] if name.endswith("_") and not name.endswith("__") else name
+    return {"aten::" + base, "aten::" + base + "_"}
+
+
 def op_times(doc, lines, origin):
     """Measured for the recorded step's lines (trace.Line, with .src) from a trace document."""
     ev = _spans(doc)
@@ -141,9 +150,9 @@ def op_times(doc, lines, origin):
         win = [e for e in ops if lo <= e["ts"] and e["ts"] + e["dur"] <= hi]
         j, prev_end = 0, lo
         for i, (_, name) in enumerate(calls):
-            want = "aten::" + name
+            want = _event_names(name)
             k, stop = j, min(len(win), j + LOOKAHEAD)
-            while k < stop and not (win[k]["name"] == want and win[k]["ts"] >= prev_end):
+            while k < stop and not (win[k]["name"] in want and win[k]["ts"] >= prev_end):
                 k += 1
             if k == stop:
                 continue  # not in this step: left unmatched, the next call searches from here
