@@ -9,12 +9,17 @@ For each model:
      exporter's step, at every bucket cap of --caps (none: DDP's default), interleaved
      (A, B, C, A, B, C, ...) for --rounds rounds, each run --warmup untimed and --steps timed
      iterations; a run's figure is the mean of its timed iterations on rank 0;
-  3. ddpsim predicts each cap with --backend gloo and four profiles: --profile as `ddpcalib
+  3. the plain step (no DDP) is timed without the profiler, in one process alone and in two at
+     once (each its own copy, nothing communicated), interleaved for --rounds rounds: what the
+     profiler adds to the measured op times, and what a process's compute loses beside its twin;
+  4. ddpsim predicts each cap with --backend gloo and four profiles: --profile as `ddpcalib
      machine` wrote it (its link: MPI's all-reduce between the processes, taking turns with compute
      on the cores), and that profile with gloo's own all-reduce as the link (measured first: 1 KiB
      to 128 MiB, alone, written in nccl-tests' layout and fitted by `ddpcalib import nccl-tests`),
      taking turns with compute, taking the share of a core it was measured to keep busy
-     (cpu_share, docs/profile.md), or costing compute nothing.
+     (cpu_share, docs/profile.md), or costing compute nothing; and, as the baseline, the model
+     without its measured times (priced by the profile's tables and formulas) with the gloo link
+     taking turns.
 It prints, per model and cap, the measured median over the rounds with its spread (min..max), the
 prediction and the signed error, then whether ddpsim ranks each pair of caps as the runs do where
 the measured difference exceeds the spread of both, and the load average before and after.
@@ -108,11 +113,27 @@ def inputs(spec, batch):
 
 # ---- the real runs ----
 
+def train(module, args, kwargs, warmup, steps):
+    """The exporter's step (SGD with momentum) on module: the times of the steps after `warmup`."""
+    import torch
+    from ddpsim_export.step import _default_loss
+    opt = torch.optim.SGD(module.parameters(), lr=0.01, momentum=0.9, foreach=True)
+    times = []
+    for i in range(warmup + steps):
+        t0 = time.perf_counter()
+        opt.zero_grad(set_to_none=True)
+        loss = _default_loss(module(*args, **kwargs))
+        loss.backward()
+        opt.step()
+        if i >= warmup:
+            times.append(time.perf_counter() - t0)
+    return times
+
+
 def rank_runs(rank, world, name, caps, rounds, warmup, steps):
     """Every (round, cap) run of one rank, in the interleaved order: [{cap, round, times}]."""
     import torch
     from torch.nn.parallel import DistributedDataParallel as DDP
-    from ddpsim_export.step import _default_loss
     build, spec, batch = MODELS[name]
     torch.manual_seed(0)
     base = build()
@@ -122,18 +143,30 @@ def rank_runs(rank, world, name, caps, rounds, warmup, steps):
         for cap in caps:
             m = copy.deepcopy(base)
             ddp = DDP(m) if cap is None else DDP(m, bucket_cap_mb=cap)
-            opt = torch.optim.SGD(ddp.parameters(), lr=0.01, momentum=0.9, foreach=True)
-            times = []
-            for i in range(warmup + steps):
-                t0 = time.perf_counter()
-                opt.zero_grad(set_to_none=True)
-                loss = _default_loss(ddp(*args, **kwargs))
-                loss.backward()
-                opt.step()
-                if i >= warmup:
-                    times.append(time.perf_counter() - t0)
-            out.append({"cap": cap, "round": r, "times": times})
-            del ddp, m, opt
+            out.append({"cap": cap, "round": r, "times": train(ddp, args, kwargs, warmup, steps)})
+            del ddp, m
+    return out
+
+
+def step_runs(rank, world, name, warmup, steps):
+    """The plain training step (no DDP, nothing communicated) of one rank: its mean iteration. With
+    world 2 the two processes run it at once, each on its own copy: what a process's compute costs
+    beside its twin on the other core."""
+    import torch
+    build, spec, batch = MODELS[name]
+    torch.manual_seed(0)
+    args, kwargs = inputs(spec, batch)
+    return statistics.fmean(train(build(), args, kwargs, warmup, steps))
+
+
+def untimed(path):
+    """A copy of the exported model file without its measured times (the `measured` line, time_s=,
+    host_s=): what ddpsim prices from the profile's tables and formulas alone."""
+    out = path[:-len(".model")] + "-untimed.model"
+    with open(path) as f, open(out, "w") as g:
+        for line in f:
+            if not line.startswith("measured "):
+                g.write(" ".join(t for t in line.rstrip("\n").split(" ") if not t.startswith(("time_s=", "host_s="))) + "\n")
     return out
 
 
@@ -307,18 +340,24 @@ def main():
     # The predictions: the profile as `ddpcalib machine` writes it (its link: MPI's all-reduce,
     # sharing the cores), and with gloo's own measured all-reduce as the link, taking turns with
     # compute on the cores or costing them nothing.
-    variants = [("machine", a.profile)] + [(v, gp[v]) for v in ("gloo-turns", "gloo-share", "gloo-free")]
+    variants = [("machine", a.profile)] + [(v, gp[v]) for v in ("gloo-turns", "gloo-share", "gloo-free")] + \
+        [("untimed", gp["gloo-turns"])]
     print(f"# {a.rounds} rounds of caps {a.caps} interleaved, {a.warmup} + {a.steps} iterations per run; "
           "measured: median over rounds of each run's mean iteration (min..max); predicted with the link of")
     print("#   machine: ddpcalib machine's (MPI's all-reduce, taking turns with compute on the cores); gloo's measured "
           f"all-reduce: gloo-turns taking turns, gloo-share taking {100 * share:.0f}% of a core beside compute (measured), "
-          "gloo-free costing compute nothing")
+          "gloo-free costing compute nothing; untimed: the model without its measured op times, gloo-turns' link")
     print(f"{'model':9} {'cap':>8} {'measured s':>10} {'spread s':>17}" +
           "".join(f" {v:>12} {'error':>7}" for v, _ in variants))
     tally = {v: [0, 0] for v, _ in variants}
     unresolved = 0
     for name in models:
         path = export(name, a.workdir, a.steps)
+        bare = untimed(path)
+        alone, twin = [], []
+        for r in range(a.rounds):
+            alone.append(gloo_group.run(step_runs, 1, name, a.warmup, a.steps)[0])
+            twin.append(statistics.fmean(gloo_group.run(step_runs, 2, name, a.warmup, a.steps)))
         runs = gloo_group.run(rank_runs, 2, name, caps, a.rounds, a.warmup, a.steps)[0]
         rows = []
         for cap in caps:
@@ -327,8 +366,9 @@ def main():
             row = {"cap": cap, "runs_s": means, "measured_s": med, "lo_s": min(means), "hi_s": max(means), "predicted": {}}
             line = f"{name:9} {cap_name(cap):>8} {med:10.4f} {row['lo_s']:8.4f}..{row['hi_s']:7.4f}"
             for v, prof in variants:
-                pred, d = predict(a, prof, path, cap)
-                row["predicted"][v] = {"iteration_s": pred, "error": (pred - med) / med, "exposed_comm_s": d.get("exposed_comm_s")}
+                pred, d = predict(a, prof, bare if v == "untimed" else path, cap)
+                row["predicted"][v] = {"iteration_s": pred, "error": (pred - med) / med, "exposed_comm_s": d.get("exposed_comm_s"),
+                                       "single_s": d.get("single_gpu_iteration_s")}
                 line += f" {pred:12.4f} {100 * (pred - med) / med:+6.1f}%"
             rows.append(row)
             print(line)
@@ -349,7 +389,15 @@ def main():
                     said.append(f"{v} {'the same' if tied else 'faster' if px < py else 'slower'}")
                 print(f"#   {name}: {cap_name(x['cap'])} vs {cap_name(y['cap'])}: measured "
                       f"{'faster' if x['measured_s'] < y['measured_s'] else 'slower'}; predicted: {', '.join(said)}")
-        report["models"].append({"model": name, "file": path, "rows": rows})
+        # The compute: ddpsim's one process from the measured op times (the twin of every
+        # prediction: the same for every cap) against the step timed without the profiler.
+        one = rows[0]["predicted"]["gloo-turns"].get("single_s")
+        al, tw = statistics.median(alone), statistics.median(twin)
+        compute = {"alone_s": alone, "twin_s": twin, "predicted_one_s": one}
+        print(f"#   {name}: the step without DDP: alone {al:.4f} s ({min(alone):.4f}..{max(alone):.4f}), beside its twin "
+              f"{tw:.4f} s ({min(twin):.4f}..{max(twin):.4f}, {100 * (tw - al) / al:+.1f}%); ddpsim's one process from the "
+              f"measured ops {one:.4f} s ({100 * (one - al) / al:+.1f}% of alone)")
+        report["models"].append({"model": name, "file": path, "rows": rows, "compute": compute})
     report.update(load_after=load(), ranking_within_noise=unresolved, summary={})
     for v, _ in variants:
         errs = [abs(r["predicted"][v]["error"]) for m in report["models"] for r in m["rows"]]
