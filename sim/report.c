@@ -171,9 +171,15 @@ static void table_buyer(strbuf *s, const report_buyer *b, double samples_per_s, 
   double lo, hi;
   interval_scale(iv, samples_per_s, 0, &lo, &hi);
   strbuf_printf(s, "%-24s %14.1f .. %.1f\n", "samples/s interval", lo, hi);
-  if (!b->budget) return;
-  interval_scale(iv, b->budget->train_s / 3600, 1, &lo, &hi);
-  strbuf_printf(s, "%-24s %14.2f .. %.2f h\n", "time to train interval", lo, hi);
+  if (b->budget) {
+    interval_scale(iv, b->budget->train_s / 3600, 1, &lo, &hi);
+    strbuf_printf(s, "%-24s %14.2f .. %.2f h\n", "time to train interval", lo, hi);
+  }
+  /* Without published runs of the kind, the interval holds none of ddpsim's own error: said, lest
+   * a narrow interval read as certainty. */
+  if (!iv->validated_points)
+    strbuf_printf(s, "# note: no published run of this profile and precision to validate against: the interval is the\n"
+                     "#   profile's stated uncertainty alone, not ddpsim's own error (docs/accuracy.md)\n");
 }
 
 char *report_predict_table(const sim_config *c, const predict_result *p, const report_buyer *b) {

@@ -142,7 +142,11 @@ ia, ib = a["interval"], b["interval"]
 assert b["iteration_s"] != a["iteration_s"], "the jitter changed nothing"
 assert (ia["profile_lo_factor"], ia["profile_hi_factor"]) == (ib["profile_lo_factor"], ib["profile_hi_factor"]), (ia, ib)
 assert ib["iteration_s"]["lo"] <= b["iteration_s"] <= ib["iteration_s"]["hi"], ib' "$tmp/j0.json" "$tmp/j1.json"
+"$ddpsim" predict --model resnet50 --profile h100-dgxh100 --topology dgxh100-ib --draws 4 >"$tmp/h0.txt"
+check "no published run of the profile and precision (H100, fp16): the table says the interval leaves out ddpsim's own error" \
+  grep -q "^# note: no published run of this profile and precision to validate against" "$tmp/h0.txt"
 "$ddpsim" predict --model resnet50 --interval --draws 4 >"$tmp/it.txt"
+check "... and says nothing of the kind where there are (V100, fp16)" test -z "$(grep 'no published run of this profile' "$tmp/it.txt")"
 check "the table shows the interval" grep -q '^iteration interval .* s   (profile: 4 draws, 90% central; validated: [0-9]* published point' "$tmp/it.txt"
 # --price auto|CLASS: the bundled table's example for the profile's card, its date and source said.
 h100=(--model resnet50 --profile h100-dgxh100 --topology dgxh100-ib --samples 1e7)
