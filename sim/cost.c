@@ -205,8 +205,8 @@ int cost_op_sides(const sim_config *c, const model_op *op, long batch, model_dty
                   int *extrap, err_t *e) {
   if (measured_sides(c, op, batch, prec, dev_s, host_s)) return ERR_OK;
   int x = 0;
-  profile_math math = profile_fp32_gemm_math(c->profile) != PROFILE_MATH_UNKNOWN ? fp32_math_run(c, op) : PROFILE_MATH_UNKNOWN;
-  int rc = op_time_math(c->profile, op, batch, prec, math, dev_s, &x, e);
+  /* A profile whose gemm says no math has no table of either (profile_fp32_gemm): its gemm prices. */
+  int rc = op_time_math(c->profile, op, batch, prec, fp32_math_run(c, op), dev_s, &x, e);
   if (rc) return rc;
   *extrap += x;
   *host_s = (double)op->launches * cost_host_launch(c) + (double)op->fwops * cost_host_dispatch(c);
