@@ -46,6 +46,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "python"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "torch"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "export"))
 
 
 # ---- the models (each a callable the exporter can name as scripts/bench_ddp_cpu.py:NAME) ----
@@ -160,13 +161,10 @@ def step_runs(rank, world, name, warmup, steps):
 
 
 def untimed(path):
-    """A copy of the exported model file without its measured times (the `measured` line, time_s=,
-    host_s=): what ddpsim prices from the profile's tables and formulas alone."""
+    """A copy of the exported model file beside it without its measured times."""
+    from modelfile import strip_times
     out = path[:-len(".model")] + "-untimed.model"
-    with open(path) as f, open(out, "w") as g:
-        for line in f:
-            if not line.startswith("measured "):
-                g.write(" ".join(t for t in line.rstrip("\n").split(" ") if not t.startswith(("time_s=", "host_s="))) + "\n")
+    strip_times(path, out)
     return out
 
 

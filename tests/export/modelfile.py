@@ -3,6 +3,19 @@ gradient-ready order, and GEMM FLOPs per phase at a batch. sim/model.c is the lo
 the tests also load every exported file with `ddpsim plan` to check that it accepts them."""
 
 
+# An op line's measured times (models/README.md, format 6).
+TIMED = ("time_s=", "host_s=")
+
+
+def strip_times(src, dst):
+    """Writes model file src to dst without its measured times (the `measured` line, time_s=,
+    host_s=): what ddpsim prices from the profile's tables and formulas alone."""
+    with open(src) as f, open(dst, "w") as g:
+        for line in f:
+            if not line.startswith("measured "):
+                g.write(" ".join(t for t in line.rstrip("\n").split(" ") if not t.startswith(TIMED)) + "\n")
+
+
 def _dim(s, batch):
     const, _, term = s.rpartition("+")
     c = int(const) if const else 0
@@ -64,9 +77,8 @@ class ModelFile:
                 elif toks[0] == "layout" and phase is None:
                     self.layout = toks[1]
                 elif phase and toks[0] in ("gemm", "ewise", "conv"):
-                    timed = ("time_s=", "host_s=")
-                    self.lines.append((phase, [t for t in toks if not t.startswith(timed)]))
-                    self.times.append({t.split("=")[0]: float(t.split("=")[1]) for t in toks if t.startswith(timed)}
+                    self.lines.append((phase, [t for t in toks if not t.startswith(TIMED)]))
+                    self.times.append({t.split("=")[0]: float(t.split("=")[1]) for t in toks if t.startswith(TIMED)}
                                       or None)
                     kv = dict(t.split("=", 1) for t in toks[2:])
                     kind = toks[0]

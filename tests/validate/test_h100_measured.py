@@ -23,6 +23,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "export"))
+from modelfile import strip_times  # noqa: E402
+
 BAND = 0.10
 
 
@@ -90,17 +93,11 @@ def main():
     check("fp32 matmul" not in stderr[("gpt2-measured.model", bundled, ("--pytorch", "1.11"))],
           "gpt2 with --pytorch 1.11 (TF32 matmuls by default): not flagged")
     with tempfile.TemporaryDirectory() as tmp:
-        bare = os.path.join(tmp, "resnet50-untimed.model")
-        with open(os.path.join(run_dir, "resnet50-measured.model")) as f, open(bare, "w") as g:
-            for line in f:
-                if not line.startswith("measured "):
-                    g.write(" ".join(t for t in line.split(" ") if not t.startswith(("time_s=", "host_s="))).rstrip("\n") + "\n")
-        bare_gpt2 = os.path.join(tmp, "gpt2-untimed.model")
-        with open(os.path.join(run_dir, "gpt2-measured.model")) as f, open(bare_gpt2, "w") as g:
-            for line in f:
-                if not line.startswith("measured "):
-                    g.write(" ".join(t for t in line.split(" ") if not t.startswith(("time_s=", "host_s="))).rstrip("\n") + "\n")
-        for path, name in ((bare, "resnet50"), (bare_gpt2, "gpt2")):
+        bare = {}
+        for name in ("resnet50", "gpt2"):
+            bare[name] = os.path.join(tmp, name + "-untimed.model")
+            strip_times(os.path.join(run_dir, name + "-measured.model"), bare[name])
+        for name, path in bare.items():
             p = predict(path, measured, extra=("--precision", "fp32"))
             err = stderr[(path, measured, ("--precision", "fp32"))]
             check("fp32 convolution" not in err and "fp32 matmul" not in err,
