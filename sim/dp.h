@@ -1,52 +1,46 @@
-/* dp: PyTorch's DataParallel on one node, planned on its own (docs/simulation.md).
+/* dp: PyTorch's DataParallel on one node, as a builder of the stream program (sim/program.h) that
+ * the engine plays (docs/simulation.md, "DataParallel").
  *
  * One process, one Python thread per GPU. Every iteration scatters the inputs, replicates the
  * parameters from GPU 0, runs the replicas' forward with their host work taking turns under the
  * GIL, gathers the outputs to GPU 0 (and scatters their gradients back), runs backward (C++
  * threads, no GIL unless dp_backward_gil), reduces the gradients to GPU 0, and steps the optimizer
- * there. The replicas are alike, so one GPU's host and stream (sim/pipe.h) stand for all, computed
- * here in closed form; the phases follow each other on the stream, each reported as its span. */
+ * there. The phases follow each other: the one Python thread waits for each.
+ *
+ * The program. Every GPU is a rank of the plan (one node, G ranks) with a compute stream, a stream
+ * for the copies between the GPUs (the replication, the gather and the reduction: each a transfer
+ * of every GPU at once over the node's channels, played by the engine as a collective of
+ * dp_build's bytes per channel edge and latency; their kind is a label, NCCL's choice is not
+ * consulted), and a stream for the GIL's track (GPU 0's: when the replicas' threads take turns).
+ * The host's side (the Python threads issuing ops, taking turns under the lock) is evaluated in
+ * closed form by the builder, through one GPU's host pipeline (sim/pipe.h), as DDP's host is: the
+ * replicas are alike (jitter and host noise are refused), so the turns are a round-robin
+ * (dp_gil_period), and each phase enters the program as its span's duration. */
 #ifndef DDPSIM_DP_H
 #define DDPSIM_DP_H
 
 #include <stdio.h>
 
+#include "engine.h"
 #include "err.h"
+#include "plan.h"
 #include "scenario.h"
 
-typedef struct {
-  int gpus;
-  long batch;
-  model_dtype precision;
-  double forward_s, backward_s, optimizer_s;             /* with the GIL's turns */
-  double scatter_s, replicate_s, gather_s, reduce_s;     /* per iteration */
-  double loading_s;                                      /* exposed loading per iteration */
-  double ring_bw_Bps, hop_s;                             /* the node's channels together, one hop */
-  int channels, nics_used, channels_exhausted;
-  double channel_bw_Bps;
-  int extrapolated_ops;
-  sim_h2d h2d;
-  int backward_gil;
-  int nops;
-  double *op_s;                                          /* (nops) each model op's time in its phase */
-  double host_busy_s, host_bound_s;                      /* GPU 0's host thread; its stream idle for it */
-} dp_plan;
+/* Validates the config for DataParallel (no buckets, no_sync, hooks, backends, fidelities, jitter,
+ * host noise or prefetch; one node; an `output` line in the model with more than one GPU) and
+ * builds its plan and program into *p (free with plan_free). ERR_USAGE for a flag DataParallel does
+ * not take, ERR_INPUT for the model, ERR_NOMEM. */
+int dp_build(const sim_config *c, plan_t *p, err_t *e);
 
-/* Validates the config for DataParallel (no buckets, no_sync, hooks, fidelities, jitter or
- * prefetch; one node; an `output` line in the model with more than one GPU) and builds its plan.
- * ERR_INPUT with a message. */
-int dp_plan_build(const sim_config *c, dp_plan *p, err_t *e);
+/* Fills *r from the engine's record of dp_build's plan: every phase is rank 0's span in the last
+ * iteration (the phases as played: the copies as the engine timed them), the iteration the steady
+ * iterations' mean, exposed communication the three copies; where the plan recorded spans, the
+ * timeline (sim/readout.h readout_timeline) marked DataParallel's. ERR_NOMEM, ERR_SIM when the
+ * record does not fit. On failure r holds nothing to free. */
+int dp_readout(const plan_t *p, engine_record *rec, sim_result *r, err_t *e);
 
-/* The iteration as a result: every phase summed. */
-void dp_readout(const dp_plan *p, sim_result *r);
-
-/* DataParallel's iteration as a timeline (sim/timeline.h): the phases of dp_readout laid end to end
- * on every GPU in the order they run, every span derived (nothing is simulated), forward (and under
- * dp_backward_gil backward) also on the GIL's track. m: the model planned. *out is new (the caller
- * frees it with timeline_free); ERR_NOMEM. */
-int dp_timeline(const dp_plan *p, const model_t *m, sim_timeline **out, err_t *e);
-
-void dp_plan_free(dp_plan *p); /* frees the contents; NULL is a no-op */
+/* Writes the plan as text: the job, each phase's planned duration, then the program. ERR_IO. */
+int dp_write(FILE *f, const plan_t *p, err_t *e);
 
 /* The host time per op run of one of `threads` Python threads taking turns under the GIL: host_s of
  * which gil_s is held under the lock, its acquisitions (one per framework op) handing the lock over
@@ -54,8 +48,5 @@ void dp_plan_free(dp_plan *p); /* frees the contents; NULL is a no-op */
  * Round-robin among identical threads: max(host_s, threads x (gil_s + handover_s)); host_s for one
  * thread or nothing under the lock (docs/simulation.md, "DataParallel"). */
 double dp_gil_period(double host_s, double gil_s, int threads, double handover_s);
-
-/* Writes the plan as text; ERR_IO if writing fails. */
-int dp_plan_write(FILE *f, const dp_plan *p, err_t *e);
 
 #endif

@@ -667,7 +667,6 @@ int plan_begin(const sim_config *c, plan_t *p, err_t *e) {
   long batch;
   model_dtype prec;
   if ((rc = plan_job(c, &gpn, &batch, &prec, e))) return rc;
-  if (c->framework == SIM_FRAMEWORK_DP) return err_set(e, ERR_INPUT, "DataParallel is planned by sim/dp.c, not here");
   p->nodes = c->nodes;
   p->gpus_per_node = gpn;
   p->ranks = c->nodes * gpn;

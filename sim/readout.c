@@ -69,9 +69,7 @@ static void drawn_compute(const plan_t *p, const engine_record *rec, int first, 
   }
 }
 
-/* The engine's spans with the plan's costs that name and divide them (sim/timeline.h): the spans
- * move from the record to the timeline. */
-static int readout_timeline(const plan_t *p, engine_record *rec, sim_result *r, err_t *e) {
+int readout_timeline(const plan_t *p, engine_record *rec, sim_result *r, err_t *e) {
   sim_timeline *t = timeline_new();
   if (!t) return err_set(e, ERR_NOMEM, "out of memory");
   t->spans = rec->spans;

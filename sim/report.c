@@ -127,7 +127,7 @@ static void table_head(strbuf *s, const field_ctx *x) {
     if (c->fsdp_forward_prefetch) strbuf_printf(s, ", forward prefetch %d", c->fsdp_forward_prefetch);
     strbuf_printf(s, "\n# \"bucket copies\": FSDP's copies out of the all-gathers and into the reduce-scatters");
   } else {
-    strbuf_printf(s, "# batch %ld/%s, %s, phases in order, summed%s", r->batch, per, model_dtype_name(r->precision),
+    strbuf_printf(s, "# batch %ld/%s, %s, phases in order, one after another%s", r->batch, per, model_dtype_name(r->precision),
                   sim_dp_backward_gil(c) ? ", backward under the GIL" : "");
   }
   strbuf_printf(s, "\n");

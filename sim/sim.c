@@ -25,25 +25,20 @@ int sim_run(const sim_config *c, sim_result *r, err_t *e) {
   memset(r, 0, sizeof *r);
   double wall0 = now_s();
   int rc;
-  if (c->framework == SIM_FRAMEWORK_DP) {
-    dp_plan dp;
-    if ((rc = dp_plan_build(c, &dp, e)) == ERR_OK) {
-      dp_readout(&dp, r);
-      if (c->record_spans) rc = dp_timeline(&dp, c->model, &r->timeline, e);
-      dp_plan_free(&dp);
-    }
-  } else {
-    plan_t p;
-    engine_record rec;
-    if ((rc = c->framework == SIM_FRAMEWORK_FSDP ? fsdp_build(c, &p, e) : plan_build(c, &p, e))) goto done;
-    rc = engine_run(&p, &rec, e);
-    if (rc == ERR_OK) {
-      rc = readout_ddp(&p, &rec, r, e);
-      if (rc == ERR_OK && c->framework == SIM_FRAMEWORK_FSDP) rc = fsdp_readout(&p, &rec, r, e);
-      engine_record_free(&rec);
-    }
-    plan_free(&p);
+  plan_t p;
+  engine_record rec;
+  if ((rc = c->framework == SIM_FRAMEWORK_DP     ? dp_build(c, &p, e)
+            : c->framework == SIM_FRAMEWORK_FSDP ? fsdp_build(c, &p, e)
+                                                 : plan_build(c, &p, e)))
+    goto done;
+  rc = engine_run(&p, &rec, e);
+  if (rc == ERR_OK) {
+    if (c->framework == SIM_FRAMEWORK_DP) rc = dp_readout(&p, &rec, r, e);
+    else rc = readout_ddp(&p, &rec, r, e);
+    if (rc == ERR_OK && c->framework == SIM_FRAMEWORK_FSDP) rc = fsdp_readout(&p, &rec, r, e);
+    engine_record_free(&rec);
   }
+  plan_free(&p);
 done:
   if (rc) sim_result_free(r);
   r->wall_s = now_s() - wall0;

@@ -3,9 +3,9 @@
  * The engine (sim/engine.h) records one span per activity it plays when the plan asks for it
  * (plan_t.record_spans, from sim_config.record_spans): the training loop's phases on the compute
  * stream, each bucket's collective (and its hook work) on the NCCL stream, DataLoader workers'
- * loads, the prefetcher's host-to-device copies, and each bucket's ready instant. Times are the
- * simulation's own clock, absolute seconds. DataParallel (sim/dp.h) has no engine: its timeline is
- * its summed phases laid end to end, every span marked derived.
+ * loads, the prefetcher's host-to-device copies, and each bucket's ready instant; DataParallel's
+ * (sim/dp.h) phases on each GPU and the GIL's turns on GPU 0's GIL track. Times are the simulation's
+ * own clock, absolute seconds.
  *
  * What the engine plays as one activity (forward, a backward segment: the ops up to a
  * gradient-ready event and DDP's copies of those gradients into their buckets) is one span here;
@@ -94,7 +94,7 @@ typedef struct {
   int ranks, gpus_per_node, sim_nodes, sim_ranks;
   int iterations, no_sync; /* an iteration it all-reduced iff ranks > 1 && it % no_sync == no_sync - 1 */
   int steady_from;         /* the first iteration of the steady state the report averages (sim/readout.c) */
-  int dataparallel;        /* 1: DataParallel's summed phases, every span derived */
+  int dataparallel;        /* 1: DataParallel's (sim/dp.h): one process, each GPU a thread of it */
   /* The plan's costs, to divide what was played as one activity. */
   int nops;
   double *op_s;            /* (nops) each model op's planned time (the model's order) */

@@ -192,10 +192,8 @@ static void rank_events(tw *w, int q, int pid) {
     if (s->rank != q) continue;
     int tid = tid_of(s, dp);
     const char *src = !s->derived ? "simulated"
-                      : s->track == TIMELINE_TRACK_HOST
-                          ? "derived: the host's clock in the plan's pipeline of this iteration (sim/pipe.h), placed at the "
-                            "simulated start of its forward"
-                          : "derived: DataParallel's phases are summed in order, not simulated";
+                                  : "derived: the host's clock in the plan's pipeline of this iteration (sim/pipe.h), placed at the "
+                                    "simulated start of its forward";
     char name[192];
     snprintf(name, sizeof name, "%s", timeline_kind_name(s->kind));
     cJSON *e = NULL;
@@ -402,7 +400,7 @@ static void other_data(tw *w, cJSON *o, const int *ranks, int nranks) {
   cJSON_AddStringToObject(m, "generator", "ddpsim trace");
   cJSON_AddStringToObject(m, "time_unit", "microseconds of simulated time from the start of the run");
   cJSON_AddNumberToObject(m, "ranks", t->ranks);
-  cJSON_AddNumberToObject(m, "ranks_simulated", t->dataparallel ? 0 : t->sim_ranks);
+  cJSON_AddNumberToObject(m, "ranks_simulated", t->sim_ranks);
   cJSON_AddNumberToObject(m, "iterations", t->iterations);
   /* The host beside the GPU: rank 0's totals per steady iteration (docs/simulation.md, "Host and
    * device"); the compute track's spans are the stream's, host waits included. */
@@ -416,8 +414,9 @@ static void other_data(tw *w, cJSON *o, const int *ranks, int nranks) {
   cJSON *shown = cJSON_AddArrayToObject(m, "ranks_shown");
   for (int i = 0; shown && i < nranks; i++) cJSON_AddItemToArray(shown, cJSON_CreateNumber(ranks[i]));
   if (t->dataparallel)
-    cJSON_AddStringToObject(m, "simulation", "DataParallel: nothing is simulated; its phases are summed in order and every "
-                                             "span is laid out from those sums (derived)");
+    cJSON_AddStringToObject(m, "simulation", "DataParallel: one process; the engine played every GPU's phases in order, the "
+                                             "copies between the GPUs as transfers over the node's links; the host's issuing "
+                                             "and the GIL's turns are the plan's closed form (sim/dp.h)");
   else if (t->sim_ranks < t->ranks) {
     snprintf(buf, sizeof buf,
              "symmetry: the engine simulated %d of %d nodes (ranks 0-%d); every node does the same at the same time, so "

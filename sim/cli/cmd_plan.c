@@ -31,17 +31,11 @@ int cmd_plan(cli_ctx *x, int argc, char **argv) {
   int rc = simopts_setup(x, &c, argc, argv, &o, NULL, NULL, &nodes, &cap, &in, &cfg);
   if (rc) return rc;
   err_t e;
-  if (cfg.framework == SIM_FRAMEWORK_DP) {
-    dp_plan p;
-    if (!(rc = dp_plan_build(&cfg, &p, &e))) rc = dp_plan_write(stdout, &p, &e);
-    dp_plan_free(&p);
-  } else {
-    plan_t p;
-    int fsdp = cfg.framework == SIM_FRAMEWORK_FSDP;
-    if (!(rc = fsdp ? fsdp_build(&cfg, &p, &e) : plan_build(&cfg, &p, &e))) {
-      rc = fsdp ? fsdp_write(stdout, &p, &e) : plan_write(stdout, &p, &e);
-      plan_free(&p);
-    }
+  plan_t p;
+  sim_framework fw = cfg.framework;
+  if (!(rc = fw == SIM_FRAMEWORK_DP ? dp_build(&cfg, &p, &e) : fw == SIM_FRAMEWORK_FSDP ? fsdp_build(&cfg, &p, &e) : plan_build(&cfg, &p, &e))) {
+    rc = fw == SIM_FRAMEWORK_DP ? dp_write(stdout, &p, &e) : fw == SIM_FRAMEWORK_FSDP ? fsdp_write(stdout, &p, &e) : plan_write(stdout, &p, &e);
+    plan_free(&p);
   }
   simopts_inputs_free(&in);
   return rc ? cli_fail(x, rc, "%s", e.msg) : CLI_OK;

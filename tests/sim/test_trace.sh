@@ -61,12 +61,19 @@ for it in its:
     assert abs(issuing - busy) <= 1e-6 * busy + 1e-3, (issuing, busy)
 PY
 scenario dp resnet50 "--dataparallel" -- --framework dp --gpus-per-node 4 --dp-backward-gil
-check "dp: the GIL's thread, held in forward and backward" \
-  test "$(grep -o '"name":"GIL: replicas take turns launching"' "$tmp/dp.json" | wc -l)" -eq 2
+its=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["otherData"]["iterations"])' "$tmp/dp.json")
+check "dp: the GIL's thread, held in forward and backward of each of $its iterations" \
+  test "$(grep -o '"name":"GIL: replicas take turns launching"' "$tmp/dp.json" | wc -l)" -eq $((2 * its))
 for k in "scatter inputs" "replicate parameters" "gather outputs" "reduce gradients"; do
-  check "dp: '$k' on every GPU" test "$(grep -o "\"name\":\"$k\"" "$tmp/dp.json" | wc -l)" -eq 4
+  check "dp: '$k' on every GPU in every iteration" test "$(grep -o "\"name\":\"$k\"" "$tmp/dp.json" | wc -l)" -eq $((4 * its))
 done
-check "dp: nothing claims to be simulated" test -z "$(grep -o '"source":"simulated"' "$tmp/dp.json")"
+check "dp: the engine played every phase (simulated), the ops inside them derived" python3 - "$tmp/dp.json" <<'PY'
+import json, sys
+xs = [e for e in json.load(open(sys.argv[1]))["traceEvents"] if e.get("ph") == "X"]
+phases = [e for e in xs if e.get("cat") != "op"]
+assert phases and all(e["args"]["source"] == "simulated" for e in phases), [e["name"] for e in phases if e["args"]["source"] != "simulated"][:3]
+assert all(e["args"]["source"].startswith("derived") for e in xs if e.get("cat") == "op")
+PY
 
 # FSDP (docs/fsdp.md): its pieces by unit, its copies, its collectives on their own streams, each of
 # predict's fsdp_collectives once per rank and iteration; HSDP's all-reduces on a third stream.
