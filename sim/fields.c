@@ -213,19 +213,25 @@ static void noise_note(strbuf *s, const field_ctx *x) {
   strbuf_printf(s, "   (rank 0's host delay drawn; the slowest rank's is waited for)");
 }
 static int host_bound_shown(const field_ctx *x) { return x->p->sim.host_bound_s > 1e-9 * x->p->sim.iteration_s; }
+/* Whether the ranks are CPU processes (device.kind cpu): their kernels, not a GPU, wait for the host. */
+static int on_cpu(const field_ctx *x) {
+  profile_device d;
+  profile_get_device(x->c->profile, &d);
+  return d.kind == PROFILE_DEVICE_CPU;
+}
 static void host_bound_note(strbuf *s, const field_ctx *x) {
-  (void)x;
-  strbuf_printf(s, "   (of compute: the GPU idle, waiting for the host to issue)");
+  strbuf_printf(s, "   (of compute: %s, waiting for the host to issue)", on_cpu(x) ? "the kernels" : "the GPU idle");
 }
 static int straggler_shown(const field_ctx *x) { return x->p->sim.jitter_kind != PROFILE_JITTER_NONE; }
 static void straggler_note(strbuf *s, const field_ctx *x) {
-  strbuf_printf(s, "   (slowest GPU's spread over the mean: %.6f s)", x->p->sim.straggler_s);
+  strbuf_printf(s, "   (slowest %s's spread over the mean: %.6f s)", profile_rank_word(x->c->profile, 0), x->p->sim.straggler_s);
 }
 static void tokens_note(strbuf *s, const field_ctx *x) {
   if (strcmp(x->c->model->token_unit, "tokens") != 0) strbuf_printf(s, "   (tokens are %s)", x->c->model->token_unit);
 }
 static void host_busy_note(strbuf *s, const field_ctx *x) {
-  strbuf_printf(s, "   (GPU busy %.6f s; the host waited for its GPU %.6f s)", x->p->sim.device_busy_s, x->p->sim.device_bound_s);
+  const char *w = on_cpu(x) ? "kernels" : "GPU";
+  strbuf_printf(s, "   (%s busy %.6f s; the host waited for its %s %.6f s)", w, x->p->sim.device_busy_s, w, x->p->sim.device_bound_s);
 }
 static int channels_shown(const field_ctx *x) { return x->p->sim.gpus > 1 && x->c->framework == SIM_FRAMEWORK_DDP; }
 static void channels_note(strbuf *s, const field_ctx *x) {
@@ -248,12 +254,12 @@ static void iteration_after(strbuf *s, const field_ctx *x) {
   char lb[64];
   if (r->jittered && !isfinite(r->iteration_ci_s))
     strbuf_printf(s, "# jitter: the mean of %d iterations, too few steady cycles to know its confidence interval\n"
-                     "# (--jitter-ci 0 runs exactly --iterations); the one-GPU reference ran as many under the same jitter\n",
-                  r->iterations_simulated);
+                     "# (--jitter-ci 0 runs exactly --iterations); the one-%s reference ran as many under the same jitter\n",
+                  r->iterations_simulated, profile_rank_word(x->c->profile, 0));
   else if (r->jittered)
     strbuf_printf(s, "# jitter: the mean of %d iterations, +/- %.6f s (%.2f%%; 95%% confidence interval); the\n"
-                     "# one-GPU reference ran as many under the same jitter\n",
-                  r->iterations_simulated, r->iteration_ci_s, 100 * r->iteration_ci_s / r->iteration_s);
+                     "# one-%s reference ran as many under the same jitter\n",
+                  r->iterations_simulated, r->iteration_ci_s, 100 * r->iteration_ci_s / r->iteration_s, profile_rank_word(x->c->profile, 0));
   for (int i = 0; i < p->nearly; i++)
     strbuf_printf(s, "# iteration %d: %.6f s once (%s), before the steady state; not part of the mean\n", i + 1, p->early_s[i],
                   reducer_iter_name(&p->early[i], lb, sizeof lb));

@@ -574,6 +574,11 @@ static int load_device(const cJSON *d, const char *origin, profile_t *p, err_t *
 
 void profile_get_device(const profile_t *p, profile_device *out) { *out = p->device; }
 
+const char *profile_rank_word(const profile_t *p, int plural) {
+  if (p->device.kind == PROFILE_DEVICE_CPU) return plural ? "processes" : "process";
+  return plural ? "GPUs" : "GPU";
+}
+
 static const char *const jitter_names[] = {[PROFILE_JITTER_NONE] = "none", [PROFILE_JITTER_LOGNORMAL] = "lognormal",
                                            [PROFILE_JITTER_EMPIRICAL] = "empirical"};
 

@@ -226,6 +226,10 @@ typedef struct {
 } profile_device;
 void profile_get_device(const profile_t *p, profile_device *out);
 
+/* What one rank is on the profile's device, as reports name it: "GPU" ("GPUs"), or "process"
+ * ("processes") where device.kind is cpu (the training processes compute on the host's cores). */
+const char *profile_rank_word(const profile_t *p, int plural);
+
 /* A nominal profile and S profiles drawn from its document's uncertainty (sim/uncert.h): p[0] the
  * nominal (not owned), p[1..S] the draws (owned), n = S + 1. The draws come from a gsl mt19937
  * seeded with `seed` (the same profiles on every machine), one uncert_perturb each, checked as a

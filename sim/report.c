@@ -84,14 +84,6 @@ static void fmt_bytes(char *buf, size_t len, double b) {
   else snprintf(buf, len, "%.0f B", b);
 }
 
-/* What a rank is on the profile's device (device.kind): a GPU, or a CPU process (gloo, MPI). */
-static const char *rank_word(const sim_config *c, int plural) {
-  profile_device d;
-  profile_get_device(c->profile, &d);
-  if (d.kind == PROFILE_DEVICE_CPU) return plural ? "processes" : "process";
-  return plural ? "GPUs" : "GPU";
-}
-
 /* What the table says of the run before its lines: the job, the scenario. */
 static void table_head(strbuf *s, const field_ctx *x) {
   const sim_config *c = x->c;
@@ -99,9 +91,9 @@ static void table_head(strbuf *s, const field_ctx *x) {
   const sim_result *r = &p->sim;
   char vb[16], lb[64];
   const char *fid = field_text(&field_table[FIELD_FIDELITY], x, c->fidelity, vb, sizeof vb);
-  const char *per = rank_word(c, 0);
+  const char *per = profile_rank_word(c->profile, 0);
   strbuf_printf(s, "# %s on %d x %d %s (%s, profile %s)%s\n", c->model->name, c->nodes, r->gpus / c->nodes,
-                rank_word(c, 1), c->topo->name, profile_name(c->profile),
+                profile_rank_word(c->profile, 1), c->topo->name, profile_name(c->profile),
                 c->framework == SIM_FRAMEWORK_DP ? ", DataParallel" : "");
   if (c->framework == SIM_FRAMEWORK_DDP) {
     strbuf_printf(s, "# batch %ld/%s, %s, %s fidelity", r->batch, per, model_dtype_name(r->precision), fid);
@@ -190,7 +182,7 @@ char *report_predict_table(const sim_config *c, const predict_result *p, const r
   table_lines(&s, &x);
   if (r->ranks_simulated > 0 && r->ranks_simulated < r->gpus)
     strbuf_printf(&s, "# simulated %d of the %d %s: every node does the same (no jitter), so 2 nodes stand for all\n",
-                  r->ranks_simulated, r->gpus, rank_word(c, 1));
+                  r->ranks_simulated, r->gpus, profile_rank_word(c->profile, 1));
   if (r->extrapolated_ops) strbuf_printf(&s, "# note: %d op cost(s) extrapolated outside the profile's measured range\n", r->extrapolated_ops);
   cost_measured_info mi;
   cost_measured(c, r->batch, r->precision, &mi);
