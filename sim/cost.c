@@ -178,7 +178,7 @@ void cost_fp32_math(const sim_config *c, model_dtype prec, cost_fp32_math_info *
   out->math = profile_fp32_gemm_math(c->profile);
   /* Before 1.7 no release ran TF32 (nor ran on a card with it: CUDA 11 builds came with 1.7). */
   if (prec != MODEL_FP32 || out->math == PROFILE_MATH_UNKNOWN || !reducer_tf32_cudnn(c->pytorch)) return;
-  cost_measured(c, c->batch > 0 ? c->batch : m->batch, prec, &mi);
+  cost_measured(c, sim_batch(c), prec, &mi);
   for (int i = 0; i < m->nops; i++) {
     const model_op *op = &m->ops[i];
     if (op->kind != MODEL_OP_GEMM || model_op_dtype(op, prec) != MODEL_FP32 || (mi.used && op->measured) ||

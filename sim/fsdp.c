@@ -223,7 +223,7 @@ int fsdp_units(const sim_config *c, int world, fsdp_unit **units_out, int *n_out
     }
   /* Each parameter's unit, its shard and bytes (FSDPParam: torch.chunk along dim 0 into `world`
    * chunks of ceil(dim0 / world) rows; the all-gather moves every rank's padded chunk). */
-  model_dtype run = c->precision >= 0 ? (model_dtype)c->precision : m->precision;
+  model_dtype run = sim_precision(c);
   /* reduce_dtype None reduces in the parameters' own type, whatever param_dtype (_get_reduce_dtype). */
   int rd = c->fsdp_reduce_dtype;
   for (int i = 0; i < m->nparams + m->nfrozen; i++) { /* frozen parameters too: gathered, never reduced */

@@ -37,8 +37,8 @@ int memory_estimate(const sim_config *c, model_optim optim, memory_parts *out, e
   const model_t *m = c->model;
   memory_parts *o = out;
   *o = (memory_parts){0};
-  o->batch = c->batch > 0 ? c->batch : m->batch;
-  o->precision = c->precision >= 0 ? (model_dtype)c->precision : m->precision;
+  o->batch = sim_batch(c);
+  o->precision = sim_precision(c);
   o->optim = optim != MODEL_OPTIM_UNKNOWN ? optim : m->optim;
   o->optim_states = memory_optim_states(o->optim);
   int states = o->optim_states < 0 ? 0 : o->optim_states; /* unknown: not counted, and said */

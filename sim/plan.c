@@ -12,7 +12,7 @@ int plan_job(const sim_config *c, int *gpn_out, long *batch_out, model_dtype *pr
   const model_t *m = c->model;
   if (!m || !c->topo || !c->profile) return err_set(e, ERR_INPUT, "a model, a topology and a profile are needed");
   int gpn = c->gpus_per_node > 0 ? c->gpus_per_node : c->topo->gpus_per_node;
-  long batch = c->batch > 0 ? c->batch : m->batch;
+  long batch = sim_batch(c);
   if (c->nodes < 1 || c->nodes > PLAN_MAX_GPUS)
     return err_set(e, ERR_USAGE, "node count must be between 1 and %ld, got %d", PLAN_MAX_GPUS, c->nodes);
   if (gpn > 4096) return err_set(e, ERR_USAGE, "GPUs per node must be at most 4096, got %d", gpn);
@@ -43,7 +43,7 @@ int plan_job(const sim_config *c, int *gpn_out, long *batch_out, model_dtype *pr
     return err_set(e, ERR_USAGE, "DataParallel runs in one process: one node only, not %d", c->nodes);
   *gpn_out = gpn;
   *batch_out = batch;
-  *prec_out = c->precision >= 0 ? (model_dtype)c->precision : m->precision;
+  *prec_out = sim_precision(c);
   return ERR_OK;
 }
 

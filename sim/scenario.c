@@ -57,6 +57,10 @@ void sim_config_defaults(sim_config *c) {
 
 double sim_bucket_cap_mb(const sim_config *c) { return c->bucket_cap_mb > 0 ? c->bucket_cap_mb : REDUCER_DEFAULT_CAP_MB; }
 
+long sim_batch(const sim_config *c) { return c->batch > 0 ? c->batch : c->model->batch; }
+
+model_dtype sim_precision(const sim_config *c) { return c->precision >= 0 ? (model_dtype)c->precision : c->model->precision; }
+
 int sim_dp_backward_gil(const sim_config *c) {
   return c->dp_backward_gil >= 0 ? c->dp_backward_gil > 0 : reducer_backward_gil(c->pytorch);
 }

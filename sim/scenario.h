@@ -260,6 +260,11 @@ void sim_config_defaults(sim_config *c);
  * given. What reports and sweeps print as the cap. */
 double sim_bucket_cap_mb(const sim_config *c);
 
+/* The run's batch per GPU and precision: the config's where given (batch > 0, precision >= 0), else
+ * the model's file's. */
+long sim_batch(const sim_config *c);
+model_dtype sim_precision(const sim_config *c);
+
 /* Whether DataParallel's backward takes turns under the GIL: the config's, or its release's. */
 int sim_dp_backward_gil(const sim_config *c);
 

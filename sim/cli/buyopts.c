@@ -189,7 +189,7 @@ int buyopts_interval(cli_ctx *x, const buyopts *b, const char *profile_arg, cons
   profile_draws_free(&d);
   if (rc) return cli_fail(x, rc, "%s", e.msg);
   /* The validated part: the published points of this profile and precision, predicted once. */
-  model_dtype prec = c->precision >= 0 ? (model_dtype)c->precision : c->model->precision;
+  model_dtype prec = sim_precision(c);
   for (int k = 0; known && k < known->n; k++)
     if (known->e[k].profile == c->profile && known->e[k].precision == (int)prec) {
       interval_validated(iv, known->e[k].points, known->e[k].lo, known->e[k].hi);

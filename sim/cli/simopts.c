@@ -289,8 +289,7 @@ int simopts_warn_measured(const cli_ctx *x, const sim_config *c) {
   /* Measured op times another profile or scenario cannot use: the ops are priced by the profile's
    * cost models instead (sim/cost.h); the report says so too. */
   cost_measured_info mi;
-  cost_measured(c, c->batch > 0 ? c->batch : c->model->batch,
-                c->precision >= 0 ? (model_dtype)c->precision : c->model->precision, &mi);
+  cost_measured(c, sim_batch(c), sim_precision(c), &mi);
   if (!mi.ops || mi.used) return 0;
   fprintf(stderr, "%s %s: warning: model %s: its measured op times (%d ops, on %s) are ignored: %s; the profile's cost "
                   "models price every op\n", x->prog, x->where, c->model->name, mi.ops, mi.device, mi.why);
@@ -300,7 +299,7 @@ int simopts_warn_measured(const cli_ctx *x, const sim_config *c) {
 int simopts_warn_fp32_math(const cli_ctx *x, const sim_config *c) {
   cost_fp32_math_info fi;
   char rel[32];
-  cost_fp32_math(c, c->precision >= 0 ? (model_dtype)c->precision : c->model->precision, &fi);
+  cost_fp32_math(c, sim_precision(c), &fi);
   reducer_version_name(c->pytorch, rel, sizeof rel);
   if (fi.matmuls)
     fprintf(stderr, "%s %s: warning: model %s: %d fp32 matmul(s) priced by profile %s's TF32 GEMM costs "
