@@ -257,8 +257,9 @@ static int list_units(const cJSON *doc, int depth, const char *path, cJSON *all,
       continue;
     char p[512];
     snprintf(p, sizeof p, "%s%s%s", path, *path ? "." : "", s->string);
-    int rc = cJSON_IsObject(s) && !is_unit(p, depth) && s->child ? list_units(s, depth + 1, p, all, e)
-                                                                  : add_str(all, p, e);
+    /* An empty container (an `uncertainty` or `links` object with nothing in it) holds no unit. */
+    if (cJSON_IsObject(s) && !is_unit(p, depth) && !s->child) continue;
+    int rc = cJSON_IsObject(s) && !is_unit(p, depth) ? list_units(s, depth + 1, p, all, e) : add_str(all, p, e);
     if (rc) return rc;
   }
   return ERR_OK;

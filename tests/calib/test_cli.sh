@@ -178,6 +178,10 @@ grep -q "compute.jitter of cpu.json left out: .* compute.fp16.gemm comes from gp
   || { bad "merge: jitter not reported as left out"; sed 's/^/     | /' out.txt; }
 grep -q '"jitter":[[:space:]]*{' gc.json && bad "merge: compute.jitter written though fp16 comes from gpu.json" \
   || ok "merge: no compute.jitter in the result"
+sed 's/"provenance":{}/&,"uncertainty":{}/' cpu.json >cpu-u.json
+expect 0 "from cpu-u.json: name" "merge of two files with an empty uncertainty object" -- "$calib" merge gpu.json cpu-u.json -o gcu.json
+grep -q "uncertainty" out.txt && { bad "merge: an empty uncertainty object named as a part taken"; sed 's/^/     | /' out.txt; } \
+  || ok "merge: an empty uncertainty object is no part taken from either file"
 expect 0 "compute.jitter from cpu.json \(--jitter second\)" "merge --jitter second keeps it, said" -- \
   "$calib" merge gpu.json cpu.json --jitter second -o gc2.json
 grep -q '"ratios"' gc2.json && ok "merge --jitter second: compute.jitter written" || bad "merge --jitter second: jitter missing"
