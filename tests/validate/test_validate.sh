@@ -12,8 +12,9 @@
 # real run had less than 90% of a core on some rank is reported but not held to the bound, and a
 # miss is measured again, up to 3 attempts; a broken model misses every time, a burst of someone
 # else's work does not. Drifted repeats are reported and still held to the bound (a broken model
-# must not hide behind drift). If every attempt was mostly contended, the test is skipped (77): the
-# machine was too busy to measure.
+# must not hide behind drift). A calibration that ddpcalib's quality gate refuses ("measure again")
+# is an attempt measured again too. If every attempt was mostly contended or refused, the test is
+# skipped (77): the machine was too busy to measure.
 # Usage: test_validate.sh DDPSIM DDPCALIB CHECK_REPORT WORKDIR TARGET BOUND
 set -u
 ddpsim=$1 ddpcalib=$2 checker=$3 dir=$4 target=$5 bound=$6
@@ -48,9 +49,14 @@ expect_exit 1 bad_profile "$ddpsim" validate --ddpcalib "$ddpcalib" --workdir "$
 
 # The drift check acts: with a bound no two calibrations meet, the repeat is redone once, then kept
 # and marked; the checker reports it and still holds the rows to its bound (here 1000%: exit 0).
-"$ddpsim" validate --ddpcalib "$ddpcalib" --workdir "$dir/wdrift" --nprocs 1 --modes flat -n 5 -w 1 \
-  --max-drift 1e-9 --drift-retries 1 --json >drift.json 2>drift.err
-rc=$?
+# A calibration its quality gate refuses on a busy machine says "measure again": done once more.
+for try in 1 2; do
+  "$ddpsim" validate --ddpcalib "$ddpcalib" --workdir "$dir/wdrift" --nprocs 1 --modes flat -n 5 -w 1 \
+    --max-drift 1e-9 --drift-retries 1 --json >drift.json 2>drift.err
+  rc=$?
+  [[ $rc == 1 && $try == 1 ]] && grep -q "measure again" drift.err || break
+  echo "note drift check: a calibration refused as noisy, measuring once more: $(grep -m1 -o 'poor fit[^;]*' drift.err)"
+done
 "$checker" drift.json 1 "$target" 10 0 >drift.check
 crc=$?
 if [[ $rc == 0 && $crc == 0 ]] && grep -q "redone 1, DRIFTED" drift.check && grep -q "^DRIFT " drift.check; then
@@ -64,6 +70,13 @@ nrows=8
 for attempt in 1 2 3; do
   "$ddpsim" validate --ddpcalib "$ddpcalib" --workdir "$dir/w$attempt" -n 20 -w 3 --json >report$attempt.json 2>run$attempt.err
   rc=$?
+  if [[ $rc == 1 ]] && grep -q "measure again" run$attempt.err; then
+    # ddpcalib's quality gate refused a calibration measured on a busy machine: like a contended
+    # attempt, measured again; refused in all 3, the machine was too busy to judge.
+    echo "note validate run $attempt: a calibration refused as noisy: $(grep -m1 -o 'poor fit[^;]*' run$attempt.err)"
+    if [[ $attempt == 3 && $fails == 0 ]]; then echo "SKIP the machine was too busy to calibrate in all 3 attempts"; exit 77; fi
+    continue
+  fi
   if [[ $rc != 0 ]]; then echo "FAIL validate run (exit $rc)"; tail -5 run$attempt.err; fails=$((fails + 1)); break; fi
   echo "ok   validate run $attempt (exit 0)"
   "$checker" report$attempt.json $nrows "$target" "$bound" 0.9
