@@ -37,6 +37,9 @@ int memory_estimate(const sim_config *c, model_optim optim, memory_parts *out, e
   const model_t *m = c->model;
   memory_parts *o = out;
   *o = (memory_parts){0};
+  profile_device dev;
+  profile_get_device(c->profile, &dev);
+  o->host_memory = dev.kind == PROFILE_DEVICE_CPU;
   o->batch = sim_batch(c);
   o->precision = sim_precision(c);
   o->optim = optim != MODEL_OPTIM_UNKNOWN ? optim : m->optim;
@@ -189,8 +192,8 @@ cJSON *memory_json(const memory_parts *m) {
 char *memory_table(const memory_parts *m) {
   const double gib = 1024.0 * 1024.0 * 1024.0;
   strbuf s = {0};
-  strbuf_printf(&s, "%-24s %14.3f GiB (per GPU at batch %ld, %s, %s; the parts below add up to it)\n", "memory peak",
-                m->peak_bytes / gib, m->batch, model_dtype_name(m->precision), model_optim_name(m->optim));
+  strbuf_printf(&s, "%-24s %14.3f GiB (per %s at batch %ld, %s, %s; the parts below add up to it)\n", "memory peak",
+                m->peak_bytes / gib, m->host_memory ? "process" : "GPU", m->batch, model_dtype_name(m->precision), model_optim_name(m->optim));
   for (size_t i = 0; i < NPARTS; i++) {
     int unknown = (parts[i].off == offsetof(memory_parts, activations_bytes) && !m->activations_known) ||
                   (parts[i].off == offsetof(memory_parts, optim_bytes) && m->optim_states < 0);
@@ -203,7 +206,8 @@ char *memory_table(const memory_parts *m) {
   }
   if (m->device_bytes > 0) {
     long b = memory_max_batch(m);
-    strbuf_printf(&s, "%-24s %14.3f GiB   (%s", "card memory", m->device_bytes / gib, memory_oom(m) ? "does NOT fit" : "fits");
+    strbuf_printf(&s, "%-24s %14.3f GiB   (%s", m->host_memory ? "host memory" : "card memory", m->device_bytes / gib,
+                  memory_oom(m) ? "does NOT fit" : "fits");
     if (b >= 0) strbuf_printf(&s, "; largest batch that fits: %ld", b);
     strbuf_printf(&s, ")\n");
   } else {

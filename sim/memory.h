@@ -47,6 +47,7 @@ typedef struct {
   double peak_bytes;           /* the sum of the parts above */
   double device_bytes;         /* the card's memory (profile device.memory_bytes); 0: unknown */
   double per_sample_bytes;     /* what one more sample per GPU adds (activations) */
+  int host_memory;             /* the ranks are CPU processes (device.kind cpu): device_bytes is the host's */
 } memory_parts;
 
 /* The parts of configuration c at its batch and precision (the model's where c leaves them), with

@@ -40,7 +40,7 @@ check "the profile has compute.fp32, comm.links.shm and compute.host" \
   test -n "$(grep '"fp32"' my.json)" -a -n "$(grep '"shm"' my.json)" -a -n "$(grep '"host"' my.json)"
 check "predict on this machine's pair printed an iteration" test -n "$(grep '^iteration ' step3.out)"
 check "predict on this machine's pair speaks of processes, not GPUs (device.kind cpu)" \
-  test -n "$(grep '^# .* x 2 processes' step3.out)" -a -z "$(grep -E 'GPU idle|slowest GPU|one-GPU|GPU busy' step3.out)"
+  test -n "$(grep '^# .* x 2 processes' step3.out)" -a -z "$(grep -E 'GPU idle|slowest GPU|one-GPU|GPU busy|per GPU|card memory' step3.out)"
 check "cluster says where each class comes from" \
   test -n "$(grep 'comm.links.nvlink from my.json, class shm' step4.out)" -a -n "$(grep 'comm.links.ib-edr from v100-dgx1v' step4.out)"
 check "predict on 16 nodes of the cluster printed an iteration" test -n "$(grep '^iteration ' step5.out)"
