@@ -3,6 +3,7 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -835,11 +836,13 @@ int plan_build(const sim_config *c, plan_t *p, err_t *e) {
   model_dtype prec = p->precision;
   /* DDP(broadcast_buffers=True), PyTorch's default: before every forward, rank 0's module buffers are
    * broadcast (_sync_module_buffers: dist._broadcast_coalesced in chunks of broadcast_bucket_size,
-   * 250 MiB) and forward waits for them. The previous iteration's all-reduces have been waited for,
-   * so the network is idle: NCCL's own estimate of a broadcast (a ring, sim/coll.c) is its time. */
+   * 250 MiB; the release's chunks before 1.0, none in 0.2: reducer_buffer_chunk_bytes) and forward
+   * waits for them. The previous iteration's all-reduces have been waited for, so the network is
+   * idle: NCCL's own estimate of a broadcast (a ring, sim/coll.c) is its time. */
   p->buffers_s = 0;
-  if (c->mode == SIM_MODE_DDP && c->broadcast_buffers && m->buffer_bytes > 0 && c->nodes * gpn > 1) {
-    const double chunk = 250.0 * 1024 * 1024;
+  size_t chunk_bytes = reducer_buffer_chunk_bytes(c->pytorch);
+  if (c->mode == SIM_MODE_DDP && c->broadcast_buffers && chunk_bytes > 0 && m->buffer_bytes > 0 && c->nodes * gpn > 1) {
+    const double chunk = chunk_bytes == SIZE_MAX ? (double)m->buffer_bytes : (double)chunk_bytes;
     for (double left = (double)m->buffer_bytes; left > 0; left -= chunk) {
       nccl_choice ch;
       if ((rc = nccl_choose(&p->nccl, COLL_BROADCAST, fmin(left, chunk), 1u << NCCL_ALGO_RING, p->protos, &ch, e))) goto fail;

@@ -8,6 +8,7 @@
 
 /* Releases at which a behaviour starts (docs/reducer.md cites the source of each). */
 enum {
+  V_PY_SYNC = 3,            /* 0.3: forward syncs buffers (_sync_params) with one device per process too */
   V_PY_NCCL = 4,            /* 0.4: distributed.py's nccl path (_register_nccl_grad_hook), 1 MiB buckets per dtype */
   V_C10D = REDUCER_VERSION_C10D, /* 1.0: c10d's _queue_reduction, bucket_cap_mb (25) */
   V_CPP = REDUCER_VERSION_CPP, /* 1.1: the C++ Reducer, find_unused_parameters, the 1 MiB first bucket */
@@ -91,6 +92,7 @@ int reducer_check(const reducer_knobs *k, int bucket_view, int comm_hook, err_t 
   if (k->bucket_cap_mb > 0 && (rc = needs(v, V_C10D, "bucket_cap_mb (--bucket-cap-mb)", e))) return rc;
   if (k->first_bucket_mb > 0 && (rc = needs(v, V_CPP, "the first bucket's size (--first-bucket-mb)", e))) return rc;
   if (k->find_unused_parameters && (rc = needs(v, V_CPP, "find_unused_parameters", e))) return rc;
+  if (k->no_broadcast_buffers && (rc = needs(v, V_PY_NCCL, "broadcast_buffers=False (--no-broadcast-buffers)", e))) return rc;
   if (k->static_graph && (rc = needs(v, V_STATIC_GRAPH, "static_graph", e))) return rc;
   if (k->ncap_list && (rc = needs(v, V_CAP_LIST, "bucket_cap_mb_list", e))) return rc;
   if (bucket_view && (rc = needs(v, V_BUCKET_VIEW, "gradient_as_bucket_view", e))) return rc;
@@ -126,6 +128,11 @@ static void cap_limits(const reducer_knobs *k, reducer_iter *out) {
   out->nlimits = 2;
   out->limits[0] = first;
   out->limits[1] = cap;
+}
+
+size_t reducer_buffer_chunk_bytes(int version) {
+  int v = release(version);
+  return v >= V_C10D ? bucket_mb_to_bytes(250.0) : v >= V_PY_NCCL ? bucket_mb_to_bytes(10.0) : v >= V_PY_SYNC ? SIZE_MAX : 0;
 }
 
 double reducer_cap_mb(const reducer_knobs *k) {

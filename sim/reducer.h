@@ -62,6 +62,7 @@ typedef struct {
   int ncap_list;                          /* bucket_cap_mb_list entries; 0: none */
   double cap_list_mb[REDUCER_MAX_LIMITS]; /* bucket_cap_mb_list */
   reducer_pg pg;                          /* the process group (0.4 had a path of its own for nccl) */
+  int no_broadcast_buffers;               /* broadcast_buffers=False (an argument from 0.4) */
 } reducer_knobs;
 
 /* Which buckets an iteration all-reduces. */
@@ -139,6 +140,12 @@ reducer_pg reducer_default_pg(int version);
 /* The bucket cap the release runs with, in MB (MiB before 1.0, which had no bucket_cap_mb): the
  * given bucket_cap_mb, else REDUCER_DEFAULT_CAP_MB from 1.0; 1 before (256 for 0.4's nccl path). */
 double reducer_cap_mb(const reducer_knobs *k);
+
+/* How DDP broadcasts the module's buffers from rank 0 before each forward, in chunks of this many
+ * bytes: 250 MiB from 1.0 (broadcast_bucket_size, _dist_broadcast_coalesced), 10 MiB in 0.4
+ * (broadcast_bucket_size = 10 * MB), all of them in one flat tensor in 0.3 (SIZE_MAX); 0 in 0.2,
+ * whose forward with one device per process returns before _sync_params. */
+size_t reducer_buffer_chunk_bytes(int version);
 
 /* The first iteration (1-based) of the steady state: 1, 2 (rebuilt after iteration 1) or 3
  * (static_graph). */

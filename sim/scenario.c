@@ -80,6 +80,7 @@ void sim_reducer_knobs(const sim_config *c, reducer_knobs *k) {
   k->static_graph = c->static_graph;
   k->ncap_list = c->ncap_list;
   for (int i = 0; i < c->ncap_list && i < REDUCER_MAX_LIMITS; i++) k->cap_list_mb[i] = c->cap_list_mb[i];
+  k->no_broadcast_buffers = !c->broadcast_buffers;
   k->pg = c->backend == SIM_BACKEND_GLOO ? REDUCER_PG_GLOO : c->backend == SIM_BACKEND_MPI ? REDUCER_PG_MPI : REDUCER_PG_NCCL;
 }
 

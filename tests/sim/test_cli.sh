@@ -243,8 +243,10 @@ expect 2 "only with the nccl and gloo backends" -- predict --pytorch 1.0 --backe
 expect 2 "bucket_cap_mb \\(--bucket-cap-mb\\) needs PyTorch 1.0" -- predict --pytorch 0.4 --bucket-cap-mb 5
 expect 2 "bucket_cap_mb \\(--bucket-cap-mb\\) needs PyTorch 1.0" -- buckets --pytorch 0.3 --bucket-cap-mb 5
 expect 2 "find_unused_parameters needs PyTorch 1.1" -- predict --pytorch 1.0 --find-unused-parameters
+expect 2 "broadcast_buffers=False \\(--no-broadcast-buffers\\) needs PyTorch 0.4" -- predict --pytorch 0.3 --no-broadcast-buffers
 expect 2 "first bucket's size \\(--first-bucket-mb\\) needs PyTorch 1.1" -- buckets --pytorch 1.0 --first-bucket-mb 2
 expect 2 "rebuilt buckets are the C\\+\\+ Reducer's" -- buckets --pytorch 0.4 --rebuilt
+expect 2 "recommend chooses DDP's bucket_cap_mb, an argument from PyTorch 1.0" -- recommend --pytorch 0.4
 # DDP before the C++ Reducer (docs/reducer.md), the mLSTM-4k in fp32 by hand. 0.2: a new 1 MiB bucket
 # once one is reached, in registration order: [encoder, decoder.weight] 4,259,840; [decoder.bias ..
 # w_ih_v] 4,391,936; [w_hh_g, w_hh_v] 268,500,992; [w_mih_g, w_mih_v] 1,064,960; [w_mhh_g, w_mhh_v]

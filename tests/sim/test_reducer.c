@@ -107,6 +107,13 @@ int main(void) {
   CHECK(reducer_check(&(reducer_knobs){.version = 100, .first_bucket_mb = 2}, 0, 0, &e) == ERR_INPUT &&
             reducer_check(&(reducer_knobs){.version = 100, .find_unused_parameters = 1}, 0, 0, &e) == ERR_INPUT,
         "the first bucket's size and find_unused_parameters from 1.1");
+  CHECK(reducer_check(&(reducer_knobs){.version = 3, .pg = REDUCER_PG_GLOO, .no_broadcast_buffers = 1}, 0, 0, &e) == ERR_INPUT &&
+            strstr(e.msg, "--no-broadcast-buffers") &&
+            reducer_check(&(reducer_knobs){.version = 4, .no_broadcast_buffers = 1}, 0, 0, &e) == ERR_OK,
+        "broadcast_buffers from 0.4");
+  CHECK(reducer_buffer_chunk_bytes(2) == 0 && reducer_buffer_chunk_bytes(3) == SIZE_MAX && reducer_buffer_chunk_bytes(4) == 10 * MIB &&
+            reducer_buffer_chunk_bytes(100) == 250 * MIB && reducer_buffer_chunk_bytes(0) == 250 * MIB,
+        "buffers broadcast: none in 0.2, one flat tensor in 0.3, 10 MiB chunks in 0.4, 250 MiB from 1.0");
   CHECK(reducer_default_pg(2) == REDUCER_PG_GLOO && reducer_default_pg(3) == REDUCER_PG_GLOO && reducer_default_pg(4) == REDUCER_PG_NCCL &&
             reducer_default_pg(0) == REDUCER_PG_NCCL,
         "the process group when none is named: gloo before 0.4, nccl after");
