@@ -60,8 +60,10 @@ int bucket_assign(int n, const size_t *bytes, const int *dtype_key, const int *o
   return bucket_assign_limits(n, bytes, dtype_key, order, limits, 2, out, e);
 }
 
-int bucket_assign_limits(int n, const size_t *bytes, const int *dtype_key, const int *order, const size_t *limits,
-                         int nlimits, bucket_plan *out, err_t *e) {
+/* The walk: tensors in order `order` (registration order when NULL), one open bucket per dtype,
+ * closed by `fit`; out lists the buckets as they closed, then the leftovers in dtype-key order. */
+static int walk(int n, const size_t *bytes, const int *dtype_key, const int *order, const size_t *limits, int nlimits,
+                bucket_fit fit, bucket_plan *out, err_t *e) {
   memset(out, 0, sizeof *out);
   if (n < 1) return err_set(e, ERR_INPUT, "bucket assignment needs at least one tensor");
   if (nlimits < 1) return err_set(e, ERR_INPUT, "bucket assignment needs at least one size limit");
@@ -90,6 +92,14 @@ int bucket_assign_limits(int n, const size_t *bytes, const int *dtype_key, const
       ob = &open[nopen++];
       ob->key = dtype_key[t];
     }
+    size_t limit = limits[ob->closed < nlimits ? ob->closed : nlimits - 1];
+    if (fit == BUCKET_FIT_BELOW && ob->ntensors > 0 && ob->bytes + bytes[t] > limit) {
+      if (push(out, &pcap, ob)) {
+        rc = err_set(e, ERR_NOMEM, "out of memory");
+        goto done;
+      }
+      ob->closed++;
+    }
     if (!ob->tensors) {
       ob->tensors = malloc((size_t)n * sizeof(int));
       if (!ob->tensors) {
@@ -99,8 +109,8 @@ int bucket_assign_limits(int n, const size_t *bytes, const int *dtype_key, const
     }
     ob->tensors[ob->ntensors++] = t;
     ob->bytes += bytes[t];
-    size_t limit = limits[ob->closed < nlimits ? ob->closed : nlimits - 1];
-    if (ob->bytes >= limit) {
+    limit = limits[ob->closed < nlimits ? ob->closed : nlimits - 1];
+    if (fit == BUCKET_FIT_REACH && ob->bytes >= limit) {
       if (push(out, &pcap, ob)) {
         rc = err_set(e, ERR_NOMEM, "out of memory");
         goto done;
@@ -119,14 +129,6 @@ int bucket_assign_limits(int n, const size_t *bytes, const int *dtype_key, const
       goto done;
     }
   }
-  if (!order) {
-    qsort(out->b, (size_t)out->n, sizeof *out->b, cmp_bucket);
-    for (int i = 0, j = out->n - 1; i < j; i++, j--) {
-      bucket_t tmp = out->b[i];
-      out->b[i] = out->b[j];
-      out->b[j] = tmp;
-    }
-  }
 done:
   if (open)
     for (int i = 0; i < nopen; i++) free(open[i].tensors);
@@ -134,6 +136,32 @@ done:
   free(seen);
   if (rc) bucket_plan_free(out);
   return rc;
+}
+
+static void reverse(bucket_plan *p) {
+  for (int i = 0, j = p->n - 1; i < j; i++, j--) {
+    bucket_t tmp = p->b[i];
+    p->b[i] = p->b[j];
+    p->b[j] = tmp;
+  }
+}
+
+int bucket_assign_limits(int n, const size_t *bytes, const int *dtype_key, const int *order, const size_t *limits,
+                         int nlimits, bucket_plan *out, err_t *e) {
+  int rc = walk(n, bytes, dtype_key, order, limits, nlimits, BUCKET_FIT_REACH, out, e);
+  if (rc == ERR_OK && !order) {
+    qsort(out->b, (size_t)out->n, sizeof *out->b, cmp_bucket);
+    reverse(out);
+  }
+  return rc;
+}
+
+/* The position of bucket b's last gradient in the ready order (pos[t]: tensor t's position). */
+static int last_ready(const bucket_t *b, const int *pos) {
+  int m = pos[b->tensors[0]];
+  for (int i = 1; i < b->ntensors; i++)
+    if (pos[b->tensors[i]] > m) m = pos[b->tensors[i]];
+  return m;
 }
 
 static int model_tensors(const model_t *m, model_dtype run, size_t **bytes, int **keys, err_t *e) {
@@ -175,24 +203,54 @@ int bucket_plan_for_model(const model_t *m, model_dtype run, double first_mb, do
 
 int bucket_plan_for_limits(const model_t *m, model_dtype run, const size_t *limits, int nlimits, int rebuilt,
                            bucket_plan *out, err_t *e) {
+  const bucket_walk w = {.limits = limits, .nlimits = nlimits, .fit = BUCKET_FIT_REACH,
+                         .order = rebuilt ? BUCKET_ORDER_READY : BUCKET_ORDER_SORTED_REVERSED};
+  return bucket_plan_walk(m, run, &w, out, e);
+}
+
+int bucket_plan_walk(const model_t *m, model_dtype run, const bucket_walk *w, bucket_plan *out, err_t *e) {
   memset(out, 0, sizeof *out);
   size_t *bytes;
-  int *keys, *order = NULL;
-  int rc = model_tensors(m, run, &bytes, &keys, e);
-  if (rc) return rc;
-  if (rebuilt) {
+  int *keys, *order = NULL, *pos = NULL, rc;
+  if ((rc = model_tensors(m, run, &bytes, &keys, e))) return rc;
+  if (w->one_dtype)
+    for (int i = 1; i < m->nparams; i++)
+      if (keys[i] != keys[0]) {
+        rc = err_set(e, ERR_INPUT, "%s: parameters '%s' (%s) and '%s' (%s) differ in type: DDP before PyTorch 0.4 requires all "
+                     "parameters' data to be of the same type", m->path, m->params[0].name, model_dtype_name((model_dtype)keys[0]),
+                     m->params[i].name, model_dtype_name((model_dtype)keys[i]));
+        goto done;
+      }
+  if (w->order == BUCKET_ORDER_READY || w->order == BUCKET_ORDER_BY_READY) {
     order = malloc((size_t)m->nparams * sizeof *order);
-    if (!order) {
+    pos = malloc((size_t)m->nparams * sizeof *pos);
+    if (!order || !pos) {
       rc = err_set(e, ERR_NOMEM, "out of memory");
       goto done;
     }
     model_ready_order(m, order);
+    for (int i = 0; i < m->nparams; i++) pos[order[i]] = i;
   }
-  rc = bucket_assign_limits(m->nparams, bytes, keys, order, limits, nlimits, out, e);
+  if (w->order == BUCKET_ORDER_SORTED_REVERSED) {
+    rc = bucket_assign_limits(m->nparams, bytes, keys, NULL, w->limits, w->nlimits, out, e);
+    goto done;
+  }
+  rc = walk(m->nparams, bytes, keys, w->order == BUCKET_ORDER_READY ? order : NULL, w->limits, w->nlimits, w->fit, out, e);
+  if (rc) goto done;
+  if (w->order == BUCKET_ORDER_CLOSED_REVERSED) reverse(out);
+  if (w->order == BUCKET_ORDER_BY_READY) /* stable: buckets whose last gradients come together keep their walk's order */
+    for (int i = 1; i < out->n; i++)
+      for (int j = i; j > 0 && last_ready(&out->b[j - 1], pos) > last_ready(&out->b[j], pos); j--) {
+        bucket_t tmp = out->b[j];
+        out->b[j] = out->b[j - 1];
+        out->b[j - 1] = tmp;
+      }
 done:
   free(order);
+  free(pos);
   free(bytes);
   free(keys);
+  if (rc) bucket_plan_free(out);
   return rc;
 }
 

@@ -12,6 +12,9 @@
  * Rebuild (Reducer::rebuild_buckets, after the first iteration): the same walk over the tensors in
  * the order their gradients became ready, limits [first_cap, cap], no sort and no reversal.
  *
+ * Before 1.1 (torch/nn/parallel/distributed.py, docs/reducer.md) the walk is the Python one or
+ * torch::utils::take_tensors, and the list is not sorted: bucket_walk says which fit and order.
+ *
  * A plan lists buckets in reduction order: all-reduces launch strictly in that order. */
 #ifndef DDPSIM_BUCKET_H
 #define DDPSIM_BUCKET_H
@@ -32,6 +35,35 @@ typedef struct {
   int n;
   bucket_t *b; /* (n) in reduction order */
 } bucket_plan;
+
+/* When a dtype's open bucket closes. */
+typedef enum {
+  BUCKET_FIT_REACH = 0, /* once its size is >= the limit, the tensor that reaches it included (reducer.cpp,
+                         * take_tensors, 0.2/0.3's own loop) */
+  BUCKET_FIT_BELOW = 1  /* before a tensor that would take it past the limit (torch/_utils.py _take_tensors:
+                         * a bucket exceeds the limit only by a tensor alone in it) */
+} bucket_fit;
+
+/* The order of the plan's list (the order the all-reduces run in). */
+typedef enum {
+  BUCKET_ORDER_SORTED_REVERSED = 0, /* sorted by smallest tensor index, reversed (1.1 on, construction) */
+  BUCKET_ORDER_READY = 1,           /* walk in gradient-ready order, as closed (the rebuilt buckets) */
+  BUCKET_ORDER_CLOSED = 2,          /* registration walk, as closed (0.4's nccl path: _take_tensors' yield order) */
+  BUCKET_ORDER_CLOSED_REVERSED = 3, /* registration walk, the last closed first (1.0: next_bucket counts down) */
+  BUCKET_ORDER_BY_READY = 4         /* registration walk, listed by when their last gradient is ready (0.2-0.4's
+                                     * reduction threads, one per bucket, each queued by its last hook) */
+} bucket_order;
+
+/* A walk: the limits (each > 0; the last one repeats), its fit and order; one_dtype: every tensor
+ * must be of one dtype (0.2/0.3: "DistributedDataParallel requires all parameters' data to be of the
+ * same type"). */
+typedef struct {
+  const size_t *limits;
+  int nlimits;
+  bucket_fit fit;
+  bucket_order order;
+  int one_dtype;
+} bucket_walk;
 
 /* Bytes of a bucket cap given in MB as DDP converts it: int(mb * 1024 * 1024). */
 size_t bucket_mb_to_bytes(double mb);
@@ -57,6 +89,10 @@ int bucket_plan_for_limits(const model_t *m, model_dtype run, const size_t *limi
  * order the model's backward makes gradients ready. */
 int bucket_plan_for_model(const model_t *m, model_dtype run, double first_mb, double cap_mb, int rebuilt,
                           bucket_plan *out, err_t *e);
+
+/* The plan of walk w for a model run at precision `run` (orders READY and BY_READY read the order
+ * its backward makes gradients ready). ERR_INPUT for a bad walk or, with one_dtype, a second dtype. */
+int bucket_plan_walk(const model_t *m, model_dtype run, const bucket_walk *w, bucket_plan *out, err_t *e);
 
 /* One bucket per dtype holding every gradient (a flat all-reduce after backward), dtype order. */
 int bucket_plan_flat(const model_t *m, model_dtype run, bucket_plan *out, err_t *e);

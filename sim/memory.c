@@ -83,7 +83,11 @@ int memory_estimate(const sim_config *c, model_optim optim, memory_parts *out, e
     int rc;
     sim_reducer_iteration(c, &it);
     if (c->mode == SIM_MODE_FLAT) rc = bucket_plan_flat(m, o->precision, &plan, e);
-    else rc = bucket_plan_for_limits(m, o->precision, it.limits, it.nlimits, it.layout == REDUCER_REBUILT, &plan, e);
+    else {
+      bucket_walk w;
+      reducer_walk(&it, &w);
+      rc = bucket_plan_walk(m, o->precision, &w, &plan, e);
+    }
     if (rc) return rc;
     for (int b = 0; b < plan.n; b++) {
       o->buckets_bytes += (double)plan.b[b].bytes;

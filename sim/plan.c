@@ -3,6 +3,7 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -158,6 +159,10 @@ static int draw_jitter(const sim_config *c, plan_t *p, double compute_s, err_t *
   return ERR_OK;
 }
 
+/* Every bucket all-reduced once backward is done, its copies on the compute stream: flat mode, and
+ * 0.4's nccl path (reduction_fn_nccl, a callback queued for the end of backward). */
+static int after_backward(const plan_t *p) { return p->flat || p->reducer.work == REDUCER_WORK_AFTER; }
+
 /* DDP's copies of gradients (`arrays` passes over each, sim/cost.h cost_copy): the n parameters
  * idx[0..n) (all of them with idx NULL), each gradient at its own type, a parameter's or the run
  * precision where it follows it, so that fp32 gradients under autocast move 4 bytes an element;
@@ -193,7 +198,7 @@ static int grad_copy(const sim_config *c, plan_t *p, const int *idx, int n, long
  * result (docs/simulation.md, "Buckets"). */
 static int plan_compute(const sim_config *c, plan_t *p, int copies, int *param_seg, err_t *e) {
   const model_t *m = c->model;
-  int rc, last_bwd = -1, flat = c->mode == SIM_MODE_FLAT;
+  int rc, last_bwd = -1, flat = after_backward(p), reducer = p->reducer.work == REDUCER_WORK_REDUCER;
   double pending = 0, pending_mem = 0, fwd_mem = 0;
   p->copies = copies;
   /* The Reducer's work per gradient (docs/reducer.md, "Per-gradient work"): from 1.7 one pass that
@@ -201,9 +206,11 @@ static int plan_compute(const sim_config *c, plan_t *p, int copies, int *param_s
    * back; before, a copy (the bucket's division is plan_buckets'): 2 arrays, a kernel each. After
    * the final wait DDP copies each gradient back from its bucket (2 arrays, a kernel each); flat
    * mode divides the flat buffer by the world size and copies it back into the gradients (4
-   * arrays, 1 + P kernels). */
+   * arrays, 1 + P kernels), as 0.4 did with nccl after its all-reduce. Before 1.1 nothing happens
+   * on the compute stream when a gradient is ready; 0.2-0.4's reduction threads copy each bucket
+   * back on their own streams (plan_buckets). */
   int view = !flat && c->bucket_view;
-  if (copies && !view && (rc = grad_copy(c, p, NULL, m->nparams, flat ? 4 : 2, 1, flat ? 1 : 0, &p->copy_back_s, &p->copy_back_k, e)))
+  if (copies && !view && p->reducer.work != REDUCER_WORK_THREAD && (rc = grad_copy(c, p, NULL, m->nparams, flat ? 4 : 2, 1, flat ? 1 : 0, &p->copy_back_s, &p->copy_back_k, e)))
     return rc;
   p->bucket_copy_s = p->copy_back_s;
   p->first_tail = -1;
@@ -232,7 +239,7 @@ static int plan_compute(const sim_config *c, plan_t *p, int copies, int *param_s
       pending += t;
       pending_mem += tm;
       if (!op->ready_count) continue;
-      if (copies && !flat) {
+      if (copies && !flat && reducer) {
         /* The Reducer's hook works on each ready gradient (above), on the compute stream. */
         double ct;
         if ((rc = grad_copy(c, p, &m->ready[op->ready_first], op->ready_count, 2, 1, 0, &ct, &p->seg_copy_k[p->nseg], e)))
@@ -629,8 +636,25 @@ static int plan_buckets(const sim_config *c, plan_t *p, const int *param_seg, er
     /* static_graph's first iteration: every bucket waits for the model's last gradient
      * (delay_all_reduce); flat mode's all-reduce comes after backward returns, its flatten copy
      * included. */
-    p->ready_seg[b] = p->flat ? (p->nseg > 0 ? p->nseg - 1 : 0) : p->reducer.delayed ? last : seg;
-    if (p->copies && !p->flat && !reducer_fused_copy(c->pytorch)) {
+    p->ready_seg[b] = after_backward(p) ? (p->nseg > 0 ? p->nseg - 1 : 0) : p->reducer.delayed ? last : seg;
+    reducer_work work = p->flat ? REDUCER_WORK_AFTER : p->reducer.work;
+    if (p->copies && (work == REDUCER_WORK_THREAD || work == REDUCER_WORK_QUEUED)) {
+      /* Before 1.1, off the compute stream once the bucket is ready (docs/reducer.md, "Per-gradient
+       * work"): _flatten_dense_tensors (one cat, 2 arrays) and the division by the world size (2
+       * arrays) before the all-reduce, on the reduction thread's stream (0.2-0.4) or a worker stream
+       * (1.0, queueReduction); 0.2-0.4 then copy each gradient back on that stream (a kernel each).
+       * Played on the collectives' stream beside its collective (their span, not "bucket copies");
+       * issued by those threads, not by the host thread that runs forward and backward. */
+      double t;
+      long k;
+      if ((rc = grad_copy(c, p, bk->tensors, bk->ntensors, 4, 0, 2, &t, &k, e))) return rc;
+      p->hook_pre_s[b] += t;
+      if (work == REDUCER_WORK_THREAD) {
+        if ((rc = grad_copy(c, p, bk->tensors, bk->ntensors, 2, 1, 0, &t, &k, e))) return rc;
+        p->hook_post_s[b] += t;
+      }
+    }
+    if (p->copies && work == REDUCER_WORK_REDUCER && !reducer_fused_copy(c->pytorch)) {
       /* Before 1.7 the Reducer divided the whole bucket by the world size (div_, one kernel, read
        * and write) once its last gradient was copied in ("Prescale bucket contents", reducer.cpp;
        * docs/reducer.md, "Per-gradient work"): after the segment that makes it ready. */
@@ -652,7 +676,8 @@ static int plan_buckets(const sim_config *c, plan_t *p, const int *param_seg, er
       snprintf(cast.name, sizeof cast.name, "fp16_compress_cast");
       double t;
       if ((rc = cost_op(c, &cast, p->batch, p->precision, &t, &p->extrapolated_ops, e))) return rc;
-      p->hook_pre_s[b] = p->hook_post_s[b] = t;
+      p->hook_pre_s[b] += t;
+      p->hook_post_s[b] += t;
       bytes = (double)(bk->bytes / 2);
     }
     if ((rc = plan_bucket_coll(p, b, COLL_ALLREDUCE, bytes, e))) return rc;
@@ -810,11 +835,13 @@ int plan_build(const sim_config *c, plan_t *p, err_t *e) {
   model_dtype prec = p->precision;
   /* DDP(broadcast_buffers=True), PyTorch's default: before every forward, rank 0's module buffers are
    * broadcast (_sync_module_buffers: dist._broadcast_coalesced in chunks of broadcast_bucket_size,
-   * 250 MiB) and forward waits for them. The previous iteration's all-reduces have been waited for,
-   * so the network is idle: NCCL's own estimate of a broadcast (a ring, sim/coll.c) is its time. */
+   * 250 MiB; the release's chunks before 1.0, none in 0.2: reducer_buffer_chunk_bytes) and forward
+   * waits for them. The previous iteration's all-reduces have been waited for, so the network is
+   * idle: NCCL's own estimate of a broadcast (a ring, sim/coll.c) is its time. */
   p->buffers_s = 0;
-  if (c->mode == SIM_MODE_DDP && c->broadcast_buffers && m->buffer_bytes > 0 && c->nodes * gpn > 1) {
-    const double chunk = 250.0 * 1024 * 1024;
+  size_t chunk_bytes = reducer_buffer_chunk_bytes(c->pytorch);
+  if (c->mode == SIM_MODE_DDP && c->broadcast_buffers && chunk_bytes > 0 && m->buffer_bytes > 0 && c->nodes * gpn > 1) {
+    const double chunk = chunk_bytes == SIZE_MAX ? (double)m->buffer_bytes : (double)chunk_bytes;
     for (double left = (double)m->buffer_bytes; left > 0; left -= chunk) {
       nccl_choice ch;
       if ((rc = nccl_choose(&p->nccl, COLL_BROADCAST, fmin(left, chunk), 1u << NCCL_ALGO_RING, p->protos, &ch, e))) goto fail;
@@ -827,7 +854,11 @@ int plan_build(const sim_config *c, plan_t *p, err_t *e) {
   p->flat = c->mode == SIM_MODE_FLAT;
   const reducer_iter *it = &p->reducer;
   if (p->flat) rc = bucket_plan_flat(m, prec, &p->buckets, e);
-  else rc = bucket_plan_for_limits(m, prec, it->limits, it->nlimits, it->layout == REDUCER_REBUILT, &p->buckets, e);
+  else {
+    bucket_walk w;
+    reducer_walk(it, &w);
+    rc = bucket_plan_walk(m, prec, &w, &p->buckets, e);
+  }
   if (rc) goto fail;
   p->nb = p->buckets.n;
 

@@ -16,16 +16,30 @@
  *   - 2.11: bucket_cap_mb_list: per-bucket limits, used for construction and rebuild, and the
  *     construction-time buckets are then used from iteration 1 even without find_unused_parameters.
  * Other knobs by release: gradient_as_bucket_view 1.7, fp16_compress_hook 1.8, bf16_compress_hook
- * 1.10. Versions are written major*100+minor (2.5 -> 205). */
+ * 1.10. Versions are written major*100+minor (2.5 -> 205).
+ *
+ * Before the C++ Reducer, DDP was Python (torch/nn/parallel/distributed.py; docs/reducer.md):
+ *   - 0.2, 0.3: 1 MiB buckets in registration order, one dtype only, gloo only; each bucket's last
+ *     gradient hook queues it to a reduction thread of its own (its own process group and CUDA
+ *     stream), which flattens it, divides it by the world size, all-reduces it and copies it back.
+ *   - 0.4: the same with gloo (1 MiB per dtype, _take_tensors); with nccl every gradient is reduced
+ *     after backward (a queued callback) in 256 MiB buckets, each flattened, all-reduced, divided
+ *     and copied back on the default stream.
+ *   - 1.0 (c10d): bucket_cap_mb (25) buckets in registration order (take_tensors), reduced from the
+ *     last as they become ready (_queue_reduction: flatten and divide on a worker stream, then the
+ *     process group's all-reduce); every bucket copied back once the last is queued. */
 #ifndef DDPSIM_REDUCER_H
 #define DDPSIM_REDUCER_H
 
 #include <stddef.h>
 
+#include "bucket.h"
 #include "err.h"
 
-#define REDUCER_VERSION_MIN 101    /* 1.1: the C++ Reducer (DDP's oldest modelled release) */
-#define REDUCER_VERSION_OLDEST 2   /* 0.2: the oldest release a version may name (DataParallel's) */
+#define REDUCER_VERSION_MIN 2      /* 0.2: DDP's oldest modelled release (its first) */
+#define REDUCER_VERSION_C10D 100   /* 1.0: c10d, bucket_cap_mb */
+#define REDUCER_VERSION_CPP 101    /* 1.1: the C++ Reducer */
+#define REDUCER_VERSION_OLDEST 2   /* 0.2: the oldest release a version may name */
 #define REDUCER_VERSION_CPP_AUTOGRAD 4 /* 0.4: autograd's functions in C++ (pytorch/pytorch#3275) */
 #define REDUCER_VERSION_LATEST 215 /* 2.15: the newest release read (and the default) */
 #define REDUCER_MAX_LIMITS 64      /* entries of a bucket_cap_mb_list */
@@ -34,6 +48,9 @@
  * once; the scenario (sim/scenario.h), ddpcalib train and validate take them from here. */
 #define REDUCER_DEFAULT_CAP_MB 25.0
 #define REDUCER_FIRST_BUCKET_MB 1.0
+
+/* DDP's process group (sim_backend's, mapped by sim_reducer_knobs). */
+typedef enum { REDUCER_PG_NCCL = 0, REDUCER_PG_GLOO = 1, REDUCER_PG_MPI = 2 } reducer_pg;
 
 /* DDP's constructor arguments that decide the buckets, under their PyTorch names. */
 typedef struct {
@@ -44,6 +61,8 @@ typedef struct {
   int static_graph;
   int ncap_list;                          /* bucket_cap_mb_list entries; 0: none */
   double cap_list_mb[REDUCER_MAX_LIMITS]; /* bucket_cap_mb_list */
+  reducer_pg pg;                          /* the process group (0.4 had a path of its own for nccl) */
+  int no_broadcast_buffers;               /* broadcast_buffers=False (an argument from 0.4) */
 } reducer_knobs;
 
 /* Which buckets an iteration all-reduces. */
@@ -52,12 +71,32 @@ typedef enum {
   REDUCER_REBUILT = 1       /* rebuilt in gradient-ready order */
 } reducer_layout;
 
+/* What DDP does around each bucket's all-reduce, by release (docs/reducer.md, "Per-gradient work"). */
+typedef enum {
+  REDUCER_WORK_REDUCER = 0, /* 1.1 on: the C++ Reducer's copy of each ready gradient into its bucket (and
+                             * division, reducer_fused_copy), on the compute stream; copies back after the wait */
+  REDUCER_WORK_THREAD = 1,  /* 0.2-0.4 (gloo): per bucket, on its reduction thread's stream: flatten, divide,
+                             * all-reduce, copy each gradient back */
+  REDUCER_WORK_QUEUED = 2,  /* 1.0: per bucket, on a worker stream: flatten, divide, all-reduce; every
+                             * gradient copied back after the last bucket is queued */
+  REDUCER_WORK_AFTER = 3    /* 0.4 (nccl): after backward, per bucket on the default stream: flatten,
+                             * all-reduce, divide, copy back */
+} reducer_work;
+
 typedef struct {
   reducer_layout layout;
   int nlimits;                      /* >= 1 */
   size_t limits[REDUCER_MAX_LIMITS]; /* per-dtype bucket size limits in bytes, the last one repeats */
-  int delayed;                      /* every bucket all-reduced after backward (static_graph, iteration 1) */
+  int delayed;                      /* every bucket all-reduced after backward (static_graph, iteration 1;
+                                     * 0.4 with nccl) */
+  bucket_fit fit;                   /* how a bucket closes, */
+  bucket_order order;               /* the order its all-reduces run in, */
+  int one_dtype;                    /* and whether the model must be of one dtype (bucket.h) */
+  reducer_work work;                /* the copies and divisions around each all-reduce */
 } reducer_iter;
+
+/* The bucket walk of an iteration (pointing into it). */
+void reducer_walk(const reducer_iter *it, bucket_walk *w);
 
 /* "2.5" -> 205 (also "2.5.1": the patch is ignored; "0.3" -> 3). ERR_INPUT with a message naming
  * the range for a malformed version or one outside [REDUCER_VERSION_OLDEST, REDUCER_VERSION_LATEST];
@@ -87,10 +126,26 @@ int reducer_tf32_matmul(int version);
 /* "2.5" into buf. */
 const char *reducer_version_name(int version, char *buf, size_t n);
 
-/* ERR_INPUT (misuse) when the knobs ask for something their release does not have (static_graph
- * before 1.9, bucket_cap_mb_list before 2.11, a non-positive cap) or the extra knobs the caller
- * passes: gradient_as_bucket_view (before 1.7), comm hook 1 = fp16 (before 1.8), 2 = bf16 (1.10). */
+/* ERR_INPUT (misuse) when the knobs ask for something their release does not have (bucket_cap_mb
+ * before 1.0, find_unused_parameters and the first bucket's size before 1.1, static_graph before 1.9,
+ * bucket_cap_mb_list before 2.11, a non-positive cap, a process group its DDP did not work with: gloo
+ * only before 0.4, gloo or nccl before 1.1) or the extra knobs the caller passes:
+ * gradient_as_bucket_view (before 1.7), comm hook 1 = fp16 (before 1.8), 2 = bf16 (1.10). */
 int reducer_check(const reducer_knobs *k, int bucket_view, int comm_hook, err_t *e);
+
+/* The process group a release's DDP is run with when none is named: gloo before 0.4 (its only one),
+ * nccl after. */
+reducer_pg reducer_default_pg(int version);
+
+/* The bucket cap the release runs with, in MB (MiB before 1.0, which had no bucket_cap_mb): the
+ * given bucket_cap_mb, else REDUCER_DEFAULT_CAP_MB from 1.0; 1 before (256 for 0.4's nccl path). */
+double reducer_cap_mb(const reducer_knobs *k);
+
+/* How DDP broadcasts the module's buffers from rank 0 before each forward, in chunks of this many
+ * bytes: 250 MiB from 1.0 (broadcast_bucket_size, _dist_broadcast_coalesced), 10 MiB in 0.4
+ * (broadcast_bucket_size = 10 * MB), all of them in one flat tensor in 0.3 (SIZE_MAX); 0 in 0.2,
+ * whose forward with one device per process returns before _sync_params. */
+size_t reducer_buffer_chunk_bytes(int version);
 
 /* The first iteration (1-based) of the steady state: 1, 2 (rebuilt after iteration 1) or 3
  * (static_graph). */

@@ -100,9 +100,13 @@ static void table_head(strbuf *s, const field_ctx *x) {
     if (c->mode == SIM_MODE_FLAT) {
       strbuf_printf(s, ", flat: one all-reduce of every gradient after backward");
     } else {
-      strbuf_printf(s, "\n# PyTorch %s DDP, bucket_cap_mb %g%s%s%s: ", reducer_version_name(c->pytorch, vb, sizeof vb),
-                    sim_bucket_cap_mb(c), c->bucket_cap_mb > 0 ? "" : " (default)",
-                    c->find_unused ? ", find_unused_parameters" : "", c->static_graph ? ", static_graph" : "");
+      if (c->pytorch > 0 && c->pytorch < REDUCER_VERSION_C10D) /* no bucket_cap_mb: the release's own MiB */
+        strbuf_printf(s, "\n# PyTorch %s DDP, %g MiB buckets (no bucket_cap_mb before 1.0), %s: ",
+                      reducer_version_name(c->pytorch, vb, sizeof vb), sim_bucket_cap_mb(c), sim_backend_name(c->backend));
+      else
+        strbuf_printf(s, "\n# PyTorch %s DDP, bucket_cap_mb %g%s%s%s: ", reducer_version_name(c->pytorch, vb, sizeof vb),
+                      sim_bucket_cap_mb(c), c->bucket_cap_mb > 0 ? "" : " (default)",
+                      c->find_unused ? ", find_unused_parameters" : "", c->static_graph ? ", static_graph" : "");
       if (c->ddp_iteration > 0) strbuf_printf(s, "iteration %d, ", c->ddp_iteration);
       else strbuf_printf(s, "steady state, ");
       strbuf_printf(s, "%s", reducer_iter_name(&p->steady, lb, sizeof lb));

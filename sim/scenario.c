@@ -55,7 +55,11 @@ void sim_config_defaults(sim_config *c) {
   c->broadcast_buffers = 1;
 }
 
-double sim_bucket_cap_mb(const sim_config *c) { return c->bucket_cap_mb > 0 ? c->bucket_cap_mb : REDUCER_DEFAULT_CAP_MB; }
+double sim_bucket_cap_mb(const sim_config *c) {
+  reducer_knobs k;
+  sim_reducer_knobs(c, &k);
+  return reducer_cap_mb(&k);
+}
 
 long sim_batch(const sim_config *c) { return c->batch > 0 ? c->batch : c->model->batch; }
 
@@ -63,6 +67,12 @@ model_dtype sim_precision(const sim_config *c) { return c->precision >= 0 ? (mod
 
 int sim_dp_backward_gil(const sim_config *c) {
   return c->dp_backward_gil >= 0 ? c->dp_backward_gil > 0 : reducer_backward_gil(c->pytorch);
+}
+
+sim_backend sim_default_backend(sim_framework f, int pytorch) {
+  sim_config d;
+  sim_config_defaults(&d);
+  return f == SIM_FRAMEWORK_DDP && reducer_default_pg(pytorch) == REDUCER_PG_GLOO ? SIM_BACKEND_GLOO : d.backend;
 }
 
 void sim_reducer_knobs(const sim_config *c, reducer_knobs *k) {
@@ -74,6 +84,8 @@ void sim_reducer_knobs(const sim_config *c, reducer_knobs *k) {
   k->static_graph = c->static_graph;
   k->ncap_list = c->ncap_list;
   for (int i = 0; i < c->ncap_list && i < REDUCER_MAX_LIMITS; i++) k->cap_list_mb[i] = c->cap_list_mb[i];
+  k->no_broadcast_buffers = !c->broadcast_buffers;
+  k->pg = c->backend == SIM_BACKEND_GLOO ? REDUCER_PG_GLOO : c->backend == SIM_BACKEND_MPI ? REDUCER_PG_MPI : REDUCER_PG_NCCL;
 }
 
 void sim_reducer_iteration(const sim_config *c, reducer_iter *it) {
@@ -86,6 +98,8 @@ void sim_reducer_iteration(const sim_config *c, reducer_iter *it) {
     it->nlimits = 2;
     it->limits[0] = bucket_mb_to_bytes(c->first_bucket_mb > 0 ? c->first_bucket_mb : REDUCER_FIRST_BUCKET_MB);
     it->limits[1] = bucket_mb_to_bytes(sim_bucket_cap_mb(c));
+    it->fit = BUCKET_FIT_REACH;
+    it->order = it->layout == REDUCER_REBUILT ? BUCKET_ORDER_READY : BUCKET_ORDER_SORTED_REVERSED;
   }
 }
 

@@ -270,6 +270,9 @@ int sim_dp_backward_gil(const sim_config *c);
 
 /* The Reducer's knobs of a config (sim/reducer.h). */
 void sim_reducer_knobs(const sim_config *c, reducer_knobs *k);
+/* The process group when none is named: the default's (nccl), or gloo for DDP before PyTorch 0.4,
+ * the only one its DDP worked with (reducer_default_pg). */
+sim_backend sim_default_backend(sim_framework f, int pytorch);
 
 /* The buckets iteration c->ddp_iteration all-reduces: the Reducer's, or the forced layout. */
 void sim_reducer_iteration(const sim_config *c, reducer_iter *it);

@@ -10,6 +10,7 @@ static const char *usage_buckets =
     "usage: ddpsim buckets [--model M] [--bucket-cap-mb X] [--pytorch VERSION] [--ddp-iteration K]\n"
     "                      [--find-unused-parameters] [--static-graph] [--bucket-cap-mb-list LIST]\n"
     "                      [--first-bucket-mb Y] [--precision fp32|fp16] [--rebuilt] [--mode ddp|flat]\n"
+    "                      [--backend nccl|gloo|mpi]\n"
     "                      [--nodes N [--gpus-per-node G] [--topology T] [--profile P]] [--json]\n"
     "\n"
     "Prints the gradient buckets DDP all-reduces in its steady state (or in iteration K), in\n"
@@ -29,7 +30,7 @@ int cmd_buckets(cli_ctx *x, int argc, char **argv) {
   cli_select(common,
              (const char *const[]){"model", "pytorch", "find-unused-parameters", "static-graph", "bucket-cap-mb-list",
                                    "first-bucket-mb", "ddp-iteration", "precision", "rebuilt", "mode", "gpus-per-node",
-                                   "topology", "profile", NULL},
+                                   "topology", "profile", "backend", NULL},
              shared);
   const cli_opt own[] = {
       {"bucket-cap-mb", 0, CLI_DOUBLE, &cap, "X", "DDP's bucket_cap_mb (default: not given, DDP's 25)",
@@ -49,12 +50,23 @@ int cmd_buckets(cli_ctx *x, int argc, char **argv) {
   sim_config cfg;
   simopts_config(&o, &in, &cfg);
   cfg.bucket_cap_mb = cap;
+  {
+    /* the cap is this command's own option: checked against the release here */
+    reducer_knobs k;
+    err_t ke;
+    sim_reducer_knobs(&cfg, &k);
+    if (reducer_check(&k, o.bucket_view, o.hook, &ke)) {
+      model_destroy(m);
+      return cli_usage(x, "%s", ke.msg);
+    }
+  }
   reducer_iter it;
   sim_reducer_iteration(&cfg, &it);
   bucket_plan plan;
   err_t e;
-  rc = o.mode == SIM_MODE_FLAT ? bucket_plan_flat(m, prec, &plan, &e)
-                               : bucket_plan_for_limits(m, prec, it.limits, it.nlimits, it.layout == REDUCER_REBUILT, &plan, &e);
+  bucket_walk w;
+  reducer_walk(&it, &w);
+  rc = o.mode == SIM_MODE_FLAT ? bucket_plan_flat(m, prec, &plan, &e) : bucket_plan_walk(m, prec, &w, &plan, &e);
   if (rc) {
     model_destroy(m);
     return cli_fail(x, rc, "%s", e.msg);

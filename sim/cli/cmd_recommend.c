@@ -65,6 +65,11 @@ int cmd_recommend(cli_ctx *x, int argc, char **argv) {
   int rc = cli_parse(x, &c, argc, argv, NULL, NULL, stdout);
   if (!rc) rc = simopts_check(x, &o);
   if (rc) return rc;
+  if (o.framework == SIM_FRAMEWORK_DDP && o.pytorch > 0 && o.pytorch < REDUCER_VERSION_C10D) {
+    char rel[16];
+    return cli_usage(x, "--pytorch %s: recommend chooses DDP's bucket_cap_mb, an argument from PyTorch 1.0 (before, the buckets "
+                        "were the release's own: docs/reducer.md)", reducer_version_name(o.pytorch, rel, sizeof rel));
+  }
   double cap[CLI_MAX_LIST];
   int nc = caps.n, have_default = 0;
   if (o.framework == SIM_FRAMEWORK_FSDP) { /* no buckets: FSDP's knobs alone (sim/recommend.h) */

@@ -37,7 +37,7 @@ void simopts_init(simopts *o) {
   o->mode = (int)d.mode;
   o->fidelity = (int)d.fidelity;
   o->framework = (int)d.framework;
-  o->backend = (int)d.backend;
+  o->backend = -1; /* not given: the release's (sim_default_backend) */
   o->no_symmetry = !d.symmetry;
   o->no_broadcast_buffers = !d.broadcast_buffers;
   o->events = d.events;
@@ -96,8 +96,8 @@ void simopts_table(simopts *o, cli_opt t[SIMOPTS_COUNT]) {
       {"precision", 0, CLI_CUSTOM, &o->precision, "fp32|fp16|bf16", "run precision (default: the model's)",
        .parse = simopts_parse_precision, .must = "must be fp32, fp16 or bf16"},
       {"pytorch", 0, CLI_CUSTOM, &o->pytorch, "VERSION",
-       "the PyTorch release modelled: DDP's Reducer (1.1 to 2.15) and the host's\nbehaviour (0.2 and later: before 0.4 DataParallel's backward holds the GIL;\ndefault 2.15; docs/reducer.md)",
-       .parse = parse_pytorch, .must = "must be a release from 0.2 to 2.15 (DDP: 1.1 and later), as MAJOR.MINOR"},
+       "the PyTorch release modelled, 0.2 to 2.15 (default 2.15; docs/reducer.md): DDP's\nbuckets and their work (Python DDP before 1.1: 1 MiB buckets, a reduction\nthread each, gloo only before 0.4; 0.4's nccl after backward; 1.0's c10d) and\nthe host's behaviour (before 0.4 DataParallel's backward holds the GIL)",
+       .parse = parse_pytorch, .must = "must be a release from 0.2 to 2.15, as MAJOR.MINOR"},
       {"find-unused-parameters", 0, CLI_FLAG, &o->find_unused, NULL,
        "DDP(find_unused_parameters=True): construction-time buckets, never rebuilt"},
       {"static-graph", 0, CLI_FLAG, &o->static_graph, NULL,
@@ -169,7 +169,7 @@ void simopts_table(simopts *o, cli_opt t[SIMOPTS_COUNT]) {
        "FSDP: HSDP with R replicas (a 2-D mesh (R, GPUs / R)): each shards the model\nwithin itself, the replicas all-reduce; "
        "modelled with one node per replica\n(R = --nodes); default: none", CLI_MIN | CLI_MAX, 1, 1 << 20},
       {"backend", 0, CLI_ENUM, &o->backend, "nccl|gloo|mpi",
-       "DDP's process group: nccl (default); gloo (staged through the host, summed on\nthe CPU); mpi (CUDA-aware); gloo and mpi block the host at the final wait",
+       "DDP's process group: nccl (default; gloo for DDP before --pytorch 0.4, its only\none); gloo (staged through the host, summed on the CPU); mpi (CUDA-aware);\ngloo and mpi block the host at the final wait",
        .names = sim_backend_names},
       {"host-jitter-us", 0, CLI_DOUBLE, &o->host_jitter_us, "X",
        "host noise: sd of an additive delay per rank and iteration, microseconds\n(exponential; default the profile's compute.host.jitter_s, or 0)", CLI_MIN | CLI_MAX, 0, 1e7},
@@ -230,6 +230,11 @@ int simopts_check(cli_ctx *x, const simopts *o) {
   sim_reducer_knobs(&c, &k);
   err_t e;
   if (o->framework == SIM_FRAMEWORK_DDP && reducer_check(&k, o->bucket_view, o->hook, &e)) return cli_usage(x, "%s", e.msg);
+  if (o->framework == SIM_FRAMEWORK_DDP && o->rebuilt && c.pytorch > 0 && c.pytorch < REDUCER_VERSION_CPP) {
+    char rel[16];
+    return cli_usage(x, "--rebuilt: rebuilt buckets are the C++ Reducer's (PyTorch 1.1 on); PyTorch %s's DDP has buckets of its own "
+                        "(docs/reducer.md)", reducer_version_name(c.pytorch, rel, sizeof rel));
+  }
   if (o->framework == SIM_FRAMEWORK_DP && (o->find_unused || o->static_graph || o->ncap_list || o->ddp_iteration || o->rebuilt))
     return cli_usage(x, "DataParallel has no Reducer: --find-unused-parameters, --static-graph, --bucket-cap-mb-list,\n"
                         "--ddp-iteration and --rebuilt are DDP's");
@@ -383,7 +388,7 @@ void simopts_config(const simopts *o, const simopts_inputs *in, sim_config *c) {
   c->host_launch_s = o->host_launch_us < 0 ? -1 : o->host_launch_us * 1e-6;
   c->host_dispatch_s = o->host_dispatch_us < 0 ? -1 : o->host_dispatch_us * 1e-6;
   c->dp_backward_gil = o->dp_backward_gil;
-  c->backend = (sim_backend)o->backend;
+  c->backend = o->backend >= 0 ? (sim_backend)o->backend : sim_default_backend(c->framework, c->pytorch);
   c->host_jitter_s = o->host_jitter_us < 0 ? -1 : o->host_jitter_us * 1e-6;
   c->dp_gil_share = o->dp_gil_share;
   c->dp_handover_s = o->dp_handover_us * 1e-6;

@@ -6,6 +6,7 @@
 #include "check.h"
 #include "data.h"
 #include "model.h"
+#include "reducer.h"
 
 #define MB (1024u * 1024u)
 
@@ -76,6 +77,71 @@ int main(void) {
     CHECK(bucket_assign(2, b, one, NULL, 0, MB, &p, &e) == ERR_INPUT, "a zero cap is refused");
     CHECK(bucket_mb_to_bytes(25) == 26214400u && bucket_mb_to_bytes(0.3) == 314572u,
           "MB converted as int(mb * 1024 * 1024)");
+  }
+
+  /* Before the C++ Reducer (docs/reducer.md), a small model by hand: a 0.5 MiB, b 0.75, c 0.25,
+   * d 1.5 MiB, e 4 KiB (fp32), gradients ready e, d, c, b, a.
+   * 0.2/0.3 (a new bucket once 1 MiB is reached): {a,b} {c,d} {e}, reduced as they become ready
+   * (their last gradients at positions 4, 2, 0): e | c,d | a,b.
+   * 0.4 with gloo (_take_tensors: close before a tensor that would pass 1 MiB): {a} {b,c} (exactly
+   * 1 MiB stays open) {d} (alone, over) {e}; ready at 4, 3, 1, 0: e | d | b,c | a.
+   * 0.4 with nccl: 256 MiB, one bucket after backward. 1.0 (take_tensors, >= cap, reduced from the
+   * last), bucket_cap_mb 2: {a,b,c,d} {e}: e | a,b,c,d. */
+  {
+    const char *text = "ddpsim-model 1\nname tiny\nbatch 1\ntokens 1 tokens\nprecision fp32\n"
+                       "param a 131072\nparam b 196608\nparam c 65536\nparam d 393216\nparam e 1024\n"
+                       "backward\newise g1 elems=1 arrays=1 ready=e,d\newise g2 elems=1 arrays=1 ready=c,b\n"
+                       "ewise g3 elems=1 arrays=1 ready=a\n";
+    struct {
+      int version;
+      reducer_pg pg;
+      double cap;
+      const char *want;
+    } rows[] = {{2, REDUCER_PG_GLOO, 0, "4|2,3|0,1"},   {3, REDUCER_PG_GLOO, 0, "4|2,3|0,1"},
+                {4, REDUCER_PG_GLOO, 0, "4|3|1,2|0"},   {4, REDUCER_PG_NCCL, 0, "0,1,2,3,4"},
+                {100, REDUCER_PG_NCCL, 2, "4|0,1,2,3"}, {100, REDUCER_PG_NCCL, 0, "0,1,2,3,4"}};
+    model_t *m = NULL;
+    err_t e;
+    int rc = model_parse(text, "tiny.model", &m, &e);
+    CHECK(rc == 0, "tiny model parses: %s", rc ? e.msg : "ok");
+    for (size_t i = 0; m && i < sizeof rows / sizeof rows[0]; i++) {
+      reducer_knobs k = {.version = rows[i].version, .pg = rows[i].pg, .bucket_cap_mb = rows[i].cap};
+      reducer_iter it;
+      bucket_walk w;
+      bucket_plan p;
+      char got[512] = "";
+      reducer_iteration(&k, 0, &it);
+      reducer_walk(&it, &w);
+      rc = bucket_plan_walk(m, MODEL_FP32, &w, &p, &e);
+      if (rc == 0) render(&p, got, sizeof got);
+      CHECK(rc == 0 && strcmp(got, rows[i].want) == 0, "PyTorch %d.%d (%s, cap %g): got %s, want %s", rows[i].version / 100,
+            rows[i].version % 100, rows[i].pg == REDUCER_PG_GLOO ? "gloo" : "nccl", rows[i].cap, rc ? e.msg : got, rows[i].want);
+      bucket_plan_free(&p);
+    }
+    model_destroy(m);
+    /* 0.2/0.3 refuse a model of two types; 0.4 buckets each type apart. */
+    rc = model_parse("ddpsim-model 1\nname two\nbatch 1\ntokens 1 tokens\nprecision fp16\nparam a 10 fp32\nparam b 10\n"
+                     "backward\newise g elems=1 arrays=1 ready=b,a\n",
+                     "two.model", &m, &e);
+    if (rc == 0) {
+      reducer_knobs k = {.version = 3, .pg = REDUCER_PG_GLOO};
+      reducer_iter it;
+      bucket_walk w;
+      bucket_plan p;
+      reducer_iteration(&k, 0, &it);
+      reducer_walk(&it, &w);
+      rc = bucket_plan_walk(m, MODEL_FP16, &w, &p, &e);
+      CHECK(rc == ERR_INPUT && strstr(e.msg, "same type"), "0.3: two types refused (%s)", rc ? e.msg : "accepted");
+      k.version = 4;
+      reducer_iteration(&k, 0, &it);
+      reducer_walk(&it, &w);
+      rc = bucket_plan_walk(m, MODEL_FP16, &w, &p, &e);
+      CHECK(rc == 0 && p.n == 2, "0.4: a bucket per type (%d)", rc ? -1 : p.n);
+      bucket_plan_free(&p);
+      model_destroy(m);
+    } else {
+      CHECK(0, "two-type model parses: %s", e.msg);
+    }
   }
 
   /* The full mLSTM-4k, fp32, 25 MB: hand-derived from the registration order. encoder (64 KiB) +

@@ -238,7 +238,45 @@ check "predict --static-graph reports iterations 1 and 2 apart from the steady s
 check "predict --find-unused-parameters: construction-time buckets, nothing reported apart" \
   test -n "$(grep 'steady state, construction-time buckets' "$tmp/fu.txt")" -a -z "$(grep '^# iteration 1' "$tmp/fu.txt")"
 expect 2 "from 0.2 to 2.15" -- predict --pytorch 3.0
-expect 2 "modelled from PyTorch 1.1; 0.3 only for DataParallel" -- predict --pytorch 0.3
+expect 2 "only with the gloo backend" -- predict --pytorch 0.3 --backend nccl
+expect 2 "only with the nccl and gloo backends" -- predict --pytorch 1.0 --backend mpi
+expect 2 "bucket_cap_mb \\(--bucket-cap-mb\\) needs PyTorch 1.0" -- predict --pytorch 0.4 --bucket-cap-mb 5
+expect 2 "bucket_cap_mb \\(--bucket-cap-mb\\) needs PyTorch 1.0" -- buckets --pytorch 0.3 --bucket-cap-mb 5
+expect 2 "find_unused_parameters needs PyTorch 1.1" -- predict --pytorch 1.0 --find-unused-parameters
+expect 2 "broadcast_buffers=False \\(--no-broadcast-buffers\\) needs PyTorch 0.4" -- predict --pytorch 0.3 --no-broadcast-buffers
+expect 2 "first bucket's size \\(--first-bucket-mb\\) needs PyTorch 1.1" -- buckets --pytorch 1.0 --first-bucket-mb 2
+expect 2 "rebuilt buckets are the C\\+\\+ Reducer's" -- buckets --pytorch 0.4 --rebuilt
+expect 2 "recommend chooses DDP's bucket_cap_mb, an argument from PyTorch 1.0" -- recommend --pytorch 0.4
+# DDP before the C++ Reducer (docs/reducer.md), the mLSTM-4k in fp32 by hand. 0.2: a new 1 MiB bucket
+# once one is reached, in registration order: [encoder, decoder.weight] 4,259,840; [decoder.bias ..
+# w_ih_v] 4,391,936; [w_hh_g, w_hh_v] 268,500,992; [w_mih_g, w_mih_v] 1,064,960; [w_mhh_g, w_mhh_v]
+# 67,125,248; reduced as each one's last gradient is ready (W_mhh, W_mih, W_hh, W_ih, the encoder).
+"$ddpsim" buckets --model mlstm-4k --precision fp32 --pytorch 0.2 >"$tmp/b02.txt"
+check "buckets --pytorch 0.2: 1 MiB buckets in registration order, reduced as they become ready" \
+  test "$(awk '/^ +[0-9]/ {printf "%s ", $2}' "$tmp/b02.txt")" = "67125248 1064960 268500992 4391936 4259840 "
+# 0.4 with nccl: 256 MiB (_take_tensors: closed before a tensor would pass it), after backward in that order.
+"$ddpsim" buckets --model mlstm-4k --precision fp32 --pytorch 0.4 >"$tmp/b04.txt"
+check "buckets --pytorch 0.4 (nccl): 256 MiB buckets closed before passing the limit" \
+  test "$(awk '/^ +[0-9]/ {printf "%s ", $2}' "$tmp/b04.txt")" = "8717312 268435456 68190208 "
+# 1.0: take_tensors at 25 MB (>= closes; no 1 MiB first bucket), reduced from the last.
+"$ddpsim" buckets --model mlstm-4k --precision fp32 --pytorch 1.0 >"$tmp/b10.txt"
+check "buckets --pytorch 1.0: 25 MB buckets, no first bucket, the last reduced first" \
+  test "$(awk '/^ +[0-9]/ {printf "%s ", $2}' "$tmp/b10.txt")" = "68190208 277152768 "
+# The 2017 run: PyTorch 0.2's DDP works only over gloo, the default there; the bundled profiles have no
+# host reduction rate for gloo's sums (docs/simulation.md, "Communication backends"): refused, exit 1.
+expect 1 "compute.host.reduce_Bps" -- predict --pytorch 0.2 --model mlstm-4k --profile p100-dgx1 --topology dgx1-p100 --nodes 1
+"$ddpsim" predict --pytorch 0.2 --model mlstm-4k --profile p100-dgx1 --topology dgx1-p100 --gpus-per-node 1 >"$tmp/p02one.txt"
+check "predict --pytorch 0.2 DDP on one GPU runs (nothing to all-reduce)" grep -q "PyTorch 0.2 DDP, 1 MiB buckets" "$tmp/p02one.txt"
+python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); p["compute"]["host"]["reduce_Bps"]=5e9; json.dump(p,open(sys.argv[2],"w"))' \
+  "$src/profiles/p100-dgx1.json" "$tmp/p100r.json"
+"$ddpsim" predict --pytorch 0.2 --model mlstm-4k --profile "$tmp/p100r.json" --topology dgx1-p100 --nodes 1 --json >"$tmp/p02.json"
+check "predict --pytorch 0.2 with a host reduction rate: DDP over gloo, 8 GPUs, 1 MiB buckets, slower than on one GPU" python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+s = json.dumps(r)
+assert r["gpus"] == 8 and "a reduction thread each" in s, s[:300]
+assert 0 < r["scaling_efficiency"] < 1, r["scaling_efficiency"]
+' "$tmp/p02.json"
 for v in 0.3 0.4; do
   "$ddpsim" predict --framework dp --gpus-per-node 2 --pytorch $v --json >"$tmp/dpv.json"
   want=$([ $v = 0.3 ] && echo true || echo false)

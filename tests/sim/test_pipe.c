@@ -370,8 +370,50 @@ static void mlstm_cells(void) {
   model_destroy(m[1]);
 }
 
+/* DDP before the C++ Reducer (docs/reducer.md), a 4 MB bucket on 2 GPUs by hand, copies at 10 GB/s
+ * (the profile's ewise roofline, no launch cost): 1 MB of fp32 gradient = 4 MB per array pass.
+ *   0.2 (gloo, a reduction thread): on its stream flatten + divide (4 passes, 1,600 us), gloo's
+ *       1,624 us (as above), the copy back (2 passes, 800 us): the bucket's span 4,024 us; nothing
+ *       on the compute stream ("bucket copies" 0).
+ *   1.0 (gloo, _queue_reduction): flatten + divide on a worker stream (1,600 us) + 1,624 us = 3,224
+ *       us; the copy back after the wait (800 us of bucket copies).
+ *   0.4 (nccl, after backward): the flatten on the compute stream (800 us), the ring (404 us), the
+ *       division and copy back (1,600 us): 2,400 us of bucket copies. */
+static void python_ddp(void) {
+  profile_t *p = host_profile("\"launch_s\":1.0e-5,\"reduce_Bps\":5e9", 1e10, "\"h2d\":{\"pinned_sync\":{\"lat_s\":1e-5,\"bw_Bps\":1e10}},",
+                              "py.json");
+  model_t *m = fixture_model("ddpsim-model 1\nname m\nbatch 1\ntokens 1 samples\nprecision fp32\nparam p 1000000\nbackward\n"
+                             "ewise b elems=1000 arrays=1 ready=p\noptimizer\newise step elems=1 arrays=1\n",
+                             "py.model");
+  topo_t *t = fixture_topo("ddpsim-topology 1\nname t\ngpus_per_node 2\nintra nvl links=1 bw=10GBps\nnic none\n", "py.topo");
+  struct {
+    int version;
+    sim_backend be;
+    double span_us, copies_us;
+  } rows[] = {{2, SIM_BACKEND_GLOO, 4024, 0}, {100, SIM_BACKEND_GLOO, 3224, 800}, {4, SIM_BACKEND_NCCL, 404, 2400}};
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+    sim_config c;
+    sim_result r;
+    err_t e;
+    fixture_config(&c, m, t, p, 1, 2);
+    c.pytorch = rows[i].version;
+    c.backend = rows[i].be;
+    if (sim_run(&c, &r, &e) == 0) {
+      double took = r.buckets[0].comm_end_s - r.buckets[0].comm_start_s;
+      CHECK(check_close(rows[i].span_us * us, took, 0.01 * us, 0) && check_close(rows[i].copies_us * us, r.bucket_copy_s, 0.01 * us, 0),
+            "PyTorch %d.%d: the bucket's span %.6g us (want %g), bucket copies %.6g us (want %g)", rows[i].version / 100,
+            rows[i].version % 100, took / us, rows[i].span_us, r.bucket_copy_s / us, rows[i].copies_us);
+      sim_result_free(&r);
+    } else CHECK(0, "PyTorch %d.%d: %s", rows[i].version / 100, rows[i].version % 100, e.msg);
+  }
+  model_destroy(m);
+  topo_destroy(t);
+  profile_destroy(p);
+}
+
 int main(void) {
   pipe_cases();
+  python_ddp();
   mlstm_cells();
   host_noise();
   gloo();

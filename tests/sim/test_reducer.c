@@ -90,11 +90,59 @@ int main(void) {
   CHECK(reducer_version_parse("1.13.1", &v, &e) == ERR_OK && v == 113, "1.13.1 -> 113");
   const char *bad[] = {"", "2", "2.", "2.5.", "2.5x", "x.5", "0.1", "3.0", "2.16", "-1.5", "2.100", NULL};
   for (int i = 0; bad[i]; i++) CHECK(reducer_version_parse(bad[i], &v, &e) == ERR_INPUT, "'%s' refused: %s", bad[i], e.msg);
-  /* Releases before DDP's C++ Reducer: named for DataParallel's host behaviour, refused for DDP. */
+  /* Releases before DDP's C++ Reducer (docs/reducer.md, "Before the C++ Reducer"): Python DDP. */
   CHECK(reducer_version_parse("0.3", &v, &e) == ERR_OK && v == 3, "0.3 -> 3");
-  CHECK(reducer_check(&(reducer_knobs){.version = 3}, 0, 0, &e) == ERR_INPUT && strstr(e.msg, "modelled from PyTorch 1.1; 0.3 only for DataParallel"),
-        "DDP under 0.3 -> %s", e.msg);
-  CHECK(reducer_check(&(reducer_knobs){.version = 100}, 0, 0, &e) == ERR_INPUT, "DDP under 1.0 -> %s", e.msg);
+  CHECK(reducer_check(&(reducer_knobs){.version = 3}, 0, 0, &e) == ERR_INPUT && strstr(e.msg, "--backend nccl") &&
+            strstr(e.msg, "only with the gloo backend"),
+        "DDP under 0.3 with nccl -> %s", e.msg);
+  CHECK(reducer_check(&(reducer_knobs){.version = 2, .pg = REDUCER_PG_GLOO}, 0, 0, &e) == ERR_OK, "DDP under 0.2 with gloo");
+  CHECK(reducer_check(&(reducer_knobs){.version = 4, .pg = REDUCER_PG_MPI}, 0, 0, &e) == ERR_INPUT && strstr(e.msg, "--backend mpi"),
+        "DDP under 0.4 with mpi -> %s", e.msg);
+  CHECK(reducer_check(&(reducer_knobs){.version = 4}, 0, 0, &e) == ERR_OK &&
+            reducer_check(&(reducer_knobs){.version = 100, .pg = REDUCER_PG_GLOO}, 0, 0, &e) == ERR_OK,
+        "DDP under 0.4 with nccl, 1.0 with gloo");
+  CHECK(reducer_check(&(reducer_knobs){.version = 4, .pg = REDUCER_PG_GLOO, .bucket_cap_mb = 5}, 0, 0, &e) == ERR_INPUT &&
+            strstr(e.msg, "--bucket-cap-mb") && reducer_check(&(reducer_knobs){.version = 100, .bucket_cap_mb = 5}, 0, 0, &e) == ERR_OK,
+        "bucket_cap_mb from 1.0 -> %s", e.msg);
+  CHECK(reducer_check(&(reducer_knobs){.version = 100, .first_bucket_mb = 2}, 0, 0, &e) == ERR_INPUT &&
+            reducer_check(&(reducer_knobs){.version = 100, .find_unused_parameters = 1}, 0, 0, &e) == ERR_INPUT,
+        "the first bucket's size and find_unused_parameters from 1.1");
+  CHECK(reducer_check(&(reducer_knobs){.version = 3, .pg = REDUCER_PG_GLOO, .no_broadcast_buffers = 1}, 0, 0, &e) == ERR_INPUT &&
+            strstr(e.msg, "--no-broadcast-buffers") &&
+            reducer_check(&(reducer_knobs){.version = 4, .no_broadcast_buffers = 1}, 0, 0, &e) == ERR_OK,
+        "broadcast_buffers from 0.4");
+  CHECK(reducer_buffer_chunk_bytes(2) == 0 && reducer_buffer_chunk_bytes(3) == SIZE_MAX && reducer_buffer_chunk_bytes(4) == 10 * MIB &&
+            reducer_buffer_chunk_bytes(100) == 250 * MIB && reducer_buffer_chunk_bytes(0) == 250 * MIB,
+        "buffers broadcast: none in 0.2, one flat tensor in 0.3, 10 MiB chunks in 0.4, 250 MiB from 1.0");
+  CHECK(reducer_default_pg(2) == REDUCER_PG_GLOO && reducer_default_pg(3) == REDUCER_PG_GLOO && reducer_default_pg(4) == REDUCER_PG_NCCL &&
+            reducer_default_pg(0) == REDUCER_PG_NCCL,
+        "the process group when none is named: gloo before 0.4, nccl after");
+  {
+    reducer_knobs k = {.version = 2, .pg = REDUCER_PG_GLOO};
+    reducer_iteration(&k, 0, &a);
+    CHECK(reducer_steady_iteration(&k) == 1 && a.layout == REDUCER_CONSTRUCTION && a.nlimits == 1 && a.limits[0] == MIB &&
+              a.fit == BUCKET_FIT_REACH && a.order == BUCKET_ORDER_BY_READY && a.one_dtype && a.work == REDUCER_WORK_THREAD &&
+              !a.delayed,
+          "0.2: 1 MiB buckets closed once reached, one dtype, a reduction thread each, in the order they become ready");
+    k.version = 4;
+    reducer_iteration(&k, 1, &a);
+    CHECK(a.nlimits == 1 && a.limits[0] == MIB && a.fit == BUCKET_FIT_BELOW && !a.one_dtype && a.work == REDUCER_WORK_THREAD,
+          "0.4 with gloo: _take_tensors' 1 MiB buckets per dtype, reduction threads");
+    k.pg = REDUCER_PG_NCCL;
+    reducer_iteration(&k, 1, &a);
+    CHECK(a.nlimits == 1 && a.limits[0] == 256 * MIB && a.fit == BUCKET_FIT_BELOW && a.order == BUCKET_ORDER_CLOSED && a.delayed &&
+              a.work == REDUCER_WORK_AFTER,
+          "0.4 with nccl: 256 MiB buckets all reduced after backward");
+    k = (reducer_knobs){.version = 100};
+    reducer_iteration(&k, 0, &a);
+    b = iter(100, 10, 0, 0, 0);
+    CHECK(a.nlimits == 1 && a.limits[0] == 25 * MIB && b.limits[0] == 10 * MIB && a.fit == BUCKET_FIT_REACH &&
+              a.order == BUCKET_ORDER_CLOSED_REVERSED && a.work == REDUCER_WORK_QUEUED && !a.delayed,
+          "1.0: bucket_cap_mb (25) buckets, no 1 MiB first bucket, reduced from the last, _queue_reduction");
+    b = iter(101, 0, 0, 0, 0);
+    CHECK(b.work == REDUCER_WORK_REDUCER && b.order == BUCKET_ORDER_SORTED_REVERSED && limits(&b, MIB, 25 * MIB),
+          "1.1: the C++ Reducer");
+  }
   CHECK(reducer_backward_gil(3) == 1 && reducer_backward_gil(4) == 0 && reducer_backward_gil(0) == 0 && reducer_backward_gil(215) == 0,
         "backward under the GIL before 0.4 (0.3 yes; 0.4, 2.15 and the default no)");
   char buf[16];
