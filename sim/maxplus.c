@@ -38,6 +38,7 @@ typedef struct {
    * and per pair of the group being played its start, bytes left, rate and end; per link what is
    * left of it and the flows not yet given a rate. */
   double *link_flows, *link_rem, *link_cnt; /* (net->nlinks) */
+  double *least;                            /* (npairs) a grouped pair's least max-min rate */
   double *g_start, *g_left, *g_rate, *g_end; /* (largest group) */
   engine_record *rec;
   int n, ns, ne, nlate, it, sync, last;
@@ -62,7 +63,7 @@ static void mp_free(mp_t *m) {
   for (int r = 0; m->live && r < m->n; r++) free(m->live[r]);
   void *a[] = {m->pc,  m->posted, m->clock,  m->ev_at,  m->ev_it, m->late,   m->late_map, m->scratch,
                m->it0, m->t0,     m->copied, m->taken, m->live,  m->live_head, m->live_n, m->live_cap, m->ev_rec_pc,
-               m->link_flows, m->link_rem, m->link_cnt, m->g_start, m->g_left, m->g_rate, m->g_end};
+               m->link_flows, m->least, m->link_rem, m->link_cnt, m->g_start, m->g_left, m->g_rate, m->g_end};
   for (size_t i = 0; i < sizeof a / sizeof *a; i++) free(a[i]);
 }
 
@@ -119,8 +120,17 @@ static int mp_alloc(mp_t *m, const plan_t *p) {
   m->g_rate = calloc(big, sizeof(double));
   m->g_end = calloc(big, sizeof(double));
   if (!m->link_flows || !m->link_rem || !m->link_cnt || !m->g_start || !m->g_left || !m->g_rate || !m->g_end) return -1;
+  if (!(m->least = calloc(m->npairs + 1, sizeof(double)))) return -1;
   for (size_t i = 0; i < m->npairs; i++)
     for (int k = 0; m->pairs[i].group >= 0 && k < m->pairs[i].nlinks; k++) m->link_flows[m->pairs[i].link[k]] += m->pairs[i].flows;
+  for (size_t i = 0; i < m->npairs; i++) {
+    const platform_pair *q = &m->pairs[i];
+    m->least[i] = INFINITY;
+    for (int k = 0; q->group >= 0 && k < q->nlinks; k++) {
+      double r = net->link_Bps[q->link[k]] / m->link_flows[q->link[k]];
+      if (r < m->least[i]) m->least[i] = r;
+    }
+  }
   for (size_t v = 0; v < ne; v++) m->ev_rec_pc[v] = -1;
   for (int i = 0; i < g->streams[0].n; i++)
     if (g->streams[0].ins[i].op == PROG_RECORD) m->ev_rec_pc[g->streams[0].ins[i].ev] = i;
@@ -318,13 +328,13 @@ static double group_end(mp_t *m, int gr, int st, double edge, double end) {
   double latest = end, t = INFINITY;
   for (int i = 0; i < k; i++) {
     const platform_pair *q = &m->pairs[gp[i]];
-    double a = m->clock[(size_t)q->src * ns + (size_t)st], z = m->clock[(size_t)q->dst * ns + (size_t)st], least = INFINITY;
+    double a = m->clock[(size_t)q->src * ns + (size_t)st], z = m->clock[(size_t)q->dst * ns + (size_t)st];
     m->g_start[i] = a > z ? a : z;
-    for (int l = 0; l < q->nlinks; l++) least = fmin(least, net->link_Bps[q->link[l]] / m->link_flows[q->link[l]]);
-    latest = fmax(latest, m->g_start[i] + edge / least);
+    double most = m->g_start[i] + edge / m->least[gp[i]];
+    if (most > latest) latest = most;
     m->g_left[i] = edge;
     m->g_end[i] = -1;
-    t = fmin(t, m->g_start[i]);
+    if (m->g_start[i] < t) t = m->g_start[i];
   }
   if (latest <= end) return end; /* no pair of the group can end last */
   for (int running = k; running > 0;) {
@@ -367,8 +377,8 @@ static double group_end(mp_t *m, int gr, int st, double edge, double end) {
     double next = INFINITY;
     for (int i = 0; i < k; i++) {
       if (m->g_end[i] >= 0) continue;
-      if (m->g_start[i] > t) next = fmin(next, m->g_start[i]);
-      else if (m->g_rate[i] > 0) next = fmin(next, t + m->g_left[i] / m->g_rate[i]);
+      double at = m->g_start[i] > t ? m->g_start[i] : m->g_rate[i] > 0 ? t + m->g_left[i] / m->g_rate[i] : INFINITY;
+      if (at < next) next = at;
     }
     if (next == INFINITY) return INFINITY; /* no rate: cannot happen with min_Bps > 0 (maxplus_run) */
     for (int i = 0; i < k; i++) {
