@@ -314,7 +314,7 @@ static int live_grow(mp_t *m, int r) {
 
 /* The latest of `end` and the ends of group gr's flows, each pair's flows (edge bytes each) starting
  * when both its ranks have posted on stream st: the max-min fair sharing SimGrid's network model
- * gives flows on shared links (docs/simulation.md, "Closed form"), played from start to start and
+ * gives flows on shared links (docs/simulation.md, "Switched nodes"), played from start to start and
  * end to end. Between two of those moments the rates are constant: progressive filling raises every
  * running flow's rate alike, and a link that fills fixes the rate of the flows crossing it. The
  * group is skipped where it cannot end after `end`: max-min gives every flow at least, on one of

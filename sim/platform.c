@@ -324,14 +324,16 @@ int platform_pairs(const platform_spec *s, platform_net *net, err_t *e) {
         owner[ids[k]] = np;
       } else {
         size_t a = findz(parent, owner[ids[k]]), b = findz(parent, np);
-        if (a != b) parent[b] = a;
+        if (a < b) parent[b] = a; /* a set's root is its first pair */
+        if (b < a) parent[a] = b;
       }
     }
     pp[np] = (platform_pair){.src = src, .dst = dst, .flows = 1, .min_Bps = min, .group = -1, .nlinks = nl};
     for (int k = 0; k < nl; k++) pp[np].link[k] = (int)ids[k]; /* layout ids until numbered below */
     np++;
   }
-  /* Groups: the pairs' sets of more than one, numbered in order of their first pair. */
+  /* Groups: the pairs' sets of more than one, numbered in order of their first pair (the root, met
+   * before the others). */
   size_t *size = calloc(np + 1, sizeof *size);
   if (!size) goto nomem;
   for (size_t i = 0; i < np; i++) size[findz(parent, i)]++;
