@@ -12,23 +12,24 @@
 # usage: scripts/bench_scale.sh [-m "MODELS"] [-g "GPUS"] [-k "all jitter"] [-e "base events new sharing"]
 #                                [-t "TOPOLOGY[:PROFILE] ..."]
 #   Topologies (-t): each a bundled topology, with the profile its GPUs need after a colon (default
-#   dgx1v-ib with the default profile; e.g. -t "dgxa100-ib:a100-dgxa100 dgxh100-ib:h100-dgxh100" for
-#   switched nodes). Engines: base, BASE=<git ref> (default 09d49ad, the engine before issue 28) built into
+#   dgx1v-ib with the default profile, and DGX A100's switched nodes, dgxa100-ib:a100-dgxa100;
+#   dgxh100-ib:h100-dgxh100 is the other switched one).
+#   Engines: base, BASE=<git ref> (default 09d49ad, the engine before issue 28) built into
 #   build-base/, run with BASE_FLAGS (default none; --no-gpu-sharing for a base that has it); new,
 #   DDPSIM (default build/sim/ddpsim) on the same work (--no-gpu-sharing: the base had no compute
-#   sharing the GPU); events, the new one with --events (every event played: the
-#   platform's part of the change alone); sharing, the new one with compute sharing each GPU with
-#   NCCL's kernels (its default since issue 30: other work, so no diff column). Every run is exactly
-#   2 iterations (--jitter-ci 0). A run longer than TIMEOUT seconds
-#   (default 300) is stopped and shown as such; base runs up to MAX_BASE_GPUS GPUs (default 16384),
-#   events up to MAX_EVENTS_GPUS (default 4096). JSONs stay in $OUTDIR (default bench-scale.out/).
+#   sharing the GPU); events, the new one with --events (every event played: the platform's part
+#   of the change alone); sharing, the new one with compute sharing each GPU with NCCL's kernels
+#   (its default since issue 30: other work, so no diff column). Every run is exactly 2 iterations
+#   (--jitter-ci 0). A run longer than TIMEOUT seconds (default 300) is stopped and shown as such;
+#   base runs up to MAX_BASE_GPUS GPUs (default 16384), events up to MAX_EVENTS_GPUS (default
+#   4096). JSONs stay in $OUTDIR (default bench-scale.out/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 models="mlstm-4k resnet50 bert-large"
 gpus="1024 4096 16384 131072"
 kinds="all jitter"
 engines="base events new"
-topos="dgx1v-ib"
+topos="dgx1v-ib dgxa100-ib:a100-dgxa100"
 limit=${TIMEOUT:-300}
 max_base=${MAX_BASE_GPUS:-16384}
 max_events=${MAX_EVENTS_GPUS:-4096}
