@@ -10,31 +10,38 @@
 # Targets (issue 28): 16,384 GPUs with jitter in at most 3 s and 500 MB; 131,072 GPUs with jitter
 # in at most 60 s and 4 GB; the same results as the base engine (within 0.1%) at 1,024-4,096 GPUs.
 # usage: scripts/bench_scale.sh [-m "MODELS"] [-g "GPUS"] [-k "all jitter"] [-e "base events new sharing"]
+#                                [-t "TOPOLOGY[:PROFILE] ..."]
+#   Topologies (-t): each a bundled topology, with the profile its GPUs need after a colon (default
+#   dgx1v-ib with the default profile, and DGX A100's switched nodes, dgxa100-ib:a100-dgxa100;
+#   dgxh100-ib:h100-dgxh100 is the other switched one).
 #   Engines: base, BASE=<git ref> (default 09d49ad, the engine before issue 28) built into
-#   build-base/; new, DDPSIM (default build/sim/ddpsim) on the same work (--no-gpu-sharing: the base
-#   had no compute sharing the GPU); events, the new one with --events (every event played: the
-#   platform's part of the change alone); sharing, the new one with compute sharing each GPU with
-#   NCCL's kernels (its default since issue 30: other work, so no diff column). Every run is exactly
-#   2 iterations (--jitter-ci 0). A run longer than TIMEOUT seconds
-#   (default 300) is stopped and shown as such; base runs up to MAX_BASE_GPUS GPUs (default 16384),
-#   events up to MAX_EVENTS_GPUS (default 4096). JSONs stay in $OUTDIR (default bench-scale.out/).
+#   build-base/, run with BASE_FLAGS (default none; --no-gpu-sharing for a base that has it); new,
+#   DDPSIM (default build/sim/ddpsim) on the same work (--no-gpu-sharing: the base had no compute
+#   sharing the GPU); events, the new one with --events (every event played: the platform's part
+#   of the change alone); sharing, the new one with compute sharing each GPU with NCCL's kernels
+#   (its default since issue 30: other work, so no diff column). Every run is exactly 2 iterations
+#   (--jitter-ci 0). A run longer than TIMEOUT seconds (default 300) is stopped and shown as such;
+#   base runs up to MAX_BASE_GPUS GPUs (default 16384), events up to MAX_EVENTS_GPUS (default
+#   4096). JSONs stay in $OUTDIR (default bench-scale.out/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 models="mlstm-4k resnet50 bert-large"
 gpus="1024 4096 16384 131072"
 kinds="all jitter"
 engines="base events new"
+topos="dgx1v-ib dgxa100-ib:a100-dgxa100"
 limit=${TIMEOUT:-300}
 max_base=${MAX_BASE_GPUS:-16384}
 max_events=${MAX_EVENTS_GPUS:-4096}
-while getopts m:g:k:e: o; do
+while getopts m:g:k:e:t: o; do
   case $o in
-    m) models=$OPTARG ;; g) gpus=$OPTARG ;; k) kinds=$OPTARG ;; e) engines=$OPTARG ;;
-    *) echo "usage: $0 [-m MODELS] [-g GPUS] [-k KINDS] [-e ENGINES]" >&2; exit 2 ;;
+    m) models=$OPTARG ;; g) gpus=$OPTARG ;; k) kinds=$OPTARG ;; e) engines=$OPTARG ;; t) topos=$OPTARG ;;
+    *) echo "usage: $0 [-m MODELS] [-g GPUS] [-k KINDS] [-e ENGINES] [-t TOPOLOGIES]" >&2; exit 2 ;;
   esac
 done
 new=${DDPSIM:-build/sim/ddpsim}
 base_ref=${BASE:-09d49ad}
+base_flags=${BASE_FLAGS:-} # what base runs with beside the work: --no-gpu-sharing where base has it
 base=build-base/sim/ddpsim
 out=${OUTDIR:-bench-scale.out}
 mkdir -p "$out"
@@ -58,7 +65,10 @@ diffrel() {
     | max * 100'
 }
 
-printf '# %-10s %7s %-6s %-6s %9s %9s %9s %14s %9s %6s %6s\n' model gpus kind engine wall_s cpu_s peak_MB iteration_s diff_% closed load
+printf '# %-14s %-10s %7s %-6s %-6s %9s %9s %9s %14s %9s %6s %6s\n' topology model gpus kind engine wall_s cpu_s peak_MB iteration_s diff_% closed load
+for tp in $topos; do
+  topo=${tp%%:*} prof=()
+  [[ $tp == *:* ]] && prof=(--profile "${tp#*:}")
 for m in $models; do
   for g in $gpus; do
     nodes=$((g / 8))
@@ -67,26 +77,28 @@ for m in $models; do
       [[ $k == jitter ]] && extra=(--jitter-cv 0.05)
       for e in $engines; do
         bin=$new flags=(--no-gpu-sharing)
-        [[ $e == base ]] && bin=$base flags=()
+        # shellcheck disable=SC2206
+        [[ $e == base ]] && bin=$base flags=($base_flags)
         [[ $e == events ]] && flags=(--events --no-gpu-sharing)
         [[ $e == sharing ]] && flags=()
         [[ $e == base ]] && ((g > max_base)) && continue
         [[ $e == events ]] && ((g > max_events)) && continue
-        j=$out/$m-$g-$k-$e.json
+        j=$out/$topo-$m-$g-$k-$e.json
         load=$(cut -d' ' -f1 /proc/loadavg)
         if timeout "$limit" /usr/bin/time -f '%e %U %S %M' -o "$out/time" "$bin" predict --model "$m" --nodes "$nodes" \
-             --iterations 2 --jitter-ci 0 "${extra[@]}" "${flags[@]}" --json >"$j" 2>"$out/err"; then
+             --topology "$topo" "${prof[@]}" --iterations 2 --jitter-ci 0 "${extra[@]}" "${flags[@]}" --json >"$j" 2>"$out/err"; then
           read -r w u sy kb <"$out/time"
           d=-
-          [[ $e != base && $e != sharing && -s $out/$m-$g-$k-base.json ]] && d=$(printf '%.1e' "$(diffrel "$j" "$out/$m-$g-$k-base.json")")
-          printf '  %-10s %7d %-6s %-6s %9.2f %9.2f %9.0f %14.9f %9s %6s %6s\n' "$m" "$g" "$k" "$e" "$w" \
+          [[ $e != base && $e != sharing && -s $out/$topo-$m-$g-$k-base.json ]] && d=$(printf '%.1e' "$(diffrel "$j" "$out/$topo-$m-$g-$k-base.json")")
+          printf '  %-14s %-10s %7d %-6s %-6s %9.2f %9.2f %9.0f %14.9f %9s %6s %6s\n' "$topo" "$m" "$g" "$k" "$e" "$w" \
             "$(awk -v u="$u" -v s="$sy" 'BEGIN { print u + s }')" "$((kb / 1024))" "$(jq .iteration_s "$j")" "$d" \
             "$(jq .simulation.closed_form "$j")" "$load"
         else
           rm -f "$j"
-          printf '  %-10s %7d %-6s %-6s %9s  (%s)\n' "$m" "$g" "$k" "$e" "stopped" "over ${limit} s, or: $(tail -1 "$out/err")"
+          printf '  %-14s %-10s %7d %-6s %-6s %9s  (%s)\n' "$topo" "$m" "$g" "$k" "$e" "stopped" "over ${limit} s, or: $(tail -1 "$out/err")"
         fi
       done
     done
   done
+done
 done

@@ -55,7 +55,7 @@ typedef struct {
 } engine_record;
 
 /* Runs p in a child process and fills *rec (free with engine_record_free); where the closed form
- * applies (sim/maxplus.h: full simulations, no link shared between pairs of ranks) and p->events is
+ * applies (sim/maxplus.h: full simulations, no link shared by pairs of several nodes) and p->events is
  * 0, evaluates it in this process instead, with the same record. ERR_INPUT for a platform spec
  * platform_check refuses, ERR_IO when the pipe cannot be made, ERR_SIM when the engine died,
  * failed, could not build its platform, or an actor did not finish (a deadlock: the message says

@@ -31,8 +31,15 @@ static double after(double t, double s) { return s > 0 ? t + s : t; }
  * outlive the compute stream's first run of an iteration (n x nlate). */
 typedef struct {
   const plan_t *p;
+  const platform_net *net;
   const platform_pair *pairs;
   size_t npairs;
+  /* Groups of pairs sharing links (group_end): each link's flows when all its pairs run (n_flows),
+   * and per pair of the group being played its start, bytes left, rate and end; per link what is
+   * left of it and the flows not yet given a rate. */
+  double *link_flows, *link_rem, *link_cnt; /* (net->nlinks) */
+  double *least;                            /* (npairs) a grouped pair's least max-min rate */
+  double *g_start, *g_left, *g_rate, *g_end; /* (largest group) */
   engine_record *rec;
   int n, ns, ne, nlate, it, sync, last;
   int *pc, *posted;          /* (n x ns) the next instruction; at a COLL whose post is made */
@@ -55,7 +62,8 @@ typedef struct {
 static void mp_free(mp_t *m) {
   for (int r = 0; m->live && r < m->n; r++) free(m->live[r]);
   void *a[] = {m->pc,  m->posted, m->clock,  m->ev_at,  m->ev_it, m->late,   m->late_map, m->scratch,
-               m->it0, m->t0,     m->copied, m->taken, m->live,  m->live_head, m->live_n, m->live_cap, m->ev_rec_pc};
+               m->it0, m->t0,     m->copied, m->taken, m->live,  m->live_head, m->live_n, m->live_cap, m->ev_rec_pc,
+               m->link_flows, m->least, m->link_rem, m->link_cnt, m->g_start, m->g_left, m->g_rate, m->g_end};
   for (size_t i = 0; i < sizeof a / sizeof *a; i++) free(a[i]);
 }
 
@@ -100,6 +108,29 @@ static int mp_alloc(mp_t *m, const plan_t *p) {
   m->live_cap = calloc(n, sizeof(int));
   m->ev_rec_pc = malloc(ne * sizeof(int));
   if (!m->live || !m->live_head || !m->live_n || !m->live_cap || !m->ev_rec_pc) return -1;
+  const platform_net *net = m->net;
+  size_t nl = (size_t)net->nlinks + 1, big = 1;
+  for (int gr = 0; gr < net->ngroups; gr++)
+    if (net->group_at[gr + 1] - net->group_at[gr] > big) big = net->group_at[gr + 1] - net->group_at[gr];
+  m->link_flows = calloc(nl, sizeof(double));
+  m->link_rem = calloc(nl, sizeof(double));
+  m->link_cnt = calloc(nl, sizeof(double));
+  m->g_start = calloc(big, sizeof(double));
+  m->g_left = calloc(big, sizeof(double));
+  m->g_rate = calloc(big, sizeof(double));
+  m->g_end = calloc(big, sizeof(double));
+  if (!m->link_flows || !m->link_rem || !m->link_cnt || !m->g_start || !m->g_left || !m->g_rate || !m->g_end) return -1;
+  if (!(m->least = calloc(m->npairs + 1, sizeof(double)))) return -1;
+  for (size_t i = 0; i < m->npairs; i++)
+    for (int k = 0; m->pairs[i].group >= 0 && k < m->pairs[i].nlinks; k++) m->link_flows[m->pairs[i].link[k]] += m->pairs[i].flows;
+  for (size_t i = 0; i < m->npairs; i++) {
+    const platform_pair *q = &m->pairs[i];
+    m->least[i] = INFINITY;
+    for (int k = 0; q->group >= 0 && k < q->nlinks; k++) {
+      double r = net->link_Bps[q->link[k]] / m->link_flows[q->link[k]];
+      if (r < m->least[i]) m->least[i] = r;
+    }
+  }
   for (size_t v = 0; v < ne; v++) m->ev_rec_pc[v] = -1;
   for (int i = 0; i < g->streams[0].n; i++)
     if (g->streams[0].ins[i].op == PROG_RECORD) m->ev_rec_pc[g->streams[0].ins[i].ev] = i;
@@ -281,6 +312,90 @@ static int live_grow(mp_t *m, int r) {
   return 0;
 }
 
+/* The latest of `end` and the ends of group gr's flows, each pair's flows (edge bytes each) starting
+ * when both its ranks have posted on stream st: the max-min fair sharing SimGrid's network model
+ * gives flows on shared links (docs/simulation.md, "Switched nodes"), played from start to start and
+ * end to end. Between two of those moments the rates are constant: progressive filling raises every
+ * running flow's rate alike, and a link that fills fixes the rate of the flows crossing it. The
+ * group is skipped where it cannot end after `end`: max-min gives every flow at least, on one of
+ * its links, the link's bandwidth over all the flows crossing it (a link's level only rises as it
+ * fills), so no pair ends after its start + edge over that rate. */
+static double group_end(mp_t *m, int gr, int st, double edge, double end) {
+  const platform_net *net = m->net;
+  size_t ns = (size_t)m->ns, at = net->group_at[gr];
+  int k = (int)(net->group_at[gr + 1] - at);
+  const size_t *gp = net->group_pair + at;
+  double latest = end, t = INFINITY;
+  for (int i = 0; i < k; i++) {
+    const platform_pair *q = &m->pairs[gp[i]];
+    double a = m->clock[(size_t)q->src * ns + (size_t)st], z = m->clock[(size_t)q->dst * ns + (size_t)st];
+    m->g_start[i] = a > z ? a : z;
+    double most = m->g_start[i] + edge / m->least[gp[i]];
+    if (most > latest) latest = most;
+    m->g_left[i] = edge;
+    m->g_end[i] = -1;
+    if (m->g_start[i] < t) t = m->g_start[i];
+  }
+  if (latest <= end) return end; /* no pair of the group can end last */
+  for (int running = k; running > 0;) {
+    /* The rates from t: progressive filling over the pairs started and not ended. */
+    for (int i = 0; i < k; i++) {
+      const platform_pair *q = &m->pairs[gp[i]];
+      for (int l = 0; l < q->nlinks; l++) m->link_rem[q->link[l]] = net->link_Bps[q->link[l]], m->link_cnt[q->link[l]] = 0;
+    }
+    for (int i = 0; i < k; i++) {
+      const platform_pair *q = &m->pairs[gp[i]];
+      m->g_rate[i] = m->g_end[i] < 0 && m->g_start[i] <= t ? -1 : 0; /* -1: running, no rate yet */
+      for (int l = 0; m->g_rate[i] < 0 && l < q->nlinks; l++) m->link_cnt[q->link[l]] += q->flows;
+    }
+    for (;;) {
+      int full = -1;
+      double level = INFINITY;
+      for (int i = 0; i < k; i++) {
+        const platform_pair *q = &m->pairs[gp[i]];
+        for (int l = 0; m->g_rate[i] < 0 && l < q->nlinks; l++) {
+          int j = q->link[l];
+          double lv = m->link_rem[j] / m->link_cnt[j];
+          if (lv < level) level = lv, full = j;
+        }
+      }
+      if (full < 0) break;
+      if (level < 0) level = 0;
+      for (int i = 0; i < k; i++) {
+        const platform_pair *q = &m->pairs[gp[i]];
+        int crosses = 0;
+        for (int l = 0; m->g_rate[i] < 0 && l < q->nlinks; l++) crosses |= q->link[l] == full;
+        if (!crosses) continue;
+        m->g_rate[i] = level;
+        for (int l = 0; l < q->nlinks; l++) {
+          m->link_rem[q->link[l]] -= q->flows * level;
+          m->link_cnt[q->link[l]] -= q->flows;
+        }
+      }
+    }
+    /* The next moment a pair starts or ends; the pairs ending then end. */
+    double next = INFINITY;
+    for (int i = 0; i < k; i++) {
+      if (m->g_end[i] >= 0) continue;
+      double at = m->g_start[i] > t ? m->g_start[i] : m->g_rate[i] > 0 ? t + m->g_left[i] / m->g_rate[i] : INFINITY;
+      if (at < next) next = at;
+    }
+    if (next == INFINITY) return INFINITY; /* no rate: cannot happen with min_Bps > 0 (maxplus_run) */
+    for (int i = 0; i < k; i++) {
+      if (m->g_end[i] >= 0 || m->g_start[i] > t || !(m->g_rate[i] > 0)) continue;
+      if (t + m->g_left[i] / m->g_rate[i] <= next) {
+        m->g_end[i] = next;
+        running--;
+        if (next > end) end = next;
+      } else {
+        m->g_left[i] -= m->g_rate[i] * (next - t);
+      }
+    }
+    t = next;
+  }
+  return end;
+}
+
 /* When every rank's stream st has posted its collective: it ends for all at once, at the latest
  * pair's (both ends posted + edge bytes over the pair's rate) plus NCCL's latency term (the engine's
  * barrier). Returns whether it did; -1 when out of memory. */
@@ -293,10 +408,12 @@ static int resolve(mp_t *m, int st) {
   const plan_coll *pc = &p->coll[in->coll];
   double end = 0;
   for (size_t i = 0; i < m->npairs; i++) {
+    /* A pair alone on its links ends at this; one sharing them, no earlier. */
     double a = m->clock[(size_t)m->pairs[i].src * ns + (size_t)st], z = m->clock[(size_t)m->pairs[i].dst * ns + (size_t)st];
     double t = (a > z ? a : z) + (double)pc->edge_bytes * m->pairs[i].flows / m->pairs[i].min_Bps;
     if (t > end) end = t;
   }
+  for (int gr = 0; gr < m->net->ngroups; gr++) end = group_end(m, gr, st, (double)pc->edge_bytes, end);
   double done = after(end, pc->lat_s);
   m->rec->messages += (long)m->n * p->ch.count;
   for (int r = 0; r < m->n; r++) {
@@ -318,13 +435,14 @@ static int resolve(mp_t *m, int st) {
   return 1;
 }
 
-static int eval(const plan_t *p, const platform_pair *pairs, size_t npairs, engine_record *rec, err_t *e) {
+static int eval(const plan_t *p, const platform_net *net, engine_record *rec, err_t *e) {
   const prog_t *g = &p->prog;
   mp_t m;
   memset(&m, 0, sizeof m);
   m.p = p;
-  m.pairs = pairs;
-  m.npairs = npairs;
+  m.net = net;
+  m.pairs = net->pairs;
+  m.npairs = net->npairs;
   m.rec = rec;
   m.cur = -1;
   pipe_t w;
@@ -383,24 +501,22 @@ done:
 
 int maxplus_run(const plan_t *p, engine_record *rec, int *done, err_t *e) {
   *done = 0;
-  platform_pair *pairs;
-  size_t npairs;
-  int exclusive;
-  int rc = platform_pairs(&p->platform, &pairs, &npairs, &exclusive, e);
+  platform_net net;
+  int rc = platform_pairs(&p->platform, &net, e);
   if (rc) return rc;
-  for (size_t i = 0; i < npairs; i++) exclusive &= pairs[i].min_Bps > 0;
-  if (!exclusive) {
-    free(pairs);
+  int ok = net.exclusive || net.one_node;
+  if (!ok) {
+    platform_net_free(&net);
     return ERR_OK;
   }
   memset(rec, 0, sizeof *rec);
   if (engine_record_alloc(rec, p->iterations, p->nb, p->sim_ranks, prog_at_count(&p->prog))) {
-    free(pairs);
+    platform_net_free(&net);
     engine_record_free(rec);
     return err_set(e, ERR_NOMEM, "out of memory");
   }
-  rc = eval(p, pairs, npairs, rec, e);
-  free(pairs);
+  rc = eval(p, &net, rec, e);
+  platform_net_free(&net);
   if (rc) {
     engine_record_free(rec);
     return rc;

@@ -1,12 +1,17 @@
-/* maxplus: the engine's closed form (sim/engine.h calls it). Where no link is shared between ranks
- * whose collectives may start at different times, every flow of a collective runs at one rate from
- * start to end, whatever the others do: the flows of the pair (src -> successor) share only their
- * own route (platform_pairs' exclusive), all start when both ranks have posted, and each takes
- * edge bytes x flows / narrowest link. The plan's stream program (sim/program.h) is then max-plus
+/* maxplus: the engine's closed form (sim/engine.h calls it). A pair (src -> successor) whose links
+ * carry no other pair's flows runs its flows at one rate from start to end, whatever the others do:
+ * they start when both ranks have posted, and each takes edge bytes x flows / narrowest link.
+ * Pairs that share links (platform_net's groups: a switched node's GPU links, which carry a GPU's
+ * flows to its successors on different channels; NICs merged into one link) are played together,
+ * per group, as SimGrid's network model shares links: max-min fair rates, constant between one
+ * pair's start or end and the next, each pair's flows starting when both its ranks have posted. The
+ * closed form applies where every group leaves from one node (platform_net.one_node), so that a
+ * group is at most a node's pairs; a link shared by pairs of many nodes (a switch's backbone) is
+ * left to the events. The plan's stream program (sim/program.h) is then max-plus
  * algebra over ranks: every rank's streams run as far as their events allow (a WAIT ends at the
  * latest of the stream, the event, and the event plus the launch lag), and a collective, once every
- * rank posted it, ends for all at the latest (both ends posted + the pair's time) plus NCCL's
- * latency (the engine's barrier). Work sharing the GPU with collectives runs piecewise at the rate
+ * rank posted it, ends for all at the latest pair's end plus NCCL's latency term (the engine's
+ * barrier). Work sharing the GPU with collectives runs piecewise at the rate
  * the collectives beside it leave, once every collective that may start before it ends is resolved.
  * Each rank's durations are its values (plan_values): jitter and host noise enter there; no event
  * is simulated, nothing is forked. It records what the engine records. docs/simulation.md, "Closed
@@ -28,7 +33,7 @@
 int maxplus_applies(const plan_t *p);
 
 /* Evaluates p into *rec as engine_run would (free with engine_record_free); *done = 0 (and rec
- * untouched) when the network shares a link between pairs, so the events must be played.
+ * untouched) when pairs of several nodes share a link, so the events must be played.
  * peak_rss_kb is this process's. ERR_NOMEM, platform_check's errors. */
 int maxplus_run(const plan_t *p, engine_record *rec, int *done, err_t *e);
 

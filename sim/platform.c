@@ -1,6 +1,7 @@
 #include "platform.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -21,6 +22,11 @@ static int cmp_use(const void *a, const void *b) {
 }
 
 static int find(int *parent, int k) {
+  while (parent[k] != k) k = parent[k] = parent[parent[k]];
+  return k;
+}
+
+static size_t findz(size_t *parent, size_t k) {
   while (parent[k] != k) k = parent[k] = parent[parent[k]];
   return k;
 }
@@ -279,22 +285,27 @@ int platform_build(const platform_spec *s, sg_host_t *hosts, err_t *e) {
   return rc;
 }
 
-int platform_pairs(const platform_spec *s, platform_pair **out, size_t *npairs, int *exclusive, err_t *e) {
-  *out = NULL;
-  *npairs = 0;
-  *exclusive = 1;
+void platform_net_free(platform_net *net) {
+  if (!net) return;
+  free(net->pairs);
+  free(net->group_at);
+  free(net->group_pair);
+  free(net->link_Bps);
+  *net = (platform_net){0};
+}
+
+int platform_pairs(const platform_spec *s, platform_net *net, err_t *e) {
+  *net = (platform_net){.exclusive = 1, .one_node = 1};
   layout L;
   int rc = layout_init(&L, s, e);
   if (rc) return rc;
-  platform_pair *pp = malloc((L.nroute ? L.nroute : 1) * sizeof *pp);
-  long long *owner = malloc(L.nlinks * sizeof *owner); /* the pair (key) crossing each link, or -1 */
-  if (!pp || !owner) {
-    free(pp);
-    free(owner);
-    layout_free(&L);
-    return err_set(e, ERR_NOMEM, "out of memory");
-  }
-  for (size_t i = 0; i < L.nlinks; i++) owner[i] = -1;
+  size_t cap = L.nroute ? L.nroute : 1;
+  platform_pair *pp = malloc(cap * sizeof *pp);
+  size_t *owner = malloc(L.nlinks * sizeof *owner); /* the first pair crossing each link, or SIZE_MAX */
+  size_t *parent = malloc(cap * sizeof *parent);    /* pairs joined by shared links: union-find */
+  int *dense = malloc(L.nlinks * sizeof *dense);     /* a link's number among the grouped pairs' */
+  if (!pp || !owner || !parent || !dense) goto nomem;
+  for (size_t i = 0; i < L.nlinks; i++) owner[i] = SIZE_MAX, dense[i] = -1;
   size_t np = 0;
   for (size_t i = 0; i < L.nroute; i++) {
     if (i > 0 && L.use[i].key == L.use[i - 1].key) {
@@ -305,17 +316,83 @@ int platform_pairs(const platform_spec *s, platform_pair **out, size_t *npairs, 
     size_t ids[3];
     int nl = route_links(&L, src, dst, L.use[i].nic, ids);
     double min = 0;
+    parent[np] = np;
     for (int k = 0; k < nl; k++) {
       double bw = link_Bps(&L, ids[k]);
       if (k == 0 || bw < min) min = bw;
-      if (owner[ids[k]] >= 0 && owner[ids[k]] != L.use[i].key) *exclusive = 0;
-      owner[ids[k]] = L.use[i].key;
+      if (owner[ids[k]] == SIZE_MAX) {
+        owner[ids[k]] = np;
+      } else {
+        size_t a = findz(parent, owner[ids[k]]), b = findz(parent, np);
+        if (a < b) parent[b] = a; /* a set's root is its first pair */
+        if (b < a) parent[a] = b;
+      }
     }
-    pp[np++] = (platform_pair){.src = src, .dst = dst, .flows = 1, .min_Bps = min};
+    pp[np] = (platform_pair){.src = src, .dst = dst, .flows = 1, .min_Bps = min, .group = -1, .nlinks = nl};
+    for (int k = 0; k < nl; k++) pp[np].link[k] = (int)ids[k]; /* layout ids until numbered below */
+    np++;
   }
+  /* Groups: the pairs' sets of more than one, numbered in order of their first pair (the root, met
+   * before the others). */
+  size_t *size = calloc(np + 1, sizeof *size);
+  if (!size) goto nomem;
+  for (size_t i = 0; i < np; i++) size[findz(parent, i)]++;
+  int ng = 0;
+  size_t members = 0;
+  for (size_t i = 0; i < np; i++) {
+    size_t root = findz(parent, i);
+    if (size[root] < 2) continue;
+    if (root == i) pp[i].group = ng++;
+    else pp[i].group = pp[root].group;
+    members++;
+  }
+  free(size);
+  net->group_at = calloc((size_t)ng + 1, sizeof *net->group_at);
+  net->group_pair = malloc((members ? members : 1) * sizeof *net->group_pair);
+  if (!net->group_at || !net->group_pair) goto nomem;
+  for (size_t i = 0; i < np; i++)
+    if (pp[i].group >= 0) net->group_at[pp[i].group + 1]++;
+  for (int g = 0; g < ng; g++) net->group_at[g + 1] += net->group_at[g];
+  int nlinks = 0;
+  for (size_t i = 0; i < np; i++) {
+    if (pp[i].group < 0) continue;
+    for (int k = 0; k < pp[i].nlinks; k++) {
+      size_t id = (size_t)pp[i].link[k];
+      if (dense[id] < 0) dense[id] = nlinks++;
+      pp[i].link[k] = dense[id];
+    }
+  }
+  /* parent is spent: it becomes each group's next free place in group_pair. */
+  for (int g = 0; g < ng; g++) parent[g] = net->group_at[g];
+  for (size_t i = 0; i < np; i++)
+    if (pp[i].group >= 0) net->group_pair[parent[pp[i].group]++] = i;
+  int G = s->gpus_per_node;
+  for (int g = 0; g < ng; g++) {
+    const platform_pair *a = &pp[net->group_pair[net->group_at[g]]];
+    for (size_t j = net->group_at[g]; j < net->group_at[g + 1]; j++) {
+      const platform_pair *b = &pp[net->group_pair[j]];
+      if (b->src / G != a->src / G) net->one_node = 0;
+    }
+  }
+  if (!(net->link_Bps = malloc((nlinks ? (size_t)nlinks : 1) * sizeof *net->link_Bps))) goto nomem;
+  for (size_t id = 0; id < L.nlinks; id++)
+    if (dense[id] >= 0) net->link_Bps[dense[id]] = link_Bps(&L, id);
   free(owner);
+  free(parent);
+  free(dense);
   layout_free(&L);
-  *out = pp;
-  *npairs = np;
+  net->pairs = pp;
+  net->npairs = np;
+  net->ngroups = ng;
+  net->nlinks = nlinks;
+  net->exclusive = ng == 0;
   return ERR_OK;
+nomem:
+  free(pp);
+  free(owner);
+  free(parent);
+  free(dense);
+  layout_free(&L);
+  platform_net_free(net);
+  return err_set(e, ERR_NOMEM, "out of memory");
 }

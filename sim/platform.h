@@ -57,17 +57,38 @@ int platform_check(const platform_spec *spec, err_t *e);
  * errors, ERR_NOMEM, ERR_SIM when SimGrid refuses an element (its message). */
 int platform_build(const platform_spec *spec, sg_host_t *hosts, err_t *e);
 
-/* One (rank, successor) pair that channels use: its route's flows and narrowest link. */
+/* One (rank, successor) pair that channels use: its route's flows and narrowest link; where its
+ * links carry other pairs' flows too, its group and its links. */
 typedef struct {
   int src, dst;
   int flows;      /* channels using the pair: that many flows share its route */
   double min_Bps; /* the narrowest link of the route */
+  int group;      /* -1: no link of its route carries another pair's flows; else its group: the
+                     pairs joined by links they share (platform_net's groups) */
+  int nlinks;     /* grouped pairs: the links of its route (platform_net's link numbers) */
+  int link[3];
 } platform_pair;
 
-/* The pairs spec's channels use (*pairs, *npairs; sorted by src, then dst; free()), as the built
- * platform routes them. *exclusive = 1 when no link is crossed by two pairs: a pair's flows then
- * share their links with no other, each at min_Bps / flows while they run, whenever the others
- * start. platform_check's errors, ERR_NOMEM. */
-int platform_pairs(const platform_spec *spec, platform_pair **pairs, size_t *npairs, int *exclusive, err_t *e);
+/* The pairs spec's channels use, as the built platform routes them, and how they share links. */
+typedef struct {
+  platform_pair *pairs; /* (npairs) sorted by src, then dst */
+  size_t npairs;
+  int ngroups;          /* groups of pairs sharing links: pairs linked by a link two of them cross */
+  size_t *group_at;     /* (ngroups + 1) group g's pairs are group_pair[group_at[g] .. group_at[g + 1]) */
+  size_t *group_pair;   /* indices into pairs */
+  int nlinks;           /* the links grouped pairs cross, numbered 0 .. nlinks - 1 */
+  double *link_Bps;     /* (nlinks) each one's bandwidth */
+  int exclusive;        /* no group: no link is crossed by two pairs, so a pair's flows share their
+                           links with no other, each at min_Bps / flows while they run, whenever
+                           the others start */
+  int one_node;         /* every group's pairs leave from one node (their sources are its GPUs):
+                           a group has at most a node's pairs, whatever the nodes */
+} platform_net;
+
+/* The pairs of spec's channels and their groups into *net (free with platform_net_free).
+ * platform_check's errors, ERR_NOMEM. */
+int platform_pairs(const platform_spec *spec, platform_net *net, err_t *e);
+
+void platform_net_free(platform_net *net); /* frees the contents; NULL is a no-op */
 
 #endif

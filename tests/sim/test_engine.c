@@ -14,7 +14,11 @@
  * 5. Compute that shares the GPU with a collective (sim/program.h, PROG_COMPUTE's slow): backward's
  *    segments, slowed by s while a bucket's all-reduce of C seconds runs beside them, end C x s later
  *    and the collective where it did; the same slowdown on forward, which no collective overlaps,
- *    changes nothing; with the bundled card's sharing, the closed form equals the events. */
+ *    changes nothing; with the bundled card's sharing, the closed form equals the events.
+ * 6. Switched nodes (DGX A100: every GPU's link to the NVSwitch carries its flows to several
+ *    successors, and a node's merged NIC link its four rings out): the pairs sharing links form
+ *    groups, each leaving from one node; a full simulation with jitter, and one with host noise
+ *    sharing the GPU, give in closed form (the groups' flows played max-min) what the events give. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +31,7 @@
 #include "fixtures.h"
 #include "maxplus.h"
 #include "plan.h"
+#include "platform.h"
 #include "predict.h"
 #include "readout.h"
 #include "sim.h"
@@ -335,9 +340,86 @@ static void gpu_sharing_slows_compute(void) {
   model_destroy(m);
 }
 
+/* 6. Switched nodes: groups of pairs sharing links, and the closed form that plays them. */
+static void switched_nodes_closed_form(void) {
+  char path[1024];
+  err_t e;
+  topo_t *t = NULL;
+  profile_t *pa = NULL;
+  if (data_resolve(DATA_TOPOLOGY, "dgxa100-ib", path, sizeof path, &e) || topo_load(path, &t, &e) ||
+      data_resolve(DATA_PROFILE, "a100-dgxa100", path, sizeof path, &e) || profile_load(path, &pa, &e)) {
+    CHECK(0, "loading dgxa100-ib and a100-dgxa100: %s", e.msg);
+    topo_destroy(t);
+    return;
+  }
+  sim_config c;
+  fixture_config(&c, M_RESNET, t, pa, 4, 0);
+  c.symmetry = 0;
+  c.jitter_cv = 0.05;
+  c.iterations = 3;
+  plan_t p;
+  platform_net net;
+  if (plan_build(&c, &p, &e) == ERR_OK) {
+    if (platform_pairs(&p.platform, &net, &e) == ERR_OK) {
+      /* Per node one group inside it (the GPUs' switch links) and one out of it (the NICs, merged). */
+      int G = p.gpus_per_node, inside = 0, out = 0, sized = 1;
+      for (int g = 0; g < net.ngroups; g++) {
+        const platform_pair *a = &net.pairs[net.group_pair[net.group_at[g]]];
+        int in_node = a->dst / G == a->src / G;
+        inside += in_node;
+        out += !in_node;
+        sized &= net.group_at[g + 1] - net.group_at[g] >= (size_t)(in_node ? G : 2);
+      }
+      CHECK(!net.exclusive && net.one_node && inside == 4 && out == 4 && sized && net.nlinks > 0,
+            "DGX A100 x 4: pairs sharing links in %d groups inside nodes and %d out of them, each leaving one node (%d)",
+            inside, out, net.one_node);
+      platform_net_free(&net);
+    } else {
+      CHECK(0, "platform_pairs: %s", e.msg);
+    }
+    plan_free(&p);
+  } else {
+    CHECK(0, "plan_build: %s", e.msg);
+  }
+  for (int k = 0; k < 2; k++) {
+    if (k == 1) {
+      c.model = M_MLSTM;
+      c.jitter_cv = 0;
+      c.host_jitter_s = 200e-6;
+    } else {
+      c.gpu_sharing = 0;
+    }
+    sim_result x[2];
+    int ok = 1;
+    for (int ev = 0; ev < 2 && ok; ev++) {
+      c.events = ev;
+      if (sim_run(&c, &x[ev], &e)) {
+        CHECK(0, "sim_run: %s", e.msg);
+        if (ev) sim_result_free(&x[0]);
+        ok = 0;
+      }
+    }
+    if (!ok) continue;
+    double worst = rel(x[1].iteration_s, x[0].iteration_s);
+    for (int b = 0; b < x[0].plan.n; b++) {
+      worst = fmax(worst, rel(x[1].buckets[b].comm_start_s, x[0].buckets[b].comm_start_s));
+      worst = fmax(worst, rel(x[1].buckets[b].comm_end_s, x[0].buckets[b].comm_end_s));
+      worst = fmax(worst, rel(x[1].buckets[b].ready_s, x[0].buckets[b].ready_s));
+    }
+    CHECK(x[0].closed_form && !x[1].closed_form && worst < 1e-6 && x[0].iteration_s > 0,
+          "%s on 32 A100s (DGX A100), %s: closed form %.9g s, events %.9g s (worst bucket or iteration %.1e)",
+          k ? "mLSTM-4k" : "ResNet-50", k ? "host noise, sharing the GPU" : "jitter", x[0].iteration_s, x[1].iteration_s, worst);
+    sim_result_free(&x[0]);
+    sim_result_free(&x[1]);
+  }
+  topo_destroy(t);
+  profile_destroy(pa);
+}
+
 int main(void) {
   if (load()) return 1;
   gpu_sharing_slows_compute();
+  switched_nodes_closed_form();
   predict_wall_covers_all();
   symmetry_matches_full();
   fidelities_agree();

@@ -12,8 +12,10 @@
 # The cases cover the platform shapes sim/platform.c builds for the bundled topologies: node zones
 # behind routers over a non-blocking switch and over a shared backbone (an oversubscribed copy of
 # dgx1v-ib), one zone (a single node), switched nodes (NVSwitch), several fabrics, both fidelities,
-# 1,024 and 4,096 GPUs; and what the closed form models: prefetch, no_sync, host noise, a
-# communication hook, DataLoader workers (events). The golden runs leave out compute sharing the
+# 1,024 and 4,096 GPUs; switched nodes (DGX A100, whose GPU switch links and merged NICs are shared
+# by several pairs: the closed form plays those groups max-min; the golden numbers of the cases
+# added with it were recorded from the events engine of commit e2e8065, the last before it); and
+# what the closed form models: prefetch, no_sync, host noise, a communication hook, DataLoader workers (events). The golden runs leave out compute sharing the
 # GPU with NCCL's kernels (--no-gpu-sharing: the recorded engine had none); a second set of cases
 # runs with it, closed form against events (every number of the report within 0.1%).
 set -u
@@ -37,9 +39,14 @@ cases=(
   "mlstm-4096-jitter:closed:--model mlstm-4k --nodes 512 --jitter-cv 0.05"
   "oversub-64-jitter:events:--model resnet50 --topology $tmp/oversub.topo --nodes 8 --jitter-cv 0.05"
   "10gbe-64-jitter:closed:--model resnet50 --topology dgx1v-10gbe --nodes 8 --jitter-cv 0.05"
-  "a100roce-64-all:events:--model bert-large --topology a100-roce100 --profile a100-dgxa100 --nodes 8 --no-symmetry"
-  "dgxa100-64-jitter:events:--model resnet50 --topology dgxa100-ib --profile a100-dgxa100 --nodes 8 --jitter-cv 0.05"
+  "a100roce-64-all:closed:--model bert-large --topology a100-roce100 --profile a100-dgxa100 --nodes 8 --no-symmetry"
+  "dgxa100-64-jitter:closed:--model resnet50 --topology dgxa100-ib --profile a100-dgxa100 --nodes 8 --jitter-cv 0.05"
+  "dgxa100-1024-jitter:closed:--model resnet50 --topology dgxa100-ib --profile a100-dgxa100 --nodes 128 --jitter-cv 0.05"
+  "dgxa100-1024-all:closed:--model bert-large --topology dgxa100-ib --profile a100-dgxa100 --nodes 128 --no-symmetry"
+  "dgxa100-4096-jitter:closed:--model mlstm-4k --topology dgxa100-ib --profile a100-dgxa100 --nodes 512 --jitter-cv 0.05"
+  "dgxa100-128-host:closed:--model mlstm-4k --topology dgxa100-ib --profile a100-dgxa100 --nodes 16 --host-jitter-us 200 --jitter-cv 0"
   "h100-128-jitter:closed:--model bert-large --topology dgxh100-ib --profile h100-dgxh100 --nodes 16 --jitter-cv 0.05"
+  "h100-128-host:closed:--model resnet50 --topology dgxh100-ib --profile h100-dgxh100 --nodes 16 --host-jitter-us 200 --jitter-cv 0"
   "edr1-64-jitter:closed:--model resnet50 --topology v100x8-edr1 --nodes 8 --jitter-cv 0.05"
   "step-64-jitter:events:--model resnet50 --fidelity step --nodes 8 --jitter-cv 0.05"
   "node-8-jitter:closed:--model resnet50 --nodes 1 --jitter-cv 0.05"
@@ -58,6 +65,9 @@ sharing_cases=(
   "prefetch-128-jitter --model resnet50 --nodes 16 --jitter-cv 0.05 --prefetch"
   "nosync-128-jitter --model mlstm-4k --nodes 16 --jitter-cv 0.05 --no-sync 2"
   "fp16-128-jitter --model bert-large --nodes 16 --jitter-cv 0.05 --comm-hook fp16"
+  "dgxa100-1024-jitter --model resnet50 --topology dgxa100-ib --profile a100-dgxa100 --nodes 128 --jitter-cv 0.05"
+  "dgxa100-128-host --model bert-large --topology dgxa100-ib --profile a100-dgxa100 --nodes 16 --host-jitter-us 200 --jitter-cv 0"
+  "h100-128-jitter --model bert-large --topology dgxh100-ib --profile h100-dgxh100 --nodes 16 --jitter-cv 0.05"
 )
 
 # One line per case: its name, the iteration, then every bucket's ready, start and end (17 digits).
