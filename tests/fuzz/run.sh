@@ -32,7 +32,7 @@ libs=($(pkg-config --libs libcjson gsl) -lm)
 # The loaders and what they call, instrumented once for every target.
 objs=()
 mkdir -p "$work/obj"
-for f in common/err.c common/afile.c common/txt.c sim/model.c sim/topo.c sim/coll.c sim/ncclmodel.c sim/gemmcost.c sim/roofline.c sim/profile.c sim/cost.c sim/reducer.c sim/bucket.c sim/uncert.c common/version.c calib/profilew.c; do
+for f in common/err.c common/afile.c common/txt.c sim/model.c sim/topo.c sim/coll.c sim/ncclmodel.c sim/gemmcost.c sim/roofline.c sim/profile.c sim/cost.c sim/reducer.c sim/bucket.c sim/uncert.c sim/scenario.c sim/timeline.c common/version.c calib/profilew.c; do
   o=$work/obj/$(basename "$f" .c).o
   if ! "$cc" "${flags[@]}" -fsanitize=fuzzer-no-link -c "$src/$f" -o "$o" 2>"$work/build.err"; then
     echo "FAIL $f does not build for fuzzing:"; sed 's/^/     | /' "$work/build.err" | head -20; exit 1
