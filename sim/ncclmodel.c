@@ -193,6 +193,21 @@ int nccl_model_init(nccl_model *m, const profile_t *p, const topo_t *t, int node
   return ERR_OK;
 }
 
+void nccl_model_plain_ring(nccl_model *m, double hop_intra_s, double hop_net_s) {
+  for (int a = 0; a < NCCL_NALGO; a++)
+    for (int q = 0; q < NCCL_NPROTO; q++) {
+      int on = a == NCCL_ALGO_RING && q == NCCL_PROTO_SIMPLE;
+      m->enabled[a][q] = m->auto_on[a][q] = on;
+      m->base_lat_s[a][q] = 0;
+      m->bw_factor[a][q] = on ? 1.0 : 0;
+      m->hop_intra_s[a][q] = on ? hop_intra_s : 0;
+      m->hop_net_s[a][q] = on ? hop_net_s : 0;
+    }
+  m->refine = PROFILE_NCCL_NONE;
+  m->arch = -1;
+  m->version = 0;
+}
+
 /* NCCL 2.7's tuning.cc constants (Volta and Pascal). */
 #define LL128_MAX_BW_PER_CH_Bps 16.7e9 /* ll128MaxBwPerCh, all-reduce */
 static const double tree_correction[NCCL_NPROTO][22] = {

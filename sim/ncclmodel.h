@@ -132,6 +132,11 @@ struct nccl_model {
 int nccl_model_init(nccl_model *m, const profile_t *p, const topo_t *t, int nodes, int gpus_per_node, int channels,
                     double intra_bw_Bps, double nic_bw_Bps, err_t *e);
 
+/* Makes m a ring that is not NCCL's (gloo's over TCP, sim/plan.c): ring/Simple alone, without NCCL's
+ * base latency, bandwidth factor or tuning refinements, at one-hop latencies hop_intra_s inside a
+ * node and hop_net_s between nodes; bandwidths as nccl_model_init set them. */
+void nccl_model_plain_ring(nccl_model *m, double hop_intra_s, double hop_net_s);
+
 /* Who takes part in a phase of a composed collective: every rank (the job's rings), the ranks of
  * one node (a ring inside each node), or the ranks of one local index across the nodes (a ring per
  * local GPU between the nodes). */

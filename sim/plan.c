@@ -48,33 +48,82 @@ int plan_job(const sim_config *c, int *gpn_out, long *batch_out, model_dtype *pr
   return ERR_OK;
 }
 
+int plan_gloo_tcp(const sim_config *c) {
+  if (c->backend != SIM_BACKEND_GLOO) return 0;
+  profile_device dev;
+  profile_get_device(c->profile, &dev);
+  return dev.kind != PROFILE_DEVICE_CPU;
+}
+
+/* gloo between the processes of GPUs (ProcessGroupGloo; THD's gloo before 1.0) sends through host
+ * memory over TCP sockets, not over NVLink or the NICs' RDMA (docs/simulation.md, "Communication
+ * backends"): the node as a switch where each GPU's process has one connection of the profile's
+ * `tcp` link class (its bw_Bps and lat_s), one NIC per node (gloo binds one interface), no faster
+ * than a connection. *view: a copy of the topology so changed (the caller frees it). */
+static int gloo_view(const sim_config *c, topo_t **view, double *tcp_Bps, double *tcp_lat_s, err_t *e) {
+  err_t why;
+  int rc = profile_link(c->profile, PLAN_GLOO_LINK, 0, tcp_Bps, tcp_lat_s, &why);
+  if (rc)
+    return err_set(e, rc, "gloo sends between processes over TCP sockets: %s (comm.links.%s: bw_Bps and lat_s of one connection)",
+                   why.msg, PLAN_GLOO_LINK);
+  if (!(*tcp_Bps > 0))
+    return err_set(e, ERR_INPUT, "%s: comm.links.%s needs bw_Bps (a connection's throughput, not an efficiency)",
+                   profile_name(c->profile), PLAN_GLOO_LINK);
+  topo_t *v = malloc(sizeof *v);
+  if (!v) return err_set(e, ERR_NOMEM, "out of memory");
+  *v = *c->topo;
+  v->npairs = 0;
+  v->has_near = 0;
+  snprintf(v->intra_class, sizeof v->intra_class, "%s", PLAN_GLOO_LINK);
+  v->intra_links = 1;
+  v->intra_bw_Bps = *tcp_Bps;
+  if (v->has_nic) v->nic_count = 1;
+  *view = v;
+  return ERR_OK;
+}
+
 int plan_network(const sim_config *c, int gpn, channels_t *ch, platform_spec *spec, double **pair, unsigned char **near,
                  err_t *e) {
   const topo_t *t = c->topo;
+  topo_t *view = NULL;
   int rc;
-  double link_bw = 0, nic_bw = 0, lat;
+  double link_bw = 0, nic_bw = 0, lat, tcp_Bps = 0, tcp_lat = 0;
   memset(spec, 0, sizeof *spec);
   spec->nodes = c->nodes;
   spec->gpus_per_node = gpn;
+  if (plan_gloo_tcp(c)) {
+    if ((rc = gloo_view(c, &view, &tcp_Bps, &tcp_lat, e))) return rc;
+    t = view;
+  }
   if (gpn > 1) {
-    if ((rc = profile_link(c->profile, t->intra_class, t->intra_bw_Bps, &link_bw, &lat, e))) return rc;
-    if ((rc = profile_hop_lat(c->profile, t->intra_class, NCCL_ALGO_RING, NCCL_PROTO_SIMPLE, &lat, e))) return rc;
+    if (view) link_bw = tcp_Bps, lat = tcp_lat;
+    else if ((rc = profile_link(c->profile, t->intra_class, t->intra_bw_Bps, &link_bw, &lat, e)) ||
+             (rc = profile_hop_lat(c->profile, t->intra_class, NCCL_ALGO_RING, NCCL_PROTO_SIMPLE, &lat, e)))
+      return rc;
     spec->intra_lat_s = lat;
   }
   if (c->nodes > 1 && t->has_nic) {
-    if ((rc = profile_link(c->profile, t->nic_class, t->nic_bw_Bps, &nic_bw, &lat, e))) return rc;
-    if ((rc = profile_hop_lat(c->profile, t->nic_class, NCCL_ALGO_RING, NCCL_PROTO_SIMPLE, &lat, e))) return rc;
+    if ((rc = profile_link(c->profile, t->nic_class, t->nic_bw_Bps, &nic_bw, &lat, e)) ||
+        (!view && (rc = profile_hop_lat(c->profile, t->nic_class, NCCL_ALGO_RING, NCCL_PROTO_SIMPLE, &lat, e)))) {
+      free(view);
+      return rc;
+    }
+    /* over TCP: the socket's latency (the stack's, which the wire's few microseconds hide in), and
+     * no more than a connection carries */
+    if (view) lat = tcp_lat, nic_bw = nic_bw < tcp_Bps ? nic_bw : tcp_Bps;
     spec->nic_lat_s = lat;
     spec->backbone_bw_Bps = t->switch_bw_Bps;
   }
   channels_spec cs;
-  if ((rc = channels_spec_from_topo(t, gpn, c->nodes, link_bw, nic_bw, &cs, pair, near, e))) return rc;
+  rc = channels_spec_from_topo(t, gpn, c->nodes, link_bw, nic_bw, &cs, pair, near, e);
+  free(view);
+  if (rc) return rc;
   spec->pair_Bps = cs.pair_Bps;
   spec->gpu_Bps = cs.gpu_Bps;
   spec->nics = cs.nics;
   spec->nic_Bps = cs.nic_Bps;
   err_t ce;
-  if ((rc = channels_search(&cs, ch, &ce))) return err_set(e, rc, "%s: %s", t->path, ce.msg);
+  if ((rc = channels_search(&cs, ch, &ce))) return err_set(e, rc, "%s: %s", c->topo->path, ce.msg);
   spec->ch = ch;
   return ERR_OK;
 }
@@ -604,10 +653,7 @@ int plan_group_coll(plan_t *p, int b, coll_kind kind, double bytes, nccl_group g
  * both copies at the profile's pinned host-device cost. gloo on a CPU profile (device.kind "cpu":
  * the tensors are in host memory) and MPI (CUDA-aware): the ring alone, at the links' cost. */
 static int plan_backend(const sim_config *c, plan_t *p, int b, double bytes, err_t *e) {
-  if (c->backend != SIM_BACKEND_GLOO || p->ranks < 2) return ERR_OK;
-  profile_device dev;
-  profile_get_device(c->profile, &dev);
-  if (dev.kind == PROFILE_DEVICE_CPU) return ERR_OK;
+  if (!plan_gloo_tcp(c) || p->ranks < 2) return ERR_OK;
   int have = 0, rc;
   double lat = 0, bw = 0, red = profile_host_reduce_Bps(c->profile);
   if ((rc = profile_h2d(c->profile, PROFILE_H2D_PINNED_SYNC, &have, &lat, &bw, e))) return rc;
@@ -726,6 +772,7 @@ int plan_begin(const sim_config *c, plan_t *p, err_t *e) {
   }
   if ((rc = nccl_model_init(&p->nccl, c->profile, c->topo, c->nodes, gpn, p->ch.count, intra_Bps, p->ring_bw_Bps, e)))
     goto fail;
+  if (plan_gloo_tcp(c)) nccl_model_plain_ring(&p->nccl, p->intra_lat_s, p->nic_lat_s);
   p->algos = c->nccl_algos ? c->nccl_algos : NCCL_ALGOS_AUTO;
   p->protos = c->nccl_protos ? c->nccl_protos : NCCL_ALL_PROTOS;
   if (c->backend != SIM_BACKEND_NCCL) {

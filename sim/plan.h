@@ -232,6 +232,13 @@ int plan_group_coll(plan_t *p, int b, coll_kind kind, double bytes, nccl_group g
  * iterations, a framework's impossible combination) is ERR_USAGE: each is a flag of ddpsim's. */
 int plan_job(const sim_config *c, int *gpn, long *batch, model_dtype *prec, err_t *e);
 
+/* The link class of gloo's TCP connections between GPU processes (comm.links.tcp: docs/profile.md). */
+#define PLAN_GLOO_LINK "tcp"
+
+/* Whether the config's collectives are gloo's between GPU processes: sent through host memory over
+ * TCP (plan_network prices them on the profile's PLAN_GLOO_LINK class, not the topology's links). */
+int plan_gloo_tcp(const sim_config *c);
+
 /* The network for `gpn` GPUs per node: NCCL's channels (into *ch), the platform spec for `nodes`
  * nodes, the one-hop latencies and the pair graph / NIC placement the spec points to (the caller
  * frees *pair, *near and ch). Shared with DataParallel's builder. */

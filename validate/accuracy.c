@@ -12,6 +12,7 @@
 #include "modelzoo.h"
 #include "predict.h"
 #include "profile.h"
+#include "reducer.h"
 #include "strbuf.h"
 #include "topo.h"
 #include "txt.h"
@@ -34,7 +35,7 @@ static unsigned long long fnv(unsigned long long h, const void *data, size_t len
 /* The keys a point may carry, each at most once; REQ: every point must have it. */
 enum { K_GROUP, K_SOURCE, K_HARDWARE, K_SOFTWARE, K_SETUP, K_PUBLISHED, K_ITERATIONS, K_MODEL, K_GENMODEL, K_PROFILE,
        K_TOPOLOGY, K_NODES, K_GPUS, K_BATCH, K_PRECISION, K_NO_SYNC, K_MODE, K_LOADER, K_FITS, K_UNSUPPORTED, K_FRAMEWORK,
-       K_FSDP_UNITS, K_FSDP_RESHARD, K_FSDP_REPLICATE, K_FSDP_PARAM_DTYPE, K_FSDP_REDUCE_DTYPE, K_COUNT };
+       K_FSDP_UNITS, K_FSDP_RESHARD, K_FSDP_REPLICATE, K_FSDP_PARAM_DTYPE, K_FSDP_REDUCE_DTYPE, K_PYTORCH, K_COUNT };
 static const struct {
   const char *name;
   int required;
@@ -43,7 +44,7 @@ static const struct {
                    {"topology", 1}, {"nodes", 1},    {"gpus", 1},     {"batch", 1},     {"precision", 1},
                    {"no_sync", 0},  {"mode", 0},     {"loader", 0},   {"fits", 0},     {"unsupported", 0},
                    {"framework", 0}, {"fsdp_units", 0}, {"fsdp_reshard_after_forward", 0}, {"fsdp_replicate", 0},
-                   {"fsdp_param_dtype", 0}, {"fsdp_reduce_dtype", 0}};
+                   {"fsdp_param_dtype", 0}, {"fsdp_reduce_dtype", 0}, {"pytorch", 0}};
 
 static const struct {
   const char *unit;
@@ -106,6 +107,11 @@ static int point_field(accuracy_point *p, int k, const char *v, const char *orig
     if (parse_int(v, 1, MODEL_BATCH_MAX, &p->batch))
       return FAIL("%s:%d: batch (per GPU) must be an integer in [1, %ld]", origin, line, (long)MODEL_BATCH_MAX);
     return ERR_OK;
+  case K_PYTORCH: {
+    err_t why;
+    if (reducer_version_parse(v, &p->pytorch, &why)) return FAIL("%s:%d: pytorch: %s", origin, line, why.msg);
+    return ERR_OK;
+  }
   case K_NO_SYNC:
     if (parse_int(v, 1, 1000000, &n)) return FAIL("%s:%d: no_sync must be an integer in [1, 1000000]", origin, line);
     p->no_sync = (int)n;
@@ -398,6 +404,7 @@ static void predict_point(accuracy_point *p, const accuracy_set *s) {
     c.no_sync = p->no_sync;
     c.mode = (sim_mode)p->mode;
     c.h2d = (sim_h2d)p->h2d;
+    c.pytorch = p->pytorch;
     c.gpu_sharing = !s->no_gpu_sharing;
     if (s->no_host_costs) c.host_launch_s = c.host_dispatch_s = c.host_jitter_s = 0;
     c.framework = (sim_framework)p->framework;
@@ -406,6 +413,7 @@ static void predict_point(accuracy_point *p, const accuracy_set *s) {
     c.fsdp_replicate = p->fsdp_replicate;
     c.fsdp_param_dtype = p->fsdp_param_dtype;
     c.fsdp_reduce_dtype = p->fsdp_reduce_dtype;
+    c.backend = sim_default_backend(c.framework, c.pytorch); /* gloo for DDP before 0.4, its only one */
     if (!(rc = predict_run(&c, &r, &e))) {
       double samples = r.samples_per_s;
       p->predicted = p->metric == ACCURACY_SAMPLES ? samples
@@ -632,7 +640,7 @@ char *accuracy_table(const accuracy_set *s, const accuracy_summary *sum) {
 }
 
 /* What ddpsim predicts for the point: "`genmodel resnet ...` v100-dgx1v, dgx1v-ib, 1 x 8, batch
- * 256, fp16[, no_sync K][, mode flat][, loader L][, dp | fsdp[ units U][ reshard_after_forward false]
+ * 256, fp16[, no_sync K][, mode flat][, pytorch R][, loader L][, dp | fsdp[ units U][ reshard_after_forward false]
  * [ replicate R][ param_dtype D][ reduce_dtype D]]" (the model in backquotes when quoted). */
 static void scenario(strbuf *b, const accuracy_point *p, int quoted) {
   const char *q = quoted ? "`" : "";
@@ -641,6 +649,10 @@ static void scenario(strbuf *b, const accuracy_point *p, int quoted) {
                 model_dtype_name((model_dtype)p->precision));
   if (p->no_sync > 1) strbuf_printf(b, ", no_sync %d", p->no_sync);
   if (p->mode == SIM_MODE_FLAT) strbuf_printf(b, ", mode flat");
+  if (p->pytorch > 0) {
+    char rel[32];
+    strbuf_printf(b, ", pytorch %s", reducer_version_name(p->pytorch, rel, sizeof rel));
+  }
   if (p->h2d != SIM_H2D_AUTO) strbuf_printf(b, ", loader %s", sim_h2d_name((sim_h2d)p->h2d));
   if (p->framework != SIM_FRAMEWORK_DDP) strbuf_printf(b, ", %s", sim_framework_name((sim_framework)p->framework));
   if (p->framework != SIM_FRAMEWORK_FSDP) return;

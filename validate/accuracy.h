@@ -44,6 +44,7 @@ typedef struct {
   int precision;                          /* model_dtype */
   int no_sync;                            /* >= 1: DDP all-reduces every no_sync-th micro-batch */
   int mode;                               /* sim_mode: DDP's buckets, or flat (`mode flat`) */
+  int pytorch;                            /* the release the run used (`pytorch 0.3`: reducer.h's version); 0: the latest */
   int h2d;                                /* sim_h2d: how the batch reaches the GPU (`loader`;
                                              SIM_H2D_AUTO when not given: PyTorch's pageable default) */
   int framework;                          /* sim_framework (`framework`; default DDP) */

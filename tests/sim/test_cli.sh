@@ -262,21 +262,23 @@ check "buckets --pytorch 0.4 (nccl): 256 MiB buckets closed before passing the l
 "$ddpsim" buckets --model mlstm-4k --precision fp32 --pytorch 1.0 >"$tmp/b10.txt"
 check "buckets --pytorch 1.0: 25 MB buckets, no first bucket, the last reduced first" \
   test "$(awk '/^ +[0-9]/ {printf "%s ", $2}' "$tmp/b10.txt")" = "68190208 277152768 "
-# The 2017 run: PyTorch 0.2's DDP works only over gloo, the default there; the bundled profiles have no
-# host reduction rate for gloo's sums (docs/simulation.md, "Communication backends"): refused, exit 1.
-expect 1 "compute.host.reduce_Bps" -- predict --pytorch 0.2 --model mlstm-4k --profile p100-dgx1 --topology dgx1-p100 --nodes 1
+# The 2017 run: PyTorch 0.2's DDP works only over gloo, the default there, whose ring runs over TCP
+# between the processes (the profile's comm.links.tcp), its sums on the host (compute.host.reduce_Bps):
+# the bundled profile predicts it from the release, the model and the hardware alone.
 "$ddpsim" predict --pytorch 0.2 --model mlstm-4k --profile p100-dgx1 --topology dgx1-p100 --gpus-per-node 1 >"$tmp/p02one.txt"
 check "predict --pytorch 0.2 DDP on one GPU runs (nothing to all-reduce)" grep -q "PyTorch 0.2 DDP, 1 MiB buckets" "$tmp/p02one.txt"
-python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); p["compute"]["host"]["reduce_Bps"]=5e9; json.dump(p,open(sys.argv[2],"w"))' \
-  "$src/profiles/p100-dgx1.json" "$tmp/p100r.json"
-"$ddpsim" predict --pytorch 0.2 --model mlstm-4k --profile "$tmp/p100r.json" --topology dgx1-p100 --nodes 1 --json >"$tmp/p02.json"
-check "predict --pytorch 0.2 with a host reduction rate: DDP over gloo, 8 GPUs, 1 MiB buckets, slower than on one GPU" python3 -c '
+"$ddpsim" predict --pytorch 0.2 --model mlstm-4k --profile p100-dgx1 --topology dgx1-p100 --nodes 1 --json >"$tmp/p02.json"
+check "predict --pytorch 0.2: DDP over gloo, 8 GPUs, 1 MiB buckets, one ring at the TCP connection's 5 GB/s, slower than on one GPU" python3 -c '
 import json, sys
 r = json.load(open(sys.argv[1]))
 s = json.dumps(r)
 assert r["gpus"] == 8 and "a reduction thread each" in s, s[:300]
 assert 0 < r["scaling_efficiency"] < 1, r["scaling_efficiency"]
+assert r["links"]["channels"] == 1 and r["links"]["channel_bw_Bps"] == 5e9, r["links"]
 ' "$tmp/p02.json"
+python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); del p["comm"]["links"]["tcp"]; json.dump(p,open(sys.argv[2],"w"))' \
+  "$src/profiles/p100-dgx1.json" "$tmp/p100notcp.json"
+expect 1 "comm.links.tcp" -- predict --pytorch 0.2 --model mlstm-4k --profile "$tmp/p100notcp.json" --topology dgx1-p100 --nodes 1
 for v in 0.3 0.4; do
   "$ddpsim" predict --framework dp --gpus-per-node 2 --pytorch $v --json >"$tmp/dpv.json"
   want=$([ $v = 0.3 ] && echo true || echo false)

@@ -88,7 +88,8 @@ static profile_t *host_profile(const char *host, double ewise_Bps, const char *e
            "{\"format\":\"ddpsim-profile\",\"version\":1,\"compute\":{\"host\":{%s},\"fp32\":{"
            "\"gemm\":{\"model\":\"roofline\",\"launch_s\":0,\"peak_flops\":1e15,\"efficiency\":1,\"mem_bw_Bps\":1e15},"
            "\"ewise\":{\"model\":\"roofline\",\"launch_s\":0,\"mem_bw_Bps\":%g}}},%s"
-           "\"comm\":{\"links\":{\"nvl\":{\"lat_s\":2e-6,\"bw_Bps\":1e10}}}}",
+           "\"comm\":{\"links\":{\"nvl\":{\"lat_s\":2e-6,\"bw_Bps\":1e10},\"ib\":{\"lat_s\":1e-6,\"bw_Bps\":1.25e10},"
+           "\"tcp\":{\"lat_s\":5e-6,\"bw_Bps\":5e9}}}}",
            host, ewise_Bps, extra);
   return fixture_profile(text, origin);
 }
@@ -185,9 +186,12 @@ static void dispatch_cost(void) {
 }
 
 /* gloo's all-reduce of a 4 MB bucket on 2 GPUs, by hand: D2H (10 us + 4 MB / 10 GB/s = 410 us), the
- * ring (2 x (2 us + 2 MB / 10 GB/s) = 404 us), the CPU's sum of half the bucket (2 MB / 5 GB/s =
- * 400 us), H2D (410 us): 1,624 us. Its wait blocks the host: the launches of DDP's copy back and of
- * the optimizer's op (10 us each) follow it; under NCCL the host issued them long before. */
+ * ring over the TCP connections (2 x (5 us + 2 MB / 5 GB/s) = 810 us; NCCL's and MPI's ring over
+ * NVLink: 2 x (2 us + 2 MB / 10 GB/s) = 404 us), the CPU's sum of half the bucket (2 MB / 5 GB/s =
+ * 400 us), H2D (410 us): 2,030 us. Its wait blocks the host: the launches of DDP's copy back and of
+ * the optimizer's op (10 us each) follow it; under NCCL the host issued them long before. On 2 nodes
+ * of 2 GPUs (4 x 12.5 GB/s NICs) gloo's ring takes one NIC at a connection's 5 GB/s: 6 x 5 us +
+ * 6 MB / 5 GB/s = 1,230 us, the sum 3 MB / 5 GB/s = 600 us: 2,650 us. */
 static void gloo(void) {
   profile_t *p = host_profile("\"launch_s\":1.0e-5,\"reduce_Bps\":5e9", 1e15, "\"h2d\":{\"pinned_sync\":{\"lat_s\":1e-5,\"bw_Bps\":1e10}},",
                               "gloo.json");
@@ -205,7 +209,7 @@ static void gloo(void) {
     if (sim_run(&c, &r, &e) == 0) {
       double took = r.buckets[0].comm_end_s - r.buckets[0].comm_start_s;
       tail[be] = r.buckets_iteration_s - r.buckets[0].comm_end_s;
-      if (be == SIM_BACKEND_GLOO) CHECK(check_close(1624 * us, took, 0.01 * us, 0), "gloo: all-reduce of 4 MB %.6g us = 410 + 404 + 400 + 410", took / us);
+      if (be == SIM_BACKEND_GLOO) CHECK(check_close(2030 * us, took, 0.01 * us, 0), "gloo: all-reduce of 4 MB %.6g us = 410 + 810 + 400 + 410", took / us);
       else CHECK(check_close(404 * us, took, 0.01 * us, 0), "%s: the ring alone, %.6g us", be ? "mpi" : "nccl", took / us);
       sim_result_free(&r);
     } else CHECK(0, "%s", e.msg);
@@ -216,6 +220,34 @@ static void gloo(void) {
   c.backend = SIM_BACKEND_GLOO;
   c.nccl_algos = 1;
   CHECK(sim_run(&c, &r, &e) == ERR_USAGE && strstr(e.msg, "not with the gloo backend"), "gloo with NCCL_ALGO -> %s", e.msg);
+  c.nccl_algos = 0;
+  topo_t *t2 = fixture_topo("ddpsim-topology 1\nname t\ngpus_per_node 2\nintra nvl links=1 bw=10GBps\nnic ib count=4 bw=100Gbps\n", "gloo2.topo");
+  fixture_config(&c, m, t2, p, 2, 2);
+  c.backend = SIM_BACKEND_GLOO;
+  if (sim_run(&c, &r, &e) == 0) {
+    double took = r.buckets[0].comm_end_s - r.buckets[0].comm_start_s;
+    CHECK(check_close(2650 * us, took, 0.01 * us, 0) && r.channels == 1 && r.nics_used == 1,
+          "gloo on 2 nodes: %.6g us = 410 + 1230 + 600 + 410, over %d channel(s) and %d NIC(s)", took / us, r.channels, r.nics_used);
+    sim_result_free(&r);
+  } else CHECK(0, "gloo on 2 nodes: %s", e.msg);
+  topo_destroy(t2);
+  model_destroy(m);
+  topo_destroy(t);
+  profile_destroy(p);
+  /* A GPU profile without comm.links.tcp cannot price gloo (it used to be priced over NVLink). */
+  p = fixture_profile("{\"format\":\"ddpsim-profile\",\"version\":1,\"compute\":{\"host\":{\"reduce_Bps\":5e9},\"fp32\":{"
+                      "\"gemm\":{\"model\":\"roofline\",\"launch_s\":0,\"peak_flops\":1e15,\"efficiency\":1,\"mem_bw_Bps\":1e15},"
+                      "\"ewise\":{\"model\":\"roofline\",\"launch_s\":0,\"mem_bw_Bps\":1e15}}},"
+                      "\"h2d\":{\"pinned_sync\":{\"lat_s\":1e-5,\"bw_Bps\":1e10}},"
+                      "\"comm\":{\"links\":{\"nvl\":{\"lat_s\":2e-6,\"bw_Bps\":1e10}}}}",
+                      "notcp.json");
+  m = fixture_model("ddpsim-model 1\nname m\nbatch 1\ntokens 1 samples\nprecision fp32\nparam p 10\nbackward\newise b elems=1 arrays=1 ready=p\n",
+                    "g.model");
+  t = fixture_topo("ddpsim-topology 1\nname t\ngpus_per_node 2\nintra nvl links=1 bw=10GBps\nnic none\n", "g.topo");
+  fixture_config(&c, m, t, p, 1, 2);
+  c.backend = SIM_BACKEND_GLOO;
+  CHECK(sim_run(&c, &r, &e) == ERR_INPUT && strstr(e.msg, "over TCP") && strstr(e.msg, "comm.links.tcp"), "gloo without a tcp link -> %s",
+        e.msg);
   model_destroy(m);
   topo_destroy(t);
   profile_destroy(p);
@@ -373,9 +405,9 @@ static void mlstm_cells(void) {
 /* DDP before the C++ Reducer (docs/reducer.md), a 4 MB bucket on 2 GPUs by hand, copies at 10 GB/s
  * (the profile's ewise roofline, no launch cost): 1 MB of fp32 gradient = 4 MB per array pass.
  *   0.2 (gloo, a reduction thread): on its stream flatten + divide (4 passes, 1,600 us), gloo's
- *       1,624 us (as above), the copy back (2 passes, 800 us): the bucket's span 4,024 us; nothing
+ *       2,030 us (as above), the copy back (2 passes, 800 us): the bucket's span 4,430 us; nothing
  *       on the compute stream ("bucket copies" 0).
- *   1.0 (gloo, _queue_reduction): flatten + divide on a worker stream (1,600 us) + 1,624 us = 3,224
+ *   1.0 (gloo, _queue_reduction): flatten + divide on a worker stream (1,600 us) + 2,030 us = 3,630
  *       us; the copy back after the wait (800 us of bucket copies).
  *   0.4 (nccl, after backward): the flatten on the compute stream (800 us), the ring (404 us), the
  *       division and copy back (1,600 us): 2,400 us of bucket copies. */
@@ -390,7 +422,7 @@ static void python_ddp(void) {
     int version;
     sim_backend be;
     double span_us, copies_us;
-  } rows[] = {{2, SIM_BACKEND_GLOO, 4024, 0}, {100, SIM_BACKEND_GLOO, 3224, 800}, {4, SIM_BACKEND_NCCL, 404, 2400}};
+  } rows[] = {{2, SIM_BACKEND_GLOO, 4430, 0}, {100, SIM_BACKEND_GLOO, 3630, 800}, {4, SIM_BACKEND_NCCL, 404, 2400}};
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
     sim_config c;
     sim_result r;
