@@ -9,6 +9,7 @@
 #include "coll.h"
 #include "cost.h"
 #include "ncclmodel.h"
+#include "plan.h"
 #include "report.h"
 
 /* ---- names of the scenario's enums as reports write them (sim/scenario.h's tables) ---- */
@@ -234,9 +235,14 @@ static void host_busy_note(strbuf *s, const field_ctx *x) {
   strbuf_printf(s, "   (%s busy %.6f s; the host waited for its %s %.6f s)", w, x->p->sim.device_busy_s, w, x->p->sim.device_bound_s);
 }
 static int channels_shown(const field_ctx *x) { return x->p->sim.gpus > 1 && x->c->framework == SIM_FRAMEWORK_DDP; }
+/* NCCL's channels; gloo's and MPI's single ring (docs/simulation.md, "Communication backends"). */
+static const char *channels_label(const field_ctx *x) {
+  return x->c->backend == SIM_BACKEND_GLOO ? "gloo rings" : x->c->backend == SIM_BACKEND_MPI ? "MPI rings" : "NCCL channels";
+}
 static void channels_note(strbuf *s, const field_ctx *x) {
   const sim_result *r = &x->p->sim;
   strbuf_printf(s, "     x %.2f GB/s", r->channel_bw_Bps / 1e9);
+  if (plan_gloo_tcp(x->c)) strbuf_printf(s, "   (TCP connections between the processes)");
   if (r->nics_used) strbuf_printf(s, "   (through %d NIC%s per node)", r->nics_used, r->nics_used > 1 ? "s" : "");
 }
 static void channels_after(strbuf *s, const field_ctx *x) {
@@ -401,7 +407,8 @@ const field field_table[FIELD_COUNT] = {
     [FIELD_LINKS_NIC_LAT_S] = {"nic_lat_s", "links", "s", FIELD_NUMBER, FIELD_ALL, AT(sim.nic_lat_s, FIELD_DOUBLE),
                                .range = FIELD_NONNEG},
     [FIELD_LINKS_CHANNELS] = {"channels", "links", "count", FIELD_NUMBER, FIELD_ALL, AT(sim.channels, FIELD_INT), .line = 220,
-                              .label = "NCCL channels", .format = "%14.0f", .line_if = channels_shown, .note = channels_note,
+                              .label = "NCCL channels", .label_of = channels_label, .format = "%14.0f", .line_if = channels_shown,
+                              .note = channels_note,
                               .after = channels_after},
     [FIELD_LINKS_CHANNEL_BW_BPS] = {"channel_bw_Bps", "links", "B/s", FIELD_NUMBER, FIELD_ALL,
                                     AT(sim.channel_bw_Bps, FIELD_DOUBLE)},

@@ -113,6 +113,7 @@ typedef struct {
    * frameworks), what follows the value on the line and the lines after it. */
   int line;
   const char *label, *format;
+  const char *(*label_of)(const field_ctx *x); /* NULL: `label`; else the line's label for x */
   double scale;
   int (*line_if)(const field_ctx *x);
   void (*note)(strbuf *s, const field_ctx *x);

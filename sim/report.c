@@ -139,7 +139,7 @@ static void table_lines(strbuf *s, const field_ctx *x) {
     last = f->line;
     if (!field_in_framework(f, x) || (f->line_if && !f->line_if(x))) continue;
     double v = field_value(f, x) * (f->scale ? f->scale : 1);
-    strbuf_printf(s, "%-24s ", f->label);
+    strbuf_printf(s, "%-24s ", f->label_of ? f->label_of(x) : f->label);
     if (f->format) {
       strbuf_printf(s, f->format, v);
     } else {
@@ -201,16 +201,19 @@ char *report_predict_table(const sim_config *c, const predict_result *p, const r
       strbuf_printf(&s, "#\n# buckets of the last simulated iteration (%.6f s; the mean above is over every steady one%s)\n",
                     r->buckets_iteration_s, r->jittered ? ", under jitter" : "");
     strbuf_printf(&s, "#\n# %-4s %12s %9s %12s %12s %12s %12s %8s %8s  %s\n", "bkt", "bytes", "params", "ready_s", "start_s",
-                  "end_s", "wait_s", "algbw", "busbw", "nccl");
+                  "end_s", "wait_s", "algbw", "busbw", "algorithm");
     for (int k = 0; k < r->plan.n; k++) {
       const sim_bucket_time *t = &r->buckets[k];
       char bb[32];
       fmt_bytes(bb, sizeof bb, (double)t->bytes);
       double alg, bus;
       report_bucket_bw(r, t, &alg, &bus);
-      strbuf_printf(&s, "  %-4d %12s %9d %12.6f %12.6f %12.6f %12.6f %8.2f %8.2f  %s/%s\n", k, bb, r->plan.b[k].ntensors,
-                    t->ready_s, t->comm_start_s, t->comm_end_s, t->comm_start_s - t->ready_s, alg, bus,
-                    nccl_algo_name((nccl_algo)t->algo), nccl_proto_name((nccl_proto)t->proto));
+      strbuf_printf(&s, "  %-4d %12s %9d %12.6f %12.6f %12.6f %12.6f %8.2f %8.2f  ", k, bb, r->plan.b[k].ntensors, t->ready_s,
+                    t->comm_start_s, t->comm_end_s, t->comm_start_s - t->ready_s, alg, bus);
+      /* NCCL's algorithm and protocol; gloo's and MPI's own ring (docs/simulation.md) */
+      if (c->backend == SIM_BACKEND_NCCL)
+        strbuf_printf(&s, "%s/%s\n", nccl_algo_name((nccl_algo)t->algo), nccl_proto_name((nccl_proto)t->proto));
+      else strbuf_printf(&s, "%s ring\n", sim_backend_name(c->backend));
     }
   }
   if (c->framework == SIM_FRAMEWORK_FSDP && r->nfsdp > 0) {
