@@ -210,7 +210,8 @@ def nccl_tests_log(rows, world):
 
 
 def gloo_profiles(a, gloo_group):
-    """This machine's profile with gloo's own all-reduce as its link, three times: as imported (gloo's
+    """This machine's profile with gloo's own all-reduce as its `tcp` link (the class ddpsim prices
+    gloo's ring on where a profile has it; MPI's `shm` stays), three times: as imported (gloo's
     thread beside compute costs nothing), with shares_compute and the CPU share the sweep measured
     (the median over 1 MiB and up, where buckets are: compute beside it runs at the rest of its
     rate), and with shares_compute alone (the two take turns)."""
@@ -221,17 +222,17 @@ def gloo_profiles(a, gloo_group):
         f.write(nccl_tests_log(rows, 2))
     link = os.path.join(a.workdir, "gloo_link.json")
     # A poor fit (a busy machine) is kept, and the report says so (the link's warning).
-    subprocess.run([a.ddpcalib, "import", "nccl-tests", "--in-place", "--accept-poor-fit", "--link-class", "shm", "-o", link, log], check=True,
+    subprocess.run([a.ddpcalib, "import", "nccl-tests", "--in-place", "--accept-poor-fit", "--link-class", "tcp", "-o", link, log], check=True,
                    stdout=subprocess.DEVNULL)
     with open(a.profile) as f:
         prof = json.load(f)
     with open(link) as f:
-        shm = json.load(f)["comm"]["links"]["shm"]
+        tcp = json.load(f)["comm"]["links"]["tcp"]
     share = min(1.0, max(1e-3, statistics.median(x["cpu_share"] for x in rows if x["bytes"] >= 1 << 20)))
     out = {}
     for v, extra in (("gloo-free", {"shares_compute": False}), ("gloo-share", {"shares_compute": True, "cpu_share": share}),
                      ("gloo-turns", {"shares_compute": True})):
-        prof["comm"]["links"]["shm"] = dict(shm, **extra)
+        prof["comm"]["links"]["tcp"] = dict(tcp, **extra)
         path = os.path.join(a.workdir, f"{v}.json")
         with open(path, "w") as f:
             json.dump(prof, f, indent=1)

@@ -48,11 +48,15 @@ int plan_job(const sim_config *c, int *gpn_out, long *batch_out, model_dtype *pr
   return ERR_OK;
 }
 
-int plan_gloo_tcp(const sim_config *c) {
-  if (c->backend != SIM_BACKEND_GLOO) return 0;
+/* 1 with a CPU profile (device.kind "cpu": the tensors are in host memory, nothing is staged). */
+static int cpu_profile(const sim_config *c) {
   profile_device dev;
   profile_get_device(c->profile, &dev);
-  return dev.kind != PROFILE_DEVICE_CPU;
+  return dev.kind == PROFILE_DEVICE_CPU;
+}
+
+int plan_gloo_tcp(const sim_config *c) {
+  return c->backend == SIM_BACKEND_GLOO && (!cpu_profile(c) || profile_has_link(c->profile, PLAN_GLOO_LINK));
 }
 
 /* gloo between the processes of GPUs (ProcessGroupGloo; THD's gloo before 1.0) sends through host
@@ -653,7 +657,7 @@ int plan_group_coll(plan_t *p, int b, coll_kind kind, double bytes, nccl_group g
  * both copies at the profile's pinned host-device cost. gloo on a CPU profile (device.kind "cpu":
  * the tensors are in host memory) and MPI (CUDA-aware): the ring alone, at the links' cost. */
 static int plan_backend(const sim_config *c, plan_t *p, int b, double bytes, err_t *e) {
-  if (!plan_gloo_tcp(c) || p->ranks < 2) return ERR_OK;
+  if (c->backend != SIM_BACKEND_GLOO || p->ranks < 2 || cpu_profile(c)) return ERR_OK;
   int have = 0, rc;
   double lat = 0, bw = 0, red = profile_host_reduce_Bps(c->profile);
   if ((rc = profile_h2d(c->profile, PROFILE_H2D_PINNED_SYNC, &have, &lat, &bw, e))) return rc;
@@ -795,16 +799,19 @@ int plan_begin(const sim_config *c, plan_t *p, err_t *e) {
     p->hbm_Bps = dev.hbm_Bps;
     p->gpu_sharing = c->gpu_sharing && c->backend == SIM_BACKEND_NCCL && dev.sm_count > 0 && dev.hbm_Bps > 0;
   }
-  p->shares_compute = (gpn > 1 && profile_link_shares_compute(c->profile, c->topo->intra_class)) ||
-                      (c->nodes > 1 && profile_link_shares_compute(c->profile, c->topo->nic_class));
+  /* the classes the collectives cross: gloo's TCP connections, or the topology's links */
+  const char *intra_cls = plan_gloo_tcp(c) ? PLAN_GLOO_LINK : c->topo->intra_class;
+  const char *nic_cls = plan_gloo_tcp(c) ? PLAN_GLOO_LINK : c->topo->nic_class;
+  p->shares_compute = (gpn > 1 && profile_link_shares_compute(c->profile, intra_cls)) ||
+                      (c->nodes > 1 && profile_link_shares_compute(c->profile, nic_cls));
   if (p->shares_compute && c->gpu_sharing) {
     /* Where every link the job uses that shares the cores says how much of them its collective
      * keeps busy, compute runs beside the collective at the rest of its rate instead of waiting for
      * it (docs/simulation.md, "Communication backends"); the largest share speaks for all. */
-    double f[2] = {gpn > 1 ? profile_link_cpu_share(c->profile, c->topo->intra_class) : 0,
-                   c->nodes > 1 ? profile_link_cpu_share(c->profile, c->topo->nic_class) : 0};
-    int known = (!(gpn > 1 && profile_link_shares_compute(c->profile, c->topo->intra_class)) || f[0] > 0) &&
-                (!(c->nodes > 1 && profile_link_shares_compute(c->profile, c->topo->nic_class)) || f[1] > 0);
+    double f[2] = {gpn > 1 ? profile_link_cpu_share(c->profile, intra_cls) : 0,
+                   c->nodes > 1 ? profile_link_cpu_share(c->profile, nic_cls) : 0};
+    int known = (!(gpn > 1 && profile_link_shares_compute(c->profile, intra_cls)) || f[0] > 0) &&
+                (!(c->nodes > 1 && profile_link_shares_compute(c->profile, nic_cls)) || f[1] > 0);
     if (known) {
       p->cpu_share = fmax(f[0], f[1]);
       p->shares_compute = 0;

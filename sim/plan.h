@@ -235,8 +235,10 @@ int plan_job(const sim_config *c, int *gpn, long *batch, model_dtype *prec, err_
 /* The link class of gloo's TCP connections between GPU processes (comm.links.tcp: docs/profile.md). */
 #define PLAN_GLOO_LINK "tcp"
 
-/* Whether the config's collectives are gloo's between GPU processes: sent through host memory over
- * TCP (plan_network prices them on the profile's PLAN_GLOO_LINK class, not the topology's links). */
+/* Whether the config's collectives are gloo's over TCP (plan_network prices them on the profile's
+ * PLAN_GLOO_LINK class, not the topology's links): always between GPU processes (the profile must
+ * have the class); between CPU processes where the profile has the class (else the topology's
+ * links, as measured by ddpcalib machine). */
 int plan_gloo_tcp(const sim_config *c);
 
 /* The network for `gpn` GPUs per node: NCCL's channels (into *ch), the platform spec for `nodes`

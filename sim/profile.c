@@ -1066,6 +1066,8 @@ double profile_host_dispatch_s(const profile_t *p) { return p->host_dispatch_s; 
 double profile_host_jitter_s(const profile_t *p) { return p->host_jitter_s; }
 double profile_host_reduce_Bps(const profile_t *p) { return p->host_reduce_Bps; }
 
+int profile_has_link(const profile_t *p, const char *cls) { return find_link(p, cls) != NULL; }
+
 int profile_link_shares_compute(const profile_t *p, const char *cls) {
   const linkcost *l = find_link(p, cls);
   return l ? l->shares_compute : 0;

@@ -159,6 +159,9 @@ const char *profile_path(const profile_t *p);
 int profile_link(const profile_t *p, const char *cls, double nominal_bw_Bps, double *bw_Bps, double *lat_s,
                  err_t *e);
 
+/* 1 if the profile has comm.links.<cls>. */
+int profile_has_link(const profile_t *p, const char *cls);
+
 /* 1 if comm.links.<cls>.shares_compute is true: the link's transfers are done by the cores that
  * compute (MPI between CPU processes), so communication and compute cannot overlap. */
 int profile_link_shares_compute(const profile_t *p, const char *cls);

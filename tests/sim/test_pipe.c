@@ -260,23 +260,33 @@ static void gloo(void) {
   CHECK(sim_run(&c, &r, &e) == ERR_INPUT && strstr(e.msg, "h2d.pinned_sync"), "gloo without host-device costs -> %s", e.msg);
   profile_destroy(p);
   /* A CPU profile (device.kind "cpu"): the tensors are in host memory, gloo stages nothing, and
-   * needs neither h2d nor reduce_Bps: its all-reduce is the ring alone, as MPI's. */
-  p = host_profile("", 1e15, "\"device\":{\"kind\":\"cpu\"},", "cpu.json");
-  double took[2] = {0, 0};
-  for (int k = 0; k < 2; k++) {
-    c.profile = p;
-    c.backend = k ? SIM_BACKEND_GLOO : SIM_BACKEND_MPI;
-    if (sim_run(&c, &r, &e) == 0) {
-      took[k] = r.buckets[0].comm_end_s - r.buckets[0].comm_start_s;
-      sim_result_free(&r);
-    } else CHECK(0, "%s on a CPU profile: %s", k ? "gloo" : "mpi", e.msg);
-  }
-  /* 40 bytes on 2 ranks: 2 x (2 us + 20 B / 10 GB/s) = 4.004 us. */
-  CHECK(check_close(4.004 * us, took[1], 0.001 * us, 0) && took[1] == took[0], "gloo on a CPU profile: the ring alone, %.6g us (mpi %.6g us)",
-        took[1] / us, took[0] / us);
+   * needs neither h2d nor reduce_Bps. With comm.links.tcp gloo's ring runs over it, 40 bytes on 2
+   * ranks: 2 x (5 us + 20 B / 5 GB/s) = 10.008 us; MPI's over the topology's link, 2 x (2 us + 20 B /
+   * 10 GB/s) = 4.004 us; without the class gloo's ring is MPI's (the link ddpcalib machine measures). */
+  profile_t *cpu[2] = {host_profile("", 1e15, "\"device\":{\"kind\":\"cpu\"},", "cpu.json"),
+                       fixture_profile("{\"format\":\"ddpsim-profile\",\"version\":1,\"device\":{\"kind\":\"cpu\"},\"compute\":{\"fp32\":{"
+                                       "\"gemm\":{\"model\":\"roofline\",\"launch_s\":0,\"peak_flops\":1e15,\"efficiency\":1,\"mem_bw_Bps\":1e15},"
+                                       "\"ewise\":{\"model\":\"roofline\",\"launch_s\":0,\"mem_bw_Bps\":1e15}}},"
+                                       "\"comm\":{\"links\":{\"nvl\":{\"lat_s\":2e-6,\"bw_Bps\":1e10}}}}",
+                                       "cpu-notcp.json")};
+  double took[2][2] = {{0, 0}, {0, 0}};
+  for (int q = 0; q < 2; q++)
+    for (int k = 0; k < 2; k++) {
+      c.profile = cpu[q];
+      c.backend = k ? SIM_BACKEND_GLOO : SIM_BACKEND_MPI;
+      if (sim_run(&c, &r, &e) == 0) {
+        took[q][k] = r.buckets[0].comm_end_s - r.buckets[0].comm_start_s;
+        sim_result_free(&r);
+      } else CHECK(0, "%s on a CPU profile: %s", k ? "gloo" : "mpi", e.msg);
+    }
+  CHECK(check_close(10.008 * us, took[0][1], 0.001 * us, 0) && check_close(4.004 * us, took[0][0], 0.001 * us, 0),
+        "gloo on a CPU profile with comm.links.tcp: its ring over TCP, %.6g us (mpi %.6g us)", took[0][1] / us, took[0][0] / us);
+  CHECK(check_close(4.004 * us, took[1][1], 0.001 * us, 0) && took[1][1] == took[1][0],
+        "gloo on a CPU profile without comm.links.tcp: the topology's link, %.6g us (mpi %.6g us)", took[1][1] / us, took[1][0] / us);
   model_destroy(m);
   topo_destroy(t);
-  profile_destroy(p);
+  profile_destroy(cpu[0]);
+  profile_destroy(cpu[1]);
 }
 
 /* Collectives that share the cores (comm.links.<cls>.shares_compute), by hand. Bucket a (100 MB,
