@@ -47,6 +47,13 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "python"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "torch"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "export"))
+sys.path.insert(0, os.path.join(ROOT, "calib"))
+
+
+def gloo_sweep_mod():
+    """calib/gloo_sweep.py: gloo's all-reduce sweep and its nccl-tests log."""
+    import gloo_sweep as gs
+    return gs
 
 
 # ---- the models (each a callable the exporter can name as scripts/bench_ddp_cpu.py:NAME) ----
@@ -169,44 +176,8 @@ def untimed(path):
 
 
 def gloo_sweep(rank, world, sizes, iters, warmup):
-    """gloo's all-reduce of float32 tensors of each size in bytes, alone: [{bytes, time_s, cpu_share}],
-    the mean over iters timed calls and the process's CPU time over the wall time during them."""
-    import torch
-    import torch.distributed as dist
-    out = []
-    for size in sizes:
-        t = torch.ones(size // 4)
-        for _ in range(warmup):
-            dist.all_reduce(t)
-        dist.barrier()
-        c0, t0 = time.process_time(), time.perf_counter()
-        for _ in range(iters):
-            dist.all_reduce(t)
-        wall = time.perf_counter() - t0
-        out.append({"bytes": size, "time_s": wall / iters, "cpu_share": (time.process_time() - c0) / wall})
-    return out
-
-
-def nccl_tests_log(rows, world):
-    """The sweep in nccl-tests' all_reduce_perf layout (src/common.cu at 01d67614), which
-    `ddpcalib import nccl-tests` fits into a link (docs/calib.md): one host, `world` ranks."""
-    def us(t):
-        return "%7.0f" % t if t >= 10000.0 else "%7.1f" % t if t >= 100.0 else "%7.2f" % t
-    out = [f"# nThread 1 nGpus {world} minBytes {rows[0]['bytes']} maxBytes {rows[-1]['bytes']} step: 2(factor) "
-           "warmup iters: 5 iters: 20 agg iters: 1 validation: 0 graph: 0", "#", "# Using devices"]
-    for r in range(world):
-        out.append("#  Rank %2d Group %2d Pid %6d on %10s device %2d [0x%02x] %s" % (r, 0, 1000 + r, "localhost", r, r,
-                                                                                   "gloo on the CPU"))
-    out += ["#", "# %10s  %12s  %8s  %6s  %6s" % ("size", "count", "type", "redop", "root") +
-            "  %7s  %6s  %6s %6s" % ("time", "algbw", "busbw", "#wrong") * 2]
-    for x in rows:
-        t = float(us(x["time_s"] * 1e6))
-        alg = x["bytes"] / (t * 1e3)
-        # gloo's all-reduce is in place: the same measurement in both columns (imported --in-place).
-        one = "  %7s  %6.2f  %6.2f  %5s" % (us(x["time_s"] * 1e6), alg, alg * 2 * (world - 1) / world, "N/A")
-        out.append("%12li  %12li  %8s  %6s  %6i" % (x["bytes"], x["bytes"] // 4, "float", "sum", -1) + one + one)
-    out += ["# Avg bus bandwidth    : 0 ", "#", "# Collective test concluded: all_reduce_perf"]
-    return "\n".join(out) + "\n"
+    """gloo's all-reduce sweep in this rank's process group (calib/gloo_sweep.py's, one implementation)."""
+    return gloo_sweep_mod().sweep(sizes, iters, warmup)
 
 
 def gloo_profiles(a, gloo_group):
@@ -219,7 +190,7 @@ def gloo_profiles(a, gloo_group):
     rows = gloo_group.run(gloo_sweep, 2, sizes, 10, 3)[0]
     log = os.path.join(a.workdir, "gloo_all_reduce.log")
     with open(log, "w") as f:
-        f.write(nccl_tests_log(rows, 2))
+        f.write(gloo_sweep_mod().nccl_tests_log(rows, 2, 10, 3))
     link = os.path.join(a.workdir, "gloo_link.json")
     # A poor fit (a busy machine) is kept, and the report says so (the link's warning).
     subprocess.run([a.ddpcalib, "import", "nccl-tests", "--in-place", "--accept-poor-fit", "--link-class", "tcp", "-o", link, log], check=True,

@@ -383,6 +383,19 @@ grep -q '"kind":.*"merged"' merged.json && ok "merge: provenance kind merged" ||
 expect 0 "" "merge a profile with itself" -- "$calib" merge comm.json comm.json -o self.json
 expect 0 "" "merge comm2 over comm (conflict on name)" -- "$calib" merge comm2.json comm.json -o m2.json
 grep -q '"replaced"' m2.json && ok "merge: conflicts listed in provenance.replaced" || bad "merge: no replaced list"
+# ---- gloo's all-reduce (calib/gloo_sweep.py), imported as the tcp link (docs/calib.md)
+sweep=$(cd "$(dirname "$0")/../.." && pwd)/calib/gloo_sweep.py
+expect 2 "--procs" "gloo_sweep.py --procs 1" -- python3 "$sweep" --procs 1
+if python3 -c 'import torch.distributed as d; import sys; sys.exit(not d.is_gloo_available())' 2>/dev/null; then
+  expect 0 "" "gloo_sweep.py: 2 processes, 1 KiB .. 16 MiB" -- python3 "$sweep" --procs 2 --max-bytes 16777216 --factor 4 --iters 5 --warmup 1
+  cp out.txt gloo.log
+  expect 0 "comm.links.tcp" "import the gloo sweep as the tcp link" -- \
+    "$calib" import nccl-tests --in-place --accept-poor-fit --link-class tcp -o tcp.json gloo.log
+  python3 -c 'import json,sys; l=json.load(open("tcp.json"))["comm"]["links"]["tcp"]; sys.exit(not (l["nranks"]==2 and l["lat_s"]>0 and l["bw_Bps"]>0))' \
+    && ok "gloo sweep: a tcp link of 2 ranks with a latency and a bandwidth" || bad "gloo sweep: tcp.json lacks the link"
+else
+  expect 3 "PyTorch" "gloo_sweep.py without PyTorch's gloo: exit 3" -- python3 "$sweep" --procs 2
+fi
 fi
 
 echo "$passed passed, $failed failed"
