@@ -107,8 +107,8 @@ int record_comm(cJSON *doc, const char *link_class, const commbench_backend *b,
       (units_from && (!cJSON_AddNumberToObject(l, "ring_bw_Bps", fit->bw_Bps) ||
                       !cJSON_AddNumberToObject(l, "link_units", link_units))) ||
       !cJSON_AddStringToObject(l, "source", src) || !cJSON_AddStringToObject(l, "backend", b->name) ||
-      /* MPI between CPU processes: the cores that compute also move and reduce the data. */
-      !cJSON_AddBoolToObject(l, "shares_compute", strcmp(b->name, "mpi") == 0) ||
+      /* MPI or gloo between CPU processes: the cores that compute also move and reduce the data. */
+      !cJSON_AddBoolToObject(l, "shares_compute", strcmp(b->name, "mpi") == 0 || strcmp(b->name, "gloo") == 0) ||
       !cJSON_AddNumberToObject(l, "nranks", b->nranks) || !cJSON_AddNumberToObject(l, "nhosts", b->nhosts) ||
       !(f = cJSON_AddObjectToObject(l, "fit")) ||
       !cJSON_AddStringToObject(f, "model", "ring: t(S) = 2(n-1) (lat_s + S / (n bw_Bps))") ||

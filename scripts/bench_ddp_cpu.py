@@ -13,8 +13,9 @@ For each model:
      once (each its own copy, nothing communicated), interleaved for --rounds rounds: what the
      profiler adds to the measured op times, and what a process's compute loses beside its twin;
   4. ddpsim predicts each cap with --backend gloo and four profiles: --profile as `ddpcalib
-     machine` wrote it (its link: MPI's all-reduce between the processes, taking turns with compute
-     on the cores), and that profile with gloo's own all-reduce as the link (measured first: 1 KiB
+     machine` wrote it (its gloo link, comm.links.tcp, from machine's own gloo sweep, taking turns
+     with compute on the cores; MPI's shm where machine wrote no tcp link), and that profile with
+     this run's gloo all-reduce as the tcp link (measured first: 1 KiB
      to 128 MiB, alone, written in nccl-tests' layout and fitted by `ddpcalib import nccl-tests`),
      taking turns with compute, taking the share of a core it was measured to keep busy
      (cpu_share, docs/profile.md), or costing compute nothing; and, as the baseline, the model
@@ -302,19 +303,21 @@ def main():
     report["gloo_sweep"], report["gloo_cpu_share"] = sweep, share
     for v, prof in (("machine", a.profile), ("gloo", gp["gloo-free"])):
         with open(prof) as f:
-            warn = json.load(f)["comm"]["links"]["shm"].get("warning")
-        if warn:
-            print(f"# warning: the {v} link's fit: {warn}")
+            links = json.load(f)["comm"]["links"]
+        for cls in ("shm", "tcp") if v == "machine" else ("tcp",):
+            if links.get(cls, {}).get("warning"):
+                print(f"# warning: the {v} profile's {cls} link's fit: {links[cls]['warning']}")
     print("# gloo's all-reduce alone (2 processes): " + ", ".join(
         f"{x['bytes'] >> 10} KiB {1e3 * x['time_s']:.3g} ms ({100 * x['cpu_share']:.0f}% of a core)" for x in sweep[::4]))
-    # The predictions: the profile as `ddpcalib machine` writes it (its link: MPI's all-reduce,
-    # sharing the cores), and with gloo's own measured all-reduce as the link, taking turns with
-    # compute on the cores or costing them nothing.
+    # The predictions: the profile as `ddpcalib machine` writes it (gloo's ring on its tcp link,
+    # sharing the cores), and with this run's measured gloo all-reduce as the link, taking turns
+    # with compute on the cores, taking its share, or costing them nothing.
     variants = [("machine", a.profile)] + [(v, gp[v]) for v in ("gloo-turns", "gloo-share", "gloo-free")] + \
         [("untimed", gp["gloo-turns"])]
     print(f"# {a.rounds} rounds of caps {a.caps} interleaved, {a.warmup} + {a.steps} iterations per run; "
           "measured: median over rounds of each run's mean iteration (min..max); predicted with the link of")
-    print("#   machine: ddpcalib machine's (MPI's all-reduce, taking turns with compute on the cores); gloo's measured "
+    print("#   machine: ddpcalib machine's (its gloo sweep, or MPI's all-reduce without one, taking turns with compute on "
+          "the cores); this run's gloo "
           f"all-reduce: gloo-turns taking turns, gloo-share taking {100 * share:.0f}% of a core beside compute (measured), "
           "gloo-free costing compute nothing; untimed: the model without its measured op times, gloo-turns' link")
     print(f"{'model':9} {'cap':>8} {'measured s':>10} {'spread s':>17}" +

@@ -56,7 +56,7 @@ static int cpu_profile(const sim_config *c) {
 }
 
 int plan_gloo_tcp(const sim_config *c) {
-  return c->backend == SIM_BACKEND_GLOO && (!cpu_profile(c) || profile_has_link(c->profile, PLAN_GLOO_LINK));
+  return c->backend == SIM_BACKEND_GLOO && (!cpu_profile(c) || profile_has_link(c->profile, PROFILE_LINK_TCP));
 }
 
 /* gloo between the processes of GPUs (ProcessGroupGloo; THD's gloo before 1.0) sends through host
@@ -66,19 +66,19 @@ int plan_gloo_tcp(const sim_config *c) {
  * than a connection. *view: a copy of the topology so changed (the caller frees it). */
 static int gloo_view(const sim_config *c, topo_t **view, double *tcp_Bps, double *tcp_lat_s, err_t *e) {
   err_t why;
-  int rc = profile_link(c->profile, PLAN_GLOO_LINK, 0, tcp_Bps, tcp_lat_s, &why);
+  int rc = profile_link(c->profile, PROFILE_LINK_TCP, 0, tcp_Bps, tcp_lat_s, &why);
   if (rc)
     return err_set(e, rc, "gloo sends between processes over TCP sockets: %s (comm.links.%s: bw_Bps and lat_s of one connection)",
-                   why.msg, PLAN_GLOO_LINK);
+                   why.msg, PROFILE_LINK_TCP);
   if (!(*tcp_Bps > 0))
     return err_set(e, ERR_INPUT, "%s: comm.links.%s needs bw_Bps (a connection's throughput, not an efficiency)",
-                   profile_name(c->profile), PLAN_GLOO_LINK);
+                   profile_name(c->profile), PROFILE_LINK_TCP);
   topo_t *v = malloc(sizeof *v);
   if (!v) return err_set(e, ERR_NOMEM, "out of memory");
   *v = *c->topo;
   v->npairs = 0;
   v->has_near = 0;
-  snprintf(v->intra_class, sizeof v->intra_class, "%s", PLAN_GLOO_LINK);
+  snprintf(v->intra_class, sizeof v->intra_class, "%s", PROFILE_LINK_TCP);
   v->intra_links = 1;
   v->intra_bw_Bps = *tcp_Bps;
   if (v->has_nic) v->nic_count = 1;
@@ -800,8 +800,8 @@ int plan_begin(const sim_config *c, plan_t *p, err_t *e) {
     p->gpu_sharing = c->gpu_sharing && c->backend == SIM_BACKEND_NCCL && dev.sm_count > 0 && dev.hbm_Bps > 0;
   }
   /* the classes the collectives cross: gloo's TCP connections, or the topology's links */
-  const char *intra_cls = plan_gloo_tcp(c) ? PLAN_GLOO_LINK : c->topo->intra_class;
-  const char *nic_cls = plan_gloo_tcp(c) ? PLAN_GLOO_LINK : c->topo->nic_class;
+  const char *intra_cls = plan_gloo_tcp(c) ? PROFILE_LINK_TCP : c->topo->intra_class;
+  const char *nic_cls = plan_gloo_tcp(c) ? PROFILE_LINK_TCP : c->topo->nic_class;
   p->shares_compute = (gpn > 1 && profile_link_shares_compute(c->profile, intra_cls)) ||
                       (c->nodes > 1 && profile_link_shares_compute(c->profile, nic_cls));
   if (p->shares_compute && c->gpu_sharing) {

@@ -232,11 +232,8 @@ int plan_group_coll(plan_t *p, int b, coll_kind kind, double bytes, nccl_group g
  * iterations, a framework's impossible combination) is ERR_USAGE: each is a flag of ddpsim's. */
 int plan_job(const sim_config *c, int *gpn, long *batch, model_dtype *prec, err_t *e);
 
-/* The link class of gloo's TCP connections between GPU processes (comm.links.tcp: docs/profile.md). */
-#define PLAN_GLOO_LINK "tcp"
-
 /* Whether the config's collectives are gloo's over TCP (plan_network prices them on the profile's
- * PLAN_GLOO_LINK class, not the topology's links): always between GPU processes (the profile must
+ * PROFILE_LINK_TCP class, not the topology's links): always between GPU processes (the profile must
  * have the class); between CPU processes where the profile has the class (else the topology's
  * links, as measured by ddpcalib machine). */
 int plan_gloo_tcp(const sim_config *c);

@@ -159,6 +159,11 @@ const char *profile_path(const profile_t *p);
 int profile_link(const profile_t *p, const char *cls, double nominal_bw_Bps, double *bw_Bps, double *lat_s,
                  err_t *e);
 
+/* The link class of one TCP connection between two processes, which gloo's ring crosses (not a
+ * topology's: docs/profile.md, "Communication"; sim/plan.c prices gloo on it, ddpcalib machine
+ * writes it). */
+#define PROFILE_LINK_TCP "tcp"
+
 /* 1 if the profile has comm.links.<cls>. */
 int profile_has_link(const profile_t *p, const char *cls);
 

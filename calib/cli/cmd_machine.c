@@ -1,31 +1,47 @@
 /* cmd_machine: `ddpcalib machine`, this machine calibrated in one step into one complete profile
  * and the topology that names its link class, which `ddpsim predict` takes as they are:
  * compute (the real kernels, calib/computebench.h), the all-reduce between N processes of this
- * host (MPI, calib/commbench.h), fitted as comm.links.shm, and the host's cost per call.
- * Run plainly, it runs itself under mpirun (exec: one process tree, nothing left behind).
- * docs/calib.md, "machine". */
+ * host (MPI, calib/commbench.h), fitted as comm.links.shm, gloo's all-reduce between them where
+ * PyTorch is installed (calib/gloo_sweep.py), fitted as comm.links.tcp, and the host's cost per
+ * call. Run plainly, it sweeps gloo, then runs itself under mpirun (exec: one process tree,
+ * nothing left behind). docs/calib.md, "machine". */
+#define _POSIX_C_SOURCE 200809L /* mkstemp, setenv, posix_spawn */
 #include <errno.h>
 #include <mpi.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "afile.h"
 #include "calcmd.h"
 #include "comm_mpi.h"
+#include "commfit.h"
 #include "computebench.h"
+#include "data.h"
+#include "fit.h"
+#include "ncclog.h"
 #include "profile.h"
 #include "record.h"
 #include "topo.h"
+#include "txt.h"
+
+extern char **environ;
+
+/* The plain run's gloo sweep, handed to the ranks (its temporary log's path). */
+#define GLOO_LOG_ENV "DDPCALIB_GLOO_LOG"
+#define GLOO_HELPER "calib/gloo_sweep.py"
 
 static const char *usage =
     "usage: ddpcalib machine -o PROFILE [--topology-out TOPO] [--procs N] [--quick] [--mpirun PATH]\n"
     "\n"
     "Calibrates this machine in one step: the mLSTM kernels, a GEMM grid and copies on the CPU\n"
     "(compute.fp32, with its jitter), the all-reduce between N processes of this host over MPI\n"
-    "(comm.links.shm, shares_compute: the cores that compute also communicate) and the host's\n"
+    "(comm.links.shm, shares_compute: the cores that compute also communicate), gloo's between\n"
+    "them where python3 has PyTorch (comm.links.tcp, the link of --backend gloo) and the host's\n"
     "cost per call (compute.host). Writes one complete profile and, beside it, the topology of\n"
     "this machine (N ranks per node over the link class shm, no NIC), so that\n"
     "  ddpsim predict --profile PROFILE --topology TOPO --precision fp32 --model ...\n"
@@ -43,6 +59,96 @@ static void machine_cfgs(int quick, computebench_cfg *cc, commbench_cfg *mc) {
     cc->copy_max_bytes = 1 << 20;
     mc->max_bytes = 1u << 20, mc->factor = 4, mc->iters = 5, mc->warmups = 2;
   }
+}
+
+/* Plain run, before mpirun: gloo's all-reduce between n processes of this host (calib/gloo_sweep.py
+ * with the python3 on PATH) into a temporary nccl-tests log whose path the ranks find in
+ * GLOO_LOG_ENV. Without PyTorch's gloo (the helper's exit 3), or if the sweep fails, it says so and
+ * the ranks write no comm.links.tcp: ddpsim then prices gloo over shm (docs/calib.md, "machine"). */
+static void machine_gloo(int quick, int n) {
+  char log[] = "/tmp/ddpcalib-gloo.XXXXXX", helper[4200], np[16];
+  snprintf(helper, sizeof helper, "%s/%s", data_dir(), GLOO_HELPER);
+  snprintf(np, sizeof np, "%d", n);
+  /* quick: 1 KiB .. 16 MiB by 4, 5 calls a size (seconds); else 1 KiB .. 128 MiB by 2, 10 calls */
+  char *av[] = {"python3", helper, "--procs", np, "--max-bytes", quick ? "16777216" : "134217728", "--factor", quick ? "4" : "2",
+                "--iters", quick ? "5" : "10", "--warmup", quick ? "1" : "3", NULL};
+  printf("# comm.links.tcp: gloo's all-reduce between %d processes (%s)\n", n, helper);
+  fflush(stdout);
+  int fd = mkstemp(log);
+  if (fd < 0) {
+    printf("# comm.links.tcp: not measured: no temporary file: %s\n", strerror(errno));
+    return;
+  }
+  posix_spawn_file_actions_t fa;
+  pid_t pid;
+  int status = 0, rc = posix_spawn_file_actions_init(&fa);
+  if (!rc) rc = posix_spawn_file_actions_adddup2(&fa, fd, 1);
+  if (!rc) rc = posix_spawnp(&pid, "python3", &fa, NULL, av, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  close(fd);
+  if (!rc && waitpid(pid, &status, 0) < 0) rc = errno;
+  if (!rc && WIFEXITED(status) && WEXITSTATUS(status) == 0 && setenv(GLOO_LOG_ENV, log, 1) == 0) return;
+  unlink(log);
+  if (rc) printf("# comm.links.tcp: not measured: cannot run python3: %s\n", strerror(rc));
+  else if (WIFEXITED(status) && WEXITSTATUS(status) == 3)
+    printf("# comm.links.tcp: not measured: PyTorch with its gloo backend is not installed for python3\n");
+  else printf("# comm.links.tcp: not measured: the gloo sweep failed (exit status %d)\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+}
+
+/* Rank 0: the plain run's gloo sweep (machine_gloo) fitted into doc as comm.links.tcp, the class
+ * ddpsim prices gloo's ring on, with shares_compute (gloo's worker thread runs on the cores that
+ * compute, and taking turns fits real DDP best: docs/validation.md). A sweep without a bandwidth
+ * to fit, or a fit comm's quality gate refuses, is not written and said so: the profile is whole
+ * without it. A log the helper wrote malformed is an error. */
+static int record_gloo(cJSON *doc, const commbench_backend *mpi, int accept_poor, err_t *e) {
+  const char *path = getenv(GLOO_LOG_ENV);
+  if (!path) {
+    printf("# comm.links.tcp: not measured (machine sweeps gloo when run plainly, before mpirun)\n");
+    return ERR_OK;
+  }
+  size_t len = 0;
+  char *text = txt_read_file(path, &len);
+  unlink(path);
+  if (!text) return err_set(e, ERR_IO, "%s: cannot read gloo's sweep: %s", path, strerror(errno));
+  ncclog l;
+  commbench_cfg cfg;
+  commbench_result res = {0};
+  fit_ring_result fit;
+  int rc = ncclog_parse(text, "gloo_sweep.py's log", -1, &l, e);
+  free(text);
+  if (!rc) rc = ncclog_to_sweep(&l, 1, &cfg, &res, e);
+  if (rc) goto done;
+  err_t why_fit;
+  char what[] = "comm.links." PROFILE_LINK_TCP, why[512];
+  if (commfit_ring(&res, l.nranks, 3, &fit, &why_fit)) {
+    printf("# %s: not written: %s\n", what, why_fit.msg);
+    goto done;
+  }
+  printf("# %s: gloo, %d processes, %.2f us per step, %.2f GB/s (residual rms %.1f%%)\n", what, l.nranks, fit.lat_s * 1e6,
+         fit.bw_Bps / 1e9, fit.rms_rel * 100);
+  int keepable, poor = fit_ring_poor(&fit, why, sizeof why, &keepable);
+  if (poor && !(keepable && accept_poor)) {
+    printf("# %s: poor fit, not written: %s (measure again, or keep it with --accept-poor-fit); gloo is priced over shm\n",
+           what, why);
+    goto done;
+  }
+  if (poor) printf("# warning: %s: poor fit kept (--accept-poor-fit): %s\n", what, why);
+  commbench_backend b = {.name = "gloo", .nranks = l.nranks, .nhosts = 1};
+  snprintf(b.hosts, sizeof b.hosts, "%s", mpi->hosts);
+  snprintf(b.devices, sizeof b.devices, "cpu (one rank per process)");
+  snprintf(b.library, sizeof b.library, "PyTorch's gloo (calib/gloo_sweep.py)");
+  if ((rc = record_comm(doc, PROFILE_LINK_TCP, &b, &cfg, &res, &fit, 1, NULL, e))) goto done;
+  cJSON *link = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "comm"), "links"),
+                                                 PROFILE_LINK_TCP);
+  rc = profilew_str(link, "source",
+                    "ddpcalib machine: PyTorch's gloo all-reduce between this host's processes (calib/gloo_sweep.py, in place, "
+                    "mean per size), scaled to the ring's 2(n-1) steps and fitted per size regime; shares_compute: gloo's "
+                    "worker thread runs on the cores that compute (docs/calib.md)", e);
+  if (!rc && poor) rc = calcmd_mark_poor(doc, what, why, e);
+done:
+  commbench_result_free(&res);
+  ncclog_free(&l);
+  return rc;
 }
 
 /* Runs this command again under mpirun with n processes (never returns on success). */
@@ -169,6 +275,7 @@ static int run_ranks(cli_ctx *x, int quick, int accept_poor, const char *output,
   if (rc) goto done;
   double bw_Bps = 0;
   if ((rc = measure_comm(&b, &mc, doc, accept_poor, &bw_Bps, &e)) || !b.is_root) goto done;
+  if ((rc = record_gloo(doc, &b, accept_poor, &e))) goto done;
   if ((rc = profile_check_json(doc, output, PROFILE_WHOLE, &e))) goto done; /* complete, as ddpsim reads it */
   if ((rc = profilew_write(doc, output, &e)) || (rc = machine_topo(topo_out, b.hosts, b.nranks, bw_Bps, &e))) goto done;
   printf("# wrote %s and %s\n# next: ddpsim predict --profile %s --topology %s --precision fp32 --model ...\n", output,
@@ -207,6 +314,9 @@ int cmd_machine(cli_ctx *x, int argc, char **argv) {
   }
   if (strcmp(topo_out, output) == 0) return cli_usage(x, "--topology-out must differ from -o");
   if ((rc = calcmd_check_output(x, output)) || (rc = calcmd_check_output(x, topo_out))) return rc;
-  if (!getenv("OMPI_COMM_WORLD_SIZE") && !getenv("PMI_SIZE")) return exec_mpirun(x, mpirun, procs, argc, argv);
+  if (!getenv("OMPI_COMM_WORLD_SIZE") && !getenv("PMI_SIZE")) {
+    machine_gloo(quick, procs);
+    return exec_mpirun(x, mpirun, procs, argc, argv);
+  }
   return run_ranks(x, quick, accept_poor, output, topo_out, argc, argv);
 }

@@ -39,6 +39,24 @@ check "machine wrote a profile and a topology naming shm" test -s my.json -a -n 
 check "the profile has compute.fp32, comm.links.shm and compute.host" \
   test -n "$(grep '"fp32"' my.json)" -a -n "$(grep '"shm"' my.json)" -a -n "$(grep '"host"' my.json)"
 check "predict on this machine's pair printed an iteration" test -n "$(grep '^iteration ' step3.out)"
+# gloo's own all-reduce (calib/gloo_sweep.py), where python3 has PyTorch's gloo: comm.links.tcp,
+# sharing the cores, and --backend gloo prices its ring there (docs/calib.md, "machine").
+if python3 -c 'import torch.distributed as d, sys; sys.exit(not d.is_gloo_available())' 2>/dev/null; then
+  if grep -q 'comm.links.tcp: poor fit, not written\|comm.links.tcp: not written' step1.out; then
+    echo "note  machine measured gloo but did not write it: $(grep -m1 'comm.links.tcp: .*not written' step1.out | cut -c1-200)"
+  else
+    tcp_ok=$(python3 -c "
+import json; l=json.load(open('my.json'))['comm']['links']['tcp']
+print('ok' if l['shares_compute'] is True and l['backend'] == 'gloo' and l['nranks'] == 2 and l['bw_Bps'] > 0 else 'bad %r' % l)" 2>&1)
+    check "machine: comm.links.tcp is gloo's all-reduce between the 2 processes, sharing the cores ($tcp_ok)" test "$tcp_ok" = ok
+    build/sim/ddpsim predict --profile my.json --topology my.topo --model my.model --backend gloo >gloo.out 2>&1
+    check "predict --backend gloo on this machine's pair runs over its tcp link" \
+      test -n "$(grep '^gloo rings .*(TCP connections between the processes)' gloo.out)"
+  fi
+else
+  check "machine without PyTorch's gloo says comm.links.tcp was not measured" \
+    test -n "$(grep 'comm.links.tcp: not measured' step1.out)"
+fi
 check "predict on this machine's pair speaks of processes, not GPUs (device.kind cpu)" \
   test -n "$(grep '^# .* x 2 processes' step3.out)" -a -z "$(grep -E 'GPU idle|slowest GPU|one-GPU|GPU busy|per GPU|card memory' step3.out)"
 check "cluster says where each class comes from" \
