@@ -652,10 +652,10 @@ int plan_group_coll(plan_t *p, int b, coll_kind kind, double bytes, nccl_group g
 
 /* What a non-NCCL backend adds to bucket b's all-reduce of `bytes` (docs/simulation.md,
  * "Communication backends"). gloo (ProcessGroupGloo's CUDA all-reduce): copy the bucket to pinned
- * host memory, the ring over the links (NCCL's ring/Simple cost on the same channels), each rank
- * summing (n-1)/n of the bytes on its CPU, the copy back: D2H + ring + (n-1)/n S / reduce_Bps + H2D,
- * both copies at the profile's pinned host-device cost. gloo on a CPU profile (device.kind "cpu":
- * the tensors are in host memory) and MPI (CUDA-aware): the ring alone, at the links' cost. */
+ * host memory, the ring over the TCP connections (plan_network, gloo_view), each rank summing
+ * (n-1)/n of the bytes on its CPU, the copy back: D2H + ring + (n-1)/n S / reduce_Bps + H2D, both
+ * copies at the profile's pinned host-device cost. gloo on a CPU profile (device.kind "cpu": the
+ * tensors are in host memory) and MPI (CUDA-aware): the ring alone. */
 static int plan_backend(const sim_config *c, plan_t *p, int b, double bytes, err_t *e) {
   if (c->backend != SIM_BACKEND_GLOO || p->ranks < 2 || cpu_profile(c)) return ERR_OK;
   int have = 0, rc;

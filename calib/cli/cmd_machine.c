@@ -110,7 +110,7 @@ static int record_gloo(cJSON *doc, const commbench_backend *mpi, int accept_poor
   char *text = txt_read_file(path, &len);
   unlink(path);
   if (!text) return err_set(e, ERR_IO, "%s: cannot read gloo's sweep: %s", path, strerror(errno));
-  ncclog l;
+  ncclog l = {0};
   commbench_cfg cfg;
   commbench_result res = {0};
   fit_ring_result fit;
