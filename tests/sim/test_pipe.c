@@ -418,6 +418,14 @@ static void python_ddp(void) {
  * (12 us), 2.5 makes 8 and 1 (18 us); cap 1 gives 4 buckets (each 1.2 MB reaches the cap), cap 100
  * gives 2 under 1.4 (the 1 MiB first bucket and the rest) and 1 under 2.5 (a given cap is the first
  * bucket's too). With event_s 0 the host does neither; gloo and MPI never (worker threads). */
+static void pg_config(sim_config *c, model_t *m, topo_t *t, profile_t *p, int version, sim_backend be, double cap_mb) {
+  fixture_config(c, m, t, p, 1, 2);
+  c->pytorch = version;
+  c->backend = be;
+  c->bucket_cap_mb = cap_mb;
+  c->host_jitter_s = 0;
+}
+
 static void pg_host_work(void) {
   model_t *m = fixture_model("ddpsim-model 1\nname m\nbatch 1\ntokens 1 samples\nprecision fp32\nparam a 300000\nparam b 300000\n"
                              "param c 300000\nparam d 300000\nbackward\newise gd elems=1 arrays=1 ready=d\n"
@@ -444,11 +452,7 @@ static void pg_host_work(void) {
       sim_config c;
       plan_t pl;
       err_t e;
-      fixture_config(&c, m, t, k ? ev : none, 1, 2);
-      c.pytorch = rows[i].version;
-      c.backend = rows[i].be;
-      c.bucket_cap_mb = rows[i].cap_mb;
-      c.host_jitter_s = 0;
+      pg_config(&c, m, t, k ? ev : none, rows[i].version, rows[i].be, rows[i].cap_mb);
       if (plan_build(&c, &pl, &e) == 0) {
         host[k] = pl.host_s;
         nb[k] = pl.nb;
@@ -468,10 +472,7 @@ static void pg_host_work(void) {
     sim_config c;
     sim_result r;
     err_t e;
-    fixture_config(&c, m, t, k ? ev : none, 1, 2);
-    c.pytorch = 104;
-    c.bucket_cap_mb = 100;
-    c.host_jitter_s = 0;
+    pg_config(&c, m, t, k ? ev : none, 104, SIM_BACKEND_NCCL, 100);
     if (sim_run(&c, &r, &e) == 0) {
       lag[k] = r.buckets[0].comm_start_s - r.buckets[0].ready_s;
       sim_result_free(&r);
