@@ -118,10 +118,10 @@ int reducer_fused_copy(int version);
  * launch (docs/reducer.md, "ProcessGroupNCCL's host work"), in CUDA event calls: *issue per call
  * (collective(): syncStreams' cudaEventRecord on the current stream and cudaStreamWaitEvent of the
  * NCCL stream; the work's event created, recorded on the NCCL stream and destroyed with the work: 5;
- * from 1.9 the work's future marked completed records an event of its own, created and destroyed
+ * from 1.8 the work's future marked completed records an event of its own, created and destroyed
  * too: 8) and *wait per work at the final wait (finalize_backward: work->wait() or, later, its
  * future's, one cudaStreamWaitEvent of the current stream). Both 0 before 1.1 (not modelled). */
-#define REDUCER_VERSION_PG_FUTURE 109
+#define REDUCER_VERSION_PG_FUTURE 108
 void reducer_pg_nccl_calls(int version, int *issue, int *wait);
 
 /* PyTorch's fp32 math by release, on a card with TF32 (docs/profile.md, "fp32 math"): cuDNN's
