@@ -149,6 +149,10 @@ double cost_host_dispatch(const sim_config *c) {
   return c->host_dispatch_s >= 0 ? c->host_dispatch_s : profile_host_dispatch_s(c->profile);
 }
 
+double cost_host_event(const sim_config *c) {
+  return c->host_event_s >= 0 ? c->host_event_s : profile_host_event_s(c->profile);
+}
+
 void cost_measured(const sim_config *c, long batch, model_dtype prec, cost_measured_info *out) {
   const model_t *m = c->model;
   profile_device d;

@@ -29,6 +29,10 @@ double cost_host_launch(const sim_config *c);
  * compute.host.dispatch_s. */
 double cost_host_dispatch(const sim_config *c);
 
+/* The host cost of one CUDA event call (a record, a stream's wait, an event's creation or
+ * destruction): the config's, or the profile's compute.host.event_s. */
+double cost_host_event(const sim_config *c);
+
 /* What a run makes of the model's measured op times (format version 6: the `measured` line, the ops'
  * time_s= and host_s=; docs/export.md). They price the run where the profile is of the device they
  * were measured on (its device.name is the `measured` line's device) and the run is at the file's

@@ -23,6 +23,7 @@ int plan_job(const sim_config *c, int *gpn_out, long *batch_out, model_dtype *pr
   if (c->no_sync < 1 || c->no_sync > 1000) return err_set(e, ERR_USAGE, "no-sync cycle must be between 1 and 1000, got %d", c->no_sync);
   if (batch > SIM_MAX_BATCH) return err_set(e, ERR_USAGE, "the per-GPU batch must be at most %ld (2^30), got %ld", SIM_MAX_BATCH, batch);
   if (!(c->host_launch_s <= SIM_MAX_HOST_US * 1e-6) || !(c->host_dispatch_s <= SIM_MAX_HOST_US * 1e-6) ||
+      !(c->host_event_s <= SIM_MAX_HOST_US * 1e-6) ||
       !(c->load_s <= SIM_MAX_LOAD_MS * 1e-3))
     return err_set(e, ERR_USAGE, "host costs must be at most %g s per launch or op and loading %g s per batch", SIM_MAX_HOST_US * 1e-6,
                    SIM_MAX_LOAD_MS * 1e-3);
@@ -349,9 +350,12 @@ void plan_row_free(plan_row *row) {
   memset(row, 0, sizeof *row);
 }
 
-/* The optimizer's ops (and the copy back) after the final wait, from the pipe's state. */
-static double run_tail(const plan_t *p, pipe_t *w, double scale, int copies) {
+/* The optimizer's ops (and the copy back) after the final wait, from the pipe's state; in a
+ * synchronising iteration the host first makes the stream wait for each bucket's work. */
+static double run_tail(const plan_t *p, pipe_t *w, double scale, int sync) {
   double dev = 0;
+  int copies = sync && p->copies;
+  if (sync && p->nb > 0 && p->pg_wait_host_s > 0) pipe_host(w, p->nb * p->pg_wait_host_s);
   if (copies && p->copy_back_k > 0) { /* a kernel per gradient (plan_compute) */
     pipe_op(w, p->launch_host_s, p->copy_back_s * scale / (double)p->copy_back_k, p->copy_back_k, 1);
     dev += p->copy_back_s * scale;
@@ -386,7 +390,7 @@ static void timeline_eval(const plan_t *p, pipe_t *w, double scale, double host_
     /* The hook launches every bucket now ready whose predecessors are launched: NCCL's launch is
      * host work, and the collective cannot start before it. */
     for (; sync && next < p->nb && p->launch_seg[next] <= s; next++) {
-      pipe_host(w, p->launch_host_s);
+      pipe_host(w, p->launch_host_s + p->pg_call_host_s);
       double lag = w->H - row->seg_end[p->ready_seg[next]];
       row->lag[next] = lag > 0 ? lag : 0;
     }
@@ -398,14 +402,14 @@ static void timeline_eval(const plan_t *p, pipe_t *w, double scale, double host_
    * (tail_a) with everything else at -infinity, and the rest (tail_b) with D0 at -infinity. The
    * end-of-iteration sync (the loop's loss.item()) waits for the host too. */
   w->D = -INFINITY;
-  row->tail_dev_s = run_tail(p, w, scale, copies);
+  row->tail_dev_s = run_tail(p, w, scale, sync);
   row->tail_b = w->D > w->H ? w->D : w->H;
   row->host_tail_end = p->host_waits && sync ? -1 : w->H;
   row->host_busy_s = w->host_busy_s;
   row->dev_busy_s = w->dev_busy_s;
   /* A wait that blocks the host (gloo, MPI): the host too starts the tail at D0. */
   pipe_reset(w, p->host_waits && sync ? 0 : -INFINITY, 0);
-  run_tail(p, w, scale, copies);
+  run_tail(p, w, scale, sync);
   row->tail_a = w->D > w->H ? w->D : w->H;
   if (p->host_waits && sync) row->tail_b = row->bwd_end;
 }
@@ -940,6 +944,15 @@ int plan_build(const sim_config *c, plan_t *p, err_t *e) {
    * all-reduce, back into .grad (gradient_as_bucket_view=False, PyTorch's default), or divides it in
    * its bucket in place (True); flat mode flattens and unflattens (docs/simulation.md). */
   int copies = n > 1;
+  if (c->backend == SIM_BACKEND_NCCL && !p->flat && it->work == REDUCER_WORK_REDUCER) {
+    /* ProcessGroupNCCL's host work around each all-reduce and at the final wait, in CUDA event
+     * calls (docs/reducer.md, "ProcessGroupNCCL's host work"); gloo and MPI run theirs on worker
+     * threads. No GPU time: a stream's wait only orders it. */
+    int issue, wait;
+    reducer_pg_nccl_calls(c->pytorch, &issue, &wait);
+    p->pg_call_host_s = issue * cost_host_event(c);
+    p->pg_wait_host_s = wait * cost_host_event(c);
+  }
   if ((rc = plan_compute(c, p, copies, param_seg, e))) goto fail;
   if ((rc = plan_buckets(c, p, param_seg, e))) goto fail;
   /* The host launches the all-reduces in bucket order: bucket b at the hook that makes the last of

@@ -118,6 +118,10 @@ typedef struct plan_s {
   int nsteps, first_tail; /* steps[first_tail ..]: after DDP's final wait */
   int copies;          /* DDP copies gradients into buckets and back (synchronising iterations) */
   double launch_host_s; /* the host cost of one kernel launch (bucket copies, NCCL's launches) */
+  double pg_call_host_s; /* ProcessGroupNCCL's host work around each bucket's all-reduce beyond its
+                            launch (event records, stream waits: docs/reducer.md); 0 but with NCCL
+                            under the C++ Reducer */
+  double pg_wait_host_s; /* the same at the final wait, per bucket (its stream wait) */
   int *launch_seg;     /* (nb) the segment after whose hook the host launches bucket b (in order) */
   int queue;           /* CUDA's launch queue, kernels */
   int host_waits;      /* DDP's final wait blocks the host (gloo, MPI), not only the stream */

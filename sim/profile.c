@@ -62,6 +62,7 @@ struct profile {
   int nwarnings;                   /* all of them */
   double host_launch_s; /* compute.host.launch_s: host-side cost of one kernel launch (0: none) */
   double host_dispatch_s; /* compute.host.dispatch_s: the framework's host cost per op (0: none) */
+  double host_event_s;    /* compute.host.event_s: host cost of one CUDA event call (0: none) */
   double host_jitter_s;   /* compute.host.jitter_s: additive host noise per iteration, sd (0: none) */
   double host_reduce_Bps; /* compute.host.reduce_Bps: the host CPU summing buffers (gloo; 0: unknown) */
   profile_device device;  /* "device": the card's memory and power (0 where absent) */
@@ -512,14 +513,15 @@ static int load_algo_table(const cJSON *o, const char *origin, const char *path,
 
 /* compute.jitter: {"model": "lognormal", "cv": 0.02} or {"model": "empirical", "ratios": [...]}. */
 /* compute.host: the host's side of an op (docs/profile.md): launch_s per kernel launch, dispatch_s
- * per framework op, jitter_s the sd of an additive host delay per iteration, reduce_Bps the CPU's
- * summing speed (gloo); each optional (0). */
+ * per framework op, event_s per CUDA event call (a record or a stream's wait), jitter_s the sd of an
+ * additive host delay per iteration, reduce_Bps the CPU's summing speed (gloo); each optional (0). */
 static int load_host(const cJSON *host, const char *origin, profile_t *p, err_t *e) {
   if (!host) return ERR_OK;
-  if (!cJSON_IsObject(host)) return err_set(e, ERR_INPUT, "%s: compute.host must be an object {launch_s, dispatch_s, jitter_s}", origin);
+  if (!cJSON_IsObject(host)) return err_set(e, ERR_INPUT, "%s: compute.host must be an object {launch_s, dispatch_s, event_s, jitter_s}", origin);
   int rc;
   if ((rc = get_num(host, "launch_s", "compute.host", origin, 0, 0, &R_LAT, &p->host_launch_s, e)) ||
       (rc = get_num(host, "dispatch_s", "compute.host", origin, 0, 0, &R_LAT, &p->host_dispatch_s, e)) ||
+      (rc = get_num(host, "event_s", "compute.host", origin, 0, 0, &R_LAT, &p->host_event_s, e)) ||
       (rc = get_num(host, "jitter_s", "compute.host", origin, 0, 0, &R_LAT, &p->host_jitter_s, e)) ||
       (rc = get_num(host, "reduce_Bps", "compute.host", origin, 0, 0, &R_BW, &p->host_reduce_Bps, e)))
     return rc;
@@ -1063,6 +1065,7 @@ int profile_h2d(const profile_t *p, profile_h2d_mode mode, int *present, double 
 
 double profile_host_launch_s(const profile_t *p) { return p->host_launch_s; }
 double profile_host_dispatch_s(const profile_t *p) { return p->host_dispatch_s; }
+double profile_host_event_s(const profile_t *p) { return p->host_event_s; }
 double profile_host_jitter_s(const profile_t *p) { return p->host_jitter_s; }
 double profile_host_reduce_Bps(const profile_t *p) { return p->host_reduce_Bps; }
 

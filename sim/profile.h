@@ -212,6 +212,10 @@ double profile_host_launch_s(const profile_t *p);
 /* compute.host.dispatch_s: the framework's host cost per op it dispatches (Python and PyTorch's
  * dispatcher, measured by `ddpcalib host`); 0 when the profile does not say. */
 double profile_host_dispatch_s(const profile_t *p);
+/* compute.host.event_s: what the host spends on one CUDA event call (a cudaEventRecord of a
+ * timing-disabled event, a cudaStreamWaitEvent, an event's creation or destruction: ProcessGroupNCCL's
+ * work around each collective, docs/reducer.md); 0 when the profile does not say. */
+double profile_host_event_s(const profile_t *p);
 /* compute.host.jitter_s: the standard deviation of an additive host delay per rank and iteration
  * (seconds, `ddpcalib host`); 0 when the profile does not say. */
 double profile_host_jitter_s(const profile_t *p);

@@ -52,6 +52,12 @@ int reducer_version_parse(const char *text, int *version, err_t *e) {
 
 int reducer_fused_copy(int version) { return release(version) >= REDUCER_VERSION_FUSED_COPY; }
 
+void reducer_pg_nccl_calls(int version, int *issue, int *wait) {
+  int v = release(version);
+  *issue = v < V_CPP ? 0 : v < REDUCER_VERSION_PG_FUTURE ? 5 : 8;
+  *wait = v < V_CPP ? 0 : 1;
+}
+
 int reducer_backward_gil(int version) { return release(version) < REDUCER_VERSION_CPP_AUTOGRAD; }
 
 int reducer_tf32_cudnn(int version) { return release(version) >= REDUCER_VERSION_TF32; }

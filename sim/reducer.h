@@ -114,6 +114,16 @@ int reducer_backward_gil(int version);
 #define REDUCER_VERSION_FUSED_COPY 107
 int reducer_fused_copy(int version);
 
+/* ProcessGroupNCCL's host work around each all-reduce the C++ Reducer (1.1 on) issues, beyond NCCL's
+ * launch (docs/reducer.md, "ProcessGroupNCCL's host work"), in CUDA event calls: *issue per call
+ * (collective(): syncStreams' cudaEventRecord on the current stream and cudaStreamWaitEvent of the
+ * NCCL stream; the work's event created, recorded on the NCCL stream and destroyed with the work: 5;
+ * from 1.8 the work's future marked completed records an event of its own, created and destroyed
+ * too: 8) and *wait per work at the final wait (finalize_backward: work->wait() or, later, its
+ * future's, one cudaStreamWaitEvent of the current stream). Both 0 before 1.1 (not modelled). */
+#define REDUCER_VERSION_PG_FUTURE 108
+void reducer_pg_nccl_calls(int version, int *issue, int *wait);
+
 /* PyTorch's fp32 math by release, on a card with TF32 (docs/profile.md, "fp32 math"): cuDNN's
  * convolutions (torch.backends.cudnn.allow_tf32) in TF32 from 1.7; matmuls
  * (torch.backends.cuda.matmul.allow_tf32) in TF32 from 1.7 to 1.11 and strict from 1.12. Before 1.7

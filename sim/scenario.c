@@ -44,6 +44,7 @@ void sim_config_defaults(sim_config *c) {
   c->h2d = SIM_H2D_AUTO;
   c->host_launch_s = -1;
   c->host_dispatch_s = -1;
+  c->host_event_s = -1;
   c->dp_gil_share = 1;
   c->host_jitter_s = -1;
   c->dp_backward_gil = -1;

@@ -123,6 +123,8 @@ typedef struct {
                               cost per kernel launch */
   double host_dispatch_s;  /* < 0: the profile's compute.host.dispatch_s (0 if absent); else this host
                               cost per framework op (a model op's fwops=) */
+  double host_event_s;     /* < 0: the profile's compute.host.event_s (0 if absent); else this host
+                              cost per CUDA event call (ProcessGroupNCCL's, docs/reducer.md) */
   sim_backend backend;     /* DDP's process group (default NCCL) */
   sim_framework framework; /* DDP (one process per GPU), DataParallel (one process, one thread
                               per GPU, Python's GIL) or FSDP2 (fully_shard, sim/fsdp.h) */

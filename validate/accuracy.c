@@ -406,7 +406,7 @@ static void predict_point(accuracy_point *p, const accuracy_set *s) {
     c.h2d = (sim_h2d)p->h2d;
     c.pytorch = p->pytorch;
     c.gpu_sharing = !s->no_gpu_sharing;
-    if (s->no_host_costs) c.host_launch_s = c.host_dispatch_s = c.host_jitter_s = 0;
+    if (s->no_host_costs) c.host_launch_s = c.host_dispatch_s = c.host_event_s = c.host_jitter_s = 0;
     c.framework = (sim_framework)p->framework;
     c.fsdp_units = p->fsdp_units[0] ? p->fsdp_units : NULL;
     c.fsdp_reshard = p->fsdp_reshard;

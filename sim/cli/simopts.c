@@ -30,6 +30,7 @@ void simopts_init(simopts *o) {
   o->jitter_ci = d.jitter_ci_rel;
   o->host_launch_us = d.host_launch_s < 0 ? -1 : d.host_launch_s * 1e6;
   o->host_dispatch_us = d.host_dispatch_s < 0 ? -1 : d.host_dispatch_s * 1e6;
+  o->host_event_us = d.host_event_s < 0 ? -1 : d.host_event_s * 1e6;
   o->host_jitter_us = d.host_jitter_s < 0 ? -1 : d.host_jitter_s * 1e6;
   o->dp_gil_share = d.dp_gil_share;
   o->dp_handover_us = d.dp_handover_s * 1e6;
@@ -179,6 +180,9 @@ void simopts_table(simopts *o, cli_opt t[SIMOPTS_COUNT]) {
       {"host-dispatch-us", 0, CLI_DOUBLE, &o->host_dispatch_us, "X",
        "host cost of one framework op (a model op's fwops=; default: the profile's\ncompute.host.dispatch_s, or 0)", CLI_MIN | CLI_MAX, 0,
        SIM_MAX_HOST_US, .must = "must be from 0 to 1000000 us (1 s per op; real ones take 2 to 10 us)"},
+      {"host-event-us", 0, CLI_DOUBLE, &o->host_event_us, "X",
+       "host cost of one CUDA event call (record, stream wait) of NCCL's process group\naround each bucket's all-reduce (default: the profile's compute.host.event_s,\nor 0)",
+       CLI_MIN | CLI_MAX, 0, SIM_MAX_HOST_US, .must = "must be from 0 to 1000000 us (1 s per call; real ones take under 1 us)"},
       {"dp-backward-gil", 0, CLI_FLAG, &o->dp_backward_gil, NULL,
        "dp: backward's launches take turns under the GIL too (autograd functions\nwritten in Python, as in 2017 PyTorch; default: before --pytorch 0.4, else "
        "C++ threads)"},
@@ -387,6 +391,7 @@ void simopts_config(const simopts *o, const simopts_inputs *in, sim_config *c) {
   c->fsdp_replicate = o->fsdp_replicate;
   c->host_launch_s = o->host_launch_us < 0 ? -1 : o->host_launch_us * 1e-6;
   c->host_dispatch_s = o->host_dispatch_us < 0 ? -1 : o->host_dispatch_us * 1e-6;
+  c->host_event_s = o->host_event_us < 0 ? -1 : o->host_event_us * 1e-6;
   c->dp_backward_gil = o->dp_backward_gil;
   c->backend = o->backend >= 0 ? (sim_backend)o->backend : sim_default_backend(c->framework, c->pytorch);
   c->host_jitter_s = o->host_jitter_us < 0 ? -1 : o->host_jitter_us * 1e-6;

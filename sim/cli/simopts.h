@@ -30,6 +30,7 @@ typedef struct {
   int framework, hook, mode, fidelity; /* sim_framework, sim_comm_hook, sim_mode, sim_fidelity */
   double host_launch_us; /* -1: the profile's */
   double host_dispatch_us; /* -1: the profile's */
+  double host_event_us; /* -1: the profile's */
   double dp_gil_share, dp_handover_us; /* DataParallel's GIL */
   int backend;           /* sim_backend */
   double host_jitter_us; /* -1: the profile's */
@@ -44,7 +45,7 @@ typedef struct {
 /* What a bucket cap flag must be (--bucket-cap-mb, --first-bucket-mb, and the lists of recommend,
  * buckets and validate): sim.h's SIM_MIN_BUCKET_MB to SIM_MAX_BUCKET_MB. */
 #define SIMOPTS_CAP_MUST "must be a cap from one byte (9.54e-07 MB) to 1e9 MB"
-#define SIMOPTS_COUNT 50 /* entries of the shared table, its end included */
+#define SIMOPTS_COUNT 51 /* entries of the shared table, its end included */
 
 /* Fills o with the documented defaults (docs/cli.md). */
 void simopts_init(simopts *o);

@@ -52,8 +52,9 @@ check "recommend: resnet50 fp32 on 8 x 8 GPUs over 10 GbE, nominal profile: best
   awk -v r="$rec" -v g="$gain" 'BEGIN { exit !(r >= 1 && r < 25 && g > 0) }'
 # (without compute sharing the GPU, which sets caps apart by a few parts in 10^5 here)
 "$ddpsim" recommend --bucket-cap-mb 5,50 --samples 2 --no-gpu-sharing >"$tmp/out" 2>&1
+# (they tie to a few parts in 10^5: per-bucket host work can tell them apart in a draw)
 check "recommend: caps that all tie keep the default (25 MB added to the list)" \
-  test $? -eq 0 -a -n "$(grep 'recommended bucket_cap_mb 25 (the default): no cap is better' "$tmp/out")"
+  test $? -eq 0 -a -n "$(grep -E 'recommended bucket_cap_mb 25 \(the default\): no cap is (meaningfully )?better' "$tmp/out")"
 expect 2 "listed twice" -- recommend --bucket-cap-mb 5,5
 expect 2 "--bucket-cap-mb must be a cap from one byte .* to 1e9 MB, got 'x'" -- recommend --bucket-cap-mb 5,x
 expect 2 "option '--csv' does not apply here" -- recommend --csv

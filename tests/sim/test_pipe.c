@@ -7,6 +7,7 @@
 #include "fixtures.h"
 #include "modelgen.h"
 #include "pipe.h"
+#include "plan.h"
 #include "sim.h"
 
 static const double us = 1e-6;
@@ -453,9 +454,84 @@ static void python_ddp(void) {
   profile_destroy(p);
 }
 
+/* ProcessGroupNCCL's host work around each all-reduce (docs/reducer.md, "ProcessGroupNCCL's host
+ * work"), by hand: 4 parameters of 1.2 MB each, each ready after its own backward op, on 2 GPUs; launch
+ * 10 us, event calls 2 us. Per bucket, 1.4 makes 5 event calls at the launch and 1 at the final wait
+ * (12 us), 2.5 makes 8 and 1 (18 us); cap 1 gives 4 buckets (each 1.2 MB reaches the cap), cap 100
+ * gives 2 under 1.4 (the 1 MiB first bucket and the rest) and 1 under 2.5 (a given cap is the first
+ * bucket's too). With event_s 0 the host does neither; gloo and MPI never (worker threads). */
+static void pg_config(sim_config *c, model_t *m, topo_t *t, profile_t *p, int version, sim_backend be, double cap_mb) {
+  fixture_config(c, m, t, p, 1, 2);
+  c->pytorch = version;
+  c->backend = be;
+  c->bucket_cap_mb = cap_mb;
+  c->host_jitter_s = 0;
+}
+
+static void pg_host_work(void) {
+  model_t *m = fixture_model("ddpsim-model 1\nname m\nbatch 1\ntokens 1 samples\nprecision fp32\nparam a 300000\nparam b 300000\n"
+                             "param c 300000\nparam d 300000\nbackward\newise gd elems=1 arrays=1 ready=d\n"
+                             "ewise gc elems=1 arrays=1 ready=c\newise gb elems=1 arrays=1 ready=b\newise ga elems=1 arrays=1 ready=a\n"
+                             "optimizer\newise step elems=1 arrays=1\n",
+                             "pg.model");
+  topo_t *t = fixture_topo("ddpsim-topology 1\nname t\ngpus_per_node 2\nintra nvl links=1 bw=10GBps\nnic none\n", "pg.topo");
+  const char *extra = "\"h2d\":{\"pinned_sync\":{\"lat_s\":1e-5,\"bw_Bps\":1e10}},";
+  profile_t *ev = host_profile("\"launch_s\":1.0e-5,\"event_s\":2e-6,\"reduce_Bps\":5e9", 1e15, extra, "pg.json");
+  profile_t *none = host_profile("\"launch_s\":1.0e-5,\"reduce_Bps\":5e9", 1e15, extra, "pg0.json");
+  CHECK(profile_host_event_s(ev) == 2e-6 && profile_host_event_s(none) == 0, "compute.host.event_s is read (absent: 0)");
+  struct {
+    int version;
+    sim_backend be;
+    double cap_mb;
+    int nb;
+    double per_bucket_us; /* host work per bucket, at the launch and at the final wait */
+  } rows[] = {{104, SIM_BACKEND_NCCL, 1, 4, 12}, {104, SIM_BACKEND_NCCL, 100, 2, 12}, {205, SIM_BACKEND_NCCL, 1, 4, 18},
+              {205, SIM_BACKEND_NCCL, 100, 1, 18}, {104, SIM_BACKEND_GLOO, 1, 4, 0}, {104, SIM_BACKEND_MPI, 1, 4, 0}};
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+    double host[2] = {0, 0};
+    int nb[2] = {0, 0};
+    for (int k = 0; k < 2; k++) {
+      sim_config c;
+      plan_t pl;
+      err_t e;
+      pg_config(&c, m, t, k ? ev : none, rows[i].version, rows[i].be, rows[i].cap_mb);
+      if (plan_build(&c, &pl, &e) == 0) {
+        host[k] = pl.host_s;
+        nb[k] = pl.nb;
+        plan_free(&pl);
+      } else CHECK(0, "%s", e.msg);
+    }
+    double want = rows[i].nb * rows[i].per_bucket_us * us;
+    CHECK(nb[0] == rows[i].nb && nb[1] == rows[i].nb && check_close(want, host[1] - host[0], 1e-9, 1e-9),
+          "PyTorch %d.%d %s, cap %g MB: %d buckets, the host's process-group work %.6g us (want %g x %g us)", rows[i].version / 100,
+          rows[i].version % 100, sim_backend_name(rows[i].be), rows[i].cap_mb, nb[1], (host[1] - host[0]) / us, (double)rows[i].nb,
+          rows[i].per_bucket_us);
+  }
+  /* The work before the launch delays the all-reduce: under 1.4 bucket 0 (launched when ready, the
+   * NCCL stream idle) starts 5 x 2 us later after it is ready than without the event calls. */
+  double lag[2] = {0, 0};
+  for (int k = 0; k < 2; k++) {
+    sim_config c;
+    sim_result r;
+    err_t e;
+    pg_config(&c, m, t, k ? ev : none, 104, SIM_BACKEND_NCCL, 100);
+    if (sim_run(&c, &r, &e) == 0) {
+      lag[k] = r.buckets[0].comm_start_s - r.buckets[0].ready_s;
+      sim_result_free(&r);
+    } else CHECK(0, "%s", e.msg);
+  }
+  CHECK(check_close(10 * us, lag[1] - lag[0], 0.05 * us, 0), "1.4: bucket 0's all-reduce starts %.6g us after it is ready, %.6g us later (5 x 2)",
+        lag[1] / us, (lag[1] - lag[0]) / us);
+  model_destroy(m);
+  topo_destroy(t);
+  profile_destroy(ev);
+  profile_destroy(none);
+}
+
 int main(void) {
   pipe_cases();
   python_ddp();
+  pg_host_work();
   mlstm_cells();
   host_noise();
   gloo();

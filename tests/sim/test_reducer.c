@@ -53,6 +53,16 @@ int main(void) {
         "1.13: iteration 1 one bucket per dtype; with find_unused_parameters construction-time [1 MiB, 25 MiB]");
   a = iter(113, 0, 0, 1, 1), b = iter(113, 0, 0, 1, 2);
   CHECK(single(&a) && a.delayed && single(&b) && !b.delayed, "1.13, static_graph: iterations 1 and 2 one bucket");
+  /* ProcessGroupNCCL's event calls per all-reduce and at the final wait (docs/reducer.md). */
+  {
+    int v[] = {100, 101, 107, 108, 215}, want[][2] = {{0, 0}, {5, 1}, {5, 1}, {8, 1}, {8, 1}}, ok = 1;
+    for (int i = 0; i < 5; i++) {
+      int is, wt;
+      reducer_pg_nccl_calls(v[i], &is, &wt);
+      ok = ok && is == want[i][0] && wt == want[i][1];
+    }
+    CHECK(ok, "ProcessGroupNCCL's event calls: none before 1.1, 5 per call and 1 at the wait to 1.7, 8 and 1 from 1.8");
+  }
   /* 2.4: a given cap caps the first bucket, construction and rebuild. */
   a = iter(203, 5, 0, 0, 0), b = iter(204, 5, 0, 0, 0);
   CHECK(limits(&a, MIB, 5 * MIB) && limits(&b, 5 * MIB, 5 * MIB), "2.3 keeps the 1 MiB first bucket for a given cap; 2.4 caps it");
