@@ -170,7 +170,7 @@ void simopts_table(simopts *o, cli_opt t[SIMOPTS_COUNT]) {
        "FSDP: HSDP with R replicas (a 2-D mesh (R, GPUs / R)): each shards the model\nwithin itself, the replicas all-reduce; "
        "modelled with one node per replica\n(R = --nodes); default: none", CLI_MIN | CLI_MAX, 1, 1 << 20},
       {"backend", 0, CLI_ENUM, &o->backend, "nccl|gloo|mpi",
-       "DDP's process group: nccl (default; gloo for DDP before --pytorch 0.4, its only\none); gloo (staged through the host, summed on the CPU); mpi (CUDA-aware);\ngloo and mpi block the host at the final wait",
+       "DDP's process group: nccl (default; gloo for DDP before --pytorch 0.4, its only\none); gloo (staged through the host, its ring over TCP: the profile's\ncomm.links.tcp, summed on the CPU); mpi (CUDA-aware); gloo and mpi block\nthe host at the final wait",
        .names = sim_backend_names},
       {"host-jitter-us", 0, CLI_DOUBLE, &o->host_jitter_us, "X",
        "host noise: sd of an additive delay per rank and iteration, microseconds\n(exponential; default the profile's compute.host.jitter_s, or 0)", CLI_MIN | CLI_MAX, 0, 1e7},
