@@ -780,11 +780,12 @@ int plan_begin(const sim_config *c, plan_t *p, err_t *e) {
   }
   if ((rc = nccl_model_init(&p->nccl, c->profile, c->topo, c->nodes, gpn, p->ch.count, intra_Bps, p->ring_bw_Bps, e)))
     goto fail;
-  if (plan_gloo_tcp(c)) nccl_model_plain_ring(&p->nccl, p->intra_lat_s, p->nic_lat_s);
+  int gloo_tcp = plan_gloo_tcp(c);
+  if (gloo_tcp) nccl_model_plain_ring(&p->nccl, p->intra_lat_s, p->nic_lat_s);
   p->algos = c->nccl_algos ? c->nccl_algos : NCCL_ALGOS_AUTO;
   p->protos = c->nccl_protos ? c->nccl_protos : NCCL_ALL_PROTOS;
   if (c->backend != SIM_BACKEND_NCCL) {
-    /* gloo and MPI: a ring over the same links, waited for by the host (plan_backend). */
+    /* gloo and MPI: one ring (gloo's over TCP: plan_network), waited for by the host (plan_backend). */
     if (c->nccl_algos || c->nccl_protos) {
       rc = err_set(e, ERR_USAGE, "NCCL_ALGO and NCCL_PROTO choose among NCCL's algorithms: not with the %s backend",
                    sim_backend_name(c->backend));
@@ -804,8 +805,8 @@ int plan_begin(const sim_config *c, plan_t *p, err_t *e) {
     p->gpu_sharing = c->gpu_sharing && c->backend == SIM_BACKEND_NCCL && dev.sm_count > 0 && dev.hbm_Bps > 0;
   }
   /* the classes the collectives cross: gloo's TCP connections, or the topology's links */
-  const char *intra_cls = plan_gloo_tcp(c) ? PROFILE_LINK_TCP : c->topo->intra_class;
-  const char *nic_cls = plan_gloo_tcp(c) ? PROFILE_LINK_TCP : c->topo->nic_class;
+  const char *intra_cls = gloo_tcp ? PROFILE_LINK_TCP : c->topo->intra_class;
+  const char *nic_cls = gloo_tcp ? PROFILE_LINK_TCP : c->topo->nic_class;
   p->shares_compute = (gpn > 1 && profile_link_shares_compute(c->profile, intra_cls)) ||
                       (c->nodes > 1 && profile_link_shares_compute(c->profile, nic_cls));
   if (p->shares_compute && c->gpu_sharing) {
