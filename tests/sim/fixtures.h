@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "data.h"
 #include "model.h"
 #include "profile.h"
 #include "sim.h"
@@ -41,6 +42,31 @@ static inline model_t *fixture_model(const char *text, const char *origin) {
   err_t e;
   if (model_parse(text, origin, &m, &e)) fixture_die(&e);
   return m;
+}
+
+/* A bundled input by name (models/, topologies/, profiles/: sim/data.h), loaded or the test stops. */
+static inline model_t *fixture_bundled_model(const char *name) {
+  char path[1024];
+  err_t e;
+  model_t *m = NULL;
+  if (data_resolve(DATA_MODEL, name, path, sizeof path, &e) || model_load(path, &m, &e)) fixture_die(&e);
+  return m;
+}
+
+static inline topo_t *fixture_bundled_topo(const char *name) {
+  char path[1024];
+  err_t e;
+  topo_t *t = NULL;
+  if (data_resolve(DATA_TOPOLOGY, name, path, sizeof path, &e) || topo_load(path, &t, &e)) fixture_die(&e);
+  return t;
+}
+
+static inline profile_t *fixture_bundled_profile(const char *name) {
+  char path[1024];
+  err_t e;
+  profile_t *p = NULL;
+  if (data_resolve(DATA_PROFILE, name, path, sizeof path, &e) || profile_load(path, &p, &e)) fixture_die(&e);
+  return p;
 }
 
 /* A simulation of model m on topology t with profile p, nodes x gpn GPUs, all else the defaults. */

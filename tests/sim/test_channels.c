@@ -15,14 +15,6 @@
 #define LANE 20e9 /* per link, per direction (any value: the counts scale) */
 #define NIC 12e9
 
-static topo_t *bundled(const char *name) {
-  char path[1024];
-  err_t e;
-  topo_t *t = NULL;
-  if (data_resolve(DATA_TOPOLOGY, name, path, sizeof path, &e) || topo_load(path, &t, &e)) fixture_die(&e);
-  return t;
-}
-
 /* Channels for the first G GPUs of t on `nodes` nodes; checks that they are permutations, that no
  * directed link carries more than its capacity, and that rings enter and leave near their NIC. */
 static int channels_for(const topo_t *t, int G, int nodes, channels_t *ch) {
@@ -111,7 +103,7 @@ static double allreduce(const topo_t *t, const profile_t *p, int nodes, int G, l
 }
 
 int main(void) {
-  topo_t *v100 = bundled("dgx1v-ib"), *p100 = bundled("dgx1-p100");
+  topo_t *v100 = fixture_bundled_topo("dgx1v-ib"), *p100 = fixture_bundled_topo("dgx1-p100");
 
   /* DGX-1V: each GPU has 6 links (NV2 to two neighbours, NV1 to two). */
   expect(v100, 8, 1, 6, LANE, 0, "every link of every GPU: the NV2 ring twice each way and the NV1 ring once");
@@ -126,7 +118,7 @@ int main(void) {
          "a quad: 3 links per GPU, but only 2 disjoint directed rings exist, so 6 rings at half a link");
 
   /* NVSwitch nodes: no pair graph, each GPU with 12 (A100) or 18 (H100) links into the switch. */
-  topo_t *a100 = bundled("dgxa100-ib"), *h100 = bundled("dgxh100-ib"), *roce = bundled("a100-roce100");
+  topo_t *a100 = fixture_bundled_topo("dgxa100-ib"), *h100 = fixture_bundled_topo("dgxh100-ib"), *roce = fixture_bundled_topo("a100-roce100");
   /* On one node a switch gives one ring at a GPU's whole bandwidth (sim/channels.h: switched nodes
    * need no search); NCCL splits it over more channels (topologies/README.md says what that changes). */
   expect(a100, 8, 1, 1, 12 * LANE, 0, "one ring over all 12 links of every GPU");

@@ -31,15 +31,9 @@ static const struct {
 #define NKINDS ((int)(sizeof nccl_says / sizeof *nccl_says))
 
 int main(void) {
-  char path[1024];
   err_t e;
-  profile_t *p = NULL;
-  topo_t *t = NULL;
-  if (data_resolve(DATA_TOPOLOGY, "dgx1v-ib", path, sizeof path, &e) || topo_load(path, &t, &e) ||
-      data_resolve(DATA_PROFILE, "v100-dgx1v", path, sizeof path, &e) || profile_load(path, &p, &e)) {
-    printf("FAIL  loading bundled inputs: %s\n", e.msg);
-    return 1;
-  }
+  topo_t *t = fixture_bundled_topo("dgx1v-ib");
+  profile_t *p = fixture_bundled_profile("v100-dgx1v");
   CHECK(NKINDS == COLL_NKINDS, "the table has the %d collectives NCCL's costs are written out for here (%d)", NKINDS, COLL_NKINDS);
 
   /* The rows. */

@@ -41,15 +41,10 @@ static topo_t *T_IB, *T_OVER;
 static model_t *M_RESNET, *M_MLSTM;
 
 static int load(void) {
-  char path[1024];
-  err_t e;
-  if (data_resolve(DATA_MODEL, "resnet50", path, sizeof path, &e) || model_load(path, &M_RESNET, &e) ||
-      data_resolve(DATA_MODEL, "mlstm-4k", path, sizeof path, &e) || model_load(path, &M_MLSTM, &e) ||
-      data_resolve(DATA_TOPOLOGY, "dgx1v-ib", path, sizeof path, &e) || topo_load(path, &T_IB, &e) ||
-      data_resolve(DATA_PROFILE, "v100-dgx1v", path, sizeof path, &e) || profile_load(path, &P, &e)) {
-    printf("FAIL  loading bundled inputs: %s\n", e.msg);
-    return -1;
-  }
+  M_RESNET = fixture_bundled_model("resnet50");
+  M_MLSTM = fixture_bundled_model("mlstm-4k");
+  T_IB = fixture_bundled_topo("dgx1v-ib");
+  P = fixture_bundled_profile("v100-dgx1v");
   /* The same node behind a switch whose backbone carries 300 Gb/s in all: less than 2 nodes' NICs. */
   FILE *f = fopen(T_IB->path, "r");
   if (!f) return -1;
@@ -342,16 +337,9 @@ static void gpu_sharing_slows_compute(void) {
 
 /* 6. Switched nodes: groups of pairs sharing links, and the closed form that plays them. */
 static void switched_nodes_closed_form(void) {
-  char path[1024];
   err_t e;
-  topo_t *t = NULL;
-  profile_t *pa = NULL;
-  if (data_resolve(DATA_TOPOLOGY, "dgxa100-ib", path, sizeof path, &e) || topo_load(path, &t, &e) ||
-      data_resolve(DATA_PROFILE, "a100-dgxa100", path, sizeof path, &e) || profile_load(path, &pa, &e)) {
-    CHECK(0, "loading dgxa100-ib and a100-dgxa100: %s", e.msg);
-    topo_destroy(t);
-    return;
-  }
+  topo_t *t = fixture_bundled_topo("dgxa100-ib");
+  profile_t *pa = fixture_bundled_profile("a100-dgxa100");
   sim_config c;
   fixture_config(&c, M_RESNET, t, pa, 4, 0);
   c.symmetry = 0;

@@ -307,14 +307,9 @@ static void engine(void) {
 }
 
 int main(void) {
-  char path[1024];
-  err_t e;
-  if (data_resolve(DATA_MODEL, "bert-base", path, sizeof path, &e) || model_load(path, &BERT, &e) ||
-      data_resolve(DATA_TOPOLOGY, "dgx1v-ib", path, sizeof path, &e) || topo_load(path, &T, &e) ||
-      data_resolve(DATA_PROFILE, "v100-dgx1v", path, sizeof path, &e) || profile_load(path, &P, &e)) {
-    printf("FAIL  loading bundled inputs: %s\n", e.msg);
-    return 1;
-  }
+  BERT = fixture_bundled_model("bert-base");
+  T = fixture_bundled_topo("dgx1v-ib");
+  P = fixture_bundled_profile("v100-dgx1v");
   units();
   engine();
   model_destroy(BERT);
