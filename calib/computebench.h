@@ -8,7 +8,7 @@
  *   - the model's own GEMM shapes at (H, B, T), in the convention of the models/ files:
  *     C[m,n] = A[m,k] B[k,n] with m the weight rows and n the batch columns.
  * Then a plain GEMM grid m, n, k in {16, 64, 256, ..., gemm_max} and elementwise copies of
- * 4 KiB .. 64 MiB (bytes moved = 2 x copy size: one read, one write).
+ * 4 KiB .. copy_max_bytes in steps of 4 (bytes moved = 2 x copy size: one read, one write).
  * CPU: CBLAS (cblas_sgemm) and memcpy, CLOCK_MONOTONIC. CUDA: cuBLAS (mlstm_cuda_bench_gemm) and
  * cudaMemcpy device to device, CUDA events. Every measurement has `warmups` untimed runs, then
  * `iters` timed ones kept one by one. */
@@ -26,6 +26,11 @@ enum { COMPUTEBENCH_FP32 = 0, COMPUTEBENCH_FP16 = 1, COMPUTEBENCH_BF16 = 2 };
  * NULL-terminated in this order. */
 extern const char *const computebench_precisions[];
 enum { COMPUTEBENCH_MAX_LIST = 16 };
+/* The largest copy `ddpcalib compute` and `machine` time on either backend: past the last-level
+ * cache (a 32 MiB L3 per CPU core complex on AMD EPYC, a 50-60 MB L2 on H100 and H200), so that the
+ * table's largest size runs at memory's rate, the rate ddpsim prices larger elementwise work at
+ * (docs/calib.md, "compute"). */
+#define COMPUTEBENCH_COPY_MAX_BYTES (256L << 20)
 
 typedef struct {
   int backend;   /* COMPUTEBENCH_CPU or _CUDA */
@@ -38,7 +43,7 @@ typedef struct {
   int seq;             /* T >= 1 */
   int iters, warmups;  /* >= 1, >= 0 */
   long gemm_max;       /* largest dimension of the plain GEMM grid, >= 16 */
-  long copy_max_bytes; /* largest elementwise copy */
+  long copy_max_bytes; /* largest elementwise copy (COMPUTEBENCH_COPY_MAX_BYTES) */
   /* --model: the distinct GEMM shapes (m, n, k) of a model's gemm and conv ops at its batch, timed
    * after the grid as measurements named "model" (computebench_model_shapes fills them). */
   long (*model_shapes)[3];

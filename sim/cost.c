@@ -92,6 +92,13 @@ static int op_time(const profile_t *p, const model_op *op, long batch, model_dty
     return ERR_OK;
   }
   if (extrapolated) *extrapolated = 1;
+  if (c->nuniq > 0 && ls > c->logsize[c->nuniq - 1]) {
+    /* Past the largest measured size, that size's rate: elementwise work past the caches runs at
+     * memory's rate, which larger sizes do not raise, where the fallback, fitted over every size,
+     * carries the caches' (docs/profile.md). */
+    *time_s = size / c->rate[c->nuniq - 1] + extra;
+    return ERR_OK;
+  }
   *time_s = roofline_time(&c->roof, gemm, flops, bytes) + extra;
   return ERR_OK;
 }

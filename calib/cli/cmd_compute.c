@@ -68,7 +68,7 @@ static void print_fit(const char *prec, const record_compute_fit *fit) {
 
 int cmd_compute(cli_ctx *x, int argc, char **argv) {
   computebench_cfg cfg = {.backend = -1, .hidden = {256}, .nhidden = 1, .batch = {8}, .nbatch = 1, .seq = 8,
-                          .iters = 10, .warmups = 2, .gemm_max = 512, .copy_max_bytes = 16 << 20};
+                          .iters = 10, .warmups = 2, .gemm_max = 512, .copy_max_bytes = COMPUTEBENCH_COPY_MAX_BYTES};
   const char *output = NULL, *model_path = NULL;
   long model_batch = 0;
   int accept_poor = 0;
@@ -104,7 +104,6 @@ int cmd_compute(cli_ctx *x, int argc, char **argv) {
   int rc = cli_parse(x, &c, argc, argv, NULL, NULL, stdout);
   if (rc) return rc;
   if (cfg.backend < 0) return cli_usage(x, "--backend cpu|cuda is required");
-  if (cfg.backend == COMPUTEBENCH_CUDA) cfg.copy_max_bytes = 256 << 20; /* past a 50-60 MB L2 (H100, H200) */
   if ((rc = computebench_check_cfg(&cfg, &e))) return calcmd_status(x, rc, &e);
   if ((rc = calcmd_check_output(x, output))) return rc;
   if (model_batch && !model_path) return cli_usage(x, "--model-batch needs --model");

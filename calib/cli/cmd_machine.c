@@ -52,7 +52,7 @@ static const char *usage =
 /* What is measured, full or --quick (CI: a few seconds on two cores). */
 static void machine_cfgs(int quick, computebench_cfg *cc, commbench_cfg *mc) {
   *cc = (computebench_cfg){.backend = 0, .hidden = {256}, .nhidden = 1, .batch = {8}, .nbatch = 1, .seq = 8,
-                           .iters = 10, .warmups = 2, .gemm_max = 512, .copy_max_bytes = 16 << 20};
+                           .iters = 10, .warmups = 2, .gemm_max = 512, .copy_max_bytes = COMPUTEBENCH_COPY_MAX_BYTES};
   *mc = (commbench_cfg){.min_bytes = 1024, .max_bytes = 32u << 20, .factor = 2, .iters = 20, .warmups = 5};
   if (quick) {
     cc->hidden[0] = 64, cc->batch[0] = 4, cc->seq = 4, cc->iters = 5, cc->warmups = 1, cc->gemm_max = 64;

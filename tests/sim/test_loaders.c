@@ -240,7 +240,7 @@ int main(void) {
     snprintf(text, sizeof text,
              "{\"format\":\"ddpsim-profile\",\"version\":1,\"name\":\"p\",\"compute\":{\"fp32\":{\"gemm\":%s,"
              "\"ewise\":{\"model\":\"table\",\"points\":[{\"bytes\":1000,\"time_s\":1e-6},{\"bytes\":4000,\"time_s\":2e-6},"
-             "{\"bytes\":4000,\"time_s\":2e-6}],\"fallback\":{\"model\":\"roofline\",\"launch_s\":0,\"mem_bw_Bps\":1e9}}}},"
+             "{\"bytes\":4000,\"time_s\":2e-6}],\"fallback\":{\"model\":\"roofline\",\"launch_s\":0,\"mem_bw_Bps\":5e9}}}},"
              "\"comm\":{\"links\":{\"nvlink\":{\"lat_s\":1e-6,\"efficiency\":0.8},\"ib\":{\"lat_s\":5e-6,\"bw_Bps\":12e9}}}}",
              roof);
     profile_t *p = NULL;
@@ -259,9 +259,19 @@ int main(void) {
       ew.elems.v = 1000; /* 4000 bytes: measured twice, exactly */
       rc = cost_op_time(p, &ew, 1, MODEL_FP32, &t, &x, &e);
       CHECK(rc == 0 && x == 0 && check_close(2e-6, t, 0, 1e-12), "a measured size costs what was measured");
-      ew.elems.v = 100000; /* 400 kB: outside, fallback roofline */
+      /* Past the largest size: that size's rate (2e9 B/s), not the fallback's 5e9 fitted over the
+       * caches' sizes; so a larger op never costs less than the largest measured one. */
+      ew.elems.v = 100000; /* 400 kB */
       rc = cost_op_time(p, &ew, 1, MODEL_FP32, &t, &x, &e);
-      CHECK(rc == 0 && x == 1 && check_close(4e5 / 1e9, t, 0, 1e-12), "outside the table: fallback, flagged extrapolated");
+      CHECK(rc == 0 && x == 1 && check_close(4e5 / 2e9, t, 0, 1e-12),
+            "past the table: the largest size's rate, flagged extrapolated: %.6g s", t);
+      ew.elems.v = 1001; /* 4004 bytes, just past 4000 */
+      rc = cost_op_time(p, &ew, 1, MODEL_FP32, &t, &x, &e);
+      CHECK(rc == 0 && x == 1 && t > 2e-6 && check_close(4004 / 2e9, t, 0, 1e-12),
+            "just past the largest size: dearer than it (%.6g s > 2e-6)", t);
+      ew.elems.v = 25; /* 100 bytes: below the table, the fallback */
+      rc = cost_op_time(p, &ew, 1, MODEL_FP32, &t, &x, &e);
+      CHECK(rc == 0 && x == 1 && check_close(100 / 5e9, t, 0, 1e-12), "below the table: fallback, flagged extrapolated");
       ew.follows_run = 1;
       rc = cost_op_time(p, &ew, 1, MODEL_FP16, &t, &x, &e);
       CHECK(rc == ERR_INPUT && strstr(e.msg, "no ewise cost model for fp16"), "a missing precision -> %s", e.msg);
