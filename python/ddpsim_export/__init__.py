@@ -72,7 +72,7 @@ def export(module, example_inputs, path, *, example_kwargs=None, batch=None, los
     steps of a copy of the module on its own device (its parameters' and the inputs'), then
     `time_steps` under torch.profiler; from_trace: a torch.profiler (Kineto JSON) trace of the
     user's own step to take the times from instead. Either needs mode="real"; the file is then
-    version 6, its ops the ones the device ran, each with its median device and host time.
+    version 6, its ops the ones the device ran, each with its mean device and host time.
 
     Returns a Summary. Raises ExportError with a message (forward or backward failed, inputs of the
     wrong shape, an unwritable path, a module without trainable parameters); no file is left behind.

@@ -177,7 +177,7 @@ def main(argv=None):
     ap.add_argument("--tokens", metavar="N:UNIT", help="tokens per sample and their unit, e.g. 128:tokens")
     ap.add_argument("--time", nargs="?", type=int, const=10, default=None, metavar="STEPS",
                     help="measure every op: real training steps of the module on the device present (CUDA where "
-                         "there is one, else the CPU) under torch.profiler, after --warmup steps; each op's median "
+                         "there is one, else the CPU) under torch.profiler, after --warmup steps; each op's mean "
                          "device and host time over STEPS (default 10) is written (format 6; implies --mode real)")
     ap.add_argument("--warmup", type=int, default=3, metavar="N", help="untimed steps before --time's (default 3)")
     ap.add_argument("--from-trace", metavar="FILE",
@@ -305,7 +305,7 @@ def run(a):
         raise ExportError("the module's step called sys.exit(%s): nothing was written" % exc.code) from None
     timed = ""
     if s.measured is not None:
-        timed = "; %d of %d ops timed on %s (median of %d steps, %.4g s each)" % (
+        timed = "; %d of %d ops timed on %s (each op's mean over %d steps; the median step %.4g s)" % (
             s.timed, s.ops, s.measured.device, s.measured.steps, sorted(s.measured.step_s)[len(s.measured.step_s) // 2])
     return write_stdout("%s: %s, %d parameters in %d tensors; per sample %.4g GFLOP forward, %.4g backward; %d+%d "
                         "kernel launches at batch %d%s\n" % (a.output, name, s.numel, len(s.params),

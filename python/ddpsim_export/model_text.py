@@ -206,7 +206,7 @@ def build(module, one, two, batch, *, amp, precision, optimizer, tokens, name, s
                   "the optimizer; every other op is written as the CPU's ATen op (one kernel each)")
     else:
         notes.add("the ops are those %s ran in real training steps, the optimizer's traced too (no CUDA kernel "
-                  "choices applied%s); each carries its median time over %d steps (time_s, host_s: docs/export.md); "
+                  "choices applied%s); each carries its mean time over %d steps (time_s, host_s: docs/export.md); "
                   "ddpsim prices them by these times only with a profile of that device at batch %d"
                   % (measured.device, ": these are the CPU's kernels" if measured.kind == "cpu" else "", measured.steps,
                      batch))

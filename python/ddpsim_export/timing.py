@@ -15,7 +15,9 @@ Both read a Kineto JSON trace (torch.profiler's export_chrome_trace) the same wa
   runtime events inside it on its thread, joined to the GPU's by their `correlation`), and on a
   CPU, which runs the op itself, the same span as the host time, of which the host's own share is
   only the gap before the op;
-- each call's times are the median over the steps where it was matched; a call written as several
+- each call's times are the mean over the steps where it was matched (ddpsim predicts the mean
+  iteration, and the mean step's ops are the sum of the ops' means, where the sum of medians leaves
+  out the slow steps every run pays its share of); a call written as several
   lines (a convolution's backward: dgrad, wgrad, dbias; attention's GEMMs; a convolution's bias)
   shares them in proportion to the lines' FLOPs (an elementwise line's elements)."""
 
@@ -166,7 +168,7 @@ def op_times(doc, lines, origin):
     times = {}
     for (src, _), got in zip(calls, per_call):
         if got:
-            times[src] = (statistics.median(t[0] for t in got), statistics.median(t[1] for t in got))
+            times[src] = (statistics.fmean(t[0] for t in got), statistics.fmean(t[1] for t in got))
     return times, [(hi - lo) * 1e-6 for lo, hi in steps], bool(gpu)
 
 

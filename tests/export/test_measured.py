@@ -32,14 +32,14 @@ from pycheck import Checks  # noqa: E402
 
 _checks = Checks()
 
-# Sum of the ops' measured device times (each op's median over the timed steps) over the real
+# Sum of the ops' measured device times (each op's mean over the timed steps) over the real
 # step's wall time here (the fastest of 15 steps): the ops and the framework's work between them
 # make up the step (timing.py: a CPU op's time is from the previous op's end to its own; they
 # covered 96-98% of each profiled step of the CNN here), so the ratio is near 1 but for what lies
 # outside every op (the step's first gap, the end of opt.step()), the profiler's own cost per op,
 # and this machine's noise: on 2 cores shared with other jobs, steps of the same CNN took 18 to 72
-# ms in one run, and a per-op median leaves out the preemptions that hit a step's median, so the
-# step is taken at its fastest, not its median (which gave ratios of 0.50 and 0.75). A file that
+# ms in one run, so the step is taken at its fastest (against its median, with per-op medians,
+# ratios of 0.50 and 0.75 were seen). A file that
 # lost ops (unmatched, or matched in another step) comes out low, one that counted ops twice high.
 # The load on such a machine changes between the export's timed steps and the test's (ratios of
 # 1.28 and 2.11 in one run of this test): an attempt whose ratio falls outside the bound is
