@@ -315,6 +315,19 @@ expect 0 "compute.json: ok \\(a part\\)" "compute: the written profile validates
 expect 1 "compute.json: \"comm.links\" is empty" "compute: the written part is not a whole profile" -- "$calib" validate compute.json
 grep -q '"model":.*"table"' compute.json && grep -q '"fallback"' compute.json && ok "compute: table with fallback" \
   || bad "compute: no table model"
+# Copies past the last-level cache (calib/computebench.h, COMPUTEBENCH_COPY_MAX_BYTES): the ewise
+# table's largest point is a 256 MiB copy (2 x 256 MiB moved), larger than this CPU's largest cache.
+if python3 - compute.json <<'EOP'
+import glob, json, sys
+e = json.load(open(sys.argv[1]))["compute"]["fp32"]["ewise"]
+top = max(p["bytes"] for p in e["points"])
+unit = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+llc = max([int(s[:-1]) * unit[s[-1]] if s[-1] in unit else int(s)
+           for s in (open(f).read().strip() for f in glob.glob("/sys/devices/system/cpu/cpu0/cache/index*/size"))] or [0])
+print("     largest copy point %d bytes moved; largest cache %d bytes" % (top, llc))
+sys.exit(not (top == 2 * 256 * 2**20 and e["max_bytes"] == top and top / 2 > llc))
+EOP
+then ok "compute: copies run to 256 MiB, past the last-level cache"; else bad "compute: the largest copy is not 256 MiB past the cache"; fi
 # The device by the name an exporter's --time writes (docs/profile.md, device.name): the CPU's model name.
 cpu=$(grep -m1 '^model name' /proc/cpuinfo | sed 's/^[^:]*: *//')
 python3 -c 'import json,sys; sys.exit(json.load(open("compute.json"))["device"]["name"] != sys.argv[1])' "${cpu:-cpu}" \
