@@ -22,7 +22,7 @@
 #include <cjson/cJSON.h>
 
 #include "check.h"
-#include "data.h"
+#include "fixtures.h"
 #include "predict.h"
 #include "report.h"
 #include "sweep.h"
@@ -41,11 +41,6 @@ static const char *const profiles[] = {"v100-dgx1v", "p100-dgx1"};
 #define NP (sizeof profiles / sizeof *profiles)
 
 static int failed;
-
-static void die(const char *what, const err_t *e) {
-  printf("FAIL  %s: %s\n", what, e->msg);
-  exit(1);
-}
 
 /* A number after `label` on the table's line starting with it (its first field after the label). */
 static double table_num(const char *table, const char *label) {
@@ -198,14 +193,10 @@ int main(void) {
   model_t *m[NM];
   topo_t *t[NT];
   profile_t *pr[NP];
-  char path[4096];
   err_t e;
-  for (size_t i = 0; i < NM; i++)
-    if (data_resolve(DATA_MODEL, models[i], path, sizeof path, &e) || model_load(path, &m[i], &e)) die(models[i], &e);
-  for (size_t i = 0; i < NT; i++)
-    if (data_resolve(DATA_TOPOLOGY, topos[i], path, sizeof path, &e) || topo_load(path, &t[i], &e)) die(topos[i], &e);
-  for (size_t i = 0; i < NP; i++)
-    if (data_resolve(DATA_PROFILE, profiles[i], path, sizeof path, &e) || profile_load(path, &pr[i], &e)) die(profiles[i], &e);
+  for (size_t i = 0; i < NM; i++) m[i] = fixture_bundled_model(models[i]);
+  for (size_t i = 0; i < NT; i++) t[i] = fixture_bundled_topo(topos[i]);
+  for (size_t i = 0; i < NP; i++) pr[i] = fixture_bundled_profile(profiles[i]);
   gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
   gsl_rng_set(rng, seed);
   long ran = 0, refused = 0, bucket_checks = 0, jittered = 0;

@@ -4,24 +4,18 @@
 #include <string.h>
 
 #include "check.h"
-#include "data.h"
+#include "fixtures.h"
 #include "predict.h"
 
 static model_t *M;
 static topo_t *T_IB, *T_ETH;
 static profile_t *P;
 
-static int load(void) {
-  char path[1024];
-  err_t e;
-  if (data_resolve(DATA_MODEL, "mlstm-4k", path, sizeof path, &e) || model_load(path, &M, &e) ||
-      data_resolve(DATA_TOPOLOGY, "dgx1v-ib", path, sizeof path, &e) || topo_load(path, &T_IB, &e) ||
-      data_resolve(DATA_TOPOLOGY, "dgx1v-10gbe", path, sizeof path, &e) || topo_load(path, &T_ETH, &e) ||
-      data_resolve(DATA_PROFILE, "v100-dgx1v", path, sizeof path, &e) || profile_load(path, &P, &e)) {
-    printf("FAIL  loading bundled inputs: %s\n", e.msg);
-    return -1;
-  }
-  return 0;
+static void load(void) {
+  M = fixture_bundled_model("mlstm-4k");
+  T_IB = fixture_bundled_topo("dgx1v-ib");
+  T_ETH = fixture_bundled_topo("dgx1v-10gbe");
+  P = fixture_bundled_profile("v100-dgx1v");
 }
 
 /* The scenarios' identities are about DDP's structure: compute does not share the GPU with the
@@ -44,7 +38,7 @@ static int run(const sim_config *c, sim_result *r) {
 }
 
 int main(void) {
-  if (load()) return 1;
+  load();
   sim_config c;
   sim_result base, r;
 

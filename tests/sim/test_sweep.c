@@ -5,22 +5,15 @@
 #include <string.h>
 
 #include "check.h"
-#include "data.h"
+#include "fixtures.h"
 #include "sweep.h"
 
 int main(void) {
   gsl_set_error_handler_off();
-  char path[4096];
   err_t e;
-  model_t *m = NULL;
-  topo_t *t = NULL;
-  profile_t *p = NULL;
-  if (data_resolve(DATA_MODEL, "resnet18", path, sizeof path, &e) || model_load(path, &m, &e) ||
-      data_resolve(DATA_TOPOLOGY, "dgx1v-10gbe", path, sizeof path, &e) || topo_load(path, &t, &e) ||
-      data_resolve(DATA_PROFILE, "v100-dgx1v", path, sizeof path, &e) || profile_load(path, &p, &e)) {
-    printf("FAIL  %s\n", e.msg);
-    return 1;
-  }
+  model_t *m = fixture_bundled_model("resnet18");
+  topo_t *t = fixture_bundled_topo("dgx1v-10gbe");
+  profile_t *p = fixture_bundled_profile("v100-dgx1v");
   enum { N = 7 };
   sim_config c[N];
   for (int i = 0; i < N; i++) {
