@@ -18,7 +18,7 @@ static const char *usage =
     "Times, with the real kernels (kernels/mlstm.h), the mLSTM forward and backward per step, the\n"
     "weight-gradient GEMMs, the decoder and loss at each hidden size x batch; then a GEMM grid\n"
     "(cblas_sgemm on cpu, cuBLAS on cuda on random operands) and elementwise copies of 4 KiB to\n"
-    "16 MiB (cpu) or 256 MiB (cuda: past the L2 cache of any current card). Keeps every\n"
+    "256 MiB (512 MiB moved, past the last-level cache of current CPUs and cards). Keeps every\n"
     "per-iteration time, fits compute.<precision>.gemm and .ewise as \"model\": \"table\" with a\n"
     "fitted roofline fallback. --model also times every GEMM shape of that model file (a conv's\n"
     "implicit GEMM) at its batch, so that the profile prices that model from measured shapes; the\n"
