@@ -168,3 +168,16 @@ int afile_write(const char *path, const void *data, size_t len, err_t *e) {
   free(real);
   return rc;
 }
+
+int afile_not_input(const char *out_flag, const char *out, const char *const *in_flags, const char *const *in,
+                    int n, err_t *e) {
+  struct stat so, si;
+  if (!out || stat(out, &so) != 0 || !S_ISREG(so.st_mode)) return ERR_OK;
+  for (int i = 0; i < n; i++) {
+    if (!in[i] || stat(in[i], &si) != 0) continue;
+    if (si.st_dev == so.st_dev && si.st_ino == so.st_ino)
+      return err_set(e, ERR_IO, "%s %s is the same file as %s %s: refusing to replace an input", out_flag, out,
+                     in_flags[i], in[i]);
+  }
+  return ERR_OK;
+}

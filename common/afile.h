@@ -33,4 +33,14 @@ int afile_write(const char *path, const void *data, size_t len, err_t *e);
  * ERR_IO with `path: what is wrong`. */
 int afile_check(const char *path, err_t *e);
 
+/* Refuses an output that is one of the command's inputs, so that writing it cannot replace what
+ * the command reads. `out` (named by the flag out_flag, "-o") is compared with each of the n paths
+ * in `in` (each named by in_flags[i]; a NULL path is skipped): the same file is the same device and
+ * inode, through symbolic and hard links. An output that does not exist yet is no input's file; one
+ * that is not a regular file (/dev/stdout, a FIFO) is written in place and replaces nothing, so it
+ * passes too. ERR_IO with `OUT_FLAG OUT is the same file as IN_FLAG IN: refusing to replace an
+ * input`. */
+int afile_not_input(const char *out_flag, const char *out, const char *const *in_flags, const char *const *in,
+                    int n, err_t *e);
+
 #endif
