@@ -183,7 +183,8 @@ static int calib_compute(const validate_opts *o, const char *rt, validate_progre
   snprintf(compute, len, "%s/compute_%s.json", o->workdir, rt);
   snprintf(tag, sizeof tag, "calib_compute_%s", rt);
   char *a1[] = {(char *)o->ddpcalib, "compute", "--backend", "cpu", "--hidden", H, "--batch", B, "--seq", T,
-                "-n", "30", "-w", "3", "--gemm-max", "256", "-o", compute, NULL};
+                "-n", "30", "-w", "3", "--gemm-max", "256", "-o", compute,
+                o->accept_poor_fit ? "--accept-poor-fit" : NULL, NULL};
   say(pf, user, "calibrating compute: %s compute --backend cpu --hidden %s --batch %s --seq %s", o->ddpcalib, H, B, T);
   return run_cmd(o->workdir, tag, a1, NULL, e);
 }
@@ -210,7 +211,8 @@ static int calibrate(const validate_opts *o, const char *rt, validate_progress_f
   /* The all-reduce between two processes of this host, from below the smallest bucket to above
    * the whole gradient. */
   char *a2[] = {(char *)o->mpirun, "-np", "2", "--oversubscribe", (char *)o->ddpcalib, "comm", "--backend", "mpi",
-                "-b", "1K", "-e", "8M", "-f", "2", "-n", "20", "-w", "5", "--link-class", "shm", "-o", comm, NULL};
+                "-b", "1K", "-e", "8M", "-f", "2", "-n", "20", "-w", "5", "--link-class", "shm", "-o", comm,
+                o->accept_poor_fit ? "--accept-poor-fit" : NULL, NULL};
   say(pf, user, "calibrating communication: %s -np 2 %s comm --backend mpi -b 1K -e 8M", o->mpirun, o->ddpcalib);
   if ((rc = run_cmd(o->workdir, tag, a2, NULL, e))) return rc;
   return calib_merge(o, rt, compute, comm, profile, len, e);
@@ -770,6 +772,9 @@ int validate_run(const validate_opts *o, validate_progress_fn pf, void *user, va
       prof = NULL;
       double rate = 0;
       if ((rc = load_profile(o, m, raw, rt, out->profile, sizeof out->profile, &prof, &rate, e))) goto done;
+      if (profile_nwarnings(prof) > 0 && !out->poor_fits)
+        snprintf(out->poor_fit, sizeof out->poor_fit, "%s", profile_warning(prof, 0));
+      out->poor_fits += profile_nwarnings(prof);
       if (!o->ewise_memcpy)
         say(pf, user, "repeat %d/%d: elementwise rate of the mLSTM's own passes %.2f GB/s", rep + 1, R, rate / 1e9);
       for (int i = 0; i < NC; i++) {
@@ -881,6 +886,8 @@ char *validate_table(const validate_opts *o, const validate_report *r) {
       o->iters, o->repeats);
   strbuf_printf(&s, "# profile: %s (elementwise ops: %s)\n", r->profile,
       o->ewise_memcpy ? "ddpcalib's memcpy table" : "derived from the timed mLSTM phases");
+  if (r->poor_fits)
+    strbuf_printf(&s, "# warning: %d poor fit(s) kept by --accept-poor-fit, the first %s\n", r->poor_fits, r->poor_fit);
   if (o->profile) {
     strbuf_printf(&s, "# drift check: none (a given profile was not calibrated now)\n");
   } else {
@@ -960,6 +967,7 @@ cJSON *validate_json(const validate_opts *o, const validate_report *r) {
   cJSON_AddNumberToObject(j, "repeats", o->repeats);
   cJSON_AddStringToObject(j, "profile", r->profile);
   cJSON_AddStringToObject(j, "ewise", o->ewise_memcpy ? "memcpy" : "kernels");
+  cJSON_AddNumberToObject(j, "poor_fits_kept", r->poor_fits);
   cJSON *rows = cJSON_AddArrayToObject(j, "rows");
   for (int i = 0; i < r->nrows; i++) {
     const validate_row *w = &r->rows[i];

@@ -63,6 +63,9 @@ typedef struct {
   double max_drift;      /* redo a repeat whose |drift| exceeds this (fraction); 0: measure and report
                             the drift, never redo */
   int drift_retries;     /* extra attempts per repeat, 0 .. VALIDATE_MAX_DRIFT_RETRIES */
+  int accept_poor_fit;   /* pass --accept-poor-fit to ddpcalib compute and comm: a calibration its
+                            quality gate refuses on a busy machine is kept, marked with a warning
+                            that the predictions report, instead of failing the run */
   int nconfigs;
   validate_config configs[VALIDATE_MAX_CONFIGS];
 } validate_opts;
@@ -107,6 +110,9 @@ typedef struct {
   validate_repeat *repeats; /* (nrepeats) */
   int drifted_repeats;      /* repeats kept although drifted */
   int redone_attempts;      /* attempts redone over all repeats */
+  int poor_fits;            /* fits kept by --accept-poor-fit in the profiles predicted with (their
+                               warnings summed over repeats: profile_nwarnings) */
+  char poor_fit[512];       /* the first of them, "JSON path: text" ("" when none) */
   int nrows;
   validate_row *rows;
   double median_abs_err, max_abs_err;         /* over rows, of |rel_err| (fractions) */

@@ -21,7 +21,8 @@ static const char *usage_validate =
     "                       [--nprocs LIST] [--bucket-cap-mb LIST] [--first-bucket-mb Y]\n"
     "                       [--modes LIST] [-n ITERS] [-w WARMUPS] [--repeats R]\n"
     "                       [--optimizer adam|sgd] [--no-rebuilt] [--ewise kernels|memcpy]\n"
-    "                       [--max-drift F] [--drift-retries N] [--max-error F]\n"
+    "                       [--max-drift F] [--drift-retries N] [--accept-poor-fit]\n"
+    "                       [--max-error F]\n"
     "                       [--json] [--json-out FILE]\n"
     "\n"
     "Checks ddpsim's predictions against a real data-parallel training run on this machine:\n"
@@ -66,6 +67,7 @@ static int parse_args(cli_ctx *x, int argc, char **argv, validate_opts *o, val_a
       {"ewise", 0, CLI_ENUM, &a->ewise, "kernels|memcpy", "elementwise op costs: derived from the calibration's timed\nmLSTM phases minus their GEMMs (default), or ddpcalib's memcpy table", .names = ewises},
       {"max-drift", 0, CLI_DOUBLE, &o->max_drift, "F", "after each repeat's real runs the compute calibration runs again;\nthe drift is the change of the 1-process predicted iteration\nbetween the two calibrations ((after - before) / before). A repeat\nwhose |drift| exceeds F (a fraction, default 0.10) measured a\nmachine that changed speed under it and is redone; 0 reports the\ndrift without redoing. Not done with --profile", CLI_MIN, 0, .must = "must be a fraction >= 0 (0: no redo)"},
       {"drift-retries", 0, CLI_INT, &o->drift_retries, "N", "redo a drifting repeat at most N times (0-10, default 2); if every\nattempt drifted, the last is kept and marked DRIFTED", CLI_MIN | CLI_MAX, 0, VALIDATE_MAX_DRIFT_RETRIES},
+      {"accept-poor-fit", 0, CLI_FLAG, &o->accept_poor_fit, NULL, "keep a calibration that ddpcalib's quality gate refuses (a noisy\nfit on a busy machine), marked with a warning in the predictions,\ninstead of failing (passed to ddpcalib compute and comm)"},
       {"max-error", 0, CLI_DOUBLE, &a->max_err, "F", "exit 1 if any configuration's |relative error| exceeds F", CLI_MIN_OPEN, 0, .must = "must be a positive fraction"},
       {"json", 0, CLI_FLAG, &a->json, NULL, "print one JSON object: rows, drift_check, median_abs_error,\nmax_abs_error"},
       {"json-out", 0, CLI_STRING, &a->json_out, "FILE", "also write that JSON object to FILE"},
