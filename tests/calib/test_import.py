@@ -42,11 +42,16 @@ def log(coll, ranks_per_host, hosts, lat_s, bw_Bps, concluded=True, prefix="", r
                    (r, 0, 4000 + r, "node%02d" % (r // ranks_per_host), r % ranks_per_host, 7 + r % ranks_per_host,
                     "NVIDIA A100-SXM4-80GB"))
     out.append("#")
-    out.append("# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          " % ("", "", "", "", ""))
-    out.append("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  %7s  %6s  %6s %6s" %
-               ("size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong"))
-    out.append("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %5s  %7s  %6s  %6s  %5s" %
-               ("(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", ""))
+    if root:
+        out.append("# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          " % ("", "", "", "", ""))
+        out.append("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  %7s  %6s  %6s %6s" %
+                   ("size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong"))
+        out.append("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %5s  %7s  %6s  %6s  %5s" %
+                   ("(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", ""))
+    else:  # v2.0-v2.11 (src/all_reduce.cu print_header at v2.11.0): no root column, "error" the largest error
+        out.append("# %10s  %12s  %8s  %6s            out-of-place                       in-place          " % ("", "", "", ""))
+        out.append("# %10s  %12s  %8s  %6s  %7s  %6s  %6s  %5s  %7s  %6s  %6s  %5s" %
+                   ("size", "count", "type", "redop", "time", "algbw", "busbw", "error", "time", "algbw", "busbw", "error"))
     size, k, bus = 8, 0, []
     while size <= 1 << 30:
         row = "%12li  %12li  %8s  %6s  %6i" % (size, size // 4, "float", "sum" if coll in ("all_reduce", "reduce_scatter") else "none", -1)
@@ -90,11 +95,19 @@ with tempfile.TemporaryDirectory() as tmp:
     truth = {"nvlink3": (6e-6, 130e9), "ib-hdr": (9e-6, 42e9)}
     intra = write("ar8.log", log("all_reduce", 8, 1, *truth["nvlink3"]))
     intra4 = write("ar4.log", log("all_reduce", 4, 1, *truth["nvlink3"], root=False))
-    inter = write("ag16.log", log("all_gather", 8, 2, *truth["ib-hdr"], concluded=False, prefix=" 0: "))
+    inter = write("ag16.log", log("all_gather", 8, 2, *truth["ib-hdr"], prefix=" 0: "))
     out = os.path.join(tmp, "imported.json")
     r = run([DDPCALIB, "import", "nccl-tests", "--topology", "dgxa100-ib", "-o", out, intra, intra4, inter])
     check(f"import of 3 logs (all_reduce 8 and 4 GPUs, all_gather on 2 nodes, srun prefix, no root column) exits 0 "
           f"({r.stderr.strip()[:300]})", r.returncode == 0)
+    # Without the closing line (before v2.16.7) all_gather's rows are alltoall's too: refused,
+    # naming the remedy; given --collective, read.
+    silent = write("ag16silent.log", log("all_gather", 8, 2, *truth["ib-hdr"], concluded=False))
+    r = run([DDPCALIB, "import", "nccl-tests", "-o", os.path.join(tmp, "x.json"), silent])
+    check(f"all_gather without its closing line: exit 1 naming alltoall and --collective ({r.stderr.strip()[:300]})",
+          r.returncode == 1 and "alltoall" in r.stderr and "--collective" in r.stderr)
+    r = run([DDPCALIB, "import", "nccl-tests", "--collective", "all_gather", "-o", os.path.join(tmp, "silent.json"), silent])
+    check(f"... and with --collective all_gather: exit 0 ({r.stderr.strip()[:300]})", r.returncode == 0)
     print("\n".join("      " + line for line in r.stdout.splitlines()))
     if r.returncode == 0:
         with open(out) as f:
