@@ -173,6 +173,13 @@ static int wrong_of(const ncclog *l, const char *t, int delta, int line, long lo
   return ERR_OK;
 }
 
+/* Half the last printed digit's unit: 0.005 for "12.34", 0.5 for "1234", 5 for "1e+01". */
+static double half_unit(const char *t) {
+  const char *dot = strchr(t, '.'), *ex = strpbrk(t, "eE");
+  int decimals = dot ? (int)((ex ? ex : t + strlen(t)) - dot - 1) : 0;
+  return 0.5 * pow(10, -decimals + (ex ? atoi(ex + 1) : 0));
+}
+
 /* What the rows say of their collective (the same in every row). */
 typedef struct {
   int seen, reduces, rooted, root_col;
@@ -265,9 +272,10 @@ static int data_line(ncclog *l, const layout *lay, evidence *ev, char *s, int li
     int rc = wrong_of(l, tok[y.wrong[p]], y.delta, line, &r.wrong[p], e);
     if (rc) return rc;
     r.time_us[p] = t, r.algbw_GBps[p] = a, r.busbw_GBps[p] = bb;
-    /* algbw = size / time (GB/s = 1e9 B/s), as printed with 2 decimals (or fewer, width permitting) */
-    double want = (double)r.bytes / (t * 1e3);
-    if (fabs(a - want) > 0.006 + 0.01 * want)
+    /* algbw = size / time (GB/s = 1e9 B/s), each rounded as printed: algbw to its decimals (2, or
+     * fewer where the width is short), the time to its own (v1.0's milliseconds to 1 us) */
+    double want = (double)r.bytes / (t * 1e3), ht = half_unit(tok[y.time[p]]) * (y.ms ? 1e3 : 1);
+    if (fabs(a - want) > 1.02 * half_unit(tok[y.algbw[p]]) + want * (ht / t + 0.005))
       return err_set(e, ERR_INPUT, "%s:%d: algbw %s GB/s is not size / time = %.3f GB/s: not an nccl-tests line", l->path,
                      line, tok[y.algbw[p]], want);
   }
