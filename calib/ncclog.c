@@ -149,7 +149,9 @@ static int header(char *s, layout *y, int line) {
     else if (!strcmp(t, "i_cv%")) h.periter = 1;
     else if (!strcmp(t, "timestamp")) n++; /* "%Y-%m-%d %H:%M:%S": two fields under one name */
   }
-  if (place < 0 || n > MAXTOK || h.count < 0 || h.algbw[0] < 0 || h.busbw[0] < 0 || h.wrong[0] < 0) return 0;
+  if (place < 0 || n > MAXTOK || h.count < 0 || h.type < 0) return 0;
+  for (int p = 0; p <= place; p++) /* each place's four columns, all named */
+    if (h.algbw[p] < 0 || h.busbw[p] < 0 || h.wrong[p] < 0) return 0;
   h.n = n;
   h.line = line;
   *y = h;
@@ -198,7 +200,7 @@ static int data_line(ncclog *l, const layout *lay, evidence *ev, char *s, int li
     /* before v2.13.4 the programs without a reduction printed an empty redop: one field fewer,
      * with a number where the redop is */
     if (n == y.n - 1 && y.redop >= 0 && y.redop < n && strspn(tok[y.redop], "-0123456789.") == strlen(tok[y.redop])) {
-      int *f[] = {&y.root, &y.time[0], &y.time[1], &y.algbw[0], &y.algbw[1], &y.busbw[0], &y.busbw[1], &y.wrong[0], &y.wrong[1]};
+      int *f[] = {&y.size, &y.count, &y.type, &y.root, &y.time[0], &y.time[1], &y.algbw[0], &y.algbw[1], &y.busbw[0], &y.busbw[1], &y.wrong[0], &y.wrong[1]};
       for (size_t i = 0; i < sizeof f / sizeof *f; i++)
         if (*f[i] > y.redop) (*f[i])--;
       y.redop = -1;
