@@ -41,7 +41,10 @@ def rank_line(rel, r, host, dev, gpn):
 
 
 def log(rel, coll, gpn, hosts, lat, bw, sizes=(1024, 1 << 30), concluded=None, ts=False, periter=False, bitdiff=False,
-        host_fmt="node%02d", wrongs=None, info_lines=()):
+        host_fmt="node%02d", wrongs=None, info_lines=(), corrupt_row=None):
+    """The lines of `coll`'s log in release `rel`'s layout: gpn GPUs on each of `hosts` hosts, a
+    ring of latency lat (s) and bandwidth bw (B/s); corrupt_row: that row's busbw 1.5 times too
+    high (a log the reader must refuse). tests/calib/test_import.py writes its logs with it too."""
     n = gpn * hosts
     new = rel >= "v2.16.7"
     concluded = new if concluded is None else concluded
@@ -135,7 +138,7 @@ def log(rel, coll, gpn, hosts, lat, bw, sizes=(1024, 1 << 30), concluded=None, t
             else:
                 tp = fstr(t, 7)
                 alg = size / (float(tp) * 1e3)
-            busv = alg * FACTOR[coll](n)
+            busv = alg * FACTOR[coll](n) * (1.5 if k == corrupt_row else 1)
             w = 0 if wrongs is None else wrongs.get((k, place), 0)
             if rel == "v1.0":
                 row += "  %7s  %5.2f  %5.2f  %7.0e" % (tp, alg, busv, 1e-7 if coll in REDUCES else 0)
@@ -184,63 +187,68 @@ def write(name, lines):
         f.write("\n".join(lines) + "\n")
 
 
-manifest = ["# file\tcollective\trelease layout the reader names\tranks\thosts\tlat_s\tbw_Bps\textra flags (- for none)"]
+def main():
+    manifest = ["# file\tcollective\trelease layout the reader names\tranks\thosts\tlat_s\tbw_Bps\textra flags (- for none)"]
 
 
-def good(name, rel, coll, gpn, hosts, lat, bw, label, flags="-", prefix=None, **kw):
-    write(name, prefixed(log(rel, coll, gpn, hosts, lat, bw, **kw), prefix))
-    manifest.append("\t".join([name, coll, label, str(gpn * hosts), str(hosts), repr(lat), repr(bw), flags]))
+    def good(name, rel, coll, gpn, hosts, lat, bw, label, flags="-", prefix=None, **kw):
+        write(name, prefixed(log(rel, coll, gpn, hosts, lat, bw, **kw), prefix))
+        manifest.append("\t".join([name, coll, label, str(gpn * hosts), str(hosts), repr(lat), repr(bw), flags]))
 
 
-NV = (6e-6, 130e9)
-IB = (9e-6, 42e9)
-good("v1.0.0_all_reduce.log", "v1.0", "all_reduce", 4, 1, *NV, "v1.0.0", sizes=(8192, 1 << 28))
-good("v2.0-v2.11_all_reduce.log", "v2.11", "all_reduce", 8, 1, *NV, "v2.0.0..v2.11.0")
-good("v2.0-v2.11_broadcast.log", "v2.11", "broadcast", 4, 2, *IB, "v2.0.0..v2.11.0")
-good("v2.0-v2.11_all_gather.log", "v2.11", "all_gather", 8, 1, *NV, "v2.0.0..v2.11.0", flags="--collective all_gather")
-good("v2.13.0-v2.13.3_all_gather.log", "v2.13.0", "all_gather", 8, 1, *NV, "v2.13.0..v2.13.3", flags="--collective all_gather")
-good("v2.13.4-v2.14.0_reduce_scatter_srun.log", "v2.13.4", "reduce_scatter", 4, 2, *IB, "v2.13.4..v2.14.0", prefix="srun")
-nccl_info = ["10-4-3-3:97095:97196 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/direct pointer",
-             "10-4-3-3:97095:97191 [5] NCCL INFO Connected all rings, use ring PXN 0 GDR 1",
-             "NCCL version 2.21.5+cuda12.4"]
-good("v2.14.1-v2.16.6_all_reduce_mpich.log", "v2.14.1", "all_reduce", 8, 2, *IB, "v2.14.1..v2.16.6", prefix="mpich",
-     host_fmt="10-4-3-%d", info_lines=nccl_info)
-good("v2.16.7-v2.17.3_broadcast_ompi.log", "v2.16.7", "broadcast", 8, 1, *NV, "v2.16.7..v2.17.3", prefix="ompi")
-good("v2.17.6_all_gather_timestamp.log", "v2.17.6", "all_gather", 8, 2, *IB, "v2.17.6", ts=True)
-good("v2.19.6_all_reduce_periter.log", "v2.19.6", "all_reduce", 8, 1, *NV, "v2.19.6 per-iteration", periter=True, ts=True)
-good("v2.19.6_all_reduce_bitdiff.log", "v2.19.6", "all_reduce", 8, 1, *NV, "v2.19.6 #bitdiff", bitdiff=True)
+    NV = (6e-6, 130e9)
+    IB = (9e-6, 42e9)
+    good("v1.0.0_all_reduce.log", "v1.0", "all_reduce", 4, 1, *NV, "v1.0.0", sizes=(8192, 1 << 28))
+    good("v2.0-v2.11_all_reduce.log", "v2.11", "all_reduce", 8, 1, *NV, "v2.0.0..v2.11.0")
+    good("v2.0-v2.11_broadcast.log", "v2.11", "broadcast", 4, 2, *IB, "v2.0.0..v2.11.0")
+    good("v2.0-v2.11_all_gather.log", "v2.11", "all_gather", 8, 1, *NV, "v2.0.0..v2.11.0", flags="--collective all_gather")
+    good("v2.13.0-v2.13.3_all_gather.log", "v2.13.0", "all_gather", 8, 1, *NV, "v2.13.0..v2.13.3", flags="--collective all_gather")
+    good("v2.13.4-v2.14.0_reduce_scatter_srun.log", "v2.13.4", "reduce_scatter", 4, 2, *IB, "v2.13.4..v2.14.0", prefix="srun")
+    nccl_info = ["10-4-3-3:97095:97196 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/direct pointer",
+                 "10-4-3-3:97095:97191 [5] NCCL INFO Connected all rings, use ring PXN 0 GDR 1",
+                 "NCCL version 2.21.5+cuda12.4"]
+    good("v2.14.1-v2.16.6_all_reduce_mpich.log", "v2.14.1", "all_reduce", 8, 2, *IB, "v2.14.1..v2.16.6", prefix="mpich",
+         host_fmt="10-4-3-%d", info_lines=nccl_info)
+    good("v2.16.7-v2.17.3_broadcast_ompi.log", "v2.16.7", "broadcast", 8, 1, *NV, "v2.16.7..v2.17.3", prefix="ompi")
+    good("v2.17.6_all_gather_timestamp.log", "v2.17.6", "all_gather", 8, 2, *IB, "v2.17.6", ts=True)
+    good("v2.19.6_all_reduce_periter.log", "v2.19.6", "all_reduce", 8, 1, *NV, "v2.19.6 per-iteration", periter=True, ts=True)
+    good("v2.19.6_all_reduce_bitdiff.log", "v2.19.6", "all_reduce", 8, 1, *NV, "v2.19.6 #bitdiff", bitdiff=True)
 
-# The bad logs: each a reproducer of a log once misread, and what the reader must say.
-bad = ["# file\textra flags (- for none)\texit\twhat stderr must hold"]
-
-
-def badlog(name, lines, want, flags="-", code=1):
-    write("bad/" + name, lines)
-    bad.append("\t".join([name, flags, str(code), want]))
+    # The bad logs: each a reproducer of a log once misread, and what the reader must say.
+    bad = ["# file\textra flags (- for none)\texit\twhat stderr must hold"]
 
 
-base = dict(rel="v2.13.4", coll="all_reduce", gpn=8, hosts=1, lat=NV[0], bw=NV[1], sizes=(1 << 20, 1 << 26))
-badlog("wrong_1e308.log", log(**base, wrongs={(3, 0): "1e308"}), "#wrong '1e308' is not a count")
-badlog("wrong_1e+20.log", log(**base, wrongs={(2, 1): "1e+20"}), "#wrong '1e+20' is not a count")
-badlog("wrong_minus3.log", log(**base, wrongs={(1, 0): "-3"}), "#wrong '-3' is not a non-negative number")
-badlog("wrong_9e18_twice.log", log(**base, wrongs={(1, 0): "9e+18", (2, 0): "9e+18"}), "9223372036854775807 wrong elements")
-badlog("alltoall_silent.log", log(**dict(base, coll="alltoall")), "all_gather_perf or alltoall_perf alike: give --collective")
-badlog("sendrecv_2ranks.log", log(**dict(base, coll="sendrecv", gpn=2)), "all_reduce_perf or sendrecv_perf alike: give --collective")
-badlog("reduce_silent.log", log(**dict(base, coll="reduce")), "reduce_perf's: ddpsim models")
-badlog("broadcast_given_reduce.log", log(**dict(base, coll="reduce")), "not broadcast's", flags="--collective broadcast")
-rows = log(**base)
-cut = [l if i != len(rows) - 6 else l[:l.rindex(" ")].rstrip() for i, l in enumerate(rows)]
-badlog("truncated_line.log", cut, "where the column header (line")
-noheader = [l for l in rows if not l.startswith("#      ") and "size" not in l]
-cut2 = [l if i != len(noheader) - 6 else l[:l.rindex(" ")].rstrip() for i, l in enumerate(noheader)]
-badlog("truncated_no_header.log", cut2, "is a root, not a time")
-third = [i for i, l in enumerate(rows) if l.split() and l.split()[0].isdigit()][2]
-wide = [l + "  1.00  2.00  3.00  4.00  5.00  6.00  7.00" if i == third else l for i, l in enumerate(rows)]
-badlog("twenty_fields.log", wide, "a data line of 20 fields")
-dup = [l.replace("Rank  1 ", "Rank  0 ") for l in rows]
-badlog("rank_twice.log", dup, "rank 0 listed twice")
+    def badlog(name, lines, want, flags="-", code=1):
+        write("bad/" + name, lines)
+        bad.append("\t".join([name, flags, str(code), want]))
 
-with open(os.path.join(HERE, "MANIFEST"), "w") as f:
-    f.write("\n".join(manifest) + "\n")
-with open(os.path.join(HERE, "bad", "MANIFEST"), "w") as f:
-    f.write("\n".join(bad) + "\n")
+
+    base = dict(rel="v2.13.4", coll="all_reduce", gpn=8, hosts=1, lat=NV[0], bw=NV[1], sizes=(1 << 20, 1 << 26))
+    badlog("wrong_1e308.log", log(**base, wrongs={(3, 0): "1e308"}), "#wrong '1e308' is not a count")
+    badlog("wrong_1e+20.log", log(**base, wrongs={(2, 1): "1e+20"}), "#wrong '1e+20' is not a count")
+    badlog("wrong_minus3.log", log(**base, wrongs={(1, 0): "-3"}), "#wrong '-3' is not a non-negative number")
+    badlog("wrong_9e18_twice.log", log(**base, wrongs={(1, 0): "9e+18", (2, 0): "9e+18"}), "9223372036854775807 wrong elements")
+    badlog("alltoall_silent.log", log(**dict(base, coll="alltoall")), "all_gather_perf or alltoall_perf alike: give --collective")
+    badlog("sendrecv_2ranks.log", log(**dict(base, coll="sendrecv", gpn=2)), "all_reduce_perf or sendrecv_perf alike: give --collective")
+    badlog("reduce_silent.log", log(**dict(base, coll="reduce")), "reduce_perf's: ddpsim models")
+    badlog("broadcast_given_reduce.log", log(**dict(base, coll="reduce")), "not broadcast's", flags="--collective broadcast")
+    rows = log(**base)
+    cut = [l if i != len(rows) - 6 else l[:l.rindex(" ")].rstrip() for i, l in enumerate(rows)]
+    badlog("truncated_line.log", cut, "where the column header (line")
+    noheader = [l for l in rows if not l.startswith("#      ") and "size" not in l]
+    cut2 = [l if i != len(noheader) - 6 else l[:l.rindex(" ")].rstrip() for i, l in enumerate(noheader)]
+    badlog("truncated_no_header.log", cut2, "is a root, not a time")
+    third = [i for i, l in enumerate(rows) if l.split() and l.split()[0].isdigit()][2]
+    wide = [l + "  1.00  2.00  3.00  4.00  5.00  6.00  7.00" if i == third else l for i, l in enumerate(rows)]
+    badlog("twenty_fields.log", wide, "a data line of 20 fields")
+    dup = [l.replace("Rank  1 ", "Rank  0 ") for l in rows]
+    badlog("rank_twice.log", dup, "rank 0 listed twice")
+
+    with open(os.path.join(HERE, "MANIFEST"), "w") as f:
+        f.write("\n".join(manifest) + "\n")
+    with open(os.path.join(HERE, "bad", "MANIFEST"), "w") as f:
+        f.write("\n".join(bad) + "\n")
+
+
+if __name__ == "__main__":
+    main()
