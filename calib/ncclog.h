@@ -1,17 +1,20 @@
 /* ncclog: the output of NVIDIA's nccl-tests (all_reduce_perf and the other *_perf programs) read
  * back: what ran (collective, ranks, hosts, devices, the sweep's flags) and each size's
  * out-of-place and in-place time, algbw and busbw, so that `ddpcalib import nccl-tests` can fit a
- * cluster's links from logs its owners already have (docs/calib.md, "import nccl-tests").
+ * cluster's links from logs its owners already have (docs/calib.md, "import nccl-tests", lists
+ * every release's layout with the nccl-tests source it comes from).
  *
- * The layout is nccl-tests' src/common.cu (Reporter, run()): comment lines start with '#' (the
- * "# nThread ..." flags line, one "#  Rank R Group G Pid P on HOST device D [0xBB] NAME" line per
- * rank, "# Avg bus bandwidth : X", "# Collective test concluded: NAME_perf" in newer releases); a
- * data line is "%12li  %12li  %8s  %6s  %6i" (size in bytes, count, type, redop, root; releases
- * before the root column have 12 fields) then "  %7s  %6.2f  %6.2f  %5li" (time in us, algbw and
- * busbw in GB/s = 1e9 B/s, #wrong or N/A) out of place, then the same in place. A "N: " prefix
- * (srun -l) is ignored, as are lines that are neither (NCCL INFO, the shell's). Every data line is
- * checked: algbw = size / time and busbw = algbw x the collective's bus factor (sim/coll.h) within
- * the printed precision; a line that breaks either is an error naming file:line. */
+ * Comment lines start with '#': the flags line, one "# Rank R [Group G] [Pid P] on HOST device D
+ * [BUS] NAME" line per rank, the column header ("# size count type redop [root] time algbw busbw
+ * #wrong ..."), the footer ("# Out of bounds values", "# Avg bus bandwidth") and, from v2.16.7 on,
+ * "# Collective test starting/concluded: NAME_perf". The column header says where each field of a
+ * data line is (releases differ: the root column, "error" or "#wrong", #bitdiff, per-iteration
+ * columns, a trailing timestamp; v1.0 prints milliseconds); a log without one is read as v2.x's 12
+ * or 13 fields. A launcher's prefix ("N: " of srun -l, "[R,N]<stdout>:" of Open MPI's
+ * --tag-output, "[N] " of MPICH/Intel MPI) is ignored, as are lines that are neither (NCCL INFO,
+ * the shell's). Every data line is checked: algbw = size / time and busbw = algbw x the
+ * collective's bus factor (sim/coll.h) within the printed precision, #wrong a count in range; a
+ * line that breaks one is an error naming file:line. */
 #ifndef DDPCALIB_NCCLOG_H
 #define DDPCALIB_NCCLOG_H
 
@@ -24,7 +27,7 @@ typedef struct {
   size_t bytes, count;
   double time_us[2], algbw_GBps[2], busbw_GBps[2]; /* [0] out of place, [1] in place */
   int has[2];                                       /* the column was printed (not N/A) */
-  long long wrong[2];                               /* -1: not checked (N/A) */
+  long long wrong[2]; /* -1: not checked (N/A); -2: checked, the count is the footer's (before v2.13) */
   int line;
 } ncclog_row;
 
@@ -36,15 +39,19 @@ typedef struct {
   char hosts[256], devices[256], type[16], redop[16]; /* for people: comma-separated, cut when full */
   int iters, warmups;       /* from the flags line; 0 when absent */
   double avg_busbw_GBps;    /* the closing line's; 0 when absent */
+  long long oob;            /* "# Out of bounds values : N": the wrong values' count; -1 when absent */
+  char release[64];         /* the nccl-tests releases whose layout the log has: "v2.14.1..v2.16.6" */
   ncclog_row *rows;
   size_t nrows;
 } ncclog;
 
 /* Parses text (the log's contents) read from `path`. coll >= 0 names the collective when the
- * log does not (a log that names another is an error), -1 leaves it to the log, or to the bus
- * factor its rows show when it is silent (all-gather for all-gather or reduce-scatter, whose rings
- * take the same steps). ERR_INPUT with `path:line: what` on a malformed or
- * inconsistent line, no data, no rank lines or a collective ddpsim does not model; ERR_NOMEM.
+ * log does not (a log that names another, or whose redop or root column rules it out, is an
+ * error); -1 leaves it to the log: its "Collective test" line, else what its rows show (a
+ * reduction op or none, a root or -1, the bus factor busbw / algbw), refusing a log those leave
+ * ambiguous (all_gather or alltoall; all_reduce or sendrecv on 2 ranks: "give --collective").
+ * ERR_INPUT with `path:line: what` on a malformed or inconsistent line, no data, no rank lines or
+ * a collective ddpsim does not model; ERR_NOMEM.
  * The caller frees *out with ncclog_free, also on failure. */
 int ncclog_parse(const char *text, const char *path, int coll, ncclog *out, err_t *e);
 

@@ -4,7 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "afile.h"
 #include "calcmd.h"
 #include "commfit.h"
 #include "fit.h"
@@ -17,9 +19,10 @@ static const char *usage =
     "                                  [--regimes K] [--accept-poor-fit] -o PROFILE LOG...\n"
     "\n"
     "Reads nccl-tests output (all_reduce_perf, all_gather_perf, reduce_scatter_perf, broadcast_perf;\n"
-    "any GPU and node count, as printed to stdout) and fits each log's ring as `ddpcalib comm` fits\n"
-    "its own sweep: t(S) = 2(n-1)(lat + S/(n bw)) on the all-reduce-equivalent time of each size,\n"
-    "per size regime, with the same quality gate. A log on one host gives the link class inside a\n"
+    "any GPU and node count, as printed to stdout by any release, v1.0 to v2.19, with srun -l, Open MPI\n"
+    "or MPICH prefixes; as many logs as the command line holds) and fits each log's ring as `ddpcalib\n"
+    "comm` fits its own sweep: t(S) = 2(n-1)(lat + S/(n bw)) on the all-reduce-equivalent time of each\n"
+    "size, per size regime, with the same quality gate. A log on one host gives the link class inside a\n"
     "node (nvlink, or the topology's), one across hosts the network's (net, or the topology's).\n"
     "Of several logs of one class, the one with the most ranks is written (the ring DDP runs); the\n"
     "others are fitted and printed. Writes the comm half of a profile: merge it with a compute\n"
@@ -47,9 +50,9 @@ static int one(const item *it, int in_place, const char *topology, const char *u
   if (!rc) rc = commfit_span_of(topology, l->nranks, l->nhosts, &span, e);
   if (!rc) rc = commfit_link_class(&span, &link_class, l->nhosts, 1, e);
   if (rc) goto done;
-  printf("# %s: %s_perf, %d ranks on %d host(s) (%s), %s %s, %zu sizes %zu..%zu B, %s; link class %s\n", l->path,
-         ncclog_coll_name(l->coll), l->nranks, l->nhosts, l->hosts, l->type, l->redop, res.nrows, res.rows[0].bytes,
-         res.rows[res.nrows - 1].bytes, in_place ? "in place" : "out of place", link_class);
+  printf("# %s: %s_perf (nccl-tests %s layout), %d ranks on %d host(s) (%s), %s %s, %zu sizes %zu..%zu B, %s; link class %s\n",
+         l->path, ncclog_coll_name(l->coll), l->release, l->nranks, l->nhosts, l->hosts, l->type, l->redop, res.nrows,
+         res.rows[0].bytes, res.rows[res.nrows - 1].bytes, in_place ? "in place" : "out of place", link_class);
   if (res.wrong > 0) {
     rc = err_set(e, ERR_INPUT, "%s: %lld wrong elements: the run it records was broken", l->path, res.wrong);
     goto done;
@@ -80,27 +83,9 @@ done:
   return rc;
 }
 
-int cmd_import(cli_ctx *x, int argc, char **argv) {
-  const char *output = NULL, *topology = NULL, *link_class = NULL;
-  int coll = -1, in_place = 0, regimes = 3, accept_poor = 0, nargs = 0;
-  const cli_opt opts[] = {
-      {"collective", 0, CLI_ENUM, &coll, "C",
-       "the logs' collective where they do not say it (newer nccl-tests end\nwith \"# Collective test concluded\"): all_reduce, "
-       "all_gather,\nreduce_scatter, broadcast",
-       .names = colls},
-      {"in-place", 0, CLI_FLAG, &in_place, NULL, "fit the in-place columns (default: out of place, as ddpcalib comm)"},
-      {"topology", 0, CLI_STRING, &topology, "T", "the machine measured, as ddpcalib comm's --topology (links per ring)"},
-      {"link-class", 0, CLI_STRING, &link_class, "NAME", "the link class written (one log only; default as ddpcalib comm's)"},
-      {"regimes", 0, CLI_INT, &regimes, "K", "at most K size regimes in the fit, 1..4 (default 3)", CLI_MIN | CLI_MAX, 1,
-       FIT_MAX_REGIMES},
-      {"output", 'o', CLI_STRING, &output, "FILE", "profile to write (atomically; required)"},
-      {"accept-poor-fit", 0, CLI_FLAG, &accept_poor, NULL, CALCMD_ACCEPT_POOR_HELP},
-      {0}};
-  const cli_opt *tables[] = {opts, NULL};
-  const cli_cmd c = {.usage = usage, .tables = tables, .max_args = 65};
-  char *args[65];
-  int rc = cli_parse(x, &c, argc, argv, args, &nargs, stdout);
-  if (rc) return rc;
+static int import(cli_ctx *x, const char *output, const char *topology, const char *link_class, int coll, int in_place,
+                  int regimes, int accept_poor, char **args, int nargs) {
+  int rc;
   if (nargs < 1 || strcmp(args[0], "nccl-tests") != 0)
     return cli_usage(x, "%s%s%s: the format comes first; known: nccl-tests", nargs ? "unknown format '" : "no format",
                      nargs ? args[0] : "", nargs ? "'" : "");
@@ -109,18 +94,23 @@ int cmd_import(cli_ctx *x, int argc, char **argv) {
   if (link_class && nargs > 2) return cli_usage(x, "--link-class names the class of one log, not of %d", nargs - 1);
   if (link_class && (!*link_class || strpbrk(link_class, ". \t\"\\")))
     return cli_usage(x, "--link-class must be a plain name (no dots, spaces, quotes), got '%s'", link_class);
-  if ((rc = calcmd_check_output(x, output))) return rc;
   int n = nargs - 1;
-  item *items = calloc((size_t)n, sizeof *items);
   err_t e = {{0}};
+  for (int i = 0; i < n; i++) {
+    const char *flag = "LOG";
+    if (afile_not_input("-o", output, &flag, (const char *const *)&args[i + 1], 1, &e)) return cli_fail(x, ERR_IO, "%s", e.msg);
+  }
+  if ((rc = calcmd_check_output(x, output))) return rc;
+  item *items = calloc((size_t)n, sizeof *items);
   cJSON *doc = NULL;
   if (!items) return cli_fail(x, ERR_NOMEM, "out of memory");
   for (int i = 0; i < n && !rc; i++) {
-    size_t len;
     items[i].arg = args[i + 1];
-    char *text = txt_read_file(args[i + 1], &len);
-    if (!text) rc = err_set(&e, ERR_INPUT, "%s: cannot read", args[i + 1]);
-    else rc = ncclog_parse(text, args[i + 1], coll, &items[i].log, &e);
+    char *text = NULL;
+    struct stat st;
+    if (stat(args[i + 1], &st) == 0 && S_ISDIR(st.st_mode))
+      rc = err_set(&e, ERR_INPUT, "%s: a directory, not an nccl-tests log (give the log files: DIR/*.log)", args[i + 1]);
+    else if (!(rc = txt_read_text(args[i + 1], &text, &e))) rc = ncclog_parse(text, args[i + 1], coll, &items[i].log, &e);
     free(text);
   }
   if (!rc) {
@@ -136,4 +126,31 @@ int cmd_import(cli_ctx *x, int argc, char **argv) {
   cJSON_Delete(doc);
   fflush(stdout);
   return calcmd_status(x, rc, &e);
+}
+
+int cmd_import(cli_ctx *x, int argc, char **argv) {
+  const char *output = NULL, *topology = NULL, *link_class = NULL;
+  int coll = -1, in_place = 0, regimes = 3, accept_poor = 0, nargs = 0;
+  const cli_opt opts[] = {
+      {"collective", 0, CLI_ENUM, &coll, "C",
+       "the logs' collective where they do not say it (nccl-tests v2.16.7 on\nsay it in \"# Collective test concluded\"; "
+       "before, the rows' redop,\nroot and busbw / algbw may fit two programs): all_reduce, all_gather,\nreduce_scatter, broadcast",
+       .names = colls},
+      {"in-place", 0, CLI_FLAG, &in_place, NULL, "fit the in-place columns (default: out of place, as ddpcalib comm)"},
+      {"topology", 0, CLI_STRING, &topology, "T", "the machine measured, as ddpcalib comm's --topology (links per ring)"},
+      {"link-class", 0, CLI_STRING, &link_class, "NAME", "the link class written (one log only; default as ddpcalib comm's)"},
+      {"regimes", 0, CLI_INT, &regimes, "K", "at most K size regimes in the fit, 1..4 (default 3)", CLI_MIN | CLI_MAX, 1,
+       FIT_MAX_REGIMES},
+      {"output", 'o', CLI_STRING, &output, "FILE", "profile to write (atomically; required)"},
+      {"accept-poor-fit", 0, CLI_FLAG, &accept_poor, NULL, CALCMD_ACCEPT_POOR_HELP},
+      {0}};
+  const cli_opt *tables[] = {opts, NULL};
+  /* as many logs as the command line holds: every argument could be one */
+  const cli_cmd c = {.usage = usage, .tables = tables, .max_args = argc > 1 ? argc : 1};
+  char **args = malloc((size_t)(argc > 1 ? argc : 1) * sizeof *args);
+  if (!args) return cli_fail(x, ERR_NOMEM, "out of memory");
+  int rc = cli_parse(x, &c, argc, argv, args, &nargs, stdout);
+  if (!rc) rc = import(x, output, topology, link_class, coll, in_place, regimes, accept_poor, args, nargs);
+  free(args);
+  return rc;
 }

@@ -1,8 +1,6 @@
 #!/usr/bin/env python3
-"""`ddpcalib import nccl-tests`: logs written here in nccl-tests' exact stdout layout (src/common.cu
-at NVIDIA/nccl-tests 01d67614: the "# nThread" flags line, one "#  Rank" line per rank, the
-three header lines, data rows "%12li  %12li  %8s  %6s  %6i" + twice "  %7s  %6.2f  %6.2f  %5li",
-the time printed %7.2f below 100 us, %7.1f below 10 ms, %7.0f above, and the closing lines), from a
+"""`ddpcalib import nccl-tests`: logs written in nccl-tests' exact stdout layout (by
+tests/data/nccl-tests/gen.py, with the format strings of v2.13.4 and of v2.0-v2.11), from a
 known ring (t = nsteps (lat + S / (n bw)), 2% deterministic noise), are imported; the fitted
 latency and bandwidth come back within 5% of the truth, both ways; bad logs fail naming file:line;
 the profile, merged with a bundled compute profile, predicts.
@@ -10,7 +8,6 @@ the profile, merged with a bundled compute profile, predicts.
 Usage: test_import.py DDPCALIB DDPSIM SOURCE_DIR"""
 
 import json
-import math
 import os
 import subprocess
 import sys
@@ -23,55 +20,15 @@ from pycheck import Checks  # noqa: E402
 check = Checks()
 
 
-STEPS = {"all_reduce": lambda n: 2 * (n - 1), "all_gather": lambda n: n - 1, "reduce_scatter": lambda n: n - 1,
-         "broadcast": lambda n: n}
-FACTOR = {"all_reduce": lambda n: 2 * (n - 1) / n, "all_gather": lambda n: (n - 1) / n,
-          "reduce_scatter": lambda n: (n - 1) / n, "broadcast": lambda n: 1.0}
-
-
-def tstr(us):
-    return "%7.0f" % us if us >= 10000.0 else "%7.1f" % us if us >= 100.0 else "%7.2f" % us
+sys.path.insert(0, os.path.join(SRC, "tests", "data", "nccl-tests"))
+import gen  # noqa: E402  (the fixtures' writer: each release's format strings)
 
 
 def log(coll, ranks_per_host, hosts, lat_s, bw_Bps, concluded=True, prefix="", root=True, corrupt=None):
-    n = ranks_per_host * hosts
-    out = [f"# nThread 1 nGpus {ranks_per_host} minBytes 8 maxBytes 1073741824 step: 2(factor) warmup iters: 5 "
-           "iters: 20 agg iters: 1 validation: 1 graph: 0", "#", "# Using devices"]
-    for r in range(n):
-        out.append("#  Rank %2d Group %2d Pid %6d on %10s device %2d [0x%02x] %s" %
-                   (r, 0, 4000 + r, "node%02d" % (r // ranks_per_host), r % ranks_per_host, 7 + r % ranks_per_host,
-                    "NVIDIA A100-SXM4-80GB"))
-    out.append("#")
-    out.append("# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          " % ("", "", "", "", ""))
-    out.append("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  %7s  %6s  %6s %6s" %
-               ("size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong"))
-    out.append("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %5s  %7s  %6s  %6s  %5s" %
-               ("(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", ""))
-    size, k, bus = 8, 0, []
-    while size <= 1 << 30:
-        row = "%12li  %12li  %8s  %6s  %6i" % (size, size // 4, "float", "sum" if coll in ("all_reduce", "reduce_scatter") else "none", -1)
-        if not root:
-            row = "%12li  %12li  %8s  %6s" % (size, size // 4, "float", "sum")
-        for place in (0, 1):
-            noise = 1 + 0.02 * math.sin(1.7 * k + 0.9 * place)
-            t = STEPS[coll](n) * (lat_s + size / (n * bw_Bps)) * noise * 1e6
-            tprint = float(tstr(t))
-            algbw = size / (tprint * 1e3)
-            busbw = algbw * FACTOR[coll](n)
-            if corrupt == "busbw" and k == 25:
-                busbw *= 1.5
-            row += "  %7s  %6.2f  %6.2f  %5li" % (tstr(t), algbw, busbw, 0)
-            if place == 0:
-                bus.append(busbw)
-        out.append(row)
-        size *= 2
-        k += 1
-    out.append("# Out of bounds values : 0 OK")
-    out.append("# Avg bus bandwidth    : %g " % (sum(bus) / len(bus)))
-    out.append("#")
-    if concluded:
-        out.append(f"# Collective test concluded: {coll}_perf")
-    return "\n".join(prefix + line if line else line for line in out) + "\n"
+    """A log in v2.13.4's layout (root=False: v2.0-v2.11's, without the root column), sizes 8 B to 1 GiB."""
+    lines = gen.log("v2.13.4" if root else "v2.11", coll, ranks_per_host, hosts, lat_s, bw_Bps, sizes=(8, 1 << 30),
+                    concluded=concluded, corrupt_row=25 if corrupt == "busbw" else None)
+    return "\n".join(prefix + line if line else line for line in lines) + "\n"
 
 
 def run(args):
@@ -90,11 +47,19 @@ with tempfile.TemporaryDirectory() as tmp:
     truth = {"nvlink3": (6e-6, 130e9), "ib-hdr": (9e-6, 42e9)}
     intra = write("ar8.log", log("all_reduce", 8, 1, *truth["nvlink3"]))
     intra4 = write("ar4.log", log("all_reduce", 4, 1, *truth["nvlink3"], root=False))
-    inter = write("ag16.log", log("all_gather", 8, 2, *truth["ib-hdr"], concluded=False, prefix=" 0: "))
+    inter = write("ag16.log", log("all_gather", 8, 2, *truth["ib-hdr"], prefix=" 0: "))
     out = os.path.join(tmp, "imported.json")
     r = run([DDPCALIB, "import", "nccl-tests", "--topology", "dgxa100-ib", "-o", out, intra, intra4, inter])
     check(f"import of 3 logs (all_reduce 8 and 4 GPUs, all_gather on 2 nodes, srun prefix, no root column) exits 0 "
           f"({r.stderr.strip()[:300]})", r.returncode == 0)
+    # Without the closing line (before v2.16.7) all_gather's rows are alltoall's too: refused,
+    # naming the remedy; given --collective, read.
+    silent = write("ag16silent.log", log("all_gather", 8, 2, *truth["ib-hdr"], concluded=False))
+    r = run([DDPCALIB, "import", "nccl-tests", "-o", os.path.join(tmp, "x.json"), silent])
+    check(f"all_gather without its closing line: exit 1 naming alltoall and --collective ({r.stderr.strip()[:300]})",
+          r.returncode == 1 and "alltoall" in r.stderr and "--collective" in r.stderr)
+    r = run([DDPCALIB, "import", "nccl-tests", "--collective", "all_gather", "-o", os.path.join(tmp, "silent.json"), silent])
+    check(f"... and with --collective all_gather: exit 0 ({r.stderr.strip()[:300]})", r.returncode == 0)
     print("\n".join("      " + line for line in r.stdout.splitlines()))
     if r.returncode == 0:
         with open(out) as f:
