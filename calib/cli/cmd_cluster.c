@@ -110,6 +110,18 @@ int cmd_cluster(cli_ctx *x, int argc, char **argv) {
       if (strcmp(map[i].dst, map[j].dst) == 0) return cli_usage(x, "--link: class '%s' is given twice", map[i].dst);
   }
   if ((rc = calcmd_check_output(x, output))) return rc;
+  /* -o is none of the profiles and the topology read (bundled names resolved to their files). */
+  {
+    char paths[CLUSTER_MAX_LINKS + 2][4096];
+    const char *flags[CLUSTER_MAX_LINKS + 2], *in[CLUSTER_MAX_LINKS + 2];
+    err_t ignored;
+    int n = 0;
+    flags[n] = "--compute", in[n] = data_resolve(DATA_PROFILE, compute, paths[n], sizeof paths[n], &ignored) ? NULL : paths[n], n++;
+    flags[n] = "--topology", in[n] = data_resolve(DATA_TOPOLOGY, topology, paths[n], sizeof paths[n], &ignored) ? NULL : paths[n], n++;
+    for (int i = 0; i < links.n; i++, n++)
+      flags[n] = "--link", in[n] = data_resolve(DATA_PROFILE, map[i].src, paths[n], sizeof paths[n], &ignored) ? NULL : paths[n];
+    if ((rc = calcmd_not_input(x, "-o", output, flags, in, n))) return rc;
+  }
 
   err_t e = {{0}};
   char tpath[4096], cpath[4096];
