@@ -144,7 +144,7 @@ int cmd_comm(cli_ctx *x, int argc, char **argv) {
   err_t e = {{0}};
   if ((rc = commbench_check_cfg(&cfg, &e))) return calcmd_status(x, rc, &e);
   char tpath[4096];
-  const char *tin = topology && data_resolve(DATA_TOPOLOGY, topology, tpath, sizeof tpath, &e) == 0 ? tpath : NULL;
+  const char *tin = data_resolved(DATA_TOPOLOGY, topology, tpath, sizeof tpath);
   if ((rc = calcmd_check_output(x, output)) || (rc = calcmd_not_input(x, "-o", output, (const char *[]){"--topology"}, &tin, 1)))
     return rc;
 #ifndef DDPCALIB_HAVE_CUDA

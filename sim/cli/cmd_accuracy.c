@@ -34,10 +34,10 @@ static int ratios_not_input(const char *ratios, const char *points, const accura
     static const char *const kinds[3] = {"model", "topology", "profile"};
     for (int k = 0; k < 3 && !rc; k++) {
       char path[1024], what[ACCURACY_NAME_MAX + 32];
-      err_t ignored;
-      if (!names[k][0] || data_resolve((data_kind)k, names[k], path, sizeof path, &ignored)) continue;
+      const char *pth[] = {names[k][0] ? data_resolved((data_kind)k, names[k], path, sizeof path) : NULL};
+      if (!pth[0]) continue;
       snprintf(what, sizeof what, "point %s's %s", p->name, kinds[k]);
-      const char *f[] = {what}, *pth[] = {path};
+      const char *f[] = {what};
       rc = afile_not_input("--ratios", ratios, f, pth, 1, e);
     }
   }

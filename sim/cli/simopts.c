@@ -341,8 +341,7 @@ int simopts_not_input(cli_ctx *x, const simopts *o, const char *out_flag, const 
   const char *flags[4] = {"--model", "--topology", "--profile", extra_flag}, *in[4] = {NULL, NULL, NULL, extra};
   const char *names[3] = {o->model, o->topology, o->profile};
   err_t e;
-  for (int i = 0; i < 3; i++) /* a name that resolves to nothing is no file to replace */
-    if (names[i] && data_resolve((data_kind)i, names[i], paths[i], sizeof paths[i], &e) == 0) in[i] = paths[i];
+  for (int i = 0; i < 3; i++) in[i] = data_resolved((data_kind)i, names[i], paths[i], sizeof paths[i]);
   int rc = afile_not_input(out_flag, out, flags, in, 4, &e);
   return rc ? cli_fail(x, rc, "%s", e.msg) : CLI_OK;
 }
