@@ -97,6 +97,11 @@ void data_list(data_kind kind, char *out, size_t len) {
   }
 }
 
+const char *data_resolved(data_kind kind, const char *value, char *out, size_t len) {
+  err_t ignored;
+  return value && data_resolve(kind, value, out, len, &ignored) == ERR_OK ? out : NULL;
+}
+
 int data_resolve(data_kind kind, const char *value, char *out, size_t len, err_t *e) {
   if (!value || !*value) return err_set(e, ERR_USAGE, "--%s: an empty name", kind_word[kind]);
   struct stat st;

@@ -30,6 +30,11 @@ int data_ratios_path(char *out, size_t len);
  * a bundled name; the message lists the bundled names of that kind. */
 int data_resolve(data_kind kind, const char *value, char *out, size_t len, err_t *e);
 
+/* The file value names (data_resolve into out), or NULL when it names none (value NULL included):
+ * the file to compare an output with (common/afile.h's afile_not_input), where a name that
+ * resolves to nothing is no file an output could replace. */
+const char *data_resolved(data_kind kind, const char *value, char *out, size_t len);
+
 /* Writes the bundled names of a kind, comma-separated, into out. */
 void data_list(data_kind kind, char *out, size_t len);
 

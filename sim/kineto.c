@@ -1,12 +1,10 @@
 /* kineto: PyTorch profiler (Kineto) traces of a prediction, one per rank (kineto.h). */
 #include "kineto.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "afile.h"
 #include "ncclmodel.h"
@@ -417,6 +415,15 @@ static char *kineto_text(const cJSON *o) {
   return strbuf_take(&b);
 }
 
+int kineto_is_trace_name(const char *name) {
+  if (strncmp(name, "rank", 4) != 0) return 0;
+  const char *p = name + 4, *digits = p;
+  while (*p >= '0' && *p <= '9') p++;
+  return p > digits && p - digits <= 10 && strcmp(p, ".pt.trace.json") == 0;
+}
+
+int kineto_check(const char *dir, err_t *e) { return afile_dir_check(dir, kineto_is_trace_name, e); }
+
 int kineto_write(const sim_config *c, const predict_result *p, const int *ranks, int nranks, const char *dir, err_t *e) {
   const sim_timeline *t = p->sim.timeline;
   if (!t) return err_set(e, ERR_INPUT, "internal: the prediction recorded no timeline to trace");
@@ -430,11 +437,10 @@ int kineto_write(const sim_config *c, const predict_result *p, const int *ranks,
     ranks = sel;
   }
   if ((rc = trace_check_ranks(t, ranks, nranks, e))) goto done;
-  struct stat st;
-  if (mkdir(dir, 0777) != 0 && !(errno == EEXIST && stat(dir, &st) == 0 && S_ISDIR(st.st_mode))) {
-    rc = err_set(e, ERR_IO, "%s: cannot create the trace directory: %s", dir, errno == EEXIST ? "exists and is not a directory" : strerror(errno));
-    goto done;
-  }
+  /* The whole folder is one run: written beside the target and swapped in (common/afile.h), so that
+   * a second run never leaves the first one's ranks among its own, nor a killed one half of its. */
+  afile_dir d;
+  if ((rc = afile_dir_begin(&d, dir, kineto_is_trace_name, e))) goto done;
   for (int i = 0; i < nranks && !rc; i++) {
     cJSON *o;
     if ((rc = kineto_build(c, p, ranks[i], &o, e))) break;
@@ -444,11 +450,19 @@ int kineto_write(const sim_config *c, const predict_result *p, const int *ranks,
       rc = err_set(e, ERR_NOMEM, "out of memory");
       break;
     }
-    char path[4096];
-    snprintf(path, sizeof path, "%s/rank%d.pt.trace.json", dir, ranks[i]);
-    rc = afile_write(path, text, strlen(text), e);
+    char name[64];
+    snprintf(name, sizeof name, "rank%d.pt.trace.json", ranks[i]);
+    if ((rc = afile_write(afile_dir_file(&d, name), text, strlen(text), e))) {
+      /* The message names the file as the user will look for it, not in the folder removed. */
+      char why[sizeof e->msg];
+      const char *at = strstr(e->msg, ": ");
+      snprintf(why, sizeof why, "%s", at ? at : ": cannot write");
+      err_set(e, rc, "%s/%s%s", dir, name, why);
+    }
     free(text);
   }
+  if (rc) afile_dir_abort(&d);
+  else rc = afile_dir_commit(&d, e);
 done:
   free(sel);
   return rc;

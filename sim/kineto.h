@@ -33,9 +33,17 @@
 int kineto_build(const sim_config *c, const predict_result *p, int rank, cJSON **out, err_t *e);
 
 /* Writes the traces of ranks[0..nranks-1] (NULL: the simulated ranks; checked as trace_build
- * checks them) into directory dir, created if missing, one file each, `rank<R>.pt.trace.json`,
- * each atomically (common/afile.h). Files already in dir are left alone. ERR_USAGE as kineto_build
- * and trace_check_ranks; ERR_IO naming the path. */
+ * checks them) into directory dir, one file each, `rank<R>.pt.trace.json`, the folder as one
+ * (common/afile.h, afile_dir): it ends up holding this run's files and nothing else, or, on a
+ * failure or a signal, what it held before. A dir that holds anything else than such files is
+ * refused (ERR_IO) and left alone. ERR_USAGE as kineto_build and trace_check_ranks; ERR_IO naming
+ * the path. */
 int kineto_write(const sim_config *c, const predict_result *p, const int *ranks, int nranks, const char *dir, err_t *e);
+
+/* 1 when name is one kineto_write writes (`rank<R>.pt.trace.json`, R decimal), else 0. */
+int kineto_is_trace_name(const char *name);
+
+/* Before the simulation: could kineto_write write dir (afile_dir_check with the names above)? */
+int kineto_check(const char *dir, err_t *e);
 
 #endif

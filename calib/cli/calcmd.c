@@ -26,6 +26,13 @@ int calcmd_check_output(cli_ctx *x, const char *path) {
   return rc ? cli_fail(x, rc, "%s", e.msg) : CLI_OK;
 }
 
+int calcmd_not_input(cli_ctx *x, const char *out_flag, const char *out, const char *const *in_flags, const char *const *in, int n) {
+  err_t e;
+  if (!out || calcmd_quiet()) return CLI_OK;
+  int rc = afile_not_input(out_flag, out, in_flags, in, n, &e);
+  return rc ? cli_fail(x, rc, "%s", e.msg) : CLI_OK;
+}
+
 void calcmd_set_line(int argc, char **argv) {
   g_argc = argc;
   g_argv = argv;

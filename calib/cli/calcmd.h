@@ -51,6 +51,11 @@ int calcmd_status(cli_ctx *x, int rc, const err_t *e);
  * Under mpirun the other ranks are ended by mpirun when rank 0 exits. */
 int calcmd_check_output(cli_ctx *x, const char *path);
 
+/* Before measuring or reading: the output `out` (named by out_flag; NULL: none) is none of the n
+ * inputs in[i] (named by in_flags[i]; NULL: skipped), by common/afile.h's afile_not_input. Checked
+ * by the process that writes it, as calcmd_check_output; ERR_IO in x naming both. */
+int calcmd_not_input(cli_ctx *x, const char *out_flag, const char *out, const char *const *in_flags, const char *const *in, int n);
+
 /* MPI_Init (a failure: ERR_RUNTIME in x). */
 int calcmd_mpi_init(cli_ctx *x, int *argc, char ***argv);
 

@@ -110,6 +110,18 @@ int cmd_cluster(cli_ctx *x, int argc, char **argv) {
       if (strcmp(map[i].dst, map[j].dst) == 0) return cli_usage(x, "--link: class '%s' is given twice", map[i].dst);
   }
   if ((rc = calcmd_check_output(x, output))) return rc;
+  /* -o is none of the profiles and the topology read (bundled names resolved to their files). */
+  {
+    char paths[CLUSTER_MAX_LINKS + 2][4096];
+    const char *flags[CLUSTER_MAX_LINKS + 2] = {"--compute", "--topology"}, *in[CLUSTER_MAX_LINKS + 2];
+    in[0] = data_resolved(DATA_PROFILE, compute, paths[0], sizeof paths[0]);
+    in[1] = data_resolved(DATA_TOPOLOGY, topology, paths[1], sizeof paths[1]);
+    for (int i = 0; i < links.n; i++) {
+      flags[2 + i] = "--link";
+      in[2 + i] = data_resolved(DATA_PROFILE, map[i].src, paths[2 + i], sizeof paths[2 + i]);
+    }
+    if ((rc = calcmd_not_input(x, "-o", output, flags, in, 2 + links.n))) return rc;
+  }
 
   err_t e = {{0}};
   char tpath[4096], cpath[4096];

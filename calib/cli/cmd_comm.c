@@ -7,6 +7,7 @@
 
 #include "calcmd.h"
 #include "comm_mpi.h"
+#include "data.h"
 #include "fit.h"
 #include "record.h"
 #ifdef DDPCALIB_HAVE_CUDA
@@ -142,7 +143,10 @@ int cmd_comm(cli_ctx *x, int argc, char **argv) {
     return cli_usage(x, "--link-class must be a plain name (no dots, spaces, quotes), got '%s'", link_class);
   err_t e = {{0}};
   if ((rc = commbench_check_cfg(&cfg, &e))) return calcmd_status(x, rc, &e);
-  if ((rc = calcmd_check_output(x, output))) return rc;
+  char tpath[4096];
+  const char *tin = data_resolved(DATA_TOPOLOGY, topology, tpath, sizeof tpath);
+  if ((rc = calcmd_check_output(x, output)) || (rc = calcmd_not_input(x, "-o", output, (const char *[]){"--topology"}, &tin, 1)))
+    return rc;
 #ifndef DDPCALIB_HAVE_CUDA
   if (nccl) return cli_fail(x, ERR_RUNTIME, "--backend nccl: this ddpcalib was built without CUDA/NCCL");
 #endif

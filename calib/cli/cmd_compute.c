@@ -105,7 +105,8 @@ int cmd_compute(cli_ctx *x, int argc, char **argv) {
   if (rc) return rc;
   if (cfg.backend < 0) return cli_usage(x, "--backend cpu|cuda is required");
   if ((rc = computebench_check_cfg(&cfg, &e))) return calcmd_status(x, rc, &e);
-  if ((rc = calcmd_check_output(x, output))) return rc;
+  if ((rc = calcmd_check_output(x, output)) || (rc = calcmd_not_input(x, "-o", output, (const char *[]){"--model"}, &model_path, 1)))
+    return rc;
   if (model_batch && !model_path) return cli_usage(x, "--model-batch needs --model");
   model_t *model = NULL;
   if (model_path) {

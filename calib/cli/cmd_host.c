@@ -41,7 +41,8 @@ int cmd_host(cli_ctx *x, int argc, char **argv) {
   const cli_cmd c = {.usage = usage, .tables = tables};
   int rc = cli_parse(x, &c, argc, argv, NULL, NULL, stdout);
   if (rc) return rc;
-  if ((rc = calcmd_check_output(x, output))) return rc;
+  const char *in_flags[] = {"--helper", "--python"}, *in[] = {helper, python};
+  if ((rc = calcmd_check_output(x, output)) || (rc = calcmd_not_input(x, "-o", output, in_flags, in, 2))) return rc;
   err_t e = {{0}};
   hostbench_cfg cfg = {.python = python, .helper = helper, .device = devices[device], .ops = ops, .iters = iters, .warmups = warmups};
   hostbench_result r;

@@ -60,6 +60,9 @@ int cmd_merge(cli_ctx *x, int argc, char **argv) {
   if (rc) return rc;
   if (n != 2) return cli_usage(x, "needs exactly two input profiles");
   if (!output) return cli_usage(x, "-o OUT.json is required");
+  /* Write the merge to a new file (then move it): -o over an input would replace what it merges. */
+  const char *in_flags[] = {"input A", "input B"}, *ins[] = {in[0], in[1]};
+  if ((rc = calcmd_check_output(x, output)) || (rc = calcmd_not_input(x, "-o", output, in_flags, ins, 2))) return rc;
   err_t e = {{0}};
   cJSON *a = NULL, *b = NULL, *m = NULL;
   rc = profilew_load(in[0], &a, &e);

@@ -23,6 +23,27 @@ static const char *usage_accuracy =
     "read (validate/accuracy.h; the build writes the one the program uses).\n"
     "\n";
 
+/* --ratios is none of the files the points are predicted from: the points file, and each point's
+ * model, topology and profile (bundled names resolved to their files), before the long run. */
+static int ratios_not_input(const char *ratios, const char *points, const accuracy_set *s, err_t *e) {
+  const char *flag[] = {"--points"}, *in[] = {points};
+  int rc = afile_not_input("--ratios", ratios, flag, in, 1, e);
+  for (int i = 0; i < s->n && !rc; i++) {
+    const accuracy_point *p = &s->points[i];
+    const char *names[3] = {p->model, p->topology, p->profile};
+    static const char *const kinds[3] = {"model", "topology", "profile"};
+    for (int k = 0; k < 3 && !rc; k++) {
+      char path[1024], what[ACCURACY_NAME_MAX + 32];
+      const char *pth[] = {names[k][0] ? data_resolved((data_kind)k, names[k], path, sizeof path) : NULL};
+      if (!pth[0]) continue;
+      snprintf(what, sizeof what, "point %s's %s", p->name, kinds[k]);
+      const char *f[] = {what};
+      rc = afile_not_input("--ratios", ratios, f, pth, 1, e);
+    }
+  }
+  return rc;
+}
+
 int cmd_accuracy(cli_ctx *x, int argc, char **argv) {
   const char *file = NULL, *ratios = NULL;
   int json = 0, markdown = 0, validated_min = 0, no_sharing = 0, no_host = 0;
@@ -59,6 +80,7 @@ int cmd_accuracy(cli_ctx *x, int argc, char **argv) {
   if (!(rc = accuracy_load(file, &s, &e))) {
     s->no_gpu_sharing = no_sharing;
     s->no_host_costs = no_host;
+    if (ratios) rc = ratios_not_input(ratios, file, s, &e);
   }
   if (rc || (rc = accuracy_run(s, &e))) {
     accuracy_destroy(s);

@@ -86,6 +86,12 @@ int cmd_plot(cli_ctx *x, int argc, char **argv) {
     rc = cli_fail(x, rc, "%s", e.msg);
     goto done;
   }
+  /* Neither output may replace the input it is drawn from. */
+  const char *in_flag[] = {"-i"}, *in[] = {input};
+  if ((rc = afile_not_input("-o", output, in_flag, in, 1, &e)) || (rc = afile_not_input("--script", script_out, in_flag, in, 1, &e))) {
+    rc = cli_fail(x, rc, "%s", e.msg);
+    goto done;
+  }
   if (!mkdtemp(dir)) {
     rc = cli_fail(x, ERR_IO, "cannot make a temporary directory: %s", strerror(errno));
     goto done;

@@ -1,6 +1,7 @@
 /* cmd_predict: `ddpsim predict`, and the simulation `ddpsim trace` shares with it. */
 #include <stdlib.h>
 
+#include "afile.h"
 #include "buyopts.h"
 #include "cmd.h"
 #include "err.h"
@@ -25,7 +26,10 @@ static const char *usage_trace =
     "\n"
     "--format kineto (the default) writes one PyTorch profiler trace per rank into DIR\n"
     "(rank<R>.pt.trace.json), as torch.profiler writes them: Holistic Trace Analysis, Perfetto and\n"
-    "tensorboard read them. --format chrome writes one Chrome trace of every rank to FILE, for\n"
+    "tensorboard read them. DIR is one run whole: the new one's files only, or on a failure or a\n"
+    "signal the old ones as they were; a DIR holding other files is refused. A run that does not\n"
+    "fit the card is refused as predict refuses it (--allow-oom).\n"
+    "--format chrome writes one Chrome trace of every rank to FILE, for\n"
     "ui.perfetto.dev or chrome://tracing: per rank a compute stream (iterations, input, forward and backward op by op,\n"
     "DDP's bucket copies, the final wait, the optimizer), the NCCL stream (one all-reduce per bucket\n"
     "with its bytes, algorithm and protocol), copy streams and DataLoader workers; gradient-ready\n"
@@ -59,6 +63,15 @@ static int write_trace(cli_ctx *x, const sim_config *c, const predict_result *p,
   return rc;
 }
 
+/* A trace's path, before the run: a folder afile_dir can swap in (kineto) or a file afile_write can
+ * write (chrome), and not one of the inputs (the model, topology, profile; predict's price table). */
+static int check_trace_path(cli_ctx *x, const simopts *o, const buyopts *bo, const char *flag, const char *path, int format) {
+  err_t e;
+  int rc = format == FORMAT_KINETO ? kineto_check(path, &e) : afile_check(path, &e);
+  if (rc) return cli_fail(x, rc, "%s %s", flag, e.msg);
+  return simopts_not_input(x, o, flag, path, "--prices", bo->prices_file[0] ? bo->prices_file : NULL);
+}
+
 int cmd_predict_run(cli_ctx *x, int argc, char **argv, int trace_only) {
   simopts o;
   simopts_init(&o);
@@ -87,9 +100,11 @@ int cmd_predict_run(cli_ctx *x, int argc, char **argv, int trace_only) {
       {0}};
   buyopts bo;
   buyopts_init(&bo);
-  cli_opt buy[BUYOPTS_COUNT];
+  cli_opt buy[BUYOPTS_COUNT], trace_buy[3];
   buyopts_table(&bo, buy);
-  const cli_opt *tables[] = {own, common, trace_only ? trace_out : predict_out, trace_only ? NULL : buy, NULL};
+  /* trace refuses a run that does not fit as predict does: the memory's two options. */
+  cli_select(buy, (const char *const[]){"optimizer", "allow-oom", NULL}, trace_buy);
+  const cli_opt *tables[] = {own, common, trace_only ? trace_out : predict_out, trace_only ? trace_buy : buy, NULL};
   const cli_cmd c = {.usage = trace_only ? usage_trace : usage_predict, .tables = tables, .elsewhere = simopts_known};
   simopts_inputs in;
   sim_config cfg;
@@ -109,14 +124,21 @@ int cmd_predict_run(cli_ctx *x, int argc, char **argv, int trace_only) {
     simopts_inputs_free(&in);
     return rc;
   }
+  /* The trace's target before the simulation (a trace of thousands of ranks takes minutes): it can
+   * be written, and is none of the inputs. */
+  if (trace && (rc = check_trace_path(x, &o, &bo, trace_only ? "-o" : "--trace", trace, format))) {
+    simopts_inputs_free(&in);
+    return rc;
+  }
   predict_result p;
   err_t e;
   if ((rc = predict_run(&cfg, &p, &e))) {
     simopts_inputs_free(&in);
     return cli_fail(x, rc, "%s", e.msg);
   }
-  /* After the run, whose checks of the scenario (a batch too large, ...) come first. */
-  if (!trace_only && (rc = buyopts_memory(x, &bo, &cfg, &mem))) {
+  /* After the run, whose checks of the scenario (a batch too large, ...) come first; trace's too: a
+   * trace of a run that cannot start is refused as its prediction is. */
+  if ((rc = buyopts_memory(x, &bo, &cfg, &mem))) {
     predict_result_free(&p);
     simopts_inputs_free(&in);
     return rc;

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "afile.h"
 #include "cmd.h"
 #include "out.h"
 #include "validate.h"
@@ -125,11 +126,12 @@ static int report(cli_ctx *x, const val_args *a, const validate_opts *o, const v
     cJSON *j = validate_json(o, r);
     char *s = j ? cJSON_Print(j) : NULL;
     cJSON_Delete(j);
-    FILE *f = s ? fopen(a->json_out, "w") : NULL;
-    int bad = !f || fputs(s, f) < 0 || fputc('\n', f) < 0;
-    if (f && fclose(f) != 0) bad = 1;
+    char *text = s ? malloc(strlen(s) + 2) : NULL;
+    if (text) sprintf(text, "%s\n", s);
     free(s);
-    if (bad) return cli_fail(x, ERR_IO, "%s: cannot write the JSON report", a->json_out);
+    rc = text ? out_write_atomic(x, a->json_out, text) : out_text(x, NULL);
+    free(text);
+    if (rc) return rc;
   }
   if (!rc && a->max_err > 0 && !(r->max_abs_err <= a->max_err))
     rc = cli_fail(x, ERR_INPUT, "the largest |relative error| of the iteration time, %.1f%%, exceeds --max-error %.1f%%",
@@ -150,12 +152,16 @@ int cmd_validate(cli_ctx *x, int argc, char **argv) {
   o.optimizer_sgd = a.optimizer, o.ewise_memcpy = a.ewise;
   if (a.no_rebuilt) o.rebuilt = 0;
   char ddpcalib[PATH_MAX + 32], wd[PATH_MAX];
+  err_t e;
+  /* --json-out before the runs (minutes): writable, and not the profile or ddpcalib it uses. */
+  const char *in_flags[] = {"--profile", "--ddpcalib"}, *in[] = {o.profile, a.ddpcalib};
+  if (a.json_out && ((rc = afile_check(a.json_out, &e)) || (rc = afile_not_input("--json-out", a.json_out, in_flags, in, 2, &e))))
+    return cli_fail(x, rc, "%s", e.msg);
   if ((rc = locate(x, &a, ddpcalib, sizeof ddpcalib, wd, sizeof wd))) return rc;
   o.ddpcalib = ddpcalib;
   o.workdir = wd;
   fprintf(stderr, "# ddpsim validate: %d configuration(s); commands' output in %s\n", o.nconfigs, wd);
   validate_report r;
-  err_t e;
   if ((rc = validate_run(&o, progress, NULL, &r, &e))) return cli_fail(x, rc, "%s", e.msg);
   rc = report(x, &a, &o, &r);
   validate_report_free(&r);

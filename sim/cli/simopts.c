@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "afile.h"
 #include "cost.h"
 #include "data.h"
 #include "ncclmodel.h"
@@ -331,6 +332,17 @@ int simopts_read_profile_doc(cli_ctx *x, const char *name, char *path, size_t le
   if (!rc && !text) return cli_fail(x, ERR_IO, "%s: cannot read", path);
   if (!rc) rc = profile_json_parse(text, n, path, doc, &e);
   free(text);
+  return rc ? cli_fail(x, rc, "%s", e.msg) : CLI_OK;
+}
+
+int simopts_not_input(cli_ctx *x, const simopts *o, const char *out_flag, const char *out, const char *extra_flag,
+                      const char *extra) {
+  char paths[3][1024];
+  const char *flags[4] = {"--model", "--topology", "--profile", extra_flag}, *in[4] = {NULL, NULL, NULL, extra};
+  const char *names[3] = {o->model, o->topology, o->profile};
+  err_t e;
+  for (int i = 0; i < 3; i++) in[i] = data_resolved((data_kind)i, names[i], paths[i], sizeof paths[i]);
+  int rc = afile_not_input(out_flag, out, flags, in, 4, &e);
   return rc ? cli_fail(x, rc, "%s", e.msg) : CLI_OK;
 }
 

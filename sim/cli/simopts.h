@@ -85,6 +85,12 @@ int simopts_load_profile(cli_ctx *x, const char *name, profile_t **p);
  * it; its path in path. The status, the message in x; on CLI_OK the caller cJSON_Deletes *doc. */
 int simopts_read_profile_doc(cli_ctx *x, const char *name, char *path, size_t len, cJSON **doc);
 
+/* Refuses (exit 1, common/afile.h's afile_not_input) an output `out` (named by out_flag) that is the
+ * file of one of the inputs o names (--model, --topology, --profile, bundled names resolved to
+ * their files) or of `extra` (named by extra_flag; NULL: none). CLI_OK, or the failure in x. */
+int simopts_not_input(cli_ctx *x, const simopts *o, const char *out_flag, const char *out, const char *extra_flag,
+                      const char *extra);
+
 /* All three (topology: o->topology), or the status with nothing left loaded. */
 int simopts_load(cli_ctx *x, const simopts *o, simopts_inputs *in);
 /* On stderr: a model that records parameters without a gradient (`unused` markers) run as DDP

@@ -162,4 +162,72 @@ break_trace "an all-reduce missing" 'ev.remove(next(e for e in ev if e["name"].s
 break_trace "a thread without a name" 'ev.remove(next(e for e in ev if e["ph"] == "M" and e["name"] == "thread_name"))'
 break_trace "crossing spans" 'x = [e for e in ev if e["name"] == "forward"][0]; x["dur"] *= 1.5'
 
+# ---- issue 48: a Kineto folder is one run whole (common/afile.h, afile_dir) ----
+# world_sizes RANKS DIR: every file of DIR is a trace of the world RANKS and there are RANKS of them
+# (--ranks all), named as the writer names them, and nothing else is there.
+one_run() {
+  python3 - "$@" <<'PY'
+import json, os, re, sys
+n, d = int(sys.argv[1]), sys.argv[2]
+names = sorted(os.listdir(d))
+assert names == sorted(f"rank{r}.pt.trace.json" for r in range(n)), (len(names), names[:3])
+for f in names:
+    i = json.load(open(os.path.join(d, f)))["distributedInfo"]
+    assert i["world_size"] == n and f == f"rank{i['rank']}.pt.trace.json", (f, i)
+PY
+}
+no_temp() { test -z "$(cd "$tmp" && compgen -G "$1.tmp.*")" -a -z "$(cd "$tmp" && compgen -G "$1.old.*")"; }
+"$ddpsim" trace -o "$tmp/two" --nodes 2 --ranks all >/dev/null 2>&1 &&
+  "$ddpsim" trace -o "$tmp/two" --nodes 1 --ranks all >/dev/null 2>"$tmp/err"
+check "a second trace over a first (16 ranks, then 8): exit $?, only the second run's 8 files" one_run 8 "$tmp/two"
+check "  and no temporary folder beside it" no_temp two
+"$ddpsim" predict --trace "$tmp/two/" --nodes 2 --ranks all >/dev/null 2>&1
+check "predict --trace DIR/ (a trailing slash) over it: the 16 ranks of the new run" one_run 16 "$tmp/two"
+chmod 750 "$tmp/two"
+"$ddpsim" trace -o "$tmp/two" --nodes 1 --ranks all >/dev/null 2>&1
+check "the folder keeps its mode (750) when replaced" test "$(stat -c %a "$tmp/two")" = 750
+ln -s two "$tmp/link-to-two"
+"$ddpsim" trace -o "$tmp/link-to-two" --nodes 2 --ranks all >/dev/null 2>&1
+check "a link to the folder: written through, the link stays" test -L "$tmp/link-to-two" -a -d "$tmp/two"
+check "  the folder it names holds the new run" one_run 16 "$tmp/two"
+# A file that is not ours (nor a subfolder, nor a dot file): refused, exit 1, the folder untouched.
+for foreign in notes.txt .hidden rank3.pt.trace.json.bak sub; do
+  rm -rf "$tmp/f" && mkdir "$tmp/f" && "$ddpsim" trace -o "$tmp/f" --nodes 1 >/dev/null 2>&1
+  if [ $foreign = sub ]; then mkdir "$tmp/f/sub"; else echo mine >"$tmp/f/$foreign"; fi
+  (cd "$tmp/f" && stat -c "%a %Y" . && ls -lA --time-style=+%s.%N && md5sum rank*) >"$tmp/before" 2>&1
+  "$ddpsim" trace -o "$tmp/f" --nodes 2 --ranks all >/dev/null 2>"$tmp/err"
+  got=$?
+  check "a folder holding '$foreign': refused, exit $got, naming it" \
+    test $got -eq 1 -a -n "$(grep -F "holds '$foreign', which is not a file this command writes" "$tmp/err")"
+  (cd "$tmp/f" && stat -c "%a %Y" . && ls -lA --time-style=+%s.%N && md5sum rank*) >"$tmp/after" 2>&1
+  check "  the folder untouched" cmp -s "$tmp/before" "$tmp/after"
+  check "  no temporary folder beside it" no_temp f
+done
+"$ddpsim" predict --trace "$tmp/f" --nodes 2 --ranks all >/dev/null 2>"$tmp/err"
+check "predict --trace refuses it before simulating too (exit $?)" test $? -eq 1 -a -n "$(grep -F "holds 'sub'" "$tmp/err")"
+# A signal part-way through a large trace over an old one: the old folder whole, nothing beside it.
+# (256 ranks over 32; each case waits for the temporary folder to hold 10 files, then signals.)
+"$ddpsim" trace -o "$tmp/old" --nodes 4 --ranks all >/dev/null 2>&1
+for sig in TERM INT HUP; do
+  for cmd in trace predict; do
+    [ $cmd = trace ] && args=(trace -o "$tmp/old") || args=(predict --no-interval --trace "$tmp/old")
+    env --default-signal=INT "$ddpsim" "${args[@]}" --nodes 32 --ranks all >/dev/null 2>&1 &
+    pid=$!
+    seen=0
+    for _ in $(seq 1 3000); do
+      t=$(cd "$tmp" && compgen -G 'old.tmp.*' | head -n 1)
+      if [ -n "$t" ] && [ "$(ls "$tmp/$t" 2>/dev/null | wc -l)" -ge 10 ]; then seen=1; break; fi
+      kill -0 $pid 2>/dev/null || break
+      sleep 0.01
+    done
+    kill -s $sig $pid
+    wait $pid 2>/dev/null
+    got=$?
+    check "SIG$sig during $cmd's write of 256 ranks (seen part-written: $seen): died of it (exit $got)" \
+      test $seen -eq 1 -a $got -eq $((128 + $(kill -l $sig)))
+    check "  the old folder is the old run whole (32 ranks)" one_run 32 "$tmp/old"
+    check "  no temporary folder left" no_temp old
+  done
+done
+
 finish
