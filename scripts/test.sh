@@ -1,9 +1,21 @@
 #!/usr/bin/env bash
-# Installs what is needed, builds with warnings as errors, and runs the whole test suite; then builds
-# again with AddressSanitizer + UndefinedBehaviorSanitizer and runs the suite once more.
-# Usage: scripts/test.sh            (build dirs: build/ and build-asan/)
+# Installs what is needed, builds with warnings as errors, and runs the fast tier of the suite (every
+# test but those labelled `slow`); then builds again with AddressSanitizer + UndefinedBehaviorSanitizer
+# and runs the fast tier's C-facing kinds (unit, cli, golden; not `nosan`) once more. The tiers and
+# kinds: tests/CMakeLists.txt, docs/testing.md.
+# Usage: scripts/test.sh            the fast tier, both builds (what .ci/run runs)
+#        scripts/test.sh --slow     the slow tier only, in build/ (no sanitizer pass)
+#        scripts/test.sh --all      both tiers in build/, then the sanitizer pass
 set -euo pipefail
 cd "$(dirname "$0")/.."
+tier=fast
+case ${1:-} in
+  "") ;;
+  --slow) tier=slow ;;
+  --all) tier=all ;;
+  -h | --help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  *) echo "scripts/test.sh: unknown argument '$1' (--slow, --all or none)" >&2; exit 2 ;;
+esac
 bash scripts/setup.sh
 bash scripts/setup_python.sh   # PyTorch for tests/torch (not needed by scripts/demo.sh)
 
@@ -14,8 +26,11 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_TH
 echo "== build (warnings as errors)"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDDPSIM_WERROR=ON >/dev/null
 cmake --build build -j "$jobs"
-echo "== tests"
-ctest --test-dir build --output-on-failure -j "$jobs"
+case $tier in
+  fast) echo "== tests (fast tier)"; ctest --test-dir build --output-on-failure -j "$jobs" -LE slow ;;
+  slow) echo "== tests (slow tier)"; ctest --test-dir build --output-on-failure -j "$jobs" -L slow; exit 0 ;;
+  all) echo "== tests (both tiers)"; ctest --test-dir build --output-on-failure -j "$jobs" ;;
+esac
 
 if [[ ${DDPSIM_SKIP_ASAN:-0} != 1 ]]; then
   echo "== build with AddressSanitizer + UndefinedBehaviorSanitizer (CPU paths)"
@@ -26,5 +41,5 @@ if [[ ${DDPSIM_SKIP_ASAN:-0} != 1 ]]; then
   # MPI's own allocations are not ours to fix; leaks inside libmpi are suppressed, ours are not.
   ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --test-dir build-asan --output-on-failure -j "$jobs" -LE nosan
+    ctest --test-dir build-asan --output-on-failure -j "$jobs" -L '^(unit|cli|golden)$' -LE 'nosan|slow'
 fi

@@ -245,9 +245,12 @@ if ! nvidia-smi -L 2>/dev/null | grep -q GPU; then
   [[ -e tuning.json ]] && bad "comm --nccl-tuning without a GPU wrote a profile" || ok "comm --nccl-tuning without a GPU wrote nothing"
 fi
 
-# ---- a real CPU calibration: MPI all-reduce between 2 processes
+# ---- a real CPU calibration: MPI all-reduce between 2 processes. What is checked here is the
+# sweep's table and the profile it writes, not the fit's quality (tests/calib/test_fit.c has the
+# gate): --accept-poor-fit keeps a fit that a busy machine made noisy, where a refusal would fail
+# the test for the machine's load (docs/testing.md, "A busy machine").
 expect 0 "# Avg bus bandwidth" "comm: mpirun -np 2 sweep 8 B..1 MiB with -c" -- \
-  "${mpirun[@]}" "$calib" comm --backend mpi -b 8 -e 1M -f 4 -n 5 -w 2 -c -o comm.json
+  "${mpirun[@]}" "$calib" comm --backend mpi -b 8 -e 1M -f 4 -n 5 -w 2 -c --accept-poor-fit -o comm.json
 cp out.txt comm.out
 if grep -Eq '^ +[0-9]+ +[0-9]+ +float +sum +[0-9.]+ +[0-9.]+ +[0-9.]+ +0$' comm.out; then
   ok "comm: data rows have size count type redop time algbw busbw #wrong=0"
@@ -281,7 +284,7 @@ done
 # profile's bw_Bps (one link's) is the ring's bandwidth / 2, and says so.
 printf 'ddpsim-topology 1\nname box2\ngpus_per_node 2\nintra shm links=2 bw=10GBps\nnic none\n' >box2.topo
 expect 0 "spans 2 shm link" "comm --topology: the ring spans the topology's links" -- \
-  "${mpirun[@]}" "$calib" comm --backend mpi -b 64K -e 1M -f 4 -n 3 -w 1 --topology box2.topo -o span.json
+  "${mpirun[@]}" "$calib" comm --backend mpi -b 64K -e 1M -f 4 -n 3 -w 1 --topology box2.topo --accept-poor-fit -o span.json
 ring=$(grep -o '"ring_bw_Bps":[^,]*' span.json | cut -d: -f2) per=$(grep -o '"bw_Bps":[^,]*' span.json | head -1 | cut -d: -f2)
 units=$(grep -o '"link_units":[^,]*' span.json | cut -d: -f2)
 awk -v r="$ring" -v p="$per" -v u="$units" 'BEGIN { exit !(u == 2 && r > 0 && (p * 2 - r) ^ 2 < (1e-9 * r) ^ 2) }' &&

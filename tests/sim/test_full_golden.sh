@@ -111,18 +111,26 @@ report_agrees() {
   check "$1: every number of the report within 0.1% of the events' (off: ${off:-none})" test -z "$off"
 }
 
-# Under the sanitizers (GOLDEN_SANITIZED=1, tests/sim/CMakeLists.txt) the events engine is not
-# replayed at 1,024 and 4,096 GPUs, whose --events runs take most of the sanitized CI's time: the
-# closed form still runs there against the golden numbers, and the events engine against it at 64
-# and 128 GPUs. The unsanitized build replays every case.
-big_under_sanitizers() {
-  [[ ${GOLDEN_SANITIZED:-} == 1 && ( $1 == *-1024-* || $1 == *-4096-* ) ]] || return 1
-  echo "skip  $1 --events: left to the unsanitized build (1,024 GPUs or more under the sanitizers)"
+# Which runs of the events engine at 1,024 GPUs and more (the closed form's cross-check there: most
+# of this script's time) this run makes, GOLDEN_BIG_EVENTS (tests/sim/CMakeLists.txt, docs/testing.md):
+#   all   (the default, by hand): every case, every replay;
+#   skip  (the fast tier, sim_full_golden; and under the sanitizers, GOLDEN_SANITIZED=1): every case
+#         against its golden numbers, the events replayed at 64 and 128 GPUs only;
+#   only  (the slow tier, sim_full_golden_big): the replays at 1,024 GPUs and more, nothing else.
+# Together the two tiers make exactly the runs of `all`.
+big_events=${GOLDEN_BIG_EVENTS:-all}
+[[ ${GOLDEN_SANITIZED:-} == 1 ]] && big_events=skip
+case $big_events in all | skip | only) ;; *) echo "GOLDEN_BIG_EVENTS=$big_events: all, skip or only" >&2; exit 2 ;; esac
+is_big() { [[ $1 == *-1024-* || $1 == *-4096-* ]]; }
+big_under_sanitizers() { # NAME: true (and says so) when this run leaves NAME's events replay out
+  is_big "$1" && [[ $big_events == skip ]] || return 1
+  echo "skip  $1 --events: left to the slow tier (1,024 GPUs or more: sim_full_golden_big)"
 }
 
 for c in "${cases[@]}"; do
   name=${c%%:*} args=${c#*:*:} rest=${c#*:}
   expect=${rest%%:*}
+  if [[ $big_events == only ]] && ! { is_big "$name" && [[ $expect == closed ]]; }; then continue; fi
   want=$(awk -v n="$name" '$1 == n { $1 = ""; print }' "$golden")
   # shellcheck disable=SC2086
   "$ddpsim" predict $args $fixed --json >"$tmp/out.json" 2>"$tmp/err"
@@ -150,6 +158,7 @@ sfixed=${fixed/ --no-gpu-sharing/}
 for c in "${sharing_cases[@]}"; do
   name="${c%% *} sharing the GPU" args=${c#* }
   if big_under_sanitizers "$name"; then continue; fi
+  if [[ $big_events == only ]] && ! is_big "$name"; then continue; fi
   # shellcheck disable=SC2086
   "$ddpsim" predict $args $sfixed --json >"$tmp/out.json" 2>"$tmp/err" &&
     "$ddpsim" predict $args $sfixed --events --json >"$tmp/ev.json" 2>>"$tmp/err"
