@@ -14,7 +14,6 @@
 static int copy_value(const char *key, const char *v, size_t n, char *dst, size_t cap, err_t *e) {
   if (n == 0) return err_set(e, ERR_USAGE, "%s= needs a value", key);
   if (n >= cap) return err_set(e, ERR_USAGE, "%s=: the value is too long", key);
-  if (dst[0]) return err_set(e, ERR_USAGE, "%s= given twice", key);
   memcpy(dst, v, n);
   dst[n] = '\0';
   return ERR_OK;
@@ -22,7 +21,6 @@ static int copy_value(const char *key, const char *v, size_t n, char *dst, size_
 
 static int parse_count(const char *key, const char *v, size_t n, int *dst, err_t *e) {
   char buf[32], *end;
-  if (*dst) return err_set(e, ERR_USAGE, "%s= given twice", key);
   if (n == 0 || n >= sizeof buf) return err_set(e, ERR_USAGE, "%s= must be an integer from 1 to 1000000", key);
   memcpy(buf, v, n);
   buf[n] = '\0';
@@ -56,7 +54,7 @@ int compare_setup_parse(const char *text, compare_setup *s, err_t *e) {
     size_t klen = (size_t)(eq - p), vlen = (size_t)(end - eq - 1);
     const char *v = eq + 1;
     int rc;
-    if (given_before(text, p, klen)) return err_set(e, ERR_USAGE, "%.*s= is given twice", (int)klen, p);
+    if (given_before(text, p, klen)) return err_set(e, ERR_USAGE, "%.*s= given twice", (int)klen, p);
 #define KEY(k) (klen == strlen(k) && !strncmp(p, k, klen))
     if (KEY("topology")) rc = copy_value("topology", v, vlen, s->topology, sizeof s->topology, e);
     else if (KEY("profile")) rc = copy_value("profile", v, vlen, s->profile, sizeof s->profile, e);
@@ -138,11 +136,16 @@ void compare_labels_distinct(compare_entry *v, int n) {
       if (differs) strbuf_printf(&s, "%s%s=%s", s.len ? "," : "", label_keys[k], mine);
     }
     char *what = strbuf_take(&s);
-    /* Setups alike in every key are told apart by their place on the command line. */
     if (what && *what) snprintf(label[i], sizeof label[i], "%.20s (%.40s)", v[i].label, what);
-    else snprintf(label[i], sizeof label[i], "%.30s (setup %d)", v[i].label, i + 1);
     free(what);
   }
+  /* Setups alike in every key that differs among their group (or whose labels still meet) are
+   * told apart by their place on the command line. */
+  int again[COMPARE_MAX_SETUPS] = {0};
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++) again[i] |= i != j && !strcmp(label[i], label[j]);
+  for (int i = 0; i < n; i++)
+    if (again[i]) snprintf(label[i], sizeof label[i], "%.30s (setup %d)", v[i].label, i + 1);
   for (int i = 0; i < n; i++) memcpy(v[i].label, label[i], sizeof v[i].label);
 }
 
