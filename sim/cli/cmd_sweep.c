@@ -247,12 +247,15 @@ static int bound(cli_ctx *x, const axis_t *ax, int nax, int max, int *n) {
   for (int a = 0; a < nax; a++)
     if (ax[a].n > 1) strbuf_printf(&s, "%s--%s (%d values)", s.len ? " x " : "", ax[a].name, ax[a].n);
   char *what = strbuf_take(&s);
+  const char *axes = what ? what : "the options";
   int rc = product <= SWEEP_MAX_CONFIGS
-               ? cli_usage(x, "%s make %.0f configurations, more than the %d a sweep runs unless asked: give fewer values, or "
-                              "--max-configs %.0f to run them all (each is a simulation, and its interval --draws more; --no-interval: none)",
-                           what ? what : "the options", product, max, product)
-               : cli_usage(x, "%s make %.0f configurations, more than the %d a sweep can hold: give fewer values", what ? what : "the options",
-                           product, SWEEP_MAX_CONFIGS);
+               ? cli_usage(x,
+                           "%s make %.0f configurations, more than the %d a sweep runs unless asked: give fewer values, or "
+                           "--max-configs %.0f to run them all (each is a simulation, and its interval --draws more; "
+                           "--no-interval: none)",
+                           axes, product, max, product)
+               : cli_usage(x, "%s make %.0f configurations, more than the %d a sweep can hold: give fewer values", axes, product,
+                           SWEEP_MAX_CONFIGS);
   free(what);
   return rc;
 }
