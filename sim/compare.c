@@ -14,7 +14,6 @@
 static int copy_value(const char *key, const char *v, size_t n, char *dst, size_t cap, err_t *e) {
   if (n == 0) return err_set(e, ERR_USAGE, "%s= needs a value", key);
   if (n >= cap) return err_set(e, ERR_USAGE, "%s=: the value is too long", key);
-  if (dst[0]) return err_set(e, ERR_USAGE, "%s= given twice", key);
   memcpy(dst, v, n);
   dst[n] = '\0';
   return ERR_OK;
@@ -22,7 +21,6 @@ static int copy_value(const char *key, const char *v, size_t n, char *dst, size_
 
 static int parse_count(const char *key, const char *v, size_t n, int *dst, err_t *e) {
   char buf[32], *end;
-  if (*dst) return err_set(e, ERR_USAGE, "%s= given twice", key);
   if (n == 0 || n >= sizeof buf) return err_set(e, ERR_USAGE, "%s= must be an integer from 1 to 1000000", key);
   memcpy(buf, v, n);
   buf[n] = '\0';
@@ -31,6 +29,17 @@ static int parse_count(const char *key, const char *v, size_t n, int *dst, err_t
     return err_set(e, ERR_USAGE, "%s= must be an integer from 1 to 1000000, got '%s'", key, buf);
   *dst = (int)x;
   return ERR_OK;
+}
+
+/* Whether the key of the item at p (klen characters) is that of an item of text before p: a key
+ * given twice is refused, as the last one would otherwise win unseen. */
+static int given_before(const char *text, const char *p, size_t klen) {
+  for (const char *q = text; q < p;) {
+    const char *end = strchr(q, ',');
+    if (!strncmp(q, p, klen) && q[klen] == '=') return 1;
+    q = end ? end + 1 : p;
+  }
+  return 0;
 }
 
 int compare_setup_parse(const char *text, compare_setup *s, err_t *e) {
@@ -45,6 +54,7 @@ int compare_setup_parse(const char *text, compare_setup *s, err_t *e) {
     size_t klen = (size_t)(eq - p), vlen = (size_t)(end - eq - 1);
     const char *v = eq + 1;
     int rc;
+    if (given_before(text, p, klen)) return err_set(e, ERR_USAGE, "%.*s= given twice", (int)klen, p);
 #define KEY(k) (klen == strlen(k) && !strncmp(p, k, klen))
     if (KEY("topology")) rc = copy_value("topology", v, vlen, s->topology, sizeof s->topology, e);
     else if (KEY("profile")) rc = copy_value("profile", v, vlen, s->profile, sizeof s->profile, e);
@@ -91,6 +101,52 @@ int compare_entry_run(compare_entry *x, err_t *e) {
 fail:
   predict_result_free(&x->p);
   return rc;
+}
+
+/* What tells setup x apart, one key at a time: its value of key k as text ("" past the last key). */
+static const char *const label_keys[] = {"profile", "topology", "nodes", "gpus-per-node", "framework", "price", NULL};
+
+static void label_value(const compare_entry *x, int k, char *buf, size_t len) {
+  switch (k) {
+  case 0: snprintf(buf, len, "%s", profile_name(x->cfg.profile)); break;
+  case 1: snprintf(buf, len, "%s", x->cfg.topo->name); break;
+  case 2: snprintf(buf, len, "%d", x->cfg.nodes); break;
+  case 3: snprintf(buf, len, "%d", x->p.sim.gpus / (x->cfg.nodes > 0 ? x->cfg.nodes : 1)); break;
+  case 4: snprintf(buf, len, "%s", sim_framework_name(x->cfg.framework)); break;
+  default: snprintf(buf, len, "%s", x->setup.price); break;
+  }
+}
+
+void compare_labels_distinct(compare_entry *v, int n) {
+  char same[COMPARE_MAX_SETUPS] = {0};
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++) same[i] |= i != j && !strcmp(v[i].label, v[j].label);
+  char label[COMPARE_MAX_SETUPS][COMPARE_NAME_LEN];
+  for (int i = 0; i < n; i++) {
+    snprintf(label[i], sizeof label[i], "%s", v[i].label);
+    if (!same[i]) continue;
+    /* The keys whose values differ among the setups labelled alike, as key=value. */
+    strbuf s = {0};
+    for (int k = 0; label_keys[k]; k++) {
+      char mine[256], other[256];
+      int differs = 0;
+      label_value(&v[i], k, mine, sizeof mine);
+      for (int j = 0; j < n && !differs; j++)
+        if (j != i && !strcmp(v[i].label, v[j].label)) label_value(&v[j], k, other, sizeof other), differs = strcmp(mine, other) != 0;
+      if (differs) strbuf_printf(&s, "%s%s=%s", s.len ? "," : "", label_keys[k], mine);
+    }
+    char *what = strbuf_take(&s);
+    if (what && *what) snprintf(label[i], sizeof label[i], "%.20s (%.40s)", v[i].label, what);
+    free(what);
+  }
+  /* Setups alike in every key that differs among their group (or whose labels still meet) are
+   * told apart by their place on the command line. */
+  int again[COMPARE_MAX_SETUPS] = {0};
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++) again[i] |= i != j && !strcmp(label[i], label[j]);
+  for (int i = 0; i < n; i++)
+    if (again[i]) snprintf(label[i], sizeof label[i], "%.30s (setup %d)", v[i].label, i + 1);
+  for (int i = 0; i < n; i++) memcpy(v[i].label, label[i], sizeof v[i].label);
 }
 
 void compare_entry_free(compare_entry *x) {

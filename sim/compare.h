@@ -72,6 +72,12 @@ typedef struct {
 int compare_entry_run(compare_entry *x, err_t *e);
 void compare_entry_free(compare_entry *x); /* NULL is a no-op */
 
+/* Makes the labels of v[0..n-1] (after compare_entry_run) distinct: a label two setups share gets
+ * what differs between them, "a (profile=p100-dgx1,nodes=2)", the keys among profile, topology,
+ * nodes, gpus-per-node, framework and price whose values differ; setups whose labels still meet
+ * get their place, "a (setup 2)". Labels no other setup has are kept. */
+void compare_labels_distinct(compare_entry *v, int n);
+
 typedef struct {
   int faster, slower;   /* indices into the entries */
   double time_saved;    /* (t_slow - t_fast) / t_slow, in [0, 1) */

@@ -232,11 +232,11 @@ int cost_op(const sim_config *c, const model_op *op, long batch, model_dtype pre
   return ERR_OK;
 }
 
-int cost_copy(const sim_config *c, long numel, long arrays, long kernels, long batch, model_dtype prec, double *t, int *extrap,
-              err_t *e) {
+int cost_copy(const sim_config *c, const char *name, long numel, long arrays, long kernels, long batch, model_dtype prec, double *t,
+              int *extrap, err_t *e) {
   model_op op = {.kind = MODEL_OP_EWISE, .elems = {numel, 0}, .arrays = arrays, .count = 1, .launches = kernels > 1 ? kernels : 1,
                  .follows_run = 1};
-  snprintf(op.name, sizeof op.name, "ddp_bucket_copy");
+  snprintf(op.name, sizeof op.name, "%s", name);
   double host;
   return cost_op_sides(c, &op, batch, prec, t, &host, extrap, e);
 }

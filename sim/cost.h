@@ -80,9 +80,10 @@ int cost_op(const sim_config *c, const model_op *op, long batch, model_dtype pre
 
 /* Elementwise passes over numel gradient elements moving `arrays` arrays in `kernels` launches
  * (DDP's bucket copies: one kernel per gradient): the GPU's time of the profile's elementwise model
- * (its host side, a launch each, is the pipeline's: plan_t.launch_host_s). */
-int cost_copy(const sim_config *c, long numel, long arrays, long kernels, long batch, model_dtype prec, double *t, int *extrap,
-              err_t *e);
+ * (its host side, a launch each, is the pipeline's: plan_t.launch_host_s). `name` is the op's in a
+ * message ("ddp_bucket_copy", "fsdp_copy_in"). */
+int cost_copy(const sim_config *c, const char *name, long numel, long arrays, long kernels, long batch, model_dtype prec, double *t,
+              int *extrap, err_t *e);
 
 /* The host-to-device copy of one batch: the mode simulated (never SIM_H2D_AUTO: AUTO becomes
  * pageable where the profile has h2d costs and the model an `input` size, else OFF) and its time

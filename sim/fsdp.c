@@ -423,9 +423,22 @@ static int new_coll(script_t *s, int k, coll_kind kind, int bwd) {
   return c;
 }
 
+/* FSDP's copy in or out of a collective's buffer, in the collective's type. A type the profile
+ * cannot price that the user chose (MixedPrecisionPolicy's) is the flag's misuse: ERR_USAGE naming it. */
 static double copy_time(script_t *s, long numel, model_dtype dt) {
   double t = 0;
-  if (!s->err && numel > 0) s->err = cost_copy(s->c, numel, 2, 1, s->p->batch, dt, &t, &s->p->extrapolated_ops, s->e);
+  if (s->err || numel <= 0) return t;
+  if (!(s->err = cost_copy(s->c, "fsdp_copy", numel, 2, 1, s->p->batch, dt, &t, &s->p->extrapolated_ops, s->e))) return t;
+  const char *flag = (int)dt == s->c->fsdp_param_dtype    ? "--fsdp-param-dtype"
+                     : (int)dt == s->c->fsdp_reduce_dtype ? "--fsdp-reduce-dtype"
+                                                          : NULL;
+  if (flag && s->err == ERR_INPUT) {
+    char why[sizeof s->e->msg];
+    snprintf(why, sizeof why, "%s", s->e->msg);
+    s->err = err_set(s->e, ERR_USAGE,
+                     "%s %s: the profile cannot price FSDP's copies in that type (give a type or a profile that has it): %s", flag,
+                     model_dtype_name(dt), why);
+  }
   return t;
 }
 

@@ -31,6 +31,12 @@ int interval_draws(const sim_config *c, const cJSON *doc, const char *origin, in
     one->record_spans = 0;
     one->jitter_cv = 0;
     one->host_jitter_s = 0;
+    /* Symmetry and the closed form give the same results as every rank's events (docs/simulation.md:
+     * tests/sim/test_engine.c, test_full_golden.sh): the draws take them wherever they apply, even
+     * where the nominal run was asked to play every rank (--no-symmetry, --events), so that a draw
+     * simulates at most 2 nodes whatever the job's size. */
+    one->symmetry = 1;
+    one->events = 0;
   }
   *n = d->n - first;
   return ERR_OK;

@@ -6,7 +6,9 @@
  *     spreads them over processes); the central `level` interval of their iteration times, as factors
  *     on the nominal one. The draws run without jitter (no profile's uncertainty is about its
  *     jitter), so that a jittered configuration, which simulates every rank, costs them no more
- *     than its symmetric twin; its factors are then over the same configuration without jitter;
+ *     than its symmetric twin; its factors are then over the same configuration without jitter.
+ *     They run with symmetry and the closed form (same results) even where the nominal run played
+ *     every rank's events: a draw simulates at most 2 nodes, whatever the job's size;
  *   the validated error of this kind of run: the range of true / predicted time over the published
  *     points of the same profile and precision that `ddpsim accuracy` predicts (the caller gives it:
  *     validate/accuracy.h, accuracy_time_ratios); widened to contain 1.

@@ -238,7 +238,7 @@ static int grad_copy(const sim_config *c, plan_t *p, const int *idx, int n, long
     double x;
     long k = (per_gradient ? count[d] : 0) + (*kernels ? 0 : extra);
     if (k < 1) k = 1;
-    int rc = cost_copy(c, numel[d], arrays, k, p->batch, (model_dtype)d, &x, &p->extrapolated_ops, e);
+    int rc = cost_copy(c, "ddp_bucket_copy", numel[d], arrays, k, p->batch, (model_dtype)d, &x, &p->extrapolated_ops, e);
     if (rc) return rc;
     *t += x;
     *kernels += k;
@@ -632,10 +632,21 @@ static int fill_coll(plan_t *p, int b, coll_kind kind, double bytes, const nccl_
   return ERR_OK;
 }
 
+/* Nothing left to choose under the user's NCCL_ALGO / NCCL_PROTO (a framework whose collectives an
+ * algorithm does not run, an algorithm the profile cannot price) is a misuse of that flag:
+ * ERR_USAGE naming it, nccl_choose's reason kept. Under NCCL's own choice it stays ERR_INPUT. */
+static int forced_refusal(const plan_t *p, int rc, err_t *e) {
+  int algo = !(p->algos & NCCL_ALGOS_AUTO), proto = p->protos != NCCL_ALL_PROTOS;
+  if (rc != ERR_INPUT || (!algo && !proto)) return rc;
+  char why[sizeof e->msg];
+  snprintf(why, sizeof why, "%s", e->msg);
+  return err_set(e, ERR_USAGE, "%s: %s", algo && proto ? "--nccl-algo/--nccl-proto" : algo ? "--nccl-algo" : "--nccl-proto", why);
+}
+
 int plan_bucket_coll(plan_t *p, int b, coll_kind kind, double bytes, err_t *e) {
   nccl_choice ch;
   int rc = nccl_choose(&p->nccl, kind, bytes, p->algos, p->protos, &ch, e);
-  return rc ? rc : fill_coll(p, b, kind, bytes, &ch, e);
+  return rc ? forced_refusal(p, rc, e) : fill_coll(p, b, kind, bytes, &ch, e);
 }
 
 int plan_group_coll(plan_t *p, int b, coll_kind kind, double bytes, nccl_group g, err_t *e) {
@@ -645,7 +656,7 @@ int plan_group_coll(plan_t *p, int b, coll_kind kind, double bytes, nccl_group g
   nccl_choice one, ch;
   nccl_model_group(&p->nccl, g, &sub);
   int rc = nccl_choose(&sub, kind, bytes, p->algos & ~(1u << NCCL_ALGO_HIER), p->protos, &one, e);
-  if (rc) return rc;
+  if (rc) return forced_refusal(p, rc, e);
   /* One phase: the group's collective, played on the group's rings. */
   ch = one;
   ch.nphase = 1;
@@ -715,7 +726,8 @@ static int plan_buckets(const sim_config *c, plan_t *p, const int *param_seg, er
       int s = p->ready_seg[b];
       double t, all = p->seg_s[s] + p->seg_copy_s[s];
       model_dtype d = (model_dtype)bk->dtype_key;
-      if ((rc = cost_copy(c, (long)(bk->bytes / model_dtype_size(d)), 2, 1, p->batch, d, &t, &p->extrapolated_ops, e))) return rc;
+      if ((rc = cost_copy(c, "ddp_bucket_copy", (long)(bk->bytes / model_dtype_size(d)), 2, 1, p->batch, d, &t, &p->extrapolated_ops, e)))
+        return rc;
       p->seg_mem[s] = (p->seg_mem[s] * all + t) / (all + t);
       p->seg_copy_s[s] += t;
       p->seg_copy_k[s] += 1;

@@ -21,16 +21,27 @@ static double now_s(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* The framework's plan builder. */
+static int build(const sim_config *c, plan_t *p, err_t *e) {
+  return c->framework == SIM_FRAMEWORK_DP     ? dp_build(c, p, e)
+         : c->framework == SIM_FRAMEWORK_FSDP ? fsdp_build(c, p, e)
+                                              : plan_build(c, p, e);
+}
+
+int sim_check(const sim_config *c, err_t *e) {
+  plan_t p;
+  int rc = build(c, &p, e);
+  if (rc == ERR_OK) plan_free(&p);
+  return rc;
+}
+
 int sim_run(const sim_config *c, sim_result *r, err_t *e) {
   memset(r, 0, sizeof *r);
   double wall0 = now_s();
   int rc;
   plan_t p;
   engine_record rec;
-  if ((rc = c->framework == SIM_FRAMEWORK_DP     ? dp_build(c, &p, e)
-            : c->framework == SIM_FRAMEWORK_FSDP ? fsdp_build(c, &p, e)
-                                                 : plan_build(c, &p, e)))
-    goto done;
+  if ((rc = build(c, &p, e))) goto done;
   rc = engine_run(&p, &rec, e);
   if (rc == ERR_OK) {
     if (c->framework == SIM_FRAMEWORK_DP) rc = dp_readout(&p, &rec, r, e);

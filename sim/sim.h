@@ -20,6 +20,11 @@
  * sim_result_free. */
 int sim_run(const sim_config *c, sim_result *r, err_t *e);
 
+/* The validation of sim_run alone: builds c's plan (its framework's) and frees it, without the
+ * engine: ERR_OK, or the status and message sim_run would give for that config. Cheap beside the
+ * run (no actor is played), so a caller can refuse what needs no simulation (memory) first. */
+int sim_check(const sim_config *c, err_t *e);
+
 /* The analytic time of one ring all-reduce of `bytes` over n ranks whose slowest hop has latency
  * lat_s and bandwidth bw_Bps: 2(n-1) (lat + bytes / (n bw)). 0 for n == 1. */
 double sim_ring_time(int n, double bytes, double lat_s, double bw_Bps);

@@ -10,6 +10,7 @@ import json
 import logging
 import os
 import signal
+import traceback
 import sys
 import warnings
 
@@ -186,15 +187,24 @@ def main(argv=None):
                          "(implies --mode real)")
     ap.add_argument("--name", help="the model's name in the file (default: --model's last part)")
     ap.add_argument("-o", "--output", required=True, help="the model file to write (atomically)")
+    ap.add_argument("--debug", action="store_true",
+                    help="on a failure, also torch's own error logs and the Python traceback (for a bug report)")
     a = ap.parse_args(argv)
     for sig in _SIGNALS:  # a signal unwinds export(), which removes its temporary file
         if signal.getsignal(sig) in (signal.SIG_DFL, signal.default_int_handler):
             signal.signal(sig, _on_signal)
     # One message, no library chatter: torch's logs and Python warnings (a fake tensor's data_ptr,
-    # a deprecated argument) are kept out of the output, and transformers' logs below errors.
+    # a deprecated argument) are kept out of the output, and transformers' logs below errors. Its
+    # errors too: FakeTensorMode logs a failed meta kernel with its whole traceback at ERROR before
+    # the exception that is our message arrives (--debug shows them).
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    # torch._logging gives its loggers levels of their own, some made once the step runs: logging is
+    # switched off as a whole (torch's below errors with --debug).
     level = logging.getLogger("torch").level
-    logging.getLogger("torch").setLevel(logging.ERROR)
+    if a.debug:
+        logging.getLogger("torch").setLevel(logging.ERROR)
+    else:
+        logging.disable(logging.CRITICAL)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -207,14 +217,19 @@ def main(argv=None):
         print("python3 -m ddpsim_export: %s" % exc, file=sys.stderr)
         return 2
     except ExportError as exc:
+        if a.debug:
+            traceback.print_exc()
         print("python3 -m ddpsim_export: %s" % _one_line(str(exc)), file=sys.stderr)
         return 1
     except Exception as exc:  # a failure no check above named: still one message, exit 1
+        if a.debug:
+            traceback.print_exc()
         print("python3 -m ddpsim_export: the export failed: %s: %s" % (type(exc).__name__, _one_line(str(exc))),
               file=sys.stderr)
         return 1
     finally:
         logging.getLogger("torch").setLevel(level)
+        logging.disable(logging.NOTSET)
 
 
 def _one_line(msg, limit=600):

@@ -19,8 +19,9 @@ static const char *usage =
     "A SETUP is KEY=VALUE,... with keys topology, profile, nodes, gpus-per-node, framework (ddp, dp or\n"
     "fsdp: \"DDP or FSDP?\" in one command), fsdp-reshard-after-forward, fsdp-replicate (as the flags),\n"
     "price (per GPU-hour: a number, auto or a class of the price table, as --price) and name (the\n"
-    "column's label); a key\n"
-    "left out takes the command's own flag. --price auto prices each setup's card from the table.\n"
+    "column's label; setups labelled alike are told apart by what differs); each key at most once,\n"
+    "a key left out takes the command's own flag; the --fsdp-* flags apply to the FSDP setups.\n"
+    "--price auto prices each setup's card from the table.\n"
     "\n";
 
 typedef struct {
@@ -72,7 +73,15 @@ int cmd_compare(cli_ctx *x, int argc, char **argv) {
   const cli_opt *tables[] = {out, own, common, buy, NULL};
   const cli_cmd c = {.usage = usage, .tables = tables, .elsewhere = simopts_known};
   int rc = cli_parse(x, &c, argc, argv, NULL, NULL, stdout);
-  if (!rc) rc = simopts_check(x, &o);
+  /* Each setup's options are checked with its framework (below); the command's own as given where
+   * no setup is FSDP, so that an --fsdp-* flag no setup can use is refused. */
+  int any_fsdp = o.framework == SIM_FRAMEWORK_FSDP;
+  for (int i = 0; !rc && i < setups.n; i++) { /* a setup's own errors are reported below */
+    compare_setup t;
+    err_t e;
+    any_fsdp |= !compare_setup_parse(setups.text[i], &t, &e) && t.framework == SIM_FRAMEWORK_FSDP;
+  }
+  if (!rc && !any_fsdp) rc = simopts_check(x, &o);
   if (!rc) rc = buyopts_check(x, &bo);
   if (!rc && setups.n < 2) rc = cli_usage(x, "--setup: give two or more setups to compare (got %d)", setups.n);
   if (rc) return rc;
@@ -113,6 +122,11 @@ int cmd_compare(cli_ctx *x, int argc, char **argv) {
       rc = cli_usage(x, "setup %d: fsdp-reshard-after-forward= and fsdp-replicate= are FSDP's: give framework=fsdp", i + 1);
       goto end;
     }
+    /* The --fsdp-* flags apply to the FSDP setups alone. */
+    if (any_fsdp) {
+      simopts_fsdp_only(&os);
+      if ((rc = simopts_check(x, &os))) goto end;
+    }
     if ((rc = simopts_load_topo(x, os.topology, &in[i].topo)) || (rc = simopts_load_profile(x, os.profile, &in[i].profile))) goto end;
     in[i].model = model;
     simopts_config(&os, &in[i], &en->cfg);
@@ -139,6 +153,7 @@ int cmd_compare(cli_ctx *x, int argc, char **argv) {
       en->has_iv = 1;
     }
   }
+  compare_labels_distinct(v, setups.n);
   rc = json ? out_json(x, compare_json(v, setups.n)) : out_text(x, compare_table(v, setups.n));
 end:
   for (int i = 0; v && i < done; i++) compare_entry_free(&v[i]);

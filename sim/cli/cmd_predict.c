@@ -132,16 +132,19 @@ int cmd_predict_run(cli_ctx *x, int argc, char **argv, int trace_only) {
   }
   predict_result p;
   err_t e;
+  /* The memory needs only the plan: a configuration that does not fit is refused before any
+   * simulation runs, after the plan's checks of the scenario (a batch too large, ...), which come
+   * first as they would in the run; trace's too: a trace of a run that cannot start is refused as
+   * its prediction is. */
+  if ((rc = sim_check(&cfg, &e))) rc = cli_fail(x, rc, "%s", e.msg);
+  else rc = buyopts_memory(x, &bo, &cfg, &mem);
+  if (rc) {
+    simopts_inputs_free(&in);
+    return rc;
+  }
   if ((rc = predict_run(&cfg, &p, &e))) {
     simopts_inputs_free(&in);
     return cli_fail(x, rc, "%s", e.msg);
-  }
-  /* After the run, whose checks of the scenario (a batch too large, ...) come first; trace's too: a
-   * trace of a run that cannot start is refused as its prediction is. */
-  if ((rc = buyopts_memory(x, &bo, &cfg, &mem))) {
-    predict_result_free(&p);
-    simopts_inputs_free(&in);
-    return rc;
   }
   char price_note[512];
   if (!trace_only && budget && bo.price_class[0]) {

@@ -28,18 +28,24 @@ static const char *usage_sweep =
     "Predicts every combination of the options given several values and prints a table, CSV or\n"
     "JSON (columns: docs/cli.md). An option's values are a comma list (--nodes 1,2,4,8), a range\n"
     "FROM..TO (step 1), FROM..TO+STEP or FROM..TOxFACTOR (--nodes 1..64x2, --batch 32..256+32),\n"
-    "or for the options whose value is itself a list (--bucket-cap-mb-list, --nccl-algo, ...)\n"
+    "or for the options whose value is itself a list (--bucket-cap-mb-list, --nccl-algo,\n"
+    "--fsdp-units, ...)\n"
     "values separated by ';' (--nccl-algo 'ring;tree;ring,tree'). A flag takes =0,1 (or =off,on):\n"
     "--gradient-as-bucket-view=0,1. The first axis given varies slowest, --bucket-cap-mb always\n"
     "fastest (the best cap of each group is named). -j runs N configurations at once; under\n"
     "mpirun the ranks share the configurations and rank 0 prints them all, in the same order.\n"
     "Every row says its memory per GPU and whether it fits the card; with --samples or --epochs\n"
     "its time to train, GPU-hours, cost and energy, and --max-hours H keeps the rows that finish\n"
-    "within H hours (docs/memory.md).\n"
+    "within H hours (docs/memory.md). A sweep of more than 10000 configurations is refused (exit 2,\n"
+    "naming the options whose values multiply) unless --max-configs N allows it; each configuration\n"
+    "is a simulation, and its interval (the default) --draws more (--no-interval: none). On a\n"
+    "terminal, a sweep that takes more than 3 s shows its progress on stderr (--progress: always).\n"
+    "With --framework ddp,fsdp the --fsdp-* options apply to the FSDP rows alone.\n"
     "\n";
 
 #define SWEEP_MAX_AXES 16
-#define SWEEP_MAX_CONFIGS 1000000
+#define SWEEP_MAX_CONFIGS 1000000 /* --max-configs' ceiling: the arrays of every combination are allocated at once */
+#define SWEEP_DEFAULT_CONFIGS 10000 /* a sweep larger than this is refused unless --max-configs asks for it */
 #define SWEEP_MAX_VALUES 10000
 
 typedef struct {
@@ -146,6 +152,12 @@ static int range(cli_ctx *x, const char *opt, const char *text, axis_t *a) {
   return 1;
 }
 
+/* What separates an axis's values: ';' for the options whose one value is itself a comma list
+ * (--nccl-algo 'ring;tree,ring', --fsdp-units 'h.*;h.*,wte'), ',' for the others. */
+static char item_sep(const cli_opt *o) {
+  return o->arg && (strcmp(o->arg, "LIST") == 0 || strcmp(o->arg, "GLOBS") == 0) ? ';' : ',';
+}
+
 /* The values of one option as given: a range, else items separated by sep; a flag's from 0/1/off/on. */
 static int values(cli_ctx *x, const cli_opt *o, const char *text, axis_t *a) {
   snprintf(a->name, sizeof a->name, "%s", o->name);
@@ -153,7 +165,7 @@ static int values(cli_ctx *x, const cli_opt *o, const char *text, axis_t *a) {
   int r = o->kind == CLI_FLAG ? 0 : range(x, o->name, text, a);
   if (r < 0) return CLI_USAGE;
   if (r > 0) return CLI_OK;
-  char sep = o->arg && strcmp(o->arg, "LIST") == 0 ? ';' : ',';
+  char sep = item_sep(o);
   for (const char *p = text;;) {
     const char *q = strchr(p, sep);
     size_t len = q ? (size_t)(q - p) : strlen(p);
@@ -194,7 +206,7 @@ static int split(cli_ctx *x, const cli_cmd *c, int argc, char **argv, argv_t *fi
     int takes = o && o->kind != CLI_FLAG;
     if (o && takes) val = eq ? eq + 1 : i + 1 < argc ? argv[i + 1] : NULL;
     if (o && o->kind == CLI_FLAG && eq) val = eq + 1;
-    int several = val && (strchr(val, o->arg && strcmp(o->arg, "LIST") == 0 ? ';' : ',') || strstr(val, ".."));
+    int several = val && (strchr(val, item_sep(o)) || strstr(val, ".."));
     if (o && o->kind == CLI_FLAG && eq) several = 1; /* --flag=0,1 (or =1 alone) */
     if (!several || o->list) {
       /* Fixed: as given (a value in the next argument goes along). Options taking a list
@@ -222,6 +234,30 @@ static int split(cli_ctx *x, const cli_cmd *c, int argc, char **argv, argv_t *fi
       break;
     }
   return CLI_OK;
+}
+
+/* The number of combinations of the axes into *n, within max (--max-configs). Past it, CLI_USAGE
+ * naming the options whose values multiply, their counts and the product, and how to go past it
+ * on purpose. */
+static int bound(cli_ctx *x, const axis_t *ax, int nax, int max, int *n) {
+  double product = 1;
+  for (int a = 0; a < nax; a++) product *= ax[a].n;
+  if (product <= max) return *n = (int)product, CLI_OK;
+  strbuf s = {0};
+  for (int a = 0; a < nax; a++)
+    if (ax[a].n > 1) strbuf_printf(&s, "%s--%s (%d values)", s.len ? " x " : "", ax[a].name, ax[a].n);
+  char *what = strbuf_take(&s);
+  const char *axes = what ? what : "the options";
+  int rc = product <= SWEEP_MAX_CONFIGS
+               ? cli_usage(x,
+                           "%s make %.0f configurations, more than the %d a sweep runs unless asked: give fewer values, or "
+                           "--max-configs %.0f to run them all (each is a simulation, and its interval --draws more; "
+                           "--no-interval: none)",
+                           axes, product, max, product)
+               : cli_usage(x, "%s make %.0f configurations, more than the %d a sweep can hold: give fewer values", axes, product,
+                           SWEEP_MAX_CONFIGS);
+  free(what);
+  return rc;
 }
 
 /* The aligned table: the axes' values, then the main results; the best cap of each group. */
@@ -260,13 +296,16 @@ static char *table(const sim_config *cfgs, const sweep_row *rows, int n, const a
 int cmd_sweep(cli_ctx *x, int argc, char **argv) {
   simopts o;
   simopts_init(&o);
-  int csv = 0, json = 0, jobs = 1, show = 0, nodes;
+  int csv = 0, json = 0, jobs = 1, show = 0, nodes, max_configs = SWEEP_DEFAULT_CONFIGS;
   double cap;
   cli_opt common[SIMOPTS_COUNT], job[SIMOPTS_JOB_COUNT];
   simopts_table(&o, common);
   simopts_job_table(&nodes, &cap, job);
   const cli_opt tail[] = {{"jobs", 'j', CLI_INT, &jobs, "N", "configurations simulated at once, each in its own process (default 1)",
                            CLI_MIN | CLI_MAX, 1, 1024},
+                          {"max-configs", 0, CLI_INT, &max_configs, "N",
+                           "the most configurations the sweep may have (default 10000, at most\n1000000)", CLI_MIN | CLI_MAX, 1,
+                           SWEEP_MAX_CONFIGS},
                           {"progress", 0, CLI_FLAG, &show, NULL,
                            "a progress line with the time left on stderr (default: when stderr is a\nterminal and the sweep takes more than 3 s)"},
                           {"csv", 0, CLI_FLAG, &csv, NULL, "comma-separated output with a header line (columns: docs/cli.md)"},
@@ -294,13 +333,10 @@ int cmd_sweep(cli_ctx *x, int argc, char **argv) {
   char **vals = NULL;
   if (push(&fixed.argv, &fixed.n, argv[0])) return cli_fail(x, ERR_NOMEM, "out of memory");
   if ((rc = split(x, &c, argc, argv, &fixed, ax, &nax))) goto done;
-  for (int a = 0; a < nax; a++) {
-    if ((double)n * ax[a].n > SWEEP_MAX_CONFIGS) {
-      rc = cli_usage(x, "more than %d combinations", SWEEP_MAX_CONFIGS);
-      goto done;
-    }
-    n *= ax[a].n;
-  }
+  /* The fixed options alone first: --max-configs bounds what is allocated below. */
+  if ((rc = cli_parse(x, &c, fixed.n, fixed.argv, NULL, NULL, stdout)) || (rc = bound(x, ax, nax, max_configs, &n))) goto done;
+  int framework_swept = 0;
+  for (int a = 0; a < nax; a++) framework_swept |= strcmp(ax[a].name, "framework") == 0;
   cfgs = calloc((size_t)n, sizeof *cfgs);
   rows = calloc((size_t)n, sizeof *rows);
   buys = calloc((size_t)n, sizeof *buys);
@@ -332,8 +368,13 @@ int cmd_sweep(cli_ctx *x, int argc, char **argv) {
     simopts_init(&o);
     buyopts_init(&bo);
     nodes = 1, cap = 0, max_hours = 0;
-    if ((rc = cli_parse(x, &c, ac, av, NULL, NULL, stdout)) || (rc = simopts_check(x, &o)) || (rc = buyopts_check(x, &bo)))
-      goto done;
+    if ((rc = cli_parse(x, &c, ac, av, NULL, NULL, stdout))) goto done;
+    if (framework_swept && o.framework != SIM_FRAMEWORK_FSDP) { /* --framework ddp,fsdp: FSDP's knobs are its rows' */
+      simopts_fsdp_only(&o);
+      for (int a = 0; a < nax; a++)
+        if (!strncmp(ax[a].name, "fsdp-", 5)) vals[i * nax + a] = (char *)"-"; /* not this row's */
+    }
+    if ((rc = simopts_check(x, &o)) || (rc = buyopts_check(x, &bo))) goto done;
     buys[i] = bo;
     budget_job bj;
     if (max_hours > 0 && !buyopts_job(&bo, &bj)) {
@@ -372,6 +413,11 @@ int cmd_sweep(cli_ctx *x, int argc, char **argv) {
   buyopts_validated known = {0};
   const profile_t *priced[16];
   int npriced = 0;
+  /* The intervals' draws (--draws simulations a row) take longer than the rows themselves: their
+   * own progress line. */
+  out_progress ipr = {.x = x, .what = "intervals", .forced = show};
+  out_ticks ticks = {0};
+  if (n > 0 && buys[0].interval) out_progress_tick(&ipr, &ticks, 0, n);
   for (int i = 0; i < n; i++) {
     budget_job bj;
     int has = buyopts_job(&buys[i], &bj);
@@ -399,6 +445,7 @@ int cmd_sweep(cli_ctx *x, int argc, char **argv) {
       if ((rc = buyopts_interval(x, &buys[i], name, &cfgs[i], v[FIELD_ITERATION_S], !isnan(v[FIELD_ITERATION_CI_S]), jobs, &known, &iv))) goto done;
       v[FIELD_ITERATION_S_LO] = iv.lo_s, v[FIELD_ITERATION_S_HI] = iv.hi_s;
       interval_scale(&iv, v[FIELD_SAMPLES_PER_S], 0, &v[FIELD_SAMPLES_PER_S_LO], &v[FIELD_SAMPLES_PER_S_HI]);
+      out_progress_tick(&ipr, &ticks, i + 1, n);
     }
     if (max_hours > 0 && !(rows[i].value[FIELD_TRAIN_S] <= max_hours * 3600)) continue;
     cfgs[kept] = cfgs[i], rows[kept] = rows[i];

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "afile.h"
@@ -39,4 +40,14 @@ void out_progress_line(void *arg, int done, int n, double t) {
   double left = done > 0 ? t * (n - done) / done : 0;
   fprintf(stderr, "%s%s %s: %d/%d %s, %.0f s, about %.0f s left%s", tty ? "\r" : "", p->x->prog, p->x->where, done, n, p->what, t,
           left, tty ? (done == n ? "   \n" : "   ") : "\n");
+}
+
+void out_progress_tick(const out_progress *p, out_ticks *t, int done, int n) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  double now = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+  if (t->t0_s == 0) t->t0_s = t->last_s = now;
+  if (done < n && now - t->last_s < 0.5) return;
+  t->last_s = now;
+  out_progress_line((void *)p, done, n, now - t->t0_s);
 }

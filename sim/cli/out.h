@@ -28,4 +28,12 @@ typedef struct {
 } out_progress;
 void out_progress_line(void *arg, int done, int n, double elapsed_s);
 
+/* The same line for a loop of the front end's own: call it after each of n steps; it keeps the
+ * start and the last line's time in *t (zeroed, then a call with done 0 before the first step) and shows a line at most
+ * every 0.5 s, and at the last step. */
+typedef struct {
+  double t0_s, last_s;
+} out_ticks;
+void out_progress_tick(const out_progress *p, out_ticks *t, int done, int n);
+
 #endif

@@ -11,6 +11,23 @@
 #include "ncclmodel.h"
 #include "txt.h"
 
+/* FSDP's knobs at sim_config_defaults' values. */
+static void fsdp_defaults(simopts *o, const sim_config *d) {
+  o->fsdp_units = d->fsdp_units;
+  o->fsdp_reshard = d->fsdp_reshard;
+  o->fsdp_param_dtype = d->fsdp_param_dtype;
+  o->fsdp_reduce_dtype = d->fsdp_reduce_dtype;
+  o->fsdp_forward_prefetch = d->fsdp_forward_prefetch;
+  o->fsdp_replicate = d->fsdp_replicate;
+}
+
+void simopts_fsdp_only(simopts *o) {
+  if (o->framework == SIM_FRAMEWORK_FSDP) return;
+  sim_config d;
+  sim_config_defaults(&d);
+  fsdp_defaults(o, &d);
+}
+
 /* The scenario's defaults are sim_config_defaults' (sim/scenario.c), read back here as simopts_config
  * maps them forward; only the inputs' names are the front end's own. */
 void simopts_init(simopts *o) {
@@ -46,12 +63,7 @@ void simopts_init(simopts *o) {
   o->no_gpu_sharing = !d.gpu_sharing;
   o->load_ms = d.load_s * 1e3;
   o->workers = d.workers;
-  o->fsdp_units = d.fsdp_units;
-  o->fsdp_reshard = d.fsdp_reshard;
-  o->fsdp_param_dtype = d.fsdp_param_dtype;
-  o->fsdp_reduce_dtype = d.fsdp_reduce_dtype;
-  o->fsdp_forward_prefetch = d.fsdp_forward_prefetch;
-  o->fsdp_replicate = d.fsdp_replicate;
+  fsdp_defaults(o, &d);
 }
 
 /* reshard_after_forward's values, as Python spells them. */

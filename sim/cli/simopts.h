@@ -65,6 +65,11 @@ int simopts_parse_precision(const char *s, void *dest);
 /* Every option name some ddpsim command takes (NULL-ended): cli_cmd.elsewhere. */
 extern const char *const simopts_known[];
 
+/* Where a command mixes frameworks (sweep's --framework ddp,fsdp, compare's framework= setups), the
+ * --fsdp-* options apply to its FSDP configurations alone: this sets them back to their defaults in
+ * o unless o's framework is FSDP, so that simopts_check passes the others. */
+void simopts_fsdp_only(simopts *o);
+
 /* Checks what no single option can: CLI_USAGE with the message in x, or CLI_OK. */
 int simopts_check(cli_ctx *x, const simopts *o);
 

@@ -492,6 +492,17 @@ def case_errors(ddpsim, models):
     expect(2, "cannot import", ["--model", "no_such_package.Net", "--input", "4"], "an unknown module")
     expect(2, "names nothing callable", ["--model", "torchvision.models.no_such_net", "--input", "4"],
            "an unknown model name")
+    # Issue 48: a shape mismatch on fake tensors is one line, our message (FakeTensorMode logged its
+    # meta kernel's traceback first, 18 lines); --debug adds torch's logs and the traceback.
+    lin = ["--model", "torch.nn.Linear", "--kwargs", '{"in_features": 4, "out_features": 2}', "--input", "5", "-o", out]
+    r = run(exe + lin)
+    lines = r.stderr.strip().splitlines()
+    check(r.returncode == 1 and len(lines) == 1 and "forward failed on the example inputs" in lines[0]
+          and "same reduction dim" in lines[0], "a shape mismatch: exit 1, one line of message (%d: %r)"
+          % (len(lines), r.stderr.strip()[:300]))
+    r = run(exe + lin + ["--debug"])
+    check(r.returncode == 1 and "Traceback" in r.stderr and r.stderr.strip().splitlines()[-1].startswith("python3 -m ddpsim_export: "),
+          "a shape mismatch with --debug: the traceback, then the message last (exit %d)" % r.returncode)
     # The command itself: exit status 1 and nothing written when forward fails; an existing file stays.
     with open(out, "w") as f:
         f.write("old\n")

@@ -96,7 +96,7 @@ expect 2 "option '--trace' does not apply here" -- sweep --trace x.json
 expect 2 "--nccl-algo must list ring, tree, pat and/or hier" -- predict --nccl-algo hypercube
 # PAT runs all-gathers and reduce-scatters only (NCCL 2.23's tuning.cc): DDP's all-reduces refuse it,
 # and beside the ring they stay the ring's.
-expect 1 "pat runs no allreduce" -- predict --nccl-algo pat
+expect 2 "--nccl-algo: .*pat runs no allreduce" -- predict --nccl-algo pat # issue 48: the flag named, exit 2
 "$ddpsim" predict --nodes 4 --gpus-per-node 1 --nccl-algo pat,ring --json | grep -v -e wall_s -e peak_rss >"$tmp/pat.json"
 "$ddpsim" predict --nodes 4 --gpus-per-node 1 --nccl-algo ring --json | grep -v -e wall_s -e peak_rss >"$tmp/ring.json"
 check "--nccl-algo pat,ring: DDP's all-reduces run as the ring, the report unchanged" cmp -s "$tmp/pat.json" "$tmp/ring.json"

@@ -104,4 +104,21 @@ s = d["setups"]
 assert [x["name"] for x in s] == ["dgx1v-ib x2 ddp", "dgx1v-ib x2 fsdp"], [x["name"] for x in s]
 assert s[1]["memory_peak_bytes"] < s[0]["memory_peak_bytes"], s' "$tmp/fw.json"
 expect 2 "setup 2: fsdp-reshard-after-forward= and fsdp-replicate= are FSDP's" -- compare --setup nodes=1 --setup nodes=2,fsdp-replicate=2
+# --- issue 48: --fsdp-* apply to the FSDP setups; setups labelled alike are told apart ---
+"$ddpsim" compare --model bert-base --setup nodes=2,framework=ddp --setup nodes=2,framework=fsdp --fsdp-forward-prefetch 2 --no-interval --json >"$tmp/pf.json"
+"$ddpsim" predict --model bert-base --nodes 2 --framework fsdp --fsdp-forward-prefetch 2 --no-interval --json >"$tmp/pf_fsdp.json"
+"$ddpsim" predict --model bert-base --nodes 2 --no-interval --json >"$tmp/pf_ddp.json"
+check "compare framework=ddp and framework=fsdp with --fsdp-forward-prefetch 2: each setup as predict runs it" python3 -c '
+import json, sys
+s = json.load(open(sys.argv[1]))["setups"]
+f, d = (json.load(open(p))["iteration_s"] for p in sys.argv[2:4])
+assert abs(s[1]["iteration_s"] - f) <= 1e-9 * f, (s[1]["iteration_s"], f)
+assert abs(s[0]["iteration_s"] - d) <= 1e-9 * d, (s[0]["iteration_s"], d)' "$tmp/pf.json" "$tmp/pf_fsdp.json" "$tmp/pf_ddp.json"
+"$ddpsim" compare --setup name=a,nodes=1 --setup name=a,nodes=2 --setup name=a,nodes=2 --setup name=b --no-interval --json >"$tmp/names.json"
+check "compare: setups named alike get labels saying what differs, or their place; a unique name is kept" python3 -c '
+import json, sys
+n = [x["name"] for x in json.load(open(sys.argv[1]))["setups"]]
+assert n == ["a (nodes=1)", "a (setup 2)", "a (setup 3)", "b"], n' "$tmp/names.json"
+expect 2 "--setup 'framework=fsdp,framework=ddp': framework= given twice" -- compare --setup framework=fsdp,framework=ddp --setup nodes=2
+
 finish

@@ -123,4 +123,27 @@ cp "$src/profiles/v100-dgx1v.json" "$tmp/u2.json"
 sed -i 's/"comm.links.10gbe.efficiency": {/"comm.links.10gbe.eff": {/' "$tmp/u2.json"
 expect 1 "u2.json: uncertainty.\"comm.links.10gbe.eff\": no such number in the profile" -- recommend --profile "$tmp/u2.json"
 
+# --- issue 48: FSDP's options in a sweep with DDP rows apply to the FSDP rows; --fsdp-units splits
+# on ';'; progress on request ---
+"$ddpsim" sweep --framework ddp,fsdp --fsdp-reshard-after-forward true,false --no-interval --csv >"$tmp/fw.csv" 2>"$tmp/fw.err"
+check "sweep --framework ddp,fsdp --fsdp-reshard-after-forward true,false: 4 rows, the DDP rows' FSDP value '-'" python3 -c '
+import csv, sys
+r = list(csv.DictReader(open(sys.argv[1])))
+got = [(x["framework"], x["fsdp_reshard_after_forward"]) for x in r]
+assert got == [("ddp", "-"), ("ddp", "-"), ("fsdp", "true"), ("fsdp", "false")], got' "$tmp/fw.csv"
+"$ddpsim" sweep --framework fsdp --model bert-base --fsdp-units 'bert.encoder.layer.*;bert.encoder.layer.*,bert.embeddings' --no-interval --csv >"$tmp/units.csv"
+"$ddpsim" predict --framework fsdp --model bert-base --fsdp-units 'bert.encoder.layer.*,bert.embeddings' --no-interval --json >"$tmp/units.json"
+check "sweep --fsdp-units 'A;A,B': two rows, the second as predict --fsdp-units A,B" python3 -c '
+import csv, json, sys
+r = list(csv.DictReader(open(sys.argv[1])))
+assert [x["fsdp_units"] for x in r] == ["bert.encoder.layer.*", "bert.encoder.layer.*,bert.embeddings"], r
+p = json.load(open(sys.argv[2]))
+assert abs(float(r[1]["iteration_s"]) - p["iteration_s"]) <= 1e-9 * p["iteration_s"], (r[1]["iteration_s"], p["iteration_s"])' "$tmp/units.csv" "$tmp/units.json"
+"$ddpsim" sweep --nodes 1,2 --draws 2 --progress >/dev/null 2>"$tmp/prog.err"
+check "sweep --progress: the simulations' line on stderr, ending at 2/2" grep -q "2/2 configurations" "$tmp/prog.err"
+check "sweep --progress: the intervals' line, ending at 2/2" grep -q "2/2 intervals" "$tmp/prog.err"
+"$ddpsim" sweep --nodes 1,2 --draws 2 >/dev/null 2>"$tmp/quiet.err"
+check "sweep without --progress and without a terminal: no progress line" test ! -s "$tmp/quiet.err"
+check "sweep --help names --max-configs and the progress line" sh -c '"$1" sweep --help | grep -q -- "--max-configs N" && "$1" sweep --help | grep -q "progress on stderr"' _ "$ddpsim"
+
 finish
