@@ -272,52 +272,100 @@ static void scenario_title(strbuf *s, const char *what, const table *t, const cJ
   strbuf_printf(s, " noenhanced%s", multi ? "" : "\n");
 }
 
+/* One line per (topology, profile): a sweep of two profiles is two machines, and the best of their
+ * throughputs at a GPU count would hide the slower one's rows. The profile is named in a line's
+ * title where the table has several; each profile's ideal line is its own one GPU's throughput times
+ * N (the speedup's ideal, N, is every line's). */
+/* Row r's series in a plot of a line (scaling) or a colour (pareto) per topology, and per profile
+ * where the table has several (multi): "dgx1v-ib", "dgx1v-ib, v100-dgx1v". */
+static void topo_profile_key(const table *t, int r, int ct, int cp, int multi, char *k, size_t len) {
+  const char *tv = ct >= 0 && cell(t, r, ct) ? cell(t, r, ct) : "", *pv = cp >= 0 && cell(t, r, cp) ? cell(t, r, cp) : "";
+  snprintf(k, len, "%s%s%s", tv, multi ? ", " : "", multi ? pv : "");
+}
+
 static int plot_scaling(const table *t, const char *origin, strbuf *s, int *series, err_t *e) {
   int rc;
   const char *cols[] = {"topology", "gpus", "samples_per_s", "scaling_efficiency"};
   for (int i = 0; i < 4; i++)
     if ((rc = need(t, cols[i], origin, "scaling", e))) return rc;
   int ct = col_of(t, "topology"), cg = col_of(t, "gpus"), cs = col_of(t, "samples_per_s"), ce = col_of(t, "scaling_efficiency");
-  const char *topo[MAX_GROUPS];
-  int nt = groups(t, ct, topo, MAX_GROUPS);
-  double single = 0;
-  /* Each topology's best throughput per GPU count, as datablocks gpus, samples/s, speedup. */
-  for (int g = 0; g < nt; g++) {
+  int cp = col_of(t, "profile");
+  const char *prof[MAX_GROUPS];
+  int np = groups(t, cp, prof, MAX_GROUPS), multi = np > 1;
+  /* The lines' keys, in order of first appearance: the topology, and the profile where several. */
+  char key[MAX_GROUPS][160];
+  int nk = 0, kprof[MAX_GROUPS];
+  for (int r = 0; r < t->nrow; r++) {
+    const char *pv = cp >= 0 && cell(t, r, cp) ? cell(t, r, cp) : "";
+    char k[160];
+    topo_profile_key(t, r, ct, cp, multi, k, sizeof k);
+    int g = 0;
+    while (g < nk && strcmp(key[g], k)) g++;
+    if (g == nk && nk < MAX_GROUPS) {
+      snprintf(key[nk], sizeof key[nk], "%s", k);
+      for (kprof[nk] = 0; kprof[nk] < np && strcmp(prof[kprof[nk]], pv); kprof[nk]++) {}
+      nk++;
+    }
+  }
+  double single[MAX_GROUPS] = {0};
+  int first[MAX_GROUPS]; /* each profile's first line: the ideal line's GPU counts */
+  for (int i = 0; i < MAX_GROUPS; i++) first[i] = -1;
+  /* Each line's best throughput per GPU count (over the sweep's caps), as datablocks gpus,
+   * samples/s, speedup. */
+  for (int g = 0; g < nk; g++) {
     strbuf_printf(s, "$t%d << EOD\n", g);
     double done[256];
-    int nd = 0;
+    int nd = 0, pi = kprof[g] < np ? kprof[g] : 0;
+    if (first[pi] < 0) first[pi] = g;
     for (int r = 0; r < t->nrow; r++) {
-      if (strcmp(cell(t, r, ct), topo[g])) continue;
+      char k[160];
+      topo_profile_key(t, r, ct, cp, multi, k, sizeof k);
+      if (strcmp(k, key[g])) continue;
       double gpus = num(t, r, cg), best = -1, eff = 0;
       int dup = 0;
       for (int i = 0; i < nd; i++) dup |= done[i] == gpus;
       if (dup || isnan(gpus) || nd == 256) continue;
-      for (int q = r; q < t->nrow; q++)
-        if (!strcmp(cell(t, q, ct), topo[g]) && num(t, q, cg) == gpus && num(t, q, cs) > best) best = num(t, q, cs), eff = num(t, q, ce);
+      for (int q = r; q < t->nrow; q++) {
+        char kq[160];
+        topo_profile_key(t, q, ct, cp, multi, kq, sizeof kq);
+        if (!strcmp(kq, key[g]) && num(t, q, cg) == gpus && num(t, q, cs) > best) best = num(t, q, cs), eff = num(t, q, ce);
+      }
       if (!(best > 0) || !(eff > 0)) return err_set(e, ERR_INPUT, "%s: row %d: samples_per_s and scaling_efficiency must be > 0", origin, r + 1);
       done[nd++] = gpus;
-      if (single == 0) single = best / (gpus * eff);
+      if (single[pi] == 0) single[pi] = best / (gpus * eff);
       strbuf_printf(s, "%.17g %.17g %.17g\n", gpus, best, eff * gpus);
     }
     strbuf_printf(s, "EOD\n");
   }
-  if (!nt || single <= 0) return err_set(e, ERR_INPUT, "%s: no rows to plot", origin);
-  strbuf_printf(s, "single = %.17g\nset multiplot layout 1,2", single);
+  if (!nk || single[0] <= 0) return err_set(e, ERR_INPUT, "%s: no rows to plot", origin);
+  int nideal = np > 0 ? np : 1;
+  for (int i = 0; i < nideal; i++) strbuf_printf(s, "single%d = %.17g\n", i, single[i]);
+  strbuf_printf(s, "set multiplot layout 1,2");
   scenario_title(s, "Scaling: the best bucket cap of the sweep at each GPU count", t, NULL, 1);
   strbuf_printf(s, "\n");
   strbuf_printf(s, "set logscale xy 2\nset xlabel 'GPUs'\nset ylabel 'samples/s'\nset title 'Throughput'\n");
   for (int pass = 0; pass < 2; pass++) {
     if (pass) strbuf_printf(s, "set title 'Speedup over one GPU'\nset ylabel 'speedup'\n");
     strbuf_printf(s, "plot ");
-    for (int g = 0; g < nt; g++) {
-      strbuf_printf(s, "$t%d using 1:%d with linespoints lw 2 title ", g, pass ? 3 : 2);
-      quoted(s, topo[g]);
-      strbuf_printf(s, ", ");
+    for (int g = 0; g < nk; g++) {
+      strbuf_printf(s, "$t%d using 1:%d with linespoints lw 2 lc %d title ", g, pass ? 3 : 2, g + 1);
+      quoted(s, key[g]);
+      strbuf_printf(s, " noenhanced, ");
     }
-    strbuf_printf(s, "$t0 using 1:(%s) with lines dt 2 lc rgb 'gray40' title 'ideal'\n", pass ? "$1" : "$1 * single");
+    for (int i = 0; i < (pass ? 1 : nideal); i++) {
+      char title[160];
+      snprintf(title, sizeof title, "ideal%s%s", multi && !pass ? ", " : "", multi && !pass ? prof[i] : "");
+      strbuf_printf(s, "%s$t%d using 1:", i ? ", " : "", first[i] >= 0 ? first[i] : 0);
+      if (pass) strbuf_printf(s, "($1)");
+      else strbuf_printf(s, "($1 * single%d)", i);
+      strbuf_printf(s, " with lines dt %d lc rgb 'gray40' title ", 2 + i);
+      quoted(s, title);
+      strbuf_printf(s, " noenhanced");
+    }
+    strbuf_printf(s, "\n");
   }
   strbuf_printf(s, "unset multiplot\n");
-  *series = 2 * (nt + 1);
+  *series = 2 * nk + nideal + 1;
   return ERR_OK;
 }
 
@@ -731,7 +779,7 @@ static int plot_pareto(const table *t, const char *origin, strbuf *s, int *serie
       goto out;
     }
     char k[128];
-    snprintf(k, sizeof k, "%s%s%s", ct >= 0 ? cell(t, r, ct) : "", two ? ", " : "", two ? cell(t, r, cp) : "");
+    topo_profile_key(t, r, ct, cp, two, k, sizeof k);
     int g = 0;
     while (g < nk && strcmp(keys[g], k)) g++;
     if (g == nk && nk < MAX_GROUPS) {
