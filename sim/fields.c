@@ -314,7 +314,7 @@ const field field_table[FIELD_COUNT] = {
     [FIELD_NO_SYNC] = {"no_sync", NULL, "iterations", FIELD_NUMBER, FIELD_DDP, FN(no_sync), .sweep = 17},
     [FIELD_COMM_HOOK] = {"comm_hook", NULL, "name", FIELD_NAME, FIELD_DDP, FN(comm_hook), .name_of = hook_name, .sweep = 15},
     [FIELD_ITERATION_S] = {"iteration_s", NULL, "s", FIELD_NUMBER, FIELD_ALL, AT(sim.iteration_s, FIELD_DOUBLE),
-                           .interval = FIELD_IV_TIME, .range = FIELD_NONNEG, .sweep = 18, .line = 10, .label = "iteration",
+                           .interval = FIELD_IV_TIME, .range = FIELD_ITERATION, .sweep = 18, .line = 10, .label = "iteration",
                            .format = TIME, .note = iteration_note, .after = iteration_after},
     [FIELD_ITERATION_CI_S] = {"iteration_ci_s", NULL, "s", FIELD_NUMBER, FIELD_ALL, FN(iteration_ci), .optional = 1,
                               .range = FIELD_NONNEG, .sweep = 52},
@@ -403,7 +403,7 @@ const field field_table[FIELD_COUNT] = {
     [FIELD_COMM_SHARES_COMPUTE] = {"comm_shares_compute", NULL, "0/1", FIELD_BOOL, FIELD_ALL,
                                    AT(sim.shares_compute, FIELD_INT)},
     [FIELD_SINGLE_GPU_ITERATION_S] = {"single_gpu_iteration_s", NULL, "s", FIELD_NUMBER, FIELD_ALL,
-                                      AT(single_gpu_iteration_s, FIELD_DOUBLE), .range = FIELD_NONNEG, .sweep = 23},
+                                      AT(single_gpu_iteration_s, FIELD_DOUBLE), .range = FIELD_ITERATION, .sweep = 23},
     [FIELD_SCALING_EFFICIENCY] = {"scaling_efficiency", NULL, "fraction", FIELD_NUMBER, FIELD_ALL,
                                   AT(scaling_efficiency, FIELD_DOUBLE), .range = FIELD_FRACTION, .sweep = 22, .line = 180,
                                   .label = "scaling efficiency", .format = "%14.1f %%", .scale = 100},
@@ -428,7 +428,7 @@ const field field_table[FIELD_COUNT] = {
     [FIELD_LINKS_CHANNEL_SEARCH_EXHAUSTED] = {"channel_search_exhausted", "links", "0/1", FIELD_BOOL, FIELD_ALL,
                                               AT(sim.channels_exhausted, FIELD_INT)},
     [FIELD_BUCKETS_ITERATION_S] = {"buckets_iteration_s", NULL, "s", FIELD_NUMBER, FIELD_DDP | FIELD_FSDP,
-                                   AT(sim.buckets_iteration_s, FIELD_DOUBLE), .range = FIELD_NONNEG},
+                                   AT(sim.buckets_iteration_s, FIELD_DOUBLE), .range = FIELD_ITERATION},
     [FIELD_BUCKETS] = {"buckets", NULL, "", FIELD_JSON, FIELD_ALL, .json = buckets},
     [FIELD_FSDP_COLLECTIVES] = {"fsdp_collectives", NULL, "", FIELD_JSON, FIELD_FSDP, .json = fsdp_collectives},
     [FIELD_SIM_MESSAGES] = {"messages", "simulation", "count", FIELD_NUMBER, FIELD_ALL, AT(sim.messages, FIELD_LONG)},
@@ -453,8 +453,8 @@ const field field_table[FIELD_COUNT] = {
     [FIELD_COST] = {"cost", NULL, "currency", FIELD_NUMBER, 0, FN(cost), .interval = FIELD_IV_TIME, .sweep = 45},
     [FIELD_ENERGY_KWH] = {"energy_kwh", NULL, "kWh", FIELD_NUMBER, 0, FN(energy), .interval = FIELD_IV_TIME, .sweep = 46},
     [FIELD_CO2_KG] = {"co2_kg", NULL, "kg", FIELD_NUMBER, 0, FN(co2), .interval = FIELD_IV_TIME, .sweep = 47},
-    [FIELD_ITERATION_S_LO] = {"iteration_s_lo", NULL, "s", FIELD_NUMBER, 0, FN(unknown), .range = FIELD_NONNEG, .sweep = 48},
-    [FIELD_ITERATION_S_HI] = {"iteration_s_hi", NULL, "s", FIELD_NUMBER, 0, FN(unknown), .range = FIELD_NONNEG, .sweep = 49},
+    [FIELD_ITERATION_S_LO] = {"iteration_s_lo", NULL, "s", FIELD_NUMBER, 0, FN(unknown), .range = FIELD_ITERATION, .sweep = 48},
+    [FIELD_ITERATION_S_HI] = {"iteration_s_hi", NULL, "s", FIELD_NUMBER, 0, FN(unknown), .range = FIELD_ITERATION, .sweep = 49},
     [FIELD_SAMPLES_PER_S_LO] = {"samples_per_s_lo", NULL, "1/s", FIELD_NUMBER, 0, FN(unknown), .range = FIELD_RATE, .sweep = 50},
     [FIELD_SAMPLES_PER_S_HI] = {"samples_per_s_hi", NULL, "1/s", FIELD_NUMBER, 0, FN(unknown), .range = FIELD_RATE, .sweep = 51},
 };
@@ -506,13 +506,14 @@ field_range field_range_of(const char *name) {
       return f->range;
   }
   if (ends(name, n, "_per_s")) return FIELD_RATE;
+  if (ends(name, n, "iteration_s")) return FIELD_ITERATION; /* recommend's mean_iteration_s */
   if (ends(name, n, "_s")) return FIELD_NONNEG;
   return FIELD_ANY;
 }
 
 int field_range_ok(field_range r, double v, const char **must) {
   static const char *const what[] = {"", "a count >= 1", "a rate > 0", "an efficiency above 0 and at most 1 (100%)",
-                                     "a number >= 0"};
+                                     "a number >= 0", "an iteration's length > 0"};
   *must = what[r];
   if (r == FIELD_ANY) return 1;
   if (!isfinite(v)) return 0;
@@ -521,6 +522,7 @@ int field_range_ok(field_range r, double v, const char **must) {
   case FIELD_RATE: return v > 0;
   case FIELD_FRACTION: return v > 0 && v <= 1 + 1e-9;
   case FIELD_NONNEG: return v >= 0;
+  case FIELD_ITERATION: return v > 0;
   default: return 1;
   }
 }

@@ -146,6 +146,40 @@ static int table_json(const cJSON *arr, const cJSON *top, const char *origin, ta
   return ERR_OK;
 }
 
+/* The parts of an iteration (sim/scenario.h: they add up to iteration_s), as sweep's columns name
+ * them, and as the breakdown plot's legend does. */
+static const char *const parts[] = {"loading_s", "transfer_s", "buffer_broadcast_s", "compute_s", "exposed_comm_s",
+                                    "straggler_wait_s"};
+static const char *const part_titles[] = {"loading", "host-to-device copy", "buffer broadcast", "compute",
+                                          "exposed communication", "waiting for stragglers"};
+#define NPARTS 6
+
+/* A row's parts are parts of its iteration: none, and not their sum, longer than its iteration_s
+ * (sweep writes 10 digits: 1e-6 of rounding). */
+static int table_parts_check(const table *t, const char *origin, err_t *e) {
+  int ci = col_of(t, "iteration_s");
+  for (int r = 0; ci >= 0 && r < t->nrow; r++) {
+    double it = num(t, r, ci), sum = 0;
+    if (isnan(it)) continue;
+    char at[32]; /* the row: a CSV's line, a JSON array's index */
+    if (t->line[r]) snprintf(at, sizeof at, ":%d:", t->line[r]);
+    else snprintf(at, sizeof at, ": caps[%d].", r);
+    for (int i = 0; i < NPARTS; i++) {
+      int c = col_of(t, parts[i]);
+      double v = num(t, r, c);
+      if (isnan(v)) continue;
+      sum += v;
+      if (v > it * (1 + 1e-6))
+        return err_set(e, ERR_INPUT, "%s%s%s: '%s' is longer than the iteration (iteration_s %s)", origin, at, parts[i], cell(t, r, c),
+                       cell(t, r, ci));
+    }
+    if (sum > it * (1 + 1e-6))
+      return err_set(e, ERR_INPUT, "%s%sstraggler_wait_s: the parts (loading_s to straggler_wait_s) add up to %g s, more than iteration_s %s",
+                     origin, at, sum, cell(t, r, ci));
+  }
+  return ERR_OK;
+}
+
 /* Every cell of a column the plots know must hold what ddpsim writes there: a value that cannot be
  * (inf, a negative time, 0 GPUs) is refused as the loaders refuse one, `origin:LINE:COLUMN` (CSV)
  * or `origin: caps[ROW].COLUMN` (JSON), never drawn. */
@@ -164,7 +198,7 @@ static int table_check(const table *t, const char *origin, err_t *e) {
       return err_set(e, ERR_INPUT, "%s: caps[%d].%s: '%s' must be %s", origin, r, t->col[c], text, must);
     }
   }
-  return ERR_OK;
+  return table_parts_check(t, origin, e);
 }
 
 /* Whether JSON value v of field `name` is a number in its range; *must what it must be. */
@@ -172,24 +206,70 @@ static int json_ok(const cJSON *v, const char *name, const char **must) {
   return field_range_ok(field_range_of(name), cJSON_IsNumber(v) ? v->valuedouble : NAN, must);
 }
 
-/* The same for predict --json's fields the timeline draws: its phases and each bucket's times. */
-static int timeline_check(const cJSON *j, const char *const *fields, int nfields, const char *origin, err_t *e) {
-  static const char *const bucket_fields[] = {"ready_s", "comm_start_s", "comm_end_s"};
+/* The time a timeline's collectives are measured in: the iteration they come from (predict's
+ * buckets_iteration_s, DDP's and FSDP's), else the mean iteration; *what names it. */
+static double timeline_iteration(const cJSON *j, const char **what) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, "buckets_iteration_s");
+  *what = cJSON_IsNumber(v) ? "buckets_iteration_s" : "iteration_s";
+  return cJSON_IsNumber(v) ? v->valuedouble : cJSON_GetObjectItemCaseSensitive(j, "iteration_s")->valuedouble;
+}
+
+/* One collective's times (a bucket's ready, start and end; an FSDP collective's start and end):
+ * numbers >= 0, in order, none past the iteration they come from (more than rounding: predict
+ * writes 15 digits), as sim/scenario.h promises. `arr` and `row` name it. */
+static int timeline_coll_check(const cJSON *o, const char *const *names, int n, double it, const char *itname, const char *arr,
+                               int row, const char *origin, err_t *e) {
   const char *must;
+  double prev = 0;
+  for (int i = 0; i < n; i++) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, names[i]);
+    if (!v) continue;
+    if (!json_ok(v, names[i], &must)) return err_set(e, ERR_INPUT, "%s: %s[%d].%s must be %s", origin, arr, row, names[i], must);
+    double x = v->valuedouble;
+    if (x > it * (1 + 1e-9))
+      return err_set(e, ERR_INPUT, "%s: %s[%d].%s: %g s is past the iteration it belongs to (%s %g s)", origin, arr, row, names[i], x,
+                     itname, it);
+    if (x < prev * (1 - 1e-9))
+      return err_set(e, ERR_INPUT, "%s: %s[%d].%s: %g s is before its %s (%g s)", origin, arr, row, names[i], x, names[i - 1], prev);
+    prev = x;
+  }
+  return ERR_OK;
+}
+
+/* The same for predict --json's fields the timeline draws: its iteration (> 0) and phases (>= 0,
+ * together no longer than the iteration), each bucket's and FSDP collective's times. */
+static int timeline_check(const cJSON *j, const char *const *fields, int nfields, const char *origin, err_t *e) {
+  static const char *const iters[] = {"iteration_s", "buckets_iteration_s"};
+  static const char *const bucket_fields[] = {"ready_s", "comm_start_s", "comm_end_s"};
+  static const char *const fsdp_fields[] = {"start_s", "end_s"};
+  const char *must;
+  for (int i = 0; i < 2; i++) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, iters[i]);
+    if ((v || !i) && !json_ok(v, iters[i], &must)) return err_set(e, ERR_INPUT, "%s: %s must be %s", origin, iters[i], must);
+  }
+  double it = cJSON_GetObjectItemCaseSensitive(j, "iteration_s")->valuedouble, sum = 0;
   for (int i = 0; i < nfields; i++) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, fields[i]);
     if (v && !json_ok(v, fields[i], &must))
       return err_set(e, ERR_INPUT, "%s: %s must be %s", origin, fields[i], must);
+    if (v) sum += v->valuedouble;
+    if (v && v->valuedouble > it * (1 + 1e-9))
+      return err_set(e, ERR_INPUT, "%s: %s: %g s is longer than the iteration (iteration_s %g s)", origin, fields[i], v->valuedouble, it);
   }
-  int r = 0;
+  /* the phases are parts of the iteration: laid end to end they fit in it */
+  if (sum > it * (1 + 1e-9))
+    return err_set(e, ERR_INPUT, "%s: the phases (%s, ...) add up to %g s, more than the iteration (iteration_s %g s)", origin, fields[0],
+                   sum, it);
+  const char *itname;
+  double bit = timeline_iteration(j, &itname);
+  int r = 0, rc;
   const cJSON *b;
   cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(j, "buckets")) {
-    for (int i = 0; i < 3; i++) {
-      const cJSON *v = cJSON_GetObjectItemCaseSensitive(b, bucket_fields[i]);
-      if (v && !json_ok(v, bucket_fields[i], &must))
-        return err_set(e, ERR_INPUT, "%s: buckets[%d].%s must be %s", origin, r, bucket_fields[i], must);
-    }
-    r++;
+    if ((rc = timeline_coll_check(b, bucket_fields, 3, bit, itname, "buckets", r++, origin, e))) return rc;
+  }
+  r = 0;
+  cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(j, "fsdp_collectives")) {
+    if ((rc = timeline_coll_check(b, fsdp_fields, 2, bit, itname, "fsdp_collectives", r++, origin, e))) return rc;
   }
   return ERR_OK;
 }
@@ -491,11 +571,6 @@ static int plot_caps(const table *t, const cJSON *j, const char *origin, strbuf 
   return ERR_OK;
 }
 
-static const char *const parts[] = {"loading_s", "transfer_s", "buffer_broadcast_s", "compute_s", "exposed_comm_s",
-                                    "straggler_wait_s"};
-static const char *const part_titles[] = {"loading", "host-to-device copy", "buffer broadcast", "compute",
-                                          "exposed communication", "waiting for stragglers"};
-#define NPARTS 6
 
 /* The groups a breakdown draws side by side: at most this many (topology, cap) pairs; the others
  * are named in the title as dropped. */
