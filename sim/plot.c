@@ -356,6 +356,18 @@ static void scenario_title(strbuf *s, const char *what, const table *t, const cJ
  * throughputs at a GPU count would hide the slower one's rows. The profile is named in a line's
  * title where the table has several; each profile's ideal line is its own one GPU's throughput times
  * N (the speedup's ideal, N, is every line's). */
+#define KEY_LEN 160
+
+/* The index of series key k among keys[0 .. *n), which it joins at the end where new and there is
+ * room; -1 where there is none (MAX_GROUPS keys). */
+static int key_index(char keys[][KEY_LEN], int *n, const char *k) {
+  for (int g = 0; g < *n; g++)
+    if (!strcmp(keys[g], k)) return g;
+  if (*n >= MAX_GROUPS) return -1;
+  snprintf(keys[*n], KEY_LEN, "%s", k);
+  return (*n)++;
+}
+
 /* Row r's series in a plot of a line (scaling) or a colour (pareto) per topology, and per profile
  * where the table has several (multi): "dgx1v-ib", "dgx1v-ib, v100-dgx1v". */
 static void topo_profile_key(const table *t, int r, int ct, int cp, int multi, char *k, size_t len) {
@@ -373,19 +385,15 @@ static int plot_scaling(const table *t, const char *origin, strbuf *s, int *seri
   const char *prof[MAX_GROUPS];
   int np = groups(t, cp, prof, MAX_GROUPS), multi = np > 1;
   /* The lines' keys, in order of first appearance: the topology, and the profile where several. */
-  char key[MAX_GROUPS][160];
+  char key[MAX_GROUPS][KEY_LEN];
   int nk = 0, kprof[MAX_GROUPS];
   for (int r = 0; r < t->nrow; r++) {
     const char *pv = cp >= 0 && cell(t, r, cp) ? cell(t, r, cp) : "";
-    char k[160];
+    char k[KEY_LEN];
     topo_profile_key(t, r, ct, cp, multi, k, sizeof k);
-    int g = 0;
-    while (g < nk && strcmp(key[g], k)) g++;
-    if (g == nk && nk < MAX_GROUPS) {
-      snprintf(key[nk], sizeof key[nk], "%s", k);
-      for (kprof[nk] = 0; kprof[nk] < np && strcmp(prof[kprof[nk]], pv); kprof[nk]++) {}
-      nk++;
-    }
+    int had = nk, g = key_index(key, &nk, k);
+    if (g >= had) /* a new line: its profile */
+      for (kprof[g] = 0; kprof[g] < np && strcmp(prof[kprof[g]], pv); kprof[g]++) {}
   }
   double single[MAX_GROUPS] = {0};
   int first[MAX_GROUPS]; /* each profile's first line: the ideal line's GPU counts */
@@ -398,7 +406,7 @@ static int plot_scaling(const table *t, const char *origin, strbuf *s, int *seri
     int nd = 0, pi = kprof[g] < np ? kprof[g] : 0;
     if (first[pi] < 0) first[pi] = g;
     for (int r = 0; r < t->nrow; r++) {
-      char k[160];
+      char k[KEY_LEN];
       topo_profile_key(t, r, ct, cp, multi, k, sizeof k);
       if (strcmp(k, key[g])) continue;
       double gpus = num(t, r, cg), best = -1, eff = 0;
@@ -406,7 +414,7 @@ static int plot_scaling(const table *t, const char *origin, strbuf *s, int *seri
       for (int i = 0; i < nd; i++) dup |= done[i] == gpus;
       if (dup || isnan(gpus) || nd == 256) continue;
       for (int q = r; q < t->nrow; q++) {
-        char kq[160];
+        char kq[KEY_LEN];
         topo_profile_key(t, q, ct, cp, multi, kq, sizeof kq);
         if (!strcmp(kq, key[g]) && num(t, q, cg) == gpus && num(t, q, cs) > best) best = num(t, q, cs), eff = num(t, q, ce);
       }
@@ -838,8 +846,7 @@ static int plot_pareto(const table *t, const char *origin, strbuf *s, int *serie
   for (int r = 0; bars && r < t->nrow; r++) bars = !isnan(num(t, r, cl)) && !isnan(num(t, r, ch));
   const char *profs[MAX_GROUPS];
   int two = cp >= 0 && groups(t, cp, profs, MAX_GROUPS) > 1;
-  const char *keys[MAX_GROUPS];
-  char keybuf[MAX_GROUPS][128];
+  char keys[MAX_GROUPS][KEY_LEN];
   int nk = 0, *key = calloc((size_t)t->nrow + 1, sizeof *key), *front = calloc((size_t)t->nrow + 1, sizeof *front);
   if (!key || !front) {
     free(key), free(front);
@@ -853,16 +860,10 @@ static int plot_pareto(const table *t, const char *origin, strbuf *s, int *serie
                    "--dataset-size S%s)", origin, r + 1, yname, priced ? " --price X" : "");
       goto out;
     }
-    char k[128];
+    char k[KEY_LEN];
     topo_profile_key(t, r, ct, cp, two, k, sizeof k);
-    int g = 0;
-    while (g < nk && strcmp(keys[g], k)) g++;
-    if (g == nk && nk < MAX_GROUPS) {
-      snprintf(keybuf[nk], sizeof keybuf[nk], "%s", k);
-      keys[nk] = keybuf[nk];
-      nk++;
-    }
-    key[r] = g < MAX_GROUPS ? g : MAX_GROUPS - 1;
+    int g = key_index(keys, &nk, k);
+    key[r] = g >= 0 ? g : MAX_GROUPS - 1;
     front[r] = !(cf >= 0 && num(t, r, cf) == 0);
     misfit += !front[r];
   }
