@@ -5,10 +5,17 @@
 
 #include "strbuf.h"
 
+double budget_samples(double epochs, double dataset_size) {
+  double n = epochs * dataset_size, near = round(n);
+  if (fabs(n - near) <= 1e-9 * n) return near;
+  return n < 1 ? 0 : ceil(n);
+}
+
 int budget_compute(const budget_job *j, int gpus, long batch, double iteration_s, double compute_s, const profile_device *d,
                    budget_result *out, err_t *e) {
   *out = (budget_result){0};
-  if (!(j->samples > 0) || !isfinite(j->samples)) return err_set(e, ERR_USAGE, "the samples to train must be positive, got %g", j->samples);
+  if (!(j->samples >= 1) || !isfinite(j->samples) || j->samples != floor(j->samples))
+    return err_set(e, ERR_USAGE, "the samples to train must be a whole number from 1, got %g", j->samples);
   if (gpus < 1 || batch < 1) return err_set(e, ERR_USAGE, "gpus (%d) and batch (%ld) must be positive", gpus, batch);
   if (!(iteration_s > 0) || !isfinite(iteration_s) || !(compute_s >= 0) || compute_s > iteration_s * (1 + 1e-9))
     return err_set(e, ERR_USAGE, "iteration %g s with compute %g s: not a valid prediction", iteration_s, compute_s);
@@ -63,8 +70,8 @@ cJSON *budget_json(const budget_job *j, const budget_result *b) {
 
 char *budget_table(const budget_job *j, const budget_result *b) {
   strbuf s = {0};
-  strbuf_printf(&s, "%-24s %14.2f h     (%.0f samples in %.0f iterations)\n", "time to train", b->train_s / 3600.0, j->samples,
-                b->iterations);
+  strbuf_printf(&s, "%-24s %14.2f h     (%.0f sample%s in %.0f iteration%s)\n", "time to train", b->train_s / 3600.0, j->samples,
+                j->samples == 1 ? "" : "s", b->iterations, b->iterations == 1 ? "" : "s");
   strbuf_printf(&s, "%-24s %14.1f\n", "GPU-hours", b->gpu_hours);
   if (b->has_cost) strbuf_printf(&s, "%-24s %14.2f       (at %g per GPU-hour)\n", "cost", b->cost, j->price_per_gpu_hour);
   if (b->has_cost && j->price_source) strbuf_printf(&s, "# price: %s\n", j->price_source);

@@ -208,10 +208,13 @@ static void transfer_note(strbuf *s, const field_ctx *x) { strbuf_printf(s, "   
 static int broadcast_shown(const field_ctx *x) { return x->p->sim.buffer_broadcast_s > 0; }
 static void broadcast_note(strbuf *s, const field_ctx *x) { strbuf_printf(s, "   (%ld bytes from rank 0)", x->c->model->buffer_bytes); }
 static int copies_shown(const field_ctx *x) { return x->p->sim.bucket_copy_s > 0; }
+/* Host noise is part of the host's issuing (host_busy_s), not a part of the iteration: its line
+ * stands under "host issuing", and the wait for the slowest rank's noise under "waiting for
+ * stragglers". */
 static int noise_shown(const field_ctx *x) { return x->p->sim.host_jitter_s > 0; }
 static void noise_note(strbuf *s, const field_ctx *x) {
   (void)x;
-  strbuf_printf(s, "   (rank 0's host delay drawn; the slowest rank's is waited for)");
+  strbuf_printf(s, "   (of the issuing: rank 0's host delay drawn; the slowest rank's is waited for)");
 }
 static int host_bound_shown(const field_ctx *x) { return x->p->sim.host_bound_s > 1e-9 * x->p->sim.iteration_s; }
 /* Whether the ranks are CPU processes (device.kind cpu): their kernels, not a GPU, wait for the host. */
@@ -223,9 +226,18 @@ static int on_cpu(const field_ctx *x) {
 static void host_bound_note(strbuf *s, const field_ctx *x) {
   strbuf_printf(s, "   (of compute: %s, waiting for the host to issue)", on_cpu(x) ? "the kernels" : "the GPU idle");
 }
-static int straggler_shown(const field_ctx *x) { return x->p->sim.jitter_kind != PROFILE_JITTER_NONE; }
+/* A part of the iteration wherever there is jitter to wait for, compute's or the host's (host noise
+ * alone makes the slowest rank's host late too; one GPU waits for none), and wherever it is not
+ * zero: the parts shown are the JSON's and add up to the iteration. */
+static int straggler_shown(const field_ctx *x) {
+  const sim_result *r = &x->p->sim;
+  return r->jitter_kind != PROFILE_JITTER_NONE || (r->host_jitter_s > 0 && r->gpus > 1) || r->straggler_wait_s > 0;
+}
 static void straggler_note(strbuf *s, const field_ctx *x) {
-  strbuf_printf(s, "   (slowest %s's spread over the mean: %.6f s)", profile_rank_word(x->c->profile, 0), x->p->sim.straggler_s);
+  const sim_result *r = &x->p->sim;
+  if (r->jitter_kind != PROFILE_JITTER_NONE)
+    strbuf_printf(s, "   (slowest %s's spread over the mean: %.6f s)", profile_rank_word(x->c->profile, 0), r->straggler_s);
+  else strbuf_printf(s, "   (the slowest %s's host noise)", profile_rank_word(x->c->profile, 0));
 }
 static void tokens_note(strbuf *s, const field_ctx *x) {
   if (strcmp(x->c->model->token_unit, "tokens") != 0) strbuf_printf(s, "   (tokens are %s)", x->c->model->token_unit);
@@ -251,7 +263,7 @@ static void channels_after(strbuf *s, const field_ctx *x) {
 }
 static void iteration_note(strbuf *s, const field_ctx *x) {
   (void)x;
-  strbuf_printf(s, "   (the parts below add up to it)");
+  strbuf_printf(s, "   (the parts below indented by two add up to it)");
 }
 /* Under jitter, how the mean was taken; the iterations before the steady state, apart. */
 static void iteration_after(strbuf *s, const field_ctx *x) {
@@ -302,7 +314,7 @@ const field field_table[FIELD_COUNT] = {
     [FIELD_NO_SYNC] = {"no_sync", NULL, "iterations", FIELD_NUMBER, FIELD_DDP, FN(no_sync), .sweep = 17},
     [FIELD_COMM_HOOK] = {"comm_hook", NULL, "name", FIELD_NAME, FIELD_DDP, FN(comm_hook), .name_of = hook_name, .sweep = 15},
     [FIELD_ITERATION_S] = {"iteration_s", NULL, "s", FIELD_NUMBER, FIELD_ALL, AT(sim.iteration_s, FIELD_DOUBLE),
-                           .interval = FIELD_IV_TIME, .range = FIELD_NONNEG, .sweep = 18, .line = 10, .label = "iteration",
+                           .interval = FIELD_IV_TIME, .range = FIELD_ITERATION, .sweep = 18, .line = 10, .label = "iteration",
                            .format = TIME, .note = iteration_note, .after = iteration_after},
     [FIELD_ITERATION_CI_S] = {"iteration_ci_s", NULL, "s", FIELD_NUMBER, FIELD_ALL, FN(iteration_ci), .optional = 1,
                               .range = FIELD_NONNEG, .sweep = 52},
@@ -332,14 +344,14 @@ const field field_table[FIELD_COUNT] = {
     [FIELD_HD_DEVICE_BUSY_S] = {"device_busy_s", "host_device", "s", FIELD_NUMBER, FIELD_DDP | FIELD_FSDP,
                                 AT(sim.device_busy_s, FIELD_DOUBLE), .range = FIELD_NONNEG},
     [FIELD_HD_HOST_BOUND_S] = {"host_bound_s", "host_device", "s", FIELD_NUMBER, FIELD_DDP | FIELD_FSDP, AT(sim.host_bound_s, FIELD_DOUBLE),
-                               .range = FIELD_NONNEG, .line = 140, .label = "  host-bound", .format = TIME,
+                               .range = FIELD_NONNEG, .line = 205, .label = "host-bound", .format = TIME,
                                .line_if = host_bound_shown, .note = host_bound_note},
     [FIELD_HD_DEVICE_BOUND_S] = {"device_bound_s", "host_device", "s", FIELD_NUMBER, FIELD_DDP | FIELD_FSDP,
                                  AT(sim.device_bound_s, FIELD_DOUBLE), .range = FIELD_NONNEG},
     [FIELD_HD_HOST_BOUND_MAX_S] = {"host_bound_max_s", "host_device", "s", FIELD_NUMBER, FIELD_DDP | FIELD_FSDP,
                                    AT(sim.host_bound_max_s, FIELD_DOUBLE), .range = FIELD_NONNEG},
     [FIELD_HD_HOST_JITTER_S] = {"host_jitter_s", "host_device", "s", FIELD_NUMBER, FIELD_DDP | FIELD_FSDP,
-                                AT(sim.host_jitter_s, FIELD_DOUBLE), .range = FIELD_NONNEG, .line = 130,
+                                AT(sim.host_jitter_s, FIELD_DOUBLE), .range = FIELD_NONNEG, .line = 201,
                                 .label = "  host noise", .format = TIME, .line_if = noise_shown, .note = noise_note},
     [FIELD_EXPOSED_COMM_S] = {"exposed_comm_s", NULL, "s", FIELD_NUMBER, FIELD_ALL, AT(sim.exposed_comm_s, FIELD_DOUBLE),
                               .range = FIELD_NONNEG, .sweep = 29, .line = 90, .label = "  exposed communication", .format = TIME},
@@ -391,7 +403,7 @@ const field field_table[FIELD_COUNT] = {
     [FIELD_COMM_SHARES_COMPUTE] = {"comm_shares_compute", NULL, "0/1", FIELD_BOOL, FIELD_ALL,
                                    AT(sim.shares_compute, FIELD_INT)},
     [FIELD_SINGLE_GPU_ITERATION_S] = {"single_gpu_iteration_s", NULL, "s", FIELD_NUMBER, FIELD_ALL,
-                                      AT(single_gpu_iteration_s, FIELD_DOUBLE), .range = FIELD_NONNEG, .sweep = 23},
+                                      AT(single_gpu_iteration_s, FIELD_DOUBLE), .range = FIELD_ITERATION, .sweep = 23},
     [FIELD_SCALING_EFFICIENCY] = {"scaling_efficiency", NULL, "fraction", FIELD_NUMBER, FIELD_ALL,
                                   AT(scaling_efficiency, FIELD_DOUBLE), .range = FIELD_FRACTION, .sweep = 22, .line = 180,
                                   .label = "scaling efficiency", .format = "%14.1f %%", .scale = 100},
@@ -415,8 +427,8 @@ const field field_table[FIELD_COUNT] = {
     [FIELD_LINKS_NICS_USED] = {"nics_used", "links", "count", FIELD_NUMBER, FIELD_ALL, AT(sim.nics_used, FIELD_INT)},
     [FIELD_LINKS_CHANNEL_SEARCH_EXHAUSTED] = {"channel_search_exhausted", "links", "0/1", FIELD_BOOL, FIELD_ALL,
                                               AT(sim.channels_exhausted, FIELD_INT)},
-    [FIELD_BUCKETS_ITERATION_S] = {"buckets_iteration_s", NULL, "s", FIELD_NUMBER, FIELD_DDP,
-                                   AT(sim.buckets_iteration_s, FIELD_DOUBLE), .range = FIELD_NONNEG},
+    [FIELD_BUCKETS_ITERATION_S] = {"buckets_iteration_s", NULL, "s", FIELD_NUMBER, FIELD_DDP | FIELD_FSDP,
+                                   AT(sim.buckets_iteration_s, FIELD_DOUBLE), .range = FIELD_ITERATION},
     [FIELD_BUCKETS] = {"buckets", NULL, "", FIELD_JSON, FIELD_ALL, .json = buckets},
     [FIELD_FSDP_COLLECTIVES] = {"fsdp_collectives", NULL, "", FIELD_JSON, FIELD_FSDP, .json = fsdp_collectives},
     [FIELD_SIM_MESSAGES] = {"messages", "simulation", "count", FIELD_NUMBER, FIELD_ALL, AT(sim.messages, FIELD_LONG)},
@@ -441,8 +453,8 @@ const field field_table[FIELD_COUNT] = {
     [FIELD_COST] = {"cost", NULL, "currency", FIELD_NUMBER, 0, FN(cost), .interval = FIELD_IV_TIME, .sweep = 45},
     [FIELD_ENERGY_KWH] = {"energy_kwh", NULL, "kWh", FIELD_NUMBER, 0, FN(energy), .interval = FIELD_IV_TIME, .sweep = 46},
     [FIELD_CO2_KG] = {"co2_kg", NULL, "kg", FIELD_NUMBER, 0, FN(co2), .interval = FIELD_IV_TIME, .sweep = 47},
-    [FIELD_ITERATION_S_LO] = {"iteration_s_lo", NULL, "s", FIELD_NUMBER, 0, FN(unknown), .range = FIELD_NONNEG, .sweep = 48},
-    [FIELD_ITERATION_S_HI] = {"iteration_s_hi", NULL, "s", FIELD_NUMBER, 0, FN(unknown), .range = FIELD_NONNEG, .sweep = 49},
+    [FIELD_ITERATION_S_LO] = {"iteration_s_lo", NULL, "s", FIELD_NUMBER, 0, FN(unknown), .range = FIELD_ITERATION, .sweep = 48},
+    [FIELD_ITERATION_S_HI] = {"iteration_s_hi", NULL, "s", FIELD_NUMBER, 0, FN(unknown), .range = FIELD_ITERATION, .sweep = 49},
     [FIELD_SAMPLES_PER_S_LO] = {"samples_per_s_lo", NULL, "1/s", FIELD_NUMBER, 0, FN(unknown), .range = FIELD_RATE, .sweep = 50},
     [FIELD_SAMPLES_PER_S_HI] = {"samples_per_s_hi", NULL, "1/s", FIELD_NUMBER, 0, FN(unknown), .range = FIELD_RATE, .sweep = 51},
 };
@@ -494,13 +506,14 @@ field_range field_range_of(const char *name) {
       return f->range;
   }
   if (ends(name, n, "_per_s")) return FIELD_RATE;
+  if (ends(name, n, "iteration_s")) return FIELD_ITERATION; /* recommend's mean_iteration_s */
   if (ends(name, n, "_s")) return FIELD_NONNEG;
   return FIELD_ANY;
 }
 
 int field_range_ok(field_range r, double v, const char **must) {
   static const char *const what[] = {"", "a count >= 1", "a rate > 0", "an efficiency above 0 and at most 1 (100%)",
-                                     "a number >= 0"};
+                                     "a number >= 0", "an iteration's length > 0"};
   *must = what[r];
   if (r == FIELD_ANY) return 1;
   if (!isfinite(v)) return 0;
@@ -509,6 +522,7 @@ int field_range_ok(field_range r, double v, const char **must) {
   case FIELD_RATE: return v > 0;
   case FIELD_FRACTION: return v > 0 && v <= 1 + 1e-9;
   case FIELD_NONNEG: return v >= 0;
+  case FIELD_ITERATION: return v > 0;
   default: return 1;
   }
 }

@@ -70,8 +70,9 @@ typedef enum { FIELD_FN = 0, FIELD_DOUBLE, FIELD_INT, FIELD_LONG } field_type;
 enum { FIELD_DDP = 1, FIELD_DP = 2, FIELD_FSDP = 4, FIELD_ALL = 7 };
 
 /* What `ddpsim plot` accepts in a column: anything (not checked); a count >= 1; a rate > 0; an
- * efficiency in (0, 1]; a number >= 0 (times, caps). */
-typedef enum { FIELD_ANY = 0, FIELD_ATLEAST1, FIELD_RATE, FIELD_FRACTION, FIELD_NONNEG } field_range;
+ * efficiency in (0, 1]; a number >= 0 (times, caps); an iteration's length, > 0 (no iteration
+ * takes no time). */
+typedef enum { FIELD_ANY = 0, FIELD_ATLEAST1, FIELD_RATE, FIELD_FRACTION, FIELD_NONNEG, FIELD_ITERATION } field_range;
 
 /* Where a field is in predict's `interval` object: not; scaled as the iteration (a time, a cost);
  * against it (a throughput). */
@@ -134,7 +135,7 @@ const char *field_column(const field *f);
 
 /* What plot accepts in a column named `name` (an `_lo`/`_hi` band column as its value's): the
  * field's range; for a name no field has (recommend's columns), the unit its name ends in: a rate
- * `_per_s` > 0, a time `_s` >= 0, else not checked. */
+ * `_per_s` > 0, an iteration `iteration_s` > 0, a time `_s` >= 0, else not checked. */
 field_range field_range_of(const char *name);
 /* Whether v is in range r; *must says what it must be otherwise. */
 int field_range_ok(field_range r, double v, const char **must);

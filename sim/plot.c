@@ -146,6 +146,40 @@ static int table_json(const cJSON *arr, const cJSON *top, const char *origin, ta
   return ERR_OK;
 }
 
+/* The parts of an iteration (sim/scenario.h: they add up to iteration_s), as sweep's columns name
+ * them, and as the breakdown plot's legend does. */
+static const char *const parts[] = {"loading_s", "transfer_s", "buffer_broadcast_s", "compute_s", "exposed_comm_s",
+                                    "straggler_wait_s"};
+static const char *const part_titles[] = {"loading", "host-to-device copy", "buffer broadcast", "compute",
+                                          "exposed communication", "waiting for stragglers"};
+#define NPARTS 6
+
+/* A row's parts are parts of its iteration: none, and not their sum, longer than its iteration_s
+ * (sweep writes 10 digits: 1e-6 of rounding). */
+static int table_parts_check(const table *t, const char *origin, err_t *e) {
+  int ci = col_of(t, "iteration_s");
+  for (int r = 0; ci >= 0 && r < t->nrow; r++) {
+    double it = num(t, r, ci), sum = 0;
+    if (isnan(it)) continue;
+    char at[32]; /* the row: a CSV's line, a JSON array's index */
+    if (t->line[r]) snprintf(at, sizeof at, ":%d:", t->line[r]);
+    else snprintf(at, sizeof at, ": caps[%d].", r);
+    for (int i = 0; i < NPARTS; i++) {
+      int c = col_of(t, parts[i]);
+      double v = num(t, r, c);
+      if (isnan(v)) continue;
+      sum += v;
+      if (v > it * (1 + 1e-6))
+        return err_set(e, ERR_INPUT, "%s%s%s: '%s' is longer than the iteration (iteration_s %s)", origin, at, parts[i], cell(t, r, c),
+                       cell(t, r, ci));
+    }
+    if (sum > it * (1 + 1e-6))
+      return err_set(e, ERR_INPUT, "%s%sstraggler_wait_s: the parts (loading_s to straggler_wait_s) add up to %g s, more than iteration_s %s",
+                     origin, at, sum, cell(t, r, ci));
+  }
+  return ERR_OK;
+}
+
 /* Every cell of a column the plots know must hold what ddpsim writes there: a value that cannot be
  * (inf, a negative time, 0 GPUs) is refused as the loaders refuse one, `origin:LINE:COLUMN` (CSV)
  * or `origin: caps[ROW].COLUMN` (JSON), never drawn. */
@@ -164,7 +198,7 @@ static int table_check(const table *t, const char *origin, err_t *e) {
       return err_set(e, ERR_INPUT, "%s: caps[%d].%s: '%s' must be %s", origin, r, t->col[c], text, must);
     }
   }
-  return ERR_OK;
+  return table_parts_check(t, origin, e);
 }
 
 /* Whether JSON value v of field `name` is a number in its range; *must what it must be. */
@@ -172,24 +206,70 @@ static int json_ok(const cJSON *v, const char *name, const char **must) {
   return field_range_ok(field_range_of(name), cJSON_IsNumber(v) ? v->valuedouble : NAN, must);
 }
 
-/* The same for predict --json's fields the timeline draws: its phases and each bucket's times. */
-static int timeline_check(const cJSON *j, const char *const *fields, int nfields, const char *origin, err_t *e) {
-  static const char *const bucket_fields[] = {"ready_s", "comm_start_s", "comm_end_s"};
+/* The time a timeline's collectives are measured in: the iteration they come from (predict's
+ * buckets_iteration_s, DDP's and FSDP's), else the mean iteration; *what names it. */
+static double timeline_iteration(const cJSON *j, const char **what) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, "buckets_iteration_s");
+  *what = cJSON_IsNumber(v) ? "buckets_iteration_s" : "iteration_s";
+  return cJSON_IsNumber(v) ? v->valuedouble : cJSON_GetObjectItemCaseSensitive(j, "iteration_s")->valuedouble;
+}
+
+/* One collective's times (a bucket's ready, start and end; an FSDP collective's start and end):
+ * numbers >= 0, in order, none past the iteration they come from (more than rounding: predict
+ * writes 15 digits), as sim/scenario.h promises. `arr` and `row` name it. */
+static int timeline_coll_check(const cJSON *o, const char *const *names, int n, double it, const char *itname, const char *arr,
+                               int row, const char *origin, err_t *e) {
   const char *must;
+  double prev = 0;
+  for (int i = 0; i < n; i++) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, names[i]);
+    if (!v) continue;
+    if (!json_ok(v, names[i], &must)) return err_set(e, ERR_INPUT, "%s: %s[%d].%s must be %s", origin, arr, row, names[i], must);
+    double x = v->valuedouble;
+    if (x > it * (1 + 1e-9))
+      return err_set(e, ERR_INPUT, "%s: %s[%d].%s: %g s is past the iteration it belongs to (%s %g s)", origin, arr, row, names[i], x,
+                     itname, it);
+    if (x < prev * (1 - 1e-9))
+      return err_set(e, ERR_INPUT, "%s: %s[%d].%s: %g s is before its %s (%g s)", origin, arr, row, names[i], x, names[i - 1], prev);
+    prev = x;
+  }
+  return ERR_OK;
+}
+
+/* The same for predict --json's fields the timeline draws: its iteration (> 0) and phases (>= 0,
+ * together no longer than the iteration), each bucket's and FSDP collective's times. */
+static int timeline_check(const cJSON *j, const char *const *fields, int nfields, const char *origin, err_t *e) {
+  static const char *const iters[] = {"iteration_s", "buckets_iteration_s"};
+  static const char *const bucket_fields[] = {"ready_s", "comm_start_s", "comm_end_s"};
+  static const char *const fsdp_fields[] = {"start_s", "end_s"};
+  const char *must;
+  for (int i = 0; i < 2; i++) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, iters[i]);
+    if ((v || !i) && !json_ok(v, iters[i], &must)) return err_set(e, ERR_INPUT, "%s: %s must be %s", origin, iters[i], must);
+  }
+  double it = cJSON_GetObjectItemCaseSensitive(j, "iteration_s")->valuedouble, sum = 0;
   for (int i = 0; i < nfields; i++) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, fields[i]);
     if (v && !json_ok(v, fields[i], &must))
       return err_set(e, ERR_INPUT, "%s: %s must be %s", origin, fields[i], must);
+    if (v) sum += v->valuedouble;
+    if (v && v->valuedouble > it * (1 + 1e-9))
+      return err_set(e, ERR_INPUT, "%s: %s: %g s is longer than the iteration (iteration_s %g s)", origin, fields[i], v->valuedouble, it);
   }
-  int r = 0;
+  /* the phases are parts of the iteration: laid end to end they fit in it */
+  if (sum > it * (1 + 1e-9))
+    return err_set(e, ERR_INPUT, "%s: the phases (%s, ...) add up to %g s, more than the iteration (iteration_s %g s)", origin, fields[0],
+                   sum, it);
+  const char *itname;
+  double bit = timeline_iteration(j, &itname);
+  int r = 0, rc;
   const cJSON *b;
   cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(j, "buckets")) {
-    for (int i = 0; i < 3; i++) {
-      const cJSON *v = cJSON_GetObjectItemCaseSensitive(b, bucket_fields[i]);
-      if (v && !json_ok(v, bucket_fields[i], &must))
-        return err_set(e, ERR_INPUT, "%s: buckets[%d].%s must be %s", origin, r, bucket_fields[i], must);
-    }
-    r++;
+    if ((rc = timeline_coll_check(b, bucket_fields, 3, bit, itname, "buckets", r++, origin, e))) return rc;
+  }
+  r = 0;
+  cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(j, "fsdp_collectives")) {
+    if ((rc = timeline_coll_check(b, fsdp_fields, 2, bit, itname, "fsdp_collectives", r++, origin, e))) return rc;
   }
   return ERR_OK;
 }
@@ -272,52 +352,108 @@ static void scenario_title(strbuf *s, const char *what, const table *t, const cJ
   strbuf_printf(s, " noenhanced%s", multi ? "" : "\n");
 }
 
+/* One line per (topology, profile): a sweep of two profiles is two machines, and the best of their
+ * throughputs at a GPU count would hide the slower one's rows. The profile is named in a line's
+ * title where the table has several; each profile's ideal line is its own one GPU's throughput times
+ * N (the speedup's ideal, N, is every line's). */
+#define KEY_LEN 160
+
+/* The index of series key k among keys[0 .. *n), which it joins at the end where new and there is
+ * room; -1 where there is none (MAX_GROUPS keys). */
+static int key_index(char keys[][KEY_LEN], int *n, const char *k) {
+  for (int g = 0; g < *n; g++)
+    if (!strcmp(keys[g], k)) return g;
+  if (*n >= MAX_GROUPS) return -1;
+  snprintf(keys[*n], KEY_LEN, "%s", k);
+  return (*n)++;
+}
+
+/* Row r's series in a plot of a line (scaling) or a colour (pareto) per topology, and per profile
+ * where the table has several (multi): "dgx1v-ib", "dgx1v-ib, v100-dgx1v". */
+static void topo_profile_key(const table *t, int r, int ct, int cp, int multi, char *k, size_t len) {
+  const char *tv = ct >= 0 && cell(t, r, ct) ? cell(t, r, ct) : "", *pv = cp >= 0 && cell(t, r, cp) ? cell(t, r, cp) : "";
+  snprintf(k, len, "%s%s%s", tv, multi ? ", " : "", multi ? pv : "");
+}
+
 static int plot_scaling(const table *t, const char *origin, strbuf *s, int *series, err_t *e) {
   int rc;
   const char *cols[] = {"topology", "gpus", "samples_per_s", "scaling_efficiency"};
   for (int i = 0; i < 4; i++)
     if ((rc = need(t, cols[i], origin, "scaling", e))) return rc;
   int ct = col_of(t, "topology"), cg = col_of(t, "gpus"), cs = col_of(t, "samples_per_s"), ce = col_of(t, "scaling_efficiency");
-  const char *topo[MAX_GROUPS];
-  int nt = groups(t, ct, topo, MAX_GROUPS);
-  double single = 0;
-  /* Each topology's best throughput per GPU count, as datablocks gpus, samples/s, speedup. */
-  for (int g = 0; g < nt; g++) {
+  int cp = col_of(t, "profile");
+  const char *prof[MAX_GROUPS];
+  int np = groups(t, cp, prof, MAX_GROUPS), multi = np > 1;
+  /* The lines' keys, in order of first appearance: the topology, and the profile where several. */
+  char key[MAX_GROUPS][KEY_LEN];
+  int nk = 0, kprof[MAX_GROUPS];
+  for (int r = 0; r < t->nrow; r++) {
+    const char *pv = cp >= 0 && cell(t, r, cp) ? cell(t, r, cp) : "";
+    char k[KEY_LEN];
+    topo_profile_key(t, r, ct, cp, multi, k, sizeof k);
+    int had = nk, g = key_index(key, &nk, k);
+    if (g >= had) /* a new line: its profile */
+      for (kprof[g] = 0; kprof[g] < np && strcmp(prof[kprof[g]], pv); kprof[g]++) {}
+  }
+  double single[MAX_GROUPS] = {0};
+  int first[MAX_GROUPS]; /* each profile's first line: the ideal line's GPU counts */
+  for (int i = 0; i < MAX_GROUPS; i++) first[i] = -1;
+  /* Each line's best throughput per GPU count (over the sweep's caps), as datablocks gpus,
+   * samples/s, speedup. */
+  for (int g = 0; g < nk; g++) {
     strbuf_printf(s, "$t%d << EOD\n", g);
     double done[256];
-    int nd = 0;
+    int nd = 0, pi = kprof[g] < np ? kprof[g] : 0;
+    if (first[pi] < 0) first[pi] = g;
     for (int r = 0; r < t->nrow; r++) {
-      if (strcmp(cell(t, r, ct), topo[g])) continue;
+      char k[KEY_LEN];
+      topo_profile_key(t, r, ct, cp, multi, k, sizeof k);
+      if (strcmp(k, key[g])) continue;
       double gpus = num(t, r, cg), best = -1, eff = 0;
       int dup = 0;
       for (int i = 0; i < nd; i++) dup |= done[i] == gpus;
       if (dup || isnan(gpus) || nd == 256) continue;
-      for (int q = r; q < t->nrow; q++)
-        if (!strcmp(cell(t, q, ct), topo[g]) && num(t, q, cg) == gpus && num(t, q, cs) > best) best = num(t, q, cs), eff = num(t, q, ce);
+      for (int q = r; q < t->nrow; q++) {
+        char kq[KEY_LEN];
+        topo_profile_key(t, q, ct, cp, multi, kq, sizeof kq);
+        if (!strcmp(kq, key[g]) && num(t, q, cg) == gpus && num(t, q, cs) > best) best = num(t, q, cs), eff = num(t, q, ce);
+      }
       if (!(best > 0) || !(eff > 0)) return err_set(e, ERR_INPUT, "%s: row %d: samples_per_s and scaling_efficiency must be > 0", origin, r + 1);
       done[nd++] = gpus;
-      if (single == 0) single = best / (gpus * eff);
+      if (single[pi] == 0) single[pi] = best / (gpus * eff);
       strbuf_printf(s, "%.17g %.17g %.17g\n", gpus, best, eff * gpus);
     }
     strbuf_printf(s, "EOD\n");
   }
-  if (!nt || single <= 0) return err_set(e, ERR_INPUT, "%s: no rows to plot", origin);
-  strbuf_printf(s, "single = %.17g\nset multiplot layout 1,2", single);
+  if (!nk || single[0] <= 0) return err_set(e, ERR_INPUT, "%s: no rows to plot", origin);
+  int nideal = np > 0 ? np : 1;
+  for (int i = 0; i < nideal; i++) strbuf_printf(s, "single%d = %.17g\n", i, single[i]);
+  strbuf_printf(s, "set multiplot layout 1,2");
   scenario_title(s, "Scaling: the best bucket cap of the sweep at each GPU count", t, NULL, 1);
   strbuf_printf(s, "\n");
   strbuf_printf(s, "set logscale xy 2\nset xlabel 'GPUs'\nset ylabel 'samples/s'\nset title 'Throughput'\n");
   for (int pass = 0; pass < 2; pass++) {
     if (pass) strbuf_printf(s, "set title 'Speedup over one GPU'\nset ylabel 'speedup'\n");
     strbuf_printf(s, "plot ");
-    for (int g = 0; g < nt; g++) {
-      strbuf_printf(s, "$t%d using 1:%d with linespoints lw 2 title ", g, pass ? 3 : 2);
-      quoted(s, topo[g]);
-      strbuf_printf(s, ", ");
+    for (int g = 0; g < nk; g++) {
+      strbuf_printf(s, "$t%d using 1:%d with linespoints lw 2 lc %d title ", g, pass ? 3 : 2, g + 1);
+      quoted(s, key[g]);
+      strbuf_printf(s, " noenhanced, ");
     }
-    strbuf_printf(s, "$t0 using 1:(%s) with lines dt 2 lc rgb 'gray40' title 'ideal'\n", pass ? "$1" : "$1 * single");
+    for (int i = 0; i < (pass ? 1 : nideal); i++) {
+      char title[160];
+      snprintf(title, sizeof title, "ideal%s%s", multi && !pass ? ", " : "", multi && !pass ? prof[i] : "");
+      strbuf_printf(s, "%s$t%d using 1:", i ? ", " : "", first[i] >= 0 ? first[i] : 0);
+      if (pass) strbuf_printf(s, "($1)");
+      else strbuf_printf(s, "($1 * single%d)", i);
+      strbuf_printf(s, " with lines dt %d lc rgb 'gray40' title ", 2 + i);
+      quoted(s, title);
+      strbuf_printf(s, " noenhanced");
+    }
+    strbuf_printf(s, "\n");
   }
   strbuf_printf(s, "unset multiplot\n");
-  *series = 2 * (nt + 1);
+  *series = 2 * nk + nideal + 1;
   return ERR_OK;
 }
 
@@ -443,11 +579,6 @@ static int plot_caps(const table *t, const cJSON *j, const char *origin, strbuf 
   return ERR_OK;
 }
 
-static const char *const parts[] = {"loading_s", "transfer_s", "buffer_broadcast_s", "compute_s", "exposed_comm_s",
-                                    "straggler_wait_s"};
-static const char *const part_titles[] = {"loading", "host-to-device copy", "buffer broadcast", "compute",
-                                          "exposed communication", "waiting for stragglers"};
-#define NPARTS 6
 
 /* The groups a breakdown draws side by side: at most this many (topology, cap) pairs; the others
  * are named in the title as dropped. */
@@ -715,8 +846,7 @@ static int plot_pareto(const table *t, const char *origin, strbuf *s, int *serie
   for (int r = 0; bars && r < t->nrow; r++) bars = !isnan(num(t, r, cl)) && !isnan(num(t, r, ch));
   const char *profs[MAX_GROUPS];
   int two = cp >= 0 && groups(t, cp, profs, MAX_GROUPS) > 1;
-  const char *keys[MAX_GROUPS];
-  char keybuf[MAX_GROUPS][128];
+  char keys[MAX_GROUPS][KEY_LEN];
   int nk = 0, *key = calloc((size_t)t->nrow + 1, sizeof *key), *front = calloc((size_t)t->nrow + 1, sizeof *front);
   if (!key || !front) {
     free(key), free(front);
@@ -730,16 +860,10 @@ static int plot_pareto(const table *t, const char *origin, strbuf *s, int *serie
                    "--dataset-size S%s)", origin, r + 1, yname, priced ? " --price X" : "");
       goto out;
     }
-    char k[128];
-    snprintf(k, sizeof k, "%s%s%s", ct >= 0 ? cell(t, r, ct) : "", two ? ", " : "", two ? cell(t, r, cp) : "");
-    int g = 0;
-    while (g < nk && strcmp(keys[g], k)) g++;
-    if (g == nk && nk < MAX_GROUPS) {
-      snprintf(keybuf[nk], sizeof keybuf[nk], "%s", k);
-      keys[nk] = keybuf[nk];
-      nk++;
-    }
-    key[r] = g < MAX_GROUPS ? g : MAX_GROUPS - 1;
+    char k[KEY_LEN];
+    topo_profile_key(t, r, ct, cp, two, k, sizeof k);
+    int g = key_index(keys, &nk, k);
+    key[r] = g >= 0 ? g : MAX_GROUPS - 1;
     front[r] = !(cf >= 0 && num(t, r, cf) == 0);
     misfit += !front[r];
   }

@@ -178,6 +178,15 @@ static void table_buyer(strbuf *s, const report_buyer *b, double samples_per_s, 
                      "#   profile's stated uncertainty alone, not ddpsim's own error (docs/accuracy.md)\n");
 }
 
+/* The bucket or collective times below are the last simulated iteration's (sim_result's
+ * buckets_iteration_s), from its start: said with its length wherever it is not the mean above by
+ * more than rounding (jitter, no_sync, DataLoader's batches arriving in bursts of its workers). */
+static void last_iteration(strbuf *s, const sim_config *c, const sim_result *r, const char *what) {
+  if (fabs(r->buckets_iteration_s - r->iteration_s) <= 1e-9 * r->iteration_s) return;
+  strbuf_printf(s, "#\n# %s of the last simulated iteration (%.6f s; the mean above is over every steady one%s)\n", what,
+                r->buckets_iteration_s, r->jittered ? ", under jitter" : c->load_s > 0 ? ", the DataLoader's batches arriving unevenly" : "");
+}
+
 char *report_predict_table(const sim_config *c, const predict_result *p, const report_buyer *b) {
   const sim_result *r = &p->sim;
   field_ctx x = context(c, p, b);
@@ -196,10 +205,7 @@ char *report_predict_table(const sim_config *c, const predict_result *p, const r
   else if (mi.ops)
     strbuf_printf(&s, "# warning: the model's measured times (%d ops, on %s) were ignored: %s\n", mi.ops, mi.device, mi.why);
   if (c->framework == SIM_FRAMEWORK_DDP) {
-    /* The last iteration against the mean: apart by more than rounding only under jitter or no_sync. */
-    if (fabs(r->buckets_iteration_s - r->iteration_s) > 1e-9 * r->iteration_s)
-      strbuf_printf(&s, "#\n# buckets of the last simulated iteration (%.6f s; the mean above is over every steady one%s)\n",
-                    r->buckets_iteration_s, r->jittered ? ", under jitter" : "");
+    last_iteration(&s, c, r, "buckets");
     strbuf_printf(&s, "#\n# %-4s %12s %9s %12s %12s %12s %12s %8s %8s  %s\n", "bkt", "bytes", "params", "ready_s", "start_s",
                   "end_s", "wait_s", "algbw", "busbw", "algorithm");
     for (int k = 0; k < r->plan.n; k++) {
@@ -217,6 +223,7 @@ char *report_predict_table(const sim_config *c, const predict_result *p, const r
     }
   }
   if (c->framework == SIM_FRAMEWORK_FSDP && r->nfsdp > 0) {
+    last_iteration(&s, c, r, "collectives");
     strbuf_printf(&s, "#\n# %-4s %-14s %-28s %-8s %12s %12s %12s  %s\n", "coll", "collective", "unit", "before", "bytes", "start_s",
                   "end_s", "nccl");
     for (int k = 0; k < r->nfsdp; k++) {

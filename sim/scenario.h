@@ -179,7 +179,8 @@ typedef struct {
   double bytes;           /* S as sim/coll.h defines it for the kind */
   int algo, proto;        /* NCCL's choice */
   double nccl_estimate_s;
-  double start_s, end_s;  /* relative to the start of the reported iteration */
+  double start_s, end_s;  /* relative to the start of the reported iteration (the last simulated,
+                             as DDP's buckets): in [0, buckets_iteration_s] */
 } sim_fsdp_coll;
 
 typedef struct {
@@ -196,8 +197,9 @@ typedef struct {
                               after compute, input and waiting for stragglers */
   double straggler_wait_s; /* per iteration, rank 0 waiting for slower GPUs (jitter): how much longer
                               the slowest computed up to the final wait, bounded by what was left */
-  double buckets_iteration_s; /* the length of the iteration the bucket times come from (the last
-                              one; differs from iteration_s, a mean, under jitter) */
+  double buckets_iteration_s; /* the length of the iteration the bucket times (and FSDP's
+                              collectives') come from: the last one; it differs from iteration_s,
+                              a mean, under jitter and where DataLoader's batches arrive unevenly */
   int jittered;            /* compute or host jitter made iterations differ (every rank simulated) */
   double iteration_ci_s;   /* with jitter: the half-width of the 95% confidence interval of the
                               mean iteration_s (Student's t over the steady cycles' lengths); 0

@@ -2,6 +2,7 @@
 #include "buyopts.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,10 +89,10 @@ void buyopts_table(buyopts *b, cli_opt t[BUYOPTS_COUNT]) {
        .parse = parse_optim, .must = "must be none, sgd, sgd-momentum, adam, adamw, rmsprop, rmsprop-momentum or adagrad"},
       {"allow-oom", 0, CLI_FLAG, &b->allow_oom, NULL,
        "warn instead of refusing a configuration whose memory exceeds the card's"},
-      {"samples", 0, CLI_DOUBLE, &b->samples, "N", "samples to train (all GPUs together): time to train, GPU-hours, cost,\nenergy",
+      {"samples", 0, CLI_DOUBLE, &b->samples, "N", "samples to train (all GPUs together, a whole number): time to train,\nGPU-hours, cost, energy",
        CLI_MIN_OPEN | CLI_MAX, 0, 1e18},
-      {"epochs", 0, CLI_DOUBLE, &b->epochs, "E", "epochs to train (with --dataset-size): samples = E x S", CLI_MIN_OPEN | CLI_MAX, 0, 1e9},
-      {"dataset-size", 0, CLI_DOUBLE, &b->dataset_size, "S", "samples in one epoch (with --epochs)", CLI_MIN_OPEN | CLI_MAX, 0, 1e15},
+      {"epochs", 0, CLI_DOUBLE, &b->epochs, "E", "epochs to train (with --dataset-size): samples = E x S, a partial\nepoch's last sample rounded up (at least one sample)", CLI_MIN_OPEN | CLI_MAX, 0, 1e9},
+      {"dataset-size", 0, CLI_DOUBLE, &b->dataset_size, "S", "samples in one epoch, a whole number (with --epochs)", CLI_MIN_OPEN | CLI_MAX, 0, 1e15},
       {"price", 0, CLI_CUSTOM, b, "X|auto|CLASS",
        "price of one GPU-hour (any currency): the cost; auto or a class (on-demand,\n...): the price table's example for the profile's card, with its date and\nsource (profiles/prices.tsv: examples to edit)",
        .parse = parse_price, .must = BUYOPTS_PRICE_MUST},
@@ -115,6 +116,15 @@ int buyopts_check(cli_ctx *x, buyopts *b) {
   b->interval = !b->no_interval;
   if ((b->epochs > 0) != (b->dataset_size > 0)) return cli_usage(x, "--epochs and --dataset-size go together");
   if (b->epochs > 0 && b->samples > 0) return cli_usage(x, "--samples and --epochs: choose one");
+  /* Samples are whole: a count given is one; a partial epoch's last sample counts whole
+   * (budget_samples), and epochs that hold less than one sample train nothing. */
+  if (b->samples > 0 && b->samples != floor(b->samples))
+    return cli_usage(x, "--samples must be a whole number of samples, got %g", b->samples);
+  if (b->dataset_size > 0 && b->dataset_size != floor(b->dataset_size))
+    return cli_usage(x, "--dataset-size must be a whole number of samples, got %g", b->dataset_size);
+  if (b->epochs > 0 && budget_samples(b->epochs, b->dataset_size) < 1)
+    return cli_usage(x, "--epochs %g of --dataset-size %g is %g of one sample: nothing to train (give at least one sample's worth)",
+                     b->epochs, b->dataset_size, b->epochs * b->dataset_size);
   if (b->prices_file[0] && !b->price_class[0]) return cli_usage(x, "--prices FILE is the table of --price auto or --price CLASS: give one");
   if ((b->price > 0 || b->price_class[0] || b->grid > 0) && !(b->samples > 0 || b->epochs > 0))
     return cli_usage(x, "--price and --grid-kgco2-per-kwh need the samples to train: --samples N or --epochs E --dataset-size S");
@@ -123,7 +133,7 @@ int buyopts_check(cli_ctx *x, buyopts *b) {
 
 int buyopts_job(const buyopts *b, budget_job *j) {
   memset(j, 0, sizeof *j);
-  j->samples = b->samples > 0 ? b->samples : b->epochs * b->dataset_size;
+  j->samples = b->samples > 0 ? b->samples : b->epochs > 0 ? budget_samples(b->epochs, b->dataset_size) : 0;
   j->price_per_gpu_hour = b->price;
   j->grid_kgco2_per_kwh = b->grid;
   return j->samples > 0;

@@ -111,6 +111,14 @@ int main(void) {
   CHECK(budget_compute(&j, 8, 32, 0.5, 0.6, &d, &b, &e) == ERR_USAGE, "compute longer than the iteration is refused");
   j.samples = 0;
   CHECK(budget_compute(&j, 8, 32, 0.5, 0.4, &d, &b, &e) == ERR_USAGE, "no samples is refused");
+  /* issue 48: samples are whole; a partial epoch's last sample counts whole; less than one is none. */
+  j.samples = 4.5;
+  CHECK(budget_compute(&j, 8, 32, 0.5, 0.4, &d, &b, &e) == ERR_USAGE, "4.5 samples (a part of one) are refused");
+  CHECK(budget_samples(1.5, 3) == 5 && budget_samples(2.385, 1000) == 2385 && budget_samples(2.3851, 1000) == 2386,
+        "1.5 epochs of 3 samples are 5; 2.385 of 1000 are 2385, 2.3851 of them 2386");
+  CHECK(budget_samples(1.1, 10) == 11 && budget_samples(0.7, 10) == 7, "1.1 x 10 is 11 samples, 0.7 x 10 is 7 (not 12, 8: rounding)");
+  CHECK(budget_samples(0.0001, 1) == 0 && budget_samples(0.5, 1) == 0 && budget_samples(1, 1) == 1,
+        "less than one sample's worth is none (0.0001 x 1, 0.5 x 1); one epoch of one is one");
 
   model_destroy(m2);
   model_destroy(m);

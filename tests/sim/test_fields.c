@@ -29,7 +29,7 @@ static int list(void) {
 }
 
 /* docs/plots.md: counts `gpus`, `nodes`; `scaling_efficiency`; `bucket_cap_mb` >= 0; else a rate
- * `*_per_s`, a time `*_s`. */
+ * `*_per_s`, an iteration `*iteration_s` (> 0), a time `*_s`. */
 static field_range documented(const char *name) {
   size_t n = strlen(name);
   if (!strcmp(name, "gpus") || !strcmp(name, "nodes")) return FIELD_ATLEAST1;
@@ -37,6 +37,7 @@ static field_range documented(const char *name) {
   if (!strcmp(name, "bucket_cap_mb")) return FIELD_NONNEG;
   if (n > 3 && (!strcmp(name + n - 3, "_lo") || !strcmp(name + n - 3, "_hi"))) n -= 3;
   if (n > 6 && !strncmp(name + n - 6, "_per_s", 6)) return FIELD_RATE;
+  if (n >= 11 && !strncmp(name + n - 11, "iteration_s", 11)) return FIELD_ITERATION;
   if (n > 2 && !strncmp(name + n - 2, "_s", 2)) return FIELD_NONNEG;
   return FIELD_ANY;
 }
@@ -96,14 +97,16 @@ int main(int argc, char **argv) {
     }
   }
   CHECK(ranges, "plot's range of each column is docs/plots.md's");
-  CHECK(field_range_of("mean_iteration_s") == FIELD_NONNEG && field_range_of("regret") == FIELD_ANY &&
-            field_range_of("samples_per_s_hi") == FIELD_RATE,
-        "a name not in the table: its unit's range (recommend's mean_iteration_s a time)");
+  CHECK(field_range_of("mean_iteration_s") == FIELD_ITERATION && field_range_of("regret") == FIELD_ANY &&
+            field_range_of("samples_per_s_hi") == FIELD_RATE && field_range_of("iteration_s_lo") == FIELD_ITERATION &&
+            field_range_of("iteration_ci_s") == FIELD_NONNEG,
+        "a name not in the table: its unit's range (recommend's mean_iteration_s an iteration, > 0)");
   const char *must;
   CHECK(!field_range_ok(FIELD_NONNEG, -1e-12, &must) && !strcmp(must, "a number >= 0") &&
             !field_range_ok(FIELD_FRACTION, 1.01, &must) && field_range_ok(FIELD_FRACTION, 1, &must) &&
             !field_range_ok(FIELD_ATLEAST1, 1.5, &must) && !field_range_ok(FIELD_RATE, INFINITY, &must) &&
-            field_range_ok(FIELD_ANY, NAN, &must),
-        "ranges refuse what ddpsim never writes (a negative time, 101%%, 1.5 GPUs, inf)");
+            field_range_ok(FIELD_ANY, NAN, &must) && !field_range_ok(FIELD_ITERATION, 0, &must) &&
+            field_range_ok(FIELD_ITERATION, 2.385e-6, &must) && field_range_ok(FIELD_NONNEG, 0, &must),
+        "ranges refuse what ddpsim never writes (a negative time, 101%%, 1.5 GPUs, inf, an iteration of 0 s)");
   return check_status();
 }

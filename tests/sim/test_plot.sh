@@ -55,6 +55,25 @@ json_scenario() { echo "$(jstr "$1" model) $(jstr "$1" batch_per_gpu) $(jstr "$1
 
 # two topologies and the ideal line, in each of two panels
 plot scaling "$tmp/s.csv" scaling 6 "title 'dgx1v-ib'" "title 'dgx1v-10gbe'" "title 'ideal'" "Speedup"
+# ---- issue 48: a sweep of two profiles draws a line per (topology, profile), each with its own rows
+# (the slower profile's were dropped for the faster's), and each profile's ideal line ----
+"$ddpsim" sweep --model resnet50 --nodes 1,2 --topology dgx1v-ib --profile v100-dgx1v,p100-dgx1 --no-interval --csv >"$tmp/s2.csv"
+plot scaling "$tmp/s2.csv" scaling-profiles 7 "title 'dgx1v-ib, v100-dgx1v'" "title 'dgx1v-ib, p100-dgx1'" \
+  "title 'ideal, v100-dgx1v'" "title 'ideal, p100-dgx1'" "title 'ideal'"
+check "scaling-profiles: each line holds its own profile's rows (samples/s as the sweep wrote them)" python3 - "$tmp/s2.csv" "$tmp/scaling-profiles.gp" <<'PY'
+import csv, re, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+text = open(sys.argv[2]).read()
+titles = re.findall(r"\$t(\d+) using 1:2 with linespoints lw 2 lc \d+ title '([^']*)'", text)
+ok = len(titles) == 2
+for i, title in titles:
+    topo, prof = title.split(", ")
+    block = re.search(r"\$t%s << EOD\n(.*?)EOD" % i, text, re.S).group(1).split("\n")[:-1]
+    got = sorted((float(l.split()[0]), float(l.split()[1])) for l in block)
+    want = sorted((float(r["gpus"]), float(r["samples_per_s"])) for r in rows if r["topology"] == topo and r["profile"] == prof)
+    ok &= len(got) == 2 and all(g[0] == w[0] and abs(g[1] - w[1]) <= 1e-9 * w[1] for g, w in zip(got, want)) and len(got) == len(want)
+sys.exit(0 if ok else 1)
+PY
 # (a sweep gives every row its interval by default: the caps plot draws its band under the line)
 plot caps "$tmp/c.csv" caps-sweep 2 "title 'dgx1v-10gbe, 4 nodes'" "samples/s" "with filledcurves"
 plot caps "$tmp/r.json" caps-recommend 2 "title 'dgx1v-10gbe, 4 nodes'" "iteration time"
