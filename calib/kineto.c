@@ -104,7 +104,7 @@ static void coll_of(const char *s, char *out, size_t len) {
 }
 
 typedef struct {
-  double ts, end;
+  double ts, end, dur; /* dur as recorded: end - ts loses digits at the trace clock's magnitude */
   const cJSON *ev;
 } span;
 static int by_ts(const void *a, const void *b) {
@@ -208,7 +208,7 @@ static int analyse(const cJSON *root, kineto_trace *t, err_t *e) {
     const char *name = str(ev, "name"), *ph = str(ev, "ph");
     double ts = num(ev, "ts", NAN), dur = num(ev, "dur", NAN);
     if (!name || !ph || strcmp(ph, "X") || !isfinite(ts) || !isfinite(dur) || dur < 0) continue;
-    span s = {ts, ts + dur, ev};
+    span s = {ts, ts + dur, dur, ev};
     if (cat_is(ev, "kernel", "Kernel")) kern[nk++] = s;
     else if (cat_is(ev, "cuda_runtime", "Runtime")) {
       double c = num(get(ev, "args"), "correlation", -1);
@@ -269,7 +269,7 @@ static int analyse(const cJSON *root, kineto_trace *t, err_t *e) {
     coll_of(cn ? cn : a ? str(a, "name") : name, c->coll, sizeof c->coll);
     snprintf(c->dtype, sizeof c->dtype, "%s", str(args, "dtype") ? str(args, "dtype") : "");
     c->start_us = kern[i].ts;
-    c->dur_s = (kern[i].end - kern[i].ts) * 1e-6;
+    c->dur_s = kern[i].dur * 1e-6;
     const cJSON *grid = get(args, "grid"), *g;
     c->blocks = 1;
     cJSON_ArrayForEach(g, grid) c->blocks *= cJSON_IsNumber(g) ? (long)g->valuedouble : 1;
@@ -290,7 +290,7 @@ static int analyse(const cJSON *root, kineto_trace *t, err_t *e) {
   /* compute kernels beside an NCCL kernel or apart (NCCL kernels are few: a plain scan) */
   for (size_t i = 0; i < nk; i++) {
     if (has_nccl(str(kern[i].ev, "name"))) continue;
-    double d = (kern[i].end - kern[i].ts) * 1e-6;
+    double d = kern[i].dur * 1e-6;
     int over = 0;
     for (size_t q = 0; q < t->nnccl && !over; q++)
       over = kern[i].ts < t->nccl[q].start_us + t->nccl[q].dur_s * 1e6 && t->nccl[q].start_us < kern[i].end;
@@ -301,7 +301,7 @@ static int analyse(const cJSON *root, kineto_trace *t, err_t *e) {
   /* steps: wall time, and the GPU idle from the step's start to the first kernel the step launched
    * (the kernels still running at its start were launched by the step before) */
   for (size_t s = 0; s < nst; s++) {
-    t->step_s[s] = (steps[s].end - steps[s].ts) * 1e-6;
+    t->step_s[s] = steps[s].dur * 1e-6;
     double busy_until = -INFINITY;
     size_t i = 0;
     for (; i < nk; i++) {
@@ -330,6 +330,22 @@ done:
   return rc;
 }
 
+/* Does the text stop inside a string, an object or an array (a trace cut short: the profiler killed
+ * while writing, a partial copy)? cJSON reports where it stopped, not why. */
+static int ends_early(const char *s, size_t len) {
+  long depth = 0;
+  int in_str = 0;
+  for (size_t i = 0; i < len; i++) {
+    if (in_str) {
+      if (s[i] == '\\') i++;
+      else if (s[i] == '"') in_str = 0;
+    } else if (s[i] == '"') in_str = 1;
+    else if (s[i] == '{' || s[i] == '[') depth++;
+    else if (s[i] == '}' || s[i] == ']') depth--;
+  }
+  return in_str || depth > 0;
+}
+
 int kineto_read(const char *path, kineto_trace *t, err_t *e) {
   memset(t, 0, sizeof *t);
   snprintf(t->path, sizeof t->path, "%s", path);
@@ -342,13 +358,13 @@ int kineto_read(const char *path, kineto_trace *t, err_t *e) {
     free(text);
     return err_set(e, ERR_INPUT, "%s: empty file", path);
   }
-  const char *end = NULL;
-  cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+  cJSON *root = cJSON_ParseWithLength(text, len);
   if (!root) {
-    size_t off = end ? (size_t)(end - text) : len, line = 1;
+    const char *at = cJSON_GetErrorPtr(); /* where the parse stopped */
+    size_t off = at && at >= text && at <= text + len ? (size_t)(at - text) : len, line = 1;
     for (size_t i = 0; i < off && i < len; i++) line += text[i] == '\n';
     rc = err_set(e, ERR_INPUT, "%s:%zu: not valid JSON%s", path, line,
-                 off >= len ? " (the document ends early: a truncated trace?)" : "");
+                 ends_early(text, len) ? " (the document ends early: a truncated trace?)" : "");
   } else {
     rc = analyse(root, t, e);
   }
