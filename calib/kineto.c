@@ -27,7 +27,7 @@ static int read_all(const char *path, char **out, size_t *len, err_t *e) {
       if (!nb) break;
       buf = nb, cap *= 2;
     }
-    if ((got = gzread(f, buf + n, (unsigned)(cap - n))) <= 0) break;
+    if ((got = gzread(f, buf + n, (unsigned)(cap - n < (1u << 30) ? cap - n : (1u << 30)))) <= 0) break;
     n += (size_t)got;
   }
   int zerr = Z_OK;
@@ -50,6 +50,11 @@ static const cJSON *get(const cJSON *o, const char *k) { return cJSON_GetObjectI
 static double num(const cJSON *o, const char *k, double dflt) {
   const cJSON *v = get(o, k);
   return cJSON_IsNumber(v) ? v->valuedouble : dflt;
+}
+/* o[k] when it is a whole number in [lo, hi], else dflt: a cast of anything else is undefined. */
+static long long whole(const cJSON *o, const char *k, double lo, double hi, long long dflt) {
+  double v = num(o, k, NAN);
+  return v >= lo && v <= hi && v == floor(v) ? (long long)v : dflt;
 }
 static const char *str(const cJSON *o, const char *k) {
   const cJSON *v = get(o, k);
@@ -147,10 +152,10 @@ static double annotation_bytes(const cJSON *ann) {
     int size = kineto_dtype_size(cJSON_IsString(ty) ? ty->valuestring : NULL);
     if (!cJSON_IsArray(d) || !size || !cJSON_GetArraySize(d)) continue;
     double prod = 1;
-    cJSON_ArrayForEach(x, d) prod *= cJSON_IsNumber(x) ? x->valuedouble : 0;
+    cJSON_ArrayForEach(x, d) prod *= cJSON_IsNumber(x) && x->valuedouble >= 0 ? x->valuedouble : NAN;
     total += prod * size;
   }
-  return total;
+  return total > 0 && total <= 1e15 ? total : 0; /* NaN (a bad dim) and absurd sizes: not recorded */
 }
 
 /* The `nccl:*` record_function range on the launching thread that holds the launch call. */
@@ -174,12 +179,12 @@ static int step_of(const span *steps, size_t n, double ts) {
 static void read_device(const cJSON *root, int id, kineto_trace *t) {
   const cJSON *d;
   cJSON_ArrayForEach(d, get(root, "deviceProperties")) {
-    if ((int)num(d, "id", -1) != id) continue;
+    if (whole(d, "id", 0, 1e6, -1) != id) continue;
     snprintf(t->device, sizeof t->device, "%s", str(d, "name") ? str(d, "name") : "");
-    t->sm_count = (int)num(d, "numSms", 0);
+    t->sm_count = (int)whole(d, "numSms", 0, 1e6, 0);
     t->memory_bytes = num(d, "totalGlobalMem", 0);
-    t->cc_major = (int)num(d, "computeMajor", 0);
-    t->cc_minor = (int)num(d, "computeMinor", 0);
+    t->cc_major = (int)whole(d, "computeMajor", 0, 1000, 0);
+    t->cc_minor = (int)whole(d, "computeMinor", 0, 1000, 0);
   }
 }
 
@@ -191,8 +196,8 @@ static int analyse(const cJSON *root, kineto_trace *t, err_t *e) {
   const cJSON *di = get(root, "distributedInfo");
   snprintf(t->backend, sizeof t->backend, "%s", str(di, "backend") ? str(di, "backend") : "");
   snprintf(t->nccl_version, sizeof t->nccl_version, "%s", str(di, "nccl_version") ? str(di, "nccl_version") : "");
-  t->rank = (int)num(di, "rank", -1);
-  t->world_size = (int)num(di, "world_size", -1);
+  t->rank = (int)whole(di, "rank", 0, 1e7, -1);
+  t->world_size = (int)whole(di, "world_size", 1, 1e7, -1);
 
   size_t n = (size_t)cJSON_GetArraySize(events), nk = 0, nst = 0, nl = 0, nc = 0, nann = 0;
   span *kern = malloc((n + 1) * sizeof *kern), *steps = malloc((n + 1) * sizeof *steps);
@@ -240,7 +245,7 @@ static int analyse(const cJSON *root, kineto_trace *t, err_t *e) {
   qsort(corr, nc, sizeof *corr, by_corr);
   qsort(ann, nann, sizeof *ann, by_ts);
   t->nkernels = nk;
-  t->device_id = (int)num(get(kern[0].ev, "args"), "device", 0);
+  t->device_id = (int)whole(get(kern[0].ev, "args"), "device", 0, 1e6, 0);
   read_device(root, t->device_id, t);
   if (!*t->device) {
     rc = err_set(e, ERR_INPUT, "%s: deviceProperties has no entry with \"id\": %d, the kernels' device", path,
@@ -271,12 +276,13 @@ static int analyse(const cJSON *root, kineto_trace *t, err_t *e) {
     c->start_us = kern[i].ts;
     c->dur_s = kern[i].dur * 1e-6;
     const cJSON *grid = get(args, "grid"), *g;
-    c->blocks = 1;
-    cJSON_ArrayForEach(g, grid) c->blocks *= cJSON_IsNumber(g) ? (long)g->valuedouble : 1;
-    if (!cJSON_IsArray(grid)) c->blocks = -1;
-    c->in_nelems = (long long)num(args, "In msg nelems", -1);
-    c->out_nelems = (long long)num(args, "Out msg nelems", -1);
-    c->group_size = (int)num(args, "Group size", -1);
+    double blocks = cJSON_IsArray(grid) ? 1 : -1; /* CUDA's grid: at most 2^31 x 65535 x 65535 */
+    cJSON_ArrayForEach(g, grid) blocks *= cJSON_IsNumber(g) && g->valuedouble >= 1 && g->valuedouble <= 2147483647.0
+                                              ? floor(g->valuedouble) : NAN;
+    c->blocks = blocks >= 1 && blocks <= 1e15 ? (long)blocks : -1;
+    c->in_nelems = whole(args, "In msg nelems", 0, 1e15, -1);
+    c->out_nelems = whole(args, "Out msg nelems", 0, 1e15, -1);
+    c->group_size = (int)whole(args, "Group size", 1, 1e7, -1);
     c->bytes_from = "";
     if (c->in_nelems >= 0 && kineto_dtype_size(c->dtype)) {
       c->bytes = (double)c->in_nelems * kineto_dtype_size(c->dtype);
@@ -403,8 +409,11 @@ int kineto_allreduce_sweep(const kineto_trace *t, size_t n, commbench_cfg *cfg, 
   for (size_t i = 0; i < np; i++) sizes += !i || pt[i][0] != pt[i - 1][0];
   int rc = ERR_OK;
   if (*nranks < 2)
-    rc = err_set(e, ERR_RUNTIME, "no NCCL all-reduce over 2 or more ranks (%zu NCCL kernel(s), world size %d)", total,
-                 n ? t[0].world_size : -1);
+    rc = n && t[0].world_size < 0
+             ? err_set(e, ERR_RUNTIME, "no NCCL all-reduce over 2 or more ranks (%zu NCCL kernel(s); no distributedInfo: "
+                                       "one process)", total)
+             : err_set(e, ERR_RUNTIME, "no NCCL all-reduce over 2 or more ranks (%zu NCCL kernel(s), world size %d)",
+                       total, n ? t[0].world_size : -1);
   else if (sizes < 3) /* two sizes fix the ring's line exactly: nothing left for the quality gate to judge */
     rc = err_set(e, ERR_RUNTIME, "%zu all-reduce kernel(s) of %zu size(s) with known bytes: a fit needs 3 sizes or more",
                  np, sizes);
@@ -423,7 +432,7 @@ int kineto_allreduce_sweep(const kineto_trace *t, size_t n, commbench_cfg *cfg, 
     }
     res->nrows++;
     o->bytes = (size_t)pt[i][0];
-    o->count = o->bytes / 4;
+    o->count = o->bytes / 4; /* in float32 elements, the unit of comm's sweep (recorded, never fitted) */
     o->wrong = -1;
     o->samples_s[0] = o->mean_s = o->median_s = o->min_s = o->max_s = pt[i][1];
   }

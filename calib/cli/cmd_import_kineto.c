@@ -183,15 +183,19 @@ done:
   return rc;
 }
 
-/* device: the card as the trace's deviceProperties give it (docs/profile.md, "The card"). */
+/* device: the card as the trace's deviceProperties give it (docs/profile.md, "The card"); a figure
+ * outside the card's ranges stays in the kineto section only. */
 static int card(cJSON *doc, const kineto_trace *t, err_t *e) {
   cJSON *d = profilew_obj(doc, "device");
   char src[700];
+  size_t len = strlen(t->device), ctl = 0;
+  for (size_t i = 0; i < len; i++) ctl += (unsigned char)t->device[i] < 0x20;
   snprintf(src, sizeof src, "%s: deviceProperties[id %d] (name, totalGlobalMem, numSms), as the PyTorch profiler "
            "recorded them", t->path, t->device_id);
-  if (!d || profilew_str(d, "kind", "gpu", e) || profilew_str(d, "name", t->device, e) ||
-      profilew_num(d, "memory_bytes", t->memory_bytes, e) || profilew_num(d, "sm_count", t->sm_count, e) ||
-      profilew_str(d, "source", src, e))
+  if (!d || profilew_str(d, "kind", "gpu", e) || profilew_str(d, "source", src, e) ||
+      (len >= 1 && len <= 127 && !ctl && profilew_str(d, "name", t->device, e)) ||
+      (t->memory_bytes >= 1048576 && t->memory_bytes <= 1e15 && profilew_num(d, "memory_bytes", t->memory_bytes, e)) ||
+      (t->sm_count >= 1 && t->sm_count <= 100000 && profilew_num(d, "sm_count", t->sm_count, e)))
     return err_set(e, ERR_NOMEM, "out of memory");
   return ERR_OK;
 }

@@ -162,6 +162,16 @@ expect 1 "not the run of" "ranks of two runs" -- "$calib" import kineto -o x.jso
 expect 1 "missing.json: cannot read" "a missing trace" -- "$calib" import kineto -o x.json missing.json
 check "no profile written from a refused trace" test ! -e x.json
 
+# A trace with fields out of every range (tests/data/kineto/odd_fields.json, written by hand): read,
+# nothing out of range reaches the card or a fit, nothing undefined computed (run it under ASan/UBSan).
+expect 0 "no comm fit" "odd fields: read, no fit from them" -- "$calib" import kineto -o odd.json "$data/odd_fields.json"
+check "odd fields: the card keeps only its name; no thread blocks, no bytes from a bad dim" python3 -c '
+import json, sys
+d = json.load(open("odd.json"))
+k = d["kineto"]["traces"][0]["nccl"]["kernels"]
+sys.exit(not (set(d["device"]) == {"kind", "name", "source"} and all(x["thread_blocks"] == -1 for x in k)
+              and k[0]["bytes"] == 0 and [x["bytes"] for x in k[1:]] == [40, 400, 4000]))'
+
 # ---- misuse: exit 2 naming the flag
 expect 2 "-o PROFILE is required" "no -o" -- "$calib" import kineto "$v100"
 expect 2 "no trace given" "no trace" -- "$calib" import kineto -o x.json
