@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "afile.h"
 #include "calcmd.h"
 #include "commfit.h"
 #include "fit.h"
@@ -223,8 +224,11 @@ int cmd_import_kineto(cli_ctx *x, int argc, char **argv) {
   if (link_class && (!*link_class || strpbrk(link_class, ". \t\"\\")))
     return cli_usage(x, "--link-class must be a plain name (no dots, spaces, quotes), got '%s'", link_class);
   if ((rc = calcmd_check_output(x, output))) return rc;
-  kineto_trace *t = calloc((size_t)nargs, sizeof *t);
+  const char *in_flags[64];
+  for (int i = 0; i < nargs; i++) in_flags[i] = "trace";
   err_t e = {{0}};
+  if ((rc = afile_not_input("-o", output, in_flags, (const char *const *)args, nargs, &e))) return calcmd_status(x, rc, &e);
+  kineto_trace *t = calloc((size_t)nargs, sizeof *t);
   cJSON *doc = NULL;
   if (!t) return cli_fail(x, ERR_NOMEM, "out of memory");
   for (int i = 0; i < nargs && !rc; i++)

@@ -161,6 +161,35 @@ expect 1 "rank 0 again" "the same rank twice" -- "$calib" import kineto -o x.jso
 expect 1 "not the run of" "ranks of two runs" -- "$calib" import kineto -o x.json "$a100" "$control"
 expect 1 "missing.json: cannot read" "a missing trace" -- "$calib" import kineto -o x.json missing.json
 check "no profile written from a refused trace" test ! -e x.json
+cp "$v100" same.json.gz
+expect 1 "-o same.json.gz is the same file as trace same.json.gz" "-o the trace itself: refused" -- \
+  "$calib" import kineto -o same.json.gz same.json.gz
+check "the trace -o named is left as it was" cmp -s "$v100" same.json.gz
+
+# ---- two ranks of one run: each size's fastest kernel over the ranks (rank 1 made from rank 0 by
+# slowing every all-reduce kernel of one bucket size by half and speeding the others by a fifth)
+python3 - "$a100" <<'EOF'
+import gzip, json, sys
+d = json.load(gzip.open(sys.argv[1]))
+d["distributedInfo"]["rank"] = 1
+ar = [e for e in d["traceEvents"] if e.get("cat") == "kernel" and "AllReduce" in e["name"]]
+first = ar[0]["args"]["In msg nelems"]
+for e in ar:
+    e["dur"] *= 1.5 if e["args"]["In msg nelems"] == first else 0.8
+json.dump(d, open("rank1.json", "w"))
+EOF
+expect 0 "wrote" "two ranks' traces of one run" -- "$calib" import kineto -o two.json "$a100" rank1.json
+check "two ranks: each size's sample is its fastest kernel over both ranks" python3 -c '
+import json, sys
+p = json.load(open("two.json"))
+pts = {}
+for t in p["kineto"]["traces"]:
+    for x in t["nccl"]["kernels"]:
+        if x["collective"] == "all_reduce":
+            pts[x["bytes"]] = min(pts.get(x["bytes"], 1e9), x["time_s"])
+got = {s["bytes"]: s["median_s"] for s in p["samples"]["comm"]["nvlink"]["sizes"]}
+sys.exit(not (len(p["kineto"]["traces"]) == 2 and got == pts and len(got) >= 3))'
+
 
 # A trace with fields out of every range (tests/data/kineto/odd_fields.json, written by hand): read,
 # nothing out of range reaches the card or a fit, nothing undefined computed (run it under ASan/UBSan).
