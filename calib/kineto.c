@@ -235,7 +235,8 @@ static int analyse(const cJSON *root, kineto_trace *t, err_t *e) {
     rc = err_set(e, ERR_INPUT,
                  "%s: no ProfilerStep#N ranges: not a training loop traced with a schedule and prof.step()", path);
   else if (!t->nbackward)
-    rc = err_set(e, ERR_INPUT, "%s: an inference trace: no backward ops (%zu kernels, no autograd Backward op)", path, nk);
+    rc = err_set(e, ERR_INPUT, "%s: an inference trace: no backward ops (%zu kernels, no autograd Backward op)", path,
+                 nk);
   else if (!cJSON_GetArraySize(props))
     rc = err_set(e, ERR_INPUT, "%s: no \"deviceProperties\": the trace does not say which GPU ran it", path);
   if (rc) goto done;

@@ -156,8 +156,10 @@ static int comm_fit(const kineto_trace *t, size_t n, const char *topology, const
   }
   if (rc == ERR_RUNTIME) { /* the data's limit, not a failure of the import */
     printf("# no comm fit: %s\n", why.msg);
-    rc = add_str(kfit, "refused", why.msg) && add_num(kfit, "sizes", (double)res.nrows) ? ERR_OK
-                                                                                       : err_set(e, ERR_NOMEM, "out of memory");
+    if (!add_str(kfit, "refused", why.msg) || !add_num(kfit, "sizes", (double)res.nrows))
+      rc = err_set(e, ERR_NOMEM, "out of memory");
+    else
+      rc = ERR_OK;
     goto done;
   }
   if (rc) {
@@ -173,7 +175,7 @@ static int comm_fit(const kineto_trace *t, size_t n, const char *topology, const
            "fastest kernel of each size (a kernel that waited for a late peer lasts longer); ring model fitted per size "
            "regime (docs/calib.md, \"import kineto\")", n, nranks, res.nrows, res.rows[0].bytes,
            res.rows[res.nrows - 1].bytes);
-  cJSON *link = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "comm"), "links"), link_class);
+  cJSON *link = profilew_obj(profilew_obj(profilew_obj(doc, "comm"), "links"), link_class); /* record_comm's */
   if ((rc = profilew_str(link, "source", src, e))) goto done;
   if (poor && (rc = calcmd_mark_poor(doc, what, poor_why, e))) goto done;
   if (!add_str(kfit, "link", what) || !add_num(kfit, "lat_s", fit.lat_s) || !add_num(kfit, "ring_bw_Bps", fit.bw_Bps) ||
@@ -227,7 +229,8 @@ int cmd_import_kineto(cli_ctx *x, int argc, char **argv) {
   const char *in_flags[64];
   for (int i = 0; i < nargs; i++) in_flags[i] = "trace";
   err_t e = {{0}};
-  if ((rc = afile_not_input("-o", output, in_flags, (const char *const *)args, nargs, &e))) return calcmd_status(x, rc, &e);
+  if ((rc = afile_not_input("-o", output, in_flags, (const char *const *)args, nargs, &e)))
+    return calcmd_status(x, rc, &e);
   kineto_trace *t = calloc((size_t)nargs, sizeof *t);
   cJSON *doc = NULL;
   if (!t) return cli_fail(x, ERR_NOMEM, "out of memory");
