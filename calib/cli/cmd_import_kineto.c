@@ -1,5 +1,5 @@
 /* cmd_import_kineto: `ddpcalib import kineto TRACE...`, what PyTorch profiler traces of one run's
- * ranks measured (calib/kineto.h): the device card, the all-reduce kernels fitted as `ddpcalib
+ * ranks measured (calib/ktrace.h): the device card, the all-reduce kernels fitted as `ddpcalib
  * comm` fits its own sweep (the same fit, gate and record), and a "kineto" section with the rest.
  * docs/calib.md, "import kineto". Dispatched from cmd_import.c. */
 #include <math.h>
@@ -11,7 +11,7 @@
 #include "calcmd.h"
 #include "commfit.h"
 #include "fit.h"
-#include "kineto.h"
+#include "ktrace.h"
 #include "record.h"
 
 static const char *usage =
@@ -50,7 +50,7 @@ static double median_of(const double *v, size_t n) {
 }
 
 /* kineto.traces[i]: what one rank's trace measured. NULL when out of memory. */
-static cJSON *trace_json(const kineto_trace *t) {
+static cJSON *trace_json(const ktrace *t) {
   cJSON *o = cJSON_CreateObject(), *d = cJSON_AddObjectToObject(o, "device"), *r = cJSON_AddObjectToObject(o, "run");
   cJSON *s = cJSON_AddObjectToObject(o, "steps"), *k = cJSON_AddObjectToObject(o, "kernels");
   cJSON *l = cJSON_AddObjectToObject(o, "launch"), *n = cJSON_AddObjectToObject(o, "nccl");
@@ -72,12 +72,12 @@ static cJSON *trace_json(const kineto_trace *t) {
        add_num(k, "overlapping_nccl", (double)t->noverlap) && add_num(k, "overlapping_nccl_s", t->overlap_s) &&
        add_num(k, "apart", (double)(t->ncompute - t->noverlap)) && add_num(k, "apart_s", t->compute_s - t->overlap_s);
   ok = ok && add_num(l, "calls", (double)t->nlaunch) && add_num(l, "median_s", t->launch_median_s) &&
-       add_num(l, "queue_blocked", (double)t->nblocked) && add_num(l, "blocked_above_x_median", KINETO_BLOCKED_X) &&
+       add_num(l, "queue_blocked", (double)t->nblocked) && add_num(l, "blocked_above_x_median", KTRACE_BLOCKED_X) &&
        add_num(l, "unblocked_median_s", t->launch_unblocked_median_s) && add_num(l, "max_s", t->launch_max_s);
   cJSON *ks = ok ? cJSON_AddArrayToObject(n, "kernels") : NULL;
   ok = ok && ks;
   for (size_t i = 0; ok && i < t->nnccl; i++) {
-    const kineto_nccl *c = &t->nccl[i];
+    const ktrace_nccl *c = &t->nccl[i];
     cJSON *e = cJSON_CreateObject();
     ok = e && cJSON_AddItemToArray(ks, e) && add_str(e, "collective", c->coll) && add_num(e, "time_s", c->dur_s) &&
          add_num(e, "thread_blocks", (double)c->blocks) && add_num(e, "bytes", c->bytes) && add_num(e, "step", c->step);
@@ -91,7 +91,7 @@ static cJSON *trace_json(const kineto_trace *t) {
   return ok ? o : NULL;
 }
 
-static void print_trace(const kineto_trace *t) {
+static void print_trace(const ktrace *t) {
   long bmin = -1, bmax = -1; /* the all-reduces' thread blocks */
   size_t nar = 0;
   for (size_t i = 0; i < t->nnccl; i++) {
@@ -112,11 +112,11 @@ static void print_trace(const kineto_trace *t) {
          t->nnccl);
   if (nar) printf(" (%zu all-reduce, thread blocks %ld..%ld)", nar, bmin, bmax);
   printf("\n#   %zu launch calls: median %.2f us, %zu queue-blocked (> %g x median), longest %.1f us\n", t->nlaunch,
-         t->launch_median_s * 1e6, t->nblocked, KINETO_BLOCKED_X, t->launch_max_s * 1e6);
+         t->launch_median_s * 1e6, t->nblocked, KTRACE_BLOCKED_X, t->launch_max_s * 1e6);
 }
 
 /* The traces must be ranks of one run: one device kind, world size and NCCL, distinct ranks. */
-static int same_run(const kineto_trace *t, size_t n, err_t *e) {
+static int same_run(const ktrace *t, size_t n, err_t *e) {
   for (size_t i = 1; i < n; i++) {
     if (strcmp(t[i].device, t[0].device) || t[i].world_size != t[0].world_size ||
         strcmp(t[i].nccl_version, t[0].nccl_version))
@@ -131,7 +131,7 @@ static int same_run(const kineto_trace *t, size_t n, err_t *e) {
 
 /* comm.links.<class> from the all-reduce kernels, through comm's fit, gate and record; a fit the
  * data cannot give, or the gate refuses, is said in kineto.fit instead, and nothing else fails. */
-static int comm_fit(const kineto_trace *t, size_t n, const char *topology, const char *user_class, int hosts,
+static int comm_fit(const ktrace *t, size_t n, const char *topology, const char *user_class, int hosts,
                     int regimes, int accept_poor, cJSON *doc, cJSON *kfit, err_t *e) {
   commbench_cfg cfg;
   commbench_result res;
@@ -140,7 +140,7 @@ static int comm_fit(const kineto_trace *t, size_t n, const char *topology, const
   err_t why = {{0}};
   const char *link_class = user_class;
   char what[128], poor_why[512], src[1024];
-  int nranks, keepable = 1, poor = 0, rc = kineto_allreduce_sweep(t, n, &cfg, &res, &nranks, &why);
+  int nranks, keepable = 1, poor = 0, rc = ktrace_allreduce_sweep(t, n, &cfg, &res, &nranks, &why);
   if (!rc && (rc = commfit_span_of(topology, nranks, hosts, &span, e))) goto done;
   if (!rc && (rc = commfit_link_class(&span, &link_class, hosts, 1, e))) goto done;
   if (!rc) rc = commfit_ring(&res, nranks, (size_t)regimes, &fit, &why);
@@ -188,7 +188,7 @@ done:
 
 /* device: the card as the trace's deviceProperties give it (docs/profile.md, "The card"); a figure
  * outside the card's ranges stays in the kineto section only. */
-static int card(cJSON *doc, const kineto_trace *t, err_t *e) {
+static int card(cJSON *doc, const ktrace *t, err_t *e) {
   cJSON *d = profilew_obj(doc, "device");
   char src[700];
   size_t len = strlen(t->device), ctl = 0;
@@ -231,11 +231,11 @@ int cmd_import_kineto(cli_ctx *x, int argc, char **argv) {
   err_t e = {{0}};
   if ((rc = afile_not_input("-o", output, in_flags, (const char *const *)args, nargs, &e)))
     return calcmd_status(x, rc, &e);
-  kineto_trace *t = calloc((size_t)nargs, sizeof *t);
+  ktrace *t = calloc((size_t)nargs, sizeof *t);
   cJSON *doc = NULL;
   if (!t) return cli_fail(x, ERR_NOMEM, "out of memory");
   for (int i = 0; i < nargs && !rc; i++)
-    if (!(rc = kineto_read(args[i], &t[i], &e))) print_trace(&t[i]);
+    if (!(rc = ktrace_read(args[i], &t[i], &e))) print_trace(&t[i]);
   if (!rc) rc = same_run(t, (size_t)nargs, &e);
   if (!rc) {
     char devices[200];
@@ -259,7 +259,7 @@ int cmd_import_kineto(cli_ctx *x, int argc, char **argv) {
   if (!rc) rc = card(doc, &t[0], &e);
   if (!rc) rc = comm_fit(t, (size_t)nargs, topology, link_class, hosts, regimes, accept_poor, doc, kfit, &e);
   if (!rc) rc = calcmd_write(doc, output, &e);
-  for (int i = 0; i < nargs; i++) kineto_free(&t[i]);
+  for (int i = 0; i < nargs; i++) ktrace_free(&t[i]);
   free(t);
   cJSON_Delete(doc);
   fflush(stdout);

@@ -1,6 +1,6 @@
-/* kineto: a PyTorch profiler trace read (kineto.h). The trace fields and their sources:
+/* kineto: a PyTorch profiler trace read (ktrace.h). The trace fields and their sources:
  * docs/calib.md, "import kineto". */
-#include "kineto.h"
+#include "ktrace.h"
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
@@ -74,7 +74,7 @@ static int has_ci(const char *s, const char *w) {
 }
 static int has_nccl(const char *s) { return has_ci(s, "nccl"); }
 
-int kineto_dtype_size(const char *d) {
+int ktrace_dtype_size(const char *d) {
   if (!d) return 0;
   static const struct { const char *name; int size; } t[] = {
       {"bfloat16", 2}, {"half", 2}, {"float16", 2}, {"double", 8}, {"float64", 8}, {"float", 4},
@@ -149,10 +149,12 @@ static double annotation_bytes(const cJSON *ann) {
   for (int i = 0; i < cJSON_GetArraySize(dims); i++) {
     const cJSON *d = cJSON_GetArrayItem(dims, i), *x;
     const cJSON *ty = cJSON_GetArrayItem(types, i);
-    int size = kineto_dtype_size(cJSON_IsString(ty) ? ty->valuestring : NULL);
+    int size = ktrace_dtype_size(cJSON_IsString(ty) ? ty->valuestring : NULL);
     if (!cJSON_IsArray(d) || !size || !cJSON_GetArraySize(d)) continue;
     double prod = 1;
-    cJSON_ArrayForEach(x, d) prod *= cJSON_IsNumber(x) && x->valuedouble >= 0 ? x->valuedouble : NAN;
+    cJSON_ArrayForEach(x, d) prod *= cJSON_IsNumber(x) && x->valuedouble >= 0 && x->valuedouble == floor(x->valuedouble)
+                                          ? x->valuedouble
+                                          : NAN; /* a dim is a whole number: the bytes are too */
     total += prod * size;
   }
   return total > 0 && total <= 1e15 ? total : 0; /* NaN (a bad dim) and absurd sizes: not recorded */
@@ -176,7 +178,7 @@ static int step_of(const span *steps, size_t n, double ts) {
   return -1;
 }
 
-static void read_device(const cJSON *root, int id, kineto_trace *t) {
+static void read_device(const cJSON *root, int id, ktrace *t) {
   const cJSON *d;
   cJSON_ArrayForEach(d, get(root, "deviceProperties")) {
     if (whole(d, "id", 0, 1e6, -1) != id) continue;
@@ -188,7 +190,7 @@ static void read_device(const cJSON *root, int id, kineto_trace *t) {
   }
 }
 
-static int analyse(const cJSON *root, kineto_trace *t, err_t *e) {
+static int analyse(const cJSON *root, ktrace *t, err_t *e) {
   const char *path = t->path;
   const cJSON *events = get(root, "traceEvents"), *ev;
   if (!cJSON_IsObject(root) || !cJSON_IsArray(events))
@@ -269,7 +271,7 @@ static int analyse(const cJSON *root, kineto_trace *t, err_t *e) {
     const cJSON *k = kern[i].ev, *args = get(k, "args");
     const char *name = str(k, "name");
     if (!has_nccl(name)) continue;
-    kineto_nccl *c = &t->nccl[j++];
+    ktrace_nccl *c = &t->nccl[j++];
     const cJSON *l = launch_of(corr, nc, k), *a = annotation_of(ann, nann, l);
     const char *cn = str(args, "Collective name");
     coll_of(cn ? cn : a ? str(a, "name") : name, c->coll, sizeof c->coll);
@@ -285,8 +287,8 @@ static int analyse(const cJSON *root, kineto_trace *t, err_t *e) {
     c->out_nelems = whole(args, "Out msg nelems", 0, 1e15, -1);
     c->group_size = (int)whole(args, "Group size", 1, 1e7, -1);
     c->bytes_from = "";
-    if (c->in_nelems >= 0 && kineto_dtype_size(c->dtype)) {
-      c->bytes = (double)c->in_nelems * kineto_dtype_size(c->dtype);
+    if (c->in_nelems >= 0 && ktrace_dtype_size(c->dtype)) {
+      c->bytes = (double)c->in_nelems * ktrace_dtype_size(c->dtype);
       c->bytes_from = "kernel args";
     } else if (a && (c->bytes = annotation_bytes(a)) > 0) {
       c->bytes_from = "record_function";
@@ -328,7 +330,7 @@ static int analyse(const cJSON *root, kineto_trace *t, err_t *e) {
     t->launch_median_s = median(launch, nl); /* sorts */
     t->launch_max_s = launch[nl - 1];
     size_t keep = nl;
-    while (keep > 0 && launch[keep - 1] > KINETO_BLOCKED_X * t->launch_median_s) keep--;
+    while (keep > 0 && launch[keep - 1] > KTRACE_BLOCKED_X * t->launch_median_s) keep--;
     t->nblocked = nl - keep;
     t->launch_unblocked_median_s = median(launch, keep);
   }
@@ -353,19 +355,13 @@ static int ends_early(const char *s, size_t len) {
   return in_str || depth > 0;
 }
 
-int kineto_read(const char *path, kineto_trace *t, err_t *e) {
+int ktrace_parse(const char *text, size_t len, const char *path, ktrace *t, err_t *e) {
   memset(t, 0, sizeof *t);
   snprintf(t->path, sizeof t->path, "%s", path);
   t->rank = t->world_size = -1;
-  char *text;
-  size_t len = 0;
-  int rc = read_all(path, &text, &len, e);
-  if (rc) return rc;
-  if (!len) {
-    free(text);
-    return err_set(e, ERR_INPUT, "%s: empty file", path);
-  }
+  if (!len) return err_set(e, ERR_INPUT, "%s: empty file", path);
   cJSON *root = cJSON_ParseWithLength(text, len);
+  int rc;
   if (!root) {
     const char *at = cJSON_GetErrorPtr(); /* where the parse stopped */
     size_t off = at && at >= text && at <= text + len ? (size_t)(at - text) : len, line = 1;
@@ -376,18 +372,27 @@ int kineto_read(const char *path, kineto_trace *t, err_t *e) {
     rc = analyse(root, t, e);
   }
   cJSON_Delete(root);
+  return rc;
+}
+
+int ktrace_read(const char *path, ktrace *t, err_t *e) {
+  memset(t, 0, sizeof *t);
+  char *text;
+  size_t len = 0;
+  int rc = read_all(path, &text, &len, e);
+  if (!rc) rc = ktrace_parse(text, len, path, t, e);
   free(text);
   return rc;
 }
 
-void kineto_free(kineto_trace *t) {
+void ktrace_free(ktrace *t) {
   if (!t) return;
   free(t->step_s), free(t->input_wait_s), free(t->nccl);
   t->step_s = t->input_wait_s = NULL;
   t->nccl = NULL;
 }
 
-int kineto_allreduce_sweep(const kineto_trace *t, size_t n, commbench_cfg *cfg, commbench_result *res, int *nranks,
+int ktrace_allreduce_sweep(const ktrace *t, size_t n, commbench_cfg *cfg, commbench_result *res, int *nranks,
                            err_t *e) {
   memset(res, 0, sizeof *res);
   memset(cfg, 0, sizeof *cfg);
@@ -399,7 +404,7 @@ int kineto_allreduce_sweep(const kineto_trace *t, size_t n, commbench_cfg *cfg, 
   *nranks = -1;
   for (size_t i = 0; i < n; i++)
     for (size_t k = 0; k < t[i].nnccl; k++) {
-      const kineto_nccl *c = &t[i].nccl[k];
+      const ktrace_nccl *c = &t[i].nccl[k];
       if (strcmp(c->coll, "all_reduce") || c->bytes <= 0) continue;
       pt[np][0] = c->bytes, pt[np][1] = c->dur_s, np++;
       int g = c->group_size > 0 ? c->group_size : t[i].world_size;
