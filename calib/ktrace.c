@@ -1,4 +1,4 @@
-/* kineto: a PyTorch profiler trace read (ktrace.h). The trace fields and their sources:
+/* ktrace: a PyTorch profiler trace read (ktrace.h). The trace fields and their sources:
  * docs/calib.md, "import kineto". */
 #include "ktrace.h"
 
@@ -225,8 +225,9 @@ static int analyse(const cJSON *root, ktrace *t, err_t *e) {
       steps[nst++] = s;
     } else if (cat_is(ev, "user_annotation", "Operator") && !strncmp(name, "nccl:", 5)) {
       ann[nann++] = s;
-    } else if (cat_is(ev, "cpu_op", "Operator") && (strstr(name, "Backward") || strstr(name, "backward"))) {
-      t->nbackward++;
+    } else if (cat_is(ev, "cpu_op", "Operator")) {
+      t->ncpu_ops++;
+      t->nbackward += strstr(name, "Backward") || strstr(name, "backward");
     }
   }
   const cJSON *props = get(root, "deviceProperties");
@@ -236,9 +237,9 @@ static int analyse(const cJSON *root, ktrace *t, err_t *e) {
   else if (!nst)
     rc = err_set(e, ERR_INPUT,
                  "%s: no ProfilerStep#N ranges: not a training loop traced with a schedule and prof.step()", path);
-  else if (!t->nbackward)
-    rc = err_set(e, ERR_INPUT, "%s: an inference trace: no backward ops (%zu kernels, no autograd Backward op)", path,
-                 nk);
+  else if (t->ncpu_ops && !t->nbackward) /* without CPU ops (CUDA activities alone) it cannot tell */
+    rc = err_set(e, ERR_INPUT, "%s: an inference trace: no backward ops (%zu CPU ops, none an autograd Backward)",
+                 path, t->ncpu_ops);
   else if (!cJSON_GetArraySize(props))
     rc = err_set(e, ERR_INPUT, "%s: no \"deviceProperties\": the trace does not say which GPU ran it", path);
   if (rc) goto done;
@@ -292,6 +293,8 @@ static int analyse(const cJSON *root, ktrace *t, err_t *e) {
       c->bytes_from = "kernel args";
     } else if (a && (c->bytes = annotation_bytes(a)) > 0) {
       c->bytes_from = "record_function";
+    } else if ((c->bytes = (double)whole(args, "bytes", 1, 1e15, 0)) > 0) {
+      c->bytes_from = "ddpsim";
     }
     c->step = step_of(steps, nst, l ? num(l, "ts", kern[i].ts) : kern[i].ts);
   }

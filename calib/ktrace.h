@@ -21,7 +21,8 @@ typedef struct {
   long long in_nelems, out_nelems; /* -1 when not recorded */
   int group_size;     /* -1 when not recorded */
   double bytes;       /* the collective's input bytes; 0 when unknown */
-  const char *bytes_from; /* "kernel args" (In msg nelems x dtype), "record_function" (Input Dims), "" */
+  const char *bytes_from; /* "kernel args" (In msg nelems x dtype), "record_function" (Input Dims),
+                           * "ddpsim" (the `bytes` arg of ddpsim's own traces, sim/kineto.c), "" */
   int step;           /* index into the steps, -1 outside every step */
 } ktrace_nccl;
 
@@ -46,7 +47,7 @@ typedef struct {
   /* cudaLaunchKernel / cudaLaunchKernelExC host durations */
   size_t nlaunch, nblocked;             /* nblocked: longer than KTRACE_BLOCKED_X times the median */
   double launch_median_s, launch_unblocked_median_s, launch_max_s;
-  size_t nbackward;                     /* CPU ops whose name holds "Backward"/"backward" */
+  size_t ncpu_ops, nbackward;           /* CPU ops, and those whose name holds "Backward"/"backward" */
 } ktrace;
 
 /* A launch call this many times the median of the trace's launch calls is counted queue-blocked
@@ -56,7 +57,8 @@ typedef struct {
 /* Reads `path` (.json, or gzip-compressed whatever its name) into *t (caller frees with
  * ktrace_free, also on failure). ERR_IO when it cannot be read; ERR_INPUT `path: what is wrong`
  * when it is not JSON (or truncated), not a Chrome trace, or not a GPU training trace (no
- * deviceProperties or no kernels: CPU only; no ProfilerStep#N; no backward ops: inference). */
+ * deviceProperties or no kernels: CPU only; no ProfilerStep#N; CPU ops but none of backward:
+ * inference; a trace of GPU activities alone cannot show backward and is read). */
 int ktrace_read(const char *path, ktrace *t, err_t *e);
 /* The same on a trace already in memory (text[0..len), NUL-terminated, as JSON; `path` names it in
  * messages): what ktrace_read does after reading the file. */

@@ -67,6 +67,7 @@ static cJSON *trace_json(const ktrace *t) {
        add_num(s, "median_wall_s", median_of(t->step_s, t->nsteps)) &&
        add_nums(s, "input_wait_s", t->input_wait_s, t->nsteps) &&
        add_num(s, "median_input_wait_s", median_of(t->input_wait_s, t->nsteps));
+  ok = ok && add_num(o, "cpu_ops", (double)t->ncpu_ops) && add_num(o, "backward_ops", (double)t->nbackward);
   ok = ok && add_num(k, "count", (double)t->nkernels) && add_num(k, "nccl", (double)t->nnccl) &&
        add_num(k, "compute", (double)t->ncompute) && add_num(k, "compute_s", t->compute_s) &&
        add_num(k, "overlapping_nccl", (double)t->noverlap) && add_num(k, "overlapping_nccl_s", t->overlap_s) &&

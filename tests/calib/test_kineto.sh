@@ -125,6 +125,17 @@ if [[ $ddpsim != none && -x $ddpsim ]]; then
     expect 0 "iteration" "ddpsim predict --profile (merged from the $prof trace)" -- \
       "$ddpsim" predict --profile m-$prof.json --topology $topo --precision fp32 --batch 2 --nodes 1
   done
+  # The round trip of the link: ddpsim's own traces of a 2-GPU run priced with the imported link
+  # (sim/kineto.c writes them), imported again, give that link back.
+  expect 0 "" "ddpsim predict --trace: the 2-A100 run's traces" -- "$ddpsim" predict --profile m-a100-dgxa100.json \
+    --topology dgxa100-ib --precision fp32 --batch 2 --nodes 1 --gpus-per-node 2 --trace rt
+  expect 0 "wrote" "import kineto of ddpsim's traces (both ranks)" -- \
+    "$calib" import kineto --topology dgxa100-ib -o rt.json rt/rank0.pt.trace.json rt/rank1.pt.trace.json
+  check "round trip: the link fitted from ddpsim's traces is the link it priced them with (0.1%)" python3 -c '
+import json, sys
+a = json.load(open("m-a100-dgxa100.json"))["comm"]["links"]["nvlink3"]
+b = json.load(open("rt.json"))["comm"]["links"]["nvlink3"]
+sys.exit(not all(abs(b[k] - a[k]) <= 1e-3 * a[k] for k in ("lat_s", "bw_Bps")))'
 else
   echo "skip: ddpsim not built (the predict checks)"
 fi
