@@ -15,7 +15,7 @@ static const cli_command commands[] = {
     {"host", "the framework's host cost per op and the host's noise (installed PyTorch)", cmd_host},
     {"machine", "this machine in one step: one complete profile and its topology (CPU, MPI)", cmd_machine},
     {"cluster", "a cluster's profile: one profile's compute, each link class named explicitly", cmd_cluster},
-    {"import", "a profile's comm section from nccl-tests logs (import nccl-tests LOG...)", cmd_import},
+    {"import", "a profile part from nccl-tests logs or profiler traces (import nccl-tests|kineto ...)", cmd_import},
     {"merge", "merges two profiles (the second wins on conflicts)", cmd_merge},
     {"validate", "checks a profile against the schema", cmd_validate},
     {"train", "a real data-parallel training run (DDP buckets over MPI), timed", cmd_train},

@@ -10,6 +10,7 @@ packages=(
   libopenmpi-dev openmpi-bin  # CPU all-reduce backend and multi-process runs (calib/)
   libopenblas-dev       # CBLAS for the CPU reference kernels (kernels/)
   libcjson-dev          # profiles and reports
+  zlib1g-dev            # gzip-compressed profiler traces (ddpcalib import kineto)
   gnuplot-nox           # plots
   jq                    # tests: JSON fields in shell tests (tests/sim/test_full_golden.sh, scripts/bench_scale.sh)
   clang libclang-rt-dev # the loaders' fuzz targets: libFuzzer with ASan/UBSan (tests/fuzz/, docs/testing.md)

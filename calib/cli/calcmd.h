@@ -25,6 +25,7 @@ int cmd_machine(cli_ctx *x, int argc, char **argv);  /* cmd_machine.c */
 int cmd_cluster(cli_ctx *x, int argc, char **argv);  /* cmd_cluster.c */
 int cmd_merge(cli_ctx *x, int argc, char **argv);    /* cmd_merge.c */
 int cmd_import(cli_ctx *x, int argc, char **argv);   /* cmd_import.c */
+int cmd_import_kineto(cli_ctx *x, int argc, char **argv); /* cmd_import_kineto.c: `import kineto` */
 int cmd_validate(cli_ctx *x, int argc, char **argv); /* cmd_merge.c */
 int cmd_train(cli_ctx *x, int argc, char **argv);    /* cmd_train.c */
 

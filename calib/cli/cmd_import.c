@@ -87,7 +87,7 @@ static int import(cli_ctx *x, const char *output, const char *topology, const ch
                   int regimes, int accept_poor, char **args, int nargs) {
   int rc;
   if (nargs < 1 || strcmp(args[0], "nccl-tests") != 0)
-    return cli_usage(x, "%s%s%s: the format comes first; known: nccl-tests", nargs ? "unknown format '" : "no format",
+    return cli_usage(x, "%s%s%s: the format comes first; known: nccl-tests, kineto", nargs ? "unknown format '" : "no format",
                      nargs ? args[0] : "", nargs ? "'" : "");
   if (nargs < 2) return cli_usage(x, "no log given: ddpcalib import nccl-tests -o PROFILE LOG...");
   if (!output) return cli_usage(x, "-o PROFILE is required");
@@ -129,6 +129,7 @@ static int import(cli_ctx *x, const char *output, const char *topology, const ch
 }
 
 int cmd_import(cli_ctx *x, int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "kineto") == 0) return cmd_import_kineto(x, argc - 1, argv + 1); /* its own options */
   const char *output = NULL, *topology = NULL, *link_class = NULL;
   int coll = -1, in_place = 0, regimes = 3, accept_poor = 0, nargs = 0;
   const cli_opt opts[] = {

@@ -3,7 +3,7 @@
 # every UB report fatal) and runs each for SECONDS on a corpus seeded from the bundled models,
 # topologies and profiles. A crash, a sanitizer report or a broken invariant (the targets trap)
 # fails the run and leaves the input in WORK/crashes/. docs/testing.md, "Fuzzing".
-# Usage: run.sh SRC WORK SECONDS [model|topo|profile|merge|ncclog ...]   (default: all five)
+# Usage: run.sh SRC WORK SECONDS [model|topo|profile|merge|ncclog|ktrace ...]   (default: all six)
 # Exits 77 (skipped) where clang or its fuzzer runtime (Debian: libclang-rt-14-dev) is absent.
 set -u
 src=$(cd "$1" && pwd)
@@ -11,7 +11,7 @@ work=$2
 seconds=$3
 shift 3
 targets=("$@")
-((${#targets[@]})) || targets=(model topo profile merge ncclog)
+((${#targets[@]})) || targets=(model topo profile merge ncclog ktrace)
 
 cc=${FUZZ_CC:-}
 if [[ -z $cc ]]; then
@@ -28,11 +28,11 @@ fi
 san=(-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer)
 flags=(-g -O1 -std=c11 -D_GNU_SOURCE "${san[@]}" -I"$src/common" -I"$src/sim" -I"$src/calib" $(pkg-config --cflags libcjson gsl)
        -DDDPSIM_VERSION="\"$(head -n1 "$src/python/ddpsim_export/VERSION")\"") # common/version.c, as CMake passes it
-libs=($(pkg-config --libs libcjson gsl) -lm)
+libs=($(pkg-config --libs libcjson gsl) -lz -lm) # zlib: calib/ktrace.c
 # The loaders and what they call, instrumented once for every target.
 objs=()
 mkdir -p "$work/obj"
-for f in common/err.c common/afile.c common/txt.c sim/model.c sim/topo.c sim/coll.c sim/ncclmodel.c sim/gemmcost.c sim/roofline.c sim/profile.c sim/cost.c sim/reducer.c sim/bucket.c sim/uncert.c sim/scenario.c sim/timeline.c common/version.c calib/profilew.c calib/ncclog.c calib/commbench.c; do
+for f in common/err.c common/afile.c common/txt.c sim/model.c sim/topo.c sim/coll.c sim/ncclmodel.c sim/gemmcost.c sim/roofline.c sim/profile.c sim/cost.c sim/reducer.c sim/bucket.c sim/uncert.c sim/scenario.c sim/timeline.c common/version.c calib/profilew.c calib/ncclog.c calib/commbench.c calib/ktrace.c; do
   o=$work/obj/$(basename "$f" .c).o
   if ! "$cc" "${flags[@]}" -fsanitize=fuzzer-no-link -c "$src/$f" -o "$o" 2>"$work/build.err"; then
     echo "FAIL $f does not build for fuzzing:"; sed 's/^/     | /' "$work/build.err" | head -20; exit 1
@@ -43,12 +43,13 @@ done
 # empirical jitter, shares_compute, a warning: tests/fuzz/seeds/).
 declare -A seeds=([model]="$src/models/*.model" [topo]="$src/topologies/*.topo"
                   [profile]="$src/profiles/*.json $src/tests/fuzz/seeds/*.json"
-                  [ncclog]="$src/tests/data/nccl-tests/*.log $src/tests/data/nccl-tests/bad/*.log")
+                  [ncclog]="$src/tests/data/nccl-tests/*.log $src/tests/data/nccl-tests/bad/*.log"
+                  [ktrace]="$src/tests/data/kineto/odd_fields.json") # the real traces exceed -max_len
 dict_of() { case $1 in model|topo) echo "$src/tests/fuzz/text.dict" ;; ncclog) echo "$src/tests/fuzz/ncclog.dict" ;; *) echo "$src/tests/fuzz/json.dict" ;; esac; }
 
 failed=0
 for t in "${targets[@]}"; do
-  [[ -f $src/tests/fuzz/fuzz_$t.c ]] || { echo "FAIL no target '$t' (model, topo, profile, merge, ncclog)"; failed=1; continue; }
+  [[ -f $src/tests/fuzz/fuzz_$t.c ]] || { echo "FAIL no target '$t' (model, topo, profile, merge, ncclog, ktrace)"; failed=1; continue; }
   bin=$work/bin/fuzz_$t
   if ! "$cc" "${flags[@]}" -fsanitize=fuzzer "$src/tests/fuzz/fuzz_$t.c" "${objs[@]}" "${libs[@]}" -o "$bin" \
        2>"$work/build_$t.err"; then
