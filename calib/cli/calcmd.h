@@ -91,6 +91,14 @@ int calcmd_write(cJSON *doc, const char *output, err_t *e);
   "keep a fit the quality gate refuses (residual above 100% rms, a regime\n" \
   "with a negative time), marked with a warning ddpsim reports"
 
+/* The option entries every fitting import shares (`ddpcalib import nccl-tests` and `import kineto`):
+ * --regimes K (int *), -o FILE (const char **), --accept-poor-fit (int *). Needs fit.h. */
+#define CALCMD_FIT_OPTS(regimes, output, accept_poor)                                                        \
+  {"regimes", 0, CLI_INT, regimes, "K", "at most K size regimes in the fit, 1..4 (default 3)", CLI_MIN | CLI_MAX, 1, \
+   FIT_MAX_REGIMES},                                                                                         \
+      {"output", 'o', CLI_STRING, output, "FILE", "profile to write (atomically; required)"},                \
+      {"accept-poor-fit", 0, CLI_FLAG, accept_poor, NULL, CALCMD_ACCEPT_POOR_HELP}
+
 void calcmd_print_span(const commfit_span *sp, const char *link_class, double ring_bw_Bps);
 
 /* Bounds of the -n (timed) and -w (warm-up) iteration counts every measuring command takes. */

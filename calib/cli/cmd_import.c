@@ -140,10 +140,7 @@ int cmd_import(cli_ctx *x, int argc, char **argv) {
       {"in-place", 0, CLI_FLAG, &in_place, NULL, "fit the in-place columns (default: out of place, as ddpcalib comm)"},
       {"topology", 0, CLI_STRING, &topology, "T", "the machine measured, as ddpcalib comm's --topology (links per ring)"},
       {"link-class", 0, CLI_STRING, &link_class, "NAME", "the link class written (one log only; default as ddpcalib comm's)"},
-      {"regimes", 0, CLI_INT, &regimes, "K", "at most K size regimes in the fit, 1..4 (default 3)", CLI_MIN | CLI_MAX, 1,
-       FIT_MAX_REGIMES},
-      {"output", 'o', CLI_STRING, &output, "FILE", "profile to write (atomically; required)"},
-      {"accept-poor-fit", 0, CLI_FLAG, &accept_poor, NULL, CALCMD_ACCEPT_POOR_HELP},
+      CALCMD_FIT_OPTS(&regimes, &output, &accept_poor),
       {0}};
   const cli_opt *tables[] = {opts, NULL};
   /* as many logs as the command line holds: every argument could be one */

@@ -14,6 +14,8 @@
 #include "ktrace.h"
 #include "record.h"
 
+#define KINETO_MAX_TRACES 64 /* ranks read at once */
+
 static const char *usage =
     "usage: ddpcalib import kineto [--topology T] [--link-class NAME] [--hosts N] [--regimes K]\n"
     "                              [--accept-poor-fit] -o PROFILE TRACE...\n"
@@ -212,22 +214,23 @@ int cmd_import_kineto(cli_ctx *x, int argc, char **argv) {
       {"link-class", 0, CLI_STRING, &link_class, "NAME", "the link class written (default as ddpcalib comm's)"},
       {"hosts", 0, CLI_INT, &hosts, "N", "hosts the run's ranks spanned (the trace does not say; default 1)",
        CLI_MIN | CLI_MAX, 1, 100000},
-      {"regimes", 0, CLI_INT, &regimes, "K", "at most K size regimes in the fit, 1..4 (default 3)", CLI_MIN | CLI_MAX, 1,
-       FIT_MAX_REGIMES},
-      {"output", 'o', CLI_STRING, &output, "FILE", "profile to write (atomically; required)"},
-      {"accept-poor-fit", 0, CLI_FLAG, &accept_poor, NULL, CALCMD_ACCEPT_POOR_HELP},
+      CALCMD_FIT_OPTS(&regimes, &output, &accept_poor),
       {0}};
   const cli_opt *tables[] = {opts, NULL};
-  const cli_cmd c = {.usage = usage, .tables = tables, .max_args = 64};
-  char *args[64];
+  /* one trace per rank; a 65th is parsed so that the limit can be said, not "unexpected argument" */
+  const cli_cmd c = {.usage = usage, .tables = tables, .max_args = KINETO_MAX_TRACES + 1};
+  char *args[KINETO_MAX_TRACES + 1];
   int rc = cli_parse(x, &c, argc, argv, args, &nargs, stdout);
   if (rc) return rc;
+  if (nargs > KINETO_MAX_TRACES)
+    return cli_usage(x, "more than %d traces given: import at most %d ranks of a run at a time (a sample of its ranks "
+                     "measures its collectives as well)", KINETO_MAX_TRACES, KINETO_MAX_TRACES);
   if (nargs < 1) return cli_usage(x, "no trace given: ddpcalib import kineto -o PROFILE TRACE...");
   if (!output) return cli_usage(x, "-o PROFILE is required");
   if (link_class && (!*link_class || strpbrk(link_class, ". \t\"\\")))
     return cli_usage(x, "--link-class must be a plain name (no dots, spaces, quotes), got '%s'", link_class);
   if ((rc = calcmd_check_output(x, output))) return rc;
-  const char *in_flags[64];
+  const char *in_flags[KINETO_MAX_TRACES];
   for (int i = 0; i < nargs; i++) in_flags[i] = "trace";
   err_t e = {{0}};
   if ((rc = afile_not_input("-o", output, in_flags, (const char *const *)args, nargs, &e)))
