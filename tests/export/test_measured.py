@@ -29,6 +29,7 @@ sys.path.insert(0, PYTHON)
 sys.path.insert(0, os.path.join(HERE, ".."))
 from modelfile import ModelFile  # noqa: E402
 from pycheck import Checks  # noqa: E402
+from ddpsim_export.model_text import encode_name  # noqa: E402  (the header's %XX escapes)
 
 _checks = Checks()
 
@@ -142,7 +143,7 @@ def case_time(ddpsim):
                 first = f.readline().split()
             m = dict(w.split("=", 1) for w in head.get("measured", []))
             import torch
-            check(first == ["ddpsim-model", "7"] and m.get("device") == cpu.replace(" ", "%20") and
+            check(first == ["ddpsim-model", "7"] and m.get("device") == encode_name(cpu) and
                   m.get("steps") == "7" and m.get("torch") == torch.__version__,
                   "%s: format 7 (measured, and no_input_grad), measured on %s, torch %s, 7 steps, %s" % (name, m.get("device"), m.get("torch"),
                                                                          m.get("date")))
@@ -240,7 +241,7 @@ def case_from_trace(ddpsim):
                   "%s: the same %d op lines as --time's (kinds, names, dimensions, ready points)" % (name, len(oa)))
             check(all(o[2] for o in oa), "%s: every op timed from the trace" % name)
             m = dict(w.split("=", 1) for w in ha.get("measured", []))
-            check(m.get("steps") == "2" and m.get("device") == cpu_name().replace(" ", "%20"),
+            check(m.get("steps") == "2" and m.get("device") == encode_name(cpu_name()),
                   "%s: the trace's 2 active steps, on this CPU (%s)" % (name, m.get("device")))
             check({k: v for k, v in ha.items() if k != "measured"} == {k: v for k, v in hb.items() if k != "measured"},
                   "%s: the same header lines but the measured one" % name)
