@@ -28,10 +28,12 @@ run() { # DESCRIPTION -- command...
 # Iterations of about a millisecond: a preemption must last some 50 of them to push a ratio below
 # the profile's 0.1, when ddpcalib leaves the jitter out (tests/calib/test_record.c).
 run "compute --backend cpu" -- "$calib" compute --backend cpu --hidden 128 --batch 8 --seq 8 -n 5 -w 1 \
-  --gemm-max 64 -o compute.json
+  --gemm-max 64 --accept-poor-fit -o compute.json
+# The test is that ddpsim accepts the file, not the fit's quality: --accept-poor-fit keeps a fit a
+# busy machine made noisy (on a loaded CI one of the two sweeps was refused: docs/testing.md).
 for cls in nvlink ib-edr; do
   run "comm --link-class $cls" -- mpirun -np 2 --oversubscribe "$calib" comm --backend mpi -b 1K -e 4M -f 4 \
-    -n 5 -w 2 --link-class $cls -o $cls.json
+    -n 5 -w 2 --link-class $cls --accept-poor-fit -o $cls.json
 done
 run "merge" -- "$calib" merge nvlink.json ib-edr.json -o comm.json
 run "merge" -- "$calib" merge compute.json comm.json -o calibrated.json
