@@ -23,13 +23,31 @@ jobs=$(nproc)
 # OpenMPI refuses to run as root unless told; CI runs as root. One BLAS thread per process.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1
 
+# run_ctest DIR ARGS...: ctest in DIR; on a failure, each failing test's FAIL lines (or its last lines)
+# again at the end, where the tail of a long log shows them.
+run_ctest() {
+  local dir=$1 rc=0
+  shift
+  ctest --test-dir "$dir" --output-on-failure -j "$jobs" "$@" || rc=$?
+  if ((rc != 0)); then
+    echo "== what failed ($dir/Testing/Temporary/LastTest.log)"
+    awk '/^[0-9]+\/[0-9]+ Testing: / { name = $3; n = 0; f = 0; next }
+         /^Test Failed\./ { print "-- " name; if (f) for (i = 0; i < f && i < 20; i++) print fl[i];
+                            else for (i = (n > 15 ? n - 15 : 0); i < n; i++) print tl[i % 15]; next }
+         /^Test Passed\./ { next }
+         /^FAIL/ { fl[f++] = $0 }
+         { tl[n % 15] = $0; n++ }' "$dir/Testing/Temporary/LastTest.log"
+  fi
+  return "$rc"
+}
+
 echo "== build (warnings as errors)"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDDPSIM_WERROR=ON >/dev/null
 cmake --build build -j "$jobs"
 case $tier in
-  fast) echo "== tests (fast tier)"; ctest --test-dir build --output-on-failure -j "$jobs" -LE slow ;;
-  slow) echo "== tests (slow tier)"; ctest --test-dir build --output-on-failure -j "$jobs" -L slow; exit 0 ;;
-  all) echo "== tests (both tiers)"; ctest --test-dir build --output-on-failure -j "$jobs" ;;
+  fast) echo "== tests (fast tier)"; run_ctest build -LE slow ;;
+  slow) echo "== tests (slow tier)"; run_ctest build -L slow; exit 0 ;;
+  all) echo "== tests (both tiers)"; run_ctest build ;;
 esac
 
 if [[ ${DDPSIM_SKIP_ASAN:-0} != 1 ]]; then
@@ -41,5 +59,5 @@ if [[ ${DDPSIM_SKIP_ASAN:-0} != 1 ]]; then
   # MPI's own allocations are not ours to fix; leaks inside libmpi are suppressed, ours are not.
   ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --test-dir build-asan --output-on-failure -j "$jobs" -L '^(unit|cli|golden)$' -LE 'nosan|slow'
+    run_ctest build-asan -L '^(unit|cli|golden)$' -LE 'nosan|slow'
 fi

@@ -331,6 +331,7 @@ int cmd_sweep(cli_ctx *x, int argc, char **argv) {
   sim_config *cfgs = NULL;
   sweep_row *rows = NULL;
   char **vals = NULL;
+  char **held = NULL; /* each combination's --name=value texts: its config keeps pointers into them */
   if (push(&fixed.argv, &fixed.n, argv[0])) return cli_fail(x, ERR_NOMEM, "out of memory");
   if ((rc = split(x, &c, argc, argv, &fixed, ax, &nax))) goto done;
   /* The fixed options alone first: --max-configs bounds what is allocated below. */
@@ -341,13 +342,14 @@ int cmd_sweep(cli_ctx *x, int argc, char **argv) {
   rows = calloc((size_t)n, sizeof *rows);
   buys = calloc((size_t)n, sizeof *buys);
   vals = calloc((size_t)n * (size_t)(nax ? nax : 1), sizeof *vals);
-  if (!cfgs || !rows || !vals || !buys) {
+  held = calloc((size_t)n * (size_t)(nax ? nax : 1), sizeof *held);
+  if (!cfgs || !rows || !vals || !buys || !held) {
     rc = cli_fail(x, ERR_NOMEM, "out of memory");
     goto done;
   }
   /* Every combination's command line, parsed and checked, its inputs loaded, before any runs. */
   for (int i = 0; i < n; i++) {
-    char *av[fixed.n + SWEEP_MAX_AXES + 1], opt[SWEEP_MAX_AXES][600];
+    char *av[fixed.n + SWEEP_MAX_AXES + 1], opt[600];
     /* The axes' values come first, then the user's fixed options as typed: an option left without
      * its value at the end of the line is then reported as such, never given an axis's text. */
     int ac = 0;
@@ -356,12 +358,14 @@ int cmd_sweep(cli_ctx *x, int argc, char **argv) {
       const char *v = ax[a].v[rest % ax[a].n];
       vals[i * nax + a] = (char *)v;
       rest /= ax[a].n;
-      if (ax[a].opt->kind == CLI_FLAG) {
-        if (*v == '1') snprintf(opt[a], sizeof opt[a], "--%s", ax[a].name), av[ac++] = opt[a];
-      } else {
-        snprintf(opt[a], sizeof opt[a], "--%s=%s", ax[a].name, v);
-        av[ac++] = opt[a];
+      if (ax[a].opt->kind == CLI_FLAG && *v != '1') continue;
+      if (ax[a].opt->kind == CLI_FLAG) snprintf(opt, sizeof opt, "--%s", ax[a].name);
+      else snprintf(opt, sizeof opt, "--%s=%s", ax[a].name, v);
+      if (!(held[i * nax + a] = strdup(opt))) {
+        rc = cli_fail(x, ERR_NOMEM, "out of memory");
+        goto done;
       }
+      av[ac++] = held[i * nax + a];
     }
     for (int k = 1; k < fixed.n; k++) av[ac++] = fixed.argv[k];
     av[ac] = NULL;
@@ -473,6 +477,7 @@ done:
   free(rows);
   free(buys);
   free(vals);
+  if (held) strings_free(held, n * nax);
   cache_free(&cache);
   return rc;
 }
