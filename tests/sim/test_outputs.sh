@@ -34,7 +34,7 @@ full() { # full DESCRIPTION PROGRAM ARGS...
 }
 full "ddpsim predict" "$ddpsim" predict
 full "ddpsim predict --json" "$ddpsim" predict --json
-full "ddpsim sweep --csv" "$ddpsim" sweep --nodes 1..8 --csv
+full "ddpsim sweep --csv" "$ddpsim" sweep --nodes 1..8 --no-interval --csv
 full "ddpsim sweep --json" "$ddpsim" sweep --nodes 1,2 --json
 full "ddpsim recommend --json" "$ddpsim" recommend --samples 2 --no-advice --json
 full "ddpsim recommend" "$ddpsim" recommend --samples 2
@@ -130,7 +130,7 @@ if mount -t tmpfs -o size=4k tmpfs small 2>/dev/null; then # one page: less than
   got=$?
   check "trace -o onto a full tmpfs: exit $got ($(head -c 100 "$tmp/err"))" test $got -eq 1
   check "nothing left on it" test -z "$(ls -A small)"
-  "$ddpsim" sweep --nodes 1..40 --csv >small/s.csv 2>"$tmp/err"
+  "$ddpsim" sweep --nodes 1..40 --no-interval --csv >small/s.csv 2>"$tmp/err"
   got=$?
   check "sweep --csv > a full tmpfs: exit $got, write error" test $got -eq 1 -a -n "$(grep 'write error' "$tmp/err")"
   umount small

@@ -15,7 +15,7 @@ jnum() { awk -F'[:,]' -v k="\"$2\"" '$1 ~ k { gsub(/[ \t]/, "", $2); print $2; e
 # --- sweep: axes ---
 r50=(--model resnet50 --topology dgx1v-10gbe)
 "$ddpsim" sweep "${r50[@]}" --nodes 1..8x2 --precision fp32,fp16 --comm-hook none,fp16 --gradient-as-bucket-view=0,1 \
-  --bucket-cap-mb 5,25 --csv >"$tmp/a.csv"
+  --bucket-cap-mb 5,25 --no-interval --csv >"$tmp/a.csv"
 check "sweep: 4 node counts x 2 precisions x 2 hooks x 2 views x 2 caps = 64 rows and a header" test "$(wc -l <"$tmp/a.csv")" -eq 65
 check "sweep: nodes from the range 1..8x2 vary slowest" test "$(col "$tmp/a.csv" nodes | uniq | tr '\n' ' ')" = "1 2 4 8 "
 check "sweep: bucket_cap_mb varies fastest" test "$(col "$tmp/a.csv" bucket_cap_mb | head -4 | tr '\n' ' ')" = "5 25 5 25 "
@@ -35,7 +35,7 @@ check "sweep: the fp16 hook halves nothing under fp16 (same time), and a view sa
     if ($k["gradient_as_bucket_view"] == 1) view[v] = $k["bucket_copy_s"]; else copy[v] = $k["bucket_copy_s"] }
   END { for (v in view) if (!(v in copy) || (copy[v] > 0 ? !(view[v] > 0 && view[v] < copy[v]) : view[v] != 0)) bad = 1
         exit bad }' "$tmp/a.csv"
-"$ddpsim" sweep --nodes 2 --batch 32..96+32 --pytorch 1.1,2.15 --mode ddp,flat --fidelity flow,step --json >"$tmp/b.json"
+"$ddpsim" sweep --nodes 2 --batch 32..96+32 --pytorch 1.1,2.15 --mode ddp,flat --fidelity flow,step --no-interval --json >"$tmp/b.json"
 check "sweep --json: 3 batches x 2 releases x 2 modes x 2 fidelities = 24 rows" \
   test "$(grep -c '"iteration_s":' "$tmp/b.json")" -eq 24 -a "$(grep -c '"pytorch":	"1.1"' "$tmp/b.json")" -eq 12
 check "sweep --json: axes named as the JSON names them" grep -q '"axes":	\["batch", "pytorch", "mode", "fidelity"\]' "$tmp/b.json"
@@ -45,11 +45,14 @@ check "sweep: such an axis keeps its own commas in its (quoted) column" test "$(
 "$ddpsim" sweep --model resnet50,resnet18 --profile v100-dgx1v --topology dgx1v-ib,dgx1v-10gbe --csv >"$tmp/d.csv"
 check "sweep: models and topologies as axes" test "$(col "$tmp/d.csv" model | tr '\n' ' ')$(col "$tmp/d.csv" topology | tr '\n' ' ')" = "resnet50 resnet50 resnet18 resnet18 dgx1v-ib dgx1v-10gbe dgx1v-ib dgx1v-10gbe "
 
-# --- the same rows with -j 1, -j 2 and under mpirun ---
+# --- the same rows with -j 1, -j 2 and under mpirun (the intervals, computed by rank 0 after the
+# rows, are compared at -j 1 and -j 2 only) ---
 grid=("${r50[@]}" --nodes 1,2,4,16 --bucket-cap-mb 1,10,25 --batch 32,64 --csv)
+"$ddpsim" sweep "${grid[@]}" -j 1 >"$tmp/j1i.csv"
+"$ddpsim" sweep "${grid[@]}" -j 2 >"$tmp/j2i.csv"
+check "sweep -j 2: the same rows and intervals, in the same order, as -j 1 ($(($(wc -l <"$tmp/j1i.csv") - 1)) rows)" cmp -s "$tmp/j1i.csv" "$tmp/j2i.csv"
+grid+=(--no-interval)
 "$ddpsim" sweep "${grid[@]}" -j 1 >"$tmp/j1.csv"
-"$ddpsim" sweep "${grid[@]}" -j 2 >"$tmp/j2.csv"
-check "sweep -j 2: the same rows, in the same order, as -j 1 ($(($(wc -l <"$tmp/j1.csv") - 1)) rows)" cmp -s "$tmp/j1.csv" "$tmp/j2.csv"
 "$ddpsim" sweep "${grid[@]}" -j 2 --progress >/dev/null 2>"$tmp/prog"
 check "sweep --progress: a line with the time left on stderr" grep -q "ddpsim sweep: 24/24 configurations, .* s, about 0 s left" "$tmp/prog"
 "$ddpsim" sweep "${grid[@]}" -j 2 >/dev/null 2>"$tmp/quiet"
