@@ -301,7 +301,7 @@ const field field_table[FIELD_COUNT] = {
                          .sweep = 8},
     [FIELD_MODE] = {"mode", NULL, "name", FIELD_NAME, FIELD_DDP, FN(mode), .name_of = mode_name, .sweep = 10},
     [FIELD_FIDELITY] = {"fidelity", NULL, "name", FIELD_NAME, FIELD_DDP | FIELD_FSDP, FN(fidelity), .name_of = fidelity_name, .sweep = 11},
-    [FIELD_PYTORCH] = {"pytorch", NULL, "release", FIELD_NAME, FIELD_DDP, FN(pytorch), .name_of = pytorch_name, .sweep = 12},
+    [FIELD_PYTORCH] = {"pytorch", NULL, "release", FIELD_NAME, FIELD_ALL, FN(pytorch), .name_of = pytorch_name, .sweep = 12},
     [FIELD_BUCKET_CAP_MB] = {"bucket_cap_mb", NULL, "MB", FIELD_NUMBER, FIELD_DDP, FN(cap_mb), .range = FIELD_NONNEG, .sweep = 13},
     [FIELD_BUCKET_CAP_MB_GIVEN] = {"bucket_cap_mb_given", NULL, "0/1", FIELD_BOOL, FIELD_DDP, FN(cap_given), .sweep = 14},
     [FIELD_FIRST_BUCKET_BYTES] = {"first_bucket_bytes", NULL, "bytes", FIELD_NUMBER, FIELD_DDP, FN(first_bucket)},

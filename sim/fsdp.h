@@ -37,6 +37,11 @@
 #include "plan.h"
 #include "scenario.h"
 
+/* The first PyTorch release with FSDP (torch.distributed.fsdp, FullyShardedDataParallel: 1.11,
+ * docs/fsdp.md), in sim_config.pytorch's numbering (sim/reducer.h): an FSDP run of an older one is
+ * misuse. The releases from 1.11 on are modelled as FSDP2 at the pinned release (docs/fsdp.md). */
+#define FSDP_VERSION_FIRST 111
+
 /* One unit: the root (index 0, path "") or a module fully_shard was applied to. */
 typedef struct {
   char path[MODEL_NAME_MAX];

@@ -155,7 +155,11 @@ static int variants(const sim_config *rec, double cap_mb, variant_t *v) {
     x->applies = reducer_check(&k, 1, x->c.comm_hook, &e) == ERR_OK;
     if (!x->applies) snprintf(x->note, sizeof x->note, "%.250s", e.msg);
   }
-  int prec = rec->precision >= 0 ? rec->precision : (int)rec->model->precision;
+  /* The hooks compress fp32 buckets (sim/plan.c): a gradient's own type, not the run's, decides
+   * (autocast keeps fp32 parameters, so fp32 gradients, under an fp16 or bf16 run). */
+  int prec = rec->precision >= 0 ? rec->precision : (int)rec->model->precision, fp32_grads = 0;
+  for (int i = 0; i < rec->model->nparams && !fp32_grads; i++)
+    fp32_grads = model_param_dtype(&rec->model->params[i], (model_dtype)prec) == MODEL_FP32;
   for (int h = SIM_HOOK_FP16; h <= SIM_HOOK_BF16 && rec->comm_hook == SIM_HOOK_NONE; h++) {
     variant_t *x = &v[n++];
     memset(x, 0, sizeof *x);
@@ -164,8 +168,8 @@ static int variants(const sim_config *rec, double cap_mb, variant_t *v) {
     x->c.comm_hook = (sim_comm_hook)h;
     snprintf(x->setting, sizeof x->setting, "register_comm_hook(None, %s_compress_hook)", sim_comm_hook_name((sim_comm_hook)h));
     sim_reducer_knobs(&x->c, &k);
-    if (prec != MODEL_FP32) snprintf(x->note, sizeof x->note, "the gradients are already 16-bit (%s): nothing to compress",
-                                     model_dtype_name((model_dtype)prec));
+    if (!fp32_grads) snprintf(x->note, sizeof x->note, "the gradients are already 16-bit (%s): nothing to compress",
+                              model_dtype_name((model_dtype)prec));
     else if (reducer_check(&k, x->c.bucket_view, h, &e)) snprintf(x->note, sizeof x->note, "%.250s", e.msg);
     else {
       x->applies = 1;

@@ -288,7 +288,17 @@ cJSON *report_buckets_json(const model_t *m, model_dtype run, const bucket_plan 
 
 char *report_buckets_table(const model_t *m, model_dtype run, const bucket_plan *plan, const report_bucket_comm *comm) {
   strbuf s = {0};
-  strbuf_printf(&s, "# %s, %s gradients, %d buckets in reduction order\n", m->name, model_dtype_name(run), plan->n);
+  /* The gradients' own types, as the buckets hold them (autocast: fp32 gradients of an fp16 run). */
+  char types[64] = "";
+  int seen[MODEL_DTYPE_COUNT] = {0};
+  for (int b = 0; b < plan->n; b++) {
+    int d = plan->b[b].dtype_key;
+    if (d < 0 || d >= MODEL_DTYPE_COUNT || seen[d]++) continue;
+    size_t used = strlen(types);
+    snprintf(types + used, sizeof types - used, "%s%s", used ? "+" : "", model_dtype_name((model_dtype)d));
+  }
+  strbuf_printf(&s, "# %s, %s run, %s gradients, %d buckets in reduction order\n", m->name, model_dtype_name(run),
+                types[0] ? types : model_dtype_name(run), plan->n);
   if (comm)
     strbuf_printf(&s, "# each all-reduce as NCCL's model prices it on an idle network, %s; algbw and busbw (GB/s) as "
                       "nccl-tests defines them\n# %-4s %14s %5s %12s %8s %8s  %-11s params (registration index)\n",

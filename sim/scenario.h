@@ -25,6 +25,7 @@ typedef enum { SIM_MODE_DDP = 0, SIM_MODE_FLAT = 1 } sim_mode;
 typedef enum { SIM_FIDELITY_FLOW = 0, SIM_FIDELITY_STEP = 1 } sim_fidelity;
 typedef enum { SIM_HOOK_NONE = 0, SIM_HOOK_FP16 = 1, SIM_HOOK_BF16 = 2 } sim_comm_hook;
 typedef enum { SIM_FRAMEWORK_DDP = 0, SIM_FRAMEWORK_DP = 1, SIM_FRAMEWORK_FSDP = 2 } sim_framework;
+#define SIM_FRAMEWORK_COUNT 3
 /* DDP's process group backend (docs/simulation.md, "Communication backends"): NCCL on the GPUs;
  * gloo staged through the host (copy out, ring over TCP, sum on the CPU, copy back); MPI
  * (CUDA-aware) ring. gloo and MPI run on a worker thread whose wait blocks the host. */

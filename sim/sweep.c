@@ -222,6 +222,9 @@ static const char *column(const sim_config *c, const sweep_row *r, field_id id, 
   const field *f = &field_table[id];
   const field_ctx x = {.c = c};
   *v = r->value[id];
+  /* A configuration's column (those before iteration_s) of another framework's: '-' (a DDP knob in an
+   * FSDP row); results keep their numbers. */
+  if (f->frameworks && !field_in_framework(f, &x) && f->sweep < field_table[FIELD_ITERATION_S].sweep) return "-";
   return field_text(f, &x, *v, buf, len);
 }
 

@@ -77,8 +77,8 @@ int buyopts_price(cli_ctx *x, const buyopts *b, const char *cls, const profile_t
 void buyopts_init(buyopts *b) {
   memset(b, 0, sizeof *b);
   b->interval = 1;
-  b->draws = 16;
-  b->level = 0.9;
+  b->draws = -1; /* not given: BUYOPTS_DRAWS (buyopts_check), unless --no-interval */
+  b->level = -1;
 }
 
 void buyopts_table(buyopts *b, cli_opt t[BUYOPTS_COUNT]) {
@@ -103,9 +103,9 @@ void buyopts_table(buyopts *b, cli_opt t[BUYOPTS_COUNT]) {
       {"interval", 0, CLI_FLAG, &b->interval_asked, NULL,
        "lo/hi of the main figures (the default): the profile's uncertainty drawn and\nsimulated, times the validated error of published runs on the same profile\nand precision (docs/memory.md, \"How sure\")"},
       {"no-interval", 0, CLI_FLAG, &b->no_interval, NULL, "the nominal figures only: no draws simulated, no lo/hi"},
-      {"draws", 0, CLI_INT, &b->draws, "N", "the interval's profiles drawn from the profile's uncertainty (default 16)", CLI_MIN | CLI_MAX,
+      {"draws", 0, CLI_INT, &b->draws, "N", "the interval's profiles drawn from the profile's uncertainty (default " BUYOPTS_TEXT(BUYOPTS_DRAWS) ")", CLI_MIN | CLI_MAX,
        0, 1000},
-      {"level", 0, CLI_DOUBLE, &b->level, "X", "the interval's profile part: its central interval (default 0.9)",
+      {"level", 0, CLI_DOUBLE, &b->level, "X", "the interval's profile part: its central interval (default " BUYOPTS_TEXT(BUYOPTS_LEVEL) ")",
        CLI_MIN_OPEN | CLI_MAX_OPEN, 0, 1},
       {0}};
   memcpy(t, table, sizeof table);
@@ -114,6 +114,10 @@ void buyopts_table(buyopts *b, cli_opt t[BUYOPTS_COUNT]) {
 int buyopts_check(cli_ctx *x, buyopts *b) {
   if (b->interval_asked && b->no_interval) return cli_usage(x, "--interval and --no-interval: choose one");
   b->interval = !b->no_interval;
+  if (b->no_interval && (b->draws >= 0 || b->level >= 0))
+    return cli_usage(x, "--%s shapes the interval: --no-interval leaves none to shape", b->draws >= 0 ? "draws" : "level");
+  if (b->draws < 0) b->draws = BUYOPTS_DRAWS;
+  if (b->level < 0) b->level = BUYOPTS_LEVEL;
   if ((b->epochs > 0) != (b->dataset_size > 0)) return cli_usage(x, "--epochs and --dataset-size go together");
   if (b->epochs > 0 && b->samples > 0) return cli_usage(x, "--samples and --epochs: choose one");
   /* Samples are whole: a count given is one; a partial epoch's last sample counts whole

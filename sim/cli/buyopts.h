@@ -25,9 +25,15 @@ typedef struct {
   int interval;       /* 1 (the default): lo/hi of the main figures (sim/interval.h); 0: --no-interval
                          (buyopts_check sets it from the flags below) */
   int interval_asked, no_interval; /* --interval, --no-interval as given */
-  int draws;          /* profiles drawn for it (default 16) */
-  double level;       /* of the profile part's central interval (default 0.9) */
+  int draws;          /* profiles drawn for it (BUYOPTS_DRAWS; -1 until buyopts_check: not given) */
+  double level;       /* of the profile part's central interval (BUYOPTS_LEVEL; -1 until checked) */
 } buyopts;
+
+/* The interval's defaults, and their text in --help. */
+#define BUYOPTS_DRAWS 16
+#define BUYOPTS_LEVEL 0.9
+#define BUYOPTS_TEXT_(v) #v
+#define BUYOPTS_TEXT(v) BUYOPTS_TEXT_(v)
 
 #define BUYOPTS_COUNT 13 /* entries of the table, its end included */
 

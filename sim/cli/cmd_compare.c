@@ -75,13 +75,21 @@ int cmd_compare(cli_ctx *x, int argc, char **argv) {
   int rc = cli_parse(x, &c, argc, argv, NULL, NULL, stdout);
   /* Each setup's options are checked with its framework (below); the command's own as given where
    * no setup is FSDP, so that an --fsdp-* flag no setup can use is refused. */
-  int any_fsdp = o.framework == SIM_FRAMEWORK_FSDP;
+  int any_fsdp = o.framework == SIM_FRAMEWORK_FSDP, any_ddp = 0, other = o.framework;
   for (int i = 0; !rc && i < setups.n; i++) { /* a setup's own errors are reported below */
     compare_setup t;
     err_t e;
-    any_fsdp |= !compare_setup_parse(setups.text[i], &t, &e) && t.framework == SIM_FRAMEWORK_FSDP;
+    int f = !compare_setup_parse(setups.text[i], &t, &e) && t.framework >= 0 ? t.framework : o.framework;
+    any_fsdp |= f == SIM_FRAMEWORK_FSDP;
+    any_ddp |= f == SIM_FRAMEWORK_DDP;
+    if (f != SIM_FRAMEWORK_DDP) other = f;
   }
   if (!rc && !any_fsdp) rc = simopts_check(x, &o);
+  if (!rc && !any_ddp) { /* DDP's flags where no setup is DDP: checked with a setup's framework */
+    simopts t = o;
+    t.framework = other;
+    if (!(rc = simopts_check(x, &t))) rc = simopts_check_cap(x, &t, cap);
+  }
   if (!rc) rc = buyopts_check(x, &bo);
   if (!rc && setups.n < 2) rc = cli_usage(x, "--setup: give two or more setups to compare (got %d)", setups.n);
   if (rc) return rc;
@@ -122,16 +130,17 @@ int cmd_compare(cli_ctx *x, int argc, char **argv) {
       rc = cli_usage(x, "setup %d: fsdp-reshard-after-forward= and fsdp-replicate= are FSDP's: give framework=fsdp", i + 1);
       goto end;
     }
-    /* The --fsdp-* flags apply to the FSDP setups alone. */
+    /* The --fsdp-* flags apply to the FSDP setups alone, DDP's (--bucket-cap-mb too) to the DDP ones. */
+    double scap = cap;
     if (any_fsdp) {
-      simopts_fsdp_only(&os);
-      if ((rc = simopts_check(x, &os))) goto end;
+      simopts_own_knobs(&os, &scap);
+      if ((rc = simopts_check(x, &os)) || (rc = simopts_check_cap(x, &os, scap))) goto end;
     }
     if ((rc = simopts_load_topo(x, os.topology, &in[i].topo)) || (rc = simopts_load_profile(x, os.profile, &in[i].profile))) goto end;
     in[i].model = model;
     simopts_config(&os, &in[i], &en->cfg);
     en->cfg.nodes = s->nodes ? s->nodes : nodes;
-    en->cfg.bucket_cap_mb = cap;
+    en->cfg.bucket_cap_mb = scap;
     en->optim = (model_optim)bo.optim;
     en->has_budget = budget;
     double price = en->job.price_per_gpu_hour;

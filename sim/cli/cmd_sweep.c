@@ -336,8 +336,23 @@ int cmd_sweep(cli_ctx *x, int argc, char **argv) {
   if ((rc = split(x, &c, argc, argv, &fixed, ax, &nax))) goto done;
   /* The fixed options alone first: --max-configs bounds what is allocated below. */
   if ((rc = cli_parse(x, &c, fixed.n, fixed.argv, NULL, NULL, stdout)) || (rc = bound(x, ax, nax, max_configs, &n))) goto done;
-  int framework_swept = 0;
-  for (int a = 0; a < nax; a++) framework_swept |= strcmp(ax[a].name, "framework") == 0;
+  int framework_swept = 0, has[SIM_FRAMEWORK_COUNT] = {0}; /* the frameworks swept: each one's flags apply to its rows */
+  for (int a = 0; a < nax; a++)
+    if (strcmp(ax[a].name, "framework") == 0) {
+      framework_swept = 1;
+      for (int k = 0; k < ax[a].n; k++)
+        for (int f = 0; f < SIM_FRAMEWORK_COUNT; f++) has[f] |= strcmp(ax[a].v[k], sim_framework_name((sim_framework)f)) == 0;
+    }
+  if (framework_swept && !has[SIM_FRAMEWORK_DDP]) { /* DDP's flags where no row is DDP */
+    simopts t = o;
+    t.framework = has[SIM_FRAMEWORK_FSDP] ? SIM_FRAMEWORK_FSDP : SIM_FRAMEWORK_DP;
+    if ((rc = simopts_check(x, &t)) || (rc = simopts_check_cap(x, &t, cap))) goto done;
+  }
+  if (framework_swept && !has[SIM_FRAMEWORK_FSDP]) { /* FSDP's where none is FSDP */
+    simopts t = o;
+    t.framework = has[SIM_FRAMEWORK_DDP] ? SIM_FRAMEWORK_DDP : SIM_FRAMEWORK_DP;
+    if ((rc = simopts_check(x, &t))) goto done;
+  }
   cfgs = calloc((size_t)n, sizeof *cfgs);
   rows = calloc((size_t)n, sizeof *rows);
   buys = calloc((size_t)n, sizeof *buys);
@@ -373,12 +388,16 @@ int cmd_sweep(cli_ctx *x, int argc, char **argv) {
     buyopts_init(&bo);
     nodes = 1, cap = 0, max_hours = 0;
     if ((rc = cli_parse(x, &c, ac, av, NULL, NULL, stdout))) goto done;
-    if (framework_swept && o.framework != SIM_FRAMEWORK_FSDP) { /* --framework ddp,fsdp: FSDP's knobs are its rows' */
-      simopts_fsdp_only(&o);
-      for (int a = 0; a < nax; a++)
-        if (!strncmp(ax[a].name, "fsdp-", 5)) vals[i * nax + a] = (char *)"-"; /* not this row's */
+    if (framework_swept) { /* --framework ddp,fsdp: each framework's knobs are its rows' */
+      simopts_own_knobs(&o, &cap);
+      for (int a = 0; a < nax; a++) {
+        int ddp = 0;
+        for (const char *const *k = simopts_ddp_knobs; *k && !ddp; k++) ddp = !strcmp(ax[a].name, *k);
+        if (ddp ? o.framework != SIM_FRAMEWORK_DDP : !strncmp(ax[a].name, "fsdp-", 5) && o.framework != SIM_FRAMEWORK_FSDP)
+          vals[i * nax + a] = (char *)"-"; /* not this row's */
+      }
     }
-    if ((rc = simopts_check(x, &o)) || (rc = buyopts_check(x, &bo))) goto done;
+    if ((rc = simopts_check(x, &o)) || (rc = simopts_check_cap(x, &o, cap)) || (rc = buyopts_check(x, &bo))) goto done;
     buys[i] = bo;
     budget_job bj;
     if (max_hours > 0 && !buyopts_job(&bo, &bj)) {

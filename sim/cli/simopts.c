@@ -8,6 +8,7 @@
 #include "afile.h"
 #include "cost.h"
 #include "data.h"
+#include "fsdp.h"
 #include "ncclmodel.h"
 #include "txt.h"
 
@@ -21,11 +22,24 @@ static void fsdp_defaults(simopts *o, const sim_config *d) {
   o->fsdp_replicate = d->fsdp_replicate;
 }
 
-void simopts_fsdp_only(simopts *o) {
-  if (o->framework == SIM_FRAMEWORK_FSDP) return;
-  sim_config d;
-  sim_config_defaults(&d);
-  fsdp_defaults(o, &d);
+const char *const simopts_ddp_knobs[] = {"bucket-cap-mb", "bucket-cap-mb-list", "first-bucket-mb", "find-unused-parameters",
+                                         "static-graph", "ddp-iteration", "rebuilt", "gradient-as-bucket-view", "comm-hook",
+                                         "mode", "no-broadcast-buffers", NULL};
+
+void simopts_own_knobs(simopts *o, double *bucket_cap_mb) {
+  if (o->framework != SIM_FRAMEWORK_FSDP) {
+    sim_config d;
+    sim_config_defaults(&d);
+    fsdp_defaults(o, &d);
+  }
+  if (o->framework != SIM_FRAMEWORK_DDP) { /* simopts_ddp_knobs, back to simopts_init's values */
+    simopts d;
+    simopts_init(&d);
+    o->find_unused = d.find_unused, o->static_graph = d.static_graph, o->ddp_iteration = d.ddp_iteration;
+    o->rebuilt = d.rebuilt, o->bucket_view = d.bucket_view, o->hook = d.hook, o->first_mb = d.first_mb;
+    o->mode = d.mode, o->no_broadcast_buffers = d.no_broadcast_buffers, o->ncap_list = d.ncap_list;
+    if (bucket_cap_mb) *bucket_cap_mb = 0;
+  }
 }
 
 /* The scenario's defaults are sim_config_defaults' (sim/scenario.c), read back here as simopts_config
@@ -259,9 +273,24 @@ int simopts_check(cli_ctx *x, const simopts *o) {
       (o->find_unused || o->static_graph || o->ncap_list || o->ddp_iteration || o->rebuilt || o->bucket_view || o->hook || o->first_mb > 0))
     return cli_usage(x, "FSDP has no Reducer: --find-unused-parameters, --static-graph, --bucket-cap-mb-list, --ddp-iteration,\n"
                         "--rebuilt, --gradient-as-bucket-view, --comm-hook and --first-bucket-mb are DDP's");
+  if (o->framework == SIM_FRAMEWORK_FSDP && (o->mode != SIM_MODE_DDP || o->no_broadcast_buffers))
+    return cli_usage(x, "%s is DDP's: FSDP shards the gradients it reduce-scatters and broadcasts no buffers",
+                     o->mode != SIM_MODE_DDP ? "--mode flat" : "--no-broadcast-buffers");
+  if (o->framework == SIM_FRAMEWORK_FSDP && c.pytorch > 0 && c.pytorch < FSDP_VERSION_FIRST) {
+    char rel[16];
+    return cli_usage(x, "--pytorch %s has no FSDP: torch.distributed.fsdp first shipped in PyTorch 1.11 (docs/fsdp.md)",
+                     reducer_version_name(c.pytorch, rel, sizeof rel));
+  }
   if (o->framework != SIM_FRAMEWORK_FSDP &&
       (o->fsdp_units || o->fsdp_reshard != 1 || o->fsdp_param_dtype >= 0 || o->fsdp_reduce_dtype >= 0 || o->fsdp_forward_prefetch || o->fsdp_replicate))
     return cli_usage(x, "--fsdp-* options are FSDP's: give --framework fsdp");
+  return CLI_OK;
+}
+
+int simopts_check_cap(cli_ctx *x, const simopts *o, double bucket_cap_mb) {
+  if (bucket_cap_mb > 0 && o->framework != SIM_FRAMEWORK_DDP)
+    return cli_usage(x, "--bucket-cap-mb is DDP's bucket_cap_mb: %s has no gradient buckets",
+                     o->framework == SIM_FRAMEWORK_FSDP ? "FSDP (one reduce-scatter per unit)" : "DataParallel");
   return CLI_OK;
 }
 
@@ -438,6 +467,7 @@ int simopts_setup(cli_ctx *x, const cli_cmd *c, int argc, char **argv, simopts *
                   const char *missing, int *nodes, double *bucket_cap_mb, simopts_inputs *in, sim_config *cfg) {
   int rc = cli_parse(x, c, argc, argv, NULL, NULL, stdout);
   if (!rc) rc = simopts_check(x, o);
+  if (!rc) rc = simopts_check_cap(x, o, *bucket_cap_mb);
   if (!rc && required && !*required) rc = cli_usage(x, "%s", missing);
   if (rc || (rc = simopts_load(x, o, in))) return rc;
   simopts_config(o, in, cfg);

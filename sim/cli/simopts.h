@@ -65,10 +65,17 @@ int simopts_parse_precision(const char *s, void *dest);
 /* Every option name some ddpsim command takes (NULL-ended): cli_cmd.elsewhere. */
 extern const char *const simopts_known[];
 
-/* Where a command mixes frameworks (sweep's --framework ddp,fsdp, compare's framework= setups), the
- * --fsdp-* options apply to its FSDP configurations alone: this sets them back to their defaults in
- * o unless o's framework is FSDP, so that simopts_check passes the others. */
-void simopts_fsdp_only(simopts *o);
+/* Where a command mixes frameworks (sweep's --framework ddp,fsdp, compare's framework= setups), each
+ * framework's options apply to its own configurations: this sets the --fsdp-* options back to their
+ * defaults in o unless o's framework is FSDP, and DDP's (simopts_ddp_knobs, the options' names; the
+ * cap in *bucket_cap_mb where not NULL) unless it is DDP, so that simopts_check and
+ * simopts_check_cap pass the others. */
+void simopts_own_knobs(simopts *o, double *bucket_cap_mb);
+extern const char *const simopts_ddp_knobs[]; /* NULL-ended */
+
+/* Misuse (exit 2, naming the flag) where a --bucket-cap-mb (> 0: given) meets a framework without
+ * DDP's buckets; simopts_setup calls it, as sweep does for each configuration. */
+int simopts_check_cap(cli_ctx *x, const simopts *o, double bucket_cap_mb);
 
 /* Checks what no single option can: CLI_USAGE with the message in x, or CLI_OK. */
 int simopts_check(cli_ctx *x, const simopts *o);

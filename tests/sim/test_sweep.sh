@@ -110,6 +110,14 @@ check "recommend --json: meaningful false, recommended 25, best another cap" \
 check "recommend: one GPU: no cap is better than the default" grep -q "^recommended bucket_cap_mb 25 (the default): no cap is better than the default" "$tmp/r5.txt"
 "$ddpsim" recommend --model resnet50 --nodes 2 --samples 4 --precision fp16 >"$tmp/r6.txt"
 check "recommend: fp16 gradients: the compression hook does not apply, and says why" grep -q "fp16_compress_hook): does not apply: the gradients are already 16-bit" "$tmp/r6.txt"
+# AMP (the generators' amp option): fp16 GEMMs, fp32 parameters and so fp32 gradients, which the hook
+# compresses; the buckets' header says which types the gradients are (issue 49).
+"$ddpsim" genmodel gpt --layers 2 --hidden 256 --heads 4 --ffn 1024 --vocab 1000 --positions 128 --seq 128 --amp -o "$tmp/amp.model"
+"$ddpsim" recommend --model "$tmp/amp.model" --nodes 2 --samples 4 --precision fp16 >"$tmp/r8.txt" 2>&1
+check "recommend: AMP's fp32 gradients under an fp16 run: the compression hook applies" \
+  sh -c '! grep -q "already 16-bit" "$1" && grep -q "fp16_compress_hook): .*gradients travel in fp16" "$1"' _ "$tmp/r8.txt"
+"$ddpsim" buckets --model "$tmp/amp.model" --precision fp16 >"$tmp/b8.txt"
+check "buckets: an AMP run's header names the fp16 run and its fp32 gradients" grep -q "^# .*, fp16 run, fp32 gradients, " "$tmp/b8.txt"
 check "recommend: no_sync is advised with what it changes" grep -q "no_sync() for 1 of every 2 iterations: .*changes training" "$tmp/r6.txt"
 "$ddpsim" recommend --model resnet50 --nodes 2 --samples 4 --pytorch 2.5 >"$tmp/r7.txt"
 check "recommend: before 2.11 the first-bucket knob does not apply" grep -q "first_bucket_cap .*does not apply: .*bucket_cap_mb_list" "$tmp/r7.txt"
