@@ -74,7 +74,8 @@ int cmd_compare(cli_ctx *x, int argc, char **argv) {
   const cli_cmd c = {.usage = usage, .tables = tables, .elsewhere = simopts_known};
   int rc = cli_parse(x, &c, argc, argv, NULL, NULL, stdout);
   /* Each setup's options are checked with its framework (below); the command's own as given where
-   * no setup is FSDP, so that an --fsdp-* flag no setup can use is refused. */
+   * no setup is FSDP, and with a setup's framework where none is DDP, so that an --fsdp-* flag or a
+   * DDP flag no setup can use is refused. */
   int any_fsdp = o.framework == SIM_FRAMEWORK_FSDP, any_ddp = 0, other = o.framework;
   for (int i = 0; !rc && i < setups.n; i++) { /* a setup's own errors are reported below */
     compare_setup t;
