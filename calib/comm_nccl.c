@@ -8,9 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "comm_mpi.h"
+#include "wall.h"
 
 enum { MAX_LOCAL = 64 };
 
@@ -38,12 +38,6 @@ typedef struct {
     if (r_ != ncclSuccess)                                                                      \
       return err_set(e, ERR_RUNTIME, "nccl: %s: %s", #call, ncclGetErrorString(r_));          \
   } while (0)
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static void free_buffers(nccl_ctx *c) {
   for (int i = 0; i < c->ngpus; i++) {
@@ -85,7 +79,7 @@ static int n_fill(void *vc, size_t count, err_t *e) {
 
 static int n_allreduce(void *vc, size_t count, double *elapsed_s, err_t *e) {
   nccl_ctx *c = vc;
-  double t0 = now_s();
+  double t0 = wall_now_s();
   NCCL_TRY(ncclGroupStart());
   for (int i = 0; i < c->ngpus; i++)
     NCCL_TRY(ncclAllReduce(c->send[i], c->recv[i], count, ncclFloat, ncclSum, c->comm[i], c->stream[i]));
@@ -94,7 +88,7 @@ static int n_allreduce(void *vc, size_t count, double *elapsed_s, err_t *e) {
     CUDA_TRY(cudaSetDevice(c->dev[i]));
     CUDA_TRY(cudaStreamSynchronize(c->stream[i]));
   }
-  *elapsed_s = now_s() - t0;
+  *elapsed_s = wall_now_s() - t0;
   return ERR_OK;
 }
 

@@ -9,10 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "gpucopy.h"
 #include "mlstm.h"
+#include "wall.h"
 
 enum { EMBED = 64, VOCAB = 256 };
 
@@ -49,12 +49,6 @@ void computebench_result_free(computebench_result *r) {
   for (size_t i = 0; i < r->n; i++) free(r->m[i].samples_s);
   free(r->m);
   memset(r, 0, sizeof *r);
-}
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 /* A new measurement with room for nsamples samples. NULL when out of memory. */
@@ -117,13 +111,13 @@ static int mlstm_fail(engine *g, int st, const char *what, err_t *e) {
 
 static int timer_start(engine *g) {
   if (g->cuda) return mlstm_cuda_timer_start(g->gpu);
-  g->t0 = now_s();
+  g->t0 = wall_now_s();
   return MLSTM_OK;
 }
 
 static int timer_stop(engine *g, double *s) {
   if (g->cuda) return mlstm_cuda_timer_stop(g->gpu, s);
-  *s = now_s() - g->t0;
+  *s = wall_now_s() - g->t0;
   return MLSTM_OK;
 }
 
@@ -190,10 +184,10 @@ static int gemm_once(engine *g, long m, long n, long k, double *sec, err_t *e) {
     int st = mlstm_cuda_bench_gemm(g->gpu, (int)m, (int)n, (int)k, 1, sec);
     return st ? mlstm_fail(g, st, "cuBLAS GEMM", e) : ERR_OK;
   }
-  double t0 = now_s();
+  double t0 = wall_now_s();
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0f, g->a, (int)k,
               g->b, (int)n, 0.0f, g->c, (int)n);
-  *sec = now_s() - t0;
+  *sec = wall_now_s() - t0;
   return ERR_OK;
 }
 
@@ -335,9 +329,9 @@ static int copy_cpu(size_t bytes, const computebench_cfg *cfg, double *samples, 
   memset(src, 1, bytes);
   memset(dst, 0, bytes);
   for (int i = -cfg->warmups; i < cfg->iters; i++) {
-    double t0 = now_s();
+    double t0 = wall_now_s();
     memcpy(dst, src, bytes);
-    double t = now_s() - t0;
+    double t = wall_now_s() - t0;
     /* Keep the copy observable so it is not optimised away. */
     src[i & 7] = dst[bytes - 1 - (size_t)(i & 7)];
     if (i >= 0) samples[i] = t;

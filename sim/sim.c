@@ -2,23 +2,17 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "dp.h"
 #include "engine.h"
 #include "fsdp.h"
 #include "plan.h"
 #include "readout.h"
+#include "wall.h"
 
 double sim_ring_time(int n, double bytes, double lat_s, double bw_Bps) {
   if (n <= 1) return 0.0;
   return 2.0 * (n - 1) * (lat_s + bytes / ((double)n * bw_Bps));
-}
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 /* The framework's plan builder. */
@@ -37,7 +31,7 @@ int sim_check(const sim_config *c, err_t *e) {
 
 int sim_run(const sim_config *c, sim_result *r, err_t *e) {
   memset(r, 0, sizeof *r);
-  double wall0 = now_s();
+  double wall0 = wall_now_s();
   int rc;
   plan_t p;
   engine_record rec;
@@ -52,6 +46,6 @@ int sim_run(const sim_config *c, sim_result *r, err_t *e) {
   plan_free(&p);
 done:
   if (rc) sim_result_free(r);
-  r->wall_s = now_s() - wall0;
+  r->wall_s = wall_now_s() - wall0;
   return rc;
 }

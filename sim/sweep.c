@@ -17,12 +17,7 @@
 #include "memory.h"
 #include "predict.h"
 #include "strbuf.h"
-
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
+#include "wall.h"
 
 /* Every column's number (sweep_row): from the prediction, the buyer's figures unknown. What is
  * not a column (a simulation's wall time) stays NaN: rows are the same bytes however they ran. */
@@ -142,14 +137,14 @@ static int first_failure(const sweep_row *rows, int n, err_t *e) {
 }
 
 static void report(const sweep_opts *o, int done, int n, double t0, double *last) {
-  double t = now_s(), every = o->every_s > 0 ? o->every_s : 0.5;
+  double t = wall_now_s(), every = o->every_s > 0 ? o->every_s : 0.5;
   if (!o->progress || (done < n && t - *last < every)) return;
   *last = t;
   o->progress(o->progress_arg, done, n, t - t0);
 }
 
 int sweep_run(const sim_config *cfgs, int n, const sweep_opts *o, sweep_row *rows, err_t *e) {
-  double t0 = now_s(), last = t0;
+  double t0 = wall_now_s(), last = t0;
   int jobs = o->jobs < 1 ? 1 : o->jobs;
   if (jobs > n) jobs = n;
   if (n <= 0) return ERR_OK;

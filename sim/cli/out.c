@@ -5,12 +5,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "afile.h"
 #include "err.h"
 #include "version.h"
+#include "wall.h"
 
 int out_text(cli_ctx *x, char *s) {
   if (!s) return cli_fail(x, ERR_NOMEM, "out of memory while formatting the report");
@@ -43,9 +43,7 @@ void out_progress_line(void *arg, int done, int n, double t) {
 }
 
 void out_progress_tick(const out_progress *p, out_ticks *t, int done, int n) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  double now = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+  double now = wall_now_s();
   if (t->t0_s == 0) t->t0_s = t->last_s = now;
   if (done < n && now - t->last_s < 0.5) return;
   t->last_s = now;

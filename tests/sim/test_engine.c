@@ -23,7 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "check.h"
 #include "data.h"
@@ -35,6 +34,7 @@
 #include "predict.h"
 #include "readout.h"
 #include "sim.h"
+#include "wall.h"
 
 static profile_t *P;
 static topo_t *T_IB, *T_OVER;
@@ -218,12 +218,6 @@ static void plan_prints(void) {
   plan_free(&p);
 }
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static void predict_wall_covers_all(void) {
   sim_config c;
   fixture_config(&c, M_MLSTM, T_IB, P, 16, 0);
@@ -231,9 +225,9 @@ static void predict_wall_covers_all(void) {
   c.symmetry = 0; /* every GPU: the early iterations then cost as much as the run's own */
   predict_result r;
   err_t e;
-  double t0 = now_s();
+  double t0 = wall_now_s();
   int rc = predict_run(&c, &r, &e);
-  double outer = now_s() - t0;
+  double outer = wall_now_s() - t0;
   CHECK(rc == 0, "predict of mlstm-4k on 128 GPUs, every GPU simulated%s%s", rc ? ": " : "", rc ? e.msg : "");
   if (rc) return;
   CHECK(r.nearly > 0 && r.single_gpu_iteration_s > 0, "it simulated the 1-GPU twin and %d early iteration(s)", r.nearly);
