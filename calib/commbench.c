@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coll.h"
+
 int commbench_check_cfg(const commbench_cfg *c, err_t *e) {
   if (c->min_bytes < 4) return err_set(e, ERR_USAGE, "-b: the smallest size is 4 bytes (one float)");
   if (c->max_bytes < c->min_bytes)
@@ -96,7 +98,7 @@ int commbench_run(const commbench_cfg *cfg, const commbench_backend *b,
     row->max_s = t[cfg->iters - 1];
     row->median_s = gsl_stats_median_from_sorted_data(t, 1, (size_t)cfg->iters);
     row->algbw_GBps = (double)row->bytes / row->mean_s / 1e9;
-    row->busbw_GBps = row->algbw_GBps * 2.0 * (b->nranks - 1) / b->nranks;
+    row->busbw_GBps = row->algbw_GBps * coll_bus_factor(COLL_ALLREDUCE, (long)b->nranks);
     busbw_sum += row->busbw_GBps;
     if (on_row) on_row(row, arg);
   }

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "coll.h"
 #include "profile.h"
 #include "txt.h"
 
@@ -138,7 +139,7 @@ int fit_ring(const double *bytes, const double *time_s, size_t n, int nranks,
     nseg++;
   }
 
-  double steps = 2.0 * (nranks - 1);
+  double steps = (double)coll_ring_steps(COLL_ALLREDUCE, (long)nranks);
   memset(out, 0, sizeof *out);
   out->nranks = nranks;
   out->nregimes = nseg;
@@ -193,7 +194,7 @@ int fit_ring(const double *bytes, const double *time_s, size_t n, int nranks,
 }
 
 double fit_ring_time(const fit_ring_result *r, double bytes) {
-  return 2.0 * (r->nranks - 1) * (r->lat_s + bytes / ((double)r->nranks * r->bw_Bps));
+  return (double)coll_ring_steps(COLL_ALLREDUCE, (long)r->nranks) * (r->lat_s + bytes / ((double)r->nranks * r->bw_Bps));
 }
 
 double fit_roofline_time(const fit_roofline *r, double flops, double bytes) {
@@ -364,7 +365,7 @@ int fit_ring_poor(const fit_ring_result *r, char *why, size_t len, int *keepable
   if (out_of(r->bw_Bps, TXT_BW_MIN_Bps, TXT_BW_MAX_Bps, 0))
     return snprintf(why, len, "bandwidth %.4g B/s is outside %g .. %g B/s", r->bw_Bps, TXT_BW_MIN_Bps, TXT_BW_MAX_Bps), 1;
   *keepable = 1;
-  double hops = 2.0 * (r->nranks - 1);
+  double hops = (double)coll_ring_steps(COLL_ALLREDUCE, (long)r->nranks);
   for (size_t i = 0; i < r->nregimes; i++) {
     const fit_regime *g = &r->regime[i];
     /* t(S) = 2(n-1) (lat + S / (n bw)): increasing in S, so the smallest size is the test. */

@@ -504,7 +504,7 @@ int ncclog_to_sweep(const ncclog *l, int in_place, commbench_cfg *cfg, commbench
   if (!res->rows) return err_set(e, ERR_NOMEM, "out of memory");
   res->nranks = l->nranks;
   res->wrong = 0;
-  double scale = 2.0 * (l->nranks - 1) / (double)coll_ring_steps((coll_kind)l->coll, l->nranks), sum = 0;
+  double scale = (double)coll_ring_steps(COLL_ALLREDUCE, l->nranks) / (double)coll_ring_steps((coll_kind)l->coll, l->nranks), sum = 0;
   for (size_t i = 0; i < l->nrows; i++) {
     const ncclog_row *r = &l->rows[i];
     commbench_row *o = &res->rows[res->nrows];

@@ -4,6 +4,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "coll.h"
+
 /* The hop terms of sim/ncclmodel.h's model for combination (a, q) under s. */
 static double hops_of(const nccltune_setup *s, int a, int q) {
   return nccl_hops_s(COLL_ALLREDUCE, (nccl_algo)a, s->nodes, s->gpus_per_node, s->hop_intra_s[a][q], s->hop_net_s[a][q]);
@@ -39,7 +41,7 @@ static int fit_combo(const nccltune_setup *s, int a, int q, const nccltune_sweep
   if (rc) return err_set(e, rc, "nccltune: %s/%s: %s", an, qn, fe.msg);
   /* fit_ring reports per ring step; undo its scaling to get the line's own coefficients. Its
    * summary latency already falls back to the smallest time when the first intercept is <= 0. */
-  double steps = 2.0 * (s->nranks - 1);
+  double steps = (double)coll_ring_steps(COLL_ALLREDUCE, (long)s->nranks);
   c->c0_s = steps * r.lat_s;
   c->c1_s_per_B = steps / ((double)s->nranks * r.bw_Bps);
   if (!(c->c1_s_per_B > 0) || !isfinite(c->c1_s_per_B))

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coll.h"
 #include "dp.h"
 #include "engine.h"
 #include "fsdp.h"
@@ -12,7 +13,7 @@
 
 double sim_ring_time(int n, double bytes, double lat_s, double bw_Bps) {
   if (n <= 1) return 0.0;
-  return 2.0 * (n - 1) * (lat_s + bytes / ((double)n * bw_Bps));
+  return (double)coll_ring_steps(COLL_ALLREDUCE, n) * (lat_s + bytes / ((double)n * bw_Bps));
 }
 
 /* The framework's plan builder. */
