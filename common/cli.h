@@ -31,6 +31,11 @@ enum { CLI_OK = 0, CLI_HELP = -1, CLI_USAGE = -2 };
 
 #define CLI_MAX_LIST 64
 
+/* A number macro's digits as a string literal, for help text that quotes a default written once
+ * elsewhere: "(default " CLI_TEXT(BUYOPTS_DRAWS) ")". */
+#define CLI_TEXT_(v) #v
+#define CLI_TEXT(v) CLI_TEXT_(v)
+
 typedef enum {
   CLI_FLAG,   /* int *: set to 1 */
   CLI_INT,    /* int * (bounds: min, max) */

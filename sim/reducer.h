@@ -45,8 +45,10 @@
 #define REDUCER_MAX_LIMITS 64      /* entries of a bucket_cap_mb_list */
 /* DDP's defaults (docs/reducer.md): bucket_cap_mb 25 (torch/nn/parallel/distributed.py, where it is
  * not given) and the first bucket's 1 MiB (dist._DEFAULT_FIRST_BUCKET_BYTES), in MB. Written here
- * once; the scenario (sim/scenario.h), ddpcalib train and validate take them from here. */
-#define REDUCER_DEFAULT_CAP_MB 25.0
+ * once; the scenario (sim/scenario.h), ddpcalib train and validate take them from here, the help
+ * texts REDUCER_DEFAULT_CAP's digits (CLI_TEXT, common/cli.h). */
+#define REDUCER_DEFAULT_CAP 25
+#define REDUCER_DEFAULT_CAP_MB ((double)REDUCER_DEFAULT_CAP)
 #define REDUCER_FIRST_BUCKET_MB 1.0
 
 /* DDP's process group (sim_backend's, mapped by sim_reducer_knobs). */

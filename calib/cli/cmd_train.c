@@ -113,7 +113,7 @@ int cmd_train(cli_ctx *x, int argc, char **argv) {
       {"mode", 0, CLI_ENUM, &mode, "ddp|flat",
        "ddp: bucketed, overlapping backward; flat: one blocking\nMPI_Allreduce of all gradients after backward (default ddp)",
        .names = sim_mode_names},
-      {"bucket-cap-mb", 0, CLI_DOUBLE, &c.bucket_cap_mb, "X", "DDP's bucket_cap_mb (default 25)", CLI_MIN | CLI_MAX, SIM_MIN_BUCKET_MB,
+      {"bucket-cap-mb", 0, CLI_DOUBLE, &c.bucket_cap_mb, "X", "DDP's bucket_cap_mb (default " CLI_TEXT(REDUCER_DEFAULT_CAP) ")", CLI_MIN | CLI_MAX, SIM_MIN_BUCKET_MB,
        SIM_MAX_BUCKET_MB, .must = SIMOPTS_CAP_MUST},
       {"first-bucket-mb", 0, CLI_DOUBLE, &c.first_bucket_mb, "Y", "the first bucket's cap (default 1)", CLI_MIN | CLI_MAX, SIM_MIN_BUCKET_MB,
        SIM_MAX_BUCKET_MB, .must = SIMOPTS_CAP_MUST},

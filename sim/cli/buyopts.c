@@ -103,9 +103,9 @@ void buyopts_table(buyopts *b, cli_opt t[BUYOPTS_COUNT]) {
       {"interval", 0, CLI_FLAG, &b->interval_asked, NULL,
        "lo/hi of the main figures (the default): the profile's uncertainty drawn and\nsimulated, times the validated error of published runs on the same profile\nand precision (docs/memory.md, \"How sure\")"},
       {"no-interval", 0, CLI_FLAG, &b->no_interval, NULL, "the nominal figures only: no draws simulated, no lo/hi"},
-      {"draws", 0, CLI_INT, &b->draws, "N", "the interval's profiles drawn from the profile's uncertainty (default " BUYOPTS_TEXT(BUYOPTS_DRAWS) ")", CLI_MIN | CLI_MAX,
+      {"draws", 0, CLI_INT, &b->draws, "N", "the interval's profiles drawn from the profile's uncertainty (default " CLI_TEXT(BUYOPTS_DRAWS) ")", CLI_MIN | CLI_MAX,
        0, 1000},
-      {"level", 0, CLI_DOUBLE, &b->level, "X", "the interval's profile part: its central interval (default " BUYOPTS_TEXT(BUYOPTS_LEVEL) ")",
+      {"level", 0, CLI_DOUBLE, &b->level, "X", "the interval's profile part: its central interval (default " CLI_TEXT(BUYOPTS_LEVEL) ")",
        CLI_MIN_OPEN | CLI_MAX_OPEN, 0, 1},
       {0}};
   memcpy(t, table, sizeof table);

@@ -29,11 +29,9 @@ typedef struct {
   double level;       /* of the profile part's central interval (BUYOPTS_LEVEL; -1 until checked) */
 } buyopts;
 
-/* The interval's defaults, and their text in --help. */
+/* The interval's defaults (their text in --help: CLI_TEXT). */
 #define BUYOPTS_DRAWS 16
 #define BUYOPTS_LEVEL 0.9
-#define BUYOPTS_TEXT_(v) #v
-#define BUYOPTS_TEXT(v) BUYOPTS_TEXT_(v)
 
 #define BUYOPTS_COUNT 13 /* entries of the table, its end included */
 

@@ -21,7 +21,7 @@ static const char *usage_recommend =
     "usage: ddpsim recommend [--nodes N] [--bucket-cap-mb LIST] [options] [--json]\n"
     "\n"
     "Simulates one configuration at every bucket cap of LIST (default " RECOMMEND_CAPS " MB;\n"
-    "PyTorch's default, bucket_cap_mb not given, is always included as 25) with the nominal\n"
+    "PyTorch's default, bucket_cap_mb not given, is always included as " CLI_TEXT(REDUCER_DEFAULT_CAP) ") with the nominal\n"
     "profile and with --samples profiles drawn from the uncertainty of its numbers (the same draws\n"
     "for every cap), and recommends the cap of least regret (worst case over the draws, or\n"
     "--quantile) when its gain over the default is meaningful: the low end of its interval at\n"

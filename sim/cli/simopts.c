@@ -234,7 +234,7 @@ void simopts_job_table(int *nodes, double *cap, cli_opt t[SIMOPTS_JOB_COUNT]) {
   *cap = 0;
   const cli_opt table[SIMOPTS_JOB_COUNT] = {
       {"nodes", 0, CLI_INT, nodes, "N", "number of nodes (default 1)", CLI_MIN, 1},
-      {"bucket-cap-mb", 0, CLI_DOUBLE, cap, "X", "DDP's bucket_cap_mb (default: not given, DDP's 25)", CLI_MIN | CLI_MAX,
+      {"bucket-cap-mb", 0, CLI_DOUBLE, cap, "X", "DDP's bucket_cap_mb (default: not given, DDP's " CLI_TEXT(REDUCER_DEFAULT_CAP) ")", CLI_MIN | CLI_MAX,
        SIM_MIN_BUCKET_MB, SIM_MAX_BUCKET_MB, .must = SIMOPTS_CAP_MUST},
       {0}};
   memcpy(t, table, sizeof table);

@@ -144,9 +144,9 @@ awk -F, -v OFS=, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "batch_per_gpu")
 "$ddpsim" plot caps -i "$tmp/mixed.csv" -o "$tmp/mixed.png" --script "$tmp/mixed.gp" >/dev/null 2>&1
 check "a column with two values: the title lists both" grep -q "batch 64/32 per GPU" "$tmp/mixed.gp"
 
-# The caps plot marks DDP's default (sim/reducer.h's REDUCER_DEFAULT_CAP_MB) and the recommended cap:
+# The caps plot marks DDP's default (sim/reducer.h's REDUCER_DEFAULT_CAP, in MB) and the recommended cap:
 # recommend's, or the sweep's best row's.
-def=$(awk '/#define REDUCER_DEFAULT_CAP_MB/ { print $3 + 0 }' "$(dirname "$0")/../../sim/reducer.h")
+def=$(awk '$1 == "#define" && $2 == "REDUCER_DEFAULT_CAP" { print $3 + 0 }' "$(dirname "$0")/../../sim/reducer.h")
 rec=$(jstr "$tmp/r.json" recommended_bucket_cap_mb)
 best=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) { if ($i == "samples_per_s") y = i; if ($i == "bucket_cap_mb") c = i }; next }
   $y > b { b = $y; cap = $c } END { print cap + 0 }' "$tmp/c.csv")
