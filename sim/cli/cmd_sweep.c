@@ -470,12 +470,14 @@ int cmd_sweep(cli_ctx *x, int argc, char **argv) {
       interval_scale(&iv, v[FIELD_SAMPLES_PER_S], 0, &v[FIELD_SAMPLES_PER_S_LO], &v[FIELD_SAMPLES_PER_S_HI]);
       out_progress_tick(&ipr, &ticks, i + 1, n);
     }
-    if (max_hours > 0 && !(rows[i].value[FIELD_TRAIN_S] <= max_hours * 3600)) continue;
+    /* A row that does not fit its card trains nothing: --max-hours leaves it out too. */
+    if (max_hours > 0 && (!(rows[i].value[FIELD_TRAIN_S] <= max_hours * 3600) || rows[i].value[FIELD_FITS] == 0)) continue;
     cfgs[kept] = cfgs[i], rows[kept] = rows[i];
     for (int a = 0; a < nax; a++) vals[kept * nax + a] = vals[i * nax + a];
     kept++;
   }
-  if (kept < n) fprintf(stderr, "%s %s: %d of %d configurations finish within %g hours\n", x->prog, x->where, kept, n, max_hours);
+  if (kept < n)
+    fprintf(stderr, "%s %s: %d of %d configurations fit and finish within %g hours\n", x->prog, x->where, kept, n, max_hours);
   n = kept;
   /* Columns are named as the JSON of predict names things: bucket_cap_mb for --bucket-cap-mb. */
   char name_buf[SWEEP_MAX_AXES][64];

@@ -50,7 +50,15 @@ assert [r["nodes"] for r in rows] == ["8"], rows
 r = rows[0]
 assert float(r["train_s"]) <= 3 * 3600 and r["fits"] == "1" and float(r["memory_peak_bytes"]) > 0, r
 assert abs(float(r["cost"]) - 2.5 * float(r["gpu_hours"])) <= 1e-6 * float(r["cost"]), r
-assert "1 of 2 configurations finish within 3 hours" in open(sys.argv[2]).read()' "$tmp/s.csv" "$tmp/err"
+assert "1 of 2 configurations fit and finish within 3 hours" in open(sys.argv[2]).read()' "$tmp/s.csv" "$tmp/err"
+# a row that does not fit its card trains nothing, however fast it would be (issue 49)
+"$ddpsim" sweep --model resnet50 --nodes 8 --batch 64,2048 --epochs 1 --dataset-size 1281167 --max-hours 100 --no-interval --csv \
+  >"$tmp/s2.csv" 2>"$tmp/err2"
+check "sweep --max-hours drops the batch that does not fit" python3 -c '
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert [r["batch_per_gpu"] for r in rows] == ["64"] and rows[0]["fits"] == "1", rows
+assert "1 of 2 configurations fit and finish within 100 hours" in open(sys.argv[2]).read()' "$tmp/s2.csv" "$tmp/err2"
 "$ddpsim" sweep --model resnet50 --batch 256,512 --json >"$tmp/s.json"
 check "sweep --json: fits per row, null budget without --samples" python3 -c '
 import json, sys
