@@ -240,7 +240,10 @@ static void straggler_note(strbuf *s, const field_ctx *x) {
   else strbuf_printf(s, "   (the slowest %s's host noise)", profile_rank_word(x->c->profile, 0));
 }
 static void tokens_note(strbuf *s, const field_ctx *x) {
-  if (strcmp(x->c->model->token_unit, "tokens") != 0) strbuf_printf(s, "   (tokens are %s)", x->c->model->token_unit);
+  const model_t *m = x->c->model;
+  if (strcmp(m->token_unit, "tokens") != 0)
+    strbuf_printf(s, "   (%s/s: the model's tokens are %s, %ld a sample%s)", m->token_unit, m->token_unit, m->tokens_per_sample,
+                  m->tokens_per_sample == 1 ? ", so this is samples/s" : "");
 }
 static void host_busy_note(strbuf *s, const field_ctx *x) {
   const char *w = on_cpu(x) ? "kernels" : "GPU";
