@@ -45,7 +45,10 @@ _checks = Checks()
 # The load on such a machine changes between the export's timed steps and the test's (ratios of
 # 1.28 and 2.11 in one run of this test): an attempt whose ratio falls outside the bound is
 # repeated, export and wall time both, at most ATTEMPTS times; the check passes when one attempt's
-# ratio is inside, and prints them all.
+# ratio is inside, and prints them all. The sum is of each op's mean over the timed steps, which a
+# burst of load raises while the fastest step does not: the upper bound is taken against the median
+# step (beside a full build the CNN's sum came out 2.2-3.2 times its fastest step and 1.47-1.53 times
+# its median in three attempts), the lower one against the fastest.
 RATIO_LO, RATIO_HI = 0.5, 2.0
 ATTEMPTS = 3
 
@@ -167,13 +170,13 @@ def case_time(ddpsim):
                 else:
                     t_sum = total
                 wall, median = wall_s(name)
-                tries.append("%.3f ms against %.3f ms (median %.3f): %.2f" % (t_sum * 1e3, wall * 1e3, median * 1e3,
-                                                                             t_sum / wall))
-                if RATIO_LO * wall <= t_sum <= RATIO_HI * wall:
+                tries.append("%.3f ms against %.3f ms (median %.3f): %.2f, %.2f of the median" %
+                             (t_sum * 1e3, wall * 1e3, median * 1e3, t_sum / wall, t_sum / median))
+                if RATIO_LO * wall <= t_sum <= RATIO_HI * median:
                     break
-            check(RATIO_LO * wall <= t_sum <= RATIO_HI * wall,
-                  "%s: the ops' device times sum against the real step here at its fastest, within %.1f .. %.1f: %s"
-                  % (name, RATIO_LO, RATIO_HI, "; ".join(tries)))
+            check(RATIO_LO * wall <= t_sum <= RATIO_HI * median,
+                  "%s: the ops' device times sum against the real step here, at least %.1f of its fastest and at most "
+                  "%.1f of its median: %s" % (name, RATIO_LO, RATIO_HI, "; ".join(tries)))
             # ddpsim prices the ops by their times with a profile of this CPU ...
             r, j = predict(ddpsim, out, named, topo)
             meas = (j or {}).get("measured") or {}

@@ -158,11 +158,14 @@ static int check_one(const sim_config *c, const predict_result *p, const char *c
   if (r->jitter_kind != PROFILE_JITTER_NONE)
     n += bad("table", fabs(table_num(table, "  waiting for stragglers") - r->straggler_wait_s) <= 5e-7, cfg,
              "waiting for stragglers", table_num(table, "  waiting for stragglers"), r->straggler_wait_s);
-  /* sweep's CSV (sim/sweep.h): its header names the columns; the numbers are printed with %.10g. */
+  /* sweep's CSV (sim/sweep.h): its header names the columns; the numbers are printed with %.10g; a
+   * configuration column of another framework's ('-': DataParallel's or FSDP's bucket_cap_mb) is NAN
+   * here. */
   const struct {
     const char *col;
     double v;
-  } want[] = {{"nodes", c->nodes}, {"gpus", r->gpus}, {"bucket_cap_mb", c->bucket_cap_mb > 0 ? c->bucket_cap_mb : 25},
+  } want[] = {{"nodes", c->nodes}, {"gpus", r->gpus},
+              {"bucket_cap_mb", c->framework != SIM_FRAMEWORK_DDP ? NAN : c->bucket_cap_mb > 0 ? c->bucket_cap_mb : REDUCER_DEFAULT_CAP_MB},
               {"iteration_s", r->iteration_s}, {"samples_per_s", p->samples_per_s}, {"tokens_per_s", p->tokens_per_s},
               {"scaling_efficiency", p->scaling_efficiency}, {"compute_s", r->compute_s}, {"exposed_comm_s", r->exposed_comm_s},
               {"transfer_s", r->transfer_s}, {"batch_per_gpu", (double)r->batch}};
@@ -177,6 +180,10 @@ static int check_one(const sim_config *c, const predict_result *p, const char *c
     }
     const char *f = line2 + 1;
     for (int i = 0; found >= 0 && i < found && f; i++) f = strchr(f, ',') ? strchr(f, ',') + 1 : NULL;
+    if (isnan(want[k].v)) { /* '-': not this framework's */
+      n += bad("csv", found >= 0 && f && f[0] == '-' && (f[1] == ',' || f[1] == '\n'), cfg, want[k].col, NAN, NAN);
+      continue;
+    }
     double got = found >= 0 && f ? strtod(f, NULL) : NAN;
     n += bad("csv", close_rel(got, want[k].v, 1e-9) || fabs(got - want[k].v) <= 1e-15, cfg, want[k].col, got, want[k].v);
   }
