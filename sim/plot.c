@@ -557,13 +557,20 @@ static int plot_caps(const table *t, const cJSON *j, const char *origin, strbuf 
   lo_x /= 1.5;
   hi_x *= 1.5;
   strbuf_printf(s, "set xrange [%.17g:%.17g]\n", lo_x, hi_x);
-  char def_label[300];
+  /* The mark is DDP's default where a row at that cap left it not given (recommend's default row;
+   * a sweep's bucket_cap_mb_given 0); a cap of 25 given is not DDP's default, which also cuts a 1 MiB
+   * first bucket (sim/reducer.h), and is labelled as such. */
+  int cg = col_of(t, "bucket_cap_mb_given"), is_default = cg < 0;
+  for (int r = 0; r < t->nrow && !is_default; r++) is_default = num(t, r, cc) == def && num(t, r, cg) == 0;
+  char def_text[80], def_label[400];
+  if (is_default) snprintf(def_text, sizeof def_text, "DDP default");
+  else snprintf(def_text, sizeof def_text, "DDP's default cap, given (without its 1 MiB first bucket)");
   strbuf_printf(s, "set style textbox opaque noborder\n");
   if (rec == def) {
-    snprintf(def_label, sizeof def_label, "DDP default = %s", rec_label);
+    snprintf(def_label, sizeof def_label, "%s = %s", def_text, rec_label);
     cap_mark(s, def, def_label, "gray20");
   } else {
-    snprintf(def_label, sizeof def_label, "DDP default: %g MB", def);
+    snprintf(def_label, sizeof def_label, "%s: %g MB", def_text, def);
     cap_mark(s, def, def_label, "gray20");
     cap_mark(s, rec, rec_label, "#1a7a1a");
   }
