@@ -27,3 +27,8 @@ long coll_ring_inter_steps(coll_kind k, long nodes) {
 }
 
 double coll_bus_factor(coll_kind k, long n) { return n > 1 ? (double)coll_ring_steps(k, n) / (double)n : 0; }
+
+void coll_nccl_tests_bw(coll_kind k, double bytes, double secs, long n, double *alg_GBps, double *bus_GBps) {
+  *alg_GBps = secs > 0 && n > 1 ? bytes / secs / 1e9 : 0;
+  *bus_GBps = *alg_GBps * coll_bus_factor(k, n);
+}

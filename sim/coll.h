@@ -39,6 +39,11 @@ int coll_by_name(const char *name);
  * all-gather and reduce-scatter, 1 for broadcast; 0 for n <= 1. */
 double coll_bus_factor(coll_kind k, long n);
 
+/* A collective of `bytes` taking `secs` over n ranks as nccl-tests reports one (doc/PERFORMANCE.md):
+ * algbw = bytes / time, busbw = algbw x coll_bus_factor, in GB/s = 1e9 B/s; both 0 when none ran
+ * (one rank, no time). */
+void coll_nccl_tests_bw(coll_kind k, double bytes, double secs, long n, double *alg_GBps, double *bus_GBps);
+
 /* Ring steps of a collective over n ranks (0 for n <= 1), and how many cross nodes. */
 long coll_ring_steps(coll_kind k, long n);
 long coll_ring_inter_steps(coll_kind k, long nodes);

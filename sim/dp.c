@@ -265,7 +265,7 @@ fail:
   return rc;
 }
 
-int dp_readout(const plan_t *p, engine_record *rec, sim_result *r, err_t *e) {
+int dp_readout(const plan_t *p, record_t *rec, sim_result *r, err_t *e) {
   const dp_data *d = p->fw;
   int K = p->iterations, first = plan_first_steady(p);
   if (!d || rec->iterations != K || rec->nat != prog_at_count(&p->prog))

@@ -37,7 +37,7 @@ int dp_build(const sim_config *c, plan_t *p, err_t *e);
  * iterations' mean, exposed communication the three copies; where the plan recorded spans, the
  * timeline (sim/readout.h readout_timeline) marked DataParallel's. ERR_NOMEM, ERR_SIM when the
  * record does not fit. On failure r holds nothing to free. */
-int dp_readout(const plan_t *p, engine_record *rec, sim_result *r, err_t *e);
+int dp_readout(const plan_t *p, record_t *rec, sim_result *r, err_t *e);
 
 /* Writes the plan as text: the job, each phase's planned duration, then the program. ERR_IO. */
 int dp_write(FILE *f, const plan_t *p, err_t *e);

@@ -57,7 +57,7 @@ typedef struct {
 /* Child-process state: one simulation per process. */
 static const plan_t *P;
 static rank_state *S;
-static engine_record R;       /* rank 0's events */
+static record_t R;       /* rank 0's events */
 static sim_timeline g_tl;     /* every rank's spans, when the plan asks for them */
 static int g_finished;
 static double *g_prefetch_load_wait; /* (K) rank 0: the prefetcher's wait for loading */
@@ -290,7 +290,7 @@ static void tail(int r, int it, int sync, const prog_instr *in) {
   if (cb > end - d0) cb = end - d0;
   compute_for(r, cb, NULL, TIMELINE_COPY_BACK, -1, it);
   compute_until(r, end, TIMELINE_OPTIMIZER, -1, it);
-  engine_record_tail(P, &R, r, it, sync, v, t0, d0, end, simgrid_get_clock(), cb);
+  record_tail(P, &R, r, it, sync, v, t0, d0, end, simgrid_get_clock(), cb);
   span(r, TIMELINE_TRACK_COMPUTE, TIMELINE_ITERATION, -1, it, me->it0);
   if (P->record_spans) {
     double hf = v[PROG_STAT_HOST_FWD], hb = v[PROG_STAT_HOST_BWD], ht = v[PROG_STAT_HOST_TAIL];
@@ -302,30 +302,6 @@ static void tail(int r, int it, int sync, const prog_instr *in) {
     } else {
       host_span(r, TIMELINE_HOST_SYNC, it, t0 + hb, d0); /* the last wait blocks it (gloo, MPI) */
     }
-  }
-}
-
-void engine_record_tail(const plan_t *p, engine_record *rec, int r, int it, int sync, const double *v, double t0, double d0,
-                        double end, double done, double cb) {
-  double reach = v[PROG_STAT_REACH];
-  if (sync && reach > rec->reach_max[it]) rec->reach_max[it] = reach;
-  if (r == 0) {
-    rec->iter_end[it] = done;
-    rec->tail_span[it] = done - d0;
-    rec->fwd[it] = v[PROG_STAT_FWD];
-    rec->bwd[it] = v[PROG_STAT_BWD];
-    rec->copy_in[it] = v[PROG_STAT_COPY_IN];
-    rec->copy_back[it] = cb > 0 ? cb : 0;
-    rec->reach0[it] = reach;
-  }
-  if (it >= plan_first_steady(p)) {
-    /* The stream idle for the host: before the last wait (the plan's), and in the tail what it took
-     * beyond its own work. The host idle: everything it did not spend issuing. */
-    double tail_idle = end - d0 - v[PROG_STAT_TAIL_DEV], busy = end - t0, hbusy = v[PROG_STAT_HOST_BUSY];
-    rec->host_busy[r] += hbusy;
-    rec->device_busy[r] += v[PROG_STAT_DEV_BUSY];
-    rec->host_bound[r] += v[PROG_STAT_STARVED] + (tail_idle > 0 ? tail_idle : 0);
-    rec->device_bound[r] += busy > hbusy ? busy - hbusy : 0;
   }
 }
 
@@ -412,143 +388,6 @@ static void stream_actor(int argc, char *argv[]) {
   g_finished++;
 }
 
-/* ---- the record's one serializer: a header, then every field by name and length ---- */
-
-enum { BY_ITER = 0, BY_RANK = 1, BY_AT = 2 };
-static const struct {
-  const char *name;
-  size_t off;
-  int by;
-} fields[] = {
-    {"iter_start", offsetof(engine_record, iter_start), BY_ITER},
-    {"iter_end", offsetof(engine_record, iter_end), BY_ITER},
-    {"at", offsetof(engine_record, at), BY_AT},
-    {"fwd", offsetof(engine_record, fwd), BY_ITER},
-    {"bwd", offsetof(engine_record, bwd), BY_ITER},
-    {"copy_in", offsetof(engine_record, copy_in), BY_ITER},
-    {"copy_back", offsetof(engine_record, copy_back), BY_ITER},
-    {"reach0", offsetof(engine_record, reach0), BY_ITER},
-    {"reach_max", offsetof(engine_record, reach_max), BY_ITER},
-    {"slowed", offsetof(engine_record, slowed), BY_ITER},
-    {"load_wait", offsetof(engine_record, load_wait), BY_ITER},
-    {"copy_wait", offsetof(engine_record, copy_wait), BY_ITER},
-    {"tail_span", offsetof(engine_record, tail_span), BY_ITER},
-    {"host_busy", offsetof(engine_record, host_busy), BY_RANK},
-    {"device_busy", offsetof(engine_record, device_busy), BY_RANK},
-    {"host_bound", offsetof(engine_record, host_bound), BY_RANK},
-    {"device_bound", offsetof(engine_record, device_bound), BY_RANK},
-};
-#define NFIELDS (sizeof fields / sizeof *fields)
-
-typedef struct {
-  char magic[8]; /* "ddprec2" */
-  int32_t iterations, nb, ranks, finished, expected;
-  int64_t messages, nat;
-} record_head;
-
-typedef struct {
-  char name[16];
-  int64_t count;
-} field_head;
-
-static double **field_ptr(engine_record *r, size_t i) { return (double **)((char *)r + fields[i].off); }
-static size_t field_len(const engine_record *r, size_t i) {
-  switch (fields[i].by) {
-  case BY_ITER: return (size_t)r->iterations;
-  case BY_RANK: return (size_t)r->ranks;
-  default: return (size_t)r->nat;
-  }
-}
-
-static int write_all(int fd, const void *buf, size_t len) {
-  const char *p = buf;
-  while (len) {
-    ssize_t w = write(fd, p, len);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return -1;
-    p += w;
-    len -= (size_t)w;
-  }
-  return 0;
-}
-
-static int read_all(int fd, void *buf, size_t len) {
-  char *p = buf;
-  while (len) {
-    ssize_t got = read(fd, p, len);
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) return -1;
-    p += got;
-    len -= (size_t)got;
-  }
-  return 0;
-}
-
-int engine_record_alloc(engine_record *r, int K, int nb, int ranks, long nat) {
-  r->iterations = K;
-  r->nb = nb;
-  r->ranks = ranks;
-  r->nat = nat;
-  for (size_t i = 0; i < NFIELDS; i++)
-    if (!(*field_ptr(r, i) = calloc(field_len(r, i) + 1, sizeof(double)))) return -1;
-  return 0;
-}
-
-static int record_write(int fd, engine_record *r) {
-  record_head h = {.magic = "ddprec2", .iterations = r->iterations, .nb = r->nb, .ranks = r->ranks, .finished = r->finished,
-                   .expected = r->expected, .messages = r->messages, .nat = r->nat};
-  if (write_all(fd, &h, sizeof h)) return -1;
-  for (size_t i = 0; i < NFIELDS; i++) {
-    field_head fh = {.count = (int64_t)field_len(r, i)};
-    snprintf(fh.name, sizeof fh.name, "%s", fields[i].name);
-    if (write_all(fd, &fh, sizeof fh) || write_all(fd, *field_ptr(r, i), field_len(r, i) * sizeof(double))) return -1;
-  }
-  field_head sh = {.name = "spans", .count = r->nspans};
-  if (write_all(fd, &sh, sizeof sh) || (r->nspans && write_all(fd, r->spans, (size_t)r->nspans * sizeof *r->spans))) return -1;
-  return 0;
-}
-
-/* Reads what record_write wrote for a plan of K iterations, nb buckets and `ranks` simulated ranks; a
- * message on mismatch. */
-static int record_read(int fd, engine_record *r, int K, int nb, int ranks, long nat, err_t *e) {
-  record_head h;
-  if (read_all(fd, &h, sizeof h)) return err_set(e, ERR_SIM, "the simulation engine sent no record");
-  if (memcmp(h.magic, "ddprec2", 8) != 0 || h.iterations != K || h.nb != nb || h.ranks != ranks || h.nat != nat)
-    return err_set(e, ERR_SIM, "the simulation engine sent a record for another plan");
-  if (engine_record_alloc(r, K, nb, ranks, nat)) return err_set(e, ERR_NOMEM, "out of memory");
-  r->finished = h.finished;
-  r->expected = h.expected;
-  r->messages = (long)h.messages;
-  for (size_t i = 0; i < NFIELDS; i++) {
-    field_head fh;
-    if (read_all(fd, &fh, sizeof fh) || strncmp(fh.name, fields[i].name, sizeof fh.name) != 0 ||
-        fh.count != (int64_t)field_len(r, i))
-      return err_set(e, ERR_SIM, "the simulation engine's record lacks field %s", fields[i].name);
-    if (read_all(fd, *field_ptr(r, i), field_len(r, i) * sizeof(double)))
-      return err_set(e, ERR_SIM, "the simulation engine's record is cut short in field %s", fields[i].name);
-  }
-  field_head sh;
-  if (read_all(fd, &sh, sizeof sh) || strncmp(sh.name, "spans", sizeof sh.name) != 0 || sh.count < 0 ||
-      (uint64_t)sh.count > SIZE_MAX / sizeof *r->spans)
-    return err_set(e, ERR_SIM, "the simulation engine's record lacks its spans");
-  r->nspans = (long)sh.count;
-  if (r->nspans && !(r->spans = malloc((size_t)r->nspans * sizeof *r->spans))) return err_set(e, ERR_NOMEM, "out of memory");
-  if (r->nspans && read_all(fd, r->spans, (size_t)r->nspans * sizeof *r->spans))
-    return err_set(e, ERR_SIM, "the simulation engine's record is cut short in its spans");
-  return ERR_OK;
-}
-
-void engine_record_free(engine_record *r) {
-  if (!r) return;
-  for (size_t i = 0; i < NFIELDS; i++) {
-    free(*field_ptr(r, i));
-    *field_ptr(r, i) = NULL;
-  }
-  free(r->spans);
-  r->spans = NULL;
-  r->nspans = 0;
-}
-
 /* ---- the child ---- */
 
 static void spawn(const char *what, int r, const char *extra, sg_host_t h, void (*fn)(int, char **)) {
@@ -579,7 +418,7 @@ static void child_main(const plan_t *plan, int fd, pid_t parent) {
   g_node_barrier = calloc((size_t)plan->sim_nodes * (size_t)ns, sizeof *g_node_barrier);
   g_rail_barrier = calloc((size_t)plan->gpus_per_node * (size_t)ns, sizeof *g_rail_barrier);
   if (!g_node_barrier || !g_rail_barrier) _exit(3);
-  if (!S || !g_prefetch_load_wait || !g_waiter || !g_at_base || !g_ring_barrier || engine_record_alloc(&R, K, nb, n, prog_at_count(g)))
+  if (!S || !g_prefetch_load_wait || !g_waiter || !g_at_base || !g_ring_barrier || record_alloc(&R, K, nb, n, prog_at_count(g)))
     _exit(3);
   for (int v = 0; v < g->nevents; v++) g_waiter[v] = -1;
   for (int st = 0; st < ns; st++) {
@@ -666,7 +505,7 @@ static void child_main(const plan_t *plan, int fd, pid_t parent) {
 
 /* ---- the parent ---- */
 
-int engine_run(const plan_t *p, engine_record *rec, err_t *e) {
+int engine_run(const plan_t *p, record_t *rec, err_t *e) {
   memset(rec, 0, sizeof *rec);
   int rc, pipefd[2] = {-1, -1};
   /* The child builds the platform (sim/platform.h); what it would refuse for its input is refused
@@ -718,6 +557,6 @@ int engine_run(const plan_t *p, engine_record *rec, err_t *e) {
 done:
   if (pipefd[0] >= 0) close(pipefd[0]);
   if (pipefd[1] >= 0) close(pipefd[1]);
-  if (rc) engine_record_free(rec);
+  if (rc) record_free(rec);
   return rc;
 }

@@ -10,7 +10,24 @@
 #include "cost.h"
 #include "ncclmodel.h"
 #include "plan.h"
-#include "report.h"
+
+/* A simulated bucket's all-reduce: the bytes it reduced over its simulated time. */
+void field_bucket_bw(const sim_result *r, const sim_bucket_time *t, double *alg_GBps, double *bus_GBps) {
+  coll_nccl_tests_bw(COLL_ALLREDUCE, (double)t->wire_bytes, t->comm_end_s - t->comm_start_s, r->gpus, alg_GBps, bus_GBps);
+}
+
+cJSON *field_bucket_params(const model_t *m, const bucket_t *b, int names) {
+  cJSON *a = cJSON_CreateArray();
+  for (int k = 0; a && k < b->ntensors; k++) {
+    cJSON *v = names ? cJSON_CreateString(m->params[b->tensors[k]].name) : cJSON_CreateNumber(b->tensors[k]);
+    if (!v || !cJSON_AddItemToArray(a, v)) {
+      cJSON_Delete(v);
+      cJSON_Delete(a);
+      return NULL;
+    }
+  }
+  return a;
+}
 
 /* ---- names of the scenario's enums as reports write them (sim/scenario.h's tables) ---- */
 
@@ -142,8 +159,8 @@ static cJSON *buckets(const field_ctx *x) {
     cJSON_AddNumberToObject(j, "index", t->index);
     cJSON_AddNumberToObject(j, "bytes", (double)t->bytes);
     cJSON_AddNumberToObject(j, "wire_bytes", (double)t->wire_bytes);
-    cJSON_AddItemToObject(j, "params", report_bucket_params(x->c->model, &r->plan.b[b], 1));
-    cJSON_AddItemToObject(j, "param_indices", report_bucket_params(x->c->model, &r->plan.b[b], 0));
+    cJSON_AddItemToObject(j, "params", field_bucket_params(x->c->model, &r->plan.b[b], 1));
+    cJSON_AddItemToObject(j, "param_indices", field_bucket_params(x->c->model, &r->plan.b[b], 0));
     cJSON_AddNumberToObject(j, "ready_s", t->ready_s);
     cJSON_AddNumberToObject(j, "comm_start_s", t->comm_start_s);
     cJSON_AddNumberToObject(j, "comm_end_s", t->comm_end_s);
@@ -152,7 +169,7 @@ static cJSON *buckets(const field_ctx *x) {
     cJSON_AddStringToObject(j, "protocol", nccl_proto_name((nccl_proto)t->proto));
     cJSON_AddNumberToObject(j, "nccl_estimate_s", t->nccl_estimate_s);
     double alg, bus;
-    report_bucket_bw(r, t, &alg, &bus);
+    field_bucket_bw(r, t, &alg, &bus);
     cJSON_AddNumberToObject(j, "algbw_GBps", alg);
     cJSON_AddNumberToObject(j, "busbw_GBps", bus);
   }

@@ -124,6 +124,12 @@ typedef struct {
 /* The table, indexed by field_id. */
 extern const field field_table[FIELD_COUNT];
 
+/* A bucket's parameters as a JSON array: their names (names != 0) or registration indices (the
+ * buckets field's JSON, and `ddpsim buckets --json`). */
+cJSON *field_bucket_params(const model_t *m, const bucket_t *b, int names);
+/* A simulated bucket's all-reduce as nccl-tests reports one: algbw and busbw, GB/s. */
+void field_bucket_bw(const sim_result *r, const sim_bucket_time *t, double *alg_GBps, double *bus_GBps);
+
 /* Whether row f is in the reports of x's framework. */
 int field_in_framework(const field *f, const field_ctx *x);
 /* A number, bool or name field's value (the name's enum value); NaN where not known. */

@@ -946,7 +946,7 @@ static int timeline_meta(const plan_t *p, sim_timeline *t, err_t *e) {
   return ERR_OK;
 }
 
-int fsdp_readout(const plan_t *p, const engine_record *rec, sim_result *r, err_t *e) {
+int fsdp_readout(const plan_t *p, const record_t *rec, sim_result *r, err_t *e) {
   const fsdp_data *d = p->fw;
   if (!d || d->ncoll == 0) return ERR_OK;
   r->fsdp = calloc((size_t)d->ncoll, sizeof *r->fsdp);

@@ -83,7 +83,7 @@ int fsdp_build(const sim_config *c, plan_t *p, err_t *e);
 
 /* Adds to *r (after readout_ddp, sim/readout.h) each collective of the last iteration as rank 0
  * played it, in the order the host issued them (sim_result.fsdp). ERR_NOMEM. */
-int fsdp_readout(const plan_t *p, const engine_record *rec, sim_result *r, err_t *e);
+int fsdp_readout(const plan_t *p, const record_t *rec, sim_result *r, err_t *e);
 
 /* Writes the plan (`ddpsim plan`): the job, each unit, what each rank's host issues in order (the
  * `fsdp_issue` lines: all_gather UNIT BYTES, forward UNIT, backward, reduce_scatter UNIT BYTES, UNIT

@@ -40,7 +40,7 @@ typedef struct {
   double *link_flows, *link_rem, *link_cnt; /* (net->nlinks) */
   double *least;                            /* (npairs) a grouped pair's least max-min rate */
   double *g_start, *g_left, *g_rate, *g_end; /* (largest group) */
-  engine_record *rec;
+  record_t *rec;
   int n, ns, ne, nlate, it, sync, last;
   int *pc, *posted;          /* (n x ns) the next instruction; at a COLL whose post is made */
   double *clock;             /* (n x ns) */
@@ -183,7 +183,7 @@ static double tail(mp_t *m, int r, const prog_instr *in, double d0) {
   now = after(now, end - now);
   /* The stats are the first PROG_NSTATS slots, and the first late ones too (mp_alloc). */
   const double *stats = r == m->cur ? m->scratch : m->late + (size_t)r * (size_t)m->nlate;
-  engine_record_tail(m->p, m->rec, r, m->it, m->sync, stats, t0, d0, end, now, cb);
+  record_tail(m->p, m->rec, r, m->it, m->sync, stats, t0, d0, end, now, cb);
   return now;
 }
 
@@ -435,7 +435,7 @@ static int resolve(mp_t *m, int st) {
   return 1;
 }
 
-static int eval(const plan_t *p, const platform_net *net, engine_record *rec, err_t *e) {
+static int eval(const plan_t *p, const platform_net *net, record_t *rec, err_t *e) {
   const prog_t *g = &p->prog;
   mp_t m;
   memset(&m, 0, sizeof m);
@@ -499,7 +499,7 @@ done:
   return rc;
 }
 
-int maxplus_run(const plan_t *p, engine_record *rec, int *done, err_t *e) {
+int maxplus_run(const plan_t *p, record_t *rec, int *done, err_t *e) {
   *done = 0;
   platform_net net;
   int rc = platform_pairs(&p->platform, &net, e);
@@ -510,15 +510,15 @@ int maxplus_run(const plan_t *p, engine_record *rec, int *done, err_t *e) {
     return ERR_OK;
   }
   memset(rec, 0, sizeof *rec);
-  if (engine_record_alloc(rec, p->iterations, p->nb, p->sim_ranks, prog_at_count(&p->prog))) {
+  if (record_alloc(rec, p->iterations, p->nb, p->sim_ranks, prog_at_count(&p->prog))) {
     platform_net_free(&net);
-    engine_record_free(rec);
+    record_free(rec);
     return err_set(e, ERR_NOMEM, "out of memory");
   }
   rc = eval(p, &net, rec, e);
   platform_net_free(&net);
   if (rc) {
-    engine_record_free(rec);
+    record_free(rec);
     return rc;
   }
   struct rusage ru;

@@ -25,16 +25,16 @@
 #ifndef DDPSIM_MAXPLUS_H
 #define DDPSIM_MAXPLUS_H
 
-#include "engine.h"
 #include "err.h"
 #include "plan.h"
+#include "record.h"
 
 /* Whether the plan's kind allows the closed form (the network's check comes in maxplus_run). */
 int maxplus_applies(const plan_t *p);
 
-/* Evaluates p into *rec as engine_run would (free with engine_record_free); *done = 0 (and rec
+/* Evaluates p into *rec as engine_run would (free with record_free); *done = 0 (and rec
  * untouched) when pairs of several nodes share a link, so the events must be played.
  * peak_rss_kb is this process's. ERR_NOMEM, platform_check's errors. */
-int maxplus_run(const plan_t *p, engine_record *rec, int *done, err_t *e);
+int maxplus_run(const plan_t *p, record_t *rec, int *done, err_t *e);
 
 #endif

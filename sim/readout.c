@@ -44,7 +44,7 @@ static int snap_part(double *v, double iteration_s, const char *what, err_t *e) 
  * was simulated. Each phase is its span on the compute stream (host-bound gaps included); the
  * tail's span is the engine's. *strag_s: per iteration, how much later the slowest GPU reached the
  * final wait than rank 0 (the most rank 0 can have waited for it). */
-static void drawn_compute(const plan_t *p, const engine_record *rec, int first, sim_result *r, double *strag_s) {
+static void drawn_compute(const plan_t *p, const record_t *rec, int first, sim_result *r, double *strag_s) {
   int K = p->iterations, n = K - first;
   r->forward_s = r->backward_s = r->optimizer_s = r->bucket_copy_s = *strag_s = 0;
   for (int it = first; it < K; it++) {
@@ -69,7 +69,7 @@ static void drawn_compute(const plan_t *p, const engine_record *rec, int first, 
   }
 }
 
-int readout_timeline(const plan_t *p, engine_record *rec, sim_result *r, err_t *e) {
+int readout_timeline(const plan_t *p, record_t *rec, sim_result *r, err_t *e) {
   sim_timeline *t = timeline_new();
   if (!t) return err_set(e, ERR_NOMEM, "out of memory");
   t->spans = rec->spans;
@@ -102,7 +102,7 @@ int readout_timeline(const plan_t *p, engine_record *rec, sim_result *r, err_t *
 /* The half-width of the 95% confidence interval of the mean iteration: the steady cycles' lengths
  * (per iteration) as a sample, Student's t with n - 1 degrees of freedom. Each cycle's draws are
  * independent of the others'; NAN (unknown) with fewer than two steady cycles. */
-static double mean_ci_s(const plan_t *p, const engine_record *rec) {
+static double mean_ci_s(const plan_t *p, const record_t *rec) {
   int cyc = p->no_sync, first = plan_first_steady(p) / cyc, n = p->iterations / cyc - first;
   if (n < 2) return NAN;
   double sum = 0, sq = 0;
@@ -121,7 +121,7 @@ static int by_start(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-int readout_ddp(plan_t *p, engine_record *rec, sim_result *r, err_t *e) {
+int readout_ddp(plan_t *p, record_t *rec, sim_result *r, err_t *e) {
   int K = p->iterations, nb = p->nb;
   if (rec->iterations != K || rec->nb != nb) return err_set(e, ERR_SIM, "the engine's record does not fit the plan");
   readout_plan(p, r);

@@ -19,11 +19,11 @@
 /* Fills *r from plan p and record rec. Moves p's bucket plan into r (p->buckets is left empty), and
  * where the plan recorded spans, rec's spans into r->timeline with the plan's per-op costs.
  * ERR_NOMEM; ERR_SIM when the record does not fit the plan. On failure r holds nothing to free. */
-int readout_ddp(plan_t *p, engine_record *rec, sim_result *r, err_t *e);
+int readout_ddp(plan_t *p, record_t *rec, sim_result *r, err_t *e);
 
 /* The engine's spans with the plan's costs that name and divide them (sim/timeline.h: op_s, op_seg,
  * seg_s, seg_copy_s, ready_seg): the spans move from rec into a new r->timeline. Every builder's
  * readout that records spans calls it (readout_ddp, sim/dp.h). ERR_NOMEM (r->timeline untouched). */
-int readout_timeline(const plan_t *p, engine_record *rec, sim_result *r, err_t *e);
+int readout_timeline(const plan_t *p, record_t *rec, sim_result *r, err_t *e);
 
 #endif

@@ -12,32 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* An all-reduce of `bytes` taking `secs` over n GPUs as nccl-tests reports one (doc/PERFORMANCE.md):
- * algbw = bytes / time, busbw = algbw x 2(n-1)/n (sim/coll.h's bus factor), in GB/s = 1e9 B/s; 0
- * when no all-reduce ran (one GPU, no time). */
-static void nccl_tests_bw(double bytes, double secs, int n, double *alg_GBps, double *bus_GBps) {
-  *alg_GBps = secs > 0 && n > 1 ? bytes / secs / 1e9 : 0;
-  *bus_GBps = *alg_GBps * coll_bus_factor(COLL_ALLREDUCE, n);
-}
-
-/* A simulated bucket's all-reduce: the bytes it reduced over its simulated time. */
-void report_bucket_bw(const sim_result *r, const sim_bucket_time *t, double *alg_GBps, double *bus_GBps) {
-  nccl_tests_bw((double)t->wire_bytes, t->comm_end_s - t->comm_start_s, r->gpus, alg_GBps, bus_GBps);
-}
-
-cJSON *report_bucket_params(const model_t *m, const bucket_t *b, int names) {
-  cJSON *a = cJSON_CreateArray();
-  for (int k = 0; a && k < b->ntensors; k++) {
-    cJSON *v = names ? cJSON_CreateString(m->params[b->tensors[k]].name) : cJSON_CreateNumber(b->tensors[k]);
-    if (!v || !cJSON_AddItemToArray(a, v)) {
-      cJSON_Delete(v);
-      cJSON_Delete(a);
-      return NULL;
-    }
-  }
-  return a;
-}
-
 static field_ctx context(const sim_config *c, const predict_result *p, const report_buyer *b) {
   field_ctx x = {.c = c, .p = p};
   if (b) x.mem = b->mem, x.job = b->job, x.budget = b->budget, x.iv = b->iv;
@@ -213,7 +187,7 @@ char *report_predict_table(const sim_config *c, const predict_result *p, const r
       char bb[32];
       fmt_bytes(bb, sizeof bb, (double)t->bytes);
       double alg, bus;
-      report_bucket_bw(r, t, &alg, &bus);
+      field_bucket_bw(r, t, &alg, &bus);
       strbuf_printf(&s, "  %-4d %12s %9d %12.6f %12.6f %12.6f %12.6f %8.2f %8.2f  ", k, bb, r->plan.b[k].ntensors, t->ready_s,
                     t->comm_start_s, t->comm_end_s, t->comm_start_s - t->ready_s, alg, bus);
       /* NCCL's algorithm and protocol; gloo's and MPI's own ring (docs/simulation.md) */
@@ -265,12 +239,12 @@ cJSON *report_buckets_json(const model_t *m, model_dtype run, const bucket_plan 
     cJSON_AddNumberToObject(j, "index", b);
     cJSON_AddNumberToObject(j, "bytes", (double)plan->b[b].bytes);
     cJSON_AddStringToObject(j, "dtype", model_dtype_name((model_dtype)plan->b[b].dtype_key));
-    cJSON_AddItemToObject(j, "params", report_bucket_params(m, &plan->b[b], 1));
-    cJSON_AddItemToObject(j, "param_indices", report_bucket_params(m, &plan->b[b], 0));
+    cJSON_AddItemToObject(j, "params", field_bucket_params(m, &plan->b[b], 1));
+    cJSON_AddItemToObject(j, "param_indices", field_bucket_params(m, &plan->b[b], 0));
     if (!comm) continue;
     const plan_coll *pc = &comm->coll[b];
     double alg, bus;
-    nccl_tests_bw(pc->bytes, pc->estimate_s, comm->ranks, &alg, &bus);
+    coll_nccl_tests_bw(COLL_ALLREDUCE, pc->bytes, pc->estimate_s, comm->ranks, &alg, &bus);
     cJSON *k = cJSON_AddObjectToObject(j, "allreduce");
     if (!k) {
       cJSON_Delete(o);
@@ -311,7 +285,7 @@ char *report_buckets_table(const model_t *m, model_dtype run, const bucket_plan 
       const plan_coll *pc = &comm->coll[b];
       double alg, bus;
       char nc[32];
-      nccl_tests_bw(pc->bytes, pc->estimate_s, comm->ranks, &alg, &bus);
+      coll_nccl_tests_bw(COLL_ALLREDUCE, pc->bytes, pc->estimate_s, comm->ranks, &alg, &bus);
       snprintf(nc, sizeof nc, "%s/%s", nccl_algo_name(pc->algo), nccl_proto_name(pc->proto));
       strbuf_printf(&s, "%12.1f %8.2f %8.2f  %-11s", pc->estimate_s * 1e6, alg, bus, nc);
     }

@@ -32,11 +32,6 @@ cJSON *report_predict_json(const sim_config *c, const predict_result *p, const r
  * then with b the memory per GPU, the budget and the interval's lines. */
 char *report_predict_table(const sim_config *c, const predict_result *p, const report_buyer *b);
 
-/* A bucket's parameters as a JSON array: their names (names != 0) or registration indices. */
-cJSON *report_bucket_params(const model_t *m, const bucket_t *b, int names);
-/* A simulated bucket's all-reduce as nccl-tests reports one: algbw and busbw, GB/s. */
-void report_bucket_bw(const sim_result *r, const sim_bucket_time *t, double *alg_GBps, double *bus_GBps);
-
 /* Each bucket's collective as NCCL's model prices it on a job of `ranks` GPUs (`ddpsim buckets
  * --nodes`): coll[b] for bucket b of the plan (sim/plan.h's plan_coll, its idle-network estimate). */
 typedef struct {

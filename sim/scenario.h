@@ -67,6 +67,9 @@ int sim_name_index(const char *const *names, const char *s);
 /* The smallest: one byte (DDP's cap in bytes is bucket_cap_mb * 2^20, truncated; a cap of 0 bytes
  * is refused, sim/bucket.c). */
 #define SIM_MIN_BUCKET_MB (1.0 / 1048576.0)
+/* What a bucket cap flag must be (--bucket-cap-mb, --first-bucket-mb, and the lists of recommend,
+ * buckets, validate and ddpcalib train): SIM_MIN_BUCKET_MB to SIM_MAX_BUCKET_MB, in words. */
+#define SIM_BUCKET_MB_MUST "must be a cap from one byte (9.54e-07 MB) to 1e9 MB"
 
 /* Physical ranges of the host's times a user may give (docs/cli.md, "Ranges"): a kernel launch or
  * a framework op's host cost of 1 s (measured: 2 to 10 us, docs/profiles.md) is already 10^5 times

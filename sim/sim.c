@@ -35,14 +35,14 @@ int sim_run(const sim_config *c, sim_result *r, err_t *e) {
   double wall0 = wall_now_s();
   int rc;
   plan_t p;
-  engine_record rec;
+  record_t rec;
   if ((rc = build(c, &p, e))) goto done;
   rc = engine_run(&p, &rec, e);
   if (rc == ERR_OK) {
     if (c->framework == SIM_FRAMEWORK_DP) rc = dp_readout(&p, &rec, r, e);
     else rc = readout_ddp(&p, &rec, r, e);
     if (rc == ERR_OK && c->framework == SIM_FRAMEWORK_FSDP) rc = fsdp_readout(&p, &rec, r, e);
-    engine_record_free(&rec);
+    record_free(&rec);
   }
   plan_free(&p);
 done:

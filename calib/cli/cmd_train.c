@@ -6,7 +6,6 @@
 
 #include "calcmd.h"
 #include "sim.h"
-#include "simopts.h"
 #include "train.h"
 #include "trainreport.h"
 
@@ -114,9 +113,9 @@ int cmd_train(cli_ctx *x, int argc, char **argv) {
        "ddp: bucketed, overlapping backward; flat: one blocking\nMPI_Allreduce of all gradients after backward (default ddp)",
        .names = sim_mode_names},
       {"bucket-cap-mb", 0, CLI_DOUBLE, &c.bucket_cap_mb, "X", "DDP's bucket_cap_mb (default " CLI_TEXT(REDUCER_DEFAULT_CAP) ")", CLI_MIN | CLI_MAX, SIM_MIN_BUCKET_MB,
-       SIM_MAX_BUCKET_MB, .must = SIMOPTS_CAP_MUST},
+       SIM_MAX_BUCKET_MB, .must = SIM_BUCKET_MB_MUST},
       {"first-bucket-mb", 0, CLI_DOUBLE, &c.first_bucket_mb, "Y", "the first bucket's cap (default 1)", CLI_MIN | CLI_MAX, SIM_MIN_BUCKET_MB,
-       SIM_MAX_BUCKET_MB, .must = SIMOPTS_CAP_MUST},
+       SIM_MAX_BUCKET_MB, .must = SIM_BUCKET_MB_MUST},
       {"rebuilt", 0, CLI_FLAG, &c.rebuilt, NULL, "buckets rebuilt in gradient-ready order (DDP after iteration 1)"},
       {"no-sync", 0, CLI_INT, &c.no_sync, "K", "communicate (and step) every K iterations (default 1)",
        CLI_MIN | CLI_MAX, 1, CALCMD_MAX_ITERS},

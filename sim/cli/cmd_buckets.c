@@ -34,7 +34,7 @@ int cmd_buckets(cli_ctx *x, int argc, char **argv) {
              shared);
   const cli_opt own[] = {
       {"bucket-cap-mb", 0, CLI_DOUBLE, &cap, "X", "DDP's bucket_cap_mb (default: not given, DDP's " CLI_TEXT(REDUCER_DEFAULT_CAP) ")",
-       CLI_MIN | CLI_MAX, SIM_MIN_BUCKET_MB, SIM_MAX_BUCKET_MB, .must = SIMOPTS_CAP_MUST},
+       CLI_MIN | CLI_MAX, SIM_MIN_BUCKET_MB, SIM_MAX_BUCKET_MB, .must = SIM_BUCKET_MB_MUST},
       {"nodes", 0, CLI_INT, &nodes, "N", "price each bucket's all-reduce on N nodes (algbw, busbw)", CLI_MIN | CLI_MAX, 1,
        PLAN_MAX_GPUS},
       {0}};

@@ -43,7 +43,7 @@ int cmd_recommend(cli_ctx *x, int argc, char **argv) {
   const cli_opt own[] = {
       {"nodes", 0, CLI_INT, &nodes, "N", "number of nodes (default 1)", CLI_MIN, 1},
       {"bucket-cap-mb", 0, CLI_DOUBLE, &caps, "LIST", "the caps to compare, MB (default " RECOMMEND_CAPS ")", CLI_MIN | CLI_MAX,
-       SIM_MIN_BUCKET_MB, SIM_MAX_BUCKET_MB, .list = CLI_MAX_LIST - 1, .must = SIMOPTS_CAP_MUST},
+       SIM_MIN_BUCKET_MB, SIM_MAX_BUCKET_MB, .list = CLI_MAX_LIST - 1, .must = SIM_BUCKET_MB_MUST},
       {"samples", 0, CLI_INT, &samples, "N", "profiles drawn from the profile's uncertainty (default 32; 0: nominal only)",
        CLI_MIN | CLI_MAX, 0, 100000},
       {"sample-seed", 0, CLI_ULONG, &sample_seed, "N", "seed of the draws (default 1)"},

@@ -140,7 +140,7 @@ void simopts_table(simopts *o, cli_opt t[SIMOPTS_COUNT]) {
        .must = "must list 1 to 64 caps, each from one byte (9.54e-07 MB) to 1e9 MB, comma-separated"},
       {"first-bucket-mb", 0, CLI_DOUBLE, &o->first_mb, "Y",
        "dist._DEFAULT_FIRST_BUCKET_BYTES in MB (default 1; used where the release\nuses it)", CLI_MIN | CLI_MAX, SIM_MIN_BUCKET_MB,
-       SIM_MAX_BUCKET_MB, .must = SIMOPTS_CAP_MUST},
+       SIM_MAX_BUCKET_MB, .must = SIM_BUCKET_MB_MUST},
       {"ddp-iteration", 0, CLI_INT, &o->ddp_iteration, "K",
        "simulate the buckets of DDP's K-th iteration (default: the steady state)", CLI_MIN | CLI_MAX, 1, 3},
       {"rebuilt", 0, CLI_FLAG, &o->rebuilt, NULL,
@@ -235,7 +235,7 @@ void simopts_job_table(int *nodes, double *cap, cli_opt t[SIMOPTS_JOB_COUNT]) {
   const cli_opt table[SIMOPTS_JOB_COUNT] = {
       {"nodes", 0, CLI_INT, nodes, "N", "number of nodes (default 1)", CLI_MIN, 1},
       {"bucket-cap-mb", 0, CLI_DOUBLE, cap, "X", "DDP's bucket_cap_mb (default: not given, DDP's " CLI_TEXT(REDUCER_DEFAULT_CAP) ")", CLI_MIN | CLI_MAX,
-       SIM_MIN_BUCKET_MB, SIM_MAX_BUCKET_MB, .must = SIMOPTS_CAP_MUST},
+       SIM_MIN_BUCKET_MB, SIM_MAX_BUCKET_MB, .must = SIM_BUCKET_MB_MUST},
       {0}};
   memcpy(t, table, sizeof table);
 }

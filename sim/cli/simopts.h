@@ -42,9 +42,6 @@ typedef struct {
   int fsdp_reshard, fsdp_param_dtype, fsdp_reduce_dtype, fsdp_forward_prefetch, fsdp_replicate;
 } simopts;
 
-/* What a bucket cap flag must be (--bucket-cap-mb, --first-bucket-mb, and the lists of recommend,
- * buckets and validate): sim.h's SIM_MIN_BUCKET_MB to SIM_MAX_BUCKET_MB. */
-#define SIMOPTS_CAP_MUST "must be a cap from one byte (9.54e-07 MB) to 1e9 MB"
 #define SIMOPTS_COUNT 51 /* entries of the shared table, its end included */
 
 /* Fills o with the documented defaults (docs/cli.md). */

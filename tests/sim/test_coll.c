@@ -113,7 +113,7 @@ int main(void) {
       c.bucket_cap_mb = c.first_bucket_mb = 1024;
       if (hier) c.nccl_algos = 1u << NCCL_ALGO_HIER; /* planned with its rings inside and between the nodes */
       plan_t pl;
-      engine_record rec;
+      record_t rec;
       sim_result r;
       memset(&r, 0, sizeof r);
       int ok = plan_build(&c, &pl, &e) == 0;
@@ -122,7 +122,7 @@ int main(void) {
       ok = ok && engine_run(&pl, &rec, &e) == 0;
       if (ok) {
         ok = readout_ddp(&pl, &rec, &r, &e) == 0;
-        engine_record_free(&rec);
+        record_free(&rec);
       }
       if (!ok) {
         CHECK(0, "%s: %s", nccl_says[kind].name, e.msg);

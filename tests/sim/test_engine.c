@@ -255,10 +255,10 @@ static int run_slowed(const sim_config *c, int kind, double slow, sim_result *r,
     p.coll[b].sm_frac = slow;
     p.coll[b].hbm_frac = 0.9; /* not what work bound by the SMs sees */
   }
-  engine_record rec;
+  record_t rec;
   if ((rc = prog_finish(&p.prog, e)) == 0 && (rc = engine_run(&p, &rec, e)) == 0) {
     rc = readout_ddp(&p, &rec, r, e);
-    engine_record_free(&rec);
+    record_free(&rec);
   }
   plan_free(&p);
   return rc;

@@ -8,7 +8,8 @@ Two graphs over the C sources of common/, sim/, sim/cli/, calib/, calib/cli/, va
 An include "x.h" resolves as the compiler finds it: the including file's own folder first, then the
 include path (common/ first, as every target has it). The header graph must be acyclic; a cycle of
 modules fails unless it is one of KNOWN below, each with the reason it is still there (a known
-cycle that is gone is reported, so the list can shrink). One line per check (tests/pycheck.py); exit 1 on failure.
+cycle that is gone is reported, so the list can shrink). A front end's headers (sim/cli/, calib/cli/)
+are included only by that front end (its folder and its main file): no library, no other tool. One line per check (tests/pycheck.py); exit 1 on failure.
 Usage: test_includes.py SOURCE_DIR"""
 import os
 import re
@@ -23,12 +24,9 @@ KNOWN = {
     frozenset({"sim/ncclmodel", "sim/profile"}):
         "the profile's schema reads comm.nccl by NCCL's names (nccl_algo_name), NCCL's model reads the "
         "profile: closes when NCCL's algorithm table sits below the profile",
-    frozenset({"sim/engine", "sim/maxplus"}):
-        "the closed form fills engine_record (engine.h) and the engine calls it",
-    frozenset({"sim/fields", "sim/report"}):
-        "the buckets field writes its JSON with report_bucket_params and report_bucket_bw (report.h), "
-        "and the report reads the field table",
 }
+# The front ends: their headers' folder and their main file.
+FRONT = {"sim/cli": "sim/ddpsim.c", "calib/cli": "calib/ddpcalib.c"}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 
@@ -89,7 +87,7 @@ def cycles(graph):
 
 def main():
     root = sys.argv[1]
-    headers, modules, files = {}, {}, 0
+    headers, modules, files, back = {}, {}, 0, []
     for d, f in sources(root):
         files += 1
         path = os.path.join(d, f)
@@ -102,6 +100,9 @@ def main():
                 continue
             if f.endswith(".h"):
                 headers.setdefault(path, set()).add(target)
+            front = FRONT.get(os.path.dirname(target))
+            if front and not (d == os.path.dirname(target) or path == front):
+                back.append(f"{path} includes {target}")
             tmod = os.path.splitext(target)[0]
             if tmod != mod:
                 modules.setdefault(mod, set()).add(tmod)
@@ -111,6 +112,8 @@ def main():
     hc = cycles(headers)
     check(f"headers: {sum(len(v) for v in headers.values())} includes among {files} files, no cycle"
           + "".join(f"\n     | cycle: {' -> '.join(sorted(c))}" for c in hc), not hc)
+    check("no front end's header included outside it (sim/cli/ by ddpsim, calib/cli/ by ddpcalib)"
+          + "".join(f"\n     | {b}" for b in back), not back)
     mc = cycles(modules)
     for c in mc:
         check(f"module cycle {' <-> '.join(sorted(c))} is a known one" + (f": {KNOWN[c]}" if c in KNOWN else ""),
