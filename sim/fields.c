@@ -79,8 +79,18 @@ static double iteration_ci(const field_ctx *x) { return x->p->sim.jittered ? x->
 static double bucket_view(const field_ctx *x) { return x->c->bucket_view; }
 static double framework(const field_ctx *x) { return x->c->framework; }
 static double backend(const field_ctx *x) { return x->c->backend; }
-static double host_launch(const field_ctx *x) { return cost_host_launch(x->c); }
-static double host_dispatch(const field_ctx *x) { return cost_host_dispatch(x->c); }
+/* The host costs the run used: solved from a measured step (predict_host_from_step), else the
+ * profile's or the flags'. */
+static double host_launch(const field_ctx *x) { return x->p && x->p->host_scale > 0 ? x->p->host_launch_s : cost_host_launch(x->c); }
+static double host_dispatch(const field_ctx *x) {
+  return x->p && x->p->host_scale > 0 ? x->p->host_dispatch_s : cost_host_dispatch(x->c);
+}
+static double host_scale(const field_ctx *x) { return x->p->host_scale > 0 ? x->p->host_scale : NAN; }
+static int measured_step_shown(const field_ctx *x) { return x->p->host_scale > 0; }
+static void measured_step_note(strbuf *s, const field_ctx *x) {
+  strbuf_printf(s, "   (given; the host's costs from it: %.3g x the profile's, %.3g us a launch, %.3g us an op)", x->p->host_scale,
+                x->p->host_launch_s * 1e6, x->p->host_dispatch_s * 1e6);
+}
 static double backward_gil(const field_ctx *x) { return sim_dp_backward_gil(x->c); }
 static double gil_share(const field_ctx *x) { return x->c->dp_gil_share; }
 static double handover(const field_ctx *x) { return x->c->dp_handover_s; }
@@ -384,6 +394,10 @@ const field field_table[FIELD_COUNT] = {
     [FIELD_BACKEND] = {"backend", NULL, "name", FIELD_NAME, FIELD_DDP | FIELD_FSDP, FN(backend), .name_of = backend_name},
     [FIELD_HOST_LAUNCH_S] = {"host_launch_s", NULL, "s", FIELD_NUMBER, FIELD_ALL, FN(host_launch), .range = FIELD_NONNEG},
     [FIELD_HOST_DISPATCH_S] = {"host_dispatch_s", NULL, "s", FIELD_NUMBER, FIELD_ALL, FN(host_dispatch), .range = FIELD_NONNEG},
+    [FIELD_MEASURED_STEP_S] = {"measured_step_s", NULL, "s", FIELD_NUMBER, FIELD_ALL, AT(measured_step_s, FIELD_DOUBLE),
+                               .optional = 1, .range = FIELD_NONNEG, .line = 206, .label = "measured 1-GPU step",
+                               .format = TIME, .line_if = measured_step_shown, .note = measured_step_note},
+    [FIELD_HOST_SCALE] = {"host_scale", NULL, "factor", FIELD_NUMBER, FIELD_ALL, FN(host_scale), .optional = 1},
     [FIELD_DP_SCATTER_S] = {"scatter_s", "dataparallel", "s", FIELD_NUMBER, FIELD_DP, AT(sim.dp_scatter_s, FIELD_DOUBLE),
                             .range = FIELD_NONNEG, .sweep = 35, .column = "dp_scatter_s"},
     [FIELD_DP_REPLICATE_S] = {"replicate_s", "dataparallel", "s", FIELD_NUMBER, FIELD_DP, AT(sim.dp_replicate_s, FIELD_DOUBLE),

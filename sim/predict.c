@@ -3,6 +3,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "cost.h"
 #include "fsdp.h"
 
 void predict_twin(const sim_config *c, sim_config *one) {
@@ -49,15 +50,104 @@ static int run_to_precision(sim_config *c, sim_result *r, err_t *e) {
   return rc;
 }
 
+/* The 1-GPU twin's iteration, without jitter, with c's host costs per launch and op times s. */
+static int twin_at(const sim_config *c, double launch_s, double dispatch_s, double s, double *iter_s, err_t *e) {
+  sim_config h = *c, one;
+  h.host_launch_s = s * launch_s;
+  h.host_dispatch_s = s * dispatch_s;
+  h.measured_step_s = 0;
+  predict_twin(&h, &one);
+  one.jitter_cv = 0;
+  one.host_jitter_s = 0;
+  one.jitter_ci_rel = 0;
+  sim_result r;
+  int rc = sim_run(&one, &r, e);
+  if (rc) return rc;
+  *iter_s = r.iteration_s;
+  sim_result_free(&r);
+  return ERR_OK;
+}
+
+int predict_host_from_step(sim_config *c, double *scale, err_t *e) {
+  double T = c->measured_step_s, L = cost_host_launch(c), D = cost_host_dispatch(c);
+  if (!(T > 0 && T <= SIM_MAX_STEP_S))
+    return err_set(e, ERR_INPUT, "--measured-step-s must be above 0 and at most %g s, got %g", SIM_MAX_STEP_S, T);
+  if (!(L > 0 || D > 0))
+    return err_set(e, ERR_INPUT,
+                   "--measured-step-s: profile %s has no host cost to scale (compute.host.launch_s, dispatch_s): give "
+                   "--host-launch-us or --host-dispatch-us",
+                   profile_name(c->profile));
+  double tol = 1e-6 * T, lo = 0, hi = 1, flo, fhi;
+  int rc = twin_at(c, L, D, 1, &fhi, e);
+  if (rc) return rc;
+  if (fabs(fhi - T) <= tol) {
+    lo = hi = 1;
+    flo = fhi;
+  } else if (fhi < T) {
+    /* longer than the profile's host makes it: grow the factor until the twin is at least as slow */
+    double smax = SIM_MAX_HOST_US * 1e-6 / (L > D ? L : D);
+    lo = 1, flo = fhi;
+    while (fhi < T) {
+      if (hi >= smax)
+        return err_set(e, ERR_INPUT,
+                       "--measured-step-s %g: one GPU's step would need host costs above %g s per launch or op (the "
+                       "profile's %.3g us and %.3g us x %.3g still give %.6g s)",
+                       T, SIM_MAX_HOST_US * 1e-6, L * 1e6, D * 1e6, hi, fhi);
+      lo = hi, flo = fhi;
+      hi = hi * 4 < smax ? hi * 4 : smax;
+      if ((rc = twin_at(c, L, D, hi, &fhi, e))) return rc;
+    }
+  } else {
+    if ((rc = twin_at(c, L, D, 0, &flo, e))) return rc;
+    if (flo > T + tol)
+      return err_set(e, ERR_INPUT,
+                     "--measured-step-s %g: profile %s's GPU alone takes %.6g s for this job's step on one GPU, without any "
+                     "host cost: the GPU measured is faster than the profile's (calibrate one: ddpcalib compute)",
+                     T, profile_name(c->profile), flo);
+  }
+  /* Regula falsi with the Illinois rule: the twin's iteration grows with the factor, steepest where
+   * the host bounds it. */
+  double s = lo == hi ? lo : fabs(flo - T) <= tol ? lo : fabs(fhi - T) <= tol ? hi : -1;
+  for (int it = 0, side = 0; s < 0 && it < 100; it++) {
+    double m = hi - (fhi - T) * (hi - lo) / (fhi - flo), fm;
+    if (!(m > lo && m < hi)) m = 0.5 * (lo + hi);
+    if ((rc = twin_at(c, L, D, m, &fm, e))) return rc;
+    if (fabs(fm - T) <= tol || hi - lo <= 1e-12 * hi) s = m;
+    else if (fm < T) {
+      lo = m, flo = fm;
+      if (side == -1) fhi = T + 0.5 * (fhi - T);
+      side = -1;
+    } else {
+      hi = m, fhi = fm;
+      if (side == 1) flo = T + 0.5 * (flo - T);
+      side = 1;
+    }
+  }
+  if (s < 0) s = 0.5 * (lo + hi);
+  c->host_launch_s = s * L;
+  c->host_dispatch_s = s * D;
+  c->measured_step_s = 0;
+  *scale = s;
+  return ERR_OK;
+}
+
 int predict_run(const sim_config *c, predict_result *out, err_t *e) {
   return predict_run_opts(c, &(predict_opts){0}, out, e);
 }
 
-int predict_run_opts(const sim_config *c, const predict_opts *o, predict_result *out, err_t *e) {
+int predict_run_opts(const sim_config *given, const predict_opts *o, predict_result *out, err_t *e) {
   memset(out, 0, sizeof *out);
-  sim_config run = *c;
-  int rc = run_to_precision(&run, &out->sim, e);
+  sim_config cal = *given;
+  const sim_config *c = &cal;
+  double scale = 0;
+  int rc = cal.measured_step_s > 0 ? predict_host_from_step(&cal, &scale, e) : ERR_OK;
   if (rc) return rc;
+  sim_config run = cal;
+  if ((rc = run_to_precision(&run, &out->sim, e))) return rc;
+  out->host_launch_s = cost_host_launch(c);
+  out->host_dispatch_s = cost_host_dispatch(c);
+  out->host_scale = scale;
+  out->measured_step_s = given->measured_step_s > 0 ? given->measured_step_s : NAN;
   sim_config one;
   predict_twin(&run, &one); /* the run's iterations: the twin's draws are rank 0's */
   sim_result base;

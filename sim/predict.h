@@ -27,6 +27,10 @@
 
 typedef struct {
   sim_result sim;
+  double host_launch_s, host_dispatch_s; /* the host costs the run priced its ops with (per launch, per op) */
+  double host_scale;        /* with sim_config.measured_step_s: what they are of the profile's (or the
+                               flags'), solved from the measured step; 0: not solved */
+  double measured_step_s;   /* sim_config.measured_step_s; NaN: none given */
   double single_gpu_iteration_s;
   double samples_per_s;
   double tokens_per_s;
@@ -37,7 +41,21 @@ typedef struct {
   reducer_iter steady;      /* the buckets of the iteration simulated */
 } predict_result;
 
-/* Runs both simulations. On success the caller frees *out with predict_result_free. Errors as
+/* One GPU's measured step (sim_config.measured_step_s, --measured-step-s): where it is longer than
+ * the device takes, the rest is the host's, spread over the ops as their host costs are. The host
+ * costs per launch and per framework op (cost_host_launch, cost_host_dispatch: the profile's or the
+ * flags') are multiplied by one factor, solved (bracketed regula falsi, to 1e-6 of the step) so
+ * that the 1-GPU twin's simulated iteration (predict_twin, without jitter) equals the measured
+ * step; a factor below 1 where the measured step is shorter than the twin's. The measurement is an
+ * input: it calibrates the host; every other prediction made with it is a prediction. ERR_INPUT
+ * naming --measured-step-s when the device alone takes longer than the step (no host cost makes
+ * it that short), when the profile has no host cost to scale, or when the step would need host
+ * costs over SIM_MAX_HOST_US; sim_run's errors. On success c's host_launch_s and host_dispatch_s are
+ * the solved costs, measured_step_s 0 (c is then an ordinary configuration), *scale the factor. */
+int predict_host_from_step(sim_config *c, double *scale, err_t *e);
+
+/* Runs both simulations (with sim_config.measured_step_s, the host solved first:
+ * predict_host_from_step). On success the caller frees *out with predict_result_free. Errors as
  * sim_run. */
 int predict_run(const sim_config *c, predict_result *out, err_t *e);
 

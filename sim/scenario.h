@@ -76,6 +76,8 @@ int sim_name_index(const char *const *names, const char *s);
  * any real one, as is a GIL hand-over of 1 s; a DataLoader worker taking an hour per batch is far
  * beyond any real pipeline. Beyond these a report would print times with hundreds of digits. */
 #define SIM_MAX_HOST_US 1e6
+/* The longest measured step (--measured-step-s), seconds: a day. */
+#define SIM_MAX_STEP_S 86400.0
 #define SIM_MAX_LOAD_MS 3.6e6
 /* The largest per-GPU batch: 2^30 samples (plan.c; the model loader's bound). */
 #define SIM_MAX_BATCH (1L << 30)
@@ -129,6 +131,9 @@ typedef struct {
                               cost per framework op (a model op's fwops=) */
   double host_event_s;     /* < 0: the profile's compute.host.event_s (0 if absent); else this host
                               cost per CUDA event call (ProcessGroupNCCL's, docs/reducer.md) */
+  double measured_step_s;  /* > 0: one GPU's measured iteration of this job (--measured-step-s); predict
+                              scales the host costs above (launch, dispatch) by one factor so that the
+                              simulated 1-GPU iteration equals it (sim/predict.h); 0: none */
   sim_backend backend;     /* DDP's process group (default NCCL) */
   sim_framework framework; /* DDP (one process per GPU), DataParallel (one process, one thread
                               per GPU, Python's GIL) or FSDP2 (fully_shard, sim/fsdp.h) */

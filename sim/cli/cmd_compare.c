@@ -138,6 +138,11 @@ int cmd_compare(cli_ctx *x, int argc, char **argv) {
       if ((rc = simopts_check(x, &os)) || (rc = simopts_check_cap(x, &os, scap))) goto end;
     }
     if ((rc = simopts_load_topo(x, os.topology, &in[i].topo)) || (rc = simopts_load_profile(x, os.profile, &in[i].profile))) goto end;
+    if (o.measured_step_s > 0 && i > 0 && in[i].profile != in[0].profile) {
+      rc = cli_usage(x, "--measured-step-s is one GPU's step on one card: setups %d and 1 have different profiles (%s, %s)", i + 1,
+                     profile_name(in[i].profile), profile_name(in[0].profile));
+      goto end;
+    }
     in[i].model = model;
     simopts_config(&os, &in[i], &en->cfg);
     en->cfg.nodes = s->nodes ? s->nodes : nodes;

@@ -353,6 +353,16 @@ int cmd_sweep(cli_ctx *x, int argc, char **argv) {
     t.framework = has[SIM_FRAMEWORK_DDP] ? SIM_FRAMEWORK_DDP : SIM_FRAMEWORK_DP;
     if ((rc = simopts_check(x, &t))) goto done;
   }
+  /* One GPU's measured step is of one job on one card: not of a sweep over what changes the step. */
+  static const char *const step_of[] = {"model", "profile", "batch", "precision", "pytorch", NULL};
+  for (int a = 0; o.measured_step_s > 0 && a < nax; a++)
+    for (int k = 0; step_of[k]; k++)
+      if (strcmp(ax[a].name, step_of[k]) == 0) {
+        rc = cli_usage(x, "--measured-step-s is one GPU's step of one job: a sweep over --%s gives it to several (sweep them one "
+                          "at a time, each with its own step)",
+                       step_of[k]);
+        goto done;
+      }
   cfgs = calloc((size_t)n, sizeof *cfgs);
   rows = calloc((size_t)n, sizeof *rows);
   buys = calloc((size_t)n, sizeof *buys);

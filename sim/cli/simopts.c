@@ -210,6 +210,9 @@ void simopts_table(simopts *o, cli_opt t[SIMOPTS_COUNT]) {
       {"host-event-us", 0, CLI_DOUBLE, &o->host_event_us, "X",
        "host cost of one CUDA event call (record, stream wait) of NCCL's process group\naround each bucket's all-reduce (default: the profile's compute.host.event_s,\nor 0)",
        CLI_MIN | CLI_MAX, 0, SIM_MAX_HOST_US, .must = "must be from 0 to 1000000 us (1 s per call; real ones take under 1 us)"},
+      {"measured-step-s", 0, CLI_DOUBLE, &o->measured_step_s, "T",
+       "one GPU's measured training step of this job, seconds (a 1-GPU run's time per\niteration): the host's costs per launch and op are scaled by one factor so\nthat the simulated 1-GPU step takes T (the rest of the step beyond the GPU's\nwork is the host's; docs/calib.md, \"One measured step\")",
+       CLI_MIN | CLI_MAX, 1e-6, SIM_MAX_STEP_S, .must = "must be a time from 1e-06 s to 86400 s (a day)"},
       {"dp-backward-gil", 0, CLI_FLAG, &o->dp_backward_gil, NULL,
        "dp: backward's launches take turns under the GIL too (autograd functions\nwritten in Python, as in 2017 PyTorch; default: before --pytorch 0.4, else "
        "C++ threads)"},
@@ -245,7 +248,7 @@ const char *const simopts_known[] = {
     "static-graph", "pytorch", "find-unused-parameters", "gradient-as-bucket-view", "bucket-cap-mb-list", "ddp-iteration", "no-broadcast-buffers", "mode", "fidelity", "iterations", "no-sync", "comm-hook", "jitter-cv", "jitter-ci", "seed", "nccl-algo",
     "nccl-proto", "num-workers", "load-ms", "pin-memory", "non-blocking", "prefetch", "no-h2d", "framework", "fsdp-units",
     "fsdp-reshard-after-forward", "fsdp-param-dtype", "fsdp-reduce-dtype", "fsdp-forward-prefetch", "fsdp-replicate",
-    "backend", "host-jitter-us", "host-launch-us", "host-dispatch-us", "dp-backward-gil", "dp-gil-share", "dp-handover-us", "no-symmetry", "events", "no-gpu-sharing", "nodes", "bucket-cap-mb", "json", "csv", "trace",
+    "backend", "host-jitter-us", "host-launch-us", "host-dispatch-us", "measured-step-s", "dp-backward-gil", "dp-gil-share", "dp-handover-us", "no-symmetry", "events", "no-gpu-sharing", "nodes", "bucket-cap-mb", "json", "csv", "trace",
     /* sim/cli/buyopts.c */
     "optimizer", "allow-oom", "samples", "epochs", "dataset-size", "price", "prices", "grid-kgco2-per-kwh", "max-hours",
     /* sim/cli/cmd_compare.c */
@@ -445,6 +448,7 @@ void simopts_config(const simopts *o, const simopts_inputs *in, sim_config *c) {
   c->host_launch_s = o->host_launch_us < 0 ? -1 : o->host_launch_us * 1e-6;
   c->host_dispatch_s = o->host_dispatch_us < 0 ? -1 : o->host_dispatch_us * 1e-6;
   c->host_event_s = o->host_event_us < 0 ? -1 : o->host_event_us * 1e-6;
+  c->measured_step_s = o->measured_step_s;
   c->dp_backward_gil = o->dp_backward_gil;
   c->backend = o->backend >= 0 ? (sim_backend)o->backend : sim_default_backend(c->framework, c->pytorch);
   c->host_jitter_s = o->host_jitter_us < 0 ? -1 : o->host_jitter_us * 1e-6;

@@ -31,6 +31,7 @@ typedef struct {
   double host_launch_us; /* -1: the profile's */
   double host_dispatch_us; /* -1: the profile's */
   double host_event_us; /* -1: the profile's */
+  double measured_step_s; /* 0: none */
   double dp_gil_share, dp_handover_us; /* DataParallel's GIL */
   int backend;           /* sim_backend */
   double host_jitter_us; /* -1: the profile's */
@@ -42,7 +43,7 @@ typedef struct {
   int fsdp_reshard, fsdp_param_dtype, fsdp_reduce_dtype, fsdp_forward_prefetch, fsdp_replicate;
 } simopts;
 
-#define SIMOPTS_COUNT 51 /* entries of the shared table, its end included */
+#define SIMOPTS_COUNT 52 /* entries of the shared table, its end included */
 
 /* Fills o with the documented defaults (docs/cli.md). */
 void simopts_init(simopts *o);
