@@ -143,9 +143,14 @@ int memory_oom(const memory_parts *m) { return m->device_bytes > 0 && m->peak_by
 void memory_oom_message(const memory_parts *m, char *buf, size_t len) {
   const double gib = 1024.0 * 1024.0 * 1024.0;
   long fit = memory_max_batch(m);
-  char tail[96];
+  char tail[160];
+  double fixed = m->peak_bytes - m->per_sample_bytes * (double)m->batch;
   if (fit > 0) snprintf(tail, sizeof tail, "largest batch that fits: %ld", fit);
-  else if (fit == 0) snprintf(tail, sizeof tail, "no batch fits (the parts that do not grow with the batch exceed it)");
+  else if (fit == 0 && fixed > m->device_bytes)
+    snprintf(tail, sizeof tail, "no batch fits (the parts that do not grow with the batch exceed it)");
+  else if (fit == 0)
+    snprintf(tail, sizeof tail, "no batch fits (the parts that do not grow with the batch, %.2f GiB, and one sample's activations, %.2f GiB, exceed it)",
+             fixed / gib, m->per_sample_bytes / gib);
   else snprintf(tail, sizeof tail, "the activations are unknown (the model file has no saved line)");
   snprintf(buf, len, "OOM at batch %ld: %.2f of %.2f GiB; %s", m->batch, m->peak_bytes / gib, m->device_bytes / gib, tail);
 }
