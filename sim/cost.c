@@ -23,10 +23,67 @@ static int conv_time(const profile_convtable *t, const model_op *op, long batch,
   return hits > 0;
 }
 
+static int op_time(const profile_t *p, const model_op *op, long batch, model_dtype run, profile_math math, double *time_s,
+                   int *extrapolated, err_t *e);
+
+/* Where x lies in the increasing a[0..n-1]: a[*i] <= x <= a[*i + 1] with weight *w of a[*i + 1]
+ * (linear in lin, else in log); clamped to the ends, returning 1 there (outside what was measured). */
+static int bracket(const double *a, int n, double x, int lin, int *i, double *w) {
+  if (n == 1 || x <= a[0]) return *i = 0, *w = 0, x < a[0] || (n == 1 && x != a[0]);
+  if (x >= a[n - 1]) return *i = n - 2, *w = 1, x > a[n - 1];
+  int k = 0;
+  while (x > a[k + 1]) k++;
+  *i = k;
+  *w = lin ? (x - a[k]) / (a[k + 1] - a[k]) : log(x / a[k]) / log(a[k + 1] / a[k]);
+  return 0;
+}
+
+/* A fused attention op (model.h, MODEL_OP_ATTN). With the precision's attention table its FLOPs
+ * at the table's rate for its causality, interpolated in log(kv length) and linearly in head
+ * dimension (the rate of forward and backward together prices each pass; outside the table, its
+ * nearest edge, counted as extrapolated). Without one, the GEMMs of the pass at the profile's GEMM
+ * costs: forward Q K^T (kv x q x d) and P V (d x q x kv) per head, half each when causal; backward
+ * 2.5 times the forward's (docs/models.md, "Fused attention"). */
+static int attn_time(const profile_t *p, const model_op *op, long batch, model_dtype run, profile_math math, double *time_s,
+                     int *extrapolated, err_t *e) {
+  const profile_attention *t = profile_attention_table(p, model_op_dtype(op, run));
+  if (extrapolated) *extrapolated = 0;
+  if (t) {
+    int is, id;
+    double ws, wd;
+    int x = bracket(t->seq, t->nseq, (double)model_dim_value(op->n, batch), 0, &is, &ws);
+    x |= bracket(t->dims, t->nd, (double)model_dim_value(op->k, batch), 1, &id, &wd);
+    const double(*r)[PROFILE_ATTN_SEQ] = t->flops_s[op->causal ? 1 : 0];
+    int is1 = t->nseq > 1 ? is + 1 : is, id1 = t->nd > 1 ? id + 1 : id;
+    double lo = r[id][is] * (1 - ws) + r[id][is1] * ws, hi = r[id1][is] * (1 - ws) + r[id1][is1] * ws;
+    *time_s = model_op_flops(op, batch) / (lo * (1 - wd) + hi * wd);
+    if (extrapolated) *extrapolated = x;
+    return ERR_OK;
+  }
+  model_op g[2] = {{.kind = MODEL_OP_GEMM, .m = op->n, .n = op->m, .k = op->k, .gemms = op->gemms},
+                   {.kind = MODEL_OP_GEMM, .m = op->k, .n = op->m, .k = op->n, .gemms = op->gemms}};
+  double sum = 0;
+  for (int i = 0; i < 2; i++) {
+    g[i].count = g[i].launches = 1;
+    g[i].follows_run = op->follows_run;
+    g[i].dtype = op->dtype;
+    snprintf(g[i].name, sizeof g[i].name, "%.40s %s", op->name, i ? "P V" : "Q K^T");
+    double ts;
+    int x = 0;
+    int rc = op_time(p, &g[i], batch, run, math, &ts, &x, e);
+    if (rc) return rc;
+    sum += ts;
+    if (extrapolated && x) *extrapolated = 1;
+  }
+  *time_s = sum * (op->causal ? 0.5 : 1.0) * (op->bwd ? 2.5 : 1.0);
+  return ERR_OK;
+}
+
 /* math: the fp32 GEMM math the op runs at (UNKNOWN: the profile's compute.fp32.gemm, whatever it
  * is of); the profile's table of that math prices it where it has one. */
 static int op_time(const profile_t *p, const model_op *op, long batch, model_dtype run, profile_math math, double *time_s,
                    int *extrapolated, err_t *e) {
+  if (op->kind == MODEL_OP_ATTN) return attn_time(p, op, batch, run, math, time_s, extrapolated, e);
   model_dtype d = model_op_dtype(op, run);
   int gemm = op->kind == MODEL_OP_GEMM;
   const profile_costmodel *c = profile_cost_model(p, d, op->kind), *m = NULL;

@@ -101,6 +101,13 @@ long model_op_gemms(const model_op *op, long batch) {
 }
 
 double model_op_flops(const model_op *op, long batch) {
+  if (op->kind == MODEL_OP_ATTN) {
+    /* Q K^T and P V: 2 x 2 q kv d per head; causal: the half below the diagonal (as
+     * FlashAttention's benchmarks count it); backward 2.5 times the forward. */
+    double f = 4.0 * (double)model_dim_value(op->gemms, batch) * (double)model_dim_value(op->m, batch) *
+               (double)model_dim_value(op->n, batch) * (double)model_dim_value(op->k, batch);
+    return f * (op->causal ? 0.5 : 1.0) * (op->bwd ? 2.5 : 1.0);
+  }
   if (op->kind != MODEL_OP_GEMM) return 0.0;
   return 2.0 * (double)model_dim_value(op->m, batch) * (double)model_dim_value(op->n, batch) *
          (double)model_dim_value(op->k, batch) * (double)model_op_gemms(op, batch);
@@ -112,6 +119,14 @@ double model_op_bytes(const model_op *op, long batch, model_dtype run) {
     double M = (double)model_dim_value(op->m, batch), N = (double)model_dim_value(op->n, batch),
            K = (double)model_dim_value(op->k, batch);
     return es * (M * K + K * N + M * N) * (double)model_op_gemms(op, batch);
+  }
+  if (op->kind == MODEL_OP_ATTN) {
+    /* What the kernel reads and writes once: forward Q, K, V in and O out; backward Q, K, V, O, dO
+     * in and dQ, dK, dV out (the S x S scores never leave the chip). */
+    double q = (double)model_dim_value(op->gemms, batch) * (double)model_dim_value(op->m, batch),
+           kv = (double)model_dim_value(op->kv_heads, batch) * (double)model_dim_value(op->n, batch),
+           d = (double)model_dim_value(op->k, batch);
+    return es * d * (op->bwd ? 4.0 * q + 4.0 * kv : 2.0 * q + 2.0 * kv);
   }
   return es * (double)model_dim_value(op->elems, batch) * (double)op->arrays;
 }
@@ -401,7 +416,10 @@ static int parse_op(parser *P, model_t *m, model_phase phase, char **tok, int n)
     op.kind = MODEL_OP_GEMM;
     op.conv.pass = MODEL_CONV_FWD; /* set below; marks the op as a conv while parsing */
     op.conv.layout = m->layout;    /* header lines precede the sections */
-  } else return FAIL(P, "unknown op kind '%s' (expected gemm, ewise or conv)", tok[0]);
+  } else if (strcmp(tok[0], "attn") == 0) {
+    if (P->version < 8) return FAIL(P, "an attn op needs 'ddpsim-model 8'");
+    op.kind = MODEL_OP_ATTN;
+  } else return FAIL(P, "unknown op kind '%s' (expected gemm, ewise, conv or attn)", tok[0]);
   int is_conv = op.conv.pass != MODEL_CONV_NONE, have_pass = 0, have_conv[7] = {0};
   long *conv_field[7 + 6] = {&op.conv.c, &op.conv.h, &op.conv.w, &op.conv.k, &op.conv.r, &op.conv.s, NULL,
                              &op.conv.pad_h, &op.conv.pad_w, &op.conv.stride_h, &op.conv.stride_w, NULL, NULL};
@@ -449,6 +467,28 @@ static int parse_op(parser *P, model_t *m, model_phase phase, char **tok, int n)
     } else if (op.kind == MODEL_OP_GEMM && (v = txt_kv(tok[i], "gemms"))) {
       if (P->version < 2) return FAIL(P, "gemms= needs 'ddpsim-model 2'");
       if (parse_dim(P, v, &op.gemms, "gemms")) return ERR_INPUT;
+    } else if (op.kind == MODEL_OP_ATTN && (v = txt_kv(tok[i], "heads"))) {
+      if (parse_dim(P, v, &op.gemms, "heads")) return ERR_INPUT;
+      have_m |= 8;
+    } else if (op.kind == MODEL_OP_ATTN && (v = txt_kv(tok[i], "kv_heads"))) {
+      if (parse_dim(P, v, &op.kv_heads, "kv_heads")) return ERR_INPUT;
+      have_a = 1;
+    } else if (op.kind == MODEL_OP_ATTN && (v = txt_kv(tok[i], "q"))) {
+      if (parse_dim(P, v, &op.m, "q")) return ERR_INPUT;
+      have_m |= 1;
+    } else if (op.kind == MODEL_OP_ATTN && (v = txt_kv(tok[i], "kv"))) {
+      if (parse_dim(P, v, &op.n, "kv")) return ERR_INPUT;
+      have_m |= 2;
+    } else if (op.kind == MODEL_OP_ATTN && (v = txt_kv(tok[i], "d"))) {
+      if (parse_dim(P, v, &op.k, "d")) return ERR_INPUT;
+      have_m |= 4;
+    } else if (op.kind == MODEL_OP_ATTN && (v = txt_kv(tok[i], "causal"))) {
+      if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0) return FAIL(P, "causal must be 0 or 1, got '%s'", v);
+      op.causal = v[0] == '1';
+    } else if (op.kind == MODEL_OP_ATTN && (v = txt_kv(tok[i], "pass"))) {
+      if (strcmp(v, "fwd") != 0 && strcmp(v, "bwd") != 0) return FAIL(P, "an attn op's pass must be fwd or bwd, got '%s'", v);
+      op.bwd = v[0] == 'b';
+      have_pass = 1;
     } else if (op.kind == MODEL_OP_EWISE && (v = txt_kv(tok[i], "elems"))) {
       if (parse_dim(P, v, &op.elems, "elems")) return ERR_INPUT;
       have_e = 1;
@@ -509,6 +549,15 @@ static int parse_op(parser *P, model_t *m, model_phase phase, char **tok, int n)
   }
   if (op.kind == MODEL_OP_GEMM && !(have_m && have_n && have_k)) return FAIL(P, "gemm op needs m=, n= and k=");
   if (op.kind == MODEL_OP_EWISE && !(have_e && have_a)) return FAIL(P, "ewise op needs elems= and arrays=");
+  if (op.kind == MODEL_OP_ATTN) {
+    if (have_m != 15 || !have_pass) return FAIL(P, "attn op needs heads=, q=, kv=, d= and pass=fwd or bwd");
+    if (!have_a) op.kv_heads = op.gemms;
+    long h = model_dim_value(op.gemms, 1), g = model_dim_value(op.kv_heads, 1);
+    if (g < 1 || h < 1 || h % g != 0 || op.kv_heads.per_batch != op.gemms.per_batch)
+      return FAIL(P, "an attn op's kv_heads must divide its heads, both per sequence alike (got heads=%ld, kv_heads=%ld)", h, g);
+    if (phase != (op.bwd ? MODEL_PHASE_BACKWARD : MODEL_PHASE_FORWARD))
+      return FAIL(P, "an attn op with pass=%s belongs to the %s section", op.bwd ? "bwd" : "fwd", op.bwd ? "backward" : "forward");
+  }
   if (!have_f) op.fwops = op.launches;
   if (have_t && have_t != 3) return FAIL(P, "a measured op needs both time_s= and host_s=");
   op.measured = have_t == 3;

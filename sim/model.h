@@ -53,7 +53,11 @@ typedef struct {
   long c;        /* the constant term beside v * B ("C+N*B", version 2); 0 otherwise */
 } model_dim;
 
-typedef enum { MODEL_OP_GEMM = 0, MODEL_OP_EWISE = 1, MODEL_OP_KIND_COUNT = 2 } model_op_kind;
+/* The op kinds. A profile has a cost model for each kind below MODEL_OP_KIND_COUNT (gemm, ewise);
+ * a fused attention op (`attn` lines, format version 8: scaled_dot_product_attention as CUDA runs
+ * it, one kernel per pass, no S x S tensor in memory) is priced from the profile's attention table
+ * where it has one, else as the GEMMs of its pass (sim/cost.c, docs/models.md "Fused attention"). */
+typedef enum { MODEL_OP_GEMM = 0, MODEL_OP_EWISE = 1, MODEL_OP_KIND_COUNT = 2, MODEL_OP_ATTN = MODEL_OP_KIND_COUNT } model_op_kind;
 
 /* A convolution (format version 3, `conv` lines): its geometry in cuDNN's names (NCHW input, K
  * filters of C x R x S) and which of its three passes the op is. A conv op is a gemm op whose m, n,
@@ -114,6 +118,13 @@ typedef struct {
   int follows_run;     /* 1: element size of the run precision; 0: of `dtype` */
   model_dtype dtype;
   model_conv conv;     /* gemm: the convolution pass it is (pass NONE for a plain GEMM) */
+  /* attn (the fused attention op): gemms holds the query heads (x B), m the query length, n the
+   * key/value length, k the head dimension; kv_heads the key/value heads (GQA: fewer; `kv_heads=`,
+   * default the query heads); causal (is_causal=True: about half the work); bwd: the backward
+   * pass (`pass=bwd`), which does 2.5 times the forward's FLOPs (FlashAttention-2's count: five
+   * products of the forward's two, one of them QK^T again). */
+  model_dim kv_heads;
+  int causal, bwd;
   int measured;        /* 1: `time_s=` and `host_s=` (format version 6) give one run's measured times */
   double time_s;       /* measured: one run's device time (a GPU's kernels; on a CPU the op and the work
                           since the op before) */
@@ -190,7 +201,7 @@ typedef struct {
  * parameter markers and the `saved` and `optim` lines; version 6 the `measured` line and the ops'
  * `time_s=`/`host_s=` (refused without a `measured` line before them); each is an error in an
  * older file (models/README.md). */
-#define MODEL_FORMAT_VERSION 7
+#define MODEL_FORMAT_VERSION 8
 /* The largest measured time of one run of an op (time_s=, host_s=): 10^5 s, as a profile's points. */
 #define MODEL_MEASURED_MAX_s 1e5
 

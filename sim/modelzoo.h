@@ -78,6 +78,10 @@ typedef struct {
   int untied;            /* 0: the LM head is the token embedding (GPT-2); 1: its own lm_head.weight */
   model_dtype precision; /* default run precision (fp16) */
   int amp;               /* as in modelzoo_resnet */
+  int eager;             /* 1: attn_implementation="eager" (the S x S scores, softmax and dropout as
+                            ops; format version 5); 0 (default): "sdpa", as Hugging Face runs it since
+                            4.36 and torchtitan: one fused attention op per pass (format version 8;
+                            docs/models.md, "Fused attention") */
 } modelzoo_gpt;
 
 /* Fills *spec with GPT-2's "small" (124M), "medium", "large" or "xl" config, seq 1024, batch 8,
@@ -85,7 +89,8 @@ typedef struct {
 int modelzoo_gpt_defaults(const char *size, modelzoo_gpt *spec, err_t *e);
 
 /* GPT (Hugging Face GPT2LMHeadModel: decoder-only, pre-LayerNorm, causal attention, Conv1D weights
- * stored in x out) model text, format version 2 (attention as strided-batched GEMMs, gemms=).
+ * stored in x out) model text: with sdpa (the default) format version 8, attention one fused op per
+ * pass; eager, format version 5 (attention's products as strided-batched GEMMs, gemms=).
  * ERR_INPUT for non-positive sizes, heads not dividing hidden, seq above max_position, absurd sizes. */
 int modelzoo_gpt_text(const modelzoo_gpt *spec, char **text, err_t *e);
 

@@ -72,6 +72,7 @@ struct profile {
   char path[512];
   profile_costmodel cost[MODEL_DTYPE_COUNT][MODEL_OP_KIND_COUNT];
   profile_convtable conv[MODEL_DTYPE_COUNT];
+  profile_attention attn[MODEL_DTYPE_COUNT];
   int has_conv_layout[MODEL_DTYPE_COUNT]; /* compute.<precision>.conv_layout present */
   model_layout conv_layout[MODEL_DTYPE_COUNT]; /* its `native`: the layout the convolution kernels take */
   profile_math fp32_gemm_math;                 /* compute.fp32.gemm.math */
@@ -460,6 +461,61 @@ static int load_gemm_alt(const cJSON *prec, double esize, const char *origin, pr
 
 /* compute.<precision>.conv_layout (optional): {"native": "nchw"|"nhwc", "source"}: the layout the
  * precision's convolution kernels take (and its conv table was measured in). */
+/* An increasing array of 1..max positive numbers into out; its length, or -1. */
+static int increasing(const cJSON *a, int max, double *out) {
+  int n = cJSON_IsArray(a) ? cJSON_GetArraySize(a) : 0;
+  if (n < 1 || n > max) return -1;
+  for (int i = 0; i < n; i++) {
+    const cJSON *v = cJSON_GetArrayItem(a, i);
+    if (!cJSON_IsNumber(v) || !(v->valuedouble > 0) || !isfinite(v->valuedouble) || (i && !(v->valuedouble > out[i - 1])))
+      return -1;
+    out[i] = v->valuedouble;
+  }
+  return n;
+}
+
+/* compute.<dn>.attention (optional): {"kernel", "seq": [...], "head_dims": [...], "full_tflops" and
+ * "causal_tflops": one row of rates per head dimension, one rate per length}, each rate above 0 and
+ * at most the precision's GEMM peak (peak_flops: a fused kernel's products run on the same units). */
+static int load_attention(const cJSON *o, const char *dn, double peak_flops, const char *origin, profile_attention *out,
+                          err_t *e) {
+  if (!o) return 0;
+  char path[64];
+  snprintf(path, sizeof path, "compute.%s.attention", dn);
+  if (!cJSON_IsObject(o)) return err_set(e, ERR_INPUT, "%s: %s must be an object", origin, path);
+  const cJSON *k = cJSON_GetObjectItemCaseSensitive(o, "kernel");
+  if (!cJSON_IsString(k) || !k->valuestring[0] || strlen(k->valuestring) >= sizeof out->kernel)
+    return err_set(e, ERR_INPUT, "%s: %s.kernel must name the kernel measured (1 to %zu characters)", origin, path,
+                   sizeof out->kernel - 1);
+  snprintf(out->kernel, sizeof out->kernel, "%s", k->valuestring);
+  if ((out->nseq = increasing(cJSON_GetObjectItemCaseSensitive(o, "seq"), PROFILE_ATTN_SEQ, out->seq)) < 0)
+    return err_set(e, ERR_INPUT, "%s: %s.seq must be 1 to %d increasing lengths above 0", origin, path, PROFILE_ATTN_SEQ);
+  if ((out->nd = increasing(cJSON_GetObjectItemCaseSensitive(o, "head_dims"), PROFILE_ATTN_DIMS, out->dims)) < 0)
+    return err_set(e, ERR_INPUT, "%s: %s.head_dims must be 1 to %d increasing head dimensions above 0", origin, path,
+                   PROFILE_ATTN_DIMS);
+  static const char *const rows[2] = {"full_tflops", "causal_tflops"};
+  for (int c = 0; c < 2; c++) {
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(o, rows[c]);
+    if (!cJSON_IsArray(t) || cJSON_GetArraySize(t) != out->nd)
+      return err_set(e, ERR_INPUT, "%s: %s.%s must hold one row per head dimension (%d)", origin, path, rows[c], out->nd);
+    for (int d = 0; d < out->nd; d++) {
+      const cJSON *r = cJSON_GetArrayItem(t, d);
+      if (!cJSON_IsArray(r) || cJSON_GetArraySize(r) != out->nseq)
+        return err_set(e, ERR_INPUT, "%s: %s.%s[%d] must hold one rate per length (%d)", origin, path, rows[c], d, out->nseq);
+      for (int i = 0; i < out->nseq; i++) {
+        const cJSON *v = cJSON_GetArrayItem(r, i);
+        double f = cJSON_IsNumber(v) ? v->valuedouble * 1e12 : NAN;
+        if (!(f > 0) || !(f <= peak_flops))
+          return err_set(e, ERR_INPUT, "%s: %s.%s[%d][%d] must be a rate above 0 and at most the gemm peak (%g TFLOP/s)",
+                         origin, path, rows[c], d, i, peak_flops / 1e12);
+        out->flops_s[c][d][i] = f;
+      }
+    }
+  }
+  out->present = 1;
+  return 0;
+}
+
 static int load_conv_layout(const cJSON *o, const char *dn, const char *origin, int *has, model_layout *out,
                             err_t *e) {
   if (!o) return 0;
@@ -803,6 +859,9 @@ int profile_from_json(const cJSON *root, const char *origin, int part, profile_t
     if ((rc = load_conv_layout(cJSON_GetObjectItemCaseSensitive(prec, "conv_layout"), dn, origin, &p->has_conv_layout[d],
                                &p->conv_layout[d], e)))
       goto fail;
+    if ((rc = load_attention(cJSON_GetObjectItemCaseSensitive(prec, "attention"), dn, p->cost[d][MODEL_OP_GEMM].roof.peak_flops,
+                             origin, &p->attn[d], e)))
+      goto fail;
     any = 1;
   }
   if (!any && !part) {
@@ -942,6 +1001,9 @@ const char *profile_path(const profile_t *p) { return p->path; }
 const profile_costmodel *profile_cost_model(const profile_t *p, model_dtype d, model_op_kind k) { return &p->cost[d][k]; }
 
 const profile_convtable *profile_conv_table(const profile_t *p, model_dtype d) { return &p->conv[d]; }
+const profile_attention *profile_attention_table(const profile_t *p, model_dtype d) {
+  return p->attn[d].present ? &p->attn[d] : NULL;
+}
 
 const profile_convclass *profile_conv_class(const profile_t *p, model_dtype d, long r, long s, long stride_h,
                                             long stride_w) {

@@ -131,6 +131,21 @@ typedef struct {
   profile_convclass *cls;  /* (ncls) the distinct (r, s, stride_h, stride_w) of the points */
 } profile_convtable;
 
+/* compute.<precision>.attention: a fused attention kernel's measured speed (docs/profile.md): the
+ * rate of its forward and backward together (FLOPs as model_op_flops counts them, over the time of
+ * both passes) by key/value length and head dimension, for full and causal attention. */
+enum { PROFILE_ATTN_SEQ = 16, PROFILE_ATTN_DIMS = 4 };
+typedef struct {
+  int present;
+  int nseq, nd;
+  double seq[PROFILE_ATTN_SEQ], dims[PROFILE_ATTN_DIMS]; /* increasing */
+  double flops_s[2][PROFILE_ATTN_DIMS][PROFILE_ATTN_SEQ]; /* [causal][dim][seq], FLOP/s */
+  char kernel[64];                                        /* "FlashAttention-2" */
+} profile_attention;
+
+/* Precision d's attention table, or NULL where the profile has none. */
+const profile_attention *profile_attention_table(const profile_t *p, model_dtype d);
+
 /* The cost model of op kind k at precision d (present == 0 where the profile has none). */
 const profile_costmodel *profile_cost_model(const profile_t *p, model_dtype d, model_op_kind k);
 /* Precision d's measured convolutions (npts == 0 where none). */

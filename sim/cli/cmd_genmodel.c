@@ -14,8 +14,8 @@ static const char *usage_genmodel =
     "       ddpsim genmodel resnet --depth 18|34|50|101|152 [--image PX] [--classes C] [--batch B]\n"
     "                              [--amp] [--uint8-input] [--channels-last] [common]\n"
     "       ddpsim genmodel bert [--size base|large] [sizes] [--seq S] [--batch B] [--amp] [common]\n"
-    "       ddpsim genmodel gpt [--size small|medium|large|xl] [sizes] [--seq S] [--untied] [--batch B]\n"
-    "                           [--amp] [common]\n"
+    "       ddpsim genmodel gpt [--size small|medium|large|xl] [sizes] [--seq S] [--untied]\n"
+    "                           [--attention sdpa|eager] [--batch B] [--amp] [common]\n"
     "sizes: [--layers L] [--hidden H] [--heads A] [--ffn F] [--vocab V] [--positions P]\n"
     "common: [--precision fp32|fp16] [--name NAME] [-o FILE]\n"
     "\n"
@@ -38,12 +38,13 @@ static const char *usage_genmodel =
 /* The sizes given (0: not given, the family's default). */
 typedef struct {
   int hidden, embed, vocab, seq, batch, depth, image, classes, amp, precision, uint8_input, channels_last;
-  int layers, heads, ffn, positions, untied, cell;
+  int layers, heads, ffn, positions, untied, cell, attention;
   const char *size, *name, *out;
 } gen_opts;
 
 static const char *const families[] = {"mlstm", "resnet", "bert", "gpt", NULL};
 static const char *const cells[] = {"fused", "autograd", NULL};
+static const char *const attentions[] = {"sdpa", "eager", NULL}; /* modelzoo_gpt.eager: the index */
 #define TAKES_MAX 16
 /* The options each family takes. */
 static const char *const takes[4][TAKES_MAX] = {
@@ -51,12 +52,12 @@ static const char *const takes[4][TAKES_MAX] = {
     {"depth", "image", "classes", "batch", "amp", "uint8-input", "channels-last", "precision", "name", "output"},
     {"size", "layers", "hidden", "heads", "ffn", "vocab", "positions", "seq", "batch", "amp", "precision", "name",
      "output"},
-    {"size", "layers", "hidden", "heads", "ffn", "vocab", "positions", "seq", "untied", "batch", "amp", "precision",
-     "name", "output"}};
+    {"size", "layers", "hidden", "heads", "ffn", "vocab", "positions", "seq", "untied", "attention", "batch", "amp",
+     "precision", "name", "output"}};
 static const char *const all_names[] = {"hidden", "embed",  "vocab", "seq",       "batch", "depth",     "image",
                                         "classes", "size",  "amp",   "precision", "name",  "output",    "layers",
                                         "heads",   "ffn",   "positions", "untied", "cell", "uint8-input",
-                                        "channels-last", NULL};
+                                        "channels-last", "attention", NULL};
 
 /* The transformer sizes given on the command line over a family's defaults; 1 if any was given. */
 static int transformer_sizes(const gen_opts *g, long *layers, long *hidden, long *heads, long *ffn, long *vocab,
@@ -114,6 +115,7 @@ static int generate(cli_ctx *x, int fam, const gen_opts *g, char **text) {
     if (g->seq) spec.seq = g->seq;
     if (g->batch) spec.batch = g->batch;
     spec.untied = g->untied;
+    spec.eager = g->attention;
     spec.precision = (model_dtype)g->precision;
     spec.amp = g->amp;
     rc = modelzoo_gpt_text(&spec, text, &e);
@@ -142,6 +144,9 @@ int cmd_genmodel(cli_ctx *x, int argc, char **argv) {
       {"ffn", 0, CLI_INT, &g.ffn, "F", "bert, gpt: the feed-forward inner size", CLI_MIN, 1},
       {"positions", 0, CLI_INT, &g.positions, "P", "bert, gpt: position embeddings (the longest --seq)", CLI_MIN, 1},
       {"untied", 0, CLI_FLAG, &g.untied, NULL, "gpt: the LM head has its own weight (default: tied to wte)"},
+      {"attention", 0, CLI_ENUM, &g.attention, "sdpa|eager",
+       "gpt: attn_implementation: sdpa (default, as Hugging Face and torchtitan run it:\none fused attention op per pass) or eager (the S x S scores as ops)",
+       .names = attentions},
       {"cell", 0, CLI_ENUM, &g.cell, "fused|autograd",
        "mlstm: one fused cell per step (default), or the cell as written: a per-step\nPython function under autograd (unfused ops, per-step weight gradients)",
        .names = cells},

@@ -211,8 +211,9 @@ static void check_gpt(void) {
     err_t e;
     char *text = NULL, what[32];
     snprintf(what, sizeof what, "gpt2 %s", sizes[i]);
-    CHECK(modelzoo_gpt_defaults(sizes[i], &spec, &e) == ERR_OK && modelzoo_gpt_text(&spec, &text, &e) == ERR_OK,
-          "%s generates", what);
+    int ok = modelzoo_gpt_defaults(sizes[i], &spec, &e) == ERR_OK;
+    spec.eager = 1; /* the S x S products as GEMMs: Kaplan's count below; sdpa after the loop */
+    CHECK(ok && modelzoo_gpt_text(&spec, &text, &e) == ERR_OK, "%s (eager) generates", what);
     model_t *m = parse(what, text);
     free(text);
     if (!m) continue;
@@ -231,7 +232,41 @@ static void check_gpt(void) {
   modelzoo_gpt g;
   err_t e;
   char *text = NULL;
+  /* sdpa (the default): the same parameters; one fused op per pass and layer, causal (half of Q K^T
+   * and P V's 4 S^2 H per layer), backward 2.5 times it; no A x S probabilities or their mask saved,
+   * the kernel's output (H) and log-sum-exp (A fp32) per token instead. */
   modelzoo_gpt_defaults("small", &g, &e);
+  CHECK(g.eager == 0, "GPT's default attention is sdpa");
+  model_t *se[2] = {NULL, NULL};
+  for (int k = 0; k < 2; k++) {
+    g.eager = k;
+    CHECK(modelzoo_gpt_text(&g, &text, &e) == ERR_OK, "gpt2 small, %s, generates", k ? "eager" : "sdpa");
+    se[k] = parse(k ? "gpt2 eager" : "gpt2 sdpa", text);
+    free(text);
+    text = NULL;
+  }
+  if (se[0] && se[1]) {
+    model_t *m0 = se[0];
+    double H = 768, L = 12, S = 1024, V = 50257, A = 12, B = (double)m0->batch;
+    double dense = S * 2 * (L * 12 * H * H + V * H), attn = 2 * L * S * S * H;
+    int nattn = 0;
+    for (int i = 0; i < m0->nops; i++) nattn += m0->ops[i].kind == MODEL_OP_ATTN;
+    CHECK(model_total_params(m0) == model_total_params(se[1]) && nattn == 2 * 12,
+          "sdpa: the same parameters as eager, one attn op per pass and layer (%d)", nattn);
+    CHECK(check_close(dense + attn, gemm_flops(m0, MODEL_PHASE_FORWARD, m0->batch), 0, 0.001) &&
+              check_close(2 * dense + 2.5 * attn, gemm_flops(m0, MODEL_PHASE_BACKWARD, m0->batch), 0, 0.001),
+          "sdpa: forward 2 N' S + 2 L S^2 H (causal), backward 2 x dense + 2.5 x attention");
+    double run = 2; /* fp16 */
+    double e_ps = run * (double)se[1]->saved_elems.v + (double)se[1]->saved_bytes.v,
+           s_ps = run * (double)m0->saved_elems.v + (double)m0->saved_bytes.v;
+    double diff = L * S * (run * (2 * A * S - H) + (A * S - 4 * A));
+    CHECK(check_close(e_ps - s_ps, diff, 0, 1e-12) && m0->saved_bytes.c == 16 * 12,
+          "sdpa saves %.4g B a sample less than eager (%.4g: the A x S probabilities and mask, less O and the "
+          "log-sum-exp), and the dropout's generator state once a layer (B = %g)", e_ps - s_ps, diff, B);
+  }
+  model_destroy(se[0]);
+  model_destroy(se[1]);
+  g.eager = 0;
   g.untied = 1;
   g.layers = 2;
   g.seq = 128;

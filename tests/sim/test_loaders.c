@@ -98,7 +98,7 @@ int main(void) {
             "ewise g elems=1+2 arrays=1 ready=a\n", "x.model:8: elems: '1+2' is not C+N*B");
   model_err("empty", "", "x.model: empty file");
   model_err("wrong header", "ddpsim-topology 1\n", "x.model:1: first line must be 'ddpsim-model 1'");
-  model_err("wrong version", "ddpsim-model 8\n", "x.model:1: unsupported model format version '8'");
+  model_err("wrong version", "ddpsim-model 9\n", "x.model:1: unsupported model format version '9'");
   model_err("unknown line", HDR "colour blue\n", "x.model:6: unknown line 'colour'");
   model_err("bad shape", HDR "param a 3xq\n", "x.model:6: shape '3xq'");
   model_err("zero dimension", HDR "param a 0x5\n", "x.model:6: shape '0x5'");
@@ -304,6 +304,105 @@ int main(void) {
              "{\"format\":\"ddpsim-profile\",\"version\":1,\"compute\":{\"fp32\":{\"gemm\":%s,\"ewise\":{\"model\":\"table\","
              "\"points\":[]}}},\"comm\":{\"links\":{}}}", roof);
     profile_err("table without fallback", text, "compute.fp32.ewise.fallback is missing");
+  }
+
+  /* ---- the fused attention op (format version 8) and a profile's attention table ---- */
+  {
+#define AT "ddpsim-model 8\nname t\nbatch 2\ntokens 128 tokens\nprecision fp16\nparam w 8\nforward\n"
+    rc = model_parse(AT "attn a heads=4*B q=128 kv=128 d=64 causal=1 pass=fwd\nattn f heads=4*B q=128 kv=128 d=64 pass=fwd\n"
+                        "backward\nattn a.bwd heads=4*B q=128 kv=128 d=64 kv_heads=2*B causal=1 pass=bwd\n"
+                        "ewise g elems=8 arrays=2 ready=w\n",
+                     "attn.model", &m, &e);
+    CHECK(rc == 0, "a version 8 model with attn ops loads: %s", rc ? e.msg : "ok");
+    if (m) {
+      const model_op *a = &m->ops[0], *f = &m->ops[1], *b = &m->ops[2];
+      double full = 4.0 * 8 * 128 * 128 * 64; /* 4 heads x batch 2 */
+      CHECK(a->kind == MODEL_OP_ATTN && a->causal && !a->bwd && !f->causal && b->bwd &&
+                model_dim_value(b->kv_heads, 2) == 4 && model_dim_value(a->kv_heads, 2) == 8,
+            "attn ops: causal, pass and kv_heads (default: the heads) as written");
+      CHECK(model_op_flops(f, 2) == full && model_op_flops(a, 2) == full / 2 && model_op_flops(b, 2) == 2.5 * full / 2,
+            "attention FLOPs: 4 heads q kv d; causal half (%g of %g); backward 2.5 times", model_op_flops(a, 2), full);
+      CHECK(model_op_bytes(f, 2, MODEL_FP16) == 2.0 * 64 * (2 * 8 * 128 + 2 * 8 * 128) &&
+                model_op_bytes(b, 2, MODEL_FP16) == 2.0 * 64 * (4 * 8 * 128 + 4 * 4 * 128),
+            "attention bytes: Q, K, V in and O out; backward Q, K, V, O, dO in and dQ, dK, dV out (K, V at kv_heads)");
+      /* Without an attention table: the pass's GEMMs at the profile's GEMM costs, causal half, backward
+       * 2.5 times; with one, the FLOPs at the table's rate. */
+      char text[4096];
+      snprintf(text, sizeof text,
+               "{\"format\":\"ddpsim-profile\",\"version\":1,\"name\":\"p\",\"compute\":{\"fp16\":{\"gemm\":%s,\"ewise\":%s}},"
+               "\"comm\":{\"links\":{\"nvlink\":{\"lat_s\":1e-6,\"bw_Bps\":1e9}}}}",
+               roof, roof);
+      profile_t *p = NULL;
+      rc = profile_parse(text, "p.json", &p, &e);
+      CHECK(rc == 0, "a profile without an attention table loads: %s", rc ? e.msg : "ok");
+      if (p) {
+        double ta, tf, tb, tg1, tg2;
+        int x;
+        model_op g1 = {.kind = MODEL_OP_GEMM, .m = {128, 0}, .n = {128, 0}, .k = {64, 0}, .gemms = {4, 1}, .count = 1,
+                       .launches = 1, .follows_run = 1};
+        model_op g2 = g1;
+        g2.m = (model_dim){64, 0, 0}, g2.k = (model_dim){128, 0, 0};
+        int bad = cost_op_time(p, a, 2, MODEL_FP16, &ta, &x, &e) || cost_op_time(p, f, 2, MODEL_FP16, &tf, &x, &e) ||
+                  cost_op_time(p, b, 2, MODEL_FP16, &tb, &x, &e) || cost_op_time(p, &g1, 2, MODEL_FP16, &tg1, &x, &e) ||
+                  cost_op_time(p, &g2, 2, MODEL_FP16, &tg2, &x, &e);
+        CHECK(!bad, "attention priced without a table: %s", bad ? e.msg : "ok");
+        CHECK(check_close(tg1 + tg2, tf, 0, 1e-12) && check_close(tf / 2, ta, 0, 1e-12) && check_close(2.5 * ta, tb, 0, 1e-12),
+              "without a table: Q K^T and P V at the GEMM costs (%.6g s), causal at half (%.6g), backward 2.5 times (%.6g)",
+              tf, ta, tb);
+        profile_destroy(p);
+      }
+      const char *tab = "\"attention\":{\"kernel\":\"k\",\"seq\":[128,512],\"head_dims\":[64,128],"
+                        "\"full_tflops\":[[100,200],[150,250]],\"causal_tflops\":[[50,100],[75,125]]}";
+      snprintf(text, sizeof text,
+               "{\"format\":\"ddpsim-profile\",\"version\":1,\"name\":\"p\",\"compute\":{\"fp16\":{\"gemm\":%s,"
+               "\"ewise\":%s,%s}},\"comm\":{\"links\":{\"nvlink\":{\"lat_s\":1e-6,\"bw_Bps\":1e9}}}}",
+               "{\"model\":\"roofline\",\"launch_s\":1e-6,\"peak_flops\":300e12,\"efficiency\":0.5,\"mem_bw_Bps\":1e11}",
+               roof, tab);
+      rc = profile_parse(text, "p.json", &p, &e);
+      CHECK(rc == 0 && profile_attention_table(p, MODEL_FP16) && !profile_attention_table(p, MODEL_BF16),
+            "a profile with an attention table loads: %s", rc ? e.msg : "ok");
+      if (p) {
+        double t;
+        int x;
+        rc = cost_op_time(p, f, 2, MODEL_FP16, &t, &x, &e);
+        CHECK(!rc && x == 0 && check_close(full / 100e12, t, 0, 1e-12), "at a measured length and head dim: its rate (%.6g s)", t);
+        rc = cost_op_time(p, a, 2, MODEL_FP16, &t, &x, &e);
+        CHECK(!rc && x == 0 && check_close(full / 2 / 50e12, t, 0, 1e-12), "causal: half the FLOPs at the causal rate");
+        model_op mid = *f;
+        mid.n = (model_dim){256, 0, 0};
+        mid.k = (model_dim){96, 0, 0};
+        rc = cost_op_time(p, &mid, 2, MODEL_FP16, &t, &x, &e);
+        /* 256: halfway in log between 128 and 512; 96 halfway between 64 and 128: (150 + 200) / 2 = 175... */
+        double rate = 0.5 * (0.5 * 100 + 0.5 * 200) + 0.5 * (0.5 * 150 + 0.5 * 250);
+        CHECK(!rc && x == 0 && check_close(model_op_flops(&mid, 2) / (rate * 1e12), t, 0, 1e-9),
+              "between lengths (log) and head dims (linear): the interpolated rate, %.4g TFLOP/s", rate);
+        mid.n = (model_dim){4096, 0, 0};
+        rc = cost_op_time(p, &mid, 2, MODEL_FP16, &t, &x, &e);
+        CHECK(!rc && x == 1, "past the table's lengths: its edge, counted as extrapolated");
+        profile_destroy(p);
+      }
+      snprintf(text, sizeof text,
+               "{\"format\":\"ddpsim-profile\",\"version\":1,\"compute\":{\"fp16\":{\"gemm\":%s,\"ewise\":%s,%s}}}", roof, roof,
+               tab);
+      profile_err("an attention rate above the gemm peak", text, "compute.fp16.attention.full_tflops[0][0] must be a rate above 0 and at most the gemm peak (1 TFLOP/s)");
+      snprintf(text, sizeof text,
+               "{\"format\":\"ddpsim-profile\",\"version\":1,\"compute\":{\"fp16\":{\"gemm\":%s,\"ewise\":%s,"
+               "\"attention\":{\"kernel\":\"k\",\"seq\":[512,128],\"head_dims\":[64],\"full_tflops\":[[1,1]],"
+               "\"causal_tflops\":[[1,1]]}}}}",
+               roof, roof);
+      profile_err("attention lengths not increasing", text, "compute.fp16.attention.seq must be 1 to 16 increasing lengths");
+      model_destroy(m);
+      m = NULL;
+    }
+    model_err("attn in version 7", "ddpsim-model 7\nname t\nbatch 2\ntokens 1 tokens\nprecision fp16\nparam w 8\nforward\n"
+              "attn a heads=4 q=8 kv=8 d=8 pass=fwd\n", "x.model:8: an attn op needs 'ddpsim-model 8'");
+    model_err("attn without d", AT "attn a heads=4 q=8 kv=8 pass=fwd\n", "x.model:8: attn op needs heads=, q=, kv=, d= and pass=");
+    model_err("attn without pass", AT "attn a heads=4 q=8 kv=8 d=8\n", "x.model:8: attn op needs heads=");
+    model_err("attn backward in forward", AT "attn a heads=4 q=8 kv=8 d=8 pass=bwd\n", "x.model:8: an attn op with pass=bwd belongs to the backward section");
+    model_err("attn kv_heads not dividing", AT "attn a heads=4 kv_heads=3 q=8 kv=8 d=8 pass=fwd\n", "kv_heads must divide its heads");
+    model_err("attn causal=2", AT "attn a heads=4 q=8 kv=8 d=8 causal=2 pass=fwd\n", "x.model:8: causal must be 0 or 1");
+    model_err("attn m= is a gemm's", AT "attn a heads=4 q=8 kv=8 d=8 m=3 pass=fwd\n", "unknown or misplaced key 'm=3' for a attn op");
+#undef AT
   }
 
   /* ---- fits kept with --accept-poor-fit: their warnings load and are listed ---- */
