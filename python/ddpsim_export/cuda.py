@@ -98,9 +98,22 @@ class CudaChoices(TorchFunctionMode):
         a = dict(zip(names, args), **kwargs)
         q, k, v = a["query"], a["key"], a["value"]
         mask = a.get("attn_mask")
-        choice = sdp_choice(q, k, v, mask, a.get("dropout_p", 0.0), a.get("enable_gqa", False))
+        # Under autocast CUDA runs scaled_dot_product_attention in autocast's lower precision (it is on
+        # the lower_precision_fp list of aten/src/ATen/autocast_mode.cpp), whatever its inputs' type:
+        # an fp32 q (rotary embeddings computed in fp32) still selects flash.
+        low = self.rec.autocast_dtype
+        cast = low is not None and torch.float32 in (q.dtype, k.dtype, v.dtype)
+        qc, kc, vc = (q.to(low), k.to(low), v.to(low)) if cast else (q, k, v)
+        choice = sdp_choice(qc, kc, vc, mask, a.get("dropout_p", 0.0), a.get("enable_gqa", False))
         self.rec.sdpa_counts[choice] = self.rec.sdpa_counts.get(choice, 0) + 1
         causal, scale, p = bool(a.get("is_causal", False)), a.get("scale"), float(a.get("dropout_p", 0.0))
+        if choice != "math" and q.dim() == 4 and k.dim() == 4 and k.shape[-3] != q.shape[-3] and \
+                q.shape[-3] % k.shape[-3] == 0 and a.get("enable_gqa", False):
+            # grouped-query heads: the fused op here takes q's heads; K and V broadcast to them (the
+            # attn line's FLOPs are the query heads' either way)
+            r = q.shape[-3] // k.shape[-3]
+            kc, vc = kc.repeat_interleave(r, dim=-3), vc.repeat_interleave(r, dim=-3)
+        q, k, v = qc, kc, vc
         gqa = k.shape[-3] != q.shape[-3] if q.dim() == 4 and k.dim() == 4 else True
         if choice == "math" or q.dim() != 4 or gqa or (mask is not None and causal) or q.device.type == "cuda":
             # (on a GPU's real tensors CUDA makes its own choice, recorded as it runs)

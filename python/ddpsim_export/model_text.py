@@ -223,7 +223,8 @@ def build(module, one, two, batch, *, amp, precision, optimizer, tokens, name, s
         notes.add("autocast casts by the CPU's op lists, which are close to but not CUDA's")
     if one.sdpa_counts:
         notes.add("scaled_dot_product_attention as CUDA selects it on an sm80+ GPU (%s); a fused one is written as "
-                  "its GEMMs, its softmax and dropout not counted as bytes"
+                  "one attn op a pass (format version 8: no S x S tensor; priced by a profile's attention table, else as "
+                  "its GEMMs)"
                   % ", ".join("%d %s" % (one.sdpa_counts[k], k) for k in sorted(one.sdpa_counts)
                               if one.sdpa_counts[k]))
     if any(a.aten in ("lstm", "gru", "rnn_tanh", "rnn_relu") for a in one.lines):
@@ -321,7 +322,9 @@ def build(module, one, two, batch, *, amp, precision, optimizer, tokens, name, s
     # the modules holding parameters whose forward inputs took no gradient (version 7, FSDP's)
     holders = {n.rsplit(".", 1)[0] for n, _ in module.named_parameters() if "." in n}
     no_grad = [n for n in getattr(one, "no_input_grad", []) if any(h == n or h.startswith(n + ".") for h in holders)]
-    w("ddpsim-model %d" % (7 if frozen or no_grad else 6 if measured is not None else 5))
+    # version 8: attn lines (fused attention)
+    attn = any(a.kind == "attn" for a, _ in lines_out)
+    w("ddpsim-model %d" % (8 if attn else 7 if frozen or no_grad else 6 if measured is not None else 5))
     w("# Exported by ddpsim_export (torch %s, %s tensors) from %s." % (torch_version, mode, source or name))
     w("#   %d parameters in %d tensors that require gradients; traced at batch %d (and %d to fit the batch scaling)."
       % (total, len(one.names), batch, 2 * batch))
@@ -387,6 +390,16 @@ def build(module, one, two, batch, *, amp, precision, optimizer, tokens, name, s
             s = "gemm  %s m=%s n=%s k=%s" % (nm, _dim(m), _dim(n), _dim(k))
             if g != (1, 0):
                 s += " gemms=%s" % _dim(g)
+            if a.count != 1:
+                s += " count=%d" % a.count
+        elif a.kind == "attn":
+            g, q, kv, d, gkv = fits
+            s = "attn  %s heads=%s q=%s kv=%s d=%s" % (nm, _dim(g), _dim(q), _dim(kv), _dim(d))
+            if gkv != g:
+                s += " kv_heads=%s" % _dim(gkv)
+            if a.causal:
+                s += " causal=1"
+            s += " pass=%s" % a.cpass
             if a.count != 1:
                 s += " count=%d" % a.count
         elif a.kind == "conv":

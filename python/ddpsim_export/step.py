@@ -245,7 +245,12 @@ def trace(module, args, kwargs, loss_fn, mode, amp, batch, scale, opt=None):
                     rec.scope = None
         # What autograd keeps for backward, from a forward of its own: saved-tensor hooks in the
         # recorded step would change what the Recorder sees (the ops of unpacking in backward).
+        # CUDA's choices apply here too (what a fused attention or cuDNN's RNN keeps, not the CPU's
+        # math path), through a Recorder of their own that nothing reads.
+        side = Recorder(lambda: "")
+        side.autocast_dtype = rec.autocast_dtype
         with fake if fake is not None else contextlib.nullcontext(), autocast, \
+                CudaChoices(side) if opt is None else contextlib.nullcontext(), \
                 torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
             (loss_fn or _default_loss)(forward())
         out_floats = [t for t in _floats(output, []) if t.dim() > 0 and t.shape[0] == batch * scale]

@@ -11,8 +11,9 @@ op each gradient became final. Every op is turned into the model format's terms 
   backward's input gradient and weight gradient as output_mask asks for them), so that a profile's
   convolution tables and its kernels' layout price them; other convolutions as implicit GEMMs,
   groups as the batch count; a forward bias as the separate add cuDNN leaves to PyTorch;
-- fused attention (the _scaled_dot_product_*_attention ops) as its GEMMs: scores and context
-  forward, and the five products torch.utils.flop_counter counts for backward;
+- fused attention (the _scaled_dot_product_*_attention ops) as the model format's fused attention
+  op, one `attn` line a pass (format version 8): its heads, lengths, head size, key/value heads
+  and is_causal, as the op's schema names them;
 - an embedding lookup as the gather it is (the rows it reads and writes, not the table);
 - kernels cuda.py states in place of the CPU's ops (cuDNN's RNN kernels), through emit_op;
 - every other op that launches a kernel as elementwise work by the bytes it reads and writes;
@@ -91,17 +92,18 @@ class Line:
     or elementwise work (elems, in elements of the op's own floating type; bytes of integer tensors
     as 4-byte elements)."""
 
-    __slots__ = ("phase", "kind", "name", "aten", "dims", "dtype", "ready", "cpass", "count", "src", "times")
+    __slots__ = ("phase", "kind", "name", "aten", "dims", "dtype", "ready", "cpass", "count", "src", "times", "causal")
 
     def __init__(self, phase, kind, name, aten_name, dims, dtype, src=0):
         self.phase = phase
         self.kind = kind
         self.name = name
         self.aten = aten_name
-        self.dims = dims  # gemm: [m, n, k, batch]; ewise: [elems]; conv: _conv_geometry's
+        self.dims = dims  # gemm: [m, n, k, batch]; ewise: [elems]; conv: _conv_geometry's; attn: [heads, q, kv, d, kv_heads]
         self.dtype = dtype
         self.ready = []
-        self.cpass = None  # a conv line's pass: "fwd", "dgrad" or "wgrad"
+        self.cpass = None  # a conv line's pass: "fwd", "dgrad" or "wgrad"; an attn line's: "fwd" or "bwd"
+        self.causal = False  # an attn line's is_causal
         self.count = 1     # runs in a row (an RNN's per-step kernels: count=T)
         self.src = src     # the recorded ATen call it comes from (lines of one call share it)
         self.times = None  # (device s, host s) of one run, measured (timing.py), or None
@@ -109,6 +111,12 @@ class Line:
     def flops(self):
         if self.kind == "conv":
             return _conv_flops(self.cpass, self.dims) * self.count
+        if self.kind == "attn":
+            # FlashAttention's count (sim/model.c, model_op_flops): 4 heads q kv d, causal half,
+            # backward 2.5 times the forward
+            g, q, kv, d, _ = self.dims
+            f = 4 * g * q * kv * d
+            return f * (0.5 if self.causal else 1) * (2.5 if self.cpass == "bwd" else 1) * self.count
         if self.kind != "gemm":
             return 0
         m, n, k, g = self.dims
@@ -193,21 +201,19 @@ def _layout(x):
     return None
 
 
-def _sdpa_gemms(func_name, args):
-    """GEMMs of fused attention, as torch.utils.flop_counter counts them: q [b,h,sq,d], k and v
-    [b,hkv,sk,d(v)]; grouped-query heads are broadcast to h."""
-    if func_name in _SDPA_FWD:
-        q, k, v = args[0], args[1], args[2]
-        b, h, sq, d = q.shape
-        sk, dv = k.shape[2], v.shape[3]
-        g = b * h
-        return [("scores", [sk, sq, d, g]), ("context", [dv, sq, sk, g])]
-    gy, q, k, v = args[0], args[1], args[2], args[3]
+def _sdpa_attn(func, args, kwargs, bwd):
+    """A fused attention op's `attn` dimensions and is_causal: q [b,h,sq,d], k [b,hkv,sk,d] (its
+    forward's q, k, v are the first arguments, its backward's follow the output's gradient);
+    is_causal where the op's schema has it (aten/src/ATen/native/native_functions.yaml), else False."""
+    q, k = (args[1], args[2]) if bwd else (args[0], args[1])
     b, h, sq, d = q.shape
-    sk, dv = k.shape[2], v.shape[3]
-    g = b * h
-    return [("scores_recompute", [sk, sq, d, g]), ("dprobs", [sk, sq, dv, g]), ("dvalue", [dv, sk, sq, g]),
-            ("dquery", [d, sq, sk, g]), ("dkey", [sk, d, sq, g])]
+    hkv, sk = k.shape[1], k.shape[2]
+    names = [a.name for a in func._schema.arguments]
+    causal = False
+    if "is_causal" in names:
+        i = names.index("is_causal")
+        causal = bool(kwargs["is_causal"] if "is_causal" in kwargs else args[i] if i < len(args) else False)
+    return [b * h, sq, sk, d, b * hkv], causal
 
 
 class Recorder(TorchDispatchMode):
@@ -303,8 +309,9 @@ class Recorder(TorchDispatchMode):
                 choice = self.sdpa_names.get(sdpa_key(q, k, v, mask is not None))
                 if choice:  # a fused op CUDA runs (cuda.py): written under its name
                     shown = "_scaled_dot_product_%s_attention%s" % (choice, "_backward" if bwd else "")
-            for suffix, dims in _sdpa_gemms(name, args):
-                self._emit("gemm", suffix, shown, dims, dtype_tag(q.dtype))
+            dims, causal = _sdpa_attn(func, args, kwargs, bwd)
+            line = self._emit("attn", "", shown, dims, dtype_tag(q.dtype))
+            line.cpass, line.causal = ("bwd" if bwd else "fwd"), causal
             return out
         if name == "embedding":
             # A lookup is a gather: it reads the indices and the rows they name and writes them

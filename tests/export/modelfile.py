@@ -76,7 +76,7 @@ class ModelFile:
                     self.batch = int(toks[1])
                 elif toks[0] == "layout" and phase is None:
                     self.layout = toks[1]
-                elif phase and toks[0] in ("gemm", "ewise", "conv"):
+                elif phase and toks[0] in ("gemm", "ewise", "conv", "attn"):
                     self.lines.append((phase, [t for t in toks if not t.startswith(TIMED)]))
                     self.times.append({t.split("=")[0]: float(t.split("=")[1]) for t in toks if t.startswith(TIMED)}
                                       or None)
@@ -100,15 +100,21 @@ class ModelFile:
             total += k
         return total
 
-    def flops(self, phase, batch):
-        total = 0
-        for ph, kind, _, kv in self.ops:
-            if ph != phase or kind != "gemm":
-                continue
+    @staticmethod
+    def _op_flops(kind, kv, batch):
+        """A gemm's 2 m n k (x gemms x count); an attn line's FlashAttention count (models/README.md):
+        4 heads q kv d, causal half, backward 2.5 times; 0 for the others."""
+        if kind == "gemm":
             f = 2 * _dim(kv["m"], batch) * _dim(kv["n"], batch) * _dim(kv["k"], batch)
-            f *= _dim(kv.get("gemms", "1"), batch) * int(kv.get("count", "1"))
-            total += f
-        return total
+            return f * _dim(kv.get("gemms", "1"), batch) * int(kv.get("count", "1"))
+        if kind == "attn":
+            f = 4 * _dim(kv["heads"], batch) * _dim(kv["q"], batch) * _dim(kv["kv"], batch) * _dim(kv["d"], batch)
+            f *= (0.5 if kv.get("causal") == "1" else 1) * (2.5 if kv["pass"] == "bwd" else 1)
+            return f * int(kv.get("count", "1"))
+        return 0
+
+    def flops(self, phase, batch):
+        return sum(self._op_flops(kind, kv, batch) for ph, kind, _, kv in self.ops if ph == phase)
 
     def ready_flops(self, batch):
         """{parameter: backward GEMM FLOPs done when its gradient becomes ready}."""
@@ -116,9 +122,7 @@ class ModelFile:
         for ph, kind, _, kv in self.ops:
             if ph != "backward":
                 continue
-            if kind == "gemm":
-                done += (2 * _dim(kv["m"], batch) * _dim(kv["n"], batch) * _dim(kv["k"], batch)
-                         * _dim(kv.get("gemms", "1"), batch) * int(kv.get("count", "1")))
+            done += self._op_flops(kind, kv, batch)
             for p in kv.get("ready", "").split(",") if "ready" in kv else []:
                 at[p] = done
         return at
