@@ -494,8 +494,7 @@ const field field_table[FIELD_COUNT] = {
 };
 
 int field_in_framework(const field *f, const field_ctx *x) {
-  unsigned bit = x->c->framework == SIM_FRAMEWORK_DP ? FIELD_DP : x->c->framework == SIM_FRAMEWORK_FSDP ? FIELD_FSDP : FIELD_DDP;
-  return (f->frameworks & bit) != 0;
+  return (f->frameworks >> x->c->framework & 1u) != 0;
 }
 
 double field_value(const field *f, const field_ctx *x) {

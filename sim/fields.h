@@ -65,9 +65,14 @@ typedef enum { FIELD_NUMBER = 0, FIELD_BOOL, FIELD_NAME, FIELD_TEXT, FIELD_JSON 
 /* The C type at a row's offset. */
 typedef enum { FIELD_FN = 0, FIELD_DOUBLE, FIELD_INT, FIELD_LONG } field_type;
 
-/* Which frameworks' reports (predict's JSON and table) have a field; sweep writes every column for
- * every row (0 where the framework has none). */
-enum { FIELD_DDP = 1, FIELD_DP = 2, FIELD_FSDP = 4, FIELD_ALL = 7 };
+/* Which frameworks' reports (predict's JSON and table) have a field: bit 1 << sim_framework each;
+ * sweep writes every column for every row (0 where the framework has none). */
+enum {
+  FIELD_DDP = 1u << SIM_FRAMEWORK_DDP,
+  FIELD_DP = 1u << SIM_FRAMEWORK_DP,
+  FIELD_FSDP = 1u << SIM_FRAMEWORK_FSDP,
+  FIELD_ALL = (1u << SIM_FRAMEWORK_COUNT) - 1
+};
 
 /* What `ddpsim plot` accepts in a column: anything (not checked); a count >= 1; a rate > 0; an
  * efficiency in (0, 1]; a number >= 0 (times, caps); an iteration's length, > 0 (no iteration

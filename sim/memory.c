@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "bucket.h"
+#include "framework.h"
 #include "fsdp.h"
 #include "profile.h"
 #include "strbuf.h"
@@ -46,12 +47,13 @@ int memory_estimate(const sim_config *c, model_optim optim, memory_parts *out, e
   o->optim_states = memory_optim_states(o->optim);
   int states = o->optim_states < 0 ? 0 : o->optim_states; /* unknown: not counted, and said */
   int half = o->precision != MODEL_FP32;
-  /* FSDP keeps one shard of every parameter, its gradient and its optimizer state: each parameter's
-   * ceil(dim0 / world) rows of dim 0 (sim/fsdp.h). */
-  int fsdp = c->framework == SIM_FRAMEWORK_FSDP, world = fsdp ? fsdp_shard_world(c) : 1;
+  /* A framework that shards (FSDP) keeps one shard of every parameter, its gradient and its optimizer
+   * state: its row's shard of each (FSDP2: ceil(dim0 / world) rows of dim 0, sim/fsdp.h). */
+  const framework_row *fw = framework_get(c->framework);
+  int world = framework_shard_world(c), shards = fw && fw->shard_numel;
   for (int i = 0; i < m->nparams; i++) {
     const model_param *pm = &m->params[i];
-    double share = fsdp ? (double)fsdp_shard_numel(pm, world) / (double)pm->numel : 1.0;
+    double share = shards ? (double)fw->shard_numel(pm, world) / (double)pm->numel : 1.0;
     double n = (double)pm->numel * share, b = (double)model_param_bytes(m, i, o->precision) * share;
     /* A parameter that runs in 16 bits keeps an fp32 master copy and fp32 master gradient; the
      * optimizer steps the master copy, so its state is fp32 too. */
@@ -70,7 +72,7 @@ int memory_estimate(const sim_config *c, model_optim optim, memory_parts *out, e
   /* Frozen parameters (requires_grad=False): the parameter alone, no gradient, master copy or state. */
   for (int i = 0; i < m->nfrozen; i++) {
     const model_param *pm = &m->frozen[i];
-    double share = fsdp ? (double)fsdp_shard_numel(pm, world) / (double)pm->numel : 1.0;
+    double share = shards ? (double)fw->shard_numel(pm, world) / (double)pm->numel : 1.0;
     double b = (double)pm->numel * (double)model_dtype_size(model_param_dtype(pm, o->precision)) * share;
     o->params_bytes += b;
     o->allocator_bytes += alloc_slack(b);
@@ -98,7 +100,7 @@ int memory_estimate(const sim_config *c, model_optim optim, memory_parts *out, e
   /* FSDP's unsharded parameters at the end of forward: the root's (it never reshards); with
    * reshard_after_forward the unit computing and the one whose all-gather buffer FSDP retains for
    * the next (two of the largest), else every unit's (docs/fsdp.md, "Memory"). */
-  if (fsdp && world > 1) {
+  if (shards && world > 1) {
     fsdp_unit *u = NULL;
     int nu = 0, rc = fsdp_units(c, world, &u, &nu, e);
     if (rc) return rc;

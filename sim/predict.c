@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "cost.h"
-#include "fsdp.h"
+#include "framework.h"
 
 void predict_twin(const sim_config *c, sim_config *one) {
   *one = *c;
@@ -15,7 +15,7 @@ void predict_twin(const sim_config *c, sim_config *one) {
   one->record_spans = 0; /* a trace shows the run itself */
   /* FSDP: one rank's work without collectives, its optimizer stepping its shard (the whole model's
    * optimizer would make sharding look like superlinear scaling). */
-  if (c->framework == SIM_FRAMEWORK_FSDP && one->fsdp_shard_world == 0) one->fsdp_shard_world = fsdp_shard_world(c);
+  if (framework_get(c->framework)->shard_world && one->fsdp_shard_world == 0) one->fsdp_shard_world = framework_shard_world(c);
   one->fsdp_replicate = 0;
   /* The jitter stays: the reference is one GPU under the same noise, drawing rank 0's draws
    * (sim/plan.c draws rank-major), so that the run, which waits for its slowest rank, is compared

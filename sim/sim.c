@@ -4,11 +4,9 @@
 #include <string.h>
 
 #include "coll.h"
-#include "dp.h"
 #include "engine.h"
-#include "fsdp.h"
+#include "framework.h"
 #include "plan.h"
-#include "readout.h"
 #include "wall.h"
 
 double sim_ring_time(int n, double bytes, double lat_s, double bw_Bps) {
@@ -16,11 +14,11 @@ double sim_ring_time(int n, double bytes, double lat_s, double bw_Bps) {
   return (double)coll_ring_steps(COLL_ALLREDUCE, n) * (lat_s + bytes / ((double)n * bw_Bps));
 }
 
-/* The framework's plan builder. */
+/* The framework's plan builder (its row, sim/framework.h). */
 static int build(const sim_config *c, plan_t *p, err_t *e) {
-  return c->framework == SIM_FRAMEWORK_DP     ? dp_build(c, p, e)
-         : c->framework == SIM_FRAMEWORK_FSDP ? fsdp_build(c, p, e)
-                                              : plan_build(c, p, e);
+  const framework_row *f = framework_get(c->framework);
+  if (!f) return err_set(e, ERR_USAGE, "unknown framework %d", (int)c->framework);
+  return f->build(c, p, e);
 }
 
 int sim_check(const sim_config *c, err_t *e) {
@@ -39,9 +37,7 @@ int sim_run(const sim_config *c, sim_result *r, err_t *e) {
   if ((rc = build(c, &p, e))) goto done;
   rc = engine_run(&p, &rec, e);
   if (rc == ERR_OK) {
-    if (c->framework == SIM_FRAMEWORK_DP) rc = dp_readout(&p, &rec, r, e);
-    else rc = readout_ddp(&p, &rec, r, e);
-    if (rc == ERR_OK && c->framework == SIM_FRAMEWORK_FSDP) rc = fsdp_readout(&p, &rec, r, e);
+    rc = framework_get(c->framework)->readout(&p, &rec, r, e);
     record_free(&rec);
   }
   plan_free(&p);

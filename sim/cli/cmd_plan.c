@@ -2,8 +2,7 @@
 #include <stdio.h>
 
 #include "cmd.h"
-#include "dp.h"
-#include "fsdp.h"
+#include "framework.h"
 #include "plan.h"
 #include "simopts.h"
 
@@ -32,9 +31,9 @@ int cmd_plan(cli_ctx *x, int argc, char **argv) {
   if (rc) return rc;
   err_t e;
   plan_t p;
-  sim_framework fw = cfg.framework;
-  if (!(rc = fw == SIM_FRAMEWORK_DP ? dp_build(&cfg, &p, &e) : fw == SIM_FRAMEWORK_FSDP ? fsdp_build(&cfg, &p, &e) : plan_build(&cfg, &p, &e))) {
-    rc = fw == SIM_FRAMEWORK_DP ? dp_write(stdout, &p, &e) : fw == SIM_FRAMEWORK_FSDP ? fsdp_write(stdout, &p, &e) : plan_write(stdout, &p, &e);
+  const framework_row *fw = framework_get(cfg.framework); /* simopts_setup took a known name */
+  if (!(rc = fw->build(&cfg, &p, &e))) {
+    rc = fw->write(stdout, &p, &e);
     plan_free(&p);
   }
   simopts_inputs_free(&in);
