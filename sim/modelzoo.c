@@ -677,7 +677,7 @@ int modelzoo_gpt_defaults(const char *size, modelzoo_gpt *spec, err_t *e) {
 
 /* Causal attention of one layer, forward: heads split and scaled, Q K^T per head, the causal mask,
  * softmax, dropout, P V, heads merged. */
-static void gpt_attention_fwd(sbuf *s, const char *pre, long S, long H, long A) {
+static void gpt_attention_fwd(sbuf *s, const char *pre, long S, long H, long A, int drop) {
   char name[128], note[96];
   long d = H / A, SH = S * H, SSA = S * S * A;
   ewise(s, cat(s, name, sizeof name, pre, "qkv_heads"), PB(SH), 2, 2, NULL, "Q scaled, K made contiguous per head");
@@ -686,7 +686,7 @@ static void gpt_attention_fwd(sbuf *s, const char *pre, long S, long H, long A) 
       note);
   ewise(s, cat(s, name, sizeof name, pre, "causal_mask"), PB(SSA), 3, 1, NULL, "where(mask, scores, -inf)");
   ewise(s, cat(s, name, sizeof name, pre, "softmax"), PB(SSA), 2, 1, NULL, NULL);
-  ewise(s, cat(s, name, sizeof name, pre, "attn_dropout"), PB(SSA), 3, 1, NULL, NULL);
+  if (drop) ewise(s, cat(s, name, sizeof name, pre, "attn_dropout"), PB(SSA), 3, 1, NULL, NULL);
   snprintf(note, sizeof note, "P V: %ld heads x B of %ldx%ldx%ld", A, S, d, S);
   put(s, "gemm  %-40s m=%ld n=%ld k=%ld gemms=%ld*B  # %s\n", cat(s, name, sizeof name, pre, "context"), d, S, S, A,
       note);
@@ -696,10 +696,10 @@ static void gpt_attention_fwd(sbuf *s, const char *pre, long S, long H, long A) 
 /* The same attention through F.scaled_dot_product_attention(is_causal=True, dropout_p=0.1): Q, K,
  * V passed as views of c_attn's output (split and permuted, no copy; the scale is the kernel's),
  * one fused op per pass, then the heads merged (transpose and contiguous: a copy). */
-static void gpt_sdpa_fwd(sbuf *s, const char *pre, long S, long H, long A) {
+static void gpt_sdpa_fwd(sbuf *s, const char *pre, long S, long H, long A, int drop) {
   char name[128];
-  put(s, "attn  %-40s heads=%ld*B q=%ld kv=%ld d=%ld causal=1 pass=fwd  # scaled_dot_product_attention, dropout 0.1\n",
-      cat(s, name, sizeof name, pre, "sdpa"), A, S, S, H / A);
+  put(s, "attn  %-40s heads=%ld*B q=%ld kv=%ld d=%ld causal=1 pass=fwd  # scaled_dot_product_attention, dropout %s\n",
+      cat(s, name, sizeof name, pre, "sdpa"), A, S, S, H / A, drop ? "0.1" : "0");
   ewise(s, cat(s, name, sizeof name, pre, "merge_heads"), PB(S * H), 2, 1, NULL, NULL);
 }
 
@@ -711,7 +711,7 @@ static void gpt_sdpa_bwd(sbuf *s, const char *pre, long S, long H, long A) {
   ewise(s, cat(s, name, sizeof name, pre, "qkv_heads.bwd"), PB(S * H), 2, 3, NULL, "dQ, dK, dV into B x S x 3H");
 }
 
-static void gpt_attention_bwd(sbuf *s, const char *pre, long S, long H, long A) {
+static void gpt_attention_bwd(sbuf *s, const char *pre, long S, long H, long A, int drop) {
   char name[128];
   long d = H / A, SH = S * H, SSA = S * S * A;
   ewise(s, cat(s, name, sizeof name, pre, "merge_heads.bwd"), PB(SH), 2, 1, NULL, NULL);
@@ -719,7 +719,7 @@ static void gpt_attention_bwd(sbuf *s, const char *pre, long S, long H, long A) 
       S, d, A);
   put(s, "gemm  %-40s m=%ld n=%ld k=%ld gemms=%ld*B  # P^T dC\n", cat(s, name, sizeof name, pre, "context.dvalue"), d,
       S, S, A);
-  ewise(s, cat(s, name, sizeof name, pre, "attn_dropout.bwd"), PB(SSA), 3, 1, NULL, NULL);
+  if (drop) ewise(s, cat(s, name, sizeof name, pre, "attn_dropout.bwd"), PB(SSA), 3, 1, NULL, NULL);
   ewise(s, cat(s, name, sizeof name, pre, "softmax.bwd"), PB(SSA), 3, 1, NULL, NULL);
   ewise(s, cat(s, name, sizeof name, pre, "causal_mask.bwd"), PB(SSA), 3, 1, NULL, NULL);
   put(s, "gemm  %-40s m=%ld n=%ld k=%ld gemms=%ld*B  # dS K\n", cat(s, name, sizeof name, pre, "scores.dquery"), d, S,
@@ -772,15 +772,20 @@ int modelzoo_gpt_text(const modelzoo_gpt *p, char **text, err_t *e) {
    * second residual, and gelu_new's five F-sized tensors (its input, tanh, 0.5x, 1+tanh, output);
    * then ln_f's input and output and log_softmax over the S-1 shifted positions. Bytes: the ids and
    * shifted labels (int64), LayerNorm statistics (fp32), the masks; once the loss's total_weight. */
+  /* Without dropout (p 0: ATen's dropout returns its input) no mask and no dropped copy is saved;
+   * nn.GELU saves its input alone (c_fc's output; c_proj saves the GELU's): 2 F, not gelu_new's 5. */
+  long drop = p->no_dropout ? 0 : 1, gelu = p->exact_gelu ? 2 : 5;
   if (p->eager)
     put(&s, "saved elems=1+%ld*B bytes=%ld*B       # saved for backward: activations (run precision); ids, LayerNorm statistics, dropout masks\n",
-        S * (L * (8 * H + 2 * A * S + 5 * F) + 2 * H) + (S - 1) * V, S * (H + L * (16 + A * S + 2 * H) + 8 + 8) + (S - 1) * 8);
+        S * (L * (8 * H + (1 + drop) * A * S + gelu * F) + 2 * H) + (S - 1) * V,
+        S * (drop * H + L * (16 + drop * (A * S + 2 * H)) + 8 + 8) + (S - 1) * 8);
   else
     /* sdpa: no A x S probabilities or their mask; the kernel keeps its output (H) and its
      * log-sum-exp (A fp32 per token), and the dropout's generator state (two int64 per layer);
      * q, k, v are c_attn's output, counted as in eager. */
     put(&s, "saved elems=1+%ld*B bytes=%ld+%ld*B       # saved for backward: activations (run precision); ids, LayerNorm statistics, log-sum-exps, dropout masks\n",
-        S * (L * (9 * H + 5 * F) + 2 * H) + (S - 1) * V, 16 * L, S * (H + L * (16 + 4 * A + 2 * H) + 8 + 8) + (S - 1) * 8);
+        S * (L * (9 * H + gelu * F) + 2 * H) + (S - 1) * V, 16 * L * drop,
+        S * (drop * H + L * (16 + 4 * A + drop * 2 * H) + 8 + 8) + (S - 1) * 8);
   put(&s, "optim adamw\n\n");
 
   put(&s, "# Parameters in registration order (model.named_parameters(); tied weights once). Conv1D: in x out.\n");
@@ -801,22 +806,23 @@ int modelzoo_gpt_text(const modelzoo_gpt *p, char **text, err_t *e) {
   put(&s, "\nforward\n");
   ewise(&s, "wte", PB(SH), 2, 1, NULL, "gather: read rows, write");
   ewise(&s, "wpe", PB(SH), 3, 1, NULL, "gather and add");
-  ewise(&s, "drop", PB(SH), 3, 1, NULL, "read, write, and the mask counted as one array");
+  if (drop) ewise(&s, "drop", PB(SH), 3, 1, NULL, "read, write, and the mask counted as one array");
   for (long l = 0; l < L; l++) {
     snprintf(pre, sizeof pre, "h.%ld", l);
     put(&s, "# %s\n", pre);
     ewise(&s, cat(&s, name, sizeof name, pre, "ln_1"), PB(SH), 2, 1, NULL, NULL);
     linear_fwd(&s, cat(&s, name, sizeof name, pre, "attn.c_attn"), 3 * H, H, S, NULL);
-    if (p->eager) gpt_attention_fwd(&s, pre, S, H, A);
-    else gpt_sdpa_fwd(&s, pre, S, H, A);
+    if (p->eager) gpt_attention_fwd(&s, pre, S, H, A, (int)drop);
+    else gpt_sdpa_fwd(&s, pre, S, H, A, (int)drop);
     linear_fwd(&s, cat(&s, name, sizeof name, pre, "attn.c_proj"), H, H, S, NULL);
-    ewise(&s, cat(&s, name, sizeof name, pre, "attn.resid_dropout"), PB(SH), 3, 1, NULL, NULL);
+    if (drop) ewise(&s, cat(&s, name, sizeof name, pre, "attn.resid_dropout"), PB(SH), 3, 1, NULL, NULL);
     ewise(&s, cat(&s, name, sizeof name, pre, "residual_1"), PB(SH), 3, 1, NULL, NULL);
     ewise(&s, cat(&s, name, sizeof name, pre, "ln_2"), PB(SH), 2, 1, NULL, NULL);
     linear_fwd(&s, cat(&s, name, sizeof name, pre, "mlp.c_fc"), F, H, S, NULL);
-    ewise(&s, cat(&s, name, sizeof name, pre, "mlp.gelu"), PB(SF), 2, 1, NULL, "tanh GELU, one fused pass");
+    ewise(&s, cat(&s, name, sizeof name, pre, "mlp.gelu"), PB(SF), 2, 1, NULL,
+          p->exact_gelu ? "nn.GELU, one kernel" : "tanh GELU, one fused pass");
     linear_fwd(&s, cat(&s, name, sizeof name, pre, "mlp.c_proj"), H, F, S, NULL);
-    ewise(&s, cat(&s, name, sizeof name, pre, "mlp.dropout"), PB(SH), 3, 1, NULL, NULL);
+    if (drop) ewise(&s, cat(&s, name, sizeof name, pre, "mlp.dropout"), PB(SH), 3, 1, NULL, NULL);
     ewise(&s, cat(&s, name, sizeof name, pre, "residual_2"), PB(SH), 3, 1, NULL, NULL);
   }
   ewise(&s, "ln_f", PB(SH), 2, 1, NULL, NULL);
@@ -835,17 +841,17 @@ int modelzoo_gpt_text(const modelzoo_gpt *p, char **text, err_t *e) {
     snprintf(pre, sizeof pre, "h.%ld", l);
     snprintf(mpre, sizeof mpre, "transformer.h.%ld", l);
     put(&s, "# %s\n", pre);
-    ewise(&s, cat(&s, name, sizeof name, pre, "mlp.dropout.bwd"), PB(SH), 3, 1, NULL, NULL);
+    if (drop) ewise(&s, cat(&s, name, sizeof name, pre, "mlp.dropout.bwd"), PB(SH), 3, 1, NULL, NULL);
     linear_bwd(&s, cat(&s, name, sizeof name, pre, "mlp.c_proj"), cat(&s, mod, sizeof mod, mpre, "mlp.c_proj"), H, F,
                S);
     ewise(&s, cat(&s, name, sizeof name, pre, "mlp.gelu.bwd"), PB(SF), 3, 1, NULL, NULL);
     linear_bwd(&s, cat(&s, name, sizeof name, pre, "mlp.c_fc"), cat(&s, mod, sizeof mod, mpre, "mlp.c_fc"), F, H, S);
     ln_bwd(&s, cat(&s, name, sizeof name, pre, "ln_2"), cat(&s, mod, sizeof mod, mpre, "ln_2"), SH);
     ewise(&s, cat(&s, name, sizeof name, pre, "residual_2.grad_sum"), PB(SH), 3, 1, NULL, "MLP path plus residual");
-    ewise(&s, cat(&s, name, sizeof name, pre, "attn.resid_dropout.bwd"), PB(SH), 3, 1, NULL, NULL);
+    if (drop) ewise(&s, cat(&s, name, sizeof name, pre, "attn.resid_dropout.bwd"), PB(SH), 3, 1, NULL, NULL);
     linear_bwd(&s, cat(&s, name, sizeof name, pre, "attn.c_proj"), cat(&s, mod, sizeof mod, mpre, "attn.c_proj"), H,
                H, S);
-    if (p->eager) gpt_attention_bwd(&s, pre, S, H, A);
+    if (p->eager) gpt_attention_bwd(&s, pre, S, H, A, (int)drop);
     else gpt_sdpa_bwd(&s, pre, S, H, A);
     linear_bwd(&s, cat(&s, name, sizeof name, pre, "attn.c_attn"), cat(&s, mod, sizeof mod, mpre, "attn.c_attn"),
                3 * H, H, S);
@@ -853,7 +859,7 @@ int modelzoo_gpt_text(const modelzoo_gpt *p, char **text, err_t *e) {
     ewise(&s, cat(&s, name, sizeof name, pre, "residual_1.grad_sum"), PB(SH), 3, 1, NULL, "attention path plus residual");
   }
   put(&s, "# embeddings\n");
-  ewise(&s, "drop.bwd", PB(SH), 3, 1, NULL, NULL);
+  if (drop) ewise(&s, "drop.bwd", PB(SH), 3, 1, NULL, NULL);
   ewise(&s, "wpe.bwd", PB(SH), 1, 1, "transformer.wpe.weight", "sum over the batch into S rows");
   ewise(&s, "wte.bwd", PB(SH), 2, 1, p->untied ? "transformer.wte.weight" : NULL,
         "scatter-add into a zeroed V x H gradient");

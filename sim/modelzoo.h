@@ -82,6 +82,11 @@ typedef struct {
                             ops; format version 5); 0 (default): "sdpa", as Hugging Face runs it since
                             4.36 and torchtitan: one fused attention op per pass (format version 8;
                             docs/models.md, "Fused attention") */
+  int no_dropout;        /* 1: every dropout's p is 0 (MPT's and Llama's configurations): no dropout
+                            kernel runs and no mask is saved (ATen's dropout returns its input at p 0);
+                            0: GPT-2's 0.1 everywhere */
+  int exact_gelu;        /* 1: nn.GELU(approximate='none'), one kernel that saves its input (MPT's);
+                            0: GPT-2's gelu_new written as Python ops, which saves five F-sized tensors */
 } modelzoo_gpt;
 
 /* Fills *spec with GPT-2's "small" (124M), "medium", "large" or "xl" config, seq 1024, batch 8,

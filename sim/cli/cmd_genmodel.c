@@ -15,7 +15,8 @@ static const char *usage_genmodel =
     "                              [--amp] [--uint8-input] [--channels-last] [common]\n"
     "       ddpsim genmodel bert [--size base|large] [sizes] [--seq S] [--batch B] [--amp] [common]\n"
     "       ddpsim genmodel gpt [--size small|medium|large|xl] [sizes] [--seq S] [--untied]\n"
-    "                           [--attention sdpa|eager] [--batch B] [--amp] [common]\n"
+    "                           [--attention sdpa|eager] [--no-dropout] [--gelu tanh|exact] [--batch B]\n"
+    "                           [--amp] [common]\n"
     "sizes: [--layers L] [--hidden H] [--heads A] [--ffn F] [--vocab V] [--positions P]\n"
     "common: [--precision fp32|fp16] [--name NAME] [-o FILE]\n"
     "\n"
@@ -38,26 +39,27 @@ static const char *usage_genmodel =
 /* The sizes given (0: not given, the family's default). */
 typedef struct {
   int hidden, embed, vocab, seq, batch, depth, image, classes, amp, precision, uint8_input, channels_last;
-  int layers, heads, ffn, positions, untied, cell, attention;
+  int layers, heads, ffn, positions, untied, cell, attention, no_dropout, gelu;
   const char *size, *name, *out;
 } gen_opts;
 
 static const char *const families[] = {"mlstm", "resnet", "bert", "gpt", NULL};
 static const char *const cells[] = {"fused", "autograd", NULL};
 static const char *const attentions[] = {"sdpa", "eager", NULL}; /* modelzoo_gpt.eager: the index */
-#define TAKES_MAX 16
+static const char *const gelus[] = {"tanh", "exact", NULL};       /* modelzoo_gpt.exact_gelu: the index */
+#define TAKES_MAX 20
 /* The options each family takes. */
 static const char *const takes[4][TAKES_MAX] = {
     {"hidden", "embed", "vocab", "seq", "batch", "cell", "precision", "name", "output"},
     {"depth", "image", "classes", "batch", "amp", "uint8-input", "channels-last", "precision", "name", "output"},
     {"size", "layers", "hidden", "heads", "ffn", "vocab", "positions", "seq", "batch", "amp", "precision", "name",
      "output"},
-    {"size", "layers", "hidden", "heads", "ffn", "vocab", "positions", "seq", "untied", "attention", "batch", "amp",
-     "precision", "name", "output"}};
+    {"size", "layers", "hidden", "heads", "ffn", "vocab", "positions", "seq", "untied", "attention", "no-dropout",
+     "gelu", "batch", "amp", "precision", "name", "output"}};
 static const char *const all_names[] = {"hidden", "embed",  "vocab", "seq",       "batch", "depth",     "image",
                                         "classes", "size",  "amp",   "precision", "name",  "output",    "layers",
                                         "heads",   "ffn",   "positions", "untied", "cell", "uint8-input",
-                                        "channels-last", "attention", NULL};
+                                        "channels-last", "attention", "no-dropout", "gelu", NULL};
 
 /* The transformer sizes given on the command line over a family's defaults; 1 if any was given. */
 static int transformer_sizes(const gen_opts *g, long *layers, long *hidden, long *heads, long *ffn, long *vocab,
@@ -116,6 +118,8 @@ static int generate(cli_ctx *x, int fam, const gen_opts *g, char **text) {
     if (g->batch) spec.batch = g->batch;
     spec.untied = g->untied;
     spec.eager = g->attention;
+    spec.no_dropout = g->no_dropout;
+    spec.exact_gelu = g->gelu;
     spec.precision = (model_dtype)g->precision;
     spec.amp = g->amp;
     rc = modelzoo_gpt_text(&spec, text, &e);
@@ -147,6 +151,11 @@ int cmd_genmodel(cli_ctx *x, int argc, char **argv) {
       {"attention", 0, CLI_ENUM, &g.attention, "sdpa|eager",
        "gpt: attn_implementation: sdpa (default, as Hugging Face and torchtitan run it:\none fused attention op per pass) or eager (the S x S scores as ops)",
        .names = attentions},
+      {"no-dropout", 0, CLI_FLAG, &g.no_dropout, NULL,
+       "gpt: every dropout p = 0, as MPT and Llama configure it (default GPT-2's 0.1): no\ndropout kernels, no masks saved"},
+      {"gelu", 0, CLI_ENUM, &g.gelu, "tanh|exact",
+       "gpt: the MLP's activation: tanh (GPT-2's gelu_new, default) or exact (nn.GELU,\nas MPT runs it: saves its input only)",
+       .names = gelus},
       {"cell", 0, CLI_ENUM, &g.cell, "fused|autograd",
        "mlstm: one fused cell per step (default), or the cell as written: a per-step\nPython function under autograd (unfused ops, per-step weight gradients)",
        .names = cells},

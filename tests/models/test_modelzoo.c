@@ -264,6 +264,30 @@ static void check_gpt(void) {
           "sdpa saves %.4g B a sample less than eager (%.4g: the A x S probabilities and mask, less O and the "
           "log-sum-exp), and the dropout's generator state once a layer (B = %g)", e_ps - s_ps, diff, B);
   }
+  /* MPT's configuration: no dropout (no dropout op, no mask, no dropped copy saved) and nn.GELU
+   * (its input saved, 2 F a token and layer with c_proj's, not gelu_new's 5). */
+  if (se[0]) {
+    modelzoo_gpt q = g;
+    q.eager = 0;
+    q.no_dropout = 1;
+    q.exact_gelu = 1;
+    model_t *m1 = NULL;
+    if (modelzoo_gpt_text(&q, &text, &e) == ERR_OK) m1 = parse("gpt2 sdpa, no dropout, exact GELU", text);
+    free(text);
+    text = NULL;
+    if (m1) {
+      int drops = 0;
+      for (int i = 0; i < m1->nops; i++) drops += strstr(m1->ops[i].name, "drop") != NULL;
+      double H = 768, L = 12, S = 1024, F = 3072, run = 2;
+      double a = run * (double)se[0]->saved_elems.v + (double)se[0]->saved_bytes.v,
+             b = run * (double)m1->saved_elems.v + (double)m1->saved_bytes.v;
+      double want = run * L * S * 3 * F + (S * H + L * S * 2 * H); /* 3 F of GELU; the masks (bool) */
+      CHECK(drops == 0 && check_close(want, a - b, 0, 1e-12) && m1->saved_bytes.c == 0 && model_total_params(m1) == 124439808L,
+            "no dropout and nn.GELU: no dropout op (%d), %.4g B a sample less saved (%.4g: 3 F of gelu_new's, the "
+            "embedding's and two residual masks), no generator state", drops, a - b, want);
+      model_destroy(m1);
+    }
+  }
   model_destroy(se[0]);
   model_destroy(se[1]);
   g.eager = 0;
