@@ -555,8 +555,10 @@ static int parse_op(parser *P, model_t *m, model_phase phase, char **tok, int n)
     long h = model_dim_value(op.gemms, 1), g = model_dim_value(op.kv_heads, 1);
     if (g < 1 || h < 1 || h % g != 0 || op.kv_heads.per_batch != op.gemms.per_batch)
       return FAIL(P, "an attn op's kv_heads must divide its heads, both per sequence alike (got heads=%ld, kv_heads=%ld)", h, g);
-    if (phase != (op.bwd ? MODEL_PHASE_BACKWARD : MODEL_PHASE_FORWARD))
-      return FAIL(P, "an attn op with pass=%s belongs to the %s section", op.bwd ? "bwd" : "fwd", op.bwd ? "backward" : "forward");
+    /* a forward pass may run in backward too: a checkpointed block's recomputation */
+    if (op.bwd ? phase != MODEL_PHASE_BACKWARD : phase == MODEL_PHASE_OPTIMIZER)
+      return FAIL(P, "an attn op with pass=%s belongs to the %s section", op.bwd ? "bwd" : "fwd",
+                  op.bwd ? "backward" : "forward (or backward, recomputed)");
   }
   if (!have_f) op.fwops = op.launches;
   if (have_t && have_t != 3) return FAIL(P, "a measured op needs both time_s= and host_s=");

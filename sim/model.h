@@ -122,7 +122,8 @@ typedef struct {
    * key/value length, k the head dimension; kv_heads the key/value heads (GQA: fewer; `kv_heads=`,
    * default the query heads); causal (is_causal=True: about half the work); bwd: the backward
    * pass (`pass=bwd`), which does 2.5 times the forward's FLOPs (FlashAttention-2's count: five
-   * products of the forward's two, one of them QK^T again). */
+   * products of the forward's two, one of them QK^T again). A forward pass in the backward section is
+   * a recomputation (activation checkpointing). */
   model_dim kv_heads;
   int causal, bwd;
   int measured;        /* 1: `time_s=` and `host_s=` (format version 6) give one run's measured times */

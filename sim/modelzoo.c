@@ -729,6 +729,27 @@ static void gpt_attention_bwd(sbuf *s, const char *pre, long S, long H, long A, 
   ewise(s, cat(s, name, sizeof name, pre, "qkv_heads.bwd"), PB(SH), 2, 3, NULL, "per-head gradients into B x S x 3H");
 }
 
+/* One decoder block's forward: ln_1, c_attn, attention, c_proj, dropout, residual; ln_2, c_fc, GELU,
+ * c_proj, dropout, residual. pre: "h.3" (or "h.3.recompute", its recomputation in backward). */
+static void gpt_block_fwd(sbuf *s, const modelzoo_gpt *p, const char *pre, long drop) {
+  char name[128];
+  long S = p->seq, H = p->hidden, A = p->heads, F = p->ffn, SH = S * H, SF = S * F;
+  ewise(s, cat(s, name, sizeof name, pre, "ln_1"), PB(SH), 2, 1, NULL, NULL);
+  linear_fwd(s, cat(s, name, sizeof name, pre, "attn.c_attn"), 3 * H, H, S, NULL);
+  if (p->eager) gpt_attention_fwd(s, pre, S, H, A, (int)drop);
+  else gpt_sdpa_fwd(s, pre, S, H, A, (int)drop);
+  linear_fwd(s, cat(s, name, sizeof name, pre, "attn.c_proj"), H, H, S, NULL);
+  if (drop) ewise(s, cat(s, name, sizeof name, pre, "attn.resid_dropout"), PB(SH), 3, 1, NULL, NULL);
+  ewise(s, cat(s, name, sizeof name, pre, "residual_1"), PB(SH), 3, 1, NULL, NULL);
+  ewise(s, cat(s, name, sizeof name, pre, "ln_2"), PB(SH), 2, 1, NULL, NULL);
+  linear_fwd(s, cat(s, name, sizeof name, pre, "mlp.c_fc"), F, H, S, NULL);
+  ewise(s, cat(s, name, sizeof name, pre, "mlp.gelu"), PB(SF), 2, 1, NULL,
+        p->exact_gelu ? "nn.GELU, one kernel" : "tanh GELU, one fused pass");
+  linear_fwd(s, cat(s, name, sizeof name, pre, "mlp.c_proj"), H, F, S, NULL);
+  if (drop) ewise(s, cat(s, name, sizeof name, pre, "mlp.dropout"), PB(SH), 3, 1, NULL, NULL);
+  ewise(s, cat(s, name, sizeof name, pre, "residual_2"), PB(SH), 3, 1, NULL, NULL);
+}
+
 int modelzoo_gpt_text(const modelzoo_gpt *p, char **text, err_t *e) {
   *text = NULL;
   long H = p->hidden, L = p->layers, A = p->heads, F = p->ffn, V = p->vocab, Pm = p->max_position, S = p->seq;
@@ -775,17 +796,21 @@ int modelzoo_gpt_text(const modelzoo_gpt *p, char **text, err_t *e) {
   /* Without dropout (p 0: ATen's dropout returns its input) no mask and no dropped copy is saved;
    * nn.GELU saves its input alone (c_fc's output; c_proj saves the GELU's): 2 F, not gelu_new's 5. */
   long drop = p->no_dropout ? 0 : 1, gelu = p->exact_gelu ? 2 : 5;
-  if (p->eager)
-    put(&s, "saved elems=1+%ld*B bytes=%ld*B       # saved for backward: activations (run precision); ids, LayerNorm statistics, dropout masks\n",
-        S * (L * (8 * H + (1 + drop) * A * S + gelu * F) + 2 * H) + (S - 1) * V,
-        S * (drop * H + L * (16 + drop * (A * S + 2 * H)) + 8 + 8) + (S - 1) * 8);
-  else
-    /* sdpa: no A x S probabilities or their mask; the kernel keeps its output (H) and its
-     * log-sum-exp (A fp32 per token), and the dropout's generator state (two int64 per layer);
-     * q, k, v are c_attn's output, counted as in eager. */
-    put(&s, "saved elems=1+%ld*B bytes=%ld+%ld*B       # saved for backward: activations (run precision); ids, LayerNorm statistics, log-sum-exps, dropout masks\n",
-        S * (L * (9 * H + gelu * F) + 2 * H) + (S - 1) * V, 16 * L * drop,
-        S * (drop * H + L * (16 + 4 * A + drop * 2 * H) + 8 + 8) + (S - 1) * 8);
+  /* One layer's, per token: eager the A x S probabilities (and their dropped copy); sdpa the kernel's
+   * output (H) and log-sum-exp (A fp32), q, k, v being c_attn's output as in eager; and the dropout
+   * generator's state once a layer (two int64). */
+  long layer_e = p->eager ? 8 * H + (1 + drop) * A * S + gelu * F : 9 * H + gelu * F;
+  long layer_b = p->eager ? 16 + drop * (A * S + 2 * H) : 16 + 4 * A + drop * 2 * H, layer_c = p->eager ? 0 : 16 * drop;
+  /* Activation checkpointing of every block (torch.utils.checkpoint): each block keeps its input
+   * (H a token) and recomputes the rest in backward, where one block's activations are live at a
+   * time: the peak is the L inputs and one block's. */
+  long kept = p->checkpoint ? 1 : L;
+  char bytes_c[32] = "";
+  if (kept * layer_c > 0) snprintf(bytes_c, sizeof bytes_c, "%ld+", kept * layer_c);
+  put(&s, "saved elems=1+%ld*B bytes=%s%ld*B       # saved for backward: activations (run precision); ids, LayerNorm statistics, %sdropout masks%s\n",
+      S * ((p->checkpoint ? L * H : 0) + kept * layer_e + 2 * H) + (S - 1) * V, bytes_c,
+      S * (drop * H + kept * layer_b + 8 + 8) + (S - 1) * 8, p->eager ? "" : "log-sum-exps, ",
+      p->checkpoint ? "; every block checkpointed: its input, and one block's at a time" : "");
   put(&s, "optim adamw\n\n");
 
   put(&s, "# Parameters in registration order (model.named_parameters(); tied weights once). Conv1D: in x out.\n");
@@ -810,20 +835,7 @@ int modelzoo_gpt_text(const modelzoo_gpt *p, char **text, err_t *e) {
   for (long l = 0; l < L; l++) {
     snprintf(pre, sizeof pre, "h.%ld", l);
     put(&s, "# %s\n", pre);
-    ewise(&s, cat(&s, name, sizeof name, pre, "ln_1"), PB(SH), 2, 1, NULL, NULL);
-    linear_fwd(&s, cat(&s, name, sizeof name, pre, "attn.c_attn"), 3 * H, H, S, NULL);
-    if (p->eager) gpt_attention_fwd(&s, pre, S, H, A, (int)drop);
-    else gpt_sdpa_fwd(&s, pre, S, H, A, (int)drop);
-    linear_fwd(&s, cat(&s, name, sizeof name, pre, "attn.c_proj"), H, H, S, NULL);
-    if (drop) ewise(&s, cat(&s, name, sizeof name, pre, "attn.resid_dropout"), PB(SH), 3, 1, NULL, NULL);
-    ewise(&s, cat(&s, name, sizeof name, pre, "residual_1"), PB(SH), 3, 1, NULL, NULL);
-    ewise(&s, cat(&s, name, sizeof name, pre, "ln_2"), PB(SH), 2, 1, NULL, NULL);
-    linear_fwd(&s, cat(&s, name, sizeof name, pre, "mlp.c_fc"), F, H, S, NULL);
-    ewise(&s, cat(&s, name, sizeof name, pre, "mlp.gelu"), PB(SF), 2, 1, NULL,
-          p->exact_gelu ? "nn.GELU, one kernel" : "tanh GELU, one fused pass");
-    linear_fwd(&s, cat(&s, name, sizeof name, pre, "mlp.c_proj"), H, F, S, NULL);
-    if (drop) ewise(&s, cat(&s, name, sizeof name, pre, "mlp.dropout"), PB(SH), 3, 1, NULL, NULL);
-    ewise(&s, cat(&s, name, sizeof name, pre, "residual_2"), PB(SH), 3, 1, NULL, NULL);
+    gpt_block_fwd(&s, p, pre, drop);
   }
   ewise(&s, "ln_f", PB(SH), 2, 1, NULL, NULL);
   linear_fwd(&s, "lm_head", V, H, S, "scores for every token, no bias");
@@ -841,6 +853,11 @@ int modelzoo_gpt_text(const modelzoo_gpt *p, char **text, err_t *e) {
     snprintf(pre, sizeof pre, "h.%ld", l);
     snprintf(mpre, sizeof mpre, "transformer.h.%ld", l);
     put(&s, "# %s\n", pre);
+    if (p->checkpoint) { /* the block's forward again (its dropout masks regenerated from the saved RNG state) */
+      char rpre[80];
+      snprintf(rpre, sizeof rpre, "%s.recompute", pre);
+      gpt_block_fwd(&s, p, rpre, drop);
+    }
     if (drop) ewise(&s, cat(&s, name, sizeof name, pre, "mlp.dropout.bwd"), PB(SH), 3, 1, NULL, NULL);
     linear_bwd(&s, cat(&s, name, sizeof name, pre, "mlp.c_proj"), cat(&s, mod, sizeof mod, mpre, "mlp.c_proj"), H, F,
                S);

@@ -87,6 +87,9 @@ typedef struct {
                             0: GPT-2's 0.1 everywhere */
   int exact_gelu;        /* 1: nn.GELU(approximate='none'), one kernel that saves its input (MPT's);
                             0: GPT-2's gelu_new written as Python ops, which saves five F-sized tensors */
+  int checkpoint;        /* 1: every block under torch.utils.checkpoint (Hugging Face's
+                            gradient_checkpointing_enable, torchtitan's full AC): each keeps its input,
+                            and its forward runs again in backward before its gradients */
 } modelzoo_gpt;
 
 /* Fills *spec with GPT-2's "small" (124M), "medium", "large" or "xl" config, seq 1024, batch 8,

@@ -294,7 +294,7 @@ void accuracy_destroy(accuracy_set *s) {
 
 /* "resnet depth=50 amp input=uint8 layout=nhwc", "bert size=large seq=128 amp", "mlstm hidden=4096 cell=autograd",
  * "gpt layers=32 hidden=4096 heads=32 ffn=16384 vocab=50368 positions=2048 seq=2048 untied amp [attention=eager] [dropout=0]
- * [gelu=exact]": the generators of
+ * [gelu=exact] [checkpoint]": the generators of
  * `ddpsim genmodel` (sim/modelzoo.h, sim/modelgen.h) at the point's precision. gpt starts from size=small (GPT-2 124M)
  * and takes genmodel's sizes, as `ddpsim genmodel gpt` does. */
 static int generate(const accuracy_point *p, char **text, err_t *e) {
@@ -304,7 +304,7 @@ static int generate(const accuracy_point *p, char **text, err_t *e) {
   if (n < 1) return err_set(e, ERR_INPUT, "genmodel: expected 'FAMILY [key=value ...] [amp]'");
   model_dtype prec = p->precision == MODEL_FP32 ? MODEL_FP32 : MODEL_FP16; /* bf16 runs an fp16-typed model */
   long depth = 0, hidden = 0, seq = 0, layers = 0, heads = 0, ffn = 0, vocab = 0, positions = 0;
-  int amp = 0, autograd = 0, uint8_input = 0, untied = 0, eager = 0, nodrop = 0, exact = 0, gpt = strcmp(tok[0], "gpt") == 0;
+  int amp = 0, autograd = 0, uint8_input = 0, untied = 0, eager = 0, nodrop = 0, exact = 0, ckpt = 0, gpt = strcmp(tok[0], "gpt") == 0;
   const char *size = gpt ? "small" : "base";
   model_layout layout = MODEL_LAYOUT_NCHW;
   for (int i = 1; i < n; i++) {
@@ -319,6 +319,7 @@ static int generate(const accuracy_point *p, char **text, err_t *e) {
     else if (gpt && (v = txt_kv(tok[i], "vocab")) && !txt_parse_long(v, &vocab)) continue;
     else if (gpt && (v = txt_kv(tok[i], "positions")) && !txt_parse_long(v, &positions)) continue;
     else if (gpt && strcmp(tok[i], "untied") == 0) untied = 1;
+    else if (gpt && strcmp(tok[i], "checkpoint") == 0) ckpt = 1;
     else if (gpt && (v = txt_kv(tok[i], "attention")) && (!strcmp(v, "sdpa") || !strcmp(v, "eager"))) eager = !strcmp(v, "eager");
     else if (gpt && (v = txt_kv(tok[i], "dropout")) && !strcmp(v, "0")) nodrop = 1;
     else if (gpt && (v = txt_kv(tok[i], "gelu")) && (!strcmp(v, "exact") || !strcmp(v, "tanh"))) exact = !strcmp(v, "exact");
@@ -363,6 +364,7 @@ static int generate(const accuracy_point *p, char **text, err_t *e) {
     g.eager = eager;
     g.no_dropout = nodrop;
     g.exact_gelu = exact;
+    g.checkpoint = ckpt;
     g.precision = prec;
     g.amp = amp;
     g.batch = p->batch;

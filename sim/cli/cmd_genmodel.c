@@ -15,8 +15,8 @@ static const char *usage_genmodel =
     "                              [--amp] [--uint8-input] [--channels-last] [common]\n"
     "       ddpsim genmodel bert [--size base|large] [sizes] [--seq S] [--batch B] [--amp] [common]\n"
     "       ddpsim genmodel gpt [--size small|medium|large|xl] [sizes] [--seq S] [--untied]\n"
-    "                           [--attention sdpa|eager] [--no-dropout] [--gelu tanh|exact] [--batch B]\n"
-    "                           [--amp] [common]\n"
+    "                           [--attention sdpa|eager] [--no-dropout] [--gelu tanh|exact] [--checkpoint]\n"
+    "                           [--batch B] [--amp] [common]\n"
     "sizes: [--layers L] [--hidden H] [--heads A] [--ffn F] [--vocab V] [--positions P]\n"
     "common: [--precision fp32|fp16] [--name NAME] [-o FILE]\n"
     "\n"
@@ -39,7 +39,7 @@ static const char *usage_genmodel =
 /* The sizes given (0: not given, the family's default). */
 typedef struct {
   int hidden, embed, vocab, seq, batch, depth, image, classes, amp, precision, uint8_input, channels_last;
-  int layers, heads, ffn, positions, untied, cell, attention, no_dropout, gelu;
+  int layers, heads, ffn, positions, untied, cell, attention, no_dropout, gelu, checkpoint;
   const char *size, *name, *out;
 } gen_opts;
 
@@ -55,11 +55,11 @@ static const char *const takes[4][TAKES_MAX] = {
     {"size", "layers", "hidden", "heads", "ffn", "vocab", "positions", "seq", "batch", "amp", "precision", "name",
      "output"},
     {"size", "layers", "hidden", "heads", "ffn", "vocab", "positions", "seq", "untied", "attention", "no-dropout",
-     "gelu", "batch", "amp", "precision", "name", "output"}};
+     "gelu", "checkpoint", "batch", "amp", "precision", "name", "output"}};
 static const char *const all_names[] = {"hidden", "embed",  "vocab", "seq",       "batch", "depth",     "image",
                                         "classes", "size",  "amp",   "precision", "name",  "output",    "layers",
                                         "heads",   "ffn",   "positions", "untied", "cell", "uint8-input",
-                                        "channels-last", "attention", "no-dropout", "gelu", NULL};
+                                        "channels-last", "attention", "no-dropout", "gelu", "checkpoint", NULL};
 
 /* The transformer sizes given on the command line over a family's defaults; 1 if any was given. */
 static int transformer_sizes(const gen_opts *g, long *layers, long *hidden, long *heads, long *ffn, long *vocab,
@@ -120,6 +120,7 @@ static int generate(cli_ctx *x, int fam, const gen_opts *g, char **text) {
     spec.eager = g->attention;
     spec.no_dropout = g->no_dropout;
     spec.exact_gelu = g->gelu;
+    spec.checkpoint = g->checkpoint;
     spec.precision = (model_dtype)g->precision;
     spec.amp = g->amp;
     rc = modelzoo_gpt_text(&spec, text, &e);
@@ -156,6 +157,8 @@ int cmd_genmodel(cli_ctx *x, int argc, char **argv) {
       {"gelu", 0, CLI_ENUM, &g.gelu, "tanh|exact",
        "gpt: the MLP's activation: tanh (GPT-2's gelu_new, default) or exact (nn.GELU,\nas MPT runs it: saves its input only)",
        .names = gelus},
+      {"checkpoint", 0, CLI_FLAG, &g.checkpoint, NULL,
+       "gpt: every block under activation checkpointing (torch.utils.checkpoint): it keeps\nits input, its forward runs again in backward"},
       {"cell", 0, CLI_ENUM, &g.cell, "fused|autograd",
        "mlstm: one fused cell per step (default), or the cell as written: a per-step\nPython function under autograd (unfused ops, per-step weight gradients)",
        .names = cells},

@@ -288,6 +288,33 @@ static void check_gpt(void) {
       model_destroy(m1);
     }
   }
+  /* Every block checkpointed: the same parameters and forward; backward adds each block's forward
+   * again (all of forward but the LM head's 2 S V H, the embeddings' none); saved, each block's input
+   * and one block's activations in place of L blocks'. */
+  if (se[0]) {
+    modelzoo_gpt q = g;
+    q.eager = 0;
+    q.checkpoint = 1;
+    model_t *m2 = NULL;
+    if (modelzoo_gpt_text(&q, &text, &e) == ERR_OK) m2 = parse("gpt2 checkpointed", text);
+    free(text);
+    text = NULL;
+    if (m2) {
+      double S = 1024, H = 768, V = 50257, L = 12;
+      long B = m2->batch;
+      double fwd = gemm_flops(se[0], MODEL_PHASE_FORWARD, B), extra = gemm_flops(m2, MODEL_PHASE_BACKWARD, B) -
+                                                                  gemm_flops(se[0], MODEL_PHASE_BACKWARD, B);
+      CHECK(model_total_params(m2) == 124439808L && check_close(fwd, gemm_flops(m2, MODEL_PHASE_FORWARD, B), 0, 1e-12) &&
+                check_close(fwd - 2 * S * V * H, extra, 0, 1e-9),
+            "checkpointed: backward recomputes the blocks' forward (%.5g FLOPs a sequence: forward less the LM head's)",
+            extra);
+      double layer = ((double)se[0]->saved_elems.v - S * (2 * H) - (S - 1) * V) / L; /* one block's elements */
+      CHECK(check_close(S * L * H + layer + S * 2 * H + (S - 1) * V, (double)m2->saved_elems.v, 0, 1e-12),
+            "checkpointed: saves each block's input and one block's activations (%.4g elements a sample, of %.4g)",
+            (double)m2->saved_elems.v, (double)se[0]->saved_elems.v);
+      model_destroy(m2);
+    }
+  }
   model_destroy(se[0]);
   model_destroy(se[1]);
   g.eager = 0;

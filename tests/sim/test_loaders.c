@@ -399,6 +399,15 @@ int main(void) {
     model_err("attn without d", AT "attn a heads=4 q=8 kv=8 pass=fwd\n", "x.model:8: attn op needs heads=, q=, kv=, d= and pass=");
     model_err("attn without pass", AT "attn a heads=4 q=8 kv=8 d=8\n", "x.model:8: attn op needs heads=");
     model_err("attn backward in forward", AT "attn a heads=4 q=8 kv=8 d=8 pass=bwd\n", "x.model:8: an attn op with pass=bwd belongs to the backward section");
+    rc = model_parse(AT "attn a heads=4 q=8 kv=8 d=8 pass=fwd\nbackward\nattn a.recompute heads=4 q=8 kv=8 d=8 pass=fwd\n"
+                        "attn a.bwd heads=4 q=8 kv=8 d=8 pass=bwd ready=w\n",
+                     "ck.model", &m, &e);
+    CHECK(rc == 0 && m && m->ops[1].phase == MODEL_PHASE_BACKWARD && !m->ops[1].bwd,
+          "a forward attn op in backward loads (a checkpointed block's recomputation): %s", rc ? e.msg : "ok");
+    model_destroy(m);
+    m = NULL;
+    model_err("attn in the optimizer", AT "attn a heads=4 q=8 kv=8 d=8 pass=fwd\noptimizer\nattn o heads=4 q=8 kv=8 d=8 pass=fwd\n",
+              "x.model:10: an attn op with pass=fwd belongs to the forward (or backward, recomputed) section");
     model_err("attn kv_heads not dividing", AT "attn a heads=4 kv_heads=3 q=8 kv=8 d=8 pass=fwd\n", "kv_heads must divide its heads");
     model_err("attn causal=2", AT "attn a heads=4 q=8 kv=8 d=8 causal=2 pass=fwd\n", "x.model:8: causal must be 0 or 1");
     model_err("attn m= is a gemm's", AT "attn a heads=4 q=8 kv=8 d=8 m=3 pass=fwd\n", "unknown or misplaced key 'm=3' for a attn op");
