@@ -37,6 +37,12 @@ size_t model_param_bytes(const model_t *m, int i, model_dtype run) {
   return (size_t)p->numel * model_dtype_size(model_param_dtype(p, run));
 }
 
+int model_foreach_ops(const model_t *m) {
+  int n = 0;
+  for (int i = 0; i < m->nops; i++) n += m->ops[i].phase == MODEL_PHASE_OPTIMIZER && strstr(m->ops[i].name, "._foreach_") != NULL;
+  return n;
+}
+
 long model_total_params(const model_t *m) {
   long n = 0;
   for (int i = 0; i < m->nparams; i++) n += m->params[i].numel;

@@ -227,6 +227,10 @@ size_t model_param_bytes(const model_t *m, int i, model_dtype run);
 
 /* Total parameter count and gradient bytes at run precision. */
 long model_total_params(const model_t *m);
+
+/* Optimizer ops written as torch.optim's foreach step (the exporter names them OPTIM._foreach_OP,
+ * python/ddpsim_export/model_text.py): how many. */
+int model_foreach_ops(const model_t *m);
 size_t model_total_bytes(const model_t *m, model_dtype run);
 
 /* The products a GEMM op's one launch runs: its `gemms` at batch B (an op built in code with gemms

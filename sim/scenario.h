@@ -76,6 +76,10 @@ int sim_name_index(const char *const *names, const char *s);
  * any real one, as is a GIL hand-over of 1 s; a DataLoader worker taking an hour per batch is far
  * beyond any real pipeline. Beyond these a report would print times with hundreds of digits. */
 #define SIM_MAX_HOST_US 1e6
+/* The first PyTorch release whose torch.optim steps CUDA parameters with the foreach implementation
+ * by default (torch/optim/optimizer.py, _default_to_fused_or_foreach, from v2.0.0); before it every
+ * optimizer ran its for-loop, a kernel per parameter and op. */
+#define SIM_FOREACH_FIRST 200
 /* The longest measured step (--measured-step-s), seconds: a day. */
 #define SIM_MAX_STEP_S 86400.0
 #define SIM_MAX_LOAD_MS 3.6e6

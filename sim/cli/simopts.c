@@ -467,6 +467,19 @@ void simopts_config(const simopts *o, const simopts_inputs *in, sim_config *c) {
                           : SIM_H2D_AUTO;
 }
 
+int simopts_warn_optimizer(const cli_ctx *x, const sim_config *c) {
+  int n = model_foreach_ops(c->model);
+  int rel_v = c->pytorch > 0 ? c->pytorch : REDUCER_VERSION_LATEST;
+  if (!n || rel_v >= SIM_FOREACH_FIRST) return 0;
+  char rel[32];
+  reducer_version_name(c->pytorch, rel, sizeof rel);
+  fprintf(stderr, "%s %s: warning: model %s: its optimizer is torch.optim's foreach step (%d ops), the default on CUDA from "
+                  "PyTorch 2.0; PyTorch %s ran the for-loop\n  one (a kernel per parameter and op): export with "
+                  "--optimizer-impl forloop to predict that run\n",
+          x->prog, x->where, c->model->name, n, rel);
+  return 1;
+}
+
 int simopts_setup(cli_ctx *x, const cli_cmd *c, int argc, char **argv, simopts *o, const char *const *required,
                   const char *missing, int *nodes, double *bucket_cap_mb, simopts_inputs *in, sim_config *cfg) {
   int rc = cli_parse(x, c, argc, argv, NULL, NULL, stdout);
@@ -479,5 +492,6 @@ int simopts_setup(cli_ctx *x, const cli_cmd *c, int argc, char **argv, simopts *
   cfg->bucket_cap_mb = *bucket_cap_mb;
   simopts_warn_measured(x, cfg);
   simopts_warn_fp32_math(x, cfg);
+  simopts_warn_optimizer(x, cfg);
   return CLI_OK;
 }

@@ -114,6 +114,9 @@ int simopts_warn_measured(const cli_ctx *x, const sim_config *c);
 /* On stderr, where an fp32 run's GEMMs are priced at another math than PyTorch runs them
  * (cost_fp32_math); returns 1 when it warned. */
 int simopts_warn_fp32_math(const cli_ctx *x, const sim_config *c);
+/* Warns (1) where the model's optimizer is the foreach step (model_foreach_ops) and the release
+ * predicted is before SIM_FOREACH_FIRST, which ran the for-loop one; 0 otherwise. */
+int simopts_warn_optimizer(const cli_ctx *x, const sim_config *c);
 void simopts_inputs_free(simopts_inputs *in); /* zeroes it; a zeroed one is a no-op */
 
 /* A sim_config from the defaults, the inputs and the options; nodes and bucket_cap_mb are the

@@ -192,6 +192,12 @@ sed 's/"lat_s": 3.4e-06,/"lat_s": 3.4e-06, "warning": "poor fit kept by --accept
   "$src/profiles/v100-dgx1v.json" >"$tmp/poor.json"
 expect 0 "warning: profile .*poor.json: comm.links.nvlink: poor fit kept by --accept-poor-fit: 140% rms" -- \
   predict --profile "$tmp/poor.json"
+# An exported foreach optimizer (torch.optim's CUDA default from PyTorch 2.0) under an older release: warned.
+printf 'ddpsim-model 5\nname fe\nbatch 2\nprecision fp32\ntokens 1 chars\nparam a 3\nforward\ngemm f m=3 n=2*B k=3\nbackward\ngemm g m=3 n=3 k=2*B ready=a\noptimizer\newise sgd._foreach_mul_ elems=3 arrays=2 dtype=fp32 fwops=1\n' >"$tmp/foreach.model"
+expect 0 "model fe: its optimizer is torch.optim's foreach step \\(1 ops\\), the default on CUDA from PyTorch 2.0; PyTorch 1.9 ran the for-loop" -- \
+  predict --model "$tmp/foreach.model" --pytorch 1.9 --gpus-per-node 2 --no-interval
+"$ddpsim" predict --model "$tmp/foreach.model" --gpus-per-node 2 --no-interval >/dev/null 2>"$tmp/err"
+check "the same model at PyTorch 2.15 (foreach its default): no warning" test ! -s "$tmp/err"
 printf 'ddpsim-model 1\nname x\nbatch 2\nbogus line\n' >"$tmp/bad.model"
 expect 1 "bad.model:4: unknown line 'bogus'" -- predict --model "$tmp/bad.model"
 printf 'ddpsim-topology 1\nname x\ngpus_per_node 8\nintra nvlink links=6 bw=fast\n' >"$tmp/bad.topo"
