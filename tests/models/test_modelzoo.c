@@ -199,6 +199,17 @@ static void check_bert(const char *size, long bert_params, long hf_params, doubl
   model_destroy(m);
 }
 
+/* The model of spec q, generated and parsed (NULL, the check failed, where either fails). */
+static model_t *gpt_variant(const modelzoo_gpt *q, const char *what) {
+  char *text = NULL;
+  err_t e;
+  model_t *m = NULL;
+  if (modelzoo_gpt_text(q, &text, &e) == ERR_OK) m = parse(what, text);
+  else CHECK(0, "%s generates: %s", what, e.msg);
+  free(text);
+  return m;
+}
+
 /* GPT-2 at its four published sizes: Hugging Face's GPT2LMHeadModel parameter counts (the model
  * cards' 124M, 355M, 774M, 1.5B: 124,439,808, 354,823,168, 774,030,080, 1,557,611,200); forward
  * GEMM flops per token the dense estimate 2 N' + 4 L S H (Kaplan et al. 2020: N' the weights that
@@ -271,10 +282,7 @@ static void check_gpt(void) {
     q.eager = 0;
     q.no_dropout = 1;
     q.exact_gelu = 1;
-    model_t *m1 = NULL;
-    if (modelzoo_gpt_text(&q, &text, &e) == ERR_OK) m1 = parse("gpt2 sdpa, no dropout, exact GELU", text);
-    free(text);
-    text = NULL;
+    model_t *m1 = gpt_variant(&q, "gpt2 sdpa, no dropout, exact GELU");
     if (m1) {
       int drops = 0;
       for (int i = 0; i < m1->nops; i++) drops += strstr(m1->ops[i].name, "drop") != NULL;
@@ -295,10 +303,7 @@ static void check_gpt(void) {
     modelzoo_gpt q = g;
     q.eager = 0;
     q.checkpoint = 1;
-    model_t *m2 = NULL;
-    if (modelzoo_gpt_text(&q, &text, &e) == ERR_OK) m2 = parse("gpt2 checkpointed", text);
-    free(text);
-    text = NULL;
+    model_t *m2 = gpt_variant(&q, "gpt2 checkpointed");
     if (m2) {
       double S = 1024, H = 768, V = 50257, L = 12;
       long B = m2->batch;
