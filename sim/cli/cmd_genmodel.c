@@ -113,6 +113,8 @@ static int generate(cli_ctx *x, int fam, const gen_opts *g, char **text) {
     if (modelzoo_gpt_defaults(g->size ? g->size : "small", &spec, &e)) return cli_usage(x, "%s", e.msg);
     if (transformer_sizes(g, &spec.layers, &spec.hidden, &spec.heads, &spec.ffn, &spec.vocab, &spec.max_position))
       spec.name = NULL;
+    /* GPT2Config's n_inner None: the MLP is 4 x n_embd, whatever hidden size was given */
+    if (g->hidden && !g->ffn) spec.ffn = 4 * spec.hidden;
     if (g->name) spec.name = g->name;
     if (g->seq) spec.seq = g->seq;
     if (g->batch) spec.batch = g->batch;

@@ -143,6 +143,8 @@ expect 2 "genmodel bert: option '--untied' does not apply to it" -- genmodel ber
 expect 2 "genmodel mlstm: option '--layers' does not apply to it" -- genmodel mlstm --hidden 64 --layers 2
 expect 2 "GPT size 'huge' is not small, medium, large or xl" -- genmodel gpt --size huge
 expect 2 "GPT sequence 2048 is longer than its 1024 position embeddings" -- genmodel gpt --seq 2048
+"$ddpsim" genmodel gpt --layers 2 --hidden 1024 --heads 16 -o "$tmp/g4h.model"
+check "genmodel gpt --hidden 1024 without --ffn: the MLP is 4H (GPT2Config's n_inner None)" grep -q "ffn 4096," "$tmp/g4h.model"
 expect 2 "ResNet depth 7 is not one of torchvision's" -- genmodel resnet --depth 7
 expect 2 "needs --depth" -- genmodel resnet
 expect 2 "genmodel bert: option '--uint8-input' does not apply to it" -- genmodel bert --uint8-input
