@@ -142,8 +142,24 @@ static void table_buyer(strbuf *s, const report_buyer *b, double samples_per_s, 
   interval_scale(iv, samples_per_s, 0, &lo, &hi);
   strbuf_printf(s, "%-24s %14.1f .. %.1f\n", "samples/s interval", lo, hi);
   if (b->budget) {
-    interval_scale(iv, b->budget->train_s / 3600, 1, &lo, &hi);
+    /* what follows the iteration at the same power and price scales with it (docs/memory.md) */
+    const budget_result *r = b->budget;
+    interval_scale(iv, r->train_s / 3600, 1, &lo, &hi);
     strbuf_printf(s, "%-24s %14.2f .. %.2f h\n", "time to train interval", lo, hi);
+    interval_scale(iv, r->gpu_hours, 1, &lo, &hi);
+    strbuf_printf(s, "%-24s %14.1f .. %.1f\n", "GPU-hours interval", lo, hi);
+    if (r->has_cost) {
+      interval_scale(iv, r->cost, 1, &lo, &hi);
+      strbuf_printf(s, "%-24s %14.2f .. %.2f\n", "cost interval", lo, hi);
+    }
+    if (r->has_energy) {
+      interval_scale(iv, r->energy_kwh, 1, &lo, &hi);
+      strbuf_printf(s, "%-24s %14.1f .. %.1f kWh\n", "energy interval", lo, hi);
+    }
+    if (r->has_co2) {
+      interval_scale(iv, r->co2_kg, 1, &lo, &hi);
+      strbuf_printf(s, "%-24s %14.1f .. %.1f kg\n", "CO2 interval", lo, hi);
+    }
   }
   /* Without published runs of the kind, the interval holds none of ddpsim's own error: said, lest
    * a narrow interval read as certainty. */
