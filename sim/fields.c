@@ -79,12 +79,6 @@ static double iteration_ci(const field_ctx *x) { return x->p->sim.jittered ? x->
 static double bucket_view(const field_ctx *x) { return x->c->bucket_view; }
 static double framework(const field_ctx *x) { return x->c->framework; }
 static double backend(const field_ctx *x) { return x->c->backend; }
-/* The host costs the run used: solved from a measured step (predict_host_from_step), else the
- * profile's or the flags'. */
-static double host_launch(const field_ctx *x) { return x->p && x->p->host_scale > 0 ? x->p->host_launch_s : cost_host_launch(x->c); }
-static double host_dispatch(const field_ctx *x) {
-  return x->p && x->p->host_scale > 0 ? x->p->host_dispatch_s : cost_host_dispatch(x->c);
-}
 static double host_scale(const field_ctx *x) { return x->p->host_scale > 0 ? x->p->host_scale : NAN; }
 static int measured_step_shown(const field_ctx *x) { return x->p->host_scale > 0; }
 static void measured_step_note(strbuf *s, const field_ctx *x) {
@@ -392,8 +386,11 @@ const field field_table[FIELD_COUNT] = {
                            .range = FIELD_NONNEG},
     [FIELD_FRAMEWORK] = {"framework", NULL, "name", FIELD_NAME, FIELD_ALL, FN(framework), .name_of = framework_name, .sweep = 9},
     [FIELD_BACKEND] = {"backend", NULL, "name", FIELD_NAME, FIELD_DDP | FIELD_FSDP, FN(backend), .name_of = backend_name},
-    [FIELD_HOST_LAUNCH_S] = {"host_launch_s", NULL, "s", FIELD_NUMBER, FIELD_ALL, FN(host_launch), .range = FIELD_NONNEG},
-    [FIELD_HOST_DISPATCH_S] = {"host_dispatch_s", NULL, "s", FIELD_NUMBER, FIELD_ALL, FN(host_dispatch), .range = FIELD_NONNEG},
+    /* the host costs the run priced its ops with (predict_host: the profile's, the flags', or solved from a measured step) */
+    [FIELD_HOST_LAUNCH_S] = {"host_launch_s", NULL, "s", FIELD_NUMBER, FIELD_ALL, AT(host_launch_s, FIELD_DOUBLE),
+                             .range = FIELD_NONNEG},
+    [FIELD_HOST_DISPATCH_S] = {"host_dispatch_s", NULL, "s", FIELD_NUMBER, FIELD_ALL, AT(host_dispatch_s, FIELD_DOUBLE),
+                               .range = FIELD_NONNEG},
     [FIELD_MEASURED_STEP_S] = {"measured_step_s", NULL, "s", FIELD_NUMBER, FIELD_ALL, AT(measured_step_s, FIELD_DOUBLE),
                                .optional = 1, .range = FIELD_NONNEG, .line = 206, .label = "measured 1-GPU step",
                                .format = TIME, .line_if = measured_step_shown, .note = measured_step_note},

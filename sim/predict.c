@@ -131,23 +131,30 @@ int predict_host_from_step(sim_config *c, double *scale, err_t *e) {
   return ERR_OK;
 }
 
+int predict_host(const sim_config *c, sim_config *cal, predict_result *out, err_t *e) {
+  *cal = *c;
+  double scale = 0;
+  int rc = cal->measured_step_s > 0 ? predict_host_from_step(cal, &scale, e) : ERR_OK;
+  if (rc) return rc;
+  out->host_launch_s = cost_host_launch(cal);
+  out->host_dispatch_s = cost_host_dispatch(cal);
+  out->host_scale = scale;
+  out->measured_step_s = c->measured_step_s > 0 ? c->measured_step_s : NAN;
+  return ERR_OK;
+}
+
 int predict_run(const sim_config *c, predict_result *out, err_t *e) {
   return predict_run_opts(c, &(predict_opts){0}, out, e);
 }
 
 int predict_run_opts(const sim_config *given, const predict_opts *o, predict_result *out, err_t *e) {
   memset(out, 0, sizeof *out);
-  sim_config cal = *given;
+  sim_config cal;
   const sim_config *c = &cal;
-  double scale = 0;
-  int rc = cal.measured_step_s > 0 ? predict_host_from_step(&cal, &scale, e) : ERR_OK;
+  int rc = predict_host(given, &cal, out, e);
   if (rc) return rc;
   sim_config run = cal;
   if ((rc = run_to_precision(&run, &out->sim, e))) return rc;
-  out->host_launch_s = cost_host_launch(c);
-  out->host_dispatch_s = cost_host_dispatch(c);
-  out->host_scale = scale;
-  out->measured_step_s = given->measured_step_s > 0 ? given->measured_step_s : NAN;
   sim_config one;
   predict_twin(&run, &one); /* the run's iterations: the twin's draws are rank 0's */
   sim_result base;

@@ -54,6 +54,12 @@ typedef struct {
  * the solved costs, measured_step_s 0 (c is then an ordinary configuration), *scale the factor. */
 int predict_host_from_step(sim_config *c, double *scale, err_t *e);
 
+/* *cal = c with its host solved from its measured step where it has one (predict_host_from_step),
+ * and in *out the host costs the run prices its ops with: host_launch_s, host_dispatch_s,
+ * host_scale and measured_step_s (the rest of *out untouched). What every run of a configuration
+ * does first (predict_run_opts, sweep's rows); errors as predict_host_from_step. */
+int predict_host(const sim_config *c, sim_config *cal, predict_result *out, err_t *e);
+
 /* Runs both simulations (with sim_config.measured_step_s, the host solved first:
  * predict_host_from_step). On success the caller frees *out with predict_result_free. Errors as
  * sim_run. */

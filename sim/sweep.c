@@ -90,12 +90,9 @@ static int run_one(const sim_config *c, sweep_what what, sweep_row *row, twins_t
     predict_result p; /* the run alone: no twin, scaling_efficiency and single_gpu_iteration_s 0 */
     memset(&p, 0, sizeof p);
     /* a measured step prices the host as predict does (the interval's draws: each its own factor) */
-    sim_config cal = *c;
-    p.measured_step_s = c->measured_step_s > 0 ? c->measured_step_s : NAN;
-    row->status = cal.measured_step_s > 0 ? predict_host_from_step(&cal, &p.host_scale, &e) : ERR_OK;
+    sim_config cal;
+    row->status = predict_host(c, &cal, &p, &e);
     if (!row->status && (row->status = sim_run(&cal, &p.sim, &e)) == ERR_OK) {
-      p.host_launch_s = cal.host_launch_s;
-      p.host_dispatch_s = cal.host_dispatch_s;
       p.samples_per_s = (double)p.sim.gpus * (double)p.sim.batch / p.sim.iteration_s;
       p.tokens_per_s = p.samples_per_s * (double)c->model->tokens_per_sample;
       fill(c, &p, row);
