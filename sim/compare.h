@@ -12,12 +12,14 @@
  *          the one that takes less is the faster; saved = (t_slow - t_fast) / t_slow
  *   cost   the cost where both have a price, else the GPU-hours (gpu_hours, or gpus / samples_per_s
  *          per sample): change = (c_fast - c_slow) / c_slow, "more" when positive
- *   within the uncertainty: with both intervals, "yes" when the time intervals overlap (the faster's
- *          hi >= the slower's lo: which is faster is then not sure), "no" when they do not. The two
- *          intervals are taken as independent, which they are not where the setups share a profile
- *          (their validated error is the same card's): "yes" is the cautious answer.
- * "dgx1v-ib x4 saves 18.1% of the time for 2.4% more cost; within the uncertainty: yes" (resnet50, 90
- * epochs of ImageNet on 4 DGX-1V, IB at 2.5 and 10 GbE at 2 per GPU-hour: docs/cli.md).
+ *   with both intervals, the time saved's own interval, paired (interval_ratio, sim/interval.h):
+ *          setups of one profile document share its draws (draw k is the same profile on both) and,
+ *          at one precision, the validated error (the same card's); what they do not share adds in
+ *          quadrature. "within the uncertainty: yes" when that interval reaches 0 (which is faster
+ *          is then not sure), "no" when it does not. Where that interval has no width though both
+ *          are paired (the profile states no uncertainty of what differs), the text says so.
+ * "IB saves 18.1% of the time (90%: 17.6% .. 18.4%) for 2.4% more cost; within the uncertainty: no"
+ * (resnet50, 90 epochs of ImageNet on 4 DGX-1V, IB at 2.5 and 10 GbE at 2.15 per GPU-hour: docs/cli.md).
  * Library code: never prints. */
 #ifndef DDPSIM_COMPARE_H
 #define DDPSIM_COMPARE_H
@@ -64,6 +66,7 @@ typedef struct {
   budget_result budget;
   int has_iv;
   interval_t iv;
+  const char *profile_arg;      /* the profile as given (file or bundled name): which setups share its draws */
 } compare_entry;
 
 /* Predicts x->cfg (predict_run), its memory with x->optim (memory_estimate: a setup that does not
@@ -84,6 +87,8 @@ typedef struct {
   double cost_change;   /* (c_fast - c_slow) / c_slow */
   int by_cost;          /* 1: of the cost; 0: of the GPU-hours (no price for both) */
   int within;           /* 1 yes, 0 no, -1: no interval */
+  int paired_draws, paired_kind; /* what the two share (interval_ratio's same_draws, same_kind) */
+  double saved_lo, saved_hi;     /* time_saved's interval (with intervals; may reach below 0) */
   char text[320];
 } compare_margin;
 

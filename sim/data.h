@@ -17,7 +17,7 @@ typedef enum { DATA_MODEL = 0, DATA_TOPOLOGY = 1, DATA_PROFILE = 2 } data_kind;
 /* The data dir in use (models/, topologies/, profiles/, validate/published.txt, calib/'s helper). */
 const char *data_dir(void);
 
-/* Where the running ddpsim's cache of validated ratios is (validate/accuracy.h; written when ddpsim
+/* Where the running ddpsim's cache of the validated error model is (validate/accuracy.h; written when ddpsim
  * is built, installed with the data): installed, <data installed beside it>/validate/
  * DATA_RATIOS_FILE; in a build tree, DATA_RATIOS_FILE beside the program. The path in out (len
  * bytes) and 0, or -1 (no /proc, or the path too long): no cache. Whether it exists is the

@@ -9,6 +9,8 @@
 
 #include "uncert.h"
 
+static void central(double *v, int n, double level, double *lo, double *hi);
+
 int interval_draws(const sim_config *c, const cJSON *doc, const char *origin, int draws, unsigned long seed, int jittered,
                    profile_draws *d, sim_config **cfgs, int *n, err_t *e) {
   memset(d, 0, sizeof *d);
@@ -53,22 +55,53 @@ int interval_profile(double nominal_s, int jittered, const double *t, int n, uns
   double ref = jittered ? t[0] : nominal_s, *r = malloc((size_t)draws * sizeof *r);
   if (!r) return err_set(e, ERR_NOMEM, "out of memory");
   for (int s = 0; s < draws; s++) r[s] = t[n - draws + s] / ref;
-  gsl_sort(r, 1, (size_t)draws);
+  for (int s = 0; s < draws && s < INTERVAL_MAX_DRAWS; s++) out->draw_ratio[s] = r[s];
   out->draws = draws;
-  out->profile_lo = fmin(1.0, gsl_stats_quantile_from_sorted_data(r, 1, (size_t)draws, (1 - level) / 2));
-  out->profile_hi = fmax(1.0, gsl_stats_quantile_from_sorted_data(r, 1, (size_t)draws, (1 + level) / 2));
+  central(r, draws, level, &out->profile_lo, &out->profile_hi);
   out->lo_s = nominal_s * out->profile_lo;
   out->hi_s = nominal_s * out->profile_hi;
   free(r);
   return ERR_OK;
 }
 
-void interval_validated(interval_t *iv, int n, double ratio_lo, double ratio_hi) {
+void interval_validated(interval_t *iv, int n, int all_points, double ratio_lo, double ratio_hi) {
   iv->validated_points = n;
-  iv->validated_lo = n > 0 ? fmin(1.0, ratio_lo) : 1;
-  iv->validated_hi = n > 0 ? fmax(1.0, ratio_hi) : 1;
-  iv->lo_s = iv->nominal_s * iv->profile_lo * iv->validated_lo;
-  iv->hi_s = iv->nominal_s * iv->profile_hi * iv->validated_hi;
+  iv->validated_all_points = all_points;
+  iv->validated_lo = all_points > 0 ? fmin(1.0, ratio_lo) : 1;
+  iv->validated_hi = all_points > 0 ? fmax(1.0, ratio_hi) : 1;
+  /* Two errors of the log time, each a central interval at the level: combined in quadrature on
+   * each side, as independent ones add (their product would hold more than the level). */
+  iv->lo_s = iv->nominal_s * exp(-hypot(log(iv->profile_lo), log(iv->validated_lo)));
+  iv->hi_s = iv->nominal_s * exp(hypot(log(iv->profile_hi), log(iv->validated_hi)));
+}
+
+/* The central `level` interval of v[0..n-1] (sorted in place), widened to contain 1. */
+static void central(double *v, int n, double level, double *lo, double *hi) {
+  gsl_sort(v, 1, (size_t)n);
+  *lo = fmin(1.0, gsl_stats_quantile_from_sorted_data(v, 1, (size_t)n, (1 - level) / 2));
+  *hi = fmax(1.0, gsl_stats_quantile_from_sorted_data(v, 1, (size_t)n, (1 + level) / 2));
+}
+
+void interval_ratio(const interval_t *a, const interval_t *b, int same_draws, int same_kind, double *lo, double *hi) {
+  /* The profile part, as log half-widths of b / a on each side. */
+  double plo, phi;
+  int n = a->draws < INTERVAL_MAX_DRAWS ? a->draws : INTERVAL_MAX_DRAWS;
+  if (same_draws && n > 0 && a->draws == b->draws) {
+    double q[INTERVAL_MAX_DRAWS], flo, fhi;
+    for (int k = 0; k < n; k++) q[k] = b->draw_ratio[k] / a->draw_ratio[k];
+    central(q, n, a->level, &flo, &fhi);
+    plo = -log(flo), phi = log(fhi);
+  } else {
+    plo = hypot(log(b->profile_lo), log(a->profile_hi));
+    phi = hypot(log(b->profile_hi), log(a->profile_lo));
+  }
+  double vlo = 0, vhi = 0;
+  if (!same_kind) {
+    vlo = hypot(log(b->validated_lo), log(a->validated_hi));
+    vhi = hypot(log(b->validated_hi), log(a->validated_lo));
+  }
+  *lo = exp(-hypot(plo, vlo));
+  *hi = exp(hypot(phi, vhi));
 }
 
 void interval_scale(const interval_t *iv, double value, int with_time, double *lo, double *hi) {
@@ -86,6 +119,7 @@ cJSON *interval_json(const interval_t *iv, const char *const *names, const doubl
   cJSON_AddNumberToObject(o, "profile_lo_factor", iv->profile_lo);
   cJSON_AddNumberToObject(o, "profile_hi_factor", iv->profile_hi);
   cJSON_AddNumberToObject(o, "validated_points", iv->validated_points);
+  cJSON_AddNumberToObject(o, "validated_all_points", iv->validated_all_points);
   cJSON_AddNumberToObject(o, "validated_lo_factor", iv->validated_lo);
   cJSON_AddNumberToObject(o, "validated_hi_factor", iv->validated_hi);
   cJSON_AddBoolToObject(o, "validated_cached", iv->validated_cached);

@@ -9,10 +9,13 @@
  *     than its symmetric twin; its factors are then over the same configuration without jitter.
  *     They run with symmetry and the closed form (same results) even where the nominal run played
  *     every rank's events: a draw simulates at most 2 nodes, whatever the job's size;
- *   the validated error of this kind of run: the range of true / predicted time over the published
- *     points of the same profile and precision that `ddpsim accuracy` predicts (the caller gives it:
- *     validate/accuracy.h, accuracy_time_ratios); widened to contain 1.
- *   lo = nominal x profile_lo_factor x validated_lo, hi = nominal x profile_hi_factor x validated_hi.
+ *   the validated error of this kind of run: the interval of true / predicted time that the
+ *     published points `ddpsim accuracy` predicts give at the same level, centred on those of the
+ *     same profile and precision (on all of them where it has none), as wide as their spread over
+ *     every point (the caller gives it: validate/accuracy.h, accuracy_error_factors); it contains 1.
+ *   The two are independent errors of the log time at the same level, so they add in quadrature on
+ *   each side: lo = nominal x exp(-hypot(log profile_lo, log validated_lo)), hi likewise (their
+ *   product would hold more than the level). The interval always contains the nominal.
  * What follows from the iteration (throughput, time to train, cost, energy at the same power)
  * scales with it. Library code: never prints. */
 #ifndef DDPSIM_INTERVAL_H
@@ -24,16 +27,22 @@
 #include "profile.h"
 #include "sim.h"
 
+/* The most draws an interval takes (predict's --draws). */
+#define INTERVAL_MAX_DRAWS 1000
+
 typedef struct {
-  double level;              /* of the profile part's central interval, (0, 1) */
+  double level;              /* of both parts, (0, 1) */
   int draws;                 /* profiles drawn and simulated (0: the profile has no uncertainty) */
   unsigned long seed;
   double profile_lo, profile_hi;     /* factors on the nominal iteration (1, 1 without draws) */
-  int validated_points;              /* published points of this kind (0: none, factors 1) */
+  int validated_points;              /* published points of this kind (0: none, centred on all of them) */
+  int validated_all_points;          /* published points the spread is from (0: none, factors 1) */
   double validated_lo, validated_hi; /* factors: the range of true / predicted time, widened to contain 1 */
   int validated_cached;              /* 1: the range came from the build's cache (validate/accuracy.h), 0:
                                         the points were predicted for this run (or there were none) */
   double nominal_s, lo_s, hi_s;      /* the iteration time and its interval */
+  double draw_ratio[INTERVAL_MAX_DRAWS]; /* each draw's iteration over the reference, in draw order
+                                            (the first `draws`): what a paired comparison divides */
 } interval_t;
 
 /* The profile part's simulations for configuration c (its profile's JSON document doc, named
@@ -51,8 +60,18 @@ int interval_draws(const sim_config *c, const cJSON *doc, const char *origin, in
 int interval_profile(double nominal_s, int jittered, const double *t, int n, unsigned long seed, double level, interval_t *out,
                      err_t *e);
 
-/* Adds the validated part: n points with true / predicted time from ratio_lo to ratio_hi. */
-void interval_validated(interval_t *iv, int n, double ratio_lo, double ratio_hi);
+/* Adds the validated part: factors ratio_lo .. ratio_hi on the time (widened to contain 1), from
+ * n published points of this kind among all_points. */
+void interval_validated(interval_t *iv, int n, int all_points, double ratio_lo, double ratio_hi);
+
+/* The factors on the ratio b / a of two configurations' times, at a's level (a and b after
+ * interval_validated). Paired where they share things: same_draws (both drew the same profile
+ * document with the same seed and count, so that draw k is the same profile on both sides) takes
+ * the central interval of the draws' ratios b.draw_ratio[k] / a.draw_ratio[k]; same_kind (the same
+ * profile and precision) takes the validated error as shared, the same card's, so that it cancels.
+ * What is not shared is independent and adds in quadrature (b's hi side with a's lo side). *lo <= 1
+ * <= *hi. */
+void interval_ratio(const interval_t *a, const interval_t *b, int same_draws, int same_kind, double *lo, double *hi);
 
 /* The lo/hi of a figure that follows the iteration: one that grows with it (a time, cost, energy)
  * takes the factors as they are, a throughput their inverse. */

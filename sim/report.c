@@ -135,9 +135,9 @@ static void table_buyer(strbuf *s, const report_buyer *b, double samples_per_s, 
   free(mt), free(bt);
   const interval_t *iv = b->iv;
   if (!*whole || !iv) return;
-  strbuf_printf(s, "#\n%-24s %14.6f .. %.6f s   (profile: %d draws, %.0f%% central; validated: %d published point%s)\n",
-                "iteration interval", iv->lo_s, iv->hi_s, iv->draws, 100 * iv->level, iv->validated_points,
-                iv->validated_points == 1 ? "" : "s");
+  strbuf_printf(s, "#\n%-24s %14.6f .. %.6f s   (%.0f%%; profile: %d draws; validated: %d published point%s of this kind, spread of %d)\n",
+                "iteration interval", iv->lo_s, iv->hi_s, 100 * iv->level, iv->draws, iv->validated_points,
+                iv->validated_points == 1 ? "" : "s", iv->validated_all_points);
   double lo, hi;
   interval_scale(iv, samples_per_s, 0, &lo, &hi);
   strbuf_printf(s, "%-24s %14.1f .. %.1f\n", "samples/s interval", lo, hi);
@@ -161,11 +161,15 @@ static void table_buyer(strbuf *s, const report_buyer *b, double samples_per_s, 
       strbuf_printf(s, "%-24s %14.1f .. %.1f kg\n", "CO2 interval", lo, hi);
     }
   }
-  /* Without published runs of the kind, the interval holds none of ddpsim's own error: said, lest
-   * a narrow interval read as certainty. */
-  if (!iv->validated_points)
-    strbuf_printf(s, "# note: no published run of this profile and precision to validate against: the interval is the\n"
-                     "#   profile's stated uncertainty alone, not ddpsim's own error (docs/accuracy.md)\n");
+  /* Without published runs of the kind, the validated part is centred on all of them; without any
+   * (a data dir of the user's own), the interval holds none of ddpsim's own error. Said either way,
+   * lest it read as what it is not. */
+  if (!iv->validated_all_points)
+    strbuf_printf(s, "# note: no published run to validate against (the data dir has no validate/published.txt): the\n"
+                     "#   interval is the profile's stated uncertainty alone, not ddpsim's own error (docs/accuracy.md)\n");
+  else if (!iv->validated_points)
+    strbuf_printf(s, "# note: no published run of this profile and precision: the validated part is the error over all %d\n"
+                     "#   published points, centred on their mean (docs/memory.md, \"How sure\")\n", iv->validated_all_points);
 }
 
 /* The bucket or collective times below are the last simulated iteration's (sim_result's

@@ -2,6 +2,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <gsl/gsl_cdf.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +20,7 @@
 #include "version.h"
 
 #define FORMAT_TAG "ddpsim-published"
-#define RATIOS_TAG "ddpsim-ratios 1"
+#define RATIOS_TAG "ddpsim-ratios 2"
 #define MAX_POINTS 4096
 
 /* FNV-1a, 64 bits (the fingerprints of the ratios cache): h continued over len bytes. */
@@ -446,14 +447,6 @@ int accuracy_run(accuracy_set *s, err_t *e) {
   return ERR_OK;
 }
 
-int accuracy_select(accuracy_set *s, const char *profile, int precision) {
-  int k = 0;
-  for (int i = 0; i < s->n; i++)
-    if (strcmp(s->points[i].profile, profile) == 0 && s->points[i].precision == precision) s->points[k++] = s->points[i];
-  s->n = k;
-  return k;
-}
-
 /* ---- the summary ---- */
 
 static int cmp_double(const void *a, const void *b) {
@@ -464,24 +457,81 @@ static int cmp_double(const void *a, const void *b) {
 /* A point the summary covers: predicted, and not an input. */
 static int validated(const accuracy_point *p) { return !p->unsupported[0] && !p->fits[0] && p->status == ERR_OK; }
 
-/* accuracy_time_ratios over the points of (profile, precision), or over all with profile NULL. */
-static int ratios_of(const accuracy_set *s, const char *profile, int precision, double *lo, double *hi) {
-  int n = 0;
-  for (int i = 0; i < s->n; i++) {
-    const accuracy_point *p = &s->points[i];
-    if (profile && (strcmp(p->profile, profile) || p->precision != precision)) continue;
-    if (!validated(p) || !(p->predicted > 0) || !(p->published > 0)) continue;
-    /* error = (predicted - published) / published: a throughput's truth takes 1 + error times the
-     * predicted time; hours are times already. */
-    double r = p->metric == ACCURACY_HOURS ? p->published / p->predicted : p->predicted / p->published;
-    if (!n || r < *lo) *lo = r;
-    if (!n || r > *hi) *hi = r;
-    n++;
-  }
-  return n;
+/* log(true / predicted time) of a validated point, or NAN when it has none. */
+static double log_ratio(const accuracy_point *p) {
+  if (!validated(p) || !(p->predicted > 0) || !(p->published > 0)) return NAN;
+  /* error = (predicted - published) / published: a throughput's truth takes 1 + error times the
+   * predicted time; hours are times already. */
+  return log(p->metric == ACCURACY_HOURS ? p->published / p->predicted : p->predicted / p->published);
 }
 
-int accuracy_time_ratios(const accuracy_set *s, double *lo, double *hi) { return ratios_of(s, NULL, 0, lo, hi); }
+int accuracy_error_model(const accuracy_set *s, const char *profile, int precision, const char *leave_out,
+                         accuracy_error *m) {
+  double sum = 0, sum_kind = 0;
+  memset(m, 0, sizeof *m);
+  for (int pass = 0; pass < 2; pass++)
+    for (int i = 0; i < s->n; i++) {
+      const accuracy_point *p = &s->points[i];
+      double l = log_ratio(p);
+      if (isnan(l) || (leave_out && strcmp(p->group, leave_out) == 0)) continue;
+      if (pass == 0) {
+        m->all_points++, sum += l;
+        if (profile && strcmp(p->profile, profile) == 0 && p->precision == precision) m->points++, sum_kind += l;
+      } else {
+        double d = l - sum / m->all_points;
+        m->sd += d * d;
+      }
+    }
+  if (!m->all_points) return 0;
+  m->centre = m->points ? sum_kind / m->points : sum / m->all_points;
+  m->sd = m->all_points > 1 ? sqrt(m->sd / (m->all_points - 1)) : 0;
+  return m->all_points;
+}
+
+void accuracy_error_factors(const accuracy_error *m, double level, double *lo, double *hi) {
+  *lo = *hi = 1;
+  if (m->all_points < 2 || !(level > 0 && level < 1)) return;
+  double n = m->all_points, w = gsl_cdf_tdist_Pinv((1 + level) / 2, n - 1) * m->sd * sqrt(1 + 1 / n);
+  *lo = fmin(1.0, exp(m->centre - w));
+  *hi = fmax(1.0, exp(m->centre + w));
+}
+
+static double median_of(double *v, int n) {
+  if (n <= 0) return 0;
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Point i's interval at level from the other groups' points: 1 with *lo, *hi and *covered, or 0
+ * (not validated, or fewer than 2 other points). */
+static int loso(const accuracy_set *s, int i, double level, double *lo, double *hi, int *covered) {
+  const accuracy_point *p = &s->points[i];
+  double l = log_ratio(p);
+  accuracy_error m;
+  if (isnan(l) || accuracy_error_model(s, p->profile, p->precision, p->group, &m) < 2) return 0;
+  accuracy_error_factors(&m, level, lo, hi);
+  *covered = log(*lo) <= l && l <= log(*hi);
+  return 1;
+}
+
+void accuracy_coverage_run(const accuracy_set *s, double level, accuracy_coverage *out) {
+  memset(out, 0, sizeof *out);
+  out->level = level;
+  double *lo = malloc((size_t)(s->n ? s->n : 1) * 3 * sizeof *lo), *hi = lo + s->n, *width = hi + s->n;
+  for (int i = 0, in; i < s->n && lo; i++) {
+    int k = out->points;
+    if (!loso(s, i, level, &lo[k], &hi[k], &in)) continue;
+    out->points++;
+    width[k] = hi[k] - lo[k];
+    out->covered += in;
+  }
+  if (lo) {
+    out->median_lo = median_of(lo, out->points);
+    out->median_hi = median_of(hi, out->points);
+    out->median_width = median_of(width, out->points);
+  }
+  free(lo);
+}
 
 /* ---- the ratios cache ---- */
 
@@ -503,7 +553,7 @@ static int hash_input(data_kind kind, const char *value, unsigned long long *h, 
   return ERR_OK;
 }
 
-int accuracy_fingerprint(const accuracy_set *s, const char *profile, int precision, unsigned long long *fp, err_t *e) {
+int accuracy_fingerprint(const accuracy_set *s, unsigned long long *fp, err_t *e) {
   char (*seen)[1024] = malloc(64 * sizeof *seen);
   if (!seen) return err_set(e, ERR_NOMEM, "out of memory");
   int nseen = 0, rc = ERR_OK;
@@ -512,7 +562,7 @@ int accuracy_fingerprint(const accuracy_set *s, const char *profile, int precisi
   h = fnv(h, &s->text_hash, sizeof s->text_hash);
   for (int i = 0; i < s->n && !rc; i++) {
     const accuracy_point *p = &s->points[i];
-    if (strcmp(p->profile, profile) || p->precision != precision || p->unsupported[0]) continue;
+    if (p->unsupported[0]) continue;
     if (!p->genmodel[0]) rc = hash_input(DATA_MODEL, p->model, &h, seen, &nseen, e); /* a generated one is in the text */
     if (!rc) rc = hash_input(DATA_TOPOLOGY, p->topology, &h, seen, &nseen, e);
     if (!rc) rc = hash_input(DATA_PROFILE, p->profile, &h, seen, &nseen, e);
@@ -522,28 +572,32 @@ int accuracy_fingerprint(const accuracy_set *s, const char *profile, int precisi
   return rc;
 }
 
+static void ratios_row(strbuf *b, const char *profile, const char *precision, const accuracy_error *m, unsigned long long fp) {
+  strbuf_printf(b, "%s\t%s\t%d\t%.17g\t%d\t%.17g\t%016llx\n", profile, precision, m->points, m->centre, m->all_points, m->sd,
+                fp);
+}
+
 char *accuracy_ratios_text(const accuracy_set *s, err_t *e) {
+  unsigned long long fp;
+  if (accuracy_fingerprint(s, &fp, e)) return NULL;
   strbuf b = {0};
-  strbuf_printf(&b, "# ddpsim's validated ratios: true / predicted iteration time over the published points of each\n"
-                    "# profile and precision (validate/accuracy.h, docs/memory.md \"How sure\").\n"
+  strbuf_printf(&b, "# ddpsim's validated error: log(true / predicted iteration time) over the published points, a row\n"
+                    "# per profile and precision with points and one (*) for every point (validate/accuracy.h,\n"
+                    "# docs/memory.md \"How sure\").\n"
                     "# Written by `ddpsim accuracy --ratios` (ddpsim %s) when ddpsim is built; generated, do not edit.\n" RATIOS_TAG "\n"
-                    "# profile\tprecision\tpoints\tlo\thi\tfingerprint\n",
+                    "# profile\tprecision\tpoints\tcentre\tall_points\tsd\tfingerprint\n",
                 version_string());
+  accuracy_error m;
+  accuracy_error_model(s, NULL, 0, NULL, &m);
+  m.points = m.all_points;
+  ratios_row(&b, "*", "*", &m, fp);
   for (int i = 0; i < s->n; i++) {
     const accuracy_point *p = &s->points[i];
-    int first = !p->unsupported[0];
+    int first = 1;
     for (int k = 0; k < i && first; k++) /* once per profile and precision */
-      first = strcmp(s->points[k].profile, p->profile) || s->points[k].precision != p->precision || s->points[k].unsupported[0];
-    if (!first) continue;
-    unsigned long long fp;
-    if (accuracy_fingerprint(s, p->profile, p->precision, &fp, e)) {
-      free(b.buf);
-      return NULL;
-    }
-    double lo = 1, hi = 1;
-    int n = ratios_of(s, p->profile, p->precision, &lo, &hi);
-    strbuf_printf(&b, "%s\t%s\t%d\t%.17g\t%.17g\t%016llx\n", p->profile, model_dtype_name((model_dtype)p->precision), n,
-                  n ? lo : 1, n ? hi : 1, fp);
+      first = strcmp(s->points[k].profile, p->profile) || s->points[k].precision != p->precision;
+    if (first && accuracy_error_model(s, p->profile, p->precision, NULL, &m) && m.points)
+      ratios_row(&b, p->profile, model_dtype_name((model_dtype)p->precision), &m, fp);
   }
   char *t = strbuf_take(&b);
   if (!t) err_set(e, ERR_NOMEM, "out of memory");
@@ -551,12 +605,13 @@ char *accuracy_ratios_text(const accuracy_set *s, err_t *e) {
 }
 
 int accuracy_ratios_lookup(const char *text, const char *origin, const char *profile, int precision, unsigned long long fp,
-                           int *n, double *lo, double *hi, err_t *e) {
-  int line = 0, header = 0, found = 0;
+                           accuracy_error *m, err_t *e) {
+  int line = 0, header = 0, found = 0, all = 0;
+  accuracy_error every = {0};
   for (const char *l = text; *l && !found; line++) {
     const char *end = strchr(l, '\n');
     size_t len = end ? (size_t)(end - l) : strlen(l);
-    char buf[1024], *f[8];
+    char buf[1024], *f[9];
     if (len >= sizeof buf) return err_set(e, ERR_INPUT, "%s:%d: line too long", origin, line + 1), -1;
     memcpy(buf, l, len);
     buf[len] = 0;
@@ -568,21 +623,28 @@ int accuracy_ratios_lookup(const char *text, const char *origin, const char *pro
       continue;
     }
     int k = 0;
-    for (char *save = NULL, *t = strtok_r(buf, "\t", &save); t && k < 8; t = strtok_r(NULL, "\t", &save)) f[k++] = t;
-    model_dtype d;
-    long pts;
+    for (char *save = NULL, *t = strtok_r(buf, "\t", &save); t && k < 9; t = strtok_r(NULL, "\t", &save)) f[k++] = t;
+    model_dtype d = MODEL_FP32;
+    long pts, apts;
     char *x, *y, *z;
-    double a, b;
+    double c, sd;
     unsigned long long h;
-    if (k != 6 || model_dtype_parse(f[1], &d) || parse_int(f[2], 0, MAX_POINTS, &pts) || (a = strtod(f[3], &x), *x) ||
-        (b = strtod(f[4], &y), *y) || !(a > 0 && a <= b && isfinite(b)) || strlen(f[5]) != 16 || (h = strtoull(f[5], &z, 16), *z))
-      return err_set(e, ERR_INPUT, "%s:%d: expected 'profile<TAB>precision<TAB>points<TAB>lo<TAB>hi<TAB>fingerprint' (0 < lo <= hi)",
+    int star = k == 7 && strcmp(f[0], "*") == 0 && strcmp(f[1], "*") == 0;
+    if (k != 7 || (!star && model_dtype_parse(f[1], &d)) || parse_int(f[2], 1, MAX_POINTS, &pts) ||
+        (c = strtod(f[3], &x), *x) || !isfinite(c) || parse_int(f[4], pts, MAX_POINTS, &apts) ||
+        (sd = strtod(f[5], &y), *y) || !(sd >= 0 && isfinite(sd)) || strlen(f[6]) != 16 || (h = strtoull(f[6], &z, 16), *z) ||
+        (star && pts != apts))
+      return err_set(e, ERR_INPUT,
+                     "%s:%d: expected 'profile<TAB>precision<TAB>points<TAB>centre<TAB>all_points<TAB>sd<TAB>fingerprint' "
+                     "(1 <= points <= all_points, sd >= 0; points == all_points for '*')",
                      origin, line + 1), -1;
-    if (strcmp(f[0], profile) || (int)d != precision || h != fp) continue;
-    *n = (int)pts, *lo = a, *hi = b;
-    found = 1;
+    if (h != fp) continue;
+    accuracy_error r = {.points = (int)pts, .centre = c, .all_points = (int)apts, .sd = sd};
+    if (star) every = r, every.points = 0, all = 1;
+    else if (strcmp(f[0], profile) == 0 && (int)d == precision) *m = r, found = 1;
   }
-  if (!header && !found) return err_set(e, ERR_INPUT, "%s: no '" RATIOS_TAG "' line", origin), -1;
+  if (!header) return err_set(e, ERR_INPUT, "%s: no '" RATIOS_TAG "' line", origin), -1;
+  if (!found && all) *m = every, found = 1;
   return found;
 }
 
@@ -609,13 +671,10 @@ void accuracy_summarize(const accuracy_set *s, accuracy_summary *out) {
   }
   if (out->validated) {
     out->mean_signed /= out->validated;
-    if (abs_err) {
-      qsort(abs_err, (size_t)out->validated, sizeof *abs_err, cmp_double);
-      int k = out->validated;
-      out->median_abs = k % 2 ? abs_err[k / 2] : 0.5 * (abs_err[k / 2 - 1] + abs_err[k / 2]);
-    }
+    if (abs_err) out->median_abs = median_of(abs_err, out->validated);
   }
   free(abs_err);
+  accuracy_coverage_run(s, ACCURACY_LEVEL, &out->coverage);
 }
 
 /* ---- reports ---- */
@@ -630,6 +689,12 @@ static void summary_lines(strbuf *b, const accuracy_summary *sum, const char *pr
   if (sum->validated)
     strbuf_printf(b, "%smedian |error| %.1f%%, worst %.1f%%, mean signed error %+.1f%%, %d above 25%%\n", prefix,
                   100 * sum->median_abs, 100 * sum->worst_abs, 100 * sum->mean_signed, sum->above_25);
+  const accuracy_coverage *c = &sum->coverage;
+  if (c->points)
+    strbuf_printf(b, "%scoverage, leave-one-source-out: the %.0f%% validated interval from the other sources' points holds %d of %d "
+                     "(%.1f%%); median interval %.3f .. %.3f of the prediction (width %.3f)\n",
+                  prefix, 100 * c->level, c->covered, c->points, 100.0 * c->covered / c->points, c->median_lo, c->median_hi,
+                  c->median_width);
 }
 
 char *accuracy_table(const accuracy_set *s, const accuracy_summary *sum) {
@@ -698,6 +763,14 @@ cJSON *accuracy_json(const accuracy_set *s, const accuracy_summary *sum) {
     else {
       cJSON_AddNumberToObject(q, "predicted", p->predicted);
       cJSON_AddNumberToObject(q, "error", p->error);
+      double lo, hi;
+      int in;
+      if (loso(s, i, sum->coverage.level, &lo, &hi, &in)) {
+        cJSON *c = cJSON_AddObjectToObject(q, "left_out");
+        cJSON_AddNumberToObject(c, "lo_factor", lo);
+        cJSON_AddNumberToObject(c, "hi_factor", hi);
+        cJSON_AddBoolToObject(c, "covered", in);
+      }
     }
   }
   cJSON_AddNumberToObject(o, "points", sum->points);
@@ -711,6 +784,13 @@ cJSON *accuracy_json(const accuracy_set *s, const accuracy_summary *sum) {
   cJSON_AddStringToObject(o, "worst", sum->worst >= 0 ? s->points[sum->worst].name : "");
   cJSON_AddNumberToObject(o, "mean_signed_error", sum->mean_signed);
   cJSON_AddNumberToObject(o, "above_25_percent", sum->above_25);
+  cJSON *c = cJSON_AddObjectToObject(o, "coverage");
+  cJSON_AddNumberToObject(c, "level", sum->coverage.level);
+  cJSON_AddNumberToObject(c, "points", sum->coverage.points);
+  cJSON_AddNumberToObject(c, "covered", sum->coverage.covered);
+  cJSON_AddNumberToObject(c, "median_lo_factor", sum->coverage.median_lo);
+  cJSON_AddNumberToObject(c, "median_hi_factor", sum->coverage.median_hi);
+  cJSON_AddNumberToObject(c, "median_width", sum->coverage.median_width);
   return j;
 }
 

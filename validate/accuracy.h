@@ -77,41 +77,73 @@ void accuracy_destroy(accuracy_set *s); /* NULL is a no-op */
  * and message (it counts as failed in the summary); the call itself fails only with ERR_NOMEM. */
 int accuracy_run(accuracy_set *s, err_t *e);
 
-/* Keeps only the points of profile `profile` (a bundled name, as the points file names it) at
- * precision `precision` (model_dtype), in order: the kind of run a prediction's validated error is
- * taken from (sim/interval.h). Returns how many are kept. */
-int accuracy_select(accuracy_set *s, const char *profile, int precision);
+/* ---- the validated error (docs/memory.md, "How sure"; docs/accuracy.md, "Coverage") ----
+ * Over the validated points, r = true / predicted iteration time (published / predicted throughput,
+ * published / predicted hours). The error of a new run of one kind (profile, precision) is modelled
+ * in log r: centred on the mean of that kind's points (what its card and precision share), or of
+ * every point where the kind has none; spread by the standard deviation of log r over every point
+ * (the error across families: a user's model is a family of its own, so one family's miss is not
+ * the width of another's interval, and a kind without points still has the whole set's). The
+ * interval at level L: exp(centre -+ t sd sqrt(1 + 1/n)), t Student's quantile (1 + L) / 2 with
+ * n - 1 degrees of freedom, n every validated point; widened to contain 1 (the prediction is always
+ * inside its interval). accuracy_coverage checks it by leave-one-source-out. */
+typedef struct {
+  int points;     /* of the kind (0: centred on every point) */
+  double centre;  /* mean log r over the kind's points, or over every point */
+  int all_points; /* every validated point (< 2: no spread, factors 1 and 1) */
+  double sd;      /* standard deviation of log r over every validated point */
+} accuracy_error;
 
-/* Over the validated points of s (predicted, not inputs), the range of true / predicted time per
- * iteration: published / predicted throughput for samples and tokens, published / predicted hours
- * for hours. Returns how many points it covers (0: *lo, *hi untouched). */
-int accuracy_time_ratios(const accuracy_set *s, double *lo, double *hi);
+/* The level the reports' coverage is measured at: predict's default (sim/cli/buyopts.h). */
+#define ACCURACY_LEVEL 0.9
 
-/* ---- the validated ratios, cached (docs/memory.md, "How sure") ----
- * Predicting the published points of one profile and precision takes about 30 ms a point, and every
- * interval needs them (sim/interval.h). The build writes them once for every profile and precision
- * of the bundled points file (`ddpsim accuracy --ratios FILE`), each row with a fingerprint of what
- * the ratios depend on besides ddpsim's code (which the build ties them to): ddpsim's version, the
- * points file's text, and the bytes of every model, topology and profile file its points of that
- * profile and precision name, resolved as accuracy_run resolves them. A row is used only where the
- * fingerprint of the inputs in use is the same; any other case predicts the points again. The file:
- *   `# comment` lines; then `ddpsim-ratios 1`; then one row per profile and precision, fields
- *   separated by tabs: profile, precision (fp32, fp16, bf16), points, lo, hi (as
- *   accuracy_time_ratios gives them; 1 and 1 with 0 points), fingerprint (16 hex digits). */
+/* The error model of (profile, precision) over the validated points of s (after accuracy_run);
+ * points of the group `leave_out` are left out (NULL: none). Returns m->all_points. */
+int accuracy_error_model(const accuracy_set *s, const char *profile, int precision, const char *leave_out,
+                         accuracy_error *m);
 
-/* The fingerprint of (profile, precision) over the points of s (all of them, or those
- * accuracy_select kept). ERR_OK; an input file's error (ERR_INPUT, ERR_IO) with its path. */
-int accuracy_fingerprint(const accuracy_set *s, const char *profile, int precision, unsigned long long *fp, err_t *e);
+/* The factors on the predicted time at level in (0, 1): *lo <= 1 <= *hi (1 and 1 with fewer than 2
+ * points). */
+void accuracy_error_factors(const accuracy_error *m, double level, double *lo, double *hi);
 
-/* The cache's text for every profile and precision that s's supported points have, after
- * accuracy_run. NULL with e set (ERR_NOMEM, or an input file's error). The caller frees it. */
+/* Leave-one-source-out: each validated point's interval at `level` from the points of the other
+ * groups alone, and whether its true time falls inside. */
+typedef struct {
+  double level;
+  int points, covered;              /* validated points with an interval (other groups have >= 2) */
+  double median_lo, median_hi;      /* of the factors */
+  double median_width;              /* of hi - lo */
+} accuracy_coverage;
+void accuracy_coverage_run(const accuracy_set *s, double level, accuracy_coverage *out);
+
+/* ---- the validated error, cached ----
+ * Predicting the published points takes about 30 ms a point (1.6 s for the 52 bundled), more than a
+ * prediction itself, and every interval needs them (sim/interval.h). The build writes the error
+ * model once for every profile and precision of the bundled points file (`ddpsim accuracy --ratios
+ * FILE`), each row with a fingerprint of what the error depends on besides ddpsim's code (which
+ * the build ties it to): ddpsim's version, the points file's text, and the bytes of every model,
+ * topology and profile file its points name, resolved as accuracy_run resolves them (every point:
+ * the spread is the whole set's). A row is used only where the fingerprint of the inputs in use is
+ * the same; any other case predicts the points again. The file:
+ *   `# comment` lines; then `ddpsim-ratios 2`; then rows, fields separated by tabs: profile,
+ *   precision (fp32, fp16, bf16), points, centre, all_points, sd (accuracy_error's fields),
+ *   fingerprint (16 hex digits); one row per profile and precision with points, and one whose
+ *   profile and precision are `*`: every point (points == all_points, the kinds without points). */
+
+/* The fingerprint of the points of s (every supported one). ERR_OK; an input file's error
+ * (ERR_INPUT, ERR_IO) with its path. */
+int accuracy_fingerprint(const accuracy_set *s, unsigned long long *fp, err_t *e);
+
+/* The cache's text, after accuracy_run. NULL with e set (ERR_NOMEM, or an input file's error). The
+ * caller frees it. */
 char *accuracy_ratios_text(const accuracy_set *s, err_t *e);
 
-/* Looks (profile, precision, fingerprint fp) up in a cache's text (named origin in messages): 1 and
- * *n, *lo, *hi when its row is there with that fingerprint, 0 when not (absent, or another
- * fingerprint: stale). A malformed text: -1 and `origin:line: what is wrong` in e (ERR_INPUT). */
+/* Looks (profile, precision) up in a cache's text (named origin in messages) for fingerprint fp: 1
+ * and *m when the kind's row, or else the `*` row (m->points 0), is there with that fingerprint; 0
+ * when neither is (absent, or another fingerprint: stale). A malformed text: -1 and
+ * `origin:line: what is wrong` in e (ERR_INPUT). */
 int accuracy_ratios_lookup(const char *text, const char *origin, const char *profile, int precision, unsigned long long fp,
-                           int *n, double *lo, double *hi, err_t *e);
+                           accuracy_error *m, err_t *e);
 
 typedef struct {
   int points, groups;          /* in the file; independent sources */
@@ -121,6 +153,7 @@ typedef struct {
   double mean_signed;
   int worst;                   /* index of the worst validated point, -1 when none */
   int above_25;                /* validated points with |error| > 25% */
+  accuracy_coverage coverage;  /* at ACCURACY_LEVEL */
 } accuracy_summary;
 
 void accuracy_summarize(const accuracy_set *s, accuracy_summary *out);

@@ -101,11 +101,11 @@ void buyopts_table(buyopts *b, cli_opt t[BUYOPTS_COUNT]) {
       {"grid-kgco2-per-kwh", 0, CLI_DOUBLE, &b->grid, "X", "the grid's carbon intensity, kg CO2 per kWh: the CO2",
        CLI_MIN_OPEN | CLI_MAX, 0, 10},
       {"interval", 0, CLI_FLAG, &b->interval_asked, NULL,
-       "lo/hi of the main figures (the default): the profile's uncertainty drawn and\nsimulated, times the validated error of published runs on the same profile\nand precision (docs/memory.md, \"How sure\")"},
+       "lo/hi of the main figures (the default): the profile's uncertainty drawn and\nsimulated, with ddpsim's error against published runs (centred on those of the\nsame profile and precision), in quadrature (docs/memory.md, \"How sure\")"},
       {"no-interval", 0, CLI_FLAG, &b->no_interval, NULL, "the nominal figures only: no draws simulated, no lo/hi"},
       {"draws", 0, CLI_INT, &b->draws, "N", "the interval's profiles drawn from the profile's uncertainty (default " CLI_TEXT(BUYOPTS_DRAWS) ")", CLI_MIN | CLI_MAX,
-       0, 1000},
-      {"level", 0, CLI_DOUBLE, &b->level, "X", "the interval's profile part: its central interval (default " CLI_TEXT(BUYOPTS_LEVEL) ")",
+       0, INTERVAL_MAX_DRAWS},
+      {"level", 0, CLI_DOUBLE, &b->level, "X", "the interval's level, both parts (default " CLI_TEXT(BUYOPTS_LEVEL) ")",
        CLI_MIN_OPEN | CLI_MAX_OPEN, 0, 1},
       {0}};
   memcpy(t, table, sizeof table);
@@ -155,23 +155,22 @@ int buyopts_memory(cli_ctx *x, const buyopts *b, const sim_config *c, memory_par
   return CLI_OK;
 }
 
-/* The validated ratios of (profile, precision) from the running program's cache (validate/
- * accuracy.h): *found 1 with *n, *lo, *hi when its row is there with the fingerprint of set's
- * inputs, 0 when there is no cache, no such row (stale), or an input of the points cannot be read
- * (the points predicted then say which). The status: ERR_OK, or why the cache could not be read
- * (ERR_IO) or is malformed (ERR_INPUT), with e set. */
-static int cached_ratios(const accuracy_set *set, const char *profile, int prec, int *found, int *n, double *lo, double *hi,
-                         err_t *e) {
+/* The validated error of (profile, precision) from the running program's cache (validate/
+ * accuracy.h): *found 1 with *m when the cache has it with the fingerprint of set's inputs, 0 when
+ * there is no cache, no such row (stale), or an input of the points cannot be read (the points
+ * predicted then say which). The status: ERR_OK, or why the cache could not be read (ERR_IO) or is
+ * malformed (ERR_INPUT), with e set. */
+static int cached_error(const accuracy_set *set, const char *profile, int prec, int *found, accuracy_error *m, err_t *e) {
   char path[1024];
   struct stat st;
   *found = 0;
   if (data_ratios_path(path, sizeof path) || stat(path, &st) != 0) return ERR_OK;
   unsigned long long fp;
   err_t fe;
-  if (accuracy_fingerprint(set, profile, prec, &fp, &fe)) return ERR_OK;
+  if (accuracy_fingerprint(set, &fp, &fe)) return ERR_OK;
   char *text = txt_read_file(path, NULL);
   if (!text) return err_set(e, ERR_IO, "%s: cannot read: %s", path, strerror(errno));
-  *found = accuracy_ratios_lookup(text, path, profile, prec, fp, n, lo, hi, e);
+  *found = accuracy_ratios_lookup(text, path, profile, prec, fp, m, e);
   free(text);
   return *found < 0 ? ERR_INPUT : ERR_OK;
 }
@@ -202,11 +201,14 @@ int buyopts_interval(cli_ctx *x, const buyopts *b, const char *profile_arg, cons
   free(cfgs);
   profile_draws_free(&d);
   if (rc) return cli_fail(x, rc, "%s", e.msg);
-  /* The validated part: the published points of this profile and precision, predicted once. */
+  /* The validated part: the published points, predicted once. */
   model_dtype prec = sim_precision(c);
+  accuracy_error m = {0};
+  double lo = 1, hi = 1;
   for (int k = 0; known && k < known->n; k++)
     if (known->e[k].profile == c->profile && known->e[k].precision == (int)prec) {
-      interval_validated(iv, known->e[k].points, known->e[k].lo, known->e[k].hi);
+      accuracy_error_factors(&known->e[k].m, b->level, &lo, &hi);
+      interval_validated(iv, known->e[k].m.points, known->e[k].m.all_points, lo, hi);
       iv->validated_cached = known->e[k].cached;
       return CLI_OK;
     }
@@ -214,24 +216,21 @@ int buyopts_interval(cli_ctx *x, const buyopts *b, const char *profile_arg, cons
   snprintf(path, sizeof path, "%s/validate/published.txt", data_dir());
   struct stat st;
   if (stat(path, &st) != 0 && errno == ENOENT) { /* a data dir of the user's own, without published points */
-    interval_validated(iv, 0, 1, 1);
+    interval_validated(iv, 0, 0, 1, 1);
     return CLI_OK;
   }
   if ((rc = accuracy_load(path, &set, &e))) return cli_fail(x, rc, "%s", e.msg);
-  double lo = 1, hi = 1;
   int cached = 0;
-  n = 0;
-  if (accuracy_select(set, profile_name(c->profile), (int)prec) > 0) {
-    rc = cached_ratios(set, profile_name(c->profile), (int)prec, &cached, &n, &lo, &hi, &e);
-    if (!rc && !cached && !(rc = accuracy_run(set, &e))) n = accuracy_time_ratios(set, &lo, &hi);
-  }
+  rc = cached_error(set, profile_name(c->profile), (int)prec, &cached, &m, &e);
+  if (!rc && !cached && !(rc = accuracy_run(set, &e))) accuracy_error_model(set, profile_name(c->profile), (int)prec, NULL, &m);
   accuracy_destroy(set);
   if (rc) return cli_fail(x, rc, "%s", e.msg);
-  interval_validated(iv, n, lo, hi);
+  accuracy_error_factors(&m, b->level, &lo, &hi);
+  interval_validated(iv, m.points, m.all_points, lo, hi);
   iv->validated_cached = cached > 0;
   if (known && known->n < (int)(sizeof known->e / sizeof *known->e)) {
     known->e[known->n].profile = c->profile, known->e[known->n].precision = (int)prec;
-    known->e[known->n].points = n, known->e[known->n].lo = lo, known->e[known->n].hi = hi;
+    known->e[known->n].m = m;
     known->e[known->n].cached = cached > 0;
     known->n++;
   }

@@ -5,6 +5,7 @@
 #ifndef DDPSIM_BUYOPTS_H
 #define DDPSIM_BUYOPTS_H
 
+#include "accuracy.h"
 #include "budget.h"
 #include "cli.h"
 #include "interval.h"
@@ -26,12 +27,12 @@ typedef struct {
                          (buyopts_check sets it from the flags below) */
   int interval_asked, no_interval; /* --interval, --no-interval as given */
   int draws;          /* profiles drawn for it (BUYOPTS_DRAWS; -1 until buyopts_check: not given) */
-  double level;       /* of the profile part's central interval (BUYOPTS_LEVEL; -1 until checked) */
+  double level;       /* of the interval, both parts (BUYOPTS_LEVEL; -1 until checked) */
 } buyopts;
 
 /* The interval's defaults (their text in --help: CLI_TEXT). */
 #define BUYOPTS_DRAWS 16
-#define BUYOPTS_LEVEL 0.9
+#define BUYOPTS_LEVEL ACCURACY_LEVEL /* the level `ddpsim accuracy` measures the coverage at */
 
 #define BUYOPTS_COUNT 13 /* entries of the table, its end included */
 
@@ -67,18 +68,19 @@ typedef struct {
   int n;
   struct {
     const profile_t *profile;
-    int precision, points;
-    double lo, hi;
+    int precision;
+    accuracy_error m; /* the validated error model (validate/accuracy.h) */
     int cached;
   } e[16];
 } buyopts_validated;
 
 /* The interval of c's prediction (nominal iteration nominal_s, jittered as sim_result.jittered
  * says): profile_arg's (a file or bundled name) document drawn b->draws times, simulated in `jobs`
- * processes (sim/interval.h), and the validated error of the published points of the same profile
- * and precision (validate/published.txt in the data dir), taken from *known when it has them, else
- * from the program's cache (validate/accuracy.h) when its row's inputs are the ones in use, else
- * predicted; then added to *known (known may be NULL). The status; *iv filled on CLI_OK. */
+ * processes (sim/interval.h), and the validated error of the published points
+ * (validate/published.txt in the data dir: centred on those of the same profile and precision,
+ * spread over all), taken from *known when it has them, else from the program's cache
+ * (validate/accuracy.h) when its inputs are the ones in use, else predicted; then added to *known
+ * (known may be NULL). The status; *iv filled on CLI_OK. */
 int buyopts_interval(cli_ctx *x, const buyopts *b, const char *profile_arg, const sim_config *c, double nominal_s,
                      int jittered, int jobs, buyopts_validated *known, interval_t *iv);
 

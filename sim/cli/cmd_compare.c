@@ -144,6 +144,7 @@ int cmd_compare(cli_ctx *x, int argc, char **argv) {
       goto end;
     }
     in[i].model = model;
+    en->profile_arg = s->profile[0] ? s->profile : o.profile;
     simopts_config(&os, &in[i], &en->cfg);
     en->cfg.nodes = s->nodes ? s->nodes : nodes;
     en->cfg.bucket_cap_mb = scap;

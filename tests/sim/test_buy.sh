@@ -69,26 +69,36 @@ expect 2 "--max-hours needs the samples to train" -- sweep --nodes 1,2 --max-hou
 # How sure: --interval's factors, and its validated part recomputed from `ddpsim accuracy`.
 "$ddpsim" predict --model resnet50 --nodes 2 --interval --samples 1e7 --price 2 --json >"$tmp/i.json"
 "$ddpsim" accuracy --json >"$tmp/acc.json" 2>/dev/null
-check "predict --interval: lo <= nominal <= hi, the factors multiply, the validated range is accuracy's" python3 -c '
-import json, re, sys
+check "predict --interval: lo <= nominal <= hi, the parts add in quadrature, the validated part is accuracy's error model" python3 -c '
+import json, math, re, sys
 d = json.load(open(sys.argv[1])); iv = d["interval"]
 t, s = d["iteration_s"], d["samples_per_s"]
-close = lambda a, b: abs(a - b) <= 1e-9 * abs(b)
+close = lambda a, b, r=1e-9: abs(a - b) <= r * abs(b)
+L = math.log
 assert iv["draws"] == 16 and iv["profile_lo_factor"] <= 1 <= iv["profile_hi_factor"], iv
-assert close(iv["iteration_s"]["lo"], t * iv["profile_lo_factor"] * iv["validated_lo_factor"]), iv
-assert close(iv["iteration_s"]["hi"], t * iv["profile_hi_factor"] * iv["validated_hi_factor"]), iv
+assert close(iv["iteration_s"]["lo"], t * math.exp(-math.hypot(L(iv["profile_lo_factor"]), L(iv["validated_lo_factor"])))), iv
+assert close(iv["iteration_s"]["hi"], t * math.exp(math.hypot(L(iv["profile_hi_factor"]), L(iv["validated_hi_factor"])))), iv
 assert iv["samples_per_s"]["lo"] < s < iv["samples_per_s"]["hi"], iv
 assert close(iv["samples_per_s"]["lo"] * iv["iteration_s"]["hi"], s * t), iv
 assert close(iv["cost"]["hi"] / d["budget"]["cost"], iv["iteration_s"]["hi"] / t), iv
-# The validated part: v100-dgx1v fp16 points, true / predicted time (images/s: predicted / published).
-ratios = []
+# The validated part (validate/accuracy.h): log(true / predicted time) (images/s: predicted /
+# published), centred on the v100-dgx1v fp16 points, spread by the sd over every validated point;
+# its half-width over sd sqrt(1 + 1/n) is Student'"'"'s t(0.95, n - 1), 1.676 for n = 51.
+mine, every = [], []
 for p in json.load(open(sys.argv[2]))["points"]:
     m = re.search(r"(\S+), \S+, \d+ x \d+, batch \d+, (fp32|fp16|bf16)", p.get("scenario", ""))
-    if p["kind"] != "validation" or "predicted" not in p or not m or m.group(1) != "v100-dgx1v" or m.group(2) != "fp16":
+    if p["kind"] != "validation" or "predicted" not in p or not m:
         continue
-    ratios.append(p["published"] / p["predicted"] if p["unit"] == "hours" else p["predicted"] / p["published"])
-assert iv["validated_points"] == len(ratios) > 0, (iv, ratios)
-assert close(iv["validated_lo_factor"], min(1, min(ratios))) and close(iv["validated_hi_factor"], max(1, max(ratios))), (iv, ratios)
+    l = L(p["published"] / p["predicted"] if p["unit"] == "hours" else p["predicted"] / p["published"])
+    every.append(l)
+    if (m.group(1), m.group(2)) == ("v100-dgx1v", "fp16"):
+        mine.append(l)
+n = len(every); mean = sum(every) / n; sd = math.sqrt(sum((x - mean) ** 2 for x in every) / (n - 1))
+lo, hi = L(iv["validated_lo_factor"]), L(iv["validated_hi_factor"])
+assert iv["validated_points"] == len(mine) > 0 and iv["validated_all_points"] == n, (iv, len(mine), n)
+assert lo < 0 < hi and close((lo + hi) / 2, sum(mine) / len(mine), 1e-6), (iv, sum(mine) / len(mine))
+tq = (hi - lo) / 2 / (sd * math.sqrt(1 + 1 / n))
+assert (n != 51 or 1.67 < tq < 1.68) and 1.6 < tq < 2.1, (tq, n)
 ' "$tmp/i.json" "$tmp/acc.json"
 # (the bundled A100 profile without its uncertainty object, which states its host costs' only)
 python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); del d["uncertainty"]; json.dump(d, open(sys.argv[2], "w"))' \
@@ -151,11 +161,33 @@ assert b["iteration_s"] != a["iteration_s"], "the jitter changed nothing"
 assert (ia["profile_lo_factor"], ia["profile_hi_factor"]) == (ib["profile_lo_factor"], ib["profile_hi_factor"]), (ia, ib)
 assert ib["iteration_s"]["lo"] <= b["iteration_s"] <= ib["iteration_s"]["hi"], ib' "$tmp/j0.json" "$tmp/j1.json"
 "$ddpsim" predict --model resnet50 --profile h100-dgxh100 --topology dgxh100-ib --draws 4 >"$tmp/h0.txt"
-check "no published run of the profile and precision (H100, fp16): the table says the interval leaves out ddpsim's own error" \
-  grep -q "^# note: no published run of this profile and precision to validate against" "$tmp/h0.txt"
+check "no published run of the profile and precision (H100, fp16): the table says the validated part is every point's" \
+  grep -q "^# note: no published run of this profile and precision: the validated part is the error over all" "$tmp/h0.txt"
 "$ddpsim" predict --model resnet50 --interval --draws 4 >"$tmp/it.txt"
 check "... and says nothing of the kind where there are (V100, fp16)" test -z "$(grep 'no published run of this profile' "$tmp/it.txt")"
-check "the table shows the interval" grep -q '^iteration interval .* s   (profile: 4 draws, 90% central; validated: [0-9]* published point' "$tmp/it.txt"
+check "the table shows the interval" \
+  grep -q '^iteration interval .* s   (90%; profile: 4 draws; validated: [0-9]* published points of this kind, spread of [0-9]*)' "$tmp/it.txt"
+# No interval of zero width (issue 49): every bundled profile at every precision it runs, the
+# calibrated profile (h100-measured: no uncertainty object of its own, no published point), and
+# the A100 profile stripped of its uncertainty; where the kind has no published point the validated
+# part is every point's, centred on their mean, so the width is never 0.
+for prof in v100-dgx1v:dgx1v-ib p100-dgx1:dgx1-p100 a100-dgxa100:dgxa100-ib h100-dgxh100:dgxh100-ib h100-measured:dgxh100-ib; do
+  for prec in fp32 fp16 bf16; do
+    "$ddpsim" predict --model resnet50 --profile "${prof%%:*}" --topology "${prof##*:}" --precision $prec --draws 4 --json \
+      >"$tmp/w.json" 2>"$tmp/w.err" || { grep -q "bf16" "$tmp/w.err" && continue; }
+    check "${prof%%:*} $prec: lo <= nominal <= hi, lo < hi" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1])); iv = d["interval"]; lo, hi = iv["iteration_s"]["lo"], iv["iteration_s"]["hi"]
+assert lo <= d["iteration_s"] <= hi and hi > 1.01 * lo, iv
+# The validated factors hold 1 (a kind whose points all lie on one side widens that side to 1).
+assert iv["validated_all_points"] > 0 and iv["validated_lo_factor"] <= 1 <= iv["validated_hi_factor"], iv
+assert iv["validated_hi_factor"] > 1.01 * iv["validated_lo_factor"], iv' "$tmp/w.json"
+  done
+done
+check "... the A100 profile without uncertainty too (no draws)" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1])); iv = d["interval"]
+assert iv["draws"] == 0 and iv["iteration_s"]["lo"] < d["iteration_s"] < iv["iteration_s"]["hi"], iv' "$tmp/a.json"
 # --price auto|CLASS: the bundled table's example for the profile's card, its date and source said.
 h100=(--model resnet50 --profile h100-dgxh100 --topology dgxh100-ib --samples 1e7)
 "$ddpsim" predict "${h100[@]}" --price auto --json >"$tmp/pa.json"

@@ -15,7 +15,11 @@ static void entry(compare_entry *x, const char *label, double train_s, double co
   x->budget.gpu_hours = train_s / 3600 * 8;
   x->p.samples_per_s = 1000;
   x->p.sim.gpus = 8;
-  if (iv_lo > 0) x->has_iv = 1, x->iv.nominal_s = 1, x->iv.lo_s = iv_lo, x->iv.hi_s = iv_hi;
+  /* An interval of its validated part alone (no draws, no profile of its own: nothing paired). */
+  if (iv_lo > 0) {
+    x->has_iv = 1, x->iv.level = 0.9, x->iv.nominal_s = 1, x->iv.lo_s = iv_lo, x->iv.hi_s = iv_hi;
+    x->iv.profile_lo = x->iv.profile_hi = 1, x->iv.validated_lo = iv_lo, x->iv.validated_hi = iv_hi;
+  }
 }
 
 int main(void) {
@@ -44,21 +48,49 @@ int main(void) {
   compare_entry v[2];
   compare_margin m;
   /* A 7200 s at 230.5, B 5940.8 s at 251.35: B saves (7200 - 5940.8) / 7200 = 17.49% of the time for
-   * (251.35 - 230.5) / 230.5 = 9.05% more cost. Intervals: A 6480..7920 s, B (0.85..1.15) 5049.68..6831.92 s:
-   * they overlap, within the uncertainty. */
+   * (251.35 - 230.5) / 230.5 = 9.05% more cost. Intervals A 0.9..1.1, B 0.85..1.15, not paired: B / A
+   * = 0.825111 within exp(-+hypot) of B's lo with A's hi, B's hi with A's lo (sim/interval.h):
+   * saved 1 - 0.825111 exp(hypot(log 1.15, log 0.9)) = 1.71% .. 1 - 0.825111 exp(-hypot(log 0.85,
+   * log 1.1)) = 31.66%: above 0, not within the uncertainty (their intervals overlap, but overlap is
+   * not the question: the difference is). */
   entry(&v[0], "A", 7200, 230.5, 0.9, 1.1);
   entry(&v[1], "B", 5940.8, 251.35, 0.85, 1.15);
   compare_margin_of(v, 0, 1, &m);
   CHECK(m.faster == 1 && m.slower == 0 && check_close(1259.2 / 7200, m.time_saved, 0, 1e-12) &&
-            check_close(20.85 / 230.5, m.cost_change, 0, 1e-12) && m.by_cost && m.within == 1,
-        "margin by hand: saved %.6f, change %.6f, within %d", m.time_saved, m.cost_change, m.within);
-  CHECK(!strcmp(m.text, "B saves 17.5% of the time for 9.0% more cost; within the uncertainty: yes"), "text: %s", m.text);
+            check_close(20.85 / 230.5, m.cost_change, 0, 1e-12) && m.by_cost && m.within == 0 && !m.paired_draws &&
+            !m.paired_kind && check_close(0.0170636, m.saved_lo, 1e-6, 0) && check_close(0.3165776, m.saved_hi, 1e-6, 0),
+        "margin by hand: saved %.6f (%.6f .. %.6f), change %.6f, within %d", m.time_saved, m.saved_lo, m.saved_hi,
+        m.cost_change, m.within);
+  CHECK(!strcmp(m.text, "B saves 17.5% of the time (90%: 1.7% .. 31.7%) for 9.0% more cost; within the uncertainty: no"),
+        "text: %s", m.text);
   compare_margin_of(v, 1, 0, &m);
   CHECK(m.faster == 1 && m.slower == 0, "the order of the pair does not change the margin");
-  /* B's interval 0.95..1.05: 5643.76..6237.84 s, below A's 6480: not within. */
-  entry(&v[1], "B", 5940.8, 251.35, 0.95, 1.05);
+  /* Both 0.7..1.3: saved 1 - 0.825111 exp(hypot(log 1.3, log 0.7)) = -28.47% .. 47.01%: within. */
+  entry(&v[0], "A", 7200, 230.5, 0.7, 1.3);
+  entry(&v[1], "B", 5940.8, 251.35, 0.7, 1.3);
   compare_margin_of(v, 0, 1, &m);
-  CHECK(m.within == 0 && strstr(m.text, "; within the uncertainty: no"), "disjoint intervals: %s", m.text);
+  CHECK(m.within == 1 && check_close(-0.2847195, m.saved_lo, 1e-6, 0) && check_close(0.4700724, m.saved_hi, 1e-6, 0) &&
+            strstr(m.text, "(90%: -28.5% .. 47.0%)") && strstr(m.text, "; within the uncertainty: yes"),
+        "wide intervals: %s", m.text);
+  /* Paired draws (one profile document): A's four draws 1, 1, 1, 1, B's 0.9, 1.0, 1.05, 1.1 of their
+   * references; the validated parts 1. B / A's draws sorted, central 90% (GSL's quantiles, linear
+   * between order statistics): 0.915 .. 1.0925; saved 1 - 0.825111 x 1.0925 = 9.857% .. 24.502%. */
+  entry(&v[0], "A", 7200, 230.5, 1, 1);
+  entry(&v[1], "B", 5940.8, 251.35, 1, 1);
+  static const double bd[4] = {0.9, 1.0, 1.05, 1.1};
+  for (int k = 0; k < 2; k++) {
+    v[k].profile_arg = "p.json";
+    v[k].iv.draws = 4;
+    for (int d = 0; d < 4; d++) v[k].iv.draw_ratio[d] = k ? bd[d] : 1;
+  }
+  compare_margin_of(v, 0, 1, &m);
+  CHECK(m.paired_draws && !m.paired_kind && m.within == 0 && check_close(0.0985661, m.saved_lo, 1e-6, 0) &&
+            check_close(0.2450233, m.saved_hi, 1e-6, 0),
+        "paired draws: %d, %.6f .. %.6f", m.paired_draws, m.saved_lo, m.saved_hi);
+  v[1].profile_arg = "q.json"; /* another document: its draws are not A's; the profile factors 1 and 1 */
+  compare_margin_of(v, 0, 1, &m);
+  CHECK(!m.paired_draws && check_close(m.saved_lo, m.saved_hi, 1e-12, 0), "not paired: the factors alone (%.6f .. %.6f)",
+        m.saved_lo, m.saved_hi);
   /* No price for A: GPU-hours, A 16, B 13.2018 (8 GPUs): 17.49% less; no interval for A: no verdict. */
   entry(&v[0], "A", 7200, 0, 0, 0);
   compare_margin_of(v, 0, 1, &m);

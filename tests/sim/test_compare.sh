@@ -57,17 +57,39 @@ check "an OOM setup: exit 0, 'fits the card NO', its OOM line and the decision n
 # --interval: lo/hi per setup, and the verdict is whether the time intervals overlap.
 "$ddpsim" compare "${job[@]}" --interval --draws 4 --setup topology=dgx1v-ib,nodes=2 --setup topology=dgx1v-ib,nodes=8 \
   --json >"$tmp/i.json"
-check "--interval: train_s within lo..hi, within_uncertainty = the intervals overlap" python3 -c '
+check "--interval: train_s within lo..hi, within_uncertainty = the time saved's paired interval reaches 0" python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1])); (a, b), (m,) = d["setups"], d["decisions"]
 for s in (a, b):
     assert s["train_s_lo"] <= s["train_s"] <= s["train_s_hi"], s
     assert s["samples_per_s_lo"] <= s["samples_per_s"] <= s["samples_per_s_hi"], s
 f, s = (a, b) if m["faster"] == a["name"] else (b, a)
-assert m["within_uncertainty"] == (f["train_s_hi"] >= s["train_s_lo"]), (m, f, s)
+assert m["time_saved_lo"] <= m["time_saved"] <= m["time_saved_hi"], m
+assert m["within_uncertainty"] == (m["time_saved_lo"] <= 0), m
+assert m["paired_draws"] is True and m["shared_validated_error"] is True, m   # one profile, one precision
 assert m["text"].endswith("within the uncertainty: " + ("yes" if m["within_uncertainty"] else "no")), m
 # 8 nodes against 2: about 4 times as fast, far outside the interval.
 assert m["faster"] == b["name"] and m["within_uncertainty"] is False, m' "$tmp/i.json"
+# Paired (issue 49): IB against 10 GbE on the same V100s share the profile's draws and the card's
+# validated error, so only what differs (the links' stated uncertainty) widens the difference: its
+# interval excludes 0, where the setups' own intervals overlap (the unpaired reading said "yes").
+"$ddpsim" compare "${job[@]}" --draws 8 --setup topology=dgx1v-ib,nodes=4,name=IB --setup topology=dgx1v-10gbe,nodes=4,name=eth \
+  --json >"$tmp/pair.json"
+check "compare IB vs 10 GbE: a paired difference whose interval excludes 0, though the intervals overlap" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1])); (ib, eth), (m,) = d["setups"], d["decisions"]
+assert m["faster"] == "IB" and m["paired_draws"] and m["shared_validated_error"], m
+assert 0 < m["time_saved_lo"] < m["time_saved"] < m["time_saved_hi"] < 1 and m["within_uncertainty"] is False, m
+assert ib["train_s_hi"] >= eth["train_s_lo"], (ib, eth)
+assert "(90%: " in m["text"], m["text"]' "$tmp/pair.json"
+# Different cards: nothing shared but the job; the difference's interval is wider than the paired one.
+"$ddpsim" compare --model resnet50 --draws 8 --setup topology=dgx1v-ib,name=V100 \
+  --setup topology=dgxa100-ib,profile=a100-dgxa100,name=A100 --json >"$tmp/cards.json"
+check "compare across cards: not paired, the validated errors independent" python3 -c '
+import json, sys
+(m,) = json.load(open(sys.argv[1]))["decisions"]
+assert m["paired_draws"] is False and m["shared_validated_error"] is False, m
+assert m["time_saved_lo"] < m["time_saved"] < m["time_saved_hi"] and m["time_saved_hi"] - m["time_saved_lo"] > 0.1, m' "$tmp/cards.json"
 "$ddpsim" compare --model resnet50 --interval --draws 4 --setup nodes=1 --setup nodes=2 >"$tmp/it.txt"
 check "the table shows interval rows" grep -qE '^  interval +[0-9.]+\.\.[0-9.]+ +[0-9.]+\.\.[0-9.]+$' "$tmp/it.txt"
 

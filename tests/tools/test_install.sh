@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installing: `cmake --install` into a fresh prefix puts ddpsim and ddpcalib in bin/, the bundled
-# models, topologies, profiles and published points (with the cache of validated ratios the build
+# models, topologies, profiles and published points (with the cache of the validated error the build
 # wrote) in share/ddpsim/, the docs in share/doc/ddpsim/; the installed tools find that data from
 # their own place (no DDPSIM_DATA_DIR, run from elsewhere, the source tree out of sight);
 # `pip install python/` gives the `ddpsim-export` command.

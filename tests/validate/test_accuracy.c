@@ -223,58 +223,104 @@ int main(void) {
         "--no-host-costs: %.6g chars/s with the profile's host costs, %.6g without (want 0.65 .. 0.9 of it)", host_on,
         host_off);
 
-  /* The ratios cache (validate/accuracy.h): two small points predicted, the text written, read back
-   * for its own fingerprint, and any change of the points' text (a figure, a comment) or of the
-   * precision asked for is a miss; malformed texts are named by line. */
+  /* The validated error (validate/accuracy.h): the factors by hand (Student's t(0.95, 4) =
+   * 2.131847), widened to contain 1; no spread below 2 points. */
+  {
+    accuracy_error m = {.points = 1, .centre = 0.1, .all_points = 5, .sd = 0.2};
+    double lo, hi, w = 2.131847 * 0.2 * sqrt(1.2);
+    accuracy_error_factors(&m, 0.9, &lo, &hi);
+    CHECK(fabs(lo - exp(0.1 - w)) < 1e-5 && fabs(hi - exp(0.1 + w)) < 1e-5, "factors %.6f .. %.6f, want %.6f .. %.6f", lo, hi,
+          exp(0.1 - w), exp(0.1 + w));
+    m.centre = 1, m.sd = 0.01;
+    accuracy_error_factors(&m, 0.9, &lo, &hi);
+    CHECK(lo == 1 && hi > exp(1), "an interval above 1 is widened down to 1: %.6f .. %.6f", lo, hi);
+    m.all_points = 1;
+    accuracy_error_factors(&m, 0.9, &lo, &hi);
+    CHECK(lo == 1 && hi == 1, "one point has no spread: %.6f .. %.6f", lo, hi);
+  }
+  /* Leave-one-source-out on five hand-made points (true / predicted time 1.0 and 1.1 from source A,
+   * 0.9 from B, of kind k; 1.5 and 1.45 from C, of kind j): each of A's and B's is inside the interval
+   * the other sources give; C's kind has no other point, so its interval is centred on A's and B's
+   * (about 0.71 .. 1.40) and misses both: 3 of 5. */
+  {
+    static const struct {
+      const char *group, *profile;
+      double r;
+    } hand[] = {{"A", "k", 1.0}, {"A", "k", 1.1}, {"B", "k", 0.9}, {"C", "j", 1.5}, {"C", "j", 1.45}};
+    accuracy_point pts[5];
+    memset(pts, 0, sizeof pts);
+    for (int k = 0; k < 5; k++) {
+      snprintf(pts[k].group, sizeof pts[k].group, "%s", hand[k].group);
+      snprintf(pts[k].profile, sizeof pts[k].profile, "%s", hand[k].profile);
+      pts[k].metric = ACCURACY_SAMPLES, pts[k].precision = MODEL_FP32;
+      pts[k].published = 100, pts[k].predicted = 100 * hand[k].r; /* a throughput: predicted / published is the time's */
+    }
+    accuracy_set hs = {.n = 5, .points = pts};
+    accuracy_coverage cv;
+    accuracy_coverage_run(&hs, 0.9, &cv);
+    CHECK(cv.points == 5 && cv.covered == 3 && cv.median_lo < 1 && cv.median_hi > 1 && cv.median_width > 0,
+          "coverage by hand: %d of %d, median %.3f .. %.3f", cv.covered, cv.points, cv.median_lo, cv.median_hi);
+    accuracy_error m;
+    int n = accuracy_error_model(&hs, "j", MODEL_FP32, "C", &m);
+    CHECK(n == 3 && m.points == 0 && fabs(m.centre - (log(1.1) + log(0.9)) / 3) < 1e-12,
+          "C left out: centred on every other point (%d, %d, %.6f)", n, m.points, m.centre);
+    n = accuracy_error_model(&hs, "k", MODEL_FP32, NULL, &m);
+    CHECK(n == 5 && m.points == 3 && fabs(m.centre - (log(1.1) + log(0.9)) / 3) < 1e-12, "kind k: its own 3 points' centre");
+  }
+
+  /* The cache (validate/accuracy.h): two small points predicted, the text written, read back for its
+   * own fingerprint; another precision falls back to the `*` row; any change of the points' text (a
+   * figure, a comment) is a miss; malformed texts are named by line. */
   const char *two = HEAD POINT("a", "30000") POINT("b", "60000");
   rc = accuracy_parse(two, "two.txt", &s, &e);
   CHECK(rc == ERR_OK, "two points: %s", e.msg);
   if (!rc) {
     accuracy_run(s, &e);
-    double lo = 0, hi = 0;
-    int n = accuracy_time_ratios(s, &lo, &hi);
+    accuracy_error want, got = {0};
+    int n = accuracy_error_model(s, "v100-dgx1v", MODEL_FP16, NULL, &want);
     char *text = accuracy_ratios_text(s, &e);
     unsigned long long fp = 0;
-    CHECK(text && accuracy_fingerprint(s, "v100-dgx1v", MODEL_FP16, &fp, &e) == ERR_OK, "ratios text: %s", e.msg);
-    int got_n = -1;
-    double got_lo = 0, got_hi = 0;
-    int found = text ? accuracy_ratios_lookup(text, "r.tsv", "v100-dgx1v", MODEL_FP16, fp, &got_n, &got_lo, &got_hi, &e) : -1;
-    CHECK(n == 2 && found == 1 && got_n == n && got_lo == lo && got_hi == hi,
-          "the cache gives back accuracy_time_ratios exactly: %d points %.17g..%.17g, got %d: %d %.17g..%.17g", n, lo, hi, found,
-          got_n, got_lo, got_hi);
-    CHECK(text && accuracy_ratios_lookup(text, "r.tsv", "v100-dgx1v", MODEL_FP32, fp, &got_n, &got_lo, &got_hi, &e) == 0,
-          "another precision: a miss");
+    CHECK(text && accuracy_fingerprint(s, &fp, &e) == ERR_OK, "ratios text: %s", e.msg);
+    int found = text ? accuracy_ratios_lookup(text, "r.tsv", "v100-dgx1v", MODEL_FP16, fp, &got, &e) : -1;
+    CHECK(n == 2 && want.points == 2 && want.sd > 0 && found == 1 && got.points == 2 && got.centre == want.centre &&
+              got.all_points == 2 && got.sd == want.sd,
+          "the cache gives back the error model exactly: %d points %.17g sd %.17g, got %d: %d %.17g sd %.17g", n, want.centre,
+          want.sd, found, got.points, got.centre, got.sd);
+    found = text ? accuracy_ratios_lookup(text, "r.tsv", "v100-dgx1v", MODEL_FP32, fp, &got, &e) : -1;
+    CHECK(found == 1 && got.points == 0 && got.all_points == 2 && got.centre == want.centre && got.sd == want.sd,
+          "another precision: the row of every point (%d, %d points)", found, got.points);
     accuracy_set *t = NULL;
     unsigned long long fp2 = fp, fp3 = fp;
     if (!accuracy_parse(HEAD POINT("a", "30001") POINT("b", "60000"), "two.txt", &t, &e)) {
-      accuracy_fingerprint(t, "v100-dgx1v", MODEL_FP16, &fp2, &e);
+      accuracy_fingerprint(t, &fp2, &e);
       accuracy_destroy(t);
     }
     if (!accuracy_parse("# a comment\n" HEAD POINT("a", "30000") POINT("b", "60000"), "two.txt", &t, &e)) {
-      accuracy_fingerprint(t, "v100-dgx1v", MODEL_FP16, &fp3, &e);
+      accuracy_fingerprint(t, &fp3, &e);
       accuracy_destroy(t);
     }
-    CHECK(fp2 != fp && fp3 != fp && text &&
-              accuracy_ratios_lookup(text, "r.tsv", "v100-dgx1v", MODEL_FP16, fp2, &got_n, &got_lo, &got_hi, &e) == 0,
-          "another figure or a comment changes the fingerprint, and the row is then stale (a miss)");
+    CHECK(fp2 != fp && fp3 != fp && text && accuracy_ratios_lookup(text, "r.tsv", "v100-dgx1v", MODEL_FP16, fp2, &got, &e) == 0 &&
+              accuracy_ratios_lookup(text, "r.tsv", "v100-dgx1v", MODEL_FP32, fp2, &got, &e) == 0,
+          "another figure or a comment changes the fingerprint, and every row is then stale (a miss)");
     free(text);
     accuracy_destroy(s);
   }
   static const struct {
     const char *text, *want;
   } badr[] = {
-      {"ddpsim-ratios 2\n", "r.tsv:1: expected 'ddpsim-ratios 1'"},
-      {"# nothing\n", "r.tsv: no 'ddpsim-ratios 1' line"},
-      {"ddpsim-ratios 1\nv100-dgx1v\tfp16\t3\t0.9\t1.2\n", "r.tsv:2: expected 'profile<TAB>precision"},
-      {"ddpsim-ratios 1\nv100-dgx1v\tfp8\t3\t0.9\t1.2\t0123456789abcdef\n", "r.tsv:2: expected"},
-      {"ddpsim-ratios 1\nv100-dgx1v\tfp16\t3\t1.3\t1.2\t0123456789abcdef\n", "(0 < lo <= hi)"},
-      {"ddpsim-ratios 1\n# c\nv100-dgx1v\tfp16\t3\t0.9\t1.2\t0123456789abcdeg\n", "r.tsv:3: expected"},
+      {"ddpsim-ratios 1\n", "r.tsv:1: expected 'ddpsim-ratios 2'"},
+      {"# nothing\n", "r.tsv: no 'ddpsim-ratios 2' line"},
+      {"ddpsim-ratios 2\nv100-dgx1v\tfp16\t3\t0.1\t5\t0.2\n", "r.tsv:2: expected 'profile<TAB>precision"},
+      {"ddpsim-ratios 2\nv100-dgx1v\tfp8\t3\t0.1\t5\t0.2\t0123456789abcdef\n", "r.tsv:2: expected"},
+      {"ddpsim-ratios 2\nv100-dgx1v\tfp16\t6\t0.1\t5\t0.2\t0123456789abcdef\n", "(1 <= points <= all_points"},
+      {"ddpsim-ratios 2\nv100-dgx1v\tfp16\t3\t0.1\t5\t-0.2\t0123456789abcdef\n", "sd >= 0"},
+      {"ddpsim-ratios 2\n*\t*\t3\t0.1\t5\t0.2\t0123456789abcdef\n", "points == all_points for '*'"},
+      {"ddpsim-ratios 2\n# c\nv100-dgx1v\tfp16\t3\t0.1\t5\t0.2\t0123456789abcdeg\n", "r.tsv:3: expected"},
   };
   for (size_t k = 0; k < sizeof badr / sizeof *badr; k++) {
-    int got_n;
-    double got_lo, got_hi;
+    accuracy_error got;
     e.msg[0] = 0;
-    int found = accuracy_ratios_lookup(badr[k].text, "r.tsv", "v100-dgx1v", MODEL_FP16, 1, &got_n, &got_lo, &got_hi, &e);
+    int found = accuracy_ratios_lookup(badr[k].text, "r.tsv", "v100-dgx1v", MODEL_FP16, 1, &got, &e);
     CHECK(found == -1 && strstr(e.msg, badr[k].want), "malformed cache %zu: %d, %s (want %s)", k, found, e.msg, badr[k].want);
   }
 
