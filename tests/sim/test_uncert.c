@@ -69,6 +69,32 @@ int main(void) {
   CHECK(n >= 10 && assumed >= 5, "v100-dgx1v: %d uncertain numbers, %d of them stated assumptions", n, assumed);
   CHECK(eff, "the 10 GbE efficiency is a stated assumption with a wide (>= 20%%) uncertainty");
 
+  /* Every bundled reference profile states how well its links and elementwise costs are known: the
+   * bandwidth (or efficiency) of each link NCCL uses, and each precision's elementwise memory
+   * efficiency (docs/profiles.md: the A100 and H100 profiles had their host costs alone). */
+  const char *refs[] = {"v100-dgx1v", "p100-dgx1", "a100-dgxa100", "h100-dgxh100"};
+  for (size_t r = 0; r < sizeof refs / sizeof *refs; r++) {
+    cJSON *pd = bundled(refs[r]);
+    CHECK(pd != NULL && uncert_check(pd, refs[r], &e) == ERR_OK, "%s: read, its uncertainty passes the schema", refs[r]);
+    if (!pd) continue;
+    const cJSON *unc = cJSON_GetObjectItemCaseSensitive(pd, "uncertainty"), *link;
+    cJSON_ArrayForEach(link, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(pd, "comm"), "links")) {
+      char bw[256], ef[256];
+      snprintf(bw, sizeof bw, "comm.links.%s.bw_Bps", link->string);
+      snprintf(ef, sizeof ef, "comm.links.%s.efficiency", link->string);
+      CHECK(cJSON_GetObjectItemCaseSensitive(unc, bw) || cJSON_GetObjectItemCaseSensitive(unc, ef),
+            "%s: link %s has an uncertainty of its bandwidth or efficiency", refs[r], link->string);
+    }
+    const cJSON *prec;
+    cJSON_ArrayForEach(prec, cJSON_GetObjectItemCaseSensitive(pd, "compute")) {
+      if (!cJSON_GetObjectItemCaseSensitive(prec, "ewise")) continue;
+      char me[256];
+      snprintf(me, sizeof me, "compute.%s.ewise.mem_efficiency", prec->string);
+      CHECK(cJSON_GetObjectItemCaseSensitive(unc, me) != NULL, "%s: %s has an uncertainty", refs[r], me);
+    }
+    cJSON_Delete(pd);
+  }
+
   /* Bad entries: each refused with its field named, by uncert_check and the schema alike. */
   const struct {
     const char *key, *entry, *want;
