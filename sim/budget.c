@@ -47,6 +47,8 @@ cJSON *budget_json(const budget_job *j, const budget_result *b) {
   cJSON_AddNumberToObject(o, "gpu_hours", b->gpu_hours);
   if (b->has_cost) {
     cJSON_AddNumberToObject(o, "price_per_gpu_hour", j->price_per_gpu_hour);
+    if (j->currency[0]) cJSON_AddStringToObject(o, "currency", j->currency);
+    else cJSON_AddNullToObject(o, "currency");
     cJSON_AddNumberToObject(o, "cost", b->cost);
     if (j->price_source) cJSON_AddStringToObject(o, "price_source", j->price_source);
   } else {
@@ -73,7 +75,9 @@ char *budget_table(const budget_job *j, const budget_result *b) {
   strbuf_printf(&s, "%-24s %14.2f h     (%.0f sample%s in %.0f iteration%s)\n", "time to train", b->train_s / 3600.0, j->samples,
                 j->samples == 1 ? "" : "s", b->iterations, b->iterations == 1 ? "" : "s");
   strbuf_printf(&s, "%-24s %14.1f\n", "GPU-hours", b->gpu_hours);
-  if (b->has_cost) strbuf_printf(&s, "%-24s %14.2f       (at %g per GPU-hour)\n", "cost", b->cost, j->price_per_gpu_hour);
+  if (b->has_cost)
+    strbuf_printf(&s, "%-24s %14.2f %-5s (at %g%s%s per GPU-hour)\n", "cost", b->cost, j->currency, j->price_per_gpu_hour,
+                  j->currency[0] ? " " : "", j->currency);
   if (b->has_cost && j->price_source) strbuf_printf(&s, "# price: %s\n", j->price_source);
   if (b->has_energy)
     strbuf_printf(&s, "%-24s %14.1f kWh   (GPUs' board power only: %.0f W each at %.0f%% compute)\n", "energy", b->energy_kwh,

@@ -25,6 +25,7 @@ typedef struct {
   double price_per_gpu_hour; /* currency per GPU-hour; 0: no cost */
   double grid_kgco2_per_kwh; /* kg CO2 per kWh of the grid; 0: no CO2 */
   const char *price_source;  /* where the price is from (a price table's row, sim/prices.h); NULL: given */
+  char currency[8];          /* the price's currency (a price table's row: USD); "": a price given as a number */
 } budget_job;
 
 typedef struct {

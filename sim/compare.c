@@ -175,7 +175,8 @@ void compare_margin_of(const compare_entry *v, int a, int b, compare_margin *m) 
   const compare_entry *f = &v[m->faster], *s = &v[m->slower];
   double tf = time_of(f), ts = time_of(s);
   m->time_saved = (ts - tf) / ts;
-  m->by_cost = f->has_budget && s->has_budget && f->budget.has_cost && s->budget.has_cost;
+  m->by_cost = f->has_budget && s->has_budget && f->budget.has_cost && s->budget.has_cost &&
+               strcmp(f->job.currency, s->job.currency) == 0; /* costs in one currency (or both given as numbers) */
   double cf = cost_of(f, m->by_cost), cs = cost_of(s, m->by_cost);
   m->cost_change = (cf - cs) / cs;
   m->within = -1;
@@ -274,7 +275,10 @@ cJSON *compare_json(const compare_entry *v, int n) {
         cJSON_AddNumberToObject(s, name, hi);
       }
     }
-    if (v[i].has_budget && v[i].budget.has_cost) cJSON_AddNumberToObject(s, "price_per_gpu_hour", v[i].job.price_per_gpu_hour);
+    if (v[i].has_budget && v[i].budget.has_cost) {
+      cJSON_AddNumberToObject(s, "price_per_gpu_hour", v[i].job.price_per_gpu_hour);
+      if (v[i].job.currency[0]) cJSON_AddStringToObject(s, "currency", v[i].job.currency);
+    }
     if (v[i].price_note[0]) cJSON_AddStringToObject(s, "price_source", v[i].price_note);
   }
   for (int i = 1; i < n; i++) {

@@ -85,7 +85,7 @@ typedef struct {
   int faster, slower;   /* indices into the entries */
   double time_saved;    /* (t_slow - t_fast) / t_slow, in [0, 1) */
   double cost_change;   /* (c_fast - c_slow) / c_slow */
-  int by_cost;          /* 1: of the cost; 0: of the GPU-hours (no price for both) */
+  int by_cost;          /* 1: of the cost; 0: of the GPU-hours (no price for both, or prices in two currencies) */
   int within;           /* 1 yes, 0 no, -1: no interval */
   int paired_draws, paired_kind; /* what the two share (interval_ratio's same_draws, same_kind) */
   double saved_lo, saved_hi;     /* time_saved's interval (with intervals; may reach below 0) */

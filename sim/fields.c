@@ -55,6 +55,10 @@ static const char *model_text(const field_ctx *x, char *b, size_t n) { return (v
 static const char *topology_text(const field_ctx *x, char *b, size_t n) { return (void)b, (void)n, x->c->topo->name; }
 static const char *profile_text(const field_ctx *x, char *b, size_t n) { return (void)b, (void)n, profile_name(x->c->profile); }
 static const char *token_unit_text(const field_ctx *x, char *b, size_t n) { return (void)b, (void)n, x->c->model->token_unit; }
+static const char *currency_text(const field_ctx *x, char *b, size_t n) { /* copied: the job may be the caller's temporary */
+  snprintf(b, n, "%s", x->job ? x->job->currency : "");
+  return b;
+}
 static const char *layout_text(const field_ctx *x, char *b, size_t n) { return reducer_iter_name(&x->p->steady, b, n); }
 
 static double nodes(const field_ctx *x) { return x->c->nodes; }
@@ -341,7 +345,7 @@ const field field_table[FIELD_COUNT] = {
                            .interval = FIELD_IV_TIME, .range = FIELD_ITERATION, .sweep = 18, .line = 10, .label = "iteration",
                            .format = TIME, .note = iteration_note, .after = iteration_after},
     [FIELD_ITERATION_CI_S] = {"iteration_ci_s", NULL, "s", FIELD_NUMBER, FIELD_ALL, FN(iteration_ci), .optional = 1,
-                              .range = FIELD_NONNEG, .sweep = 52},
+                              .range = FIELD_NONNEG, .sweep = 53},
     [FIELD_SAMPLES_PER_S] = {"samples_per_s", NULL, "1/s", FIELD_NUMBER, FIELD_ALL, AT(samples_per_s, FIELD_DOUBLE),
                              .interval = FIELD_IV_RATE, .range = FIELD_RATE, .sweep = 19, .line = 160, .label = "samples/s",
                              .format = "%14.1f"},
@@ -482,12 +486,13 @@ const field field_table[FIELD_COUNT] = {
                        .sweep = 43},
     [FIELD_GPU_HOURS] = {"gpu_hours", NULL, "GPU-hours", FIELD_NUMBER, 0, FN(gpu_hours), .interval = FIELD_IV_TIME, .sweep = 44},
     [FIELD_COST] = {"cost", NULL, "currency", FIELD_NUMBER, 0, FN(cost), .interval = FIELD_IV_TIME, .sweep = 45},
-    [FIELD_ENERGY_KWH] = {"energy_kwh", NULL, "kWh", FIELD_NUMBER, 0, FN(energy), .interval = FIELD_IV_TIME, .sweep = 46},
-    [FIELD_CO2_KG] = {"co2_kg", NULL, "kg", FIELD_NUMBER, 0, FN(co2), .interval = FIELD_IV_TIME, .sweep = 47},
-    [FIELD_ITERATION_S_LO] = {"iteration_s_lo", NULL, "s", FIELD_NUMBER, 0, FN(unknown), .range = FIELD_ITERATION, .sweep = 48},
-    [FIELD_ITERATION_S_HI] = {"iteration_s_hi", NULL, "s", FIELD_NUMBER, 0, FN(unknown), .range = FIELD_ITERATION, .sweep = 49},
-    [FIELD_SAMPLES_PER_S_LO] = {"samples_per_s_lo", NULL, "1/s", FIELD_NUMBER, 0, FN(unknown), .range = FIELD_RATE, .sweep = 50},
-    [FIELD_SAMPLES_PER_S_HI] = {"samples_per_s_hi", NULL, "1/s", FIELD_NUMBER, 0, FN(unknown), .range = FIELD_RATE, .sweep = 51},
+    [FIELD_CURRENCY] = {"currency", NULL, "name", FIELD_TEXT, 0, .text = currency_text, .sweep = 46},
+    [FIELD_ENERGY_KWH] = {"energy_kwh", NULL, "kWh", FIELD_NUMBER, 0, FN(energy), .interval = FIELD_IV_TIME, .sweep = 47},
+    [FIELD_CO2_KG] = {"co2_kg", NULL, "kg", FIELD_NUMBER, 0, FN(co2), .interval = FIELD_IV_TIME, .sweep = 48},
+    [FIELD_ITERATION_S_LO] = {"iteration_s_lo", NULL, "s", FIELD_NUMBER, 0, FN(unknown), .range = FIELD_ITERATION, .sweep = 49},
+    [FIELD_ITERATION_S_HI] = {"iteration_s_hi", NULL, "s", FIELD_NUMBER, 0, FN(unknown), .range = FIELD_ITERATION, .sweep = 50},
+    [FIELD_SAMPLES_PER_S_LO] = {"samples_per_s_lo", NULL, "1/s", FIELD_NUMBER, 0, FN(unknown), .range = FIELD_RATE, .sweep = 51},
+    [FIELD_SAMPLES_PER_S_HI] = {"samples_per_s_hi", NULL, "1/s", FIELD_NUMBER, 0, FN(unknown), .range = FIELD_RATE, .sweep = 52},
 };
 
 int field_in_framework(const field *f, const field_ctx *x) {

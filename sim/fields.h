@@ -51,7 +51,7 @@ typedef enum {
   /* sweep's only (predict's JSON has them in `buckets`, `memory`, `budget`, `interval`); from
    * FIELD_BUYER on, the buyer's figures, which read no prediction (sweep_row_buy) */
   FIELD_NBUCKETS, FIELD_MEMORY_PEAK_BYTES, FIELD_FITS, FIELD_MAX_BATCH_PER_GPU, FIELD_TRAIN_S, FIELD_GPU_HOURS,
-  FIELD_COST, FIELD_ENERGY_KWH, FIELD_CO2_KG, FIELD_ITERATION_S_LO, FIELD_ITERATION_S_HI, FIELD_SAMPLES_PER_S_LO,
+  FIELD_COST, FIELD_CURRENCY, FIELD_ENERGY_KWH, FIELD_CO2_KG, FIELD_ITERATION_S_LO, FIELD_ITERATION_S_HI, FIELD_SAMPLES_PER_S_LO,
   FIELD_SAMPLES_PER_S_HI,
   FIELD_COUNT,
   FIELD_BUYER = FIELD_MEMORY_PEAK_BYTES
@@ -105,7 +105,7 @@ typedef struct {
   size_t at;
   double (*num)(const field_ctx *x);
   const char *(*name_of)(int v, char *buf, size_t len);            /* FIELD_NAME */
-  const char *(*text)(const field_ctx *x, char *buf, size_t len);  /* FIELD_TEXT; sweep: x->c only */
+  const char *(*text)(const field_ctx *x, char *buf, size_t len);  /* FIELD_TEXT; sweep: x->c and x->job's currency only */
   cJSON *(*json)(const field_ctx *x);                              /* FIELD_JSON (NULL: out of memory) */
   int (*json_if)(const field_ctx *x); /* NULL: always in its frameworks' JSON; else whether */
   int optional;                       /* left out of the JSON where not known (NaN) */

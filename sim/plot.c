@@ -836,9 +836,10 @@ static int plot_timeline(const cJSON *j, const char *origin, strbuf *s, int *ser
   return ERR_OK;
 }
 
-/* Cost (else GPU-hours) against time to train, one point per row, a colour per topology (and
- * profile, where the rows have several), the rows that do not fit their cards apart, and the
- * Pareto front: the rows no other fitting row beats on both. */
+/* Cost (else GPU-hours) against time to train, one point per row labelled with its GPUs, a colour
+ * per topology (and profile, where the rows have several), the rows that do not fit their cards
+ * apart, and the Pareto front: the rows no other fitting row beats on both. The cost axis names the
+ * rows' currency (sweep's `currency` column); rows priced in different currencies are refused. */
 static int plot_pareto(const table *t, const char *origin, strbuf *s, int *series, err_t *e) {
   int rc;
   if ((rc = need(t, "train_s", origin, "pareto", e))) return rc;
@@ -847,6 +848,17 @@ static int plot_pareto(const table *t, const char *origin, strbuf *s, int *serie
   for (int r = 0; cc >= 0 && r < t->nrow; r++) priced += !isnan(num(t, r, cc));
   const char *yname = priced ? "cost" : "gpu_hours";
   if ((rc = need(t, yname, origin, "pareto", e))) return rc;
+  /* The currency of the cost: every priced row's the same ("" where the prices were given as numbers). */
+  const char *cur = NULL;
+  int ccur = col_of(t, "currency");
+  for (int r = 0; priced && r < t->nrow; r++) {
+    if (isnan(num(t, r, cc))) continue;
+    const char *c = ccur >= 0 && cell(t, r, ccur) ? cell(t, r, ccur) : "";
+    if (!cur) cur = c;
+    else if (strcmp(cur, c) != 0)
+      return err_set(e, ERR_INPUT, "%s: row %d: a cost in %s beside one in %s: costs in different currencies are not one axis",
+                     origin, r + 1, *c ? c : "a price given as a number", *cur ? cur : "a price given as a number");
+  }
   int cy = priced ? cc : cg, ct = col_of(t, "topology"), cp = col_of(t, "profile"), cf = col_of(t, "fits"), cn = col_of(t, "gpus");
   int ci = col_of(t, "iteration_s"), cl = col_of(t, "iteration_s_lo"), ch = col_of(t, "iteration_s_hi");
   int bars = ci >= 0 && cl >= 0 && ch >= 0;
@@ -893,7 +905,13 @@ static int plot_pareto(const table *t, const char *origin, strbuf *s, int *serie
     }
     strbuf_printf(s, "EOD\n");
   }
-  /* The front, in order of time, each point labelled with its GPUs. */
+  /* Every fitting row's GPUs, beside its point. */
+  strbuf_printf(s, "$gpus << EOD\n");
+  for (int r = 0; r < t->nrow; r++)
+    if (!(cf >= 0 && num(t, r, cf) == 0))
+      strbuf_printf(s, "%.17g %.17g \"%s\"\n", num(t, r, cx) / 3600, num(t, r, cy), cn >= 0 ? cell(t, r, cn) : "?");
+  strbuf_printf(s, "EOD\n");
+  /* The front, in order of time. */
   strbuf_printf(s, "$front << EOD\n");
   int nf = 0;
   for (double last = -1;;) {
@@ -902,7 +920,7 @@ static int plot_pareto(const table *t, const char *origin, strbuf *s, int *serie
       if (front[r] && num(t, r, cx) > last && (best < 0 || num(t, r, cx) < num(t, best, cx))) best = r;
     if (best < 0) break;
     last = num(t, best, cx);
-    strbuf_printf(s, "%.17g %.17g \"%s GPUs\"\n", last / 3600, num(t, best, cy), cn >= 0 ? cell(t, best, cn) : "?");
+    strbuf_printf(s, "%.17g %.17g \"%s\"\n", last / 3600, num(t, best, cy), cn >= 0 ? cell(t, best, cn) : "?");
     nf++;
   }
   strbuf_printf(s, "EOD\n");
@@ -911,11 +929,14 @@ static int plot_pareto(const table *t, const char *origin, strbuf *s, int *serie
     goto out;
   }
   char what[256];
-  snprintf(what, sizeof what, "%s against time to train%s", priced ? "Cost" : "GPU-hours",
-           bars ? " (bars: the interval of each row)" : "");
+  snprintf(what, sizeof what, "%s against time to train (numbers: GPUs%s)", priced ? "Cost" : "GPU-hours",
+           bars ? "; bars: the interval of each row" : "");
   scenario_title(s, what, t, NULL, 0);
-  strbuf_printf(s, "set xlabel 'time to train (hours)'\nset ylabel '%s'\nset key outside right top vertical box\n",
-                priced ? "cost (GPU-hours x price per GPU-hour)" : "GPU-hours");
+  char ylabel[96];
+  if (!priced) snprintf(ylabel, sizeof ylabel, "GPU-hours");
+  else if (cur && *cur) snprintf(ylabel, sizeof ylabel, "cost (%s)", cur);
+  else snprintf(ylabel, sizeof ylabel, "cost (GPU-hours x the price per GPU-hour given)");
+  strbuf_printf(s, "set xlabel 'time to train (hours)'\nset ylabel '%s'\nset key outside right top vertical box\n", ylabel);
   double xmin = INFINITY, xmax = 0;
   for (int r = 0; r < t->nrow; r++) xmin = fmin(xmin, num(t, r, cx)), xmax = fmax(xmax, num(t, r, cx));
   if (xmax > 8 * xmin) { /* a log axis, ticked at 1, 2 and 5 of each decade it spans */
@@ -939,7 +960,7 @@ static int plot_pareto(const table *t, const char *origin, strbuf *s, int *serie
   }
   if (misfit) strbuf_printf(s, "$m%d using 1:2 with points pt 2 ps 1.5 lc rgb 'red' title 'does not fit the card', ", nk);
   strbuf_printf(s, "$front using 1:2 with steps dt 2 lw 2 lc rgb 'gray20' title 'Pareto front', "
-                   "$front using 1:2:3 with labels offset 1.2,0.8 left font ',9' notitle\n");
+                   "$gpus using 1:2:3 with labels offset 0.9,0.7 left font ',8' notitle\n");
   *series = nk + (misfit > 0) + 2;
   (void)nf;
 out:

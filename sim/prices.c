@@ -38,11 +38,10 @@ static int is_date(const char *s) {
   return month >= 1 && month <= 12 && day >= 1 && day <= 31;
 }
 
-static int is_letters(const char *s) {
-  if (!*s) return 0;
-  for (; *s; s++)
-    if (!isupper((unsigned char)*s)) return 0;
-  return 1;
+static int is_currency(const char *s) {
+  for (int i = 0; i < 3; i++)
+    if (!isupper((unsigned char)s[i])) return 0;
+  return s[3] == '\0';
 }
 
 int prices_load(const char *path, prices_t **out, err_t *e) {
@@ -91,7 +90,7 @@ int prices_load(const char *path, prices_t **out, err_t *e) {
     else if (!prices_class_ok(r.class_)) bad = "the class must be a word of a-z, 0-9 and '-'";
     else if (txt_parse_double(f[2], &r.price_per_gpu_hour) || !(r.price_per_gpu_hour > 0) || r.price_per_gpu_hour > 1e6)
       bad = "the price must be a number above 0 and at most 1e6 per GPU-hour";
-    else if (!is_letters(r.currency)) bad = "the currency must be capital letters (USD)";
+    else if (!is_currency(r.currency)) bad = "the currency must be an ISO 4217 code: three capital letters (USD)";
     else if (!is_date(r.date)) bad = "the date must be YYYY-MM-DD or YYYY-MM";
     else if (!*r.what) bad = "an empty description of the offer";
     else if (strncmp(r.source, "https://", 8) != 0 && strncmp(r.source, "http://", 7) != 0)

@@ -6,7 +6,7 @@
  *   profile  class  price  currency  date  what  source
  * profile: the profile's name (its JSON "name") the row prices; class: a word ([a-z0-9-]) naming
  * the kind of purchase (on-demand, capacity-block, serverless, ...); price: per GPU-hour, > 0 and
- * at most 1e6; currency: letters (USD); date: YYYY-MM-DD or YYYY-MM, when the price was stated;
+ * at most 1e6; currency: an ISO 4217 code, three capital letters (USD); date: YYYY-MM-DD or YYYY-MM, when the price was stated;
  * what: the offer as found (provider, instance, region); source: the http(s) address it was read at.
  * These are examples that go stale: a user edits the file or gives --price X.
  *

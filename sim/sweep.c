@@ -58,6 +58,7 @@ int sweep_row_buy(const sim_config *c, model_optim optim, const budget_job *j, s
                                 row->value[FIELD_ITERATION_S], row->value[FIELD_COMPUTE_S], &d, &br, e)))
     return rc;
   if (j) x.budget = &br;
+  snprintf(row->currency, sizeof row->currency, "%s", j && j->price_per_gpu_hour > 0 ? j->currency : "");
   /* The fields that read no prediction: the memory's, the budget's, the interval's (NaN: the caller's). */
   for (int k = FIELD_BUYER; k < FIELD_COUNT; k++) row->value[k] = field_value(&field_table[k], &x);
   return ERR_OK;
@@ -218,7 +219,9 @@ int sweep_run(const sim_config *cfgs, int n, const sweep_opts *o, sweep_row *row
 /* Column id of row r: a text (returned, buf may hold it) or a number (*v, NULL returned). */
 static const char *column(const sim_config *c, const sweep_row *r, field_id id, char *buf, size_t len, double *v) {
   const field *f = &field_table[id];
-  const field_ctx x = {.c = c};
+  budget_job j = {0}; /* a text column reads the configuration, and the row's currency */
+  snprintf(j.currency, sizeof j.currency, "%s", r->currency);
+  const field_ctx x = {.c = c, .job = &j};
   *v = r->value[id];
   /* A configuration's column (those before iteration_s) of another framework's: '-' (a DDP knob in an
    * FSDP row); results keep their numbers. */

@@ -33,6 +33,7 @@ typedef struct {
   int status;               /* ERR_OK, or the failure, with msg */
   char msg[1024];           /* err_t's */
   double value[FIELD_COUNT];
+  char currency[8];         /* the job's price's currency (budget_job's; "": none or a number given) */
 } sweep_row;
 
 typedef enum {

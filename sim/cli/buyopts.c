@@ -50,7 +50,7 @@ static int parse_prices_file(const char *s, void *dest) {
   return 0;
 }
 
-int buyopts_price(cli_ctx *x, const buyopts *b, const char *cls, const profile_t *p, double *price, char *note, size_t len) {
+int buyopts_price(cli_ctx *x, const buyopts *b, const char *cls, const profile_t *p, budget_job *j, char *note, size_t len) {
   char path[1024];
   if (b->prices_file[0]) snprintf(path, sizeof path, "%s", b->prices_file);
   else snprintf(path, sizeof path, "%s/profiles/prices.tsv", data_dir());
@@ -68,8 +68,10 @@ int buyopts_price(cli_ctx *x, const buyopts *b, const char *cls, const profile_t
     prices_destroy(t);
     return rc;
   }
-  *price = r->price_per_gpu_hour;
+  j->price_per_gpu_hour = r->price_per_gpu_hour;
+  snprintf(j->currency, sizeof j->currency, "%s", r->currency);
   prices_note(r, note, len);
+  j->price_source = note;
   prices_destroy(t);
   return CLI_OK;
 }

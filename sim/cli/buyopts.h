@@ -49,10 +49,11 @@ int buyopts_check(cli_ctx *x, buyopts *b);
 int buyopts_parse_price(const char *text, double *price, const char **cls);
 #define BUYOPTS_PRICE_MUST "must be a price per GPU-hour in (0, 1e6], auto, or a class of the price table"
 
-/* The price of a class (cls: `auto` or a class word) for profile p, from b's price table: *price
- * and its note (prices_note: date, offer, source) in note. CLI_OK; a failure (exit 1) naming the
- * table and the classes it has for p when it has no such row, or the table's own error. */
-int buyopts_price(cli_ctx *x, const buyopts *b, const char *cls, const profile_t *p, double *price, char *note, size_t len);
+/* The price of a class (cls: `auto` or a class word) for profile p, from b's price table, into j:
+ * price_per_gpu_hour, currency, and price_source pointing at note (prices_note: date, offer,
+ * source; the caller's, len bytes). CLI_OK; a failure (exit 1) naming the table and the classes it
+ * has for p when it has no such row, or the table's own error. */
+int buyopts_price(cli_ctx *x, const buyopts *b, const char *cls, const profile_t *p, budget_job *j, char *note, size_t len);
 
 /* 1 when a time to train was asked for (--samples, or --epochs with --dataset-size), its job in *j. */
 int buyopts_job(const buyopts *b, budget_job *j);

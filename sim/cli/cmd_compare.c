@@ -154,9 +154,7 @@ int cmd_compare(cli_ctx *x, int argc, char **argv) {
     en->job = job;
     en->job.price_per_gpu_hour = price;
     if (budget && cls[i]) {
-      if ((rc = buyopts_price(x, &bo, cls[i], en->cfg.profile, &en->job.price_per_gpu_hour, en->price_note, sizeof en->price_note)))
-        goto end;
-      en->job.price_source = en->price_note;
+      if ((rc = buyopts_price(x, &bo, cls[i], en->cfg.profile, &en->job, en->price_note, sizeof en->price_note))) goto end;
     }
     err_t e;
     if ((rc = compare_entry_run(en, &e))) {

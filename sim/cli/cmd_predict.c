@@ -148,12 +148,11 @@ int cmd_predict_run(cli_ctx *x, int argc, char **argv, int trace_only) {
   }
   char price_note[512];
   if (!trace_only && budget && bo.price_class[0]) {
-    if ((rc = buyopts_price(x, &bo, bo.price_class, cfg.profile, &job.price_per_gpu_hour, price_note, sizeof price_note))) {
+    if ((rc = buyopts_price(x, &bo, bo.price_class, cfg.profile, &job, price_note, sizeof price_note))) {
       predict_result_free(&p);
       simopts_inputs_free(&in);
       return rc;
     }
-    job.price_source = price_note;
   }
   budget_result br = {0};
   profile_device dev;

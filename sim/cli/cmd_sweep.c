@@ -456,7 +456,7 @@ int cmd_sweep(cli_ctx *x, int argc, char **argv) {
     int has = buyopts_job(&buys[i], &bj);
     char price_note[512];
     if (has && buys[i].price_class[0]) { /* --price auto|CLASS: the row's profile's price, its source said once */
-      if ((rc = buyopts_price(x, &buys[i], buys[i].price_class, cfgs[i].profile, &bj.price_per_gpu_hour, price_note, sizeof price_note)))
+      if ((rc = buyopts_price(x, &buys[i], buys[i].price_class, cfgs[i].profile, &bj, price_note, sizeof price_note)))
         goto done;
       int seen = 0;
       for (int k = 0; k < npriced; k++) seen |= priced[k] == cfgs[i].profile;

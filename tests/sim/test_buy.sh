@@ -198,17 +198,19 @@ rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[2]) if l.strip() and n
 first = [r for r in rows if r[0] == "h100-dgxh100"][0]
 price = float(first[2])
 assert b["price_per_gpu_hour"] == price and abs(b["cost"] - price * b["gpu_hours"]) <= 1e-9 * b["cost"], (b, first)
-assert first[4] in b["price_source"] and first[6] in b["price_source"], b' "$tmp/pa.json" "$(dirname "$0")/../../profiles/prices.tsv"
+assert first[4] in b["price_source"] and first[6] in b["price_source"], b
+assert b["currency"] == first[3] == "USD", b' "$tmp/pa.json" "$(dirname "$0")/../../profiles/prices.tsv"
 "$ddpsim" predict "${h100[@]}" --price capacity-block >"$tmp/pc.txt"
 check "predict --price CLASS: the table says the price's date and source" grep -qE '^# price: [0-9.]+ USD per GPU-hour: capacity-block, [0-9]{4}-[0-9]{2}.*, https?://' "$tmp/pc.txt"
 "$ddpsim" sweep "${h100[@]}" --price on-demand,capacity-block,2.385 --csv >"$tmp/px.csv" 2>/dev/null
-check "sweep over --price (an axis of classes and a number): each row at its own price" python3 -c '
+check "sweep over --price (an axis of classes and a number): each row at its own price, in its currency" python3 -c '
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 rows_t = [l.rstrip("\n").split("\t") for l in open(sys.argv[2]) if l.strip() and not l.startswith(("#", "ddpsim-prices"))]
 want = [float([r for r in rows_t if r[0] == "h100-dgxh100" and r[1] == c][0][2]) for c in ("on-demand", "capacity-block")] + [2.385]
 got = [float(r["cost"]) / float(r["gpu_hours"]) for r in rows]
-assert len(got) == 3 and all(abs(g - w) <= 1e-9 * w for g, w in zip(got, want)), (got, want)' "$tmp/px.csv" "$(dirname "$0")/../../profiles/prices.tsv"
+assert len(got) == 3 and all(abs(g - w) <= 1e-9 * w for g, w in zip(got, want)), (got, want)
+assert [r["currency"] for r in rows] == ["USD", "USD", ""], rows' "$tmp/px.csv" "$(dirname "$0")/../../profiles/prices.tsv"
 expect 1 "--price auto: .*prices.tsv has no price for profile v100-dgx1v \(it has none\); give --price X" -- predict --model resnet50 --samples 1e6 --price auto
 expect 1 "--price spot: .*has no spot price for profile h100-dgxh100 \(it has: on-demand, " -- predict "${h100[@]}" --price spot
 expect 2 "--price must be a price per GPU-hour in \(0, 1e6\], auto, or a class" -- predict --samples 1e6 --price 'On Demand'

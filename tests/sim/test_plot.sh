@@ -170,7 +170,28 @@ check "caps of 1 and 2 MB: the x axis (to $xhi) reaches the default's mark" awk 
   --price 3 --allow-oom --no-interval --csv >"$tmp/pa.csv" 2>/dev/null
 # two topologies, the rows that do not fit (batch 64 on 16 GB), the front and its labels
 plot pareto "$tmp/pa.csv" pareto 5 "title 'dgx1v-ib'" "title 'dgx1v-10gbe'" "title 'does not fit the card'" "title 'Pareto front'" \
-  "'Cost against time to train' . \"\\n\" . 'bert-large, batch 32/64 per GPU, fp16, profile v100-dgx1v, PyTorch" "with labels"
+  "'Cost against time to train (numbers: GPUs)' . \"\\n\" . 'bert-large, batch 32/64 per GPU, fp16, profile v100-dgx1v, PyTorch" \
+  "with labels" "ylabel 'cost (GPU-hours x the price per GPU-hour given)'"
+check "pareto: every fitting row labelled with its GPUs" python3 -c '
+import csv, sys
+want = sorted((round(float(r["train_s"]) / 3600, 9), r["gpus"]) for r in csv.DictReader(open(sys.argv[1])) if r["fits"] == "1")
+got, on = [], False
+for l in open(sys.argv[2]):
+    if l.startswith("$gpus"): on = True; continue
+    if on and l.startswith("EOD"): break
+    if on: x, y, lab = l.split(" ", 2); got.append((round(float(x), 9), lab.strip().strip("\"")))
+assert sorted(got) == want and len(want) >= 4, (got, want)' "$tmp/pa.csv" "$tmp/pareto.gp"
+# --price auto: the price table's currency, in the CSV and on the cost axis; two currencies refused
+"$ddpsim" sweep --model resnet50 --profile a100-dgxa100 --topology dgxa100-ib --nodes 1,2 --samples 1e7 --price auto \
+  --no-interval --csv >"$tmp/pu.csv" 2>/dev/null
+check "sweep --price auto: the currency column says USD on every row" \
+  test "$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "currency") c = i; next } { print $c }' "$tmp/pu.csv" | sort -u)" = USD
+plot pareto "$tmp/pu.csv" pareto-usd 3 "ylabel 'cost (USD)'"
+awk -F, -v OFS=, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "currency") c = i } NR == 3 { $c = "EUR" } { print }' \
+  "$tmp/pu.csv" >"$tmp/pe.csv"
+"$ddpsim" plot pareto -i "$tmp/pe.csv" -o "$tmp/pe.png" >"$tmp/out" 2>"$tmp/err"
+check "pareto: costs in two currencies: exit 1 naming both, no picture" \
+  test $? -eq 1 -a ! -e "$tmp/pe.png" -a -n "$(grep -F "row 2: a cost in EUR beside one in USD" "$tmp/err")"
 check "pareto: the front by hand: the fitting rows no other fitting row beats on both, in order of time" python3 -c '
 import csv, sys
 rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["fits"] == "1"]

@@ -74,6 +74,7 @@ int main(void) {
   bad("a source that is not an address", HEAD ROW("3", "2025-01", "a blog"), 2, "the source must be the http(s) address");
   bad("a class with a space", HEAD "h100-dgxh100\ton demand\t3\tUSD\t2025-01\tx\thttps://a\n", 2, "the class must be a word");
   bad("a currency in lower case", HEAD "h100-dgxh100\ton-demand\t3\tusd\t2025-01\tx\thttps://a\n", 2, "the currency");
+  bad("a currency of four letters", HEAD "h100-dgxh100\ton-demand\t3\tUSDT\t2025-01\tx\thttps://a\n", 2, "ISO 4217");
   bad("twice", HEAD ROW("3", "2025-01", "https://a") "# x\n" ROW("4", "2025-02", "https://b"), 4, "is priced on line 2 already");
   CHECK(prices_load("/nonexistent/prices.tsv", &t, &e) == ERR_IO && !t, "an unreadable file: %s", e.msg);
   return check_status();
