@@ -176,6 +176,22 @@ static int variants(const sim_config *rec, double cap_mb, variant_t *v) {
       snprintf(x->note, sizeof x->note, "gradients travel in %s: check the model still converges", sim_comm_hook_name((sim_comm_hook)h));
     }
   }
+  /* broadcast_buffers=False: no broadcast of rank 0's buffers (BatchNorm's running statistics)
+   * before every forward (sim/plan.c); only where there are buffers and several ranks. */
+  int gpn = rec->gpus_per_node > 0 ? rec->gpus_per_node : rec->topo->gpus_per_node;
+  if (rec->mode == SIM_MODE_DDP && rec->broadcast_buffers && rec->model->buffer_bytes > 0 && rec->nodes * gpn > 1) {
+    variant_t *x = &v[n++];
+    memset(x, 0, sizeof *x);
+    x->knob = "broadcast_buffers";
+    x->c = *rec;
+    x->c.broadcast_buffers = 0;
+    snprintf(x->setting, sizeof x->setting, "broadcast_buffers=False");
+    sim_reducer_knobs(&x->c, &k);
+    x->applies = reducer_check(&k, x->c.bucket_view, x->c.comm_hook, &e) == ERR_OK;
+    if (!x->applies) snprintf(x->note, sizeof x->note, "%.250s", e.msg);
+    else snprintf(x->note, sizeof x->note, "each rank keeps its own buffers (BatchNorm's running statistics are no longer "
+                  "rank 0's on every rank): check evaluation, or use SyncBatchNorm");
+  }
   for (int kk = 2; kk <= 4; kk *= 2) {
     variant_t *x = &v[n++];
     memset(x, 0, sizeof *x);
@@ -188,6 +204,12 @@ static int variants(const sim_config *rec, double cap_mb, variant_t *v) {
              "not only its speed", kk);
   }
   return n;
+}
+
+/* Whether advice a ranks before b: applying before not, then the larger mean gain. */
+static int advice_before(const recommend_advice *a, const recommend_advice *b) {
+  if (a->applies != b->applies) return a->applies;
+  return a->applies && a->gain.mean > b->gain.mean;
 }
 
 /* What the caps' times t[s * nc + c] say, and the knobs tried on the recommendation (times in tv). */
@@ -254,6 +276,14 @@ static int analyse(const recommend_opts *o, recommend_result *r, const draws_t *
         continue;
       }
       r->advice[r->nadvice++] = a;
+    }
+    /* Ranked: the knobs that apply by their mean gain, the best first; those that do not, last
+     * (insertion sort: stable, a handful of knobs). */
+    for (int i = 1; i < r->nadvice; i++) {
+      recommend_advice a = r->advice[i];
+      int j = i;
+      for (; j > 0 && advice_before(&a, &r->advice[j - 1]); j--) r->advice[j] = r->advice[j - 1];
+      r->advice[j] = a;
     }
   }
   return rc;

@@ -10,8 +10,10 @@
  * only when the interval's low end is at least `min_gain`; otherwise the answer is plainly "keep
  * the default". Then each other knob is tried on the recommended configuration over the same
  * draws: a first bucket of its own (bucket_cap_mb_list, 2.11 and later), gradient_as_bucket_view,
- * the fp16 and bf16 compression hooks (fp32 gradients only), no_sync every 2 and 4 iterations. A
- * knob that does not apply (the release lacks it, the gradients are already 16-bit) says why.
+ * the fp16 and bf16 compression hooks (fp32 gradients only), broadcast_buffers=False (a model with
+ * buffers on several GPUs), no_sync every 2 and 4 iterations; under FSDP its own knobs. The advice
+ * is ranked: the knobs that apply by their mean paired gain, the best first, then those that do
+ * not apply (the release lacks it, the gradients are already 16-bit), each saying why.
  * Library code: never prints. */
 #ifndef DDPSIM_RECOMMEND_H
 #define DDPSIM_RECOMMEND_H
@@ -22,7 +24,7 @@
 #include "sweep.h"
 
 #define RECOMMEND_MAX_CAPS 64
-#define RECOMMEND_MAX_ADVICE 8
+#define RECOMMEND_MAX_ADVICE 10
 
 typedef struct {
   const sim_config *base;      /* the configuration (its bucket_cap_mb is not used) */
@@ -48,7 +50,8 @@ typedef struct {
 } recommend_gain;
 
 typedef struct {
-  const char *knob;            /* "first_bucket_cap", "gradient_as_bucket_view", "comm_hook", "no_sync" */
+  const char *knob;            /* "first_bucket_cap", "gradient_as_bucket_view", "comm_hook", "broadcast_buffers", "no_sync";
+                                  FSDP's: "reshard_after_forward", "hsdp", "forward_prefetch", "framework" */
   char setting[96];            /* what to set: "bucket_cap_mb_list=[1, 10]" */
   char note[256];              /* why it does not apply, or what it changes beyond speed */
   int applies;                 /* 0: not simulated (note says why) */

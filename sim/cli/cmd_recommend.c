@@ -27,7 +27,8 @@ static const char *usage_recommend =
     "--quantile) when its gain over the default is meaningful: the low end of its interval at\n"
     "least --min-gain; otherwise it says plainly that no cap is meaningfully better. Then tries\n"
     "the other knobs on the recommended configuration: a first bucket of its own\n"
-    "(bucket_cap_mb_list), gradient_as_bucket_view, the fp16/bf16 compression hooks, no_sync.\n"
+    "(bucket_cap_mb_list), gradient_as_bucket_view, the fp16/bf16 compression hooks,\n"
+    "broadcast_buffers=False, no_sync (under --framework fsdp, FSDP's), ranked by their gain.\n"
     "\n";
 
 int cmd_recommend(cli_ctx *x, int argc, char **argv) {

@@ -94,6 +94,13 @@ check "recommend: every cap's band holds its mean (lo <= mean <= hi)" awk -F'[:,
   /"mean_iteration_s"/ { m = $2 } /"iteration_s_lo"/ { l = $2 } /"iteration_s_hi"/ { h = $2; n++; if (!(l <= m && m <= h && l < h)) bad = 1 }
   END { exit !(n == 9 && !bad) }' "$tmp/r1.json"
 check "recommend: the compression hook is tried for fp32 gradients" grep -q '"setting":	"register_comm_hook(None, fp16_compress_hook)"' "$tmp/r1.json"
+check "recommend: the advice ranked by mean gain, the best first, those that do not apply last; broadcast_buffers tried on a model with buffers" python3 -c '
+import json, sys
+adv = json.load(open(sys.argv[1]))["advice"]
+on = [a for a in adv if a["applies"]]
+assert [a["applies"] for a in adv] == sorted((a["applies"] for a in adv), reverse=True), adv
+assert all(x["gain"]["mean"] >= y["gain"]["mean"] for x, y in zip(on, on[1:])) and len(on) >= 4, on
+assert any(a["knob"] == "broadcast_buffers" and a["setting"] == "broadcast_buffers=False" and "SyncBatchNorm" in a["note"] for a in on), adv' "$tmp/r1.json"
 "$ddpsim" recommend --model resnet18 --nodes 8 --topology dgx1v-10gbe --precision fp32 --samples 16 --json -j 1 >"$tmp/r2.json"
 check "recommend: the same seed gives the same answer (and -j 1 the same as -j 2)" cmp -s "$tmp/r1.json" "$tmp/r2.json"
 "$ddpsim" recommend --model resnet18 --nodes 8 --topology dgx1v-10gbe --precision fp32 --samples 16 --sample-seed 2 --json >"$tmp/r3.json"
