@@ -1,6 +1,7 @@
 /* interval: how sure a prediction is (interval.h). */
 #include "interval.h"
 
+#include <gsl/gsl_cdf.h>
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 #include <math.h>
@@ -47,7 +48,7 @@ int interval_draws(const sim_config *c, const cJSON *doc, const char *origin, in
 int interval_profile(double nominal_s, int jittered, const double *t, int n, unsigned long seed, double level, interval_t *out,
                      err_t *e) {
   *out = (interval_t){.level = level, .seed = seed, .profile_lo = 1, .profile_hi = 1, .validated_lo = 1, .validated_hi = 1,
-                      .nominal_s = nominal_s, .lo_s = nominal_s, .hi_s = nominal_s};
+                      .measured_lo = 1, .measured_hi = 1, .nominal_s = nominal_s, .lo_s = nominal_s, .hi_s = nominal_s};
   if (!(level > 0 && level < 1)) return err_set(e, ERR_USAGE, "interval: the level must be in (0, 1)");
   if (!(nominal_s > 0)) return err_set(e, ERR_USAGE, "interval: the nominal iteration must be positive");
   int draws = n - (jittered && n > 0);
@@ -64,15 +65,30 @@ int interval_profile(double nominal_s, int jittered, const double *t, int n, uns
   return ERR_OK;
 }
 
+/* The parts, errors of the log time each a central interval at the level: combined in quadrature
+ * on each side, as independent ones add (their product would hold more than the level). */
+static void combine(interval_t *iv) {
+  double lp = log(iv->profile_lo), lv = log(iv->validated_lo), lm = log(iv->measured_lo);
+  double hp = log(iv->profile_hi), hv = log(iv->validated_hi), hm = log(iv->measured_hi);
+  iv->lo_s = iv->nominal_s * exp(-sqrt(lp * lp + lv * lv + lm * lm));
+  iv->hi_s = iv->nominal_s * exp(sqrt(hp * hp + hv * hv + hm * hm));
+}
+
 void interval_validated(interval_t *iv, int n, int all_points, double ratio_lo, double ratio_hi) {
   iv->validated_points = n;
   iv->validated_all_points = all_points;
   iv->validated_lo = all_points > 0 ? fmin(1.0, ratio_lo) : 1;
   iv->validated_hi = all_points > 0 ? fmax(1.0, ratio_hi) : 1;
-  /* Two errors of the log time, each a central interval at the level: combined in quadrature on
-   * each side, as independent ones add (their product would hold more than the level). */
-  iv->lo_s = iv->nominal_s * exp(-hypot(log(iv->profile_lo), log(iv->validated_lo)));
-  iv->hi_s = iv->nominal_s * exp(hypot(log(iv->profile_hi), log(iv->validated_hi)));
+  combine(iv);
+}
+
+void interval_measured(interval_t *iv, long steps, double rel_sd) {
+  iv->measured_steps = steps > 0 && rel_sd > 0 ? steps : 0;
+  iv->measured_rel_sd = iv->measured_steps ? rel_sd : 0;
+  double sigma = sqrt(log1p(iv->measured_rel_sd * iv->measured_rel_sd)), z = gsl_cdf_ugaussian_Pinv((1 + iv->level) / 2);
+  iv->measured_lo = exp(-z * sigma);
+  iv->measured_hi = exp(z * sigma);
+  combine(iv);
 }
 
 /* The central `level` interval of v[0..n-1] (sorted in place), widened to contain 1. */
@@ -100,8 +116,15 @@ void interval_ratio(const interval_t *a, const interval_t *b, int same_draws, in
     vlo = hypot(log(b->validated_lo), log(a->validated_hi));
     vhi = hypot(log(b->validated_hi), log(a->validated_lo));
   }
-  *lo = exp(-hypot(plo, vlo));
-  *hi = exp(hypot(phi, vhi));
+  /* The measured part: one model's steps on both sides (compare predicts one model) cancel; a side
+   * alone with it (the other's profile not of the measured device) keeps its own. */
+  double mlo = 0, mhi = 0;
+  if (!(a->measured_steps > 0 && b->measured_steps > 0 && a->measured_rel_sd == b->measured_rel_sd)) {
+    mlo = hypot(log(b->measured_lo), log(a->measured_hi));
+    mhi = hypot(log(b->measured_hi), log(a->measured_lo));
+  }
+  *lo = exp(-sqrt(plo * plo + vlo * vlo + mlo * mlo));
+  *hi = exp(sqrt(phi * phi + vhi * vhi + mhi * mhi));
 }
 
 void interval_scale(const interval_t *iv, double value, int with_time, double *lo, double *hi) {
@@ -123,6 +146,10 @@ cJSON *interval_json(const interval_t *iv, const char *const *names, const doubl
   cJSON_AddNumberToObject(o, "validated_lo_factor", iv->validated_lo);
   cJSON_AddNumberToObject(o, "validated_hi_factor", iv->validated_hi);
   cJSON_AddBoolToObject(o, "validated_cached", iv->validated_cached);
+  cJSON_AddNumberToObject(o, "measured_steps", (double)iv->measured_steps);
+  cJSON_AddNumberToObject(o, "measured_rel_sd", iv->measured_rel_sd);
+  cJSON_AddNumberToObject(o, "measured_lo_factor", iv->measured_lo);
+  cJSON_AddNumberToObject(o, "measured_hi_factor", iv->measured_hi);
   for (int k = 0; names[k]; k++) {
     if (!(values[k] > 0)) continue; /* not given (no price, no card power) */
     cJSON *f = cJSON_AddObjectToObject(o, names[k]);

@@ -1,6 +1,6 @@
 /* interval: how sure a prediction is (docs/memory.md, "How sure").
  *
- * Two sources, combined as factors on the iteration time:
+ * Two sources (three for a model of measured op times), combined as factors on the iteration time:
  *   the profile's uncertainty, propagated: `draws` profiles drawn from its `uncertainty` object
  *     (profile_draws_build, as recommend draws them), each simulated (by the caller: sweep_run
  *     spreads them over processes); the central `level` interval of their iteration times, as factors
@@ -13,9 +13,14 @@
  *     published points `ddpsim accuracy` predicts give at the same level, centred on those of the
  *     same profile and precision (on all of them where it has none), as wide as their spread over
  *     every point (the caller gives it: validate/accuracy.h, accuracy_error_factors); it contains 1.
- *   The two are independent errors of the log time at the same level, so they add in quadrature on
- *   each side: lo = nominal x exp(-hypot(log profile_lo, log validated_lo)), hi likewise (their
- *   product would hold more than the level). The interval always contains the nominal.
+ *   the measured steps' spread, where the run prices the model's measured op times (the exporter's
+ *     --time or --from-trace; sim/cost.h, cost_measured): its `measured` line's step_rel_sd as a
+ *     lognormal of that coefficient of variation, the central interval at the level: how far one
+ *     run's steps were from their mean, so how far another run's may be (a machine's load moves it).
+ *   They are independent errors of the log time at the same level, so they add in quadrature on
+ *   each side: lo = nominal x exp(-sqrt(log^2 profile_lo + log^2 validated_lo + log^2 measured_lo)),
+ *   hi likewise (their product would hold more than the level). The interval always contains the
+ *   nominal.
  * What follows from the iteration (throughput, time to train, cost, energy at the same power)
  * scales with it. Library code: never prints. */
 #ifndef DDPSIM_INTERVAL_H
@@ -40,6 +45,9 @@ typedef struct {
   double validated_lo, validated_hi; /* factors: the range of true / predicted time, widened to contain 1 */
   int validated_cached;              /* 1: the range came from the build's cache (validate/accuracy.h), 0:
                                         the points were predicted for this run (or there were none) */
+  long measured_steps;               /* steps the measured op times are the mean of (0: no measured part) */
+  double measured_rel_sd;            /* their spread (the model's step_rel_sd; 0 without) */
+  double measured_lo, measured_hi;   /* factors (1, 1 without) */
   double nominal_s, lo_s, hi_s;      /* the iteration time and its interval */
   double draw_ratio[INTERVAL_MAX_DRAWS]; /* each draw's iteration over the reference, in draw order
                                             (the first `draws`): what a paired comparison divides */
@@ -64,13 +72,18 @@ int interval_profile(double nominal_s, int jittered, const double *t, int n, uns
  * n published points of this kind among all_points. */
 void interval_validated(interval_t *iv, int n, int all_points, double ratio_lo, double ratio_hi);
 
+/* Adds the measured part: the spread rel_sd (>= 0) of the `steps` steps the model's op times were
+ * measured over, as the central interval at iv's level of a lognormal with that coefficient of
+ * variation (steps <= 0 or rel_sd <= 0: none). */
+void interval_measured(interval_t *iv, long steps, double rel_sd);
+
 /* The factors on the ratio b / a of two configurations' times, at a's level (a and b after
  * interval_validated). Paired where they share things: same_draws (both drew the same profile
  * document with the same seed and count, so that draw k is the same profile on both sides) takes
  * the central interval of the draws' ratios b.draw_ratio[k] / a.draw_ratio[k]; same_kind (the same
- * profile and precision) takes the validated error as shared, the same card's, so that it cancels.
- * What is not shared is independent and adds in quadrature (b's hi side with a's lo side). *lo <= 1
- * <= *hi. */
+ * profile and precision) takes the validated error as shared, the same card's, so that it cancels;
+ * a measured part on both sides of the same spread (one model's steps) cancels too. What is not
+ * shared is independent and adds in quadrature (b's hi side with a's lo side). *lo <= 1 <= *hi. */
 void interval_ratio(const interval_t *a, const interval_t *b, int same_draws, int same_kind, double *lo, double *hi);
 
 /* The lo/hi of a figure that follows the iteration: one that grows with it (a time, cost, energy)

@@ -322,14 +322,16 @@ static int unescape(const char *s, char *dst, size_t len) {
 /* `measured device=NAME torch=VERSION steps=N date=YYYY-MM-DD` (version 6): where the ops' time_s=
  * and host_s= were measured. Every key once, all four required. */
 static int parse_measured(parser *P, model_t *m, char **tok, int n) {
-  static const char *const keys[] = {"device", "torch", "steps", "date"};
+  static const char *const keys[] = {"device", "torch", "steps", "date", "step_rel_sd"};
   model_measured *d = &m->measured;
   int have = 0;
+  d->step_rel_sd = -1;
   for (int i = 1; i < n; i++) {
     const char *v = NULL;
     int k = 0;
-    while (k < 4 && !(v = txt_kv(tok[i], keys[k]))) k++;
-    if (k == 4) return FAIL(P, "unknown key '%s' on the measured line (expected device=, torch=, steps=, date=)", tok[i]);
+    while (k < 5 && !(v = txt_kv(tok[i], keys[k]))) k++;
+    if (k == 5)
+      return FAIL(P, "unknown key '%s' on the measured line (expected device=, torch=, steps=, date=, step_rel_sd=)", tok[i]);
     if (have & (1 << k)) return FAIL(P, "%s= given twice", keys[k]);
     have |= 1 << k;
     if (k == 0 && unescape(v, d->device, sizeof d->device))
@@ -344,9 +346,11 @@ static int parse_measured(parser *P, model_t *m, char **tok, int n) {
       memcpy(d->date, v, 11);
     }
     if (k == 1) snprintf(d->torch, sizeof d->torch, "%s", v);
+    if (k == 4 && (txt_parse_double(v, &d->step_rel_sd) || !(d->step_rel_sd >= 0 && d->step_rel_sd <= 2)))
+      return FAIL(P, "step_rel_sd='%s': expected the steps' relative standard deviation, 0 to 2", v);
   }
   for (int k = 0; k < 4; k++)
-    if (!(have & (1 << k))) return FAIL(P, "the measured line needs %s= (device=, torch=, steps= and date=)", keys[k]);
+    if (!(have & (1 << k))) return FAIL(P, "the measured line needs %s= (device=, torch=, steps= and date=; step_rel_sd= optional)", keys[k]);
   d->present = 1;
   d->line = P->line;
   return 0;

@@ -155,7 +155,8 @@ typedef struct {
   int present;                  /* 0: the file has no `measured` line */
   char device[MODEL_DEVICE_MAX]; /* the device's name, decoded from its %XX escapes */
   char torch[32];               /* the torch release that ran the steps */
-  long steps;                   /* timed steps the times are the median of */
+  long steps;                   /* timed steps the times are the mean of */
+  double step_rel_sd;           /* step_rel_sd=: the steps' spread (sd / mean, 0 to 2); -1: not given */
   char date[16];                /* YYYY-MM-DD */
   int line;                     /* its line, for messages */
 } model_measured;

@@ -135,9 +135,12 @@ static void table_buyer(strbuf *s, const report_buyer *b, double samples_per_s, 
   free(mt), free(bt);
   const interval_t *iv = b->iv;
   if (!*whole || !iv) return;
-  strbuf_printf(s, "#\n%-24s %14.6f .. %.6f s   (%.0f%%; profile: %d draws; validated: %d published point%s of this kind, spread of %d)\n",
+  strbuf_printf(s, "#\n%-24s %14.6f .. %.6f s   (%.0f%%; profile: %d draws; validated: %d published point%s of this kind, spread of %d",
                 "iteration interval", iv->lo_s, iv->hi_s, 100 * iv->level, iv->draws, iv->validated_points,
                 iv->validated_points == 1 ? "" : "s", iv->validated_all_points);
+  if (iv->measured_steps > 0)
+    strbuf_printf(s, "; measured: %ld steps, spread %.1f%%", iv->measured_steps, 100 * iv->measured_rel_sd);
+  strbuf_printf(s, ")\n");
   double lo, hi;
   interval_scale(iv, samples_per_s, 0, &lo, &hi);
   strbuf_printf(s, "%-24s %14.1f .. %.1f\n", "samples/s interval", lo, hi);

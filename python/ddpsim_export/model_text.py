@@ -358,8 +358,16 @@ def build(module, one, two, batch, *, amp, precision, optimizer, tokens, name, s
     if no_grad:
         w("no_input_grad %s  # modules whose forward inputs took no gradient (FSDP reduces them last)" % ",".join(no_grad))
     if measured is not None:
-        w("measured device=%s torch=%s steps=%d date=%s" % (encode_name(measured.device), encode_name(measured.torch),
-                                                          measured.steps, measured.date))
+        # step_rel_sd: the timed steps' spread (sample standard deviation over mean), the measured
+        # part of ddpsim's interval (docs/memory.md, "How sure"); only from two steps on.
+        spread = ""
+        st = [s for s in getattr(measured, "step_s", []) if s > 0]
+        if len(st) >= 2:
+            mean = sum(st) / len(st)
+            sd = (sum((s - mean) ** 2 for s in st) / (len(st) - 1)) ** 0.5
+            spread = " step_rel_sd=%.4g" % min(sd / mean, 2.0)
+        w("measured device=%s torch=%s steps=%d date=%s%s" % (encode_name(measured.device), encode_name(measured.torch),
+                                                            measured.steps, measured.date, spread))
     w("")
     w("# Parameters in registration order (named_parameters(), requires_grad only, tied weights once).")
     for i, (n, t) in enumerate(zip(pnames, one.tensors)):

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "accuracy.h"
+#include "cost.h"
 #include "data.h"
 #include "prices.h"
 #include "simopts.h"
@@ -203,8 +204,13 @@ int buyopts_interval(cli_ctx *x, const buyopts *b, const char *profile_arg, cons
   free(cfgs);
   profile_draws_free(&d);
   if (rc) return cli_fail(x, rc, "%s", e.msg);
-  /* The validated part: the published points, predicted once. */
+  /* The measured part: the spread of the steps the model's op times were measured over, where this
+   * run prices them (sim/cost.h). */
   model_dtype prec = sim_precision(c);
+  cost_measured_info mi;
+  cost_measured(c, sim_batch(c), prec, &mi);
+  if (mi.used) interval_measured(iv, c->model->measured.steps, c->model->measured.step_rel_sd);
+  /* The validated part: the published points, predicted once. */
   accuracy_error m = {0};
   double lo = 1, hi = 1;
   for (int k = 0; known && k < known->n; k++)

@@ -15,6 +15,7 @@ Exit 0: every check passed; 1: a check failed; 77: torch is not installed.
 """
 
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -184,6 +185,17 @@ def case_time(ddpsim):
                   meas.get("ignored") is None and "warning" not in r.stderr,
                   "%s: predict with a profile of %s prices %s of %d ops from their times" % (name, cpu, meas.get("ops"),
                                                                                           len(ops)))
+            # The steps' spread: on the measured line, and the interval's measured part (docs/memory.md).
+            sd = float(m.get("step_rel_sd", "nan"))
+            iv = (j or {}).get("interval") or {}
+            z = 1.6448536269514722  # the standard normal's 95% point: the default 90% level
+            want_hi = math.exp(z * math.sqrt(math.log1p(sd * sd))) if sd == sd else float("nan")
+            check(0 < sd <= 2 and iv.get("measured_steps") == 7 and abs(iv.get("measured_rel_sd", -1) - sd) <= 1e-12 and
+                  abs(iv.get("measured_hi_factor", 0) - want_hi) <= 1e-9 * want_hi and
+                  abs(iv.get("measured_lo_factor", 0) * want_hi - 1) <= 1e-9 and
+                  iv["iteration_s"]["hi"] >= j["iteration_s"] * want_hi * (1 - 1e-9),
+                  "%s: step_rel_sd=%g of the 7 steps, the interval's measured part a lognormal's 90%% (hi %.4f) inside "
+                  "the whole: %s" % (name, sd, want_hi, {k: v for k, v in iv.items() if k.startswith("measured")}))
             if j:
                 it = j["iteration_s"]
                 host = sum(t["host_s"] for t in timed)

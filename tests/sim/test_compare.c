@@ -19,6 +19,7 @@ static void entry(compare_entry *x, const char *label, double train_s, double co
   if (iv_lo > 0) {
     x->has_iv = 1, x->iv.level = 0.9, x->iv.nominal_s = 1, x->iv.lo_s = iv_lo, x->iv.hi_s = iv_hi;
     x->iv.profile_lo = x->iv.profile_hi = 1, x->iv.validated_lo = iv_lo, x->iv.validated_hi = iv_hi;
+    x->iv.measured_lo = x->iv.measured_hi = 1; /* no measured op times */
   }
 }
 
@@ -102,5 +103,28 @@ int main(void) {
   entry(&v[1], "B", 3600, 10, 0, 0);
   compare_margin_of(v, 0, 1, &m);
   CHECK(m.time_saved == 0 && !strcmp(m.text, "A and B take the same time at the same cost"), "equal: %s", m.text);
+
+  /* The measured part (sim/interval.h): a lognormal of the steps' spread, 10% over 7 steps at 90%:
+   * sigma = sqrt(log 1.01) = 0.0997513, z = 1.6448536: factors exp(-+0.164076) = 0.848677, 1.178304;
+   * in quadrature with a validated 0.8 .. 1.25: exp(-+hypot(0.164076, 0.223144) = 0.276974) = 0.758075, 1.319131. */
+  {
+    interval_t a;
+    CHECK(interval_profile(1.0, 0, NULL, 0, 1, 0.9, &a, &e) == ERR_OK, "an interval without draws");
+    interval_measured(&a, 7, 0.1);
+    interval_validated(&a, 3, 50, 0.8, 1.25);
+    CHECK(a.measured_steps == 7 && check_close(0.848677, a.measured_lo, 0, 2e-6) && check_close(1.178304, a.measured_hi, 0, 2e-6) &&
+              check_close(0.758075, a.lo_s, 0, 2e-6) && check_close(1.319131, a.hi_s, 0, 2e-6),
+          "measured part %.6f .. %.6f, the whole %.6f .. %.6f", a.measured_lo, a.measured_hi, a.lo_s, a.hi_s);
+    interval_t b = a;
+    double lo, hi;
+    interval_ratio(&a, &b, 1, 1, &lo, &hi);
+    CHECK(lo == 1 && hi == 1, "one model's measured part on both sides cancels (with the validated part shared): %g .. %g", lo, hi);
+    interval_measured(&b, 0, 0); /* b's profile not of the measured device: its times unused */
+    interval_ratio(&a, &b, 1, 1, &lo, &hi);
+    CHECK(check_close(0.848677, lo, 0, 2e-6) && check_close(1.178304, hi, 0, 2e-6) && b.measured_lo == 1,
+          "a measured part on one side alone stays: %.6f .. %.6f", lo, hi);
+    interval_measured(&a, 7, 0);
+    CHECK(a.measured_steps == 0 && a.measured_lo == 1 && a.measured_hi == 1, "a spread of 0: no measured part");
+  }
   return check_status();
 }

@@ -618,8 +618,8 @@ int main(void) {
               strcmp(m->measured.torch, "2.15.0+cpu") == 0 && m->measured.steps == 7 &&
               strcmp(m->measured.date, "2026-11-26") == 0 && m->measured.line == 7 && m->nmeasured == 2 &&
               m->ops[0].measured && m->ops[0].time_s == 1.25e-4 && m->ops[0].host_s == 3.5e-5 && m->ops[1].measured &&
-              m->ops[1].time_s == 2.5e-4 && m->ops[1].host_s == 0 && !m->ops[2].measured,
-          "version 6: the measured line (device decoded from %%XX) and two ops' time_s/host_s are read: %s",
+              m->ops[1].time_s == 2.5e-4 && m->ops[1].host_s == 0 && !m->ops[2].measured && m->measured.step_rel_sd == -1,
+          "version 6: the measured line (device decoded from %%XX) and two ops' time_s/host_s are read; no step_rel_sd: -1: %s",
           rc ? e.msg : m->measured.device);
     if (rc == 0) {
       /* Priced from the times only on a profile naming that device, at the file's batch and precision. */
@@ -679,10 +679,22 @@ int main(void) {
               "x.model:9: time_s must be a time in seconds");
     model_err("measured twice", L6 MEAS MEAS, "x.model:8: a second 'measured' line (the first is line 7)");
     model_err("measured without date", L6 "measured device=cpu torch=2.15.0 steps=3\n",
-              "x.model:7: the measured line needs date= (device=, torch=, steps= and date=)");
+              "x.model:7: the measured line needs date= (device=, torch=, steps= and date=; step_rel_sd= optional)");
     model_err("measured with a stray key", L6 "measured device=cpu torch=2 steps=3 date=2026-01-01 host=x\n",
               "x.model:7: unknown key 'host=x' on the measured line");
     model_err("measured device given twice", L6 "measured device=a device=b\n", "x.model:7: device= given twice");
+    model_err("step_rel_sd above 2", L6 "measured device=cpu torch=2 steps=3 date=2026-01-01 step_rel_sd=2.5\n",
+              "x.model:7: step_rel_sd='2.5': expected the steps' relative standard deviation, 0 to 2");
+    model_err("step_rel_sd not a number", L6 "measured device=cpu torch=2 steps=3 date=2026-01-01 step_rel_sd=x\n",
+              "x.model:7: step_rel_sd='x'");
+    {
+      model_t *ms = NULL;
+      int rs = model_parse(L6 "measured device=cpu torch=2 steps=3 date=2026-01-01 step_rel_sd=0.042\n"
+                              "forward\ngemm g m=8 n=B k=3\nbackward\ngemm d m=8 n=3 k=B ready=w\n",
+                           "x.model", &ms, &e);
+      CHECK(rs == 0 && ms->measured.step_rel_sd == 0.042, "the measured line's step_rel_sd= is read: %s", rs ? e.msg : "");
+      model_destroy(ms);
+    }
     model_err("a bad date", L6 "measured device=cpu torch=2 steps=3 date=2026-13-01\n",
               "x.model:7: date='2026-13-01': expected YYYY-MM-DD");
     model_err("a bad escape in device=", L6 "measured device=a%2 torch=2 steps=3 date=2026-01-01\n",
