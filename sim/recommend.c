@@ -77,41 +77,47 @@ typedef struct {
   sim_config c;
 } variant_t;
 
+/* A new variant of rec for knob (its configuration rec's until the caller changes it). */
+static variant_t *variant(variant_t *v, int *n, const char *knob, const sim_config *rec) {
+  variant_t *x = &v[(*n)++];
+  memset(x, 0, sizeof *x);
+  x->knob = knob;
+  x->c = *rec;
+  return x;
+}
+
+/* Whether x's release has its knobs (reducer_check, sim/reducer.h): applies, else the note says why. */
+static void release_check(variant_t *x) {
+  reducer_knobs k;
+  err_t e;
+  sim_reducer_knobs(&x->c, &k);
+  x->applies = reducer_check(&k, x->c.bucket_view, x->c.comm_hook, &e) == ERR_OK;
+  if (!x->applies) snprintf(x->note, sizeof x->note, "%.250s", e.msg);
+}
+
 /* FSDP's knobs (docs/fsdp.md), as variants of its configuration: reshard_after_forward the other way,
  * HSDP with a replica per node, explicit forward prefetch of the next unit, and DDP itself. */
 static int fsdp_variants(const sim_config *rec, variant_t *v) {
   int n = 0, gpn = rec->gpus_per_node > 0 ? rec->gpus_per_node : rec->topo->gpus_per_node;
-  variant_t *x = &v[n++];
-  memset(x, 0, sizeof *x);
-  x->knob = "reshard_after_forward";
-  x->c = *rec;
+  variant_t *x = variant(v, &n, "reshard_after_forward", rec);
   x->c.fsdp_reshard = !rec->fsdp_reshard;
   x->applies = 1;
   snprintf(x->setting, sizeof x->setting, "fully_shard(unit, reshard_after_forward=%s)", x->c.fsdp_reshard ? "True" : "False");
   snprintf(x->note, sizeof x->note, x->c.fsdp_reshard ? "frees each unit's parameters after forward: less memory, an all-gather more per unit"
                                                       : "keeps every unit's parameters from forward to backward: more memory per GPU");
-  x = &v[n++];
-  memset(x, 0, sizeof *x);
-  x->knob = "hsdp";
-  x->c = *rec;
+  x = variant(v, &n, "hsdp", rec);
   x->c.fsdp_replicate = rec->nodes;
   snprintf(x->setting, sizeof x->setting, "a (%d, %d) mesh: shard within each node, replicate across nodes", rec->nodes, gpn);
   x->applies = rec->fsdp_replicate <= 1 && rec->nodes > 1 && gpn > 1;
   snprintf(x->note, sizeof x->note, "%s",
            !x->applies ? (rec->fsdp_replicate > 1 ? "already HSDP" : "needs several nodes of several GPUs")
                        : "each GPU holds a node's shard, not the job's: more memory per GPU");
-  x = &v[n++];
-  memset(x, 0, sizeof *x);
-  x->knob = "forward_prefetch";
-  x->c = *rec;
+  x = variant(v, &n, "forward_prefetch", rec);
   x->c.fsdp_forward_prefetch = rec->fsdp_forward_prefetch + 1;
   x->applies = 1;
   snprintf(x->setting, sizeof x->setting, "set_modules_to_forward_prefetch(the next %d unit(s))", x->c.fsdp_forward_prefetch);
   snprintf(x->note, sizeof x->note, "one more unit's parameters all-gathered ahead: more memory in forward");
-  x = &v[n++];
-  memset(x, 0, sizeof *x);
-  x->knob = "framework";
-  x->c = *rec;
+  x = variant(v, &n, "framework", rec);
   x->c.framework = SIM_FRAMEWORK_DDP;
   x->c.fsdp_units = NULL;
   x->c.fsdp_reshard = 1;
@@ -126,34 +132,22 @@ static int fsdp_variants(const sim_config *rec, variant_t *v) {
 static int variants(const sim_config *rec, double cap_mb, variant_t *v) {
   if (rec->framework == SIM_FRAMEWORK_FSDP) return fsdp_variants(rec, v);
   int n = 0;
-  reducer_knobs k;
-  err_t e;
   /* First bucket: a small one of its own lets the last layers' gradients go out early. */
   for (int i = 0; i < 2; i++) {
     double first = i == 0 ? 1 : 5;
     if (first >= cap_mb) continue;
-    variant_t *x = &v[n++];
-    memset(x, 0, sizeof *x);
-    x->knob = "first_bucket_cap";
-    x->c = *rec;
+    variant_t *x = variant(v, &n, "first_bucket_cap", rec);
     x->c.ncap_list = 2;
     x->c.cap_list_mb[0] = first;
     x->c.cap_list_mb[1] = cap_mb;
     snprintf(x->setting, sizeof x->setting, "bucket_cap_mb_list=[%g, %g]", first, cap_mb);
-    sim_reducer_knobs(&x->c, &k);
-    x->applies = reducer_check(&k, x->c.bucket_view, x->c.comm_hook, &e) == ERR_OK;
-    if (!x->applies) snprintf(x->note, sizeof x->note, "%.250s", e.msg);
+    release_check(x);
   }
   if (!rec->bucket_view) {
-    variant_t *x = &v[n++];
-    memset(x, 0, sizeof *x);
-    x->knob = "gradient_as_bucket_view";
-    x->c = *rec;
+    variant_t *x = variant(v, &n, "gradient_as_bucket_view", rec);
     x->c.bucket_view = 1;
     snprintf(x->setting, sizeof x->setting, "gradient_as_bucket_view=True");
-    sim_reducer_knobs(&x->c, &k);
-    x->applies = reducer_check(&k, 1, x->c.comm_hook, &e) == ERR_OK;
-    if (!x->applies) snprintf(x->note, sizeof x->note, "%.250s", e.msg);
+    release_check(x);
   }
   /* The hooks compress fp32 buckets (sim/plan.c): a gradient's own type, not the run's, decides
    * (autocast keeps fp32 parameters, so fp32 gradients, under an fp16 or bf16 run). */
@@ -161,42 +155,31 @@ static int variants(const sim_config *rec, double cap_mb, variant_t *v) {
   for (int i = 0; i < rec->model->nparams && !fp32_grads; i++)
     fp32_grads = model_param_dtype(&rec->model->params[i], (model_dtype)prec) == MODEL_FP32;
   for (int h = SIM_HOOK_FP16; h <= SIM_HOOK_BF16 && rec->comm_hook == SIM_HOOK_NONE; h++) {
-    variant_t *x = &v[n++];
-    memset(x, 0, sizeof *x);
-    x->knob = "comm_hook";
-    x->c = *rec;
+    variant_t *x = variant(v, &n, "comm_hook", rec);
     x->c.comm_hook = (sim_comm_hook)h;
     snprintf(x->setting, sizeof x->setting, "register_comm_hook(None, %s_compress_hook)", sim_comm_hook_name((sim_comm_hook)h));
-    sim_reducer_knobs(&x->c, &k);
-    if (!fp32_grads) snprintf(x->note, sizeof x->note, "the gradients are already 16-bit (%s): nothing to compress",
-                              model_dtype_name((model_dtype)prec));
-    else if (reducer_check(&k, x->c.bucket_view, h, &e)) snprintf(x->note, sizeof x->note, "%.250s", e.msg);
-    else {
-      x->applies = 1;
-      snprintf(x->note, sizeof x->note, "gradients travel in %s: check the model still converges", sim_comm_hook_name((sim_comm_hook)h));
+    if (!fp32_grads) {
+      snprintf(x->note, sizeof x->note, "the gradients are already 16-bit (%s): nothing to compress", model_dtype_name((model_dtype)prec));
+      continue;
     }
+    release_check(x);
+    if (x->applies)
+      snprintf(x->note, sizeof x->note, "gradients travel in %s: check the model still converges", sim_comm_hook_name((sim_comm_hook)h));
   }
   /* broadcast_buffers=False: no broadcast of rank 0's buffers (BatchNorm's running statistics)
    * before every forward (sim/plan.c); only where there are buffers and several ranks. */
   int gpn = rec->gpus_per_node > 0 ? rec->gpus_per_node : rec->topo->gpus_per_node;
   if (rec->mode == SIM_MODE_DDP && rec->broadcast_buffers && rec->model->buffer_bytes > 0 && rec->nodes * gpn > 1) {
-    variant_t *x = &v[n++];
-    memset(x, 0, sizeof *x);
-    x->knob = "broadcast_buffers";
-    x->c = *rec;
+    variant_t *x = variant(v, &n, "broadcast_buffers", rec);
     x->c.broadcast_buffers = 0;
     snprintf(x->setting, sizeof x->setting, "broadcast_buffers=False");
-    sim_reducer_knobs(&x->c, &k);
-    x->applies = reducer_check(&k, x->c.bucket_view, x->c.comm_hook, &e) == ERR_OK;
-    if (!x->applies) snprintf(x->note, sizeof x->note, "%.250s", e.msg);
-    else snprintf(x->note, sizeof x->note, "each rank keeps its own buffers (BatchNorm's running statistics are no longer "
-                  "rank 0's on every rank): check evaluation, or use SyncBatchNorm");
+    release_check(x);
+    if (x->applies)
+      snprintf(x->note, sizeof x->note, "each rank keeps its own buffers (BatchNorm's running statistics are no longer "
+               "rank 0's on every rank): check evaluation, or use SyncBatchNorm");
   }
   for (int kk = 2; kk <= 4; kk *= 2) {
-    variant_t *x = &v[n++];
-    memset(x, 0, sizeof *x);
-    x->knob = "no_sync";
-    x->c = *rec;
+    variant_t *x = variant(v, &n, "no_sync", rec);
     x->c.no_sync = rec->no_sync * kk;
     x->applies = 1;
     snprintf(x->setting, sizeof x->setting, "no_sync() for %d of every %d iterations", x->c.no_sync - 1, x->c.no_sync);
@@ -269,6 +252,7 @@ static int analyse(const recommend_opts *o, recommend_result *r, const draws_t *
         for (int s = 0; s < d.n; s++) col[s] = tv[s * run + map[v]];
         gain_of(ref, col, S, o->level, &a.gain);
         a.helps = a.gain.lo >= o->min_gain;
+        a.same = a.gain.nominal == 0 && a.gain.lo == 0 && a.gain.hi == 0;
       }
       /* Of the first-bucket variants, the better one only. */
       if (r->nadvice > 0 && strcmp(r->advice[r->nadvice - 1].knob, a.knob) == 0 && !strcmp(a.knob, "first_bucket_cap")) {
@@ -390,6 +374,10 @@ advice:
       strbuf_printf(&s, "does not apply: %s\n", a->note);
       continue;
     }
+    if (a->same) { /* the knob changes nothing that is simulated: said so, not as a gain of 0 */
+      strbuf_printf(&s, "no change: the same iteration as the recommended configuration's, in every draw\n");
+      continue;
+    }
     gain_text(&s, &a->gain, o, r->samples);
     strbuf_printf(&s, " -> %s", a->helps ? "helps" : "no meaningful gain");
     strbuf_printf(&s, "%s%s\n", *a->note ? "; " : "", a->note);
@@ -449,7 +437,8 @@ cJSON *recommend_json(const recommend_opts *o, const recommend_result *r) {
          cJSON_AddStringToObject(x, "setting", a->setting) && cJSON_AddBoolToObject(x, "applies", a->applies) &&
          cJSON_AddStringToObject(x, "note", a->note);
     if (ok && a->applies)
-      ok = cJSON_AddBoolToObject(x, "helps", a->helps) && (g = gain_json(&a->gain)) && cJSON_AddItemToObject(x, "gain", g);
+      ok = cJSON_AddBoolToObject(x, "helps", a->helps) && cJSON_AddBoolToObject(x, "same", a->same) &&
+           (g = gain_json(&a->gain)) && cJSON_AddItemToObject(x, "gain", g);
   }
   if (ok) return j;
 fail:

@@ -56,6 +56,8 @@ typedef struct {
   char note[256];              /* why it does not apply, or what it changes beyond speed */
   int applies;                 /* 0: not simulated (note says why) */
   int helps;                   /* gain.lo >= min_gain */
+  int same;                    /* the gain exactly 0 nominally and in every draw: the knob changes nothing
+                                  simulated here (PyTorch already does it, or it moves no time) */
   recommend_gain gain;         /* over the recommended configuration */
 } recommend_advice;
 

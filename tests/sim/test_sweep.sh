@@ -82,7 +82,7 @@ expect 2 "--jobs must be an integer from 1 to 1024" -- sweep -j 0
 # --- recommend ---
 "$ddpsim" recommend --model resnet18 --nodes 8 --topology dgx1v-10gbe --precision fp32 --samples 16 --json >"$tmp/r1.json"
 check "recommend --json: the fields (docs/cli.md)" awk '
-  BEGIN { n = split("samples seed uncertain_numbers regret_quantile interval_level min_gain default_bucket_cap_mb best_bucket_cap_mb recommended_bucket_cap_mb recommended_iteration_s meaningful gain_over_default caps advice mean_iteration_s iteration_s_lo iteration_s_hi worst_regret fastest knob setting applies helps wins", w, " ") }
+  BEGIN { n = split("samples seed uncertain_numbers regret_quantile interval_level min_gain default_bucket_cap_mb best_bucket_cap_mb recommended_bucket_cap_mb recommended_iteration_s meaningful gain_over_default caps advice mean_iteration_s iteration_s_lo iteration_s_hi worst_regret fastest knob setting applies helps same wins", w, " ") }
   { t = t $0 } END { for (i = 1; i <= n; i++) if (index(t, "\"" w[i] "\"") == 0) { print "missing " w[i]; exit 1 } }' "$tmp/r1.json"
 "$ddpsim" recommend --model resnet18 --nodes 4 --topology dgx1v-10gbe --precision fp16 --samples 16 --no-advice --json >"$tmp/r0.json"
 rec=$(jnum "$tmp/r0.json" recommended_bucket_cap_mb)
@@ -100,7 +100,11 @@ adv = json.load(open(sys.argv[1]))["advice"]
 on = [a for a in adv if a["applies"]]
 assert [a["applies"] for a in adv] == sorted((a["applies"] for a in adv), reverse=True), adv
 assert all(x["gain"]["mean"] >= y["gain"]["mean"] for x, y in zip(on, on[1:])) and len(on) >= 4, on
-assert any(a["knob"] == "broadcast_buffers" and a["setting"] == "broadcast_buffers=False" and "SyncBatchNorm" in a["note"] for a in on), adv' "$tmp/r1.json"
+assert any(a["knob"] == "broadcast_buffers" and a["setting"] == "broadcast_buffers=False" and "SyncBatchNorm" in a["note"] for a in on), adv
+assert all(a["same"] == (a["gain"]["nominal"] == a["gain"]["lo"] == a["gain"]["hi"] == 0) for a in on), on
+# resnet18 fp32 keeps the default cap there: bucket_cap_mb_list=[1, 25] is DDP'"'"'s own default buckets, no change
+assert json.load(open(sys.argv[1]))["recommended_bucket_cap_mb"] != 25 or any(
+    a["setting"] == "bucket_cap_mb_list=[1, 25]" and a["same"] for a in on), on' "$tmp/r1.json"
 "$ddpsim" recommend --model resnet18 --nodes 8 --topology dgx1v-10gbe --precision fp32 --samples 16 --json -j 1 >"$tmp/r2.json"
 check "recommend: the same seed gives the same answer (and -j 1 the same as -j 2)" cmp -s "$tmp/r1.json" "$tmp/r2.json"
 "$ddpsim" recommend --model resnet18 --nodes 8 --topology dgx1v-10gbe --precision fp32 --samples 16 --sample-seed 2 --json >"$tmp/r3.json"
