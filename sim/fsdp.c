@@ -628,6 +628,7 @@ static void eval_values(const plan_t *p, int it, int r, pipe_t *w, double *val) 
   val[PROG_STAT_FWD] = fwd;
   val[PROG_STAT_BWD] = bwd;
   val[PROG_STAT_COPY_IN] = copies;
+  val[PROG_STAT_COPY_EARLY] = 0;
   val[PROG_STAT_REACH] = w->D;
   val[PROG_STAT_STARVED] = w->starved_s;
   val[PROG_STAT_HOST_FWD] = host_fwd;

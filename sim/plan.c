@@ -138,6 +138,7 @@ void plan_free(plan_t *p) {
   free(p->seg_s);
   free(p->seg_copy_s);
   free(p->seg_copy_k);
+  free(p->copy_bucket_s);
   free(p->seg_mem);
   free(p->jitter);
   free(p->op_s);
@@ -351,14 +352,18 @@ void plan_row_free(plan_row *row) {
 }
 
 /* The optimizer's ops (and the copy back) after the final wait, from the pipe's state; in a
- * synchronising iteration the host first makes the stream wait for each bucket's work. */
-static double run_tail(const plan_t *p, pipe_t *w, double scale, int sync) {
+ * synchronising iteration the host first makes the stream wait for each bucket's work. With
+ * device_copies 0 the copy back's kernels are launched (host work, each taking its place in the
+ * launch queue) but their GPU time is not the tail's: copy_per_bucket plays it bucket by bucket
+ * before the last wait. */
+static double run_tail(const plan_t *p, pipe_t *w, double scale, int sync, int device_copies) {
   double dev = 0;
   int copies = sync && p->copies;
   if (sync && p->nb > 0 && p->pg_wait_host_s > 0) pipe_host(w, p->nb * p->pg_wait_host_s);
   if (copies && p->copy_back_k > 0) { /* a kernel per gradient (plan_compute) */
-    pipe_op(w, p->launch_host_s, p->copy_back_s * scale / (double)p->copy_back_k, p->copy_back_k, 1);
-    dev += p->copy_back_s * scale;
+    double d = device_copies ? p->copy_back_s * scale : 0;
+    pipe_op(w, p->launch_host_s, d / (double)p->copy_back_k, p->copy_back_k, 1);
+    dev += d;
   }
   for (int i = p->first_tail; i < p->nsteps; i++) {
     const plan_step *st = &p->steps[i];
@@ -402,16 +407,18 @@ static void timeline_eval(const plan_t *p, pipe_t *w, double scale, double host_
    * (tail_a) with everything else at -infinity, and the rest (tail_b) with D0 at -infinity. The
    * end-of-iteration sync (the loop's loss.item()) waits for the host too. */
   w->D = -INFINITY;
-  row->tail_dev_s = run_tail(p, w, scale, sync);
+  int dc = !p->copy_per_bucket;
+  row->tail_dev_s = run_tail(p, w, scale, sync, dc);
   row->tail_b = w->D > w->H ? w->D : w->H;
   row->host_tail_end = p->host_waits && sync ? -1 : w->H;
   row->host_busy_s = w->host_busy_s;
-  row->dev_busy_s = w->dev_busy_s;
+  row->dev_busy_s = w->dev_busy_s + (copies && p->copy_per_bucket ? p->copy_back_s * scale : 0); /* played before the tail */
   /* A wait that blocks the host (gloo, MPI): the host too starts the tail at D0. */
   pipe_reset(w, p->host_waits && sync ? 0 : -INFINITY, 0);
-  run_tail(p, w, scale, sync);
+  run_tail(p, w, scale, sync, dc);
   row->tail_a = w->D > w->H ? w->D : w->H;
   if (p->host_waits && sync) row->tail_b = row->bwd_end;
+  if (getenv("DBG_TAIL") && sync) fprintf(stderr, "bwd_end %.6f host_bwd_end %.6f tail_a %.6f tail_b %.6f devtail %.6f\n", row->bwd_end, row->host_bwd_end, row->tail_a, row->tail_b, row->tail_dev_s);
 }
 
 int plan_varies(const plan_t *p) { return p->jitter || p->host_jitter; }
@@ -435,8 +442,15 @@ static void ddp_values(const plan_t *p, int it, int r, pipe_t *w, plan_row *row,
   for (int b = 0; b < p->nb; b++) val[p->slot_lag + b] = x->lag[b];
   val[p->slot_tail] = x->tail_a;
   val[p->slot_tail + 1] = x->tail_b;
-  /* DDP's copy back, scaled by the rank's compute jitter as the tail it starts is. */
-  val[p->slot_tail + 2] = p->copies ? p->copy_back_s * (p->jitter ? p->jitter[(size_t)it * (size_t)p->ranks + (size_t)r] : 1.0) : 0;
+  /* DDP's copy back, scaled by the rank's compute jitter as the tail it starts is: the tail's, or
+   * bucket by bucket before it (copy_per_bucket). */
+  double cj = p->jitter ? p->jitter[(size_t)it * (size_t)p->ranks + (size_t)r] : 1.0;
+  val[p->slot_tail + 2] = p->copies && !p->copy_per_bucket ? p->copy_back_s * cj : 0;
+  val[PROG_STAT_COPY_EARLY] = 0;
+  for (int b = 0; p->copy_per_bucket && b < p->nb; b++) {
+    val[p->slot_copy + b] = p->copy_bucket_s[b] * cj;
+    if (plan_sync(p, it)) val[PROG_STAT_COPY_EARLY] += val[p->slot_copy + b];
+  }
   val[PROG_STAT_BWD] = x->bwd_end - x->fwd_end - x->copy_in_s;
   val[PROG_STAT_COPY_IN] = x->copy_in_s;
   val[PROG_STAT_REACH] = x->bwd_end;
@@ -461,6 +475,21 @@ static prog_instr *add(prog_t *g, int st, prog_op op, int sync, int span, int in
   return &g->streams[st].ins[g->streams[st].n - 1];
 }
 
+/* Whether DDP copies back bucket by bucket (plan_t's copy_per_bucket: the C++ Reducer with NCCL,
+ * whose waits are the stream's), and each bucket's share of the copy back, by its bytes (the copy
+ * back is priced as one pass over every gradient: plan_compute). After plan_buckets (the backend). */
+static int plan_copy_per_bucket(plan_t *p, err_t *e) {
+  int nb = p->nb;
+  p->copy_per_bucket = p->copies && p->copy_back_s > 0 && !p->host_waits && nb > 0 &&
+                       p->reducer.work == REDUCER_WORK_REDUCER && !after_backward(p);
+  if (!p->copy_per_bucket) return ERR_OK;
+  double all = 0;
+  for (int b = 0; b < nb; b++) all += (double)p->buckets.b[b].bytes;
+  if (!(p->copy_bucket_s = calloc((size_t)nb, sizeof *p->copy_bucket_s))) return err_set(e, ERR_NOMEM, "out of memory");
+  for (int b = 0; b < nb; b++) p->copy_bucket_s[b] = all > 0 ? p->copy_back_s * (double)p->buckets.b[b].bytes / all : p->copy_back_s / nb;
+  return ERR_OK;
+}
+
 /* DDP's stream program (sim/program.h; docs/simulation.md, "Stream programs"). The compute stream:
  * the batch, the buffer broadcast forward waits for, forward, each backward segment followed by the
  * ready events of the buckets it completes, the rest of backward, DDP's final wait for the NCCL
@@ -474,7 +503,8 @@ static int plan_program(plan_t *p, err_t *e) {
   p->slot_bwd_rest = p->slot_seg + p->nseg;
   p->slot_lag = p->slot_bwd_rest + 1;
   p->slot_tail = p->slot_lag + nb;
-  if ((rc = prog_init(&p->prog, p->slot_tail + 3, e))) return rc;
+  p->slot_copy = p->slot_tail + 3;
+  if ((rc = prog_init(&p->prog, p->slot_copy + (p->copy_per_bucket ? nb : 0), e))) return rc;
   size_t n = (size_t)(nb ? nb : 1);
   p->at_ready = calloc(n, sizeof *p->at_ready);
   p->at_start = calloc(n, sizeof *p->at_start);
@@ -506,7 +536,16 @@ static int plan_program(plan_t *p, err_t *e) {
   x->dur = p->slot_bwd_rest;
   x->shares = p->gpu_sharing;
   x->mem = p->nseg > 0 ? p->seg_mem[p->nseg - 1] : 0; /* the stream waiting for the host after the last segment's ops */
-  if (nccl >= 0) add(g, 0, PROG_WAIT, 1, TIMELINE_FINAL_WAIT, -1, &bad)->ev = nb;
+  /* DDP's final wait: for every bucket's work at once, or bucket by bucket, each copied back before
+   * the next is waited for (copy_per_bucket; events nb + 1 + b). */
+  for (int b = 0; nccl >= 0 && p->copy_per_bucket && b < nb; b++) {
+    add(g, 0, PROG_WAIT, 1, TIMELINE_FINAL_WAIT, -1, &bad)->ev = nb + 1 + b;
+    x = add(g, 0, PROG_COMPUTE, 1, TIMELINE_COPY_BACK, b, &bad);
+    x->dur = p->slot_copy + b;
+    x->shares = p->gpu_sharing;
+    x->mem = 1; /* a copy: memory-bound */
+  }
+  if (nccl >= 0 && !p->copy_per_bucket) add(g, 0, PROG_WAIT, 1, TIMELINE_FINAL_WAIT, -1, &bad)->ev = nb;
   x = add(g, 0, PROG_TAIL, 0, -1, -1, &bad);
   x->dur = p->slot_tail + 2;
   x->a = p->slot_tail;
@@ -522,8 +561,9 @@ static int plan_program(plan_t *p, err_t *e) {
     p->at_end[b] = g->streams[nccl].n;
     add(g, nccl, PROG_SLEEP, 1, TIMELINE_HOOK_POST, b, &bad)->dur_s = p->hook_post_s[b];
     if (p->shares_compute) add(g, nccl, PROG_GIVE_CORES, 1, -1, -1, &bad);
+    if (p->copy_per_bucket) add(g, nccl, PROG_RECORD, 1, -1, -1, &bad)->ev = nb + 1 + b;
   }
-  if (nccl >= 0) add(g, nccl, PROG_RECORD, 1, -1, -1, &bad)->ev = nb;
+  if (nccl >= 0 && !p->copy_per_bucket) add(g, nccl, PROG_RECORD, 1, -1, -1, &bad)->ev = nb;
   if (bad) return err_set(e, ERR_NOMEM, "out of memory");
   for (int b = 0; b < nb; b++) {
     p->at_ready[b] = prog_at_index(g, 0, (int)p->at_ready[b]);
@@ -968,6 +1008,7 @@ int plan_build(const sim_config *c, plan_t *p, err_t *e) {
   }
   if ((rc = plan_compute(c, p, copies, param_seg, e))) goto fail;
   if ((rc = plan_buckets(c, p, param_seg, e))) goto fail;
+  if ((rc = plan_copy_per_bucket(p, e))) goto fail;
   /* The host launches the all-reduces in bucket order: bucket b at the hook that makes the last of
    * buckets 0..b ready. */
   for (int b = 0, s = 0; b < p->nb; b++) {

@@ -108,6 +108,12 @@ typedef struct plan_s {
   double copy_back_s;  /* DDP's copy of the reduced buckets back into the gradients, after the wait
                         (flat mode: the division and the copy back; 0 with gradient_as_bucket_view) */
   long copy_back_k;    /* in how many kernels: one per gradient (flat mode: one more) */
+  int copy_per_bucket; /* 1: the copy back runs bucket by bucket, each after its own all-reduce
+                          (reducer.cpp's finalize_backward waits for bucket b, then copies it
+                          back, then waits for b + 1: NCCL's stream waits, from 1.1), so that a
+                          bucket's copies overlap the later buckets' all-reduces; 0: after the
+                          final wait (gloo and MPI, whose wait blocks the host; flat mode; 0.2-1.0) */
+  double *copy_bucket_s; /* (nb, with copy_per_bucket) bucket b's share of copy_back_s, by its bytes */
   double *jitter;      /* (iterations x ranks) compute multipliers, or NULL */
   double *host_jitter; /* (iterations x ranks) additive host delays, seconds, or NULL */
   double host_jitter_sd_s; /* their standard deviation (0: none) */
@@ -189,8 +195,9 @@ typedef struct plan_s {
   void (*values)(const struct plan_s *p, int it, int r, pipe_t *w, plan_row *row, double *val);
   void *fw;                   /* a builder's own data (FSDP's units: sim/fsdp.h), or NULL */
   void (*fw_free)(void *fw);  /* frees it (plan_free calls it) */
-  int slot_seg, slot_bwd_rest, slot_lag, slot_tail; /* the program's slots: segment s's duration,
-                                          backward's rest, bucket b's launch lag, the tail's a, b and copy back */
+  int slot_seg, slot_bwd_rest, slot_lag, slot_tail, slot_copy; /* the program's slots: segment s's duration,
+                                          backward's rest, bucket b's launch lag, the tail's a, b and copy back,
+                                          bucket b's copy back (copy_per_bucket) */
   long *at_ready, *at_start, *at_end; /* (nb) bucket b's ready event, the end of its launch wait
                                          and of its collective (with hooks) in the record's `at`; a
                                          builder without buckets (nb 0, FSDP's): at_start and at_end

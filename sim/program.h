@@ -84,6 +84,7 @@ typedef enum {
   PROG_STAT_FWD,       /* the compute stream's forward (seconds after the mark) */
   PROG_STAT_BWD,       /* backward's compute, bucket copies excluded */
   PROG_STAT_COPY_IN,   /* DDP's copies into buckets within backward */
+  PROG_STAT_COPY_EARLY, /* DDP's copies back played bucket by bucket before the tail (copy_per_bucket) */
   PROG_STAT_REACH,     /* when the rank reaches its last wait, seconds after its mark (stragglers) */
   PROG_STAT_TAIL_DEV,  /* the tail's GPU time */
   PROG_STAT_HOST_BUSY, /* the iteration's host work */

@@ -50,7 +50,7 @@ static void drawn_compute(const plan_t *p, const record_t *rec, int first, sim_r
   for (int it = first; it < K; it++) {
     r->forward_s += rec->fwd[it] / n;
     r->backward_s += (rec->bwd[it] + rec->slowed[it]) / n; /* backward as it ran beside the collectives */
-    r->bucket_copy_s += (rec->copy_in[it] + rec->copy_back[it]) / n;
+    r->bucket_copy_s += (rec->copy_in[it] + rec->copy_back[it] + rec->copy_early[it]) / n;
     r->optimizer_s += (rec->tail_span[it] - rec->copy_back[it]) / n;
     if (p->host_jitter) r->host_jitter_s += p->host_jitter[(size_t)it * (size_t)p->ranks] / n;
     if (plan_sync(p, it) && rec->reach_max[it] > rec->reach0[it]) *strag_s += (rec->reach_max[it] - rec->reach0[it]) / n;

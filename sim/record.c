@@ -21,6 +21,7 @@ void record_tail(const plan_t *p, record_t *rec, int r, int it, int sync, const 
     rec->bwd[it] = v[PROG_STAT_BWD];
     rec->copy_in[it] = v[PROG_STAT_COPY_IN];
     rec->copy_back[it] = cb > 0 ? cb : 0;
+    rec->copy_early[it] = sync ? v[PROG_STAT_COPY_EARLY] : 0;
     rec->reach0[it] = reach;
   }
   if (it >= plan_first_steady(p)) {
@@ -49,6 +50,7 @@ static const struct {
     {"bwd", offsetof(record_t, bwd), BY_ITER},
     {"copy_in", offsetof(record_t, copy_in), BY_ITER},
     {"copy_back", offsetof(record_t, copy_back), BY_ITER},
+    {"copy_early", offsetof(record_t, copy_early), BY_ITER},
     {"reach0", offsetof(record_t, reach0), BY_ITER},
     {"reach_max", offsetof(record_t, reach_max), BY_ITER},
     {"slowed", offsetof(record_t, slowed), BY_ITER},

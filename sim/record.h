@@ -21,9 +21,10 @@ typedef struct {
   long nat;            /* the program's instructions, all streams (prog_at_count) */
   double *at;          /* (nat) rank 0, last iteration: each instruction's end (sim/program.h) */
   /* (K) rank 0's compute as played: forward, backward (bucket copies excluded), the copies into
-   * buckets, the copy back; when it reached its last wait, after its forward began (reach0), and
-   * the latest any rank did in a synchronising iteration (reach_max; 0 otherwise). */
-  double *fwd, *bwd, *copy_in, *copy_back, *reach0, *reach_max;
+   * buckets, the copy back in the tail and bucket by bucket before it (copy_early: DDP's
+   * copy_per_bucket, sim/plan.h); when it reached its last wait, after its forward began (reach0),
+   * and the latest any rank did in a synchronising iteration (reach_max; 0 otherwise). */
+  double *fwd, *bwd, *copy_in, *copy_back, *copy_early, *reach0, *reach_max;
   double *slowed;      /* (K) rank 0: what its compute lost to collectives sharing the GPU */
   double *load_wait, *copy_wait; /* (K) what the training loop waited for its input */
   double *tail_span;   /* (K) rank 0: from the end of the final wait to the end of the iteration */

@@ -295,7 +295,10 @@ static void gpu_sharing_slows_compute(void) {
     CHECK(f.iteration_s == a.iteration_s, "forward slowed beside no collective: %.9g s, as without (%.9g s)", f.iteration_s, a.iteration_s);
   }
   /* The bundled profile's card (its SMs and bandwidth): every segment shares the GPU; a full
-   * simulation of 4 nodes with jitter, closed form against events. */
+   * simulation of 4 nodes with jitter, closed form against events. Within 1e-8: SimGrid's clock is
+   * kept to its timing precision (precision/timing, 1e-9 s by default), and each rate change of a
+   * compute slowed beside a collective (the copies back beside the last all-reduce add some) is an
+   * event of its own; the two met to 1e-12 before those copies, and 4e-10 s (4.4e-9 relative) after. */
   sim_config d;
   fixture_config(&d, M_RESNET, T_IB, P, 4, 0);
   d.symmetry = 0;
@@ -317,7 +320,7 @@ static void gpu_sharing_slows_compute(void) {
       worst = fmax(worst, rel(x[1].buckets[k].comm_end_s, x[0].buckets[k].comm_end_s));
       worst = fmax(worst, rel(x[1].buckets[k].ready_s, x[0].buckets[k].ready_s));
     }
-    CHECK(x[0].closed_form && !x[1].closed_form && worst < 1e-9 && x[1].backward_s > 0 && rel(x[1].backward_s, x[0].backward_s) < 1e-9,
+    CHECK(x[0].closed_form && !x[1].closed_form && worst < 1e-8 && x[1].backward_s > 0 && rel(x[1].backward_s, x[0].backward_s) < 1e-8,
           "ResNet-50 on 32 GPUs sharing each GPU with NCCL, jitter: closed form %.9g s, events %.9g s (worst bucket or iteration %.1e)",
           x[0].iteration_s, x[1].iteration_s, worst);
     sim_result_free(&x[0]);
