@@ -3,6 +3,9 @@
 # decisions issue: a 1000-configuration ResNet-50 sweep (nodes x caps x fabrics x batch) with -j 2
 # in under 20 s; recommend with uncertainty (32 draws, advice included) for ResNet-50 on 8 nodes in
 # under 10 s; and mpirun -np 2 giving the same rows as a local run. Wall times of the whole command.
+# Then what the interval costs (issue 50's target: the default predict at most 1.5 times
+# --no-interval): predict with and without it, in turn, REPS times each (default 9), the medians and
+# the median of the pairs' ratios, symmetric and with every GPU simulated.
 # scripts/bench_sim.sh runs this at its end.
 # usage: scripts/bench_decisions.sh
 set -euo pipefail
@@ -43,3 +46,33 @@ bench "recommend resnet50 8 nodes 10GbE, 32 draws, advice" 10 "$tmp/rec.json" --
 bench "recommend, the same, -j 1" "" "$tmp/rec1.json" -- "$bin" recommend "${rec[@]}" -j 1
 bench "recommend, 128 draws, advice" "" "$tmp/rec128.json" -- "$bin" recommend "${rec[@]}" --samples 128
 awk -F'[:,]' '/"simulations"/ { gsub(/[ \t]/, "", $2); printf "#   recommend (32 draws): %s simulations\n", $2 }' "$tmp/rec.json"
+
+# interval_cost NAME ARGS...: predict ARGS with its interval and with --no-interval, alternately.
+reps=${REPS:-9}
+interval_cost() {
+  local name=$1
+  shift
+  local k a b t0 t1
+  for ((k = 0; k < reps; k++)); do
+    t0=$(now)
+    "$bin" predict "$@" >/dev/null 2>&1 || { printf '  %-52s failed\n' "$name"; return; }
+    t1=$(now)
+    a=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')
+    t0=$(now)
+    "$bin" predict "$@" --no-interval >/dev/null 2>&1 || { printf '  %-52s failed\n' "$name"; return; }
+    t1=$(now)
+    b=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')
+    echo "$a $b"
+  done | awk -v n="$name" '
+    { x[NR] = $1; y[NR] = $2; r[NR] = $1 / $2 }
+    function median(v, m,   i, j, t) { for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
+                                       return m % 2 ? v[(m + 1) / 2] : (v[m / 2] + v[m / 2 + 1]) / 2 }
+    END { rr = median(r, NR); printf "  %-52s %8.3f %8.3f %7.2fx %s\n", n, median(x, NR), median(y, NR), rr, (rr <= 1.5 ? "met" : "MISSED") }'
+}
+printf '# %-52s %8s %8s %8s (target: <= 1.5x; %d pairs, medians)\n' "predict: interval's cost" with_s without ratio "$reps"
+interval_cost "mlstm-4k, 16 DGX-1V nodes (symmetric)" --nodes 16
+interval_cost "resnet50, 64 DGX A100 nodes (symmetric)" --model resnet50 --nodes 64 --topology dgxa100-ib --profile a100-dgxa100
+interval_cost "resnet50, 16 DGX-1V nodes, every GPU" --model resnet50 --nodes 16 --no-symmetry
+interval_cost "bert-large, 128 DGX-1V nodes, every GPU" --model bert-large --nodes 128 --no-symmetry
+interval_cost "bert-large FSDP, 4 DGX A100 nodes (events)" --model bert-large --framework fsdp --nodes 4 --topology dgxa100-ib --profile a100-dgxa100
+echo "# load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

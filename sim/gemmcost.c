@@ -13,28 +13,69 @@ void gemmcost_free(gemmcost_table *t) {
   *t = (gemmcost_table){0};
 }
 
+/* A point's shape (logs) and index; a distinct shape's first index, summed time and count. */
+typedef struct {
+  double x[3];
+  int i;
+} point_at;
+
+typedef struct {
+  int first;
+  double sum, cnt;
+} shape_at;
+
+static int cmp_shape(const point_at *p, const point_at *q) {
+  for (int d = 0; d < 3; d++)
+    if (p->x[d] != q->x[d]) return p->x[d] < q->x[d] ? -1 : 1;
+  return 0;
+}
+
+static int cmp_point(const void *a, const void *b) {
+  const point_at *p = a, *q = b;
+  int c = cmp_shape(p, q);
+  return c ? c : (p->i > q->i) - (p->i < q->i);
+}
+
+static int cmp_first(const void *a, const void *b) {
+  const shape_at *p = a, *q = b;
+  return (p->first > q->first) - (p->first < q->first);
+}
+
 int gemmcost_build(gemmcost_table *t, const double *m, const double *n, const double *k, const double *time_s,
                    const double *fit_s, int npts, err_t *e) {
   *t = (gemmcost_table){0};
-  size_t sz = (size_t)(npts > 0 ? npts : 1) * sizeof(double);
-  double *cnt = calloc(1, sz), *fit = calloc(1, sz);
+  size_t np = (size_t)(npts > 0 ? npts : 1), sz = np * sizeof(double);
+  double *fit = calloc(1, sz), *cnt = calloc(1, sz);
+  point_at *at = malloc(np * sizeof *at);
+  shape_at *sh = malloc(np * sizeof *sh);
   t->lm = malloc(sz), t->ln = malloc(sz), t->lk = malloc(sz), t->time_s = calloc(1, sz), t->resid = malloc(sz);
-  if (!cnt || !fit || !t->lm || !t->ln || !t->lk || !t->time_s || !t->resid) {
-    free(cnt);
+  if (!fit || !cnt || !at || !sh || !t->lm || !t->ln || !t->lk || !t->time_s || !t->resid) {
     free(fit);
+    free(cnt);
+    free(at);
+    free(sh);
     return err_set(e, ERR_NOMEM, "out of memory");
   }
-  for (int i = 0; i < npts; i++) {
-    double x[3] = {log(m[i]), log(n[i]), log(k[i])};
-    int j = 0;
-    while (j < t->n && !(t->lm[j] == x[0] && t->ln[j] == x[1] && t->lk[j] == x[2])) j++;
-    if (j == t->n) {
-      t->lm[j] = x[0], t->ln[j] = x[1], t->lk[j] = x[2], fit[j] = fit_s[i];
-      t->n++;
-    }
-    t->time_s[j] += time_s[i];
-    cnt[j] += 1;
+  /* Each distinct shape once, in the order of its first point, its times summed in the points'
+   * order: sorted by shape, then index, so that a table of thousands of points takes n log n. */
+  for (int i = 0; i < npts; i++) at[i] = (point_at){{log(m[i]), log(n[i]), log(k[i])}, i};
+  qsort(at, np, sizeof *at, cmp_point);
+  for (int a = 0; a < npts;) {
+    shape_at g = {.first = at[a].i};
+    int b = a;
+    for (; b < npts && cmp_shape(&at[a], &at[b]) == 0; b++) g.sum += time_s[at[b].i], g.cnt += 1;
+    sh[t->n++] = g;
+    a = b;
   }
+  qsort(sh, (size_t)t->n, sizeof *sh, cmp_first);
+  for (int j = 0; j < t->n; j++) {
+    int f = sh[j].first;
+    t->lm[j] = log(m[f]), t->ln[j] = log(n[f]), t->lk[j] = log(k[f]), fit[j] = fit_s[f];
+    t->time_s[j] = sh[j].sum;
+    cnt[j] = sh[j].cnt;
+  }
+  free(at);
+  free(sh);
   for (int d = 0; d < 3; d++) t->lo[d] = INFINITY, t->hi[d] = -INFINITY;
   double ss = 0;
   for (int j = 0; j < t->n; j++) {

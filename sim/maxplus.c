@@ -19,9 +19,12 @@ int maxplus_applies(const plan_t *p) {
   /* Links without latency (the plan's: collectives wait NCCL's latency term instead), so that a
    * flow takes its bytes over its rate and nothing else. */
   int no_lat = p->platform.intra_lat_s == 0 && p->platform.nic_lat_s == 0;
-  /* One NCCL stream: collectives of two streams at once share links (FSDP's), which the events play. */
-  return no_lat && p->prog.nstreams <= 2 && !phased(p) && p->fidelity == SIM_FIDELITY_FLOW && !p->record_spans && !p->shares_compute && !(p->load_s > 0) && p->sim_ranks > 1 &&
-         (plan_varies(p) || (p->sim_ranks == p->ranks && p->sim_nodes > 2));
+  /* One NCCL stream: collectives of two streams at once share links (FSDP's), which the events play.
+   * Any number of simulated ranks: every rank of a full simulation, the 2 nodes standing for all by
+   * symmetry, one node, one GPU (no NCCL stream); tests/sim/test_engine.c checks each against the
+   * events. */
+  return no_lat && p->prog.nstreams <= 2 && !phased(p) && p->fidelity == SIM_FIDELITY_FLOW && !p->record_spans &&
+         !p->shares_compute && !(p->load_s > 0);
 }
 
 /* A sleep of s from t, as the actors take it (none unless positive). */

@@ -19,9 +19,8 @@
  *
  * It applies to flow fidelity without spans (traces need the actors), without DataLoader workers'
  * loading (load_s > 0), where collectives do not share the compute cores and links carry no
- * latency (the plan's), and to plans that simulate every rank of more than two nodes or vary
- * between ranks (jitter, host noise); elsewhere the engine plays events (sim_config.events forces
- * them). tests/sim/test_full_golden.sh checks it against the events and the engine before it. */
+ * latency (the plan's), whatever the ranks simulated: every rank, the 2 nodes that stand for all by
+ * symmetry, one node, one GPU; elsewhere the engine plays events (sim_config.events forces them). tests/sim/test_full_golden.sh checks it against the events and the engine before it. */
 #ifndef DDPSIM_MAXPLUS_H
 #define DDPSIM_MAXPLUS_H
 

@@ -774,9 +774,13 @@ static int check_tree(const cJSON *node, char *path, size_t cap, const char *ori
   }
   size_t i = 0;
   cJSON_ArrayForEach(c, node) {
-    if (cJSON_IsObject(node)) snprintf(path + len, cap - len, "%s%.80s", len ? "." : "", c->string);
-    else snprintf(path + len, cap - len, "[%zu]", i);
     i++;
+    /* A finite number or another scalar has nothing to check: its path is written only where it
+     * is needed (a profile's tables are arrays of thousands of numbers, and every interval draw is
+     * checked). */
+    if (!cJSON_IsObject(c) && !cJSON_IsArray(c) && !(cJSON_IsNumber(c) && !isfinite(c->valuedouble))) continue;
+    if (cJSON_IsObject(node)) snprintf(path + len, cap - len, "%s%.80s", len ? "." : "", c->string);
+    else snprintf(path + len, cap - len, "[%zu]", i - 1);
     int rc = check_tree(c, path, cap, origin, e);
     path[len] = '\0';
     if (rc) return rc;

@@ -224,7 +224,7 @@ void simopts_table(simopts *o, cli_opt t[SIMOPTS_COUNT]) {
       {"no-symmetry", 0, CLI_FLAG, &o->no_symmetry, NULL,
        "simulate every GPU (default: with no jitter every node does the same,\nso 2 simulated nodes stand for all; same results, faster)"},
       {"events", 0, CLI_FLAG, &o->events, NULL,
-       "play every event of a full simulation even where its closed form applies\n(default: the closed form, same results, faster)"},
+       "play every event even where the closed form applies (default: the closed\nform, same results, faster)"},
       {"no-gpu-sharing", 0, CLI_FLAG, &o->no_gpu_sharing, NULL,
        "compute beside NCCL's kernels as if it had the GPU to itself (default: it\nloses the SMs and memory bandwidth they take; an ablation)"},
       {0},

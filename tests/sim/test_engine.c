@@ -18,7 +18,9 @@
  * 6. Switched nodes (DGX A100: every GPU's link to the NVSwitch carries its flows to several
  *    successors, and a node's merged NIC link its four rings out): the pairs sharing links form
  *    groups, each leaving from one node; a full simulation with jitter, and one with host noise
- *    sharing the GPU, give in closed form (the groups' flows played max-min) what the events give. */
+ *    sharing the GPU, give in closed form (the groups' flows played max-min) what the events give.
+ * 7. The closed form of the plans no jitter tells apart (one GPU, one node, 2 nodes, symmetry)
+ *    equals the events. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -220,7 +222,7 @@ static void plan_prints(void) {
 
 static void predict_wall_covers_all(void) {
   sim_config c;
-  fixture_config(&c, M_MLSTM, T_IB, P, 16, 0);
+  fixture_config(&c, M_MLSTM, T_IB, P, 2048, 0);
   c.iterations = 2;
   c.symmetry = 0; /* every GPU: the early iterations then cost as much as the run's own */
   predict_result r;
@@ -228,7 +230,7 @@ static void predict_wall_covers_all(void) {
   double t0 = wall_now_s();
   int rc = predict_run(&c, &r, &e);
   double outer = wall_now_s() - t0;
-  CHECK(rc == 0, "predict of mlstm-4k on 128 GPUs, every GPU simulated%s%s", rc ? ": " : "", rc ? e.msg : "");
+  CHECK(rc == 0, "predict of mlstm-4k on 16,384 GPUs, every GPU simulated%s%s", rc ? ": " : "", rc ? e.msg : "");
   if (rc) return;
   CHECK(r.nearly > 0 && r.single_gpu_iteration_s > 0, "it simulated the 1-GPU twin and %d early iteration(s)", r.nearly);
   CHECK(r.sim.wall_s <= outer && r.sim.wall_s >= 0.9 * outer,
@@ -401,10 +403,55 @@ static void switched_nodes_closed_form(void) {
   profile_destroy(pa);
 }
 
+/* 7. The plans no jitter tells apart: one GPU (no NCCL stream), one node, 2 nodes, and 2 nodes standing
+ * for 16 by symmetry, on DGX-1V and on DGX A100's switched nodes, sharing the GPU or not: the closed
+ * form gives what the events give (the interval's draws and predict's 1-GPU twin take it). */
+static void small_plans_closed_form(void) {
+  topo_t *ta = fixture_bundled_topo("dgxa100-ib");
+  profile_t *pa = fixture_bundled_profile("a100-dgxa100");
+  static const struct {
+    int a100, nodes, gpn, sharing;
+  } cases[] = {{0, 1, 1, 1}, {0, 1, 8, 1}, {0, 2, 8, 0}, {0, 16, 8, 1}, {1, 1, 8, 1}, {1, 2, 8, 1}, {1, 16, 8, 0}};
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    sim_config c;
+    fixture_config(&c, M_RESNET, cases[i].a100 ? ta : T_IB, cases[i].a100 ? pa : P, cases[i].nodes, cases[i].gpn);
+    c.gpu_sharing = cases[i].sharing;
+    c.iterations = 3;
+    sim_result x[2];
+    err_t e;
+    int ok = 1;
+    for (int ev = 0; ev < 2 && ok; ev++) {
+      c.events = ev;
+      if (sim_run(&c, &x[ev], &e)) {
+        CHECK(0, "sim_run: %s", e.msg);
+        if (ev) sim_result_free(&x[0]);
+        ok = 0;
+      }
+    }
+    if (!ok) continue;
+    double worst = fmax(rel(x[1].iteration_s, x[0].iteration_s), rel(x[1].compute_s, x[0].compute_s));
+    for (int b = 0; b < x[0].plan.n && b < x[1].plan.n; b++) {
+      worst = fmax(worst, rel(x[1].buckets[b].comm_start_s, x[0].buckets[b].comm_start_s));
+      worst = fmax(worst, rel(x[1].buckets[b].comm_end_s, x[0].buckets[b].comm_end_s));
+      worst = fmax(worst, rel(x[1].buckets[b].ready_s, x[0].buckets[b].ready_s));
+    }
+    CHECK(x[0].closed_form && !x[1].closed_form && x[0].plan.n == x[1].plan.n && worst < 1e-8 && x[0].iteration_s > 0 &&
+              x[0].ranks_simulated == x[1].ranks_simulated,
+          "ResNet-50 on %d x %d %s (%d simulated)%s: closed form %.9g s, events %.9g s (worst bucket or iteration %.1e)",
+          cases[i].nodes, cases[i].gpn, cases[i].a100 ? "A100" : "V100", x[0].ranks_simulated,
+          cases[i].sharing ? ", sharing the GPU" : "", x[0].iteration_s, x[1].iteration_s, worst);
+    sim_result_free(&x[0]);
+    sim_result_free(&x[1]);
+  }
+  topo_destroy(ta);
+  profile_destroy(pa);
+}
+
 int main(void) {
   if (load()) return 1;
   gpu_sharing_slows_compute();
   switched_nodes_closed_form();
+  small_plans_closed_form();
   predict_wall_covers_all();
   symmetry_matches_full();
   fidelities_agree();

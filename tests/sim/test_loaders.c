@@ -6,6 +6,7 @@
 #include "check.h"
 #include "bucket.h"
 #include "cost.h"
+#include "gemmcost.h"
 #include "model.h"
 #include "modelgen.h"
 #include "profile.h"
@@ -55,7 +56,28 @@ static void profile_err(const char *what, const char *text, const char *want) {
 static const char *roof =
     "{\"model\":\"roofline\",\"launch_s\":1e-6,\"peak_flops\":1e12,\"efficiency\":0.5,\"mem_bw_Bps\":1e11}";
 
+/* A GEMM table's repeated shapes: each once, in the order of its first point, at the mean of its
+ * repeats (sim/gemmcost.h), whatever the order the points come in. */
+static void gemm_table_repeats(void) {
+  const double m[] = {64, 128, 64, 32, 128, 64}, n[] = {64, 64, 64, 32, 64, 64}, k[] = {64, 64, 64, 32, 64, 64};
+  const double t[] = {1e-3, 2e-3, 3e-3, 5e-4, 4e-3, 5e-3}, fit[] = {2e-3, 3e-3, 2e-3, 5e-4, 3e-3, 2e-3};
+  gemmcost_table g;
+  err_t e;
+  int rc = gemmcost_build(&g, m, n, k, t, fit, 6, &e);
+  CHECK(rc == 0 && g.n == 3, "a GEMM table of 6 points holds 3 shapes (%d)", g.n);
+  if (!rc && g.n == 3) {
+    int extra = 0;
+    CHECK(g.lm[0] == log(64) && g.lm[1] == log(128) && g.lm[2] == log(32), "in the order of their first points");
+    CHECK(fabs(g.time_s[0] - 3e-3) < 1e-15 && fabs(g.time_s[1] - 3e-3) < 1e-15 && g.time_s[2] == 5e-4,
+          "each at the mean of its repeats: %g %g %g s", g.time_s[0], g.time_s[1], g.time_s[2]);
+    CHECK(fabs(gemmcost_time(&g, 64, 64, 64, 2e-3, &extra) - 3e-3) < 1e-15 && !extra, "a measured shape costs its mean");
+    CHECK(fabs(g.max_rel - 1.0 / 3.0) < 1e-12, "the fit's largest error over the shapes: %g", g.max_rel);
+  }
+  gemmcost_free(&g);
+}
+
 int main(void) {
+  gemm_table_repeats();
   /* ---- models ---- */
   model_t *m = NULL;
   err_t e;
