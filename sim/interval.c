@@ -20,13 +20,17 @@ int interval_draws(const sim_config *c, const cJSON *doc, const char *origin, in
   if (draws < 0) return err_set(e, ERR_USAGE, "interval: draws must be >= 0");
   if (!uncert_count(doc) || draws == 0) return ERR_OK;
   int rc = profile_draws_build(doc, origin, c->profile, seed, draws, d, e);
-  if (rc) return rc;
+  if (!rc && (rc = interval_configs(c, d, jittered, cfgs, n, e))) profile_draws_free(d);
+  return rc;
+}
+
+int interval_configs(const sim_config *c, const profile_draws *d, int jittered, sim_config **cfgs, int *n, err_t *e) {
+  *cfgs = NULL;
+  *n = 0;
+  if (d->n == 0) return ERR_OK;
   /* d->p[0] is the nominal profile: simulated (without jitter) only as the reference of a jittered run. */
   int first = jittered ? 0 : 1;
-  if (!(*cfgs = malloc((size_t)(d->n - first) * sizeof **cfgs))) {
-    profile_draws_free(d);
-    return err_set(e, ERR_NOMEM, "out of memory");
-  }
+  if (!(*cfgs = malloc((size_t)(d->n - first) * sizeof **cfgs))) return err_set(e, ERR_NOMEM, "out of memory");
   for (int s = first; s < d->n; s++) {
     sim_config *one = &(*cfgs)[s - first];
     *one = *c;

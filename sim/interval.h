@@ -62,6 +62,10 @@ typedef struct {
 int interval_draws(const sim_config *c, const cJSON *doc, const char *origin, int draws, unsigned long seed, int jittered,
                    profile_draws *d, sim_config **cfgs, int *n, err_t *e);
 
+/* The configurations of interval_draws for c from profiles d already drawn (of c's profile's
+ * document: configurations of one profile share them). ERR_NOMEM. */
+int interval_configs(const sim_config *c, const profile_draws *d, int jittered, sim_config **cfgs, int *n, err_t *e);
+
 /* The profile part from the iteration times t[0..n-1] of interval_draws' configurations (n == 0:
  * none, factors 1), for the nominal iteration nominal_s: fills *out, with factors 1 for the
  * validated part. ERR_USAGE for a level outside (0, 1) or a nominal <= 0. */

@@ -178,31 +178,70 @@ static int cached_error(const accuracy_set *set, const char *profile, int prec, 
   return *found < 0 ? ERR_INPUT : ERR_OK;
 }
 
+void buyopts_draws_free(buyopts_draws *k) {
+  for (int i = 0; i < k->n; i++) profile_draws_free(&k->e[i].d);
+  free(k->e);
+  *k = (buyopts_draws){0};
+}
+
+int buyopts_interval_configs(cli_ctx *x, const buyopts *b, const char *profile_arg, const sim_config *c, int jittered,
+                             buyopts_draws *drawn, sim_config **cfgs, int *n) {
+  *cfgs = NULL;
+  *n = 0;
+  err_t e;
+  int rc, k = 0;
+  while (k < drawn->n && !(drawn->e[k].profile == c->profile && drawn->e[k].draws == b->draws)) k++;
+  if (k == drawn->n) { /* the profile's document, drawn once for every configuration of it */
+    if (drawn->n == drawn->cap) {
+      int cap = drawn->cap ? 2 * drawn->cap : 4;
+      void *more = realloc(drawn->e, (size_t)cap * sizeof *drawn->e);
+      if (!more) return cli_fail(x, ERR_NOMEM, "out of memory");
+      drawn->e = more, drawn->cap = cap;
+    }
+    char path[1024];
+    cJSON *doc = NULL;
+    if ((rc = simopts_read_profile_doc(x, profile_arg, path, sizeof path, &doc))) return rc;
+    sim_config *none = NULL;
+    int nn = 0;
+    rc = interval_draws(c, doc, path, b->draws, 1, jittered, &drawn->e[k].d, &none, &nn, &e);
+    cJSON_Delete(doc);
+    free(none);
+    if (rc) return cli_fail(x, rc, "%s", e.msg);
+    drawn->e[k].profile = c->profile, drawn->e[k].draws = b->draws;
+    drawn->n++;
+  }
+  if ((rc = interval_configs(c, &drawn->e[k].d, jittered, cfgs, n, &e))) return cli_fail(x, rc, "%s", e.msg);
+  return CLI_OK;
+}
+
 int buyopts_interval(cli_ctx *x, const buyopts *b, const char *profile_arg, const sim_config *c, double nominal_s,
                      int jittered, int jobs, buyopts_validated *known, interval_t *iv) {
-  char path[1024];
-  cJSON *doc = NULL;
-  int rc = simopts_read_profile_doc(x, profile_arg, path, sizeof path, &doc);
-  if (rc) return rc;
-  err_t e;
   /* The profile part: the drawn profiles simulated in `jobs` processes. */
-  profile_draws d;
+  buyopts_draws drawn = {0};
   sim_config *cfgs = NULL;
   int n = 0;
   sweep_row *rows = NULL;
   double *t = NULL;
-  rc = interval_draws(c, doc, path, b->draws, 1, jittered, &d, &cfgs, &n, &e);
-  cJSON_Delete(doc);
+  int rc = buyopts_interval_configs(x, b, profile_arg, c, jittered, &drawn, &cfgs, &n);
+  err_t e;
   if (!rc && n > 0 && (!(rows = malloc((size_t)n * sizeof *rows)) || !(t = malloc((size_t)n * sizeof *t))))
-    rc = err_set(&e, ERR_NOMEM, "out of memory");
+    rc = cli_fail(x, ERR_NOMEM, "out of memory");
   sweep_opts so = {.jobs = jobs, .what = SWEEP_ITERATION};
-  if (!rc && n > 0 && !(rc = sweep_run(cfgs, n, &so, rows, &e)))
-    for (int k = 0; k < n; k++) t[k] = rows[k].value[FIELD_ITERATION_S];
-  if (!rc) rc = interval_profile(nominal_s, jittered, t, n, 1, b->level, iv, &e);
+  if (!rc && n > 0 && (rc = sweep_run(cfgs, n, &so, rows, &e))) rc = cli_fail(x, rc, "%s", e.msg);
+  for (int k = 0; !rc && k < n; k++) t[k] = rows[k].value[FIELD_ITERATION_S];
+  if (!rc) rc = buyopts_interval_finish(x, b, c, nominal_s, jittered, t, n, known, iv);
   free(t);
   free(rows);
   free(cfgs);
-  profile_draws_free(&d);
+  buyopts_draws_free(&drawn);
+  return rc;
+}
+
+int buyopts_interval_finish(cli_ctx *x, const buyopts *b, const sim_config *c, double nominal_s, int jittered,
+                            const double *t, int n, buyopts_validated *known, interval_t *iv) {
+  err_t e;
+  char path[1024];
+  int rc = interval_profile(nominal_s, jittered, t, n, 1, b->level, iv, &e);
   if (rc) return cli_fail(x, rc, "%s", e.msg);
   /* The measured part: the spread of the steps the model's op times were measured over, where this
    * run prices them (sim/cost.h). */

@@ -75,6 +75,29 @@ typedef struct {
   } e[16];
 } buyopts_validated;
 
+/* The profiles already drawn, by profile and draws: one profile document's draws are the same
+ * for every configuration of it (a sweep's rows share them). Zeroed by the caller; free with
+ * buyopts_draws_free once the configurations drawn from it are simulated. */
+typedef struct {
+  int n, cap;
+  struct {
+    const profile_t *profile;
+    int draws;
+    profile_draws d;
+  } *e;
+} buyopts_draws;
+void buyopts_draws_free(buyopts_draws *k);
+
+/* The interval's parts apart, for a caller that simulates many configurations' draws at once:
+ * buyopts_interval_configs gives the configurations to simulate for c (interval_draws': *cfgs,
+ * *n; the caller frees *cfgs), drawing profile_arg's document once into *drawn; then
+ * buyopts_interval_finish takes their iteration times t[0..n-1] and adds the measured and
+ * validated parts as buyopts_interval does. Each returns the status. */
+int buyopts_interval_configs(cli_ctx *x, const buyopts *b, const char *profile_arg, const sim_config *c, int jittered,
+                             buyopts_draws *drawn, sim_config **cfgs, int *n);
+int buyopts_interval_finish(cli_ctx *x, const buyopts *b, const sim_config *c, double nominal_s, int jittered,
+                            const double *t, int n, buyopts_validated *known, interval_t *iv);
+
 /* The interval of c's prediction (nominal iteration nominal_s, jittered as sim_result.jittered
  * says): profile_arg's (a file or bundled name) document drawn b->draws times, simulated in `jobs`
  * processes (sim/interval.h), and the validated error of the published points

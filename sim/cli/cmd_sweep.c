@@ -102,6 +102,56 @@ static void cache_free(inputs_cache *c) {
   c->n = 0;
 }
 
+/* The rows' intervals into ivs[i] (where buys[i].interval): each profile drawn once, and the draws
+ * of INTERVAL_ROWS rows at a time simulated as one sweep over `jobs` workers (a sweep of 1,000 rows
+ * then forks its workers 16 times, not twice a row). Ticks ipr per row. The status. */
+#define INTERVAL_ROWS 64
+static int intervals(cli_ctx *x, const inputs_cache *cache, const sim_config *cfgs, const sweep_row *rows, const buyopts *buys,
+                     int n, int jobs, buyopts_validated *known, interval_t *ivs, out_progress *ipr, out_ticks *ticks) {
+  buyopts_draws drawn = {0};
+  int rc = CLI_OK;
+  for (int i0 = 0; i0 < n && !rc; i0 += INTERVAL_ROWS) {
+    int i1 = i0 + INTERVAL_ROWS < n ? i0 + INTERVAL_ROWS : n, at[INTERVAL_ROWS + 1], nall = 0;
+    sim_config *all = NULL;
+    sweep_row *dr = NULL;
+    double *t = NULL;
+    for (int i = i0; i < i1 && !rc; i++) {
+      at[i - i0] = nall;
+      if (!buys[i].interval) continue;
+      const char *name = NULL; /* the profile named as given: its document carries the uncertainty */
+      for (int k = 0; k < cache->n && !name; k++)
+        if (cache->e[k].kind == 2 && cache->e[k].p == cfgs[i].profile) name = cache->e[k].name;
+      sim_config *one = NULL;
+      int k = 0;
+      int jittered = !isnan(rows[i].value[FIELD_ITERATION_CI_S]);
+      if ((rc = buyopts_interval_configs(x, &buys[i], name, &cfgs[i], jittered, &drawn, &one, &k))) break;
+      sim_config *more = k ? realloc(all, (size_t)(nall + k) * sizeof *all) : all;
+      if (k && !more) rc = cli_fail(x, ERR_NOMEM, "out of memory");
+      else if (k) memcpy(more + nall, one, (size_t)k * sizeof *one), all = more, nall += k;
+      free(one);
+    }
+    at[i1 - i0] = nall;
+    err_t e;
+    sweep_opts so = {.jobs = jobs, .what = SWEEP_ITERATION};
+    if (!rc && nall > 0 && (!(dr = malloc((size_t)nall * sizeof *dr)) || !(t = malloc((size_t)nall * sizeof *t))))
+      rc = cli_fail(x, ERR_NOMEM, "out of memory");
+    if (!rc && nall > 0 && (rc = sweep_run(all, nall, &so, dr, &e))) rc = cli_fail(x, rc, "%s", e.msg);
+    for (int k = 0; !rc && k < nall; k++) t[k] = dr[k].value[FIELD_ITERATION_S];
+    for (int i = i0; i < i1 && !rc; i++) {
+      if (!buys[i].interval) continue;
+      const double *v = rows[i].value;
+      rc = buyopts_interval_finish(x, &buys[i], &cfgs[i], v[FIELD_ITERATION_S], !isnan(v[FIELD_ITERATION_CI_S]),
+                                   t ? t + at[i - i0] : NULL, at[i - i0 + 1] - at[i - i0], known, &ivs[i]);
+      if (!rc) out_progress_tick(ipr, ticks, i + 1, n);
+    }
+    free(t);
+    free(dr);
+    free(all);
+  }
+  buyopts_draws_free(&drawn);
+  return rc;
+}
+
 static int push(char ***v, int *n, const char *s) {
   char **g = realloc(*v, (size_t)(*n + 2) * sizeof **v), *d = strdup(s);
   if (!g || !d) {
@@ -322,6 +372,7 @@ int cmd_sweep(cli_ctx *x, int argc, char **argv) {
                          {0}};
   const cli_opt *tables[] = {job, common, tail, buy, own, NULL};
   buyopts *buys = NULL;
+  interval_t *ivs = NULL; /* the rows' intervals */
   const cli_cmd c = {.usage = usage_sweep, .tables = tables, .elsewhere = simopts_known};
   argv_t fixed = {0};
   axis_t ax[SWEEP_MAX_AXES];
@@ -451,6 +502,11 @@ int cmd_sweep(cli_ctx *x, int argc, char **argv) {
   out_progress ipr = {.x = x, .what = "intervals", .forced = show};
   out_ticks ticks = {0};
   if (n > 0 && buys[0].interval) out_progress_tick(&ipr, &ticks, 0, n);
+  if (n > 0 && !(ivs = calloc((size_t)n, sizeof *ivs))) {
+    rc = cli_fail(x, ERR_NOMEM, "out of memory");
+    goto done;
+  }
+  if ((rc = intervals(x, &cache, cfgs, rows, buys, n, jobs, &known, ivs, &ipr, &ticks))) goto done;
   for (int i = 0; i < n; i++) {
     budget_job bj;
     int has = buyopts_job(&buys[i], &bj);
@@ -469,16 +525,10 @@ int cmd_sweep(cli_ctx *x, int argc, char **argv) {
       rc = cli_fail(x, rc, "configuration %d: %s", i + 1, e.msg);
       goto done;
     }
-    if (buys[i].interval) { /* the profile named as given: its document carries the uncertainty */
-      const char *name = NULL;
-      for (int k = 0; k < cache.n && !name; k++)
-        if (cache.e[k].kind == 2 && cache.e[k].p == cfgs[i].profile) name = cache.e[k].name;
-      interval_t iv;
+    if (buys[i].interval) {
       double *v = rows[i].value;
-      if ((rc = buyopts_interval(x, &buys[i], name, &cfgs[i], v[FIELD_ITERATION_S], !isnan(v[FIELD_ITERATION_CI_S]), jobs, &known, &iv))) goto done;
-      v[FIELD_ITERATION_S_LO] = iv.lo_s, v[FIELD_ITERATION_S_HI] = iv.hi_s;
-      interval_scale(&iv, v[FIELD_SAMPLES_PER_S], 0, &v[FIELD_SAMPLES_PER_S_LO], &v[FIELD_SAMPLES_PER_S_HI]);
-      out_progress_tick(&ipr, &ticks, i + 1, n);
+      v[FIELD_ITERATION_S_LO] = ivs[i].lo_s, v[FIELD_ITERATION_S_HI] = ivs[i].hi_s;
+      interval_scale(&ivs[i], v[FIELD_SAMPLES_PER_S], 0, &v[FIELD_SAMPLES_PER_S_LO], &v[FIELD_SAMPLES_PER_S_HI]);
     }
     /* A row that does not fit its card trains nothing: --max-hours leaves it out too. */
     if (max_hours > 0 && (!(rows[i].value[FIELD_TRAIN_S] <= max_hours * 3600) || rows[i].value[FIELD_FITS] == 0)) continue;
@@ -507,6 +557,7 @@ done:
   free(cfgs);
   free(rows);
   free(buys);
+  free(ivs);
   free(vals);
   if (held) strings_free(held, n * nax);
   cache_free(&cache);

@@ -120,6 +120,24 @@ import json, sys
 a, b = (json.load(open(f))["rows"] for f in sys.argv[1:3])
 key = lambda r: [r[k] for k in ("iteration_s", "iteration_s_lo", "iteration_s_hi", "samples_per_s_lo", "samples_per_s_hi")]
 assert [key(r) for r in a] == [key(r) for r in b], (a, b)' "$tmp/si.json" "$tmp/sj.json"
+# A sweep simulates its rows' draws together, 64 rows at a time, each profile drawn once: 140 rows
+# over two profiles cross batches, and each row's interval is the one predict gives it alone.
+"$ddpsim" sweep --model resnet50 --nodes 1..70 --profile v100-dgx1v,p100-dgx1 --draws 4 --json >"$tmp/sb.json"
+for r in "1 v100-dgx1v" "70 p100-dgx1" "33 v100-dgx1v" "65 p100-dgx1"; do
+  set -- $r
+  "$ddpsim" predict --model resnet50 --nodes "$1" --profile "$2" --draws 4 --json >"$tmp/sb-$1.json"
+done
+check "sweep: rows' intervals simulated in batches (140 rows, two profiles) equal predict's, row by row" python3 -c '
+import json, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+assert len(rows) == 140, len(rows)
+for f in sys.argv[2:]:
+    p = json.load(open(f))
+    r = [r for r in rows if r["nodes"] == p["nodes"] and r["profile"] == p["profile"]]
+    assert len(r) == 1, (f, len(r))
+    iv = p["interval"]["iteration_s"]
+    assert r[0]["iteration_s_lo"] == iv["lo"] < iv["hi"] == r[0]["iteration_s_hi"], (f, r[0], iv)
+' "$tmp/sb.json" "$tmp"/sb-*.json
 # The interval is the default; --no-interval leaves it out; the two flags together are misuse.
 "$ddpsim" predict --model resnet50 --nodes 2 --samples 1e7 --price 2 --json >"$tmp/d.json"
 "$ddpsim" predict --model resnet50 --nodes 2 --no-interval --json >"$tmp/n.json"
