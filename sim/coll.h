@@ -4,7 +4,7 @@
  * channels' rings, how many of those cross nodes, and so how many bytes each ring edge carries per
  * byte of the collective's size S. Everything else (NCCL's choice of algorithm and protocol in
  * sim/ncclmodel.c, whose algorithm rows say which collectives each runs; both fidelities of the
- * engine in sim/engine.c; the plan's printout) reads the row, so adding a collective is one enum
+ * engine in sim/events.c; the plan's printout) reads the row, so adding a collective is one enum
  * value, one row, and its test.
  *
  * The form is NCCL's own (src/graph/tuning.cc, 2.7 to 2.18): a ring collective of n ranks on

@@ -2,11 +2,13 @@
  * A thin front end: the table of commands (each in sim/cli/cmd_<name>.c over the option tables of
  * common/cli.h); exit 0 ok, 1 failure, 2 misuse, decided by cli_exit alone. */
 #include <gsl/gsl_errno.h>
+#include <limits.h>
 #include <stdio.h>
 
 #include "cli.h"
 #include "cmd.h"
 #include "data.h"
+#include "engine.h"
 #include "sweep_mpi.h"
 
 static const cli_command commands[] = {
@@ -28,8 +30,9 @@ static int quiet(void) { return sweep_mpi_env_rank() != 0; }
 
 int main(int argc, char **argv) {
   gsl_set_error_handler_off();
-  char outro[1200];
-  snprintf(outro, sizeof outro, "`ddpsim COMMAND --help` describes each. Bundled data: %s\n", data_dir());
+  char outro[2600], events[PATH_MAX + 64];
+  snprintf(outro, sizeof outro, "`ddpsim COMMAND --help` describes each. Bundled data: %s\nEvents engine (loaded when a simulation plays events): %s\n",
+           data_dir(), engine_events_path(events, sizeof events));
   const cli_program p = {
       .prog = "ddpsim",
       .intro = "usage: ddpsim COMMAND [options]\n"

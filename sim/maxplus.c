@@ -152,7 +152,7 @@ static double slot(const mp_t *m, int r, int k) {
 
 static double dur(const mp_t *m, int r, const prog_instr *in) { return in->dur >= 0 ? slot(m, r, in->dur) : in->dur_s; }
 
-/* The training loop's input of iteration it on rank r (sim/engine.c's get_input without workers'
+/* The training loop's input of iteration it on rank r (sim/events.c's get_input without workers'
  * loading, which the closed form leaves to the events). */
 static double input(mp_t *m, int r, double now) {
   const plan_t *p = m->p;
@@ -176,7 +176,7 @@ static double input(mp_t *m, int r, double now) {
   return now;
 }
 
-/* PROG_TAIL on rank r from d0 (sim/engine.c's tail). */
+/* PROG_TAIL on rank r from d0 (sim/events.c's tail). */
 static double tail(mp_t *m, int r, const prog_instr *in, double d0) {
   double end = d0 + slot(m, r, in->a), t0 = m->t0[r];
   if (t0 + slot(m, r, in->b) > end) end = t0 + slot(m, r, in->b);
@@ -422,7 +422,7 @@ static int resolve(mp_t *m, int st) {
   for (int r = 0; r < m->n; r++) {
     size_t k = (size_t)r * ns + (size_t)st;
     if (p->prog.shares_gpu) {
-      /* The rank's GPU shares from its post to the end (sim/engine.c's colls_change). */
+      /* The rank's GPU shares from its post to the end (sim/events.c's colls_change). */
       if (m->live_n[r] == m->live_cap[r] && live_grow(m, r)) return -1;
       double *c = m->live[r] + 4 * ((m->live_head[r] + m->live_n[r]++) % m->live_cap[r]);
       c[0] = m->clock[k];

@@ -5,16 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "platform_s4u.h"
 
 static int bad(double x) { return !(x >= 0) || !isfinite(x); }
-
-typedef struct {
-  long long key; /* src * n + dst */
-  int channel;   /* the job's channel using it, or -1 (a phase's ring) */
-  int nic;       /* the NIC it crosses between nodes (before merging): its channel's, or a rail's;
-                    -1: none (a node ring) */
-} route_use;
 
 static int cmp_use(const void *a, const void *b) {
   const route_use *x = a, *y = b;
@@ -51,31 +43,12 @@ int platform_check(const platform_spec *s, err_t *e) {
   return ERR_OK;
 }
 
-/* What the build works from: the pairs the channels use, the merged NICs, and the zones. */
-typedef struct {
-  const platform_spec *s;
-  int n;
-  route_use *use; /* (nroute) every (rank, successor) pair a channel uses, sorted; duplicates kept */
-  size_t nroute;
-  int parent[64], members[64]; /* NICs merged into one link: union-find, and each root's members */
-  int hier;                    /* node zones behind routers (else one zone) */
-  int *exit_nic, *entry_nic;   /* (G) hier: the merged NIC each local GPU leaves / enters through */
-  /* Links are numbered (link_id): the GPUs' (pair graph: rank's link to local v at rank * G + v;
-   * switched nodes: rank * G its link up, + 1 down), then each node's merged NICs up and down, then
-   * the backbone. */
-  size_t nlinks;
-  psg_link **link;             /* (nlinks) build: each link's handle */
-} layout;
+size_t layout_nic_up(const layout *L, int node, int k) { return (size_t)L->n * L->s->gpus_per_node + (size_t)node * 64 + (size_t)k; }
+size_t layout_nic_down(const layout *L, int node, int k) { return layout_nic_up(L, L->s->nodes + node, k); }
+size_t layout_backbone(const layout *L) { return layout_nic_up(L, 2 * L->s->nodes, 0); }
 
-static int fail(err_t *e) { return err_set(e, ERR_SIM, "%s", psg_error()); }
-
-static size_t nic_up_id(const layout *L, int node, int k) { return (size_t)L->n * L->s->gpus_per_node + (size_t)node * 64 + (size_t)k; }
-static size_t nic_down_id(const layout *L, int node, int k) { return nic_up_id(L, L->s->nodes + node, k); }
-static size_t backbone_id(const layout *L) { return nic_up_id(L, 2 * L->s->nodes, 0); }
-
-/* The links of the route from rank src to dst crossing NIC `nic` between nodes: ids[] (returns how
- * many). */
-static int route_links(layout *L, int src, int dst, int nic, size_t ids[3]) {
+/* (platform.h) */
+int layout_route_links(layout *L, int src, int dst, int nic, size_t ids[3]) {
   const platform_spec *s = L->s;
   int G = s->gpus_per_node, node = src / G, next_node = dst / G, nl = 0;
   if (node == next_node && s->pair_Bps) {
@@ -85,9 +58,9 @@ static int route_links(layout *L, int src, int dst, int nic, size_t ids[3]) {
     ids[nl++] = (size_t)dst * G + 1;
   } else {
     int k = find(L->parent, nic);
-    ids[nl++] = nic_up_id(L, node, k);
-    if (s->backbone_bw_Bps > 0) ids[nl++] = backbone_id(L);
-    ids[nl++] = nic_down_id(L, next_node, k);
+    ids[nl++] = layout_nic_up(L, node, k);
+    if (s->backbone_bw_Bps > 0) ids[nl++] = layout_backbone(L);
+    ids[nl++] = layout_nic_down(L, next_node, k);
   }
   return nl;
 }
@@ -102,122 +75,20 @@ static double link_Bps(const layout *L, size_t id) {
     if (!s->pair_Bps) return id % (size_t)G < 2 ? s->gpu_Bps : 0;
     return s->pair_Bps[(size_t)((id / G) % G) * G + id % G];
   }
-  if (id == backbone_id(L)) return s->nodes > 1 ? s->backbone_bw_Bps : 0;
+  if (id == layout_backbone(L)) return s->nodes > 1 ? s->backbone_bw_Bps : 0;
   int k = (int)((id - gpu_links) % 64);
   return s->nodes > 1 && k < s->nics ? L->members[k] * s->nic_Bps : 0;
 }
 
-/* Node m's links (the GPUs' inside it and its NICs), made in zone z. */
-static int make_node_links(layout *L, psg_zone *z, int m, err_t *e) {
-  const platform_spec *s = L->s;
-  int G = s->gpus_per_node, N = s->nodes;
-  char name[64];
-  for (int u = 0; u < G && G > 1; u++) {
-    int r = m * G + u;
-    if (!s->pair_Bps) {
-      snprintf(name, sizeof name, "up%d", r);
-      if (!(L->link[(size_t)r * G] = psg_link_new(z, name, s->gpu_Bps, s->intra_lat_s, 0))) return fail(e);
-      snprintf(name, sizeof name, "down%d", r);
-      if (!(L->link[(size_t)r * G + 1] = psg_link_new(z, name, s->gpu_Bps, 0, 0))) return fail(e);
-      continue;
-    }
-    for (int v = 0; v < G; v++)
-      if (s->pair_Bps[u * G + v] > 0) {
-        snprintf(name, sizeof name, "nvl%d_%d_%d", m, u, v);
-        if (!(L->link[(size_t)r * G + v] = psg_link_new(z, name, s->pair_Bps[u * G + v], s->intra_lat_s, 0))) return fail(e);
-      }
-  }
-  for (int k = 0; N > 1 && k < s->nics; k++) {
-    if (!L->members[k]) continue;
-    snprintf(name, sizeof name, "nicup%d_%d", m, k);
-    if (!(L->link[nic_up_id(L, m, k)] = psg_link_new(z, name, L->members[k] * s->nic_Bps, s->nic_lat_s, 0))) return fail(e);
-    snprintf(name, sizeof name, "nicdown%d_%d", m, k);
-    if (!(L->link[nic_down_id(L, m, k)] = psg_link_new(z, name, L->members[k] * s->nic_Bps, 0, 0))) return fail(e);
-  }
-  return ERR_OK;
-}
-
-/* Routes in zone z for use[from..to) (each pair once); inter-node ones only in one zone (!hier). */
-static int make_routes(layout *L, psg_zone *z, sg_host_t *hosts, size_t from, size_t to, err_t *e) {
-  int G = L->s->gpus_per_node, n = L->n;
-  for (size_t i = from; i < to; i++) {
-    if (i > 0 && L->use[i].key == L->use[i - 1].key) continue;
-    int src = (int)(L->use[i].key / n), dst = (int)(L->use[i].key % n);
-    if (src / G != dst / G && L->hier) continue;
-    size_t ids[3];
-    psg_link *links[3];
-    int nl = route_links(L, src, dst, L->use[i].nic, ids);
-    for (int k = 0; k < nl; k++) links[k] = L->link[ids[k]];
-    if (psg_route(z, psg_host_point(hosts[src]), psg_host_point(hosts[dst]), NULL, NULL, links, nl)) return fail(e);
-  }
-  return ERR_OK;
-}
-
-/* Node zones (hier) or one zone, as platform.h describes. */
-static int build(layout *L, sg_host_t *hosts, err_t *e) {
-  const platform_spec *s = L->s;
-  int G = s->gpus_per_node, N = s->nodes;
-  char name[64];
-  /* Compute is modelled as sleeps; hosts only carry actors. */
-  const double speed = 1e9;
-  psg_zone *root = psg_zone_new(NULL, "cluster", L->hier);
-  if (!root) return fail(e);
-  psg_link *backbone = NULL;
-  if (N > 1 && s->backbone_bw_Bps > 0 && !(backbone = L->link[backbone_id(L)] = psg_link_new(root, "backbone", s->backbone_bw_Bps, 0, 0)))
-    return fail(e);
-  /* Every link lives in the root zone and is made before any node zone: SimGrid checks each new
-   * link's name against every zone's (Engine::link_by_name_or_null, recursive), so links made in
-   * node zones would cost O(N) each. Routes take them by handle, wherever they live. */
-  int rc;
-  for (int m = 0; m < N; m++)
-    if ((rc = make_node_links(L, root, m, e))) return rc;
-  size_t next_use = 0;
-  for (int m = 0; m < N; m++) {
-    psg_zone *z = root;
-    if (L->hier) {
-      snprintf(name, sizeof name, "node%d", m);
-      if (!(z = psg_zone_new(root, name, 0))) return fail(e);
-    }
-    for (int u = 0; u < G; u++) {
-      snprintf(name, sizeof name, "gpu%d", m * G + u);
-      if (!(hosts[m * G + u] = psg_host(z, name, speed))) return fail(e);
-    }
-    if (!L->hier) continue;
-    snprintf(name, sizeof name, "router%d", m);
-    psg_point *router = psg_router(z, name);
-    if (!router) return fail(e);
-    size_t from = next_use;
-    while (next_use < L->nroute && (int)(L->use[next_use].key / L->n) / G == m) next_use++;
-    if ((rc = make_routes(L, z, hosts, from, next_use, e))) return rc;
-    for (int u = 0; u < G; u++) {
-      psg_point *gpu = psg_host_point(hosts[m * G + u]);
-      if (L->exit_nic[u] >= 0 && psg_route(z, gpu, router, NULL, NULL, &L->link[nic_up_id(L, m, L->exit_nic[u])], 1)) return fail(e);
-      if (L->entry_nic[u] >= 0 && psg_route(z, router, gpu, NULL, NULL, &L->link[nic_down_id(L, m, L->entry_nic[u])], 1))
-        return fail(e);
-    }
-    if (psg_seal(z)) return fail(e);
-    /* Between node zones, a star: up from this node through the backbone (if any), down with no
-     * link. A flow between nodes crosses its NICs (the node zones' routes to and from the routers)
-     * and the backbone once. */
-    psg_point *zp = psg_zone_point(z);
-    if (psg_route(root, zp, NULL, router, NULL, &backbone, backbone ? 1 : 0) ||
-        psg_route(root, NULL, zp, NULL, router, NULL, 0))
-      return fail(e);
-  }
-  if (!L->hier && (rc = make_routes(L, root, hosts, 0, L->nroute, e))) return rc;
-  if (psg_seal(root)) return fail(e);
-  return ERR_OK;
-}
-
-static void layout_free(layout *L) {
+void layout_free(layout *L) {
   free(L->use);
   free(L->exit_nic);
   free(L->entry_nic);
   free(L->link);
 }
 
-/* The pairs the channels use, the merged NICs and the zones of spec (free with layout_free). */
-static int layout_init(layout *L, const platform_spec *s, err_t *e) {
+/* (platform.h) */
+int layout_init(layout *L, const platform_spec *s, err_t *e) {
   int rc = platform_check(s, e);
   if (rc) return rc;
   int G = s->gpus_per_node, N = s->nodes, n = N * G;
@@ -275,16 +146,6 @@ static int layout_init(layout *L, const platform_spec *s, err_t *e) {
   return ERR_OK;
 }
 
-int platform_build(const platform_spec *s, sg_host_t *hosts, err_t *e) {
-  layout L;
-  int rc = layout_init(&L, s, e);
-  if (rc) return rc;
-  if (!(L.link = calloc(L.nlinks, sizeof *L.link))) rc = err_set(e, ERR_NOMEM, "out of memory");
-  if (!rc) rc = build(&L, hosts, e);
-  layout_free(&L);
-  return rc;
-}
-
 void platform_net_free(platform_net *net) {
   if (!net) return;
   free(net->pairs);
@@ -314,7 +175,7 @@ int platform_pairs(const platform_spec *s, platform_net *net, err_t *e) {
     }
     int src = (int)(L.use[i].key / L.n), dst = (int)(L.use[i].key % L.n);
     size_t ids[3];
-    int nl = route_links(&L, src, dst, L.use[i].nic, ids);
+    int nl = layout_route_links(&L, src, dst, L.use[i].nic, ids);
     double min = 0;
     parent[np] = np;
     for (int k = 0; k < nl; k++) {

@@ -51,7 +51,8 @@ typedef struct {
  * non-finite numbers, no channels). */
 int platform_check(const platform_spec *spec, err_t *e);
 
-/* Builds spec's platform in SimGrid's engine (after simgrid_init, before any actor) through
+/* Builds spec's platform in SimGrid's engine (after simgrid_init, before any actor; sim/platform_build.c,
+ * in the events module: sim/events.h) through
  * SimGrid's API (sim/platform_s4u.h): every link and route made from handles, nothing written out or
  * looked up by name. hosts (nodes x gpus_per_node) receives each rank's host. platform_check's
  * errors, ERR_NOMEM, ERR_SIM when SimGrid refuses an element (its message). */
@@ -90,5 +91,46 @@ typedef struct {
 int platform_pairs(const platform_spec *spec, platform_net *net, err_t *e);
 
 void platform_net_free(platform_net *net); /* frees the contents; NULL is a no-op */
+
+/* ---- the layout: what platform_check and platform_pairs compute of a platform and platform_build
+ * (sim/platform_build.c, in the events module: sim/events.h) builds in SimGrid: the pairs the
+ * channels use, the merged NICs, the zones and the links' numbering. ---- */
+
+typedef struct {
+  long long key; /* src * n + dst */
+  int channel;   /* the job's channel using it, or -1 (a phase's ring) */
+  int nic;       /* the NIC it crosses between nodes (before merging): its channel's, or a rail's;
+                    -1: none (a node ring) */
+} route_use;
+
+/* What the build works from: the pairs the channels use, the merged NICs, and the zones. */
+typedef struct {
+  const platform_spec *s;
+  int n;
+  route_use *use; /* (nroute) every (rank, successor) pair a channel uses, sorted; duplicates kept */
+  size_t nroute;
+  int parent[64], members[64]; /* NICs merged into one link: union-find, and each root's members */
+  int hier;                    /* node zones behind routers (else one zone) */
+  int *exit_nic, *entry_nic;   /* (G) hier: the merged NIC each local GPU leaves / enters through */
+  /* Links are numbered (link_id): the GPUs' (pair graph: rank's link to local v at rank * G + v;
+   * switched nodes: rank * G its link up, + 1 down), then each node's merged NICs up and down, then
+   * the backbone. */
+  size_t nlinks;
+  struct psg_link **link;      /* (nlinks) platform_build: each link's handle */
+} layout;
+
+/* The pairs the channels use, the merged NICs and the zones of s (free with layout_free; link is
+ * left NULL for the build). platform_check's errors, ERR_NOMEM. */
+int layout_init(layout *L, const platform_spec *s, err_t *e);
+void layout_free(layout *L);
+
+/* The ids of node's k-th merged NIC up and down, and of the backbone. */
+size_t layout_nic_up(const layout *L, int node, int k);
+size_t layout_nic_down(const layout *L, int node, int k);
+size_t layout_backbone(const layout *L);
+
+/* The links of the route from rank src to dst crossing NIC `nic` between nodes: ids[] (returns how
+ * many). */
+int layout_route_links(layout *L, int src, int dst, int nic, size_t ids[3]);
 
 #endif

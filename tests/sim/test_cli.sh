@@ -337,4 +337,13 @@ check "-o to a dangling link fails with exit 1 and says so" test $? -eq 1 -a -n 
 check "-o to a directory fails with exit 1" test $? -eq 1 -a -n "$(grep 'is a directory' "$tmp/err")"
 check "no temporary file is left beside the outputs" test -z "$(ls "$tmp" | grep '\.tmp\.')"
 
+# SimGrid (and ns-3) only where events are played (sim/events.h): the loader's record of what it
+# loaded (glibc's LD_DEBUG=files) names libsimgrid for FSDP's events, never for --help, plan or a
+# prediction in closed form.
+loaded() { LD_DEBUG=files "$ddpsim" "$@" 2>&1 >/dev/null | grep -c 'file=libsimgrid.*needed by' || true; }
+check "ddpsim --help loads no SimGrid" test "$(loaded --help)" = 0
+check "ddpsim plan loads no SimGrid" test "$(loaded plan --nodes 2)" = 0
+check "a closed-form predict (with its interval, its 1-GPU twin) loads no SimGrid" test "$(loaded predict --nodes 4)" = 0
+check "FSDP's events load SimGrid, once" test "$(loaded predict --framework fsdp --model bert-large --nodes 2)" = 1
+
 finish

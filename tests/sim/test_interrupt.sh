@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Interrupting ddpsim: SIGINT, SIGTERM or SIGKILL to the front end while the simulation child runs.
-# Afterwards no simulation process may survive its parent (sim/engine.c: PR_SET_PDEATHSIG), and
+# Afterwards no simulation process may survive its parent (sim/events.c: PR_SET_PDEATHSIG), and
 # nothing may be left in $TMPDIR (the platform is handed over in memory, never as a file).
 set -u
 ddpsim=$1

@@ -26,6 +26,14 @@ check "installed ddpsim predict resnet50 on 2 nodes, from another directory ($(h
   python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); sys.exit(not (d["model"] == "resnet50" and d["iteration_s"] > 0))' "$tmp/p.json"
 check "... its interval's validated part from the installed cache (the same files, read from their installed place)" \
   python3 -c 'import json, sys; iv = json.load(open(sys.argv[1]))["interval"]; sys.exit(not (iv["validated_cached"] and iv["validated_points"] > 0))' "$tmp/p.json"
+# The events engine: its module installed beside the programs' libraries, named by --help, and
+# loaded from there for a simulation that plays events (FSDP's two streams of collectives).
+module=$(find "$prefix" -name ddpsim-events.so | head -1)
+check "installed: the events module ($module)" test -s "$module"
+check "the installed ddpsim names its installed events module" grep -q "Events engine .*: $prefix/bin/\.\./.*ddpsim-events.so" "$tmp/help"
+"$prefix/bin/ddpsim" predict --model bert-large --framework fsdp --nodes 2 --no-interval --json >"$tmp/f.json" 2>"$tmp/err"
+check "installed ddpsim plays FSDP's events with the installed module ($(head -c 200 "$tmp/err"))" \
+  python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); sys.exit(not (d["iteration_s"] > 0 and not d["simulation"]["closed_form"]))' "$tmp/f.json"
 "$prefix/bin/ddpsim" accuracy >/dev/null 2>"$tmp/err"
 check "installed ddpsim accuracy reads the installed published points ($(head -c 200 "$tmp/err"))" test $? -eq 0
 "$prefix/bin/ddpcalib" merge "$prefix/share/ddpsim/profiles/v100-dgx1v.json" "$prefix/share/ddpsim/profiles/p100-dgx1.json" \
