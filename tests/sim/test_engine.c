@@ -334,6 +334,28 @@ static void gpu_sharing_slows_compute(void) {
   model_destroy(m);
 }
 
+/* c run in closed form (x[0]) and with its events (x[1]); *worst: the largest relative difference of
+ * the iteration, compute and every bucket's ready, start and end. 0, or -1 (reported) if a run
+ * failed, both freed. */
+static int both_ways(sim_config *c, sim_result x[2], double *worst) {
+  err_t e;
+  for (int ev = 0; ev < 2; ev++) {
+    c->events = ev;
+    if (sim_run(c, &x[ev], &e)) {
+      CHECK(0, "sim_run: %s", e.msg);
+      if (ev) sim_result_free(&x[0]);
+      return -1;
+    }
+  }
+  *worst = fmax(rel(x[1].iteration_s, x[0].iteration_s), rel(x[1].compute_s, x[0].compute_s));
+  for (int b = 0; b < x[0].plan.n && b < x[1].plan.n; b++) {
+    *worst = fmax(*worst, rel(x[1].buckets[b].comm_start_s, x[0].buckets[b].comm_start_s));
+    *worst = fmax(*worst, rel(x[1].buckets[b].comm_end_s, x[0].buckets[b].comm_end_s));
+    *worst = fmax(*worst, rel(x[1].buckets[b].ready_s, x[0].buckets[b].ready_s));
+  }
+  return 0;
+}
+
 /* 6. Switched nodes: groups of pairs sharing links, and the closed form that plays them. */
 static void switched_nodes_closed_form(void) {
   err_t e;
@@ -377,22 +399,8 @@ static void switched_nodes_closed_form(void) {
       c.gpu_sharing = 0;
     }
     sim_result x[2];
-    int ok = 1;
-    for (int ev = 0; ev < 2 && ok; ev++) {
-      c.events = ev;
-      if (sim_run(&c, &x[ev], &e)) {
-        CHECK(0, "sim_run: %s", e.msg);
-        if (ev) sim_result_free(&x[0]);
-        ok = 0;
-      }
-    }
-    if (!ok) continue;
-    double worst = rel(x[1].iteration_s, x[0].iteration_s);
-    for (int b = 0; b < x[0].plan.n; b++) {
-      worst = fmax(worst, rel(x[1].buckets[b].comm_start_s, x[0].buckets[b].comm_start_s));
-      worst = fmax(worst, rel(x[1].buckets[b].comm_end_s, x[0].buckets[b].comm_end_s));
-      worst = fmax(worst, rel(x[1].buckets[b].ready_s, x[0].buckets[b].ready_s));
-    }
+    double worst;
+    if (both_ways(&c, x, &worst)) continue;
     CHECK(x[0].closed_form && !x[1].closed_form && worst < 1e-6 && x[0].iteration_s > 0,
           "%s on 32 A100s (DGX A100), %s: closed form %.9g s, events %.9g s (worst bucket or iteration %.1e)",
           k ? "mLSTM-4k" : "ResNet-50", k ? "host noise, sharing the GPU" : "jitter", x[0].iteration_s, x[1].iteration_s, worst);
@@ -418,23 +426,8 @@ static void small_plans_closed_form(void) {
     c.gpu_sharing = cases[i].sharing;
     c.iterations = 3;
     sim_result x[2];
-    err_t e;
-    int ok = 1;
-    for (int ev = 0; ev < 2 && ok; ev++) {
-      c.events = ev;
-      if (sim_run(&c, &x[ev], &e)) {
-        CHECK(0, "sim_run: %s", e.msg);
-        if (ev) sim_result_free(&x[0]);
-        ok = 0;
-      }
-    }
-    if (!ok) continue;
-    double worst = fmax(rel(x[1].iteration_s, x[0].iteration_s), rel(x[1].compute_s, x[0].compute_s));
-    for (int b = 0; b < x[0].plan.n && b < x[1].plan.n; b++) {
-      worst = fmax(worst, rel(x[1].buckets[b].comm_start_s, x[0].buckets[b].comm_start_s));
-      worst = fmax(worst, rel(x[1].buckets[b].comm_end_s, x[0].buckets[b].comm_end_s));
-      worst = fmax(worst, rel(x[1].buckets[b].ready_s, x[0].buckets[b].ready_s));
-    }
+    double worst;
+    if (both_ways(&c, x, &worst)) continue;
     CHECK(x[0].closed_form && !x[1].closed_form && x[0].plan.n == x[1].plan.n && worst < 1e-8 && x[0].iteration_s > 0 &&
               x[0].ranks_simulated == x[1].ranks_simulated,
           "ResNet-50 on %d x %d %s (%d simulated)%s: closed form %.9g s, events %.9g s (worst bucket or iteration %.1e)",
