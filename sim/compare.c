@@ -183,8 +183,7 @@ void compare_margin_of(const compare_entry *v, int a, int b, compare_margin *m) 
   if (f->has_iv && s->has_iv) {
     /* fast / slow = 1 - saved: its factors from the pair (compare.h). */
     m->paired_draws = f->profile_arg && s->profile_arg && strcmp(f->profile_arg, s->profile_arg) == 0;
-    m->paired_kind = f->cfg.profile && s->cfg.profile && strcmp(profile_name(f->cfg.profile), profile_name(s->cfg.profile)) == 0 &&
-                     sim_precision(&f->cfg) == sim_precision(&s->cfg);
+    m->paired_kind = interval_same_kind(&f->cfg, &s->cfg);
     double lo, hi, r = tf / ts;
     interval_ratio(&s->iv, &f->iv, m->paired_draws, m->paired_kind, &lo, &hi);
     m->saved_lo = 1 - r * hi;

@@ -493,6 +493,10 @@ const field field_table[FIELD_COUNT] = {
     [FIELD_ITERATION_S_HI] = {"iteration_s_hi", NULL, "s", FIELD_NUMBER, 0, FN(unknown), .range = FIELD_ITERATION, .sweep = 50},
     [FIELD_SAMPLES_PER_S_LO] = {"samples_per_s_lo", NULL, "1/s", FIELD_NUMBER, 0, FN(unknown), .range = FIELD_RATE, .sweep = 51},
     [FIELD_SAMPLES_PER_S_HI] = {"samples_per_s_hi", NULL, "1/s", FIELD_NUMBER, 0, FN(unknown), .range = FIELD_RATE, .sweep = 52},
+    /* the row's throughput over the first row's, and its paired interval (sweep_vs_first, sim/sweep.h) */
+    [FIELD_SPEEDUP_VS_FIRST] = {"speedup_vs_first", NULL, "factor", FIELD_NUMBER, 0, FN(unknown), .sweep = 54},
+    [FIELD_SPEEDUP_VS_FIRST_LO] = {"speedup_vs_first_lo", NULL, "factor", FIELD_NUMBER, 0, FN(unknown), .sweep = 55},
+    [FIELD_SPEEDUP_VS_FIRST_HI] = {"speedup_vs_first_hi", NULL, "factor", FIELD_NUMBER, 0, FN(unknown), .sweep = 56},
 };
 
 int field_in_framework(const field *f, const field_ctx *x) {

@@ -131,6 +131,19 @@ void interval_ratio(const interval_t *a, const interval_t *b, int same_draws, in
   *hi = exp(sqrt(phi * phi + vhi * vhi + mhi * mhi));
 }
 
+int interval_same_kind(const sim_config *a, const sim_config *b) {
+  return a->profile && b->profile && strcmp(profile_name(a->profile), profile_name(b->profile)) == 0 &&
+         sim_precision(a) == sim_precision(b);
+}
+
+int interval_pair(const sim_config *a, const interval_t *ia, const sim_config *b, const interval_t *ib, double *lo, double *hi) {
+  *lo = *hi = 1;
+  if (!(ia->nominal_s > 0) || !(ib->nominal_s > 0)) return 0;
+  int same_draws = a->profile == b->profile && ia->draws == ib->draws && ia->seed == ib->seed;
+  interval_ratio(ia, ib, same_draws, interval_same_kind(a, b), lo, hi);
+  return 1;
+}
+
 void interval_scale(const interval_t *iv, double value, int with_time, double *lo, double *hi) {
   double flo = iv->lo_s / iv->nominal_s, fhi = iv->hi_s / iv->nominal_s;
   *lo = with_time ? value * flo : value / fhi;

@@ -90,6 +90,17 @@ void interval_measured(interval_t *iv, long steps, double rel_sd);
  * shared is independent and adds in quadrature (b's hi side with a's lo side). *lo <= 1 <= *hi. */
 void interval_ratio(const interval_t *a, const interval_t *b, int same_draws, int same_kind, double *lo, double *hi);
 
+/* Whether configurations a and b are of one kind for interval_ratio's same_kind: the same profile
+ * (by name) and the same precision, so that one validated error is theirs. */
+int interval_same_kind(const sim_config *a, const sim_config *b);
+
+/* interval_ratio for configurations a and b of one run (a sweep's rows) with intervals ia and ib:
+ * the draws are paired where both drew one profile object (the same loaded profile, so the same
+ * document) with the same count and seed, the validated error where interval_same_kind. The factors
+ * on b's time over a's into *lo, *hi; 0 (and factors 1) where either has no interval (nominal_s 0,
+ * as --no-interval leaves it), else 1. */
+int interval_pair(const sim_config *a, const interval_t *ia, const sim_config *b, const interval_t *ib, double *lo, double *hi);
+
 /* The lo/hi of a figure that follows the iteration: one that grows with it (a time, cost, energy)
  * takes the factors as they are, a throughput their inverse. */
 void interval_scale(const interval_t *iv, double value, int with_time, double *lo, double *hi);

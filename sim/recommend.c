@@ -178,6 +178,20 @@ static int variants(const sim_config *rec, double cap_mb, variant_t *v) {
       snprintf(x->note, sizeof x->note, "each rank keeps its own buffers (BatchNorm's running statistics are no longer "
                "rank 0's on every rank): check evaluation, or use SyncBatchNorm");
   }
+  /* static_graph=True: the Reducer then knows the graph, so find_unused_parameters no longer keeps
+   * the construction-time buckets from iteration 3 on (sim/reducer.c, rebuilds; reducer.cpp's
+   * rebuild condition); without find_unused_parameters the steady state is the same (no change). */
+  if (rec->mode == SIM_MODE_DDP && !rec->static_graph) {
+    variant_t *x = variant(v, &n, "static_graph", rec);
+    x->c.static_graph = 1;
+    reducer_knobs k;
+    sim_reducer_knobs(rec, &k);
+    int v = k.version ? k.version : REDUCER_VERSION_LATEST; /* the argument from 1.11, the method before */
+    snprintf(x->setting, sizeof x->setting, "%s", v >= 111 ? "DistributedDataParallel(..., static_graph=True)" : "ddp._set_static_graph()");
+    release_check(x);
+    if (x->applies)
+      snprintf(x->note, sizeof x->note, "only where every iteration runs the same graph and uses the same parameters");
+  }
   for (int kk = 2; kk <= 4; kk *= 2) {
     variant_t *x = variant(v, &n, "no_sync", rec);
     x->c.no_sync = rec->no_sync * kk;
@@ -252,6 +266,7 @@ static int analyse(const recommend_opts *o, recommend_result *r, const draws_t *
         for (int s = 0; s < d.n; s++) col[s] = tv[s * run + map[v]];
         gain_of(ref, col, S, o->level, &a.gain);
         a.helps = a.gain.lo >= o->min_gain;
+        a.hurts = a.gain.hi <= -o->min_gain;
         a.same = a.gain.nominal == 0 && a.gain.lo == 0 && a.gain.hi == 0;
       }
       /* Of the first-bucket variants, the better one only. */
@@ -379,7 +394,7 @@ advice:
       continue;
     }
     gain_text(&s, &a->gain, o, r->samples);
-    strbuf_printf(&s, " -> %s", a->helps ? "helps" : "no meaningful gain");
+    strbuf_printf(&s, " -> %s", a->helps ? "helps" : a->hurts ? "slower" : "no meaningful gain");
     strbuf_printf(&s, "%s%s\n", *a->note ? "; " : "", a->note);
   }
   return strbuf_take(&s);
@@ -437,7 +452,7 @@ cJSON *recommend_json(const recommend_opts *o, const recommend_result *r) {
          cJSON_AddStringToObject(x, "setting", a->setting) && cJSON_AddBoolToObject(x, "applies", a->applies) &&
          cJSON_AddStringToObject(x, "note", a->note);
     if (ok && a->applies)
-      ok = cJSON_AddBoolToObject(x, "helps", a->helps) && cJSON_AddBoolToObject(x, "same", a->same) &&
+      ok = cJSON_AddBoolToObject(x, "helps", a->helps) && cJSON_AddBoolToObject(x, "hurts", a->hurts) && cJSON_AddBoolToObject(x, "same", a->same) &&
            (g = gain_json(&a->gain)) && cJSON_AddItemToObject(x, "gain", g);
   }
   if (ok) return j;

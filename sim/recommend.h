@@ -50,12 +50,14 @@ typedef struct {
 } recommend_gain;
 
 typedef struct {
-  const char *knob;            /* "first_bucket_cap", "gradient_as_bucket_view", "comm_hook", "broadcast_buffers", "no_sync";
+  const char *knob;            /* "first_bucket_cap", "gradient_as_bucket_view", "comm_hook", "broadcast_buffers", "static_graph",
+                                  "no_sync";
                                   FSDP's: "reshard_after_forward", "hsdp", "forward_prefetch", "framework" */
   char setting[96];            /* what to set: "bucket_cap_mb_list=[1, 10]" */
   char note[256];              /* why it does not apply, or what it changes beyond speed */
   int applies;                 /* 0: not simulated (note says why) */
   int helps;                   /* gain.lo >= min_gain */
+  int hurts;                   /* gain.hi <= -min_gain: slower in the interval's every part */
   int same;                    /* the gain exactly 0 nominally and in every draw: the knob changes nothing
                                   simulated here (PyTorch already does it, or it moves no time) */
   recommend_gain gain;         /* over the recommended configuration */

@@ -321,7 +321,7 @@ char *report_buckets_table(const model_t *m, model_dtype run, const bucket_plan 
   return strbuf_take(&s);
 }
 
-char *report_sweep_best(const double *caps_mb, const double *iteration_s, int n) {
+char *report_sweep_best(const double *caps_mb, const double *iteration_s, const sim_config *cfgs, const interval_t *ivs, int n) {
   int best = 0, second = -1;
   for (int i = 1; i < n; i++)
     if (iteration_s[i] < iteration_s[best]) best = i;
@@ -337,9 +337,15 @@ char *report_sweep_best(const double *caps_mb, const double *iteration_s, int n)
   else if (margin <= 1e-9)
     strbuf_printf(&s, "# best bucket cap: %d caps tie, e.g. %g MB and %g MB (%.6f s per iteration)\n", ties, caps_mb[best],
         caps_mb[second], iteration_s[best]);
-  else
-    strbuf_printf(&s, "# best bucket cap: %g MB, %.2f%% faster than the next best (%g MB)\n", caps_mb[best], 100.0 * margin,
-        caps_mb[second]);
+  else {
+    double lo, hi, r = iteration_s[second] / iteration_s[best];
+    strbuf_printf(&s, "# best bucket cap: %g MB, %.2f%% faster than the next best (%g MB", caps_mb[best], 100.0 * margin,
+                  caps_mb[second]);
+    if (cfgs && ivs && interval_pair(&cfgs[best], &ivs[best], &cfgs[second], &ivs[second], &lo, &hi))
+      strbuf_printf(&s, "; paired %.0f%% interval %+.2f%% .. %+.2f%%", 100 * ivs[best].level, 100 * (r * lo - 1),
+                    100 * (r * hi - 1));
+    strbuf_printf(&s, ")\n");
+  }
   return strbuf_take(&s);
 }
 

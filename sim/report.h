@@ -48,7 +48,9 @@ cJSON *report_buckets_json(const model_t *m, model_dtype run, const bucket_plan 
 char *report_buckets_table(const model_t *m, model_dtype run, const bucket_plan *plan, const report_bucket_comm *comm);
 
 /* "# best bucket cap: X MB, Y% faster than the next best (Z MB)" for n >= 2 caps with their
- * iteration times; says so when caps tie with the best (within 1e-9 relative). */
-char *report_sweep_best(const double *caps_mb, const double *iteration_s, int n);
+ * iteration times; says so when caps tie with the best (within 1e-9 relative). With the caps'
+ * configurations cfgs and intervals ivs (NULL: none), the margin's paired interval
+ * (interval_pair, sim/interval.h) follows where both have one. */
+char *report_sweep_best(const double *caps_mb, const double *iteration_s, const sim_config *cfgs, const interval_t *ivs, int n);
 
 #endif

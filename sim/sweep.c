@@ -64,6 +64,17 @@ int sweep_row_buy(const sim_config *c, model_optim optim, const budget_job *j, s
   return ERR_OK;
 }
 
+void sweep_vs_first(const sim_config *cfgs, sweep_row *rows, const interval_t *ivs, int n) {
+  for (int i = 0; i < n; i++) {
+    double *v = rows[i].value, r = v[FIELD_SAMPLES_PER_S] / rows[0].value[FIELD_SAMPLES_PER_S], lo, hi;
+    v[FIELD_SPEEDUP_VS_FIRST] = r;
+    v[FIELD_SPEEDUP_VS_FIRST_LO] = v[FIELD_SPEEDUP_VS_FIRST_HI] = NAN;
+    /* the factors are on the time, so the throughput's are their inverse */
+    if (ivs && interval_pair(&cfgs[0], &ivs[0], &cfgs[i], &ivs[i], &lo, &hi))
+      v[FIELD_SPEEDUP_VS_FIRST_LO] = r / hi, v[FIELD_SPEEDUP_VS_FIRST_HI] = r / lo;
+  }
+}
+
 static int run_one(const sim_config *c, sweep_what what, sweep_row *row, twins_t *tw) {
   memset(row, 0, sizeof *row);
   err_t e;

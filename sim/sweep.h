@@ -68,6 +68,12 @@ void sweep_row_fill(const sim_config *c, const predict_result *p, sweep_row *row
  * (sim/budget.h). ERR_INPUT (a model with no optimizer) or ERR_USAGE with the message in e. */
 int sweep_row_buy(const sim_config *c, model_optim optim, const budget_job *j, sweep_row *row, err_t *e);
 
+/* Each row's throughput over the first row's (rows[0], the reference: 1 there) into its
+ * speedup_vs_first column, and where both rows have an interval (ivs[i], NULL: none; nominal_s 0:
+ * that row has none) its paired interval (interval_pair, sim/interval.h: the draws and the
+ * validated error the two share cancel) into speedup_vs_first_lo/hi, NaN without. */
+void sweep_vs_first(const sim_config *cfgs, sweep_row *rows, const interval_t *ivs, int n);
+
 /* One configuration, in this process: the row's status (its message in row->msg). */
 int sweep_run_one(const sim_config *c, sweep_what what, sweep_row *row);
 

@@ -36,10 +36,12 @@ static const char *usage_sweep =
     "mpirun the ranks share the configurations and rank 0 prints them all, in the same order.\n"
     "Every row says its memory per GPU and whether it fits the card; with --samples or --epochs\n"
     "its time to train, GPU-hours, cost and energy, and --max-hours H keeps the rows that finish\n"
-    "within H hours (docs/memory.md). A sweep of more than 10000 configurations is refused (exit 2,\n"
-    "naming the options whose values multiply) unless --max-configs N allows it; each configuration\n"
-    "is a simulation, and its interval (the default) --draws more (--no-interval: none). On a\n"
-    "terminal, a sweep that takes more than 3 s shows its progress on stderr (--progress: always).\n"
+    "within H hours (docs/memory.md). Every row's throughput over the first row's (speedup_vs_first)\n"
+    "has its paired interval: rows of one profile share its draws. A sweep of more than 10000\n"
+    "configurations is refused (exit 2, naming the options whose values multiply) unless\n"
+    "--max-configs N allows it; each configuration is a simulation, and its interval (the\n"
+    "default) --draws more (--no-interval: none). On a terminal, a sweep that takes more than 3 s\n"
+    "shows its progress on stderr (--progress: always).\n"
     "With --framework ddp,fsdp the --fsdp-* options apply to the FSDP rows alone.\n"
     "\n";
 
@@ -311,7 +313,8 @@ static int bound(cli_ctx *x, const axis_t *ax, int nax, int max, int *n) {
 }
 
 /* The aligned table: the axes' values, then the main results; the best cap of each group. */
-static char *table(const sim_config *cfgs, const sweep_row *rows, int n, const axis_t *ax, int nax, char **vals) {
+static char *table(const sim_config *cfgs, const sweep_row *rows, const interval_t *ivs, int n, const axis_t *ax, int nax,
+                   char **vals) {
   strbuf s = {0};
   strbuf_printf(&s, "#");
   for (int a = 0; a < nax; a++) strbuf_printf(&s, " %-12s", ax[a].name);
@@ -319,7 +322,10 @@ static char *table(const sim_config *cfgs, const sweep_row *rows, int n, const a
                 "mem_GiB", "fits");
   int budget = n > 0 && !isnan(rows[0].value[FIELD_TRAIN_S]);
   if (budget) strbuf_printf(&s, " %10s %10s %10s", "train_h", "cost", "kWh");
-  strbuf_printf(&s, "\n");
+  int paired = n > 0 && !isnan(rows[0].value[FIELD_SPEEDUP_VS_FIRST_LO]);
+  char head[64];
+  snprintf(head, sizeof head, "vs_first (%.0f%%)", paired ? 100 * ivs[0].level : 0);
+  strbuf_printf(&s, " %s\n", paired ? head : "vs_first");
   int capfast = nax > 0 && strcmp(ax[nax - 1].name, "bucket-cap-mb") == 0, group = capfast ? ax[nax - 1].n : 0;
   for (int i = 0; i < n; i++) {
     strbuf_printf(&s, " ");
@@ -330,12 +336,16 @@ static char *table(const sim_config *cfgs, const sweep_row *rows, int n, const a
                   v[FIELD_MEMORY_PEAK_BYTES] / (1024.0 * 1024 * 1024), isnan(fits) ? "?" : fits > 0 ? "yes" : "NO");
     if (budget) /* nan: not asked */
       strbuf_printf(&s, " %10.2f %10.2f %10.1f", v[FIELD_TRAIN_S] / 3600, v[FIELD_COST], v[FIELD_ENERGY_KWH]);
+    strbuf_printf(&s, " %8.4f", v[FIELD_SPEEDUP_VS_FIRST]);
+    if (i == 0) strbuf_printf(&s, " (the reference)");
+    else if (!isnan(v[FIELD_SPEEDUP_VS_FIRST_LO]))
+      strbuf_printf(&s, " %.4f..%.4f", v[FIELD_SPEEDUP_VS_FIRST_LO], v[FIELD_SPEEDUP_VS_FIRST_HI]);
     strbuf_printf(&s, "\n");
     if (group > 1 && (i + 1) % group == 0) {
       double caps[64], it[64]; /* the first 64 caps of a longer group */
       int g = group > 64 ? 64 : group;
       for (int k = 0; k < g; k++) caps[k] = cfgs[i + 1 - group + k].bucket_cap_mb, it[k] = rows[i + 1 - group + k].value[FIELD_ITERATION_S];
-      char *b = report_sweep_best(caps, it, g);
+      char *b = report_sweep_best(caps, it, cfgs + i + 1 - group, ivs ? ivs + i + 1 - group : NULL, g);
       strbuf_printf(&s, "%s", b ? b : "");
       free(b);
     }
@@ -532,13 +542,14 @@ int cmd_sweep(cli_ctx *x, int argc, char **argv) {
     }
     /* A row that does not fit its card trains nothing: --max-hours leaves it out too. */
     if (max_hours > 0 && (!(rows[i].value[FIELD_TRAIN_S] <= max_hours * 3600) || rows[i].value[FIELD_FITS] == 0)) continue;
-    cfgs[kept] = cfgs[i], rows[kept] = rows[i];
+    cfgs[kept] = cfgs[i], rows[kept] = rows[i], ivs[kept] = ivs[i];
     for (int a = 0; a < nax; a++) vals[kept * nax + a] = vals[i * nax + a];
     kept++;
   }
   if (kept < n)
     fprintf(stderr, "%s %s: %d of %d configurations fit and finish within %g hours\n", x->prog, x->where, kept, n, max_hours);
   n = kept;
+  if (n > 0) sweep_vs_first(cfgs, rows, ivs, n); /* the kept rows over the first one shown */
   /* Columns are named as the JSON of predict names things: bucket_cap_mb for --bucket-cap-mb. */
   char name_buf[SWEEP_MAX_AXES][64];
   const char *names[SWEEP_MAX_AXES];
@@ -549,7 +560,7 @@ int cmd_sweep(cli_ctx *x, int argc, char **argv) {
   }
   if (json) rc = out_json(x, sweep_json(cfgs, rows, n, names, nax, (const char *const *)vals));
   else if (csv) rc = out_text(x, sweep_csv(cfgs, rows, n, names, nax, (const char *const *)vals));
-  else rc = out_text(x, table(cfgs, rows, n, ax, nax, vals));
+  else rc = out_text(x, table(cfgs, rows, ivs, n, ax, nax, vals));
 done:
   if (sweep_mpi_launched()) sweep_mpi_finish(); /* after rank 0's output: every rank waits for it */
   for (int a = 0; a < nax; a++) strings_free(ax[a].v, ax[a].n);

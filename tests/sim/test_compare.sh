@@ -82,6 +82,28 @@ assert m["faster"] == "IB" and m["paired_draws"] and m["shared_validated_error"]
 assert 0 < m["time_saved_lo"] < m["time_saved"] < m["time_saved_hi"] < 1 and m["within_uncertainty"] is False, m
 assert ib["train_s_hi"] >= eth["train_s_lo"], (ib, eth)
 assert "(90%: " in m["text"], m["text"]' "$tmp/pair.json"
+# sweep pairs its rows the same way (issue 49): the 10 GbE row's speedup over the first (IB) row is
+# compare's 1 - time saved, its interval compare's paired one (within 1%: compare takes the draws'
+# quantiles of the inverse ratio, interpolated between draws); the caps' best line says its margin's.
+"$ddpsim" sweep "${job[@]}" --draws 8 --nodes 4 --topology dgx1v-ib,dgx1v-10gbe --json >"$tmp/swp.json"
+check "sweep's speedup_vs_first: compare's paired difference, the first row its own reference (1)" python3 -c '
+import json, sys
+(ib, eth), (m,) = json.load(open(sys.argv[1]))["rows"], json.load(open(sys.argv[2]))["decisions"]
+assert ib["speedup_vs_first"] == ib["speedup_vs_first_lo"] == ib["speedup_vs_first_hi"] == 1, ib
+close = lambda a, b: abs(a - b) < 1e-9
+assert close(eth["speedup_vs_first"], 1 - m["time_saved"]), (eth, m)
+near = lambda a, b: abs(a / b - 1) < 0.01
+assert near(eth["speedup_vs_first_lo"], 1 - m["time_saved_hi"]) and near(eth["speedup_vs_first_hi"], 1 - m["time_saved_lo"]), (eth, m)
+assert eth["speedup_vs_first_lo"] < eth["speedup_vs_first"] < eth["speedup_vs_first_hi"] < 1, eth' "$tmp/swp.json" "$tmp/pair.json"
+"$ddpsim" sweep --model resnet50 --topology dgx1v-10gbe --nodes 8 --bucket-cap-mb 1,25 --draws 8 >"$tmp/caps.txt"
+check "sweep: the best cap's margin with its paired interval" \
+  grep -qE '^# best bucket cap: 1 MB, [0-9.]+% faster than the next best \(25 MB; paired 90% interval [-+][0-9.]+% \.\. \+[0-9.]+%\)$' "$tmp/caps.txt"
+"$ddpsim" sweep --model resnet50 --nodes 1,2 --no-interval --csv >"$tmp/ni.csv"
+check "sweep --no-interval: speedup_vs_first without its interval" python3 -c '
+import csv, sys
+a, b = csv.DictReader(open(sys.argv[1]))
+assert a["speedup_vs_first"] == "1" and a["speedup_vs_first_lo"] == "" and b["speedup_vs_first_hi"] == "", (a, b)
+assert abs(float(b["speedup_vs_first"]) - float(b["samples_per_s"]) / float(a["samples_per_s"])) < 1e-9, b' "$tmp/ni.csv"
 # Different cards: nothing shared but the job; the difference's interval is wider than the paired one.
 "$ddpsim" compare --model resnet50 --draws 8 --setup topology=dgx1v-ib,name=V100 \
   --setup topology=dgxa100-ib,profile=a100-dgxa100,name=A100 --json >"$tmp/cards.json"

@@ -105,6 +105,22 @@ assert all(a["same"] == (a["gain"]["nominal"] == a["gain"]["lo"] == a["gain"]["h
 # resnet18 fp32 keeps the default cap there: bucket_cap_mb_list=[1, 25] is DDP'"'"'s own default buckets, no change
 assert json.load(open(sys.argv[1]))["recommended_bucket_cap_mb"] != 25 or any(
     a["setting"] == "bucket_cap_mb_list=[1, 25]" and a["same"] for a in on), on' "$tmp/r1.json"
+check "recommend: static_graph tried; without find_unused_parameters it changes no steady state" python3 -c '
+import json, sys
+(a,) = [a for a in json.load(open(sys.argv[1]))["advice"] if a["knob"] == "static_graph"]
+assert a["applies"] and a["same"] and not a["helps"] and not a["hurts"], a
+assert a["setting"] == "DistributedDataParallel(..., static_graph=True)", a' "$tmp/r1.json"
+# With find_unused_parameters the Reducer keeps its construction-time buckets; static_graph lets it
+# rebuild them in the gradients' order (docs/reducer.md). On resnet50 over 10 GbE the rebuilt
+# buckets end with an 18 MB bucket of the first layers (the construction-time ones with 1.2 MB), so
+# the model finds it slower there: the advice says so, not "no meaningful gain".
+"$ddpsim" recommend --model resnet50 --nodes 8 --topology dgx1v-10gbe --samples 8 --find-unused-parameters --pytorch 1.10 \
+  --json >"$tmp/rsg.json"
+check "recommend --find-unused-parameters: static_graph simulated (the 1.10 method), a change either way" python3 -c '
+import json, sys
+(a,) = [a for a in json.load(open(sys.argv[1]))["advice"] if a["knob"] == "static_graph"]
+assert a["applies"] and not a["same"] and a["setting"] == "ddp._set_static_graph()", a
+assert a["hurts"] == (a["gain"]["hi"] <= -json.load(open(sys.argv[1]))["min_gain"]) and not (a["helps"] and a["hurts"]), a' "$tmp/rsg.json"
 "$ddpsim" recommend --model resnet18 --nodes 8 --topology dgx1v-10gbe --precision fp32 --samples 16 --json -j 1 >"$tmp/r2.json"
 check "recommend: the same seed gives the same answer (and -j 1 the same as -j 2)" cmp -s "$tmp/r1.json" "$tmp/r2.json"
 "$ddpsim" recommend --model resnet18 --nodes 8 --topology dgx1v-10gbe --precision fp32 --samples 16 --sample-seed 2 --json >"$tmp/r3.json"
